@@ -1,0 +1,244 @@
+package custodian
+
+import (
+	"strings"
+	"time"
+)
+
+// matchKey reports whether key matches pattern: "*" matches every key, a
+// pattern ending in ".*" matches every key below that prefix (at any
+// depth), any other pattern matches only the identical key.
+func matchKey(pattern, key string) bool {
+	switch {
+	case pattern == "*":
+		return true
+	case strings.HasSuffix(pattern, ".*"):
+		return strings.HasPrefix(key, pattern[:len(pattern)-1])
+	}
+	return pattern == key
+}
+
+func matchAny(patterns []string, key string) bool {
+	for _, p := range patterns {
+		if matchKey(p, key) {
+			return true
+		}
+	}
+	return false
+}
+
+// validPattern reports whether p is a key pattern: "*", a key, or a key
+// followed by ".*".
+func validPattern(p string) bool {
+	if p == "*" {
+		return true
+	}
+	return validKey(strings.TrimSuffix(p, ".*"))
+}
+
+// validKey reports whether k is a dot-notation key of 1–16 segments, each
+// [a-z0-9][a-z0-9_-]{0,63}, at most 256 bytes in all.
+func validKey(k string) bool {
+	if k == "" || len(k) > 256 {
+		return false
+	}
+	segs := strings.Split(k, ".")
+	if len(segs) > 16 {
+		return false
+	}
+	for _, s := range segs {
+		if !validSegment(s) {
+			return false
+		}
+	}
+	return true
+}
+
+// validSegment also serves persona ids.
+func validSegment(s string) bool {
+	if s == "" || len(s) > 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= '0' && c <= '9':
+		case (c == '_' || c == '-') && i > 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// covers reports whether the selectors of g cover claim record r.
+func (g *Grant) covers(r *claimRecord) bool {
+	sel := g.Selectors
+	if len(sel.Keys) == 0 && len(sel.Personas) == 0 && len(sel.Claims) == 0 {
+		return false
+	}
+	if len(sel.Keys) > 0 && !matchAny(sel.Keys, r.head().Key) {
+		return false
+	}
+	if len(sel.Personas) > 0 {
+		in := false
+		for _, p := range sel.Personas {
+			if r.inPersona(p) {
+				in = true
+				break
+			}
+		}
+		if !in {
+			return false
+		}
+	}
+	if len(sel.Claims) > 0 {
+		in := false
+		for _, id := range sel.Claims {
+			if id == r.meta.ID {
+				in = true
+				break
+			}
+		}
+		if !in {
+			return false
+		}
+	}
+	return true
+}
+
+// grantsFor returns the grants in force at now that name consumer as
+// recipient and allow op.
+func (st *state) grantsFor(consumer, op string, now time.Time) []*Grant {
+	var out []*Grant
+	for _, g := range st.grants {
+		if g.Recipient.Kind == "consumer" && g.Recipient.ID == consumer && g.allows(op, now) {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// readGrant returns the grant under which consumer principal p may read r
+// for purpose at now, or nil. It applies, in order: the token's read mode
+// and scope, the claim's status, its sensitivity tier (sensitive and
+// critical data need a per-request approval, which owner grants are not),
+// its restrictions, and a grant for this recipient, operation and purpose
+// whose selectors cover the claim.
+func readGrant(grants []*Grant, p Principal, r *claimRecord, purpose string, now time.Time) *Grant {
+	if p.token == nil || !p.token.canRead() || r.meta.Status != StatusActive {
+		return nil
+	}
+	c := r.head()
+	if !matchAny(p.token.Scope, c.Key) {
+		return nil
+	}
+	if c.Sensitivity == SensitivitySensitive || c.Sensitivity == SensitivityCritical {
+		return nil
+	}
+	for _, g := range grants {
+		if g.Purpose != purpose || !g.covers(r) {
+			continue
+		}
+		if restrictionsAllow(c.Restrictions, purpose, g, now) {
+			return g
+		}
+	}
+	return nil
+}
+
+// Known restriction types (DESIGN.md §4).
+const (
+	RestrictNoExport            = "no_export"
+	RestrictPurposeOnly         = "purpose_only"
+	RestrictExpires             = "expires"
+	RestrictSourceControlled    = "source_controlled"
+	RestrictThirdParty          = "third_party"
+	RestrictNoTraining          = "no_training"
+	RestrictLocalProcessingOnly = "local_processing_only"
+)
+
+func knownRestriction(t string) bool {
+	switch t {
+	case RestrictNoExport, RestrictPurposeOnly, RestrictExpires, RestrictSourceControlled,
+		RestrictThirdParty, RestrictNoTraining, RestrictLocalProcessingOnly:
+		return true
+	}
+	return false
+}
+
+// restrictionsAllow reports whether a claim with rs may be read for purpose
+// under g at now. An unknown mandatory restriction blocks every use; an
+// unknown advisory one is ignored.
+func restrictionsAllow(rs []Restriction, purpose string, g *Grant, now time.Time) bool {
+	for _, r := range rs {
+		switch r.Type {
+		case RestrictPurposeOnly:
+			if !paramHas(r.Params, "purposes", purpose) {
+				return false
+			}
+		case RestrictExpires:
+			at, ok := r.Params["at"].(string)
+			if !ok {
+				return false
+			}
+			t, err := time.Parse(time.RFC3339, at)
+			if err != nil || !now.Before(t) {
+				return false
+			}
+		case RestrictLocalProcessingOnly:
+			if g.Route == "hosted" {
+				return false
+			}
+		case RestrictNoTraining:
+			if strings.EqualFold(purpose, "training") {
+				return false
+			}
+		case RestrictNoExport, RestrictSourceControlled, RestrictThirdParty:
+			// These limit export and re-sharing, not a granted read.
+		default:
+			if r.Mandatory {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func paramHas(params map[string]any, name, want string) bool {
+	list, ok := params[name].([]any)
+	if !ok {
+		return false
+	}
+	for _, v := range list {
+		if s, ok := v.(string); ok && s == want {
+			return true
+		}
+	}
+	return false
+}
+
+// defaultSensitivity is the tier a key gets unless the owner overrides it.
+func defaultSensitivity(key string) string {
+	switch {
+	case key == "identity.ssn", key == "identity.tax_id", key == "identity.passport_number",
+		key == "financial.bank_routing", key == "financial.bank_account_number",
+		strings.HasPrefix(key, "credentials."):
+		return SensitivityCritical
+	case key == "identity.dob", key == "identity.date_of_birth",
+		strings.HasPrefix(key, "health."), strings.HasPrefix(key, "financial."),
+		strings.HasPrefix(key, "addresses."):
+		return SensitivitySensitive
+	}
+	return SensitivityStandard
+}
+
+var tierRank = map[string]int{SensitivityPublic: 0, SensitivityStandard: 1, SensitivitySensitive: 2, SensitivityCritical: 3}
+
+// raiseTier returns the stricter of two tiers.
+func raiseTier(a, b string) string {
+	if tierRank[b] > tierRank[a] {
+		return b
+	}
+	return a
+}

@@ -1,0 +1,335 @@
+package custodian
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/phc-project/phc/internal/identity"
+	"github.com/phc-project/phc/schema"
+)
+
+// ClaimRead is one claim as read, with the revision it was read at.
+type ClaimRead struct {
+	Claim    Claim  `json:"claim"`
+	Revision uint64 `json:"revision"`
+}
+
+// GetClaim returns the current version of a claim. The owner sees any claim
+// (a deleted one as its tombstone). A consumer sees it only when one of its
+// grants in force covers it for purpose; otherwise — and when the id does
+// not exist — the answer is the same KindNotFound, and the same deny
+// receipt is written either way.
+func (s *Service) GetClaim(ctx context.Context, p Principal, id, purpose string) (ClaimRead, error) {
+	const op = "claim.get"
+	if !identity.ValidID(id, "clm_") {
+		return ClaimRead{}, fail(op, KindInvalid, "malformed claim id")
+	}
+	st, release, err := s.enter(op)
+	if err != nil {
+		return ClaimRead{}, err
+	}
+	defer release()
+	switch p.Kind {
+	case PrincipalOwner:
+		st.mu.RLock()
+		defer st.mu.RUnlock()
+		r, ok := st.claims[id]
+		if !ok {
+			return ClaimRead{}, notFound(op)
+		}
+		return ClaimRead{Claim: r.view(r.meta.Head), Revision: st.revision}, nil
+	case PrincipalConsumer:
+	default:
+		return ClaimRead{}, fail(op, KindUnauthenticated, "")
+	}
+	if !p.token.canRead() {
+		return ClaimRead{}, fail(op, KindModeDenied, "the token does not allow reads")
+	}
+	if purpose == "" {
+		return ClaimRead{}, fail(op, KindInvalid, "purpose is required")
+	}
+	now := s.clock.Now()
+	st.mu.RLock()
+	var (
+		out ClaimRead
+		g   *Grant
+	)
+	if r, ok := st.claims[id]; ok {
+		if g = readGrant(st.grantsFor(p.Consumer, OpRead, now), p, r, purpose, now); g != nil {
+			out = ClaimRead{Claim: recipientView(r, g), Revision: st.revision}
+		}
+	}
+	st.mu.RUnlock()
+	rc := Receipt{Actor: p.actor(), Operation: "claim.read", Recipient: p.Consumer, Purpose: purpose}
+	if g == nil {
+		rc.Decision, rc.Constraint = "deny", "not_found"
+	} else {
+		rc.Decision, rc.Records, rc.Revision = "allow", []string{out.Claim.Ref(), g.ID}, out.Revision
+	}
+	if err := s.commit(st, func(st *state, b *batch) error { b.receipt(rc); return nil }); err != nil {
+		return ClaimRead{}, err
+	}
+	if g == nil {
+		return ClaimRead{}, notFound(op)
+	}
+	return out, nil
+}
+
+// recipientView is a claim as a recipient under g receives it: persona
+// associations are limited to those g names.
+func recipientView(r *claimRecord, g *Grant) Claim {
+	c := r.view(r.meta.Head)
+	c.Personas = []string{}
+	for _, p := range g.Selectors.Personas {
+		if r.inPersona(p) {
+			c.Personas = append(c.Personas, p)
+		}
+	}
+	return c
+}
+
+// ClaimList is a list of claims at a revision.
+type ClaimList struct {
+	Claims   []Claim `json:"claims"`
+	Revision uint64  `json:"revision"`
+}
+
+// ListClaims returns the owner's active claims, optionally only those whose
+// key matches the pattern key and that are in persona.
+func (s *Service) ListClaims(ctx context.Context, p Principal, key, persona string) (ClaimList, error) {
+	const op = "claim.list"
+	if err := requireOwner(op, p); err != nil {
+		return ClaimList{}, err
+	}
+	if key != "" && !validPattern(key) {
+		return ClaimList{}, fail(op, KindInvalid, "malformed key pattern")
+	}
+	if persona != "" && !validSegment(persona) {
+		return ClaimList{}, fail(op, KindInvalid, "malformed persona id")
+	}
+	st, release, err := s.enter(op)
+	if err != nil {
+		return ClaimList{}, err
+	}
+	defer release()
+	st.mu.RLock()
+	defer st.mu.RUnlock()
+	out := ClaimList{Claims: []Claim{}, Revision: st.revision}
+	for _, r := range st.activeClaims() {
+		if key != "" && !matchKey(key, r.head().Key) {
+			continue
+		}
+		if persona != "" && !r.inPersona(persona) {
+			continue
+		}
+		out.Claims = append(out.Claims, r.view(r.meta.Head))
+	}
+	return out, nil
+}
+
+// Versions returns every version of a claim, oldest first (owner only).
+func (s *Service) Versions(ctx context.Context, p Principal, id string) (ClaimList, error) {
+	const op = "claim.versions"
+	if err := requireOwner(op, p); err != nil {
+		return ClaimList{}, err
+	}
+	if !identity.ValidID(id, "clm_") {
+		return ClaimList{}, fail(op, KindInvalid, "malformed claim id")
+	}
+	st, release, err := s.enter(op)
+	if err != nil {
+		return ClaimList{}, err
+	}
+	defer release()
+	st.mu.RLock()
+	defer st.mu.RUnlock()
+	r, ok := st.claims[id]
+	if !ok {
+		return ClaimList{}, notFound(op)
+	}
+	out := ClaimList{Revision: st.revision}
+	for v := 1; v <= len(r.versions); v++ {
+		out.Claims = append(out.Claims, r.view(v))
+	}
+	return out, nil
+}
+
+// correction is the body of a correction, per the correction schema.
+type correction struct {
+	Value           json.RawMessage `json:"value"`
+	ValidFrom       *time.Time      `json:"valid_from"`
+	ValidTo         *time.Time      `json:"valid_to"`
+	Sensitivity     string          `json:"sensitivity"`
+	Restrictions    []Restriction   `json:"restrictions"`
+	Kind            string          `json:"kind"`
+	Assertion       string          `json:"assertion"`
+	Note            *string         `json:"note"`
+	ExpectedVersion int             `json:"expected_version"`
+}
+
+// Correct writes a new version of an active claim (owner only); the previous
+// version becomes superseded and recipients see only the new one. With
+// expected_version, a claim whose head has moved on is KindConflict.
+func (s *Service) Correct(ctx context.Context, p Principal, id string, raw []byte) (Written, error) {
+	const op = "claim.correct"
+	if err := requireOwner(op, p); err != nil {
+		return Written{}, err
+	}
+	if !identity.ValidID(id, "clm_") {
+		return Written{}, fail(op, KindInvalid, "malformed claim id")
+	}
+	var in correction
+	if err := s.decodeDoc(op, schema.Correction, raw, &in); err != nil {
+		return Written{}, err
+	}
+	st, release, err := s.enter(op)
+	if err != nil {
+		return Written{}, err
+	}
+	defer release()
+	var out Written
+	err = s.commit(st, func(st *state, b *batch) error {
+		r, ok := st.claims[id]
+		if !ok || r.meta.Status != StatusActive {
+			return notFound(op)
+		}
+		if in.ExpectedVersion != 0 && in.ExpectedVersion != r.meta.Head {
+			return fail(op, KindConflict, "the claim has a newer version")
+		}
+		prev := r.head()
+		at := b.now
+		c := *prev
+		c.Version = prev.Version + 1
+		c.RecordedAt = at
+		c.Confirmation = Confirmation{Status: ConfirmationConfirmed, By: "owner", At: &at}
+		c.Producer = Producer{Authenticated: Authenticated{Kind: "owner", ID: "owner"}}
+		c.WrittenBy = WrittenByUser
+		c.Evidence = []Evidence{}
+		if in.Value != nil {
+			c.Value = in.Value
+		}
+		if in.ValidFrom != nil {
+			c.ValidFrom = in.ValidFrom
+		}
+		if in.ValidTo != nil {
+			c.ValidTo = in.ValidTo
+		}
+		if in.Sensitivity != "" {
+			c.Sensitivity = in.Sensitivity
+		}
+		if in.Restrictions != nil {
+			c.Restrictions = in.Restrictions
+		}
+		if in.Kind != "" {
+			c.Kind = in.Kind
+		}
+		if in.Assertion != "" {
+			c.Assertion = in.Assertion
+		}
+		if in.Note != nil {
+			c.Note = *in.Note
+		}
+		c.Revision = b.nextRevision()
+		c.Status = StatusActive
+		nr := &claimRecord{meta: r.meta, versions: append(r.versions[:len(r.versions):len(r.versions)], &c)}
+		nr.meta.Head = c.Version
+		st.claims[id] = nr
+		b.put(bucketClaims, versionKey(id, c.Version), &c)
+		b.put(bucketClaimMeta, id, nr.meta)
+		b.receipt(Receipt{Actor: "owner", Operation: "claim.correct", Decision: "allow",
+			Records: []string{prev.Ref(), c.Ref()}, Revision: c.Revision})
+		out = Written{Claim: nr.view(c.Version), Revision: c.Revision}
+		return nil
+	})
+	return out, err
+}
+
+// DeleteClaim erases a claim (owner only): every version is replaced by a
+// tombstone that keeps only the id, the version number and when it was
+// recorded, and the claim leaves every persona.
+func (s *Service) DeleteClaim(ctx context.Context, p Principal, id string) (uint64, error) {
+	const op = "claim.delete"
+	if err := requireOwner(op, p); err != nil {
+		return 0, err
+	}
+	if !identity.ValidID(id, "clm_") {
+		return 0, fail(op, KindInvalid, "malformed claim id")
+	}
+	st, release, err := s.enter(op)
+	if err != nil {
+		return 0, err
+	}
+	defer release()
+	var rev uint64
+	err = s.commit(st, func(st *state, b *batch) error {
+		r, ok := st.claims[id]
+		if !ok || r.meta.Status == StatusDeleted {
+			return notFound(op)
+		}
+		rev = b.nextRevision()
+		nr := &claimRecord{meta: r.meta}
+		nr.meta.Status = StatusDeleted
+		nr.meta.Personas = []string{}
+		refs := make([]string, 0, len(r.versions))
+		for _, v := range r.versions {
+			t := &Claim{ID: v.ID, Version: v.Version, RecordedAt: v.RecordedAt, Status: StatusDeleted,
+				Evidence: []Evidence{}, Restrictions: []Restriction{}, Revision: v.Revision}
+			nr.versions = append(nr.versions, t)
+			b.put(bucketClaims, versionKey(id, v.Version), t)
+			refs = append(refs, v.Ref())
+		}
+		st.claims[id] = nr
+		b.put(bucketClaimMeta, id, nr.meta)
+		b.receipt(Receipt{Actor: "owner", Operation: "claim.delete", Decision: "allow", Records: refs, Revision: rev})
+		return nil
+	})
+	return rev, err
+}
+
+// PersonasInput sets a claim's persona associations.
+type PersonasInput struct {
+	Personas []string `json:"personas"`
+}
+
+// SetPersonas replaces the persona associations of an active claim (owner
+// only). One claim may be in several personas; it is never duplicated.
+func (s *Service) SetPersonas(ctx context.Context, p Principal, id string, raw []byte) (Written, error) {
+	const op = "claim.personas"
+	if err := requireOwner(op, p); err != nil {
+		return Written{}, err
+	}
+	if !identity.ValidID(id, "clm_") {
+		return Written{}, fail(op, KindInvalid, "malformed claim id")
+	}
+	var in PersonasInput
+	if err := decodeStrict(op, raw, &in); err != nil {
+		return Written{}, err
+	}
+	st, release, err := s.enter(op)
+	if err != nil {
+		return Written{}, err
+	}
+	defer release()
+	var out Written
+	err = s.commit(st, func(st *state, b *batch) error {
+		r, ok := st.claims[id]
+		if !ok || r.meta.Status != StatusActive {
+			return notFound(op)
+		}
+		personas, err := st.checkPersonas(op, in.Personas)
+		if err != nil {
+			return err
+		}
+		rev := b.nextRevision()
+		nr := &claimRecord{meta: r.meta, versions: r.versions}
+		nr.meta.Personas = personas
+		st.claims[id] = nr
+		b.put(bucketClaimMeta, id, nr.meta)
+		b.receipt(Receipt{Actor: "owner", Operation: "claim.personas", Decision: "allow",
+			Records: []string{r.head().Ref()}, Revision: rev})
+		out = Written{Claim: nr.view(nr.meta.Head), Revision: rev}
+		return nil
+	})
+	return out, err
+}

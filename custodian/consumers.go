@@ -1,0 +1,273 @@
+package custodian
+
+import (
+	"context"
+	"encoding/json"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/phc-project/phc/internal/identity"
+)
+
+// ConsumerInput registers a consumer: a name and the secret it will use to
+// obtain service tokens.
+type ConsumerInput struct {
+	Name   string `json:"name"`
+	Secret string `json:"secret"`
+}
+
+// ConsumerView is a consumer as shown: never its secret or hash.
+type ConsumerView struct {
+	Name      string    `json:"name"`
+	Status    string    `json:"status"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+const (
+	minSecretLen = 16
+	maxSecretLen = 256
+)
+
+// validConsumerName: 1–64 of [A-Za-z0-9_.-], starting with a letter or digit.
+func validConsumerName(n string) bool {
+	if n == "" || len(n) > 64 {
+		return false
+	}
+	for i := 0; i < len(n); i++ {
+		c := n[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+		case (c == '_' || c == '.' || c == '-') && i > 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// AddConsumer registers a consumer (owner only). A consumer the owner
+// registers is approved at once. Only an Argon2id hash of the secret is kept.
+func (s *Service) AddConsumer(ctx context.Context, p Principal, raw []byte) (ConsumerView, error) {
+	const op = "consumer.add"
+	if err := requireOwner(op, p); err != nil {
+		return ConsumerView{}, err
+	}
+	var in ConsumerInput
+	if err := decodeStrict(op, raw, &in); err != nil {
+		return ConsumerView{}, err
+	}
+	if !validConsumerName(in.Name) {
+		return ConsumerView{}, fail(op, KindInvalid, "name must be 1-64 letters, digits, '_', '.' or '-'")
+	}
+	if len(in.Secret) < minSecretLen || len(in.Secret) > maxSecretLen {
+		return ConsumerView{}, fail(op, KindInvalid, "secret must be 16 to 256 bytes")
+	}
+	hash, err := identity.HashSecret([]byte(in.Secret))
+	if err != nil {
+		return ConsumerView{}, wrap(op, KindInternal, err)
+	}
+	st, release, err := s.enter(op)
+	if err != nil {
+		return ConsumerView{}, err
+	}
+	defer release()
+	var out ConsumerView
+	err = s.commit(st, func(st *state, b *batch) error {
+		if _, ok := st.consumers[in.Name]; ok {
+			return fail(op, KindConflict, "a consumer with this name exists")
+		}
+		id, err := identity.NewID("con_")
+		if err != nil {
+			return wrap(op, KindInternal, err)
+		}
+		c := &Consumer{ID: id, Name: in.Name, Status: "approved", SecretHash: hash, CreatedAt: b.now}
+		rev := b.nextRevision()
+		st.consumers[c.Name] = c
+		b.put(bucketConsumers, id, c)
+		b.receipt(Receipt{Actor: "owner", Operation: "consumer.add", Recipient: c.Name, Decision: "allow", Records: []string{id}, Revision: rev})
+		out = ConsumerView{Name: c.Name, Status: c.Status, CreatedAt: c.CreatedAt}
+		return nil
+	})
+	return out, err
+}
+
+// ListConsumers returns the registered consumers by name (owner only).
+func (s *Service) ListConsumers(ctx context.Context, p Principal) ([]ConsumerView, error) {
+	const op = "consumer.list"
+	if err := requireOwner(op, p); err != nil {
+		return nil, err
+	}
+	st, release, err := s.enter(op)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	st.mu.RLock()
+	out := make([]ConsumerView, 0, len(st.consumers))
+	for _, c := range st.consumers {
+		out = append(out, ConsumerView{Name: c.Name, Status: c.Status, CreatedAt: c.CreatedAt})
+	}
+	st.mu.RUnlock()
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+// TokenRequest asks for a service token with a consumer's name and secret.
+// TTL is seconds (a number) or a Go duration ("1h"); Scope is a
+// comma-separated list of key patterns; Mode is read (default), write or
+// read-write.
+type TokenRequest struct {
+	Consumer string          `json:"consumer"`
+	Secret   string          `json:"secret"`
+	Scope    string          `json:"scope"`
+	TTL      json.RawMessage `json:"ttl,omitempty"`
+	Mode     string          `json:"mode,omitempty"`
+}
+
+// TokenIssued carries a new service token. The token is shown once.
+type TokenIssued struct {
+	Token     string    `json:"token"`
+	ExpiresAt time.Time `json:"expires_at"`
+	Scope     []string  `json:"scope"`
+	Mode      string    `json:"mode"`
+}
+
+const (
+	defaultTokenTTL = time.Hour
+	minTokenTTL     = time.Minute
+	maxTokenTTL     = 30 * 24 * time.Hour
+)
+
+// dummySecretHash makes a check for an unknown consumer cost what a check
+// for a known one costs, so the answer's timing does not say which names
+// exist.
+var dummySecretHash = sync.OnceValue(func() string {
+	h, err := identity.HashSecret([]byte("phc-dummy-secret-for-timing"))
+	if err != nil {
+		panic(err)
+	}
+	return h
+})
+
+// MintServiceToken authenticates a consumer by name and secret and issues a
+// ctxs_ token. Unknown names, pending consumers and wrong secrets all give
+// the same KindUnauthenticated. The token authorises nothing by itself: what
+// it may do is its scope ∩ the consumer's grants.
+func (s *Service) MintServiceToken(ctx context.Context, raw []byte) (TokenIssued, error) {
+	const op = "token.create"
+	var in TokenRequest
+	if err := decodeStrict(op, raw, &in); err != nil {
+		return TokenIssued{}, err
+	}
+	scope, err := parseScope(in.Scope)
+	if err != nil {
+		return TokenIssued{}, err
+	}
+	ttl, err := parseTTL(in.TTL)
+	if err != nil {
+		return TokenIssued{}, err
+	}
+	mode := in.Mode
+	switch mode {
+	case "":
+		mode = ModeRead
+	case ModeRead, ModeWrite, ModeReadWrite:
+	default:
+		return TokenIssued{}, fail(op, KindInvalid, "mode must be read, write or read-write")
+	}
+	if len(in.Secret) > maxSecretLen {
+		return TokenIssued{}, fail(op, KindUnauthenticated, "")
+	}
+	st, release, err := s.enter(op)
+	if err != nil {
+		return TokenIssued{}, err
+	}
+	defer release()
+	st.mu.RLock()
+	c, known := st.consumers[in.Consumer]
+	hash := dummySecretHash()
+	if known {
+		hash = c.SecretHash
+	}
+	st.mu.RUnlock()
+	ok, err := identity.VerifySecret(hash, []byte(in.Secret))
+	if err != nil || !ok || !known || c.Status != "approved" {
+		return TokenIssued{}, fail(op, KindUnauthenticated, "")
+	}
+	token, err := identity.NewToken(identity.ServicePrefix)
+	if err != nil {
+		return TokenIssued{}, wrap(op, KindInternal, err)
+	}
+	id, err := identity.NewID("tok_")
+	if err != nil {
+		return TokenIssued{}, wrap(op, KindInternal, err)
+	}
+	h := identity.HashToken(token)
+	var out TokenIssued
+	err = s.commit(st, func(st *state, b *batch) error {
+		if cur, ok := st.consumers[in.Consumer]; !ok || cur.Status != "approved" {
+			return fail(op, KindUnauthenticated, "")
+		}
+		t := &ServiceToken{ID: id, Hash: h[:], Prefix: token[:len(identity.ServicePrefix)+8], Consumer: in.Consumer,
+			Scope: scope, Mode: mode, CreatedAt: b.now, ExpiresAt: b.now.Add(ttl)}
+		st.tokens[h] = t
+		st.tokenByID[id] = t
+		b.put(bucketTokens, id, t)
+		b.receipt(Receipt{Actor: "consumer:" + in.Consumer, Operation: "token.create", Recipient: in.Consumer,
+			Decision: "allow", Records: []string{id}})
+		out = TokenIssued{Token: token, ExpiresAt: t.ExpiresAt, Scope: scope, Mode: mode}
+		return nil
+	})
+	return out, err
+}
+
+// parseScope splits a comma-separated list of key patterns.
+func parseScope(s string) ([]string, error) {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		p = strings.TrimSpace(p)
+		if p == "" {
+			continue
+		}
+		if !validPattern(p) {
+			return nil, fail("token.create", KindInvalid, "scope holds a malformed key pattern")
+		}
+		out = append(out, p)
+	}
+	if len(out) == 0 {
+		return nil, fail("token.create", KindInvalid, "scope is required")
+	}
+	if len(out) > 64 {
+		return nil, fail("token.create", KindInvalid, "scope has more than 64 patterns")
+	}
+	return out, nil
+}
+
+// parseTTL reads a TTL given as seconds or as a Go duration string.
+func parseTTL(raw json.RawMessage) (time.Duration, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return defaultTokenTTL, nil
+	}
+	var d time.Duration
+	var str string
+	if err := json.Unmarshal(raw, &str); err == nil {
+		v, err := time.ParseDuration(str)
+		if err != nil {
+			return 0, fail("token.create", KindInvalid, "ttl is not a duration")
+		}
+		d = v
+	} else {
+		n, err := strconv.ParseInt(string(raw), 10, 64)
+		if err != nil || n > int64(maxTokenTTL/time.Second) {
+			return 0, fail("token.create", KindInvalid, "ttl must be whole seconds or a duration such as \"1h\"")
+		}
+		d = time.Duration(n) * time.Second
+	}
+	if d < minTokenTTL || d > maxTokenTTL {
+		return 0, fail("token.create", KindInvalid, "ttl must be between one minute and 30 days")
+	}
+	return d, nil
+}

@@ -1,0 +1,148 @@
+package custodian
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/phc-project/phc/schema"
+)
+
+// Kind classifies a domain error. Its values cross the wire through the
+// table below: append only, never reorder or remove.
+type Kind uint8
+
+const (
+	KindInternal              Kind = iota // an unexpected failure; details only in the log
+	KindInvalid                           // malformed request, bad id
+	KindSchema                            // fails the JSON binding; carries violations
+	KindUnauthenticated                   // missing or wrong credentials
+	KindLocked                            // the vault is locked
+	KindSessionRequired                   // owner-only operation with another credential
+	KindUserOnlyWrite                     // an agent writing a user-only-write field
+	KindScopeExceeded                     // outside the token's scope or grants
+	KindApprovalDenied                    // the owner denied the request
+	KindApprovalRequired                  // waiting for the owner's approval
+	KindModeDenied                        // token lacks the read or write mode
+	KindRestrictionBlocked                // a mandatory restriction forbids this use
+	KindQualificationRequired             // grant needs a DCER admission
+	KindNotFound                          // absent, or hidden from this principal
+	KindConflict                          // exists already, already unlocked, stale version
+	KindTooLarge                          // request body over the limit
+	KindRateLimited                       // too many requests; RetryAfter set
+	KindMethodNotAllowed                  // route exists, method does not
+)
+
+// Row is one line of the error table: how a Kind appears on the wire.
+type Row struct {
+	Status     int    // HTTP status
+	Constraint string // PCP constraint code
+	Message    string // public text, safe for any client
+}
+
+// table is the one place that picks a status and a constraint code. The
+// HTTP and MCP adapters read it through [Kind.Row].
+var table = [...]Row{
+	KindInternal:              {500, "internal", "internal error"},
+	KindInvalid:               {400, "invalid_request", "invalid request"},
+	KindSchema:                {400, "schema_violation", "the document does not match the schema"},
+	KindUnauthenticated:       {401, "unauthenticated", "missing or invalid credentials"},
+	KindLocked:                {403, "vault_locked", "the vault is locked"},
+	KindSessionRequired:       {403, "session_required", "this operation needs the owner's session"},
+	KindUserOnlyWrite:         {403, "user_only_write", "only the owner may write this field"},
+	KindScopeExceeded:         {403, "scope_exceeded", "outside the credential's scope"},
+	KindApprovalDenied:        {403, "approval_denied", "the owner denied this request"},
+	KindApprovalRequired:      {403, "approval_required", "the owner's approval is required"},
+	KindModeDenied:            {403, "mode_denied", "the token does not allow this mode"},
+	KindRestrictionBlocked:    {403, "restriction_blocked", "a restriction forbids this use"},
+	KindQualificationRequired: {403, "qualification_required", "a qualification is required"},
+	KindNotFound:              {404, "not_found", "not found"},
+	KindConflict:              {409, "conflict", "conflict"},
+	KindTooLarge:              {413, "too_large", "request too large"},
+	KindRateLimited:           {429, "rate_limited", "too many requests"},
+	KindMethodNotAllowed:      {405, "invalid_request", "method not allowed"},
+}
+
+// Kinds lists every Kind, in value order.
+func Kinds() []Kind {
+	ks := make([]Kind, len(table))
+	for i := range table {
+		ks[i] = Kind(i)
+	}
+	return ks
+}
+
+// Row returns the wire form of k; an unknown Kind reads as KindInternal.
+func (k Kind) Row() Row {
+	if int(k) >= len(table) {
+		return table[KindInternal]
+	}
+	return table[k]
+}
+
+func (k Kind) String() string { return k.Row().Constraint }
+
+// Error is the one domain error type. Public fields other than Err are safe
+// to show to the client that caused it; Err is private detail for the log.
+type Error struct {
+	Op         string             // the operation, e.g. "propose"
+	Kind       Kind               // the class, which picks status and constraint
+	Subject    string             // the record or schema id concerned, if any (log only)
+	Public     string             // client-safe text replacing the table's message; never holds untrusted input
+	Violations []schema.Violation // KindSchema only
+	RetryAfter time.Duration      // KindRateLimited only
+	RequestID  string             // KindApprovalRequired only
+	Err        error              // the cause, for the log only
+}
+
+func (e *Error) Error() string {
+	msg := e.Op + ": " + e.Kind.String()
+	if e.Subject != "" {
+		msg += " " + e.Subject
+	}
+	if e.Public != "" {
+		msg += ": " + e.Public
+	}
+	if e.Err != nil {
+		msg += ": " + e.Err.Error()
+	}
+	return msg
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Message is the client-facing text of e.
+func (e *Error) Message() string {
+	if e.Public != "" {
+		return e.Public
+	}
+	return e.Kind.Row().Message
+}
+
+// KindOf returns the Kind of err: the Kind of the outermost *Error in its
+// chain, or KindInternal.
+func KindOf(err error) Kind {
+	if e, ok := errors.AsType[*Error](err); ok {
+		return e.Kind
+	}
+	return KindInternal
+}
+
+// fail builds an *Error with public text pub (which must not contain
+// untrusted input) and no cause.
+func fail(op string, k Kind, pub string) *Error {
+	return &Error{Op: op, Kind: k, Public: pub}
+}
+
+// wrap builds a KindInternal (or other) error around a cause.
+func wrap(op string, k Kind, err error) *Error {
+	return &Error{Op: op, Kind: k, Err: err}
+}
+
+// internalf is an internal error with a formatted private cause.
+func internalf(op, format string, args ...any) *Error {
+	return &Error{Op: op, Kind: KindInternal, Err: fmt.Errorf(format, args...)}
+}
+
+// notFound is the single answer for absent or hidden records.
+func notFound(op string) *Error { return &Error{Op: op, Kind: KindNotFound} }

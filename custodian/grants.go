@@ -1,0 +1,153 @@
+package custodian
+
+import (
+	"context"
+	"sort"
+	"time"
+
+	"github.com/phc-project/phc/internal/identity"
+	"github.com/phc-project/phc/schema"
+)
+
+// grantDoc is the body of a new grant, per the grant schema.
+type grantDoc struct {
+	Recipient  Recipient `json:"recipient"`
+	Purpose    string    `json:"purpose"`
+	Operations []string  `json:"operations"`
+	Selectors  Selectors `json:"selectors"`
+	ExpiresAt  time.Time `json:"expires_at"`
+	Usage      string    `json:"usage"`
+	Route      string    `json:"route"`
+}
+
+// GrantCreated is the answer to a new grant.
+type GrantCreated struct {
+	ID       string `json:"id"`
+	Revision uint64 `json:"revision"`
+}
+
+// CreateGrant records a sharing decision (owner only). The recipient
+// consumer and every named persona must exist, the expiry must be in the
+// future, and at least one selector must be given.
+func (s *Service) CreateGrant(ctx context.Context, p Principal, raw []byte) (GrantCreated, error) {
+	const op = "grant.create"
+	if err := requireOwner(op, p); err != nil {
+		return GrantCreated{}, err
+	}
+	var d grantDoc
+	if err := s.decodeDoc(op, schema.Grant, raw, &d); err != nil {
+		return GrantCreated{}, err
+	}
+	for _, k := range d.Selectors.Keys {
+		if !validPattern(k) {
+			return GrantCreated{}, fail(op, KindInvalid, "malformed key pattern in selectors")
+		}
+	}
+	for _, c := range d.Selectors.Claims {
+		if !identity.ValidID(c, "clm_") {
+			return GrantCreated{}, fail(op, KindInvalid, "malformed claim id in selectors")
+		}
+	}
+	if len(d.Selectors.Keys)+len(d.Selectors.Personas)+len(d.Selectors.Claims) == 0 {
+		return GrantCreated{}, fail(op, KindInvalid, "a grant needs at least one selector")
+	}
+	if d.Usage == "" {
+		d.Usage = "multi"
+	}
+	st, release, err := s.enter(op)
+	if err != nil {
+		return GrantCreated{}, err
+	}
+	defer release()
+	var out GrantCreated
+	err = s.commit(st, func(st *state, b *batch) error {
+		if !d.ExpiresAt.After(b.now) {
+			return fail(op, KindInvalid, "expires_at must be in the future")
+		}
+		if d.Recipient.Kind == "consumer" {
+			if _, ok := st.consumers[d.Recipient.ID]; !ok {
+				return fail(op, KindInvalid, "unknown consumer")
+			}
+		}
+		personas, err := st.checkPersonas(op, d.Selectors.Personas)
+		if err != nil {
+			return err
+		}
+		id, err := identity.NewID("grt_")
+		if err != nil {
+			return wrap(op, KindInternal, err)
+		}
+		g := &Grant{
+			ID: id, Recipient: d.Recipient, Purpose: d.Purpose, Operations: d.Operations,
+			Selectors: Selectors{Keys: d.Selectors.Keys, Personas: personas, Claims: d.Selectors.Claims},
+			ExpiresAt: d.ExpiresAt.UTC(), Usage: d.Usage, Route: d.Route,
+			CreatedAt: b.now, Revision: b.nextRevision(),
+		}
+		st.grants[id] = g
+		b.put(bucketGrants, id, g)
+		b.receipt(Receipt{Actor: "owner", Operation: "grant.create", Recipient: d.Recipient.ID,
+			Purpose: d.Purpose, Decision: "allow", Records: []string{id}, Revision: g.Revision})
+		out = GrantCreated{ID: id, Revision: g.Revision}
+		return nil
+	})
+	return out, err
+}
+
+// ListGrants returns every grant, revoked and expired ones included, oldest
+// first (owner only).
+func (s *Service) ListGrants(ctx context.Context, p Principal) ([]Grant, error) {
+	const op = "grant.list"
+	if err := requireOwner(op, p); err != nil {
+		return nil, err
+	}
+	st, release, err := s.enter(op)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	st.mu.RLock()
+	out := make([]Grant, 0, len(st.grants))
+	for _, g := range st.grants {
+		out = append(out, *g)
+	}
+	st.mu.RUnlock()
+	sort.Slice(out, func(i, j int) bool { return out[i].Revision < out[j].Revision })
+	return out, nil
+}
+
+// RevokeGrant ends a grant (owner only). From the returned revision on, the
+// grant authorises nothing.
+func (s *Service) RevokeGrant(ctx context.Context, p Principal, id string) (uint64, error) {
+	const op = "grant.revoke"
+	if err := requireOwner(op, p); err != nil {
+		return 0, err
+	}
+	if !identity.ValidID(id, "grt_") {
+		return 0, fail(op, KindInvalid, "malformed grant id")
+	}
+	st, release, err := s.enter(op)
+	if err != nil {
+		return 0, err
+	}
+	defer release()
+	var rev uint64
+	err = s.commit(st, func(st *state, b *batch) error {
+		g, ok := st.grants[id]
+		if !ok {
+			return notFound(op)
+		}
+		if g.RevokedAt != nil {
+			return fail(op, KindConflict, "the grant is already revoked")
+		}
+		rev = b.nextRevision()
+		at := b.now
+		ng := *g
+		ng.RevokedAt, ng.RevokedRev = &at, rev
+		st.grants[id] = &ng
+		b.put(bucketGrants, id, &ng)
+		b.receipt(Receipt{Actor: "owner", Operation: "grant.revoke", Recipient: g.Recipient.ID,
+			Purpose: g.Purpose, Decision: "allow", Records: []string{id}, Revision: rev})
+		return nil
+	})
+	return rev, err
+}

@@ -1,0 +1,220 @@
+package custodian
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Buckets of the canonical store. Keys are opaque ids, never names or values.
+const (
+	bucketMeta      = "meta"
+	bucketClaims    = "claims"     // id@version → Claim (immutable, or a tombstone after delete)
+	bucketClaimMeta = "claim_meta" // id → claimMeta
+	bucketProposals = "proposals"  // prp_… → Proposal
+	bucketPersonas  = "personas"   // persona id → Persona
+	bucketGrants    = "grants"     // grt_… → Grant
+	bucketConsumers = "consumers"  // con_… → Consumer
+	bucketTokens    = "tokens"     // tok_… → ServiceToken
+	bucketReceipts  = "receipts"   // %016x seq → Receipt
+
+	metaRevision = "revision"
+	metaHead     = "receipt_head"
+)
+
+// job is one write (or receipted read) waiting for the journal.
+type job struct {
+	st    *state
+	apply func(st *state, b *batch) error
+	done  chan error
+}
+
+// batch collects what one job stages: store writes and receipts.
+type batch struct {
+	now      time.Time
+	st       *state
+	writes   []write
+	receipts []Receipt
+	err      error
+}
+
+type write struct {
+	bucket, key string
+	value       []byte // nil: delete
+}
+
+// put stages v, JSON-encoded, under bucket/key.
+func (b *batch) put(bucket, key string, v any) {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		b.err = errors.Join(b.err, fmt.Errorf("encode %s/%s: %w", bucket, key, err))
+		return
+	}
+	b.writes = append(b.writes, write{bucket: bucket, key: key, value: raw})
+}
+
+// del stages the removal of bucket/key.
+func (b *batch) del(bucket, key string) {
+	b.writes = append(b.writes, write{bucket: bucket, key: key})
+}
+
+// receipt stages a receipt; the journal assigns its seq, prev and hash.
+func (b *batch) receipt(r Receipt) {
+	b.receipts = append(b.receipts, r)
+}
+
+// nextRevision assigns the next revision to a write.
+func (b *batch) nextRevision() uint64 {
+	b.st.revision++
+	return b.st.revision
+}
+
+// commit queues fn for the journal and waits until it is durable. fn runs
+// alone against st with st.mu held for writing; it must validate before it
+// mutates st, because an error from fn discards only what it staged in b.
+// Callers hold s.life (shared or exclusive) so that st stays current.
+func (s *Service) commit(st *state, fn func(st *state, b *batch) error) error {
+	j := &job{st: st, apply: fn, done: make(chan error, 1)}
+	s.jobs <- j
+	return <-j.done
+}
+
+// journal is the single writer: it applies queued jobs in order, then
+// commits them to the store together, sharing one fsync.
+func (s *Service) journal() {
+	defer s.wg.Done()
+	for {
+		var first *job
+		select {
+		case <-s.stop:
+			return
+		case first = <-s.jobs:
+		}
+		group := []*job{first}
+	drain:
+		for len(group) < maxGroup {
+			select {
+			case j := <-s.jobs:
+				group = append(group, j)
+			default:
+				break drain
+			}
+		}
+		s.commitGroup(group)
+	}
+}
+
+func (s *Service) commitGroup(group []*job) {
+	st := group[0].st
+	errs := make([]error, len(group))
+	var writes []write
+
+	st.mu.Lock()
+	for i, j := range group {
+		if j.st != st || st.broken {
+			errs[i] = internalf("journal", "state changed or broken")
+			continue
+		}
+		b := &batch{now: s.clock.Now(), st: st}
+		rev := st.revision
+		err := j.apply(st, b)
+		if err == nil {
+			err = b.err
+		}
+		if err != nil {
+			st.revision = rev
+			errs[i] = err
+			continue
+		}
+		for _, r := range b.receipts {
+			r.Seq = st.head.Seq + 1
+			r.At = b.now
+			r.Prev = st.head.Hash
+			if r.Records == nil {
+				r.Records = []string{}
+			}
+			r.Hash = receiptHash(&r)
+			st.head = chainHead{Seq: r.Seq, Hash: r.Hash}
+			raw, err := json.Marshal(&r)
+			if err != nil {
+				panic(fmt.Sprintf("custodian: encode receipt: %v", err))
+			}
+			writes = append(writes, write{bucket: bucketReceipts, key: receiptKey(r.Seq), value: raw})
+		}
+		writes = append(writes, b.writes...)
+	}
+	if len(writes) > 0 {
+		rev, _ := json.Marshal(st.revision)
+		head, _ := json.Marshal(st.head)
+		writes = append(writes,
+			write{bucket: bucketMeta, key: metaRevision, value: rev},
+			write{bucket: bucketMeta, key: metaHead, value: head})
+	}
+	st.mu.Unlock()
+
+	if len(writes) > 0 {
+		err := s.store.Update(func(tx Tx) error {
+			for _, w := range writes {
+				var err error
+				if w.value == nil {
+					err = tx.Delete(w.bucket, w.key)
+				} else {
+					err = tx.Put(w.bucket, w.key, w.value)
+				}
+				if err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			// The view now holds changes the store does not: nothing may
+			// be served from it again. Fail the group, then lock so that the
+			// next unlock reloads from the store.
+			st.mu.Lock()
+			st.broken = true
+			st.mu.Unlock()
+			s.log.Error("commit failed; locking the vault", "err", err)
+			for i := range errs {
+				if errs[i] == nil {
+					errs[i] = wrap("commit", KindInternal, err)
+				}
+			}
+			go s.lockBroken(st)
+		}
+	}
+	for i, j := range group {
+		j.done <- errs[i]
+	}
+}
+
+// lockBroken locks the vault after a failed commit, if st is still current.
+func (s *Service) lockBroken(st *state) {
+	s.life.Lock()
+	defer s.life.Unlock()
+	if s.st == st {
+		s.lockLocked()
+	}
+}
+
+type chainHead struct {
+	Seq  uint64 `json:"seq"`
+	Hash string `json:"hash"`
+}
+
+func receiptKey(seq uint64) string { return fmt.Sprintf("%016x", seq) }
+
+// receiptHash is SHA-256 over the receipt's JSON with an empty hash field.
+func receiptHash(r *Receipt) string {
+	c := *r
+	c.Hash = ""
+	raw, err := json.Marshal(&c)
+	if err != nil {
+		panic(fmt.Sprintf("custodian: encode receipt: %v", err))
+	}
+	sum := sha256.Sum256(raw)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}

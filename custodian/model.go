@@ -1,0 +1,263 @@
+package custodian
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Claim kinds, assertions, sensitivities and statuses (DESIGN.md §4).
+const (
+	AssertionReported = "reported"
+
+	ConfirmationConfirmed   = "confirmed"
+	ConfirmationUnconfirmed = "unconfirmed"
+
+	SensitivityPublic    = "public"
+	SensitivityStandard  = "standard"
+	SensitivitySensitive = "sensitive"
+	SensitivityCritical  = "critical"
+
+	StatusProposed   = "proposed"
+	StatusActive     = "active"
+	StatusSuperseded = "superseded"
+	StatusRetracted  = "retracted"
+	StatusDeleted    = "deleted"
+	StatusRejected   = "rejected"
+	StatusConfirmed  = "confirmed"
+
+	SubjectSelf = "self"
+
+	WrittenByUser = "user"
+)
+
+// Operations a grant can allow. Each is a separate decision.
+const (
+	OpRead       = "read"
+	OpContribute = "contribute"
+	OpConfirm    = "confirm"
+	OpShare      = "share"
+)
+
+// Claim is one version of an attributed claim, the unit of portability.
+// Versions are immutable; a correction is a new version.
+type Claim struct {
+	ID           string          `json:"id"`
+	Version      int             `json:"version"`
+	Key          string          `json:"key"`
+	Value        json.RawMessage `json:"value,omitempty"`
+	Subject      string          `json:"subject"`
+	Kind         string          `json:"kind"`
+	Assertion    string          `json:"assertion"`
+	Confirmation Confirmation    `json:"confirmation"`
+	Producer     Producer        `json:"producer"`
+	Evidence     []Evidence      `json:"evidence"`
+	ValidFrom    *time.Time      `json:"valid_from,omitempty"`
+	ValidTo      *time.Time      `json:"valid_to,omitempty"`
+	RecordedAt   time.Time       `json:"recorded_at"`
+	Sensitivity  string          `json:"sensitivity"`
+	Restrictions []Restriction   `json:"restrictions"`
+	Personas     []string        `json:"personas"`
+	Status       string          `json:"status"`
+	WrittenBy    string          `json:"written_by"`
+	Revision     uint64          `json:"revision"`
+	Note         string          `json:"note,omitempty"`
+}
+
+// Ref is the "id@version" form used in receipts and lineage.
+func (c *Claim) Ref() string { return versionRef(c.ID, c.Version) }
+
+// Confirmation records the owner's decision about a claim. It never turns a
+// reported statement into an observed one.
+type Confirmation struct {
+	Status string     `json:"status"`
+	By     string     `json:"by,omitempty"`
+	At     *time.Time `json:"at,omitempty"`
+}
+
+// Producer keeps what the custodian verified apart from what the producer
+// said about itself.
+type Producer struct {
+	Authenticated Authenticated     `json:"authenticated"`
+	Reported      map[string]string `json:"reported,omitempty"`
+}
+
+// Authenticated names a verified party.
+type Authenticated struct {
+	Kind   string `json:"kind"` // owner | consumer | oidc | custodian
+	ID     string `json:"id"`
+	Issuer string `json:"issuer,omitempty"`
+}
+
+// Evidence is a reference only; it is never fetched automatically.
+type Evidence struct {
+	Ref    string `json:"ref"`
+	Digest string `json:"digest,omitempty"`
+}
+
+// Restriction limits the use of a claim. An unknown mandatory restriction
+// blocks use.
+type Restriction struct {
+	Type      string         `json:"type"`
+	Mandatory bool           `json:"mandatory"`
+	Holder    string         `json:"holder,omitempty"`
+	Params    map[string]any `json:"params,omitempty"`
+}
+
+// Persona selects context and response preferences for a role. It is not an
+// identity, a tenant or a permission.
+type Persona struct {
+	ID          string    `json:"id"`
+	Name        string    `json:"name"`
+	Preferences []string  `json:"preferences"`
+	Guardrails  []string  `json:"guardrails"`
+	CreatedAt   time.Time `json:"created_at"`
+}
+
+// Proposal is an application's memory waiting in the owner's review queue.
+// Once decided, its draft value is erased: the claim (if any) holds it.
+type Proposal struct {
+	ID           string          `json:"proposal_id"`
+	Status       string          `json:"status"` // proposed | confirmed | rejected
+	Key          string          `json:"key"`
+	Value        json.RawMessage `json:"value,omitempty"`
+	Subject      string          `json:"subject"`
+	Kind         string          `json:"kind"`
+	Assertion    string          `json:"assertion"`
+	Producer     Producer        `json:"producer"`
+	Evidence     []Evidence      `json:"evidence"`
+	ValidFrom    *time.Time      `json:"valid_from,omitempty"`
+	ValidTo      *time.Time      `json:"valid_to,omitempty"`
+	Sensitivity  string          `json:"sensitivity"`
+	Restrictions []Restriction   `json:"restrictions"`
+	PersonasHint []string        `json:"personas_hint,omitempty"`
+	Note         string          `json:"note,omitempty"`
+	ProposedAt   time.Time       `json:"proposed_at"`
+	Revision     uint64          `json:"revision"`
+	DecidedAt    *time.Time      `json:"decided_at,omitempty"`
+	ClaimID      string          `json:"claim_id,omitempty"`
+	Reason       string          `json:"reason,omitempty"`
+}
+
+// Recipient names who a grant is for.
+type Recipient struct {
+	Kind   string `json:"kind"` // consumer | oidc
+	ID     string `json:"id"`
+	Issuer string `json:"issuer,omitempty"`
+}
+
+// Selectors choose the claims a grant covers. A claim is covered when it
+// matches every non-empty selector.
+type Selectors struct {
+	Keys     []string `json:"keys,omitempty"`
+	Personas []string `json:"personas,omitempty"`
+	Claims   []string `json:"claims,omitempty"`
+}
+
+// Grant is a sharing decision, the only source of authority.
+type Grant struct {
+	ID         string     `json:"id"`
+	Recipient  Recipient  `json:"recipient"`
+	Purpose    string     `json:"purpose"`
+	Operations []string   `json:"operations"`
+	Selectors  Selectors  `json:"selectors"`
+	ExpiresAt  time.Time  `json:"expires_at"`
+	Usage      string     `json:"usage"`
+	Route      string     `json:"route,omitempty"`
+	CreatedAt  time.Time  `json:"created_at"`
+	Revision   uint64     `json:"revision"`
+	RevokedAt  *time.Time `json:"revoked_at,omitempty"`
+	RevokedRev uint64     `json:"revoked_revision,omitempty"`
+}
+
+// allows reports whether g is in force at now for operation op.
+func (g *Grant) allows(op string, now time.Time) bool {
+	if g.RevokedAt != nil || !now.Before(g.ExpiresAt) {
+		return false
+	}
+	for _, o := range g.Operations {
+		if o == op {
+			return true
+		}
+	}
+	return false
+}
+
+// Consumer is a registered application that authenticates with a name and
+// a secret. Only the secret's Argon2id hash is kept.
+type Consumer struct {
+	ID         string    `json:"id"`
+	Name       string    `json:"name"`
+	Status     string    `json:"status"` // approved | pending
+	SecretHash string    `json:"secret_hash,omitempty"`
+	CreatedAt  time.Time `json:"created_at"`
+}
+
+// Token modes.
+const (
+	ModeRead      = "read"
+	ModeWrite     = "write"
+	ModeReadWrite = "read-write"
+)
+
+// ServiceToken is a consumer's scoped ctxs_ token. Only its hash is kept.
+type ServiceToken struct {
+	ID        string     `json:"id"`
+	Hash      []byte     `json:"hash"`
+	Prefix    string     `json:"prefix"` // first characters of the token, for listing and revocation
+	Consumer  string     `json:"consumer"`
+	Scope     []string   `json:"scope"`
+	Mode      string     `json:"mode"`
+	CreatedAt time.Time  `json:"created_at"`
+	ExpiresAt time.Time  `json:"expires_at"`
+	RevokedAt *time.Time `json:"revoked_at,omitempty"`
+}
+
+func (t *ServiceToken) canRead() bool  { return t.Mode == ModeRead || t.Mode == ModeReadWrite }
+func (t *ServiceToken) canWrite() bool { return t.Mode == ModeWrite || t.Mode == ModeReadWrite }
+
+// Receipt is the minimized, hash-chained record of one decision or
+// disclosure: ids and versions, never values.
+type Receipt struct {
+	Seq        uint64    `json:"seq"`
+	At         time.Time `json:"at"`
+	Actor      string    `json:"actor"`
+	Operation  string    `json:"operation"`
+	Recipient  string    `json:"recipient,omitempty"`
+	Purpose    string    `json:"purpose,omitempty"`
+	Decision   string    `json:"decision"` // allow | deny
+	Constraint string    `json:"constraint,omitempty"`
+	Records    []string  `json:"records"`
+	Revision   uint64    `json:"revision,omitempty"`
+	Prev       string    `json:"prev"`
+	Hash       string    `json:"hash"`
+}
+
+// PrincipalKind says who is calling.
+type PrincipalKind uint8
+
+const (
+	PrincipalAnonymous PrincipalKind = iota
+	PrincipalOwner
+	PrincipalConsumer
+)
+
+// Principal is an authenticated caller, produced by [Service.Authenticate].
+type Principal struct {
+	Kind     PrincipalKind
+	Consumer string        // consumer name, for PrincipalConsumer
+	token    *ServiceToken // the token used, for PrincipalConsumer
+}
+
+// IsOwner reports whether p is the owner's session.
+func (p Principal) IsOwner() bool { return p.Kind == PrincipalOwner }
+
+// actor is the receipt form of the principal.
+func (p Principal) actor() string {
+	switch p.Kind {
+	case PrincipalOwner:
+		return "owner"
+	case PrincipalConsumer:
+		return "consumer:" + p.Consumer
+	}
+	return "anonymous"
+}

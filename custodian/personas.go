@@ -1,0 +1,61 @@
+package custodian
+
+import (
+	"context"
+	"sort"
+
+	"github.com/phc-project/phc/schema"
+)
+
+// CreatePersona adds a persona (owner only); an existing id is KindConflict.
+func (s *Service) CreatePersona(ctx context.Context, p Principal, raw []byte) (Persona, uint64, error) {
+	const op = "persona.create"
+	if err := requireOwner(op, p); err != nil {
+		return Persona{}, 0, err
+	}
+	var in Persona
+	if err := s.decodeDoc(op, schema.Persona, raw, &in); err != nil {
+		return Persona{}, 0, err
+	}
+	st, release, err := s.enter(op)
+	if err != nil {
+		return Persona{}, 0, err
+	}
+	defer release()
+	var rev uint64
+	err = s.commit(st, func(st *state, b *batch) error {
+		if _, ok := st.personas[in.ID]; ok {
+			return fail(op, KindConflict, "a persona with this id exists")
+		}
+		in.Preferences, in.Guardrails = orEmpty(in.Preferences), orEmpty(in.Guardrails)
+		in.CreatedAt = b.now
+		rev = b.nextRevision()
+		np := in
+		st.personas[in.ID] = &np
+		b.put(bucketPersonas, in.ID, &np)
+		b.receipt(Receipt{Actor: "owner", Operation: "persona.create", Decision: "allow", Records: []string{in.ID}, Revision: rev})
+		return nil
+	})
+	return in, rev, err
+}
+
+// ListPersonas returns the personas sorted by id (owner only).
+func (s *Service) ListPersonas(ctx context.Context, p Principal) ([]Persona, error) {
+	const op = "persona.list"
+	if err := requireOwner(op, p); err != nil {
+		return nil, err
+	}
+	st, release, err := s.enter(op)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	st.mu.RLock()
+	out := make([]Persona, 0, len(st.personas))
+	for _, p := range st.personas {
+		out = append(out, *p)
+	}
+	st.mu.RUnlock()
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out, nil
+}

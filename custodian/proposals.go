@@ -1,0 +1,328 @@
+package custodian
+
+import (
+	"context"
+	"encoding/json"
+	"sort"
+	"time"
+
+	"github.com/phc-project/phc/internal/identity"
+	"github.com/phc-project/phc/schema"
+)
+
+// draft is a proposal document as the binding defines it.
+type draft struct {
+	Key          string            `json:"key"`
+	Value        json.RawMessage   `json:"value"`
+	Kind         string            `json:"kind"`
+	Assertion    string            `json:"assertion"`
+	Subject      string            `json:"subject"`
+	Evidence     []Evidence        `json:"evidence"`
+	Reported     map[string]string `json:"reported"`
+	ValidFrom    *time.Time        `json:"valid_from"`
+	ValidTo      *time.Time        `json:"valid_to"`
+	Sensitivity  string            `json:"sensitivity"`
+	Restrictions []Restriction     `json:"restrictions"`
+	PersonasHint []string          `json:"personas_hint"`
+	Note         string            `json:"note"`
+}
+
+// Proposed is the answer to a proposal.
+type Proposed struct {
+	ProposalID string `json:"proposal_id"`
+	Status     string `json:"status"`
+	Revision   uint64 `json:"revision"`
+}
+
+// Propose takes an application's memory into the owner's review queue. The
+// document raw must match the proposal schema. A consumer needs a token with
+// write mode whose scope covers the key, and a contribute grant in force
+// whose key selectors cover it. Nothing proposed is visible to any reader
+// until the owner confirms it.
+func (s *Service) Propose(ctx context.Context, p Principal, raw []byte) (Proposed, error) {
+	const op = "propose"
+	st, release, err := s.enter(op)
+	if err != nil {
+		return Proposed{}, err
+	}
+	defer release()
+	producer := Authenticated{Kind: "owner", ID: "owner"}
+	switch p.Kind {
+	case PrincipalOwner:
+	case PrincipalConsumer:
+		if !p.token.canWrite() {
+			return Proposed{}, fail(op, KindModeDenied, "the token does not allow writes")
+		}
+		producer = Authenticated{Kind: "consumer", ID: p.Consumer}
+	default:
+		return Proposed{}, fail(op, KindUnauthenticated, "")
+	}
+	var d draft
+	if err := s.decodeDoc(op, schema.Proposal, raw, &d); err != nil {
+		return Proposed{}, err
+	}
+	if p.Kind == PrincipalConsumer && !matchAny(p.token.Scope, d.Key) {
+		return Proposed{}, fail(op, KindScopeExceeded, "the key is outside the token's scope")
+	}
+	if d.Subject == "" {
+		d.Subject = SubjectSelf
+	}
+	var out Proposed
+	err = s.commit(st, func(st *state, b *batch) error {
+		if p.Kind == PrincipalConsumer && !mayContribute(st.grantsFor(p.Consumer, OpContribute, b.now), d.Key) {
+			return fail(op, KindScopeExceeded, "no contribute grant covers this key")
+		}
+		id, err := identity.NewID("prp_")
+		if err != nil {
+			return wrap(op, KindInternal, err)
+		}
+		pr := &Proposal{
+			ID: id, Status: StatusProposed, Key: d.Key, Value: d.Value, Subject: d.Subject,
+			Kind: d.Kind, Assertion: d.Assertion,
+			Producer:     Producer{Authenticated: producer, Reported: d.Reported},
+			Evidence:     orEmpty(d.Evidence),
+			ValidFrom:    d.ValidFrom, ValidTo: d.ValidTo,
+			Sensitivity:  raiseTier(defaultSensitivity(d.Key), d.Sensitivity),
+			Restrictions: orEmpty(d.Restrictions),
+			PersonasHint: d.PersonasHint, Note: d.Note,
+			ProposedAt: b.now, Revision: b.nextRevision(),
+		}
+		st.proposals[id] = pr
+		b.put(bucketProposals, id, pr)
+		b.receipt(Receipt{Actor: p.actor(), Operation: "proposal.create", Decision: "allow", Records: []string{id}, Revision: pr.Revision})
+		out = Proposed{ProposalID: id, Status: StatusProposed, Revision: pr.Revision}
+		return nil
+	})
+	return out, err
+}
+
+// mayContribute reports whether a contribute grant's key selectors cover key.
+func mayContribute(grants []*Grant, key string) bool {
+	for _, g := range grants {
+		if len(g.Selectors.Keys) == 0 || matchAny(g.Selectors.Keys, key) {
+			return true
+		}
+	}
+	return false
+}
+
+func orEmpty[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+// Review returns the owner's queue: every pending proposal, oldest first.
+func (s *Service) Review(ctx context.Context, p Principal) ([]Proposal, error) {
+	const op = "review"
+	if err := requireOwner(op, p); err != nil {
+		return nil, err
+	}
+	st, release, err := s.enter(op)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	st.mu.RLock()
+	out := make([]Proposal, 0)
+	for _, pr := range st.proposals {
+		if pr.Status == StatusProposed {
+			out = append(out, *pr)
+		}
+	}
+	st.mu.RUnlock()
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].ProposedAt.Equal(out[j].ProposedAt) {
+			return out[i].ProposedAt.Before(out[j].ProposedAt)
+		}
+		return out[i].ID < out[j].ID
+	})
+	return out, nil
+}
+
+// ConfirmInput is the owner's decision to confirm a proposal.
+type ConfirmInput struct {
+	Personas []string `json:"personas"`
+	Edits    *Edits   `json:"edits,omitempty"`
+}
+
+// Edits are what the owner may change while confirming.
+type Edits struct {
+	Value       json.RawMessage `json:"value,omitempty"`
+	Sensitivity string          `json:"sensitivity,omitempty"`
+	ValidFrom   *time.Time      `json:"valid_from,omitempty"`
+	ValidTo     *time.Time      `json:"valid_to,omitempty"`
+}
+
+// Written is the answer to a write that produced a claim version.
+type Written struct {
+	Claim    Claim  `json:"claim"`
+	Revision uint64 `json:"revision"`
+}
+
+// Confirm turns a pending proposal into an active claim (version 1) in the
+// given personas. It records the owner's decision only: the assertion stays
+// what the producer said, and no sharing authority is created. Only the
+// owner may confirm; an application never confirms, its own proposals least
+// of all.
+func (s *Service) Confirm(ctx context.Context, p Principal, id string, raw []byte) (Written, error) {
+	const op = "confirm"
+	if err := requireOwner(op, p); err != nil {
+		return Written{}, err
+	}
+	if !identity.ValidID(id, "prp_") {
+		return Written{}, fail(op, KindInvalid, "malformed proposal id")
+	}
+	var in ConfirmInput
+	if err := decodeStrict(op, raw, &in); err != nil {
+		return Written{}, err
+	}
+	if in.Edits != nil && in.Edits.Sensitivity != "" {
+		if _, ok := tierRank[in.Edits.Sensitivity]; !ok {
+			return Written{}, fail(op, KindInvalid, "unknown sensitivity tier")
+		}
+	}
+	if in.Edits != nil && in.Edits.Value != nil && !json.Valid(in.Edits.Value) {
+		return Written{}, fail(op, KindInvalid, "edited value is not JSON")
+	}
+	st, release, err := s.enter(op)
+	if err != nil {
+		return Written{}, err
+	}
+	defer release()
+	var out Written
+	err = s.commit(st, func(st *state, b *batch) error {
+		pr, ok := st.proposals[id]
+		if !ok {
+			return notFound(op)
+		}
+		if pr.Status != StatusProposed {
+			return fail(op, KindConflict, "the proposal was already decided")
+		}
+		personas, err := st.checkPersonas(op, in.Personas)
+		if err != nil {
+			return err
+		}
+		cid, err := identity.NewID("clm_")
+		if err != nil {
+			return wrap(op, KindInternal, err)
+		}
+		rev := b.nextRevision()
+		at := b.now
+		c := &Claim{
+			ID: cid, Version: 1, Key: pr.Key, Value: pr.Value, Subject: pr.Subject,
+			Kind: pr.Kind, Assertion: pr.Assertion,
+			Confirmation: Confirmation{Status: ConfirmationConfirmed, By: "owner", At: &at},
+			Producer:     pr.Producer, Evidence: pr.Evidence,
+			ValidFrom:    pr.ValidFrom, ValidTo: pr.ValidTo, RecordedAt: at,
+			Sensitivity:  pr.Sensitivity, Restrictions: pr.Restrictions,
+			Status:       StatusActive, WrittenBy: writtenByOf(pr.Producer.Authenticated),
+			Revision:     rev, Note: pr.Note,
+		}
+		if e := in.Edits; e != nil {
+			if e.Value != nil {
+				c.Value = e.Value
+			}
+			if e.Sensitivity != "" {
+				c.Sensitivity = e.Sensitivity
+			}
+			if e.ValidFrom != nil {
+				c.ValidFrom = e.ValidFrom
+			}
+			if e.ValidTo != nil {
+				c.ValidTo = e.ValidTo
+			}
+		}
+		c.Personas = nil
+		rec := &claimRecord{
+			meta:     claimMeta{ID: cid, Head: 1, Status: StatusActive, Personas: personas},
+			versions: []*Claim{c},
+		}
+		decided := *pr
+		decided.Status, decided.Value, decided.DecidedAt, decided.ClaimID = StatusConfirmed, nil, &at, cid
+		st.claims[cid] = rec
+		st.proposals[id] = &decided
+		b.put(bucketClaims, versionKey(cid, 1), c)
+		b.put(bucketClaimMeta, cid, rec.meta)
+		b.put(bucketProposals, id, &decided)
+		b.receipt(Receipt{Actor: "owner", Operation: "proposal.confirm", Decision: "allow", Records: []string{id, c.Ref()}, Revision: rev})
+		out = Written{Claim: rec.view(1), Revision: rev}
+		return nil
+	})
+	return out, err
+}
+
+func writtenByOf(a Authenticated) string {
+	if a.Kind == "owner" {
+		return WrittenByUser
+	}
+	return a.ID
+}
+
+// RejectInput is the owner's decision to reject a proposal.
+type RejectInput struct {
+	Reason string `json:"reason"`
+}
+
+// Reject declines a pending proposal and erases its draft value.
+func (s *Service) Reject(ctx context.Context, p Principal, id string, raw []byte) (uint64, error) {
+	const op = "reject"
+	if err := requireOwner(op, p); err != nil {
+		return 0, err
+	}
+	if !identity.ValidID(id, "prp_") {
+		return 0, fail(op, KindInvalid, "malformed proposal id")
+	}
+	var in RejectInput
+	if len(raw) > 0 {
+		if err := decodeStrict(op, raw, &in); err != nil {
+			return 0, err
+		}
+	}
+	if len(in.Reason) > 1024 {
+		return 0, fail(op, KindInvalid, "the reason is longer than 1024 bytes")
+	}
+	st, release, err := s.enter(op)
+	if err != nil {
+		return 0, err
+	}
+	defer release()
+	var rev uint64
+	err = s.commit(st, func(st *state, b *batch) error {
+		pr, ok := st.proposals[id]
+		if !ok {
+			return notFound(op)
+		}
+		if pr.Status != StatusProposed {
+			return fail(op, KindConflict, "the proposal was already decided")
+		}
+		rev = b.nextRevision()
+		at := b.now
+		decided := *pr
+		decided.Status, decided.Value, decided.DecidedAt, decided.Reason = StatusRejected, nil, &at, in.Reason
+		st.proposals[id] = &decided
+		b.put(bucketProposals, id, &decided)
+		b.receipt(Receipt{Actor: "owner", Operation: "proposal.reject", Decision: "allow", Records: []string{id}, Revision: rev})
+		return nil
+	})
+	return rev, err
+}
+
+// checkPersonas returns a sorted, de-duplicated copy of ids, all of which
+// must exist.
+func (st *state) checkPersonas(op string, ids []string) ([]string, error) {
+	seen := map[string]bool{}
+	out := make([]string, 0, len(ids))
+	for _, id := range ids {
+		if _, ok := st.personas[id]; !ok {
+			return nil, fail(op, KindInvalid, "unknown persona")
+		}
+		if !seen[id] {
+			seen[id] = true
+			out = append(out, id)
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}

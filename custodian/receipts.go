@@ -1,0 +1,138 @@
+package custodian
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+)
+
+// Receipts returns the newest receipts, newest first, at most limit of them
+// (1–1000; 0 means 100). Owner only.
+func (s *Service) Receipts(ctx context.Context, p Principal, limit int) ([]Receipt, error) {
+	const op = "receipts"
+	if err := requireOwner(op, p); err != nil {
+		return nil, err
+	}
+	if limit == 0 {
+		limit = 100
+	}
+	if limit < 0 || limit > 1000 {
+		return nil, fail(op, KindInvalid, "limit must be between 1 and 1000")
+	}
+	st, release, err := s.enter(op)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	st.mu.RLock()
+	head := st.head.Seq
+	st.mu.RUnlock()
+	out := make([]Receipt, 0, min(uint64(limit), head))
+	err = s.store.View(func(tx Tx) error {
+		for seq := head; seq >= 1 && len(out) < limit; seq-- {
+			raw, ok, err := tx.Get(bucketReceipts, receiptKey(seq))
+			if err != nil {
+				return err
+			}
+			if !ok {
+				return fmt.Errorf("receipt %d missing", seq)
+			}
+			var r Receipt
+			if err := json.Unmarshal(raw, &r); err != nil {
+				return fmt.Errorf("receipt %d: %w", seq, err)
+			}
+			out = append(out, r)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, wrap(op, KindInternal, err)
+	}
+	return out, nil
+}
+
+// Verification is the result of checking the receipt chain.
+type Verification struct {
+	OK       bool     `json:"ok"`
+	Count    uint64   `json:"count"`
+	Problems []string `json:"problems,omitempty"`
+}
+
+// VerifyReceipts checks the whole receipt chain: every receipt decrypts and
+// parses, sequence numbers run from 1 without gaps, each links to its
+// predecessor's hash, each hash recomputes, and the chain ends at the head
+// the store records. Owner only. A broken chain is a result, not an error.
+func (s *Service) VerifyReceipts(ctx context.Context, p Principal) (Verification, error) {
+	const op = "receipts.verify"
+	if err := requireOwner(op, p); err != nil {
+		return Verification{}, err
+	}
+	st, release, err := s.enter(op)
+	if err != nil {
+		return Verification{}, err
+	}
+	defer release()
+	st.mu.RLock()
+	head := st.head
+	st.mu.RUnlock()
+	v := verifyChain(s.store, head)
+	return v, nil
+}
+
+func verifyChain(store Store, head chainHead) Verification {
+	var v Verification
+	problem := func(format string, args ...any) {
+		if len(v.Problems) < 20 {
+			v.Problems = append(v.Problems, fmt.Sprintf(format, args...))
+		}
+	}
+	prev := ""
+	var seq uint64
+	err := store.View(func(tx Tx) error {
+		for seq = 1; seq <= head.Seq; seq++ {
+			raw, ok, err := tx.Get(bucketReceipts, receiptKey(seq))
+			if err != nil {
+				problem("receipt %d: unreadable (corrupt or tampered)", seq)
+				prev = ""
+				continue
+			}
+			if !ok {
+				problem("receipt %d: missing", seq)
+				prev = ""
+				continue
+			}
+			v.Count++
+			var r Receipt
+			if err := json.Unmarshal(raw, &r); err != nil {
+				problem("receipt %d: malformed", seq)
+				prev = ""
+				continue
+			}
+			if r.Seq != seq {
+				problem("receipt %d: holds sequence number %d", seq, r.Seq)
+			}
+			if seq > 1 && prev != "" && r.Prev != prev {
+				problem("receipt %d: does not link to its predecessor", seq)
+			}
+			if receiptHash(&r) != r.Hash {
+				problem("receipt %d: hash does not match its content", seq)
+			}
+			prev = r.Hash
+		}
+		// Nothing may follow the recorded head.
+		return tx.ForEach(bucketReceipts, func(k string, _ []byte) error {
+			if k > receiptKey(head.Seq) {
+				problem("receipt %s: beyond the recorded head", k)
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		problem("receipts: %v", err)
+	}
+	if head.Seq > 0 && prev != head.Hash {
+		problem("the chain does not end at the recorded head")
+	}
+	v.OK = len(v.Problems) == 0
+	return v
+}

@@ -1,0 +1,373 @@
+package custodian
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/phc-project/phc/internal/identity"
+	"github.com/phc-project/phc/internal/vault"
+	"github.com/phc-project/phc/schema"
+)
+
+// Vault holds the key hierarchy. Unlock fails with vault.ErrBadCredentials
+// for a wrong password or Secret Key, vault.ErrMalformedSecretKey for a
+// Secret Key not in the format, and vault.ErrAlreadyUnlocked. Lock zeroises
+// every key and is idempotent. The Store's cipher is normally the same vault,
+// so a locked vault makes the store unreadable.
+type Vault interface {
+	Unlock(password []byte, secretKey string) error
+	Lock()
+	Locked() bool
+}
+
+// Clock tells the time; tests pass a fake.
+type Clock interface{ Now() time.Time }
+
+type systemClock struct{}
+
+func (systemClock) Now() time.Time { return time.Now().UTC() }
+
+// Config wires a Service. Store, Vault and Schema are required.
+type Config struct {
+	Store  Store
+	Vault  Vault
+	Schema *schema.Validator
+	Logger *slog.Logger // nil: discard
+	Clock  Clock        // nil: the system clock
+
+	// IdleLock locks the vault after this long without an authenticated
+	// request: 0 means the default of 30 minutes, negative means never.
+	IdleLock time.Duration
+
+	// OnUnlock, if set, receives each new owner session token (the daemon
+	// writes it to DIR/session for the CLI). An error fails the unlock.
+	OnUnlock func(token string) error
+	// OnLock, if set, is called after every lock.
+	OnLock func()
+}
+
+const (
+	defaultIdleLock     = 30 * time.Minute
+	unlockFailureLimit  = 5
+	unlockFailureWindow = time.Minute
+	maxGroup            = 512
+)
+
+// Service is the custodian core. It is safe for concurrent use.
+type Service struct {
+	store  Store
+	vault  Vault
+	schema *schema.Validator
+	log    *slog.Logger
+	clock  Clock
+	idle   time.Duration
+	onUnlock func(string) error
+	onLock   func()
+
+	// life guards the lock state: every operation holds it shared while it
+	// runs (including its wait for the journal); Lock and Unlock hold it
+	// exclusively. st is nil while locked.
+	life     sync.RWMutex
+	st       *state
+	sessions map[[32]byte]struct{} // owner session token hashes, cleared on lock
+	closed   bool
+
+	unlockMu       sync.Mutex
+	unlockFailures []time.Time
+
+	lastActive atomic.Int64 // unix nanoseconds of the last authenticated request
+	unlocked   atomic.Bool  // mirrors st != nil for lock-free status
+
+	jobs chan *job
+	stop chan struct{}
+	wg   sync.WaitGroup
+}
+
+// New returns a Service over cfg. The vault starts as it is (normally
+// locked); call [Service.Unlock]. Close stops its goroutines.
+func New(cfg Config) (*Service, error) {
+	if cfg.Store == nil || cfg.Vault == nil || cfg.Schema == nil {
+		return nil, errors.New("custodian: Store, Vault and Schema are required")
+	}
+	s := &Service{
+		store:    cfg.Store,
+		vault:    cfg.Vault,
+		schema:   cfg.Schema,
+		log:      cfg.Logger,
+		clock:    cfg.Clock,
+		idle:     cfg.IdleLock,
+		onUnlock: cfg.OnUnlock,
+		onLock:   cfg.OnLock,
+		sessions: make(map[[32]byte]struct{}),
+		jobs:     make(chan *job, maxGroup),
+		stop:     make(chan struct{}),
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.clock == nil {
+		s.clock = systemClock{}
+	}
+	if s.idle == 0 {
+		s.idle = defaultIdleLock
+	}
+	s.wg.Add(1)
+	go s.journal()
+	if s.idle > 0 {
+		s.wg.Add(1)
+		go s.idleWatch()
+	}
+	return s, nil
+}
+
+// Close locks the vault and stops the Service's goroutines. It does not
+// close the Store.
+func (s *Service) Close() error {
+	s.life.Lock()
+	if s.closed {
+		s.life.Unlock()
+		return nil
+	}
+	s.closed = true
+	s.lockLocked()
+	s.life.Unlock()
+	close(s.stop)
+	s.wg.Wait()
+	return nil
+}
+
+// Status is what anyone may know about the custodian, plus the counts only
+// the owner may see.
+type Status struct {
+	Initialized bool     `json:"initialized"`
+	Locked      bool     `json:"locked"`
+	FieldCount  *int     `json:"field_count,omitempty"`
+	Categories  []string `json:"categories,omitempty"`
+	Revision    uint64   `json:"revision,omitempty"`
+}
+
+// Status reports whether the vault is locked. The counts are filled in only
+// for the owner's session of an unlocked vault.
+func (s *Service) Status(ctx context.Context, p Principal) Status {
+	st := Status{Initialized: true, Locked: !s.unlocked.Load()}
+	if !p.IsOwner() || st.Locked {
+		return st
+	}
+	s.life.RLock()
+	defer s.life.RUnlock()
+	if s.st == nil {
+		st.Locked = true
+		return st
+	}
+	s.st.mu.RLock()
+	defer s.st.mu.RUnlock()
+	n, cats := s.st.fieldStats()
+	st.FieldCount, st.Categories, st.Revision = &n, cats, s.st.revision
+	return st
+}
+
+// Unlock derives the keys, loads the vault and returns a new owner session
+// token. Failed attempts are limited to five a minute.
+func (s *Service) Unlock(ctx context.Context, password []byte, secretKey string) (string, error) {
+	const op = "unlock"
+	s.life.Lock()
+	defer s.life.Unlock()
+	if s.closed {
+		return "", fail(op, KindLocked, "")
+	}
+	if s.st != nil {
+		return "", fail(op, KindConflict, "the vault is already unlocked")
+	}
+	if wait := s.unlockBackoff(); wait > 0 {
+		return "", &Error{Op: op, Kind: KindRateLimited, RetryAfter: wait}
+	}
+	if err := s.vault.Unlock(password, secretKey); err != nil {
+		switch {
+		case errors.Is(err, vault.ErrBadCredentials), errors.Is(err, vault.ErrMalformedSecretKey):
+			s.noteUnlockFailure()
+			return "", &Error{Op: op, Kind: KindUnauthenticated, Public: "wrong password or Secret Key"}
+		case errors.Is(err, vault.ErrAlreadyUnlocked):
+			return "", fail(op, KindConflict, "the vault is already unlocked")
+		}
+		return "", wrap(op, KindInternal, err)
+	}
+	st, err := loadState(s.store)
+	if err != nil {
+		s.vault.Lock()
+		return "", wrap(op, KindInternal, err)
+	}
+	token, err := identity.NewToken(identity.OwnerPrefix)
+	if err != nil {
+		s.vault.Lock()
+		return "", wrap(op, KindInternal, err)
+	}
+	s.st = st
+	s.unlocked.Store(true)
+	s.sessions[identity.HashToken(token)] = struct{}{}
+	s.touch()
+	if err := s.commit(st, func(st *state, b *batch) error {
+		b.receipt(Receipt{Actor: "owner", Operation: "vault.unlock", Decision: "allow"})
+		return nil
+	}); err != nil {
+		s.lockLocked()
+		return "", err
+	}
+	if s.onUnlock != nil {
+		if err := s.onUnlock(token); err != nil {
+			s.lockLocked()
+			return "", wrap(op, KindInternal, err)
+		}
+	}
+	s.log.Info("vault unlocked", "revision", st.revision)
+	return token, nil
+}
+
+func (s *Service) unlockBackoff() time.Duration {
+	s.unlockMu.Lock()
+	defer s.unlockMu.Unlock()
+	now := s.clock.Now()
+	kept := s.unlockFailures[:0]
+	for _, t := range s.unlockFailures {
+		if now.Sub(t) < unlockFailureWindow {
+			kept = append(kept, t)
+		}
+	}
+	s.unlockFailures = kept
+	if len(kept) < unlockFailureLimit {
+		return 0
+	}
+	wait := unlockFailureWindow - now.Sub(kept[0])
+	if wait < time.Second {
+		wait = time.Second
+	}
+	return wait
+}
+
+func (s *Service) noteUnlockFailure() {
+	s.unlockMu.Lock()
+	s.unlockFailures = append(s.unlockFailures, s.clock.Now())
+	s.unlockMu.Unlock()
+}
+
+// Lock zeroises the keys, drops the in-memory view and ends every owner
+// session. Only the owner may lock over the API; the idle timer and a failed
+// commit lock too.
+func (s *Service) Lock(ctx context.Context, p Principal) error {
+	if !p.IsOwner() {
+		return fail("lock", KindSessionRequired, "")
+	}
+	s.life.Lock()
+	defer s.life.Unlock()
+	if s.st == nil {
+		return nil
+	}
+	_ = s.commit(s.st, func(st *state, b *batch) error {
+		b.receipt(Receipt{Actor: "owner", Operation: "vault.lock", Decision: "allow"})
+		return nil
+	})
+	s.lockLocked()
+	return nil
+}
+
+// lockLocked locks with s.life held exclusively.
+func (s *Service) lockLocked() {
+	wasOpen := s.st != nil
+	s.vault.Lock()
+	s.st = nil
+	s.unlocked.Store(false)
+	clear(s.sessions)
+	if wasOpen {
+		s.log.Info("vault locked")
+		if s.onLock != nil {
+			s.onLock()
+		}
+	}
+}
+
+// Locked reports whether the vault is locked.
+func (s *Service) Locked() bool { return !s.unlocked.Load() }
+
+func (s *Service) touch() { s.lastActive.Store(s.clock.Now().UnixNano()) }
+
+func (s *Service) idleWatch() {
+	defer s.wg.Done()
+	every := min(s.idle/10, 30*time.Second)
+	if every <= 0 {
+		every = time.Second
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+			if !s.unlocked.Load() {
+				continue
+			}
+			last := time.Unix(0, s.lastActive.Load())
+			if s.clock.Now().Sub(last) >= s.idle {
+				s.life.Lock()
+				if s.st != nil {
+					s.lockLocked()
+					s.log.Info("vault locked after idle", "idle", s.idle)
+				}
+				s.life.Unlock()
+			}
+		}
+	}
+}
+
+// Authenticate resolves a bearer credential: an owner session token (ctx_)
+// or a consumer's service token (ctxs_). Anything else, an expired or a
+// revoked token, is KindUnauthenticated; a locked vault is KindLocked.
+func (s *Service) Authenticate(ctx context.Context, bearer string) (Principal, error) {
+	const op = "authenticate"
+	s.life.RLock()
+	defer s.life.RUnlock()
+	if s.st == nil {
+		return Principal{}, fail(op, KindLocked, "")
+	}
+	switch {
+	case identity.LooksLikeToken(bearer, identity.OwnerPrefix):
+		if _, ok := s.sessions[identity.HashToken(bearer)]; ok {
+			s.touch()
+			return Principal{Kind: PrincipalOwner}, nil
+		}
+	case identity.LooksLikeToken(bearer, identity.ServicePrefix):
+		st := s.st
+		st.mu.RLock()
+		defer st.mu.RUnlock()
+		h := identity.HashToken(bearer)
+		if t, ok := st.tokens[h]; ok && t.RevokedAt == nil && s.clock.Now().Before(t.ExpiresAt) {
+			if c, ok := st.consumers[t.Consumer]; ok && c.Status == "approved" {
+				s.touch()
+				return Principal{Kind: PrincipalConsumer, Consumer: t.Consumer, token: t}, nil
+			}
+		}
+	}
+	return Principal{}, fail(op, KindUnauthenticated, "")
+}
+
+// enter starts an operation: it holds the lock state shared until release
+// is called and fails with KindLocked while locked.
+func (s *Service) enter(op string) (st *state, release func(), err error) {
+	s.life.RLock()
+	if s.st == nil {
+		s.life.RUnlock()
+		return nil, nil, fail(op, KindLocked, "")
+	}
+	return s.st, s.life.RUnlock, nil
+}
+
+// requireOwner fails with KindSessionRequired unless p is the owner.
+func requireOwner(op string, p Principal) error {
+	if !p.IsOwner() {
+		return fail(op, KindSessionRequired, "")
+	}
+	return nil
+}

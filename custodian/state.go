@@ -1,0 +1,206 @@
+package custodian
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// state is the in-memory view of the canonical store, loaded at unlock and
+// kept current by the journal. Objects reachable from it are never mutated
+// in place once published: a change replaces the pointer, so a reader that
+// copied a pointer under mu.RLock may keep using it.
+type state struct {
+	mu       sync.RWMutex
+	broken   bool // a commit failed; nothing may be served
+	revision uint64
+	head     chainHead
+
+	claims    map[string]*claimRecord // claim id → record
+	proposals map[string]*Proposal    // proposal id → proposal
+	personas  map[string]*Persona
+	grants    map[string]*Grant
+	consumers map[string]*Consumer      // by name
+	tokens    map[[32]byte]*ServiceToken // by token hash
+	tokenByID map[string]*ServiceToken
+}
+
+// claimMeta is the mutable part of a claim: its head version, status and
+// persona associations. Content lives in immutable versions.
+type claimMeta struct {
+	ID        string   `json:"id"`
+	Head      int      `json:"head"`
+	Status    string   `json:"status"`
+	Personas  []string `json:"personas"`
+	CreatedAt string   `json:"created_at,omitempty"`
+}
+
+type claimRecord struct {
+	meta     claimMeta
+	versions []*Claim // index i holds version i+1
+}
+
+// head returns the current version.
+func (r *claimRecord) head() *Claim { return r.versions[len(r.versions)-1] }
+
+// view returns a copy of version v (1-based) as it stands now: its status
+// derived from the record, personas from the associations.
+func (r *claimRecord) view(v int) Claim {
+	c := *r.versions[v-1]
+	c.Personas = append([]string{}, r.meta.Personas...)
+	switch {
+	case r.meta.Status != StatusActive:
+		c.Status = r.meta.Status
+	case v < r.meta.Head:
+		c.Status = StatusSuperseded
+	default:
+		c.Status = StatusActive
+	}
+	return c
+}
+
+func (r *claimRecord) inPersona(id string) bool {
+	for _, p := range r.meta.Personas {
+		if p == id {
+			return true
+		}
+	}
+	return false
+}
+
+func newState() *state {
+	return &state{
+		claims:    make(map[string]*claimRecord),
+		proposals: make(map[string]*Proposal),
+		personas:  make(map[string]*Persona),
+		grants:    make(map[string]*Grant),
+		consumers: make(map[string]*Consumer),
+		tokens:    make(map[[32]byte]*ServiceToken),
+		tokenByID: make(map[string]*ServiceToken),
+	}
+}
+
+// loadState reads the whole canonical store (receipts aside) into memory.
+func loadState(store Store) (*state, error) {
+	st := newState()
+	err := store.View(func(tx Tx) error {
+		if raw, ok, err := tx.Get(bucketMeta, metaRevision); err != nil {
+			return err
+		} else if ok {
+			if err := json.Unmarshal(raw, &st.revision); err != nil {
+				return fmt.Errorf("meta revision: %w", err)
+			}
+		}
+		if raw, ok, err := tx.Get(bucketMeta, metaHead); err != nil {
+			return err
+		} else if ok {
+			if err := json.Unmarshal(raw, &st.head); err != nil {
+				return fmt.Errorf("meta receipt head: %w", err)
+			}
+		}
+		if err := tx.ForEach(bucketClaimMeta, func(k string, v []byte) error {
+			r := &claimRecord{}
+			if err := json.Unmarshal(v, &r.meta); err != nil {
+				return fmt.Errorf("claim meta %s: %w", k, err)
+			}
+			st.claims[k] = r
+			return nil
+		}); err != nil {
+			return err
+		}
+		if err := tx.ForEach(bucketClaims, func(k string, v []byte) error {
+			c := &Claim{}
+			if err := json.Unmarshal(v, c); err != nil {
+				return fmt.Errorf("claim %s: %w", k, err)
+			}
+			r, ok := st.claims[c.ID]
+			if !ok || c.Version != len(r.versions)+1 || k != versionKey(c.ID, c.Version) {
+				return fmt.Errorf("claim %s: out of sequence", k)
+			}
+			r.versions = append(r.versions, c)
+			return nil
+		}); err != nil {
+			return err
+		}
+		for id, r := range st.claims {
+			if len(r.versions) == 0 || len(r.versions) != r.meta.Head {
+				return fmt.Errorf("claim %s: head %d but %d versions", id, r.meta.Head, len(r.versions))
+			}
+		}
+		if err := loadEach(tx, bucketProposals, func(p *Proposal) { st.proposals[p.ID] = p }); err != nil {
+			return err
+		}
+		if err := loadEach(tx, bucketPersonas, func(p *Persona) { st.personas[p.ID] = p }); err != nil {
+			return err
+		}
+		if err := loadEach(tx, bucketGrants, func(g *Grant) { st.grants[g.ID] = g }); err != nil {
+			return err
+		}
+		if err := loadEach(tx, bucketConsumers, func(c *Consumer) { st.consumers[c.Name] = c }); err != nil {
+			return err
+		}
+		return loadEach(tx, bucketTokens, func(t *ServiceToken) {
+			var h [32]byte
+			copy(h[:], t.Hash)
+			st.tokens[h] = t
+			st.tokenByID[t.ID] = t
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("load: %w", err)
+	}
+	return st, nil
+}
+
+func loadEach[T any](tx Tx, bucket string, add func(*T)) error {
+	return tx.ForEach(bucket, func(k string, v []byte) error {
+		x := new(T)
+		if err := json.Unmarshal(v, x); err != nil {
+			return fmt.Errorf("%s %s: %w", bucket, k, err)
+		}
+		add(x)
+		return nil
+	})
+}
+
+func versionKey(id string, v int) string { return fmt.Sprintf("%s@%08d", id, v) }
+func versionRef(id string, v int) string { return fmt.Sprintf("%s@%d", id, v) }
+
+// fieldStats counts active claims and their categories (first key segment).
+func (st *state) fieldStats() (int, []string) {
+	n := 0
+	cats := map[string]bool{}
+	for _, r := range st.claims {
+		if r.meta.Status == StatusActive {
+			n++
+			cat, _, _ := strings.Cut(r.head().Key, ".")
+			cats[cat] = true
+		}
+	}
+	out := make([]string, 0, len(cats))
+	for c := range cats {
+		out = append(out, c)
+	}
+	sort.Strings(out)
+	return n, out
+}
+
+// activeClaims returns the active claim records sorted by key, then id.
+func (st *state) activeClaims() []*claimRecord {
+	out := make([]*claimRecord, 0, len(st.claims))
+	for _, r := range st.claims {
+		if r.meta.Status == StatusActive {
+			out = append(out, r)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i].head(), out[j].head()
+		if a.Key != b.Key {
+			return a.Key < b.Key
+		}
+		return a.ID < b.ID
+	})
+	return out
+}

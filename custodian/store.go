@@ -1,0 +1,49 @@
+package custodian
+
+// Store is the canonical, durable record store the core persists to. The
+// core never sees a transaction outside the closures below, and values
+// handed to and returned by a Store are plaintext: an implementation that
+// encrypts (internal/store's bbolt store) does so below this interface.
+//
+// Keys and bucket names are opaque identifiers chosen by the core; they never
+// contain a claim's value or a person's name, because an encrypting
+// implementation may keep them in plaintext.
+type Store interface {
+	// View runs fn in a read-only transaction with a consistent snapshot.
+	// fn's error is returned unchanged.
+	View(fn func(Tx) error) error
+
+	// Update runs fn in a read-write transaction. When fn returns nil the
+	// transaction commits and Update returns only after the commit is
+	// durable (fsync'ed); when fn returns an error nothing fn wrote is
+	// kept and that error is returned unchanged. Update calls may be
+	// serialised by the implementation.
+	Update(fn func(Tx) error) error
+
+	// Close releases the store. Calls after Close fail.
+	Close() error
+}
+
+// Tx is one transaction of a Store. A Tx must not be used after its closure
+// returns, nor from more than one goroutine.
+type Tx interface {
+	// Get returns a copy of the value stored under key in bucket. ok is
+	// false, with a nil error, when the bucket or the key does not exist.
+	// The returned slice belongs to the caller.
+	Get(bucket, key string) (value []byte, ok bool, err error)
+
+	// Put stores value under key in bucket, creating the bucket if needed.
+	// The store does not retain value after Put returns. Empty bucket or
+	// key names are refused with an error.
+	Put(bucket, key string, value []byte) error
+
+	// Delete removes key from bucket. Deleting a missing key or a key of a
+	// missing bucket is not an error.
+	Delete(bucket, key string) error
+
+	// ForEach calls fn for every key of bucket in ascending byte order of
+	// the key. A missing bucket has no keys. The value passed to fn belongs
+	// to fn. If fn returns an error, iteration stops and ForEach returns it
+	// unchanged. fn must not modify the bucket.
+	ForEach(bucket string, fn func(key string, value []byte) error) error
+}

@@ -1,0 +1,179 @@
+// Package cli implements the phc command: the daemon (serve), the offline
+// verb init, and the client verbs that talk to a running daemon over its
+// HTTP API with the owner session token in DIR/session.
+//
+// Each verb lives in its own file. [Run] is the only place that maps an
+// error to an exit code.
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+)
+
+// Env is what a command sees of its process: arguments aside, everything it
+// reads from or writes to the outside, so tests can run verbs in-process.
+type Env struct {
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+	Getenv func(string) string
+	// IsTerminal reports whether Stdin is an interactive terminal.
+	IsTerminal func() bool
+	// ReadPassword reads a password from the terminal without echo.
+	ReadPassword func(prompt string) ([]byte, error)
+}
+
+// command is one verb.
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, env *Env, args []string) error
+}
+
+func commands() []command {
+	return []command{
+		{"init", "create a vault in the data dir", runInit},
+		{"serve", "run the custodian daemon", runServe},
+		{"unlock", "unlock the daemon's vault", runUnlock},
+		{"lock", "lock the daemon's vault", runLock},
+		{"status", "show whether the vault is locked", runStatus},
+		{"consumer", "register and list consumers (add, list)", runConsumer},
+		{"token", "obtain a service token for a consumer", runToken},
+		{"persona", "create and list personas (add, list)", runPersona},
+		{"review", "the review queue (list, confirm, reject)", runReview},
+		{"claims", "list, show, correct and delete claims", runClaims},
+		{"grant", "grant a recipient access (or: grant list)", runGrant},
+		{"revoke", "revoke a grant", runRevoke},
+		{"receipts", "list receipts or verify their chain", runReceipts},
+	}
+}
+
+// exitError carries an exit code.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+// usageError marks a mistake in the command line (exit code 2).
+func usageError(format string, args ...any) error {
+	return &exitError{code: 2, err: fmt.Errorf(format, args...)}
+}
+
+// Main runs phc with the process's own environment.
+func Main(args []string) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return Run(ctx, osEnv(), args)
+}
+
+// Run runs one phc command and returns its exit code: 0 on success, 2 for a
+// usage error, 1 for anything else.
+func Run(ctx context.Context, env *Env, args []string) int {
+	err := dispatch(ctx, env, args)
+	if err == nil {
+		return 0
+	}
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	fmt.Fprintf(env.Stderr, "phc: %s\n", printable(err.Error()))
+	if e, ok := errors.AsType[*exitError](err); ok {
+		return e.code
+	}
+	return 1
+}
+
+func dispatch(ctx context.Context, env *Env, args []string) error {
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		usage(env.Stdout)
+		if len(args) == 0 {
+			return usageError("no command given")
+		}
+		return nil
+	}
+	for _, c := range commands() {
+		if c.name == args[0] {
+			return c.run(ctx, env, args[1:])
+		}
+	}
+	return usageError("unknown command %q (see phc help)", args[0])
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "usage: phc <command> [flags]")
+	fmt.Fprintln(w)
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Every command takes --data DIR (default $PHC_HOME or ~/.phc).")
+	fmt.Fprintln(w, "Client commands take --addr HOST:PORT (default: the daemon's DIR/addr, else 127.0.0.1:7200).")
+}
+
+// common holds the flags every command shares.
+type common struct {
+	data string
+	addr string
+}
+
+// newFlags returns a flag set with the common flags registered.
+func newFlags(env *Env, name string, c *common) *flag.FlagSet {
+	fs := flag.NewFlagSet("phc "+name, flag.ContinueOnError)
+	fs.SetOutput(env.Stderr)
+	fs.StringVar(&c.data, "data", defaultDataDir(env), "data directory")
+	fs.StringVar(&c.addr, "addr", "", "daemon address (host:port)")
+	return fs
+}
+
+// parse parses args; a flag error is a usage error.
+func parse(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return &exitError{code: 2, err: err}
+	}
+	return nil
+}
+
+func defaultDataDir(env *Env) string {
+	if d := env.Getenv("PHC_HOME"); d != "" {
+		return d
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return ".phc"
+	}
+	return filepath.Join(home, ".phc")
+}
+
+// printable shows untrusted text literally: control and other
+// non-printable characters are escaped, never interpreted by the terminal.
+func printable(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == 0xfffd || (r >= 0x2028 && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069):
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}

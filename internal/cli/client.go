@@ -1,0 +1,119 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// client talks to a running daemon over its HTTP API.
+type client struct {
+	base  string
+	token string
+	http  *http.Client
+}
+
+// newClient finds the daemon (--addr, else PHC_ADDR, else DIR/addr, else
+// the default) and, when session is set, reads the owner session token from
+// DIR/session.
+func newClient(env *Env, c common, session bool) (*client, error) {
+	addr := c.addr
+	if addr == "" {
+		addr = env.Getenv("PHC_ADDR")
+	}
+	if addr == "" {
+		if raw, err := os.ReadFile(filepath.Join(c.data, addrFile)); err == nil {
+			addr = strings.TrimSpace(string(raw))
+		}
+	}
+	if addr == "" {
+		addr = defaultAddr
+	}
+	if err := checkLoopback(addr); err != nil {
+		return nil, err
+	}
+	cl := &client{base: "http://" + addr, http: &http.Client{Timeout: 60 * time.Second}}
+	if session {
+		raw, err := os.ReadFile(filepath.Join(c.data, sessionFile))
+		if err != nil {
+			return nil, fmt.Errorf("no owner session in %s (is the daemon running and unlocked? try phc unlock)", c.data)
+		}
+		cl.token = strings.TrimSpace(string(raw))
+	}
+	return cl, nil
+}
+
+// apiError is an error answer of the daemon.
+type apiError struct {
+	Status     int               `json:"-"`
+	Message    string            `json:"error"`
+	Constraint string            `json:"constraint"`
+	Violations []json.RawMessage `json:"violations,omitempty"`
+}
+
+func (e *apiError) Error() string {
+	msg := fmt.Sprintf("%s (%d %s)", e.Message, e.Status, e.Constraint)
+	for _, v := range e.Violations {
+		msg += "\n  " + string(v)
+	}
+	return msg
+}
+
+// do sends a request with an optional JSON body and decodes a JSON answer
+// into out (if not nil).
+func (cl *client) do(ctx context.Context, method, path string, body, out any) error {
+	var rd io.Reader
+	if body != nil {
+		raw, err := json.Marshal(body)
+		if err != nil {
+			return err
+		}
+		rd = bytes.NewReader(raw)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, cl.base+path, rd)
+	if err != nil {
+		return err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if cl.token != "" {
+		req.Header.Set("Authorization", "Bearer "+cl.token)
+	}
+	resp, err := cl.http.Do(req)
+	if err != nil {
+		return fmt.Errorf("cannot reach the daemon at %s (is phc serve running?): %w", cl.base, err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode >= 300 {
+		e := &apiError{Status: resp.StatusCode}
+		if json.Unmarshal(raw, e) != nil || e.Constraint == "" {
+			e.Message, e.Constraint = http.StatusText(resp.StatusCode), "unknown"
+		}
+		return e
+	}
+	if out != nil {
+		if err := json.Unmarshal(raw, out); err != nil {
+			return fmt.Errorf("malformed answer from the daemon: %w", err)
+		}
+	}
+	return nil
+}
+
+// printJSON writes v indented.
+func printJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}

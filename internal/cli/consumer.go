@@ -1,0 +1,170 @@
+package cli
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"fmt"
+)
+
+func runConsumer(ctx context.Context, env *Env, args []string) error {
+	if len(args) == 0 {
+		return usageError("usage: phc consumer add NAME [--secret S] | phc consumer list")
+	}
+	var c common
+	switch args[0] {
+	case "add":
+		fs := newFlags(env, "consumer add", &c)
+		secret := fs.String("secret", "", "the consumer's secret (default: $PHC_CONSUMER_SECRET, else a new random one, printed once)")
+		name, rest := firstArg(args[1:])
+		if err := parse(fs, rest); err != nil {
+			return err
+		}
+		if name == "" {
+			name = fs.Arg(0)
+		}
+		if name == "" {
+			return usageError("usage: phc consumer add NAME [--secret S]")
+		}
+		generated := false
+		if *secret == "" {
+			*secret = env.Getenv("PHC_CONSUMER_SECRET")
+		}
+		if *secret == "" {
+			b := make([]byte, 24)
+			rand.Read(b)
+			*secret, generated = base64.RawURLEncoding.EncodeToString(b), true
+		}
+		cl, err := newClient(env, c, true)
+		if err != nil {
+			return err
+		}
+		var out struct {
+			Name   string `json:"name"`
+			Status string `json:"status"`
+		}
+		if err := cl.do(ctx, "POST", "/phc/v1/consumers", map[string]string{"name": name, "secret": *secret}, &out); err != nil {
+			return err
+		}
+		fmt.Fprintf(env.Stdout, "consumer %s: %s\n", printable(out.Name), out.Status)
+		if generated {
+			fmt.Fprintf(env.Stdout, "secret (shown once): %s\n", *secret)
+		}
+		return nil
+	case "list":
+		fs := newFlags(env, "consumer list", &c)
+		if err := parse(fs, args[1:]); err != nil {
+			return err
+		}
+		cl, err := newClient(env, c, true)
+		if err != nil {
+			return err
+		}
+		var out struct {
+			Consumers []struct {
+				Name   string `json:"name"`
+				Status string `json:"status"`
+			} `json:"consumers"`
+		}
+		if err := cl.do(ctx, "GET", "/phc/v1/consumers", nil, &out); err != nil {
+			return err
+		}
+		for _, con := range out.Consumers {
+			fmt.Fprintf(env.Stdout, "%-24s %s\n", printable(con.Name), con.Status)
+		}
+		return nil
+	}
+	return usageError("unknown consumer command %q", args[0])
+}
+
+// firstArg splits a leading positional argument from flags that follow it,
+// so both "add NAME --flag" and "add --flag NAME" work.
+func firstArg(args []string) (string, []string) {
+	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
+		return args[0], args[1:]
+	}
+	return "", args
+}
+
+func runToken(ctx context.Context, env *Env, args []string) error {
+	var c common
+	fs := newFlags(env, "token", &c)
+	consumer := fs.String("consumer", "", "consumer name")
+	secret := fs.String("secret", "", "consumer secret (default: $PHC_CONSUMER_SECRET)")
+	scope := fs.String("scope", "*", "comma-separated key patterns, e.g. identity.*,learning.*")
+	mode := fs.String("mode", "read", "read, write or read-write")
+	ttl := fs.String("ttl", "1h", "lifetime, e.g. 30m, 24h")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if *secret == "" {
+		*secret = env.Getenv("PHC_CONSUMER_SECRET")
+	}
+	if *consumer == "" || *secret == "" {
+		return usageError("usage: phc token --consumer NAME --secret S [--scope P] [--mode M] [--ttl D]")
+	}
+	cl, err := newClient(env, c, false)
+	if err != nil {
+		return err
+	}
+	var out struct {
+		Token     string `json:"token"`
+		ExpiresAt string `json:"expires_at"`
+	}
+	req := map[string]string{"consumer": *consumer, "secret": *secret, "scope": *scope, "mode": *mode, "ttl": *ttl}
+	if err := cl.do(ctx, "POST", "/context/tokens/service", req, &out); err != nil {
+		return err
+	}
+	fmt.Fprintln(env.Stdout, out.Token)
+	fmt.Fprintf(env.Stderr, "expires at %s\n", out.ExpiresAt)
+	return nil
+}
+
+func runPersona(ctx context.Context, env *Env, args []string) error {
+	if len(args) == 0 {
+		return usageError("usage: phc persona add ID NAME | phc persona list")
+	}
+	var c common
+	switch args[0] {
+	case "add":
+		fs := newFlags(env, "persona add", &c)
+		if err := parse(fs, args[1:]); err != nil {
+			return err
+		}
+		if fs.NArg() != 2 {
+			return usageError("usage: phc persona add ID NAME")
+		}
+		cl, err := newClient(env, c, true)
+		if err != nil {
+			return err
+		}
+		if err := cl.do(ctx, "POST", "/phc/v1/personas", map[string]string{"id": fs.Arg(0), "name": fs.Arg(1)}, nil); err != nil {
+			return err
+		}
+		fmt.Fprintf(env.Stdout, "persona %s created\n", printable(fs.Arg(0)))
+		return nil
+	case "list":
+		fs := newFlags(env, "persona list", &c)
+		if err := parse(fs, args[1:]); err != nil {
+			return err
+		}
+		cl, err := newClient(env, c, true)
+		if err != nil {
+			return err
+		}
+		var out struct {
+			Personas []struct {
+				ID   string `json:"id"`
+				Name string `json:"name"`
+			} `json:"personas"`
+		}
+		if err := cl.do(ctx, "GET", "/phc/v1/personas", nil, &out); err != nil {
+			return err
+		}
+		for _, p := range out.Personas {
+			fmt.Fprintf(env.Stdout, "%-20s %s\n", printable(p.ID), printable(p.Name))
+		}
+		return nil
+	}
+	return usageError("unknown persona command %q", args[0])
+}

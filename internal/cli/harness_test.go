@@ -1,0 +1,158 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+const testPassword = "correct horse battery staple"
+
+// testEnv is an Env with PHC_PASSWORD set and no terminal.
+func testEnv(t *testing.T, vars map[string]string) (*Env, *bytes.Buffer, *bytes.Buffer) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	if vars == nil {
+		vars = map[string]string{"PHC_PASSWORD": testPassword}
+	}
+	return &Env{
+		Stdin:      strings.NewReader(""),
+		Stdout:     &out,
+		Stderr:     &errb,
+		Getenv:     func(k string) string { return vars[k] },
+		IsTerminal: func() bool { return false },
+	}, &out, &errb
+}
+
+// harness runs a real daemon (bbolt file, vault, loopback socket) in a
+// temporary data dir.
+type harness struct {
+	t     *testing.T
+	dir   string
+	d     *daemon
+	base  string
+	owner string
+	http  *http.Client
+}
+
+func startHarness(t *testing.T, dir string) *harness {
+	t.Helper()
+	if dir == "" {
+		dir = filepath.Join(t.TempDir(), "phc")
+	}
+	env, _, _ := testEnv(t, nil)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	d, err := startDaemon(context.Background(), env, log, dir, "127.0.0.1:0", 0)
+	if err != nil {
+		t.Fatalf("startDaemon: %v", err)
+	}
+	h := &harness{t: t, dir: dir, d: d, base: "http://" + d.addr, http: &http.Client{Timeout: 30 * time.Second}}
+	t.Cleanup(func() { h.stop() })
+	raw, err := os.ReadFile(filepath.Join(dir, sessionFile))
+	if err != nil {
+		t.Fatalf("session file: %v", err)
+	}
+	h.owner = strings.TrimSpace(string(raw))
+	return h
+}
+
+func (h *harness) stop() {
+	if h.d != nil {
+		if err := h.d.close(); err != nil {
+			h.t.Errorf("daemon close: %v", err)
+		}
+		h.d = nil
+	}
+}
+
+// do sends a request and returns the status and body. body may be nil, a
+// []byte sent as is, or a value encoded as JSON.
+func (h *harness) do(method, path, token string, body any) (int, []byte) {
+	h.t.Helper()
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case []byte:
+		rd = bytes.NewReader(b)
+	case string:
+		rd = strings.NewReader(b)
+	default:
+		raw, err := json.Marshal(b)
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		rd = bytes.NewReader(raw)
+	}
+	req, err := http.NewRequest(method, h.base+path, rd)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := h.http.Do(req)
+	if err != nil {
+		h.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return resp.StatusCode, raw
+}
+
+// must sends a request that must answer want, and decodes the body into out.
+func (h *harness) must(want int, method, path, token string, body, out any) []byte {
+	h.t.Helper()
+	status, raw := h.do(method, path, token, body)
+	if status != want {
+		h.t.Fatalf("%s %s = %d %s; want %d", method, path, status, raw, want)
+	}
+	if out != nil {
+		if err := json.Unmarshal(raw, out); err != nil {
+			h.t.Fatalf("%s %s: decode %s: %v", method, path, raw, err)
+		}
+	}
+	return raw
+}
+
+// constraint asserts the status and constraint code of an error answer.
+func (h *harness) constraint(wantStatus int, wantConstraint, method, path, token string, body any) []byte {
+	h.t.Helper()
+	status, raw := h.do(method, path, token, body)
+	var e struct {
+		Constraint string `json:"constraint"`
+	}
+	_ = json.Unmarshal(raw, &e)
+	if status != wantStatus || e.Constraint != wantConstraint {
+		h.t.Fatalf("%s %s = %d %s; want %d %s", method, path, status, raw, wantStatus, wantConstraint)
+	}
+	return raw
+}
+
+// consumer registers a consumer and returns a service token for it.
+func (h *harness) consumer(name, scope, mode string) string {
+	h.t.Helper()
+	secret := "secret-of-" + name + "-0123456789"
+	h.must(201, "POST", "/phc/v1/consumers", h.owner, map[string]string{"name": name, "secret": secret}, nil)
+	return h.token(name, secret, scope, mode)
+}
+
+func (h *harness) token(name, secret, scope, mode string) string {
+	h.t.Helper()
+	var tok struct {
+		Token string `json:"token"`
+	}
+	h.must(201, "POST", "/context/tokens/service", "",
+		map[string]any{"consumer": name, "secret": secret, "scope": scope, "ttl": 3600, "mode": mode}, &tok)
+	return tok.Token
+}

@@ -1,0 +1,57 @@
+package cli
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+
+	"golang.org/x/term"
+)
+
+func osEnv() *Env {
+	return &Env{
+		Stdin:      os.Stdin,
+		Stdout:     os.Stdout,
+		Stderr:     os.Stderr,
+		Getenv:     os.Getenv,
+		IsTerminal: func() bool { return term.IsTerminal(int(os.Stdin.Fd())) },
+		ReadPassword: func(prompt string) ([]byte, error) {
+			fmt.Fprint(os.Stderr, prompt)
+			pw, err := term.ReadPassword(int(os.Stdin.Fd()))
+			fmt.Fprintln(os.Stderr)
+			return pw, err
+		},
+	}
+}
+
+var errNoPassword = errors.New("no password: set PHC_PASSWORD or run from a terminal")
+
+// password returns the owner's password from PHC_PASSWORD or, failing that,
+// a terminal prompt (twice, when confirm is set). ok is false when neither
+// is available.
+func password(env *Env, confirm bool) ([]byte, error) {
+	if pw := env.Getenv("PHC_PASSWORD"); pw != "" {
+		return []byte(pw), nil
+	}
+	if env.IsTerminal == nil || !env.IsTerminal() {
+		return nil, errNoPassword
+	}
+	pw, err := env.ReadPassword("Password: ")
+	if err != nil {
+		return nil, fmt.Errorf("read password: %w", err)
+	}
+	if len(pw) == 0 {
+		return nil, errors.New("empty password")
+	}
+	if confirm {
+		again, err := env.ReadPassword("Password again: ")
+		if err != nil {
+			return nil, fmt.Errorf("read password: %w", err)
+		}
+		if !bytes.Equal(pw, again) {
+			return nil, errors.New("the passwords differ")
+		}
+	}
+	return pw, nil
+}

@@ -1,0 +1,100 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/phc-project/phc/internal/vault"
+)
+
+func runUnlock(ctx context.Context, env *Env, args []string) error {
+	var c common
+	fs := newFlags(env, "unlock", &c)
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	cl, err := newClient(env, c, false)
+	if err != nil {
+		return err
+	}
+	sk, err := vault.ReadSecretKeyFile(c.data)
+	if err != nil {
+		return fmt.Errorf("read the Secret Key from %s: %w", c.data, err)
+	}
+	pw, err := password(env, false)
+	if err != nil {
+		return err
+	}
+	var out struct {
+		Token string `json:"token"`
+	}
+	err = cl.do(ctx, "POST", "/context/unlock", map[string]string{"password": string(pw), "secret_key": sk}, &out)
+	if e, ok := errors.AsType[*apiError](err); ok && e.Constraint == "conflict" {
+		fmt.Fprintln(env.Stdout, "already unlocked")
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(env.Stdout, "unlocked")
+	return nil
+}
+
+func runLock(ctx context.Context, env *Env, args []string) error {
+	var c common
+	fs := newFlags(env, "lock", &c)
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	cl, err := newClient(env, c, true)
+	if err != nil {
+		return err
+	}
+	if err := cl.do(ctx, "POST", "/context/lock", nil, nil); err != nil {
+		return err
+	}
+	fmt.Fprintln(env.Stdout, "locked")
+	return nil
+}
+
+func runStatus(ctx context.Context, env *Env, args []string) error {
+	var c common
+	fs := newFlags(env, "status", &c)
+	asJSON := fs.Bool("json", false, "print JSON")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	cl, err := newClient(env, c, false)
+	if err != nil {
+		return err
+	}
+	if s, err := newClient(env, c, true); err == nil {
+		cl.token = s.token
+	}
+	var st struct {
+		Initialized bool     `json:"initialized"`
+		Locked      bool     `json:"locked"`
+		FieldCount  *int     `json:"field_count,omitempty"`
+		Categories  []string `json:"categories,omitempty"`
+		Revision    uint64   `json:"revision,omitempty"`
+	}
+	if err := cl.do(ctx, "GET", "/context/status", nil, &st); err != nil {
+		return err
+	}
+	if *asJSON {
+		return printJSON(env.Stdout, st)
+	}
+	state := "unlocked"
+	if st.Locked {
+		state = "locked"
+	}
+	fmt.Fprintf(env.Stdout, "vault: %s\n", state)
+	if st.FieldCount != nil {
+		fmt.Fprintf(env.Stdout, "fields: %d\nrevision: %d\n", *st.FieldCount, st.Revision)
+		for _, cat := range st.Categories {
+			fmt.Fprintf(env.Stdout, "  %s\n", printable(cat))
+		}
+	}
+	return nil
+}

@@ -1,0 +1,305 @@
+package httpapi
+
+import (
+	"net/http"
+
+	"github.com/phc-project/phc/custodian"
+)
+
+func (s *Server) status(w http.ResponseWriter, r *http.Request, _ custodian.Principal) error {
+	var p custodian.Principal
+	if bearer, ok := bearerToken(r); ok {
+		// Counts are for the owner's session only; any other credential,
+		// valid or not, sees what an anonymous caller sees.
+		if pp, err := s.svc.Authenticate(r.Context(), bearer); err == nil {
+			p = pp
+		}
+	}
+	writeJSON(w, http.StatusOK, s.svc.Status(r.Context(), p))
+	return nil
+}
+
+type unlockRequest struct {
+	Password  string `json:"password"`
+	SecretKey string `json:"secret_key"`
+}
+
+func (s *Server) unlock(w http.ResponseWriter, r *http.Request, _ custodian.Principal) error {
+	raw, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	var in unlockRequest
+	if err := custodian.DecodeBody("unlock", raw, &in); err != nil {
+		return err
+	}
+	token, err := s.svc.Unlock(r.Context(), []byte(in.Password), in.SecretKey)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"token": token})
+	return nil
+}
+
+func (s *Server) lock(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
+	if err := s.svc.Lock(r.Context(), p); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]bool{"locked": true})
+	return nil
+}
+
+func (s *Server) mintToken(w http.ResponseWriter, r *http.Request, _ custodian.Principal) error {
+	raw, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	out, err := s.svc.MintServiceToken(r.Context(), raw)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, out)
+	return nil
+}
+
+func (s *Server) addConsumer(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
+	raw, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	out, err := s.svc.AddConsumer(r.Context(), p, raw)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, out)
+	return nil
+}
+
+func (s *Server) listConsumers(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
+	out, err := s.svc.ListConsumers(r.Context(), p)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"consumers": out})
+	return nil
+}
+
+func (s *Server) createPersona(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
+	raw, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	out, rev, err := s.svc.CreatePersona(r.Context(), p, raw)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, map[string]any{"persona": out, "revision": rev})
+	return nil
+}
+
+func (s *Server) listPersonas(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
+	out, err := s.svc.ListPersonas(r.Context(), p)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"personas": out})
+	return nil
+}
+
+func (s *Server) createGrant(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
+	raw, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	out, err := s.svc.CreateGrant(r.Context(), p, raw)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, out)
+	return nil
+}
+
+func (s *Server) listGrants(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
+	out, err := s.svc.ListGrants(r.Context(), p)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"grants": out})
+	return nil
+}
+
+func (s *Server) revokeGrant(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
+	rev, err := s.svc.RevokeGrant(r.Context(), p, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]uint64{"revision": rev})
+	return nil
+}
+
+func (s *Server) propose(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
+	raw, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	out, err := s.svc.Propose(r.Context(), p, raw)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, out)
+	return nil
+}
+
+func (s *Server) review(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
+	out, err := s.svc.Review(r.Context(), p)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"proposals": out})
+	return nil
+}
+
+func (s *Server) confirm(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
+	raw, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	out, err := s.svc.Confirm(r.Context(), p, r.PathValue("id"), raw)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func (s *Server) reject(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
+	raw, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	rev, err := s.svc.Reject(r.Context(), p, r.PathValue("id"), raw)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"status": custodian.StatusRejected, "revision": rev})
+	return nil
+}
+
+func (s *Server) listClaims(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
+	key, err := query(r, "key")
+	if err != nil {
+		return err
+	}
+	persona, err := query(r, "persona")
+	if err != nil {
+		return err
+	}
+	out, err := s.svc.ListClaims(r.Context(), p, key, persona)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func (s *Server) getClaim(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
+	purpose, err := query(r, "purpose")
+	if err != nil {
+		return err
+	}
+	out, err := s.svc.GetClaim(r.Context(), p, r.PathValue("id"), purpose)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func (s *Server) versions(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
+	out, err := s.svc.Versions(r.Context(), p, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func (s *Server) correct(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
+	raw, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	out, err := s.svc.Correct(r.Context(), p, r.PathValue("id"), raw)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func (s *Server) deleteClaim(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
+	rev, err := s.svc.DeleteClaim(r.Context(), p, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"status": custodian.StatusDeleted, "revision": rev})
+	return nil
+}
+
+func (s *Server) setPersonas(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
+	raw, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	out, err := s.svc.SetPersonas(r.Context(), p, r.PathValue("id"), raw)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func (s *Server) context(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
+	var q custodian.ContextQuery
+	var err error
+	if q.Purpose, err = query(r, "purpose"); err != nil {
+		return err
+	}
+	if q.Persona, err = query(r, "persona"); err != nil {
+		return err
+	}
+	if q.MinRevision, err = queryUint(r, "min_revision"); err != nil {
+		return err
+	}
+	out, err := s.svc.Context(r.Context(), p, q)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func (s *Server) receipts(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
+	limit, err := queryUint(r, "limit")
+	if err != nil {
+		return err
+	}
+	if limit > 1000 {
+		limit = 1001 // the core refuses it
+	}
+	out, err := s.svc.Receipts(r.Context(), p, int(limit))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"receipts": out})
+	return nil
+}
+
+func (s *Server) verifyReceipts(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
+	out, err := s.svc.VerifyReceipts(r.Context(), p)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}

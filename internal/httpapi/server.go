@@ -1,0 +1,282 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"path"
+	"strconv"
+	"strings"
+
+	"github.com/phc-project/phc/custodian"
+)
+
+// MaxBody bounds every request body.
+const MaxBody = 1 << 20
+
+// access is the credential a route needs before the core is called; the
+// core enforces the rules again with the resolved principal.
+type access uint8
+
+const (
+	public   access = iota // no credential (status, unlock, token minting)
+	owner                  // the owner's session token
+	anyToken               // any valid token; the core decides what it may do
+)
+
+// handler serves one route with the resolved principal and returns an error
+// instead of writing one.
+type handler func(w http.ResponseWriter, r *http.Request, p custodian.Principal) error
+
+type route struct {
+	pattern string
+	access  access
+	h       handler
+}
+
+// Server is the HTTP face of a custodian.Service. It implements
+// http.Handler.
+type Server struct {
+	svc *custodian.Service
+	log *slog.Logger
+	mux *http.ServeMux
+}
+
+// New returns a Server for svc. log receives error details; nil discards.
+func New(svc *custodian.Service, log *slog.Logger) *Server {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{svc: svc, log: log, mux: http.NewServeMux()}
+	for _, rt := range s.routes() {
+		s.mux.Handle(rt.pattern, s.wrap(rt))
+	}
+	s.mux.Handle("/", s.wrap(route{access: public, h: func(http.ResponseWriter, *http.Request, custodian.Principal) error {
+		return &custodian.Error{Op: "route", Kind: custodian.KindNotFound}
+	}}))
+	return s
+}
+
+// routes is the route table: every route with the credential it needs.
+func (s *Server) routes() []route {
+	return []route{
+		{"GET /context/status", public, s.status},
+		{"POST /context/unlock", public, s.unlock},
+		{"POST /context/lock", owner, s.lock},
+		{"POST /context/tokens/service", public, s.mintToken},
+
+		{"POST /phc/v1/consumers", owner, s.addConsumer},
+		{"GET /phc/v1/consumers", owner, s.listConsumers},
+		{"POST /phc/v1/personas", owner, s.createPersona},
+		{"GET /phc/v1/personas", owner, s.listPersonas},
+		{"POST /phc/v1/grants", owner, s.createGrant},
+		{"GET /phc/v1/grants", owner, s.listGrants},
+		{"DELETE /phc/v1/grants/{id}", owner, s.revokeGrant},
+
+		{"POST /phc/v1/proposals", anyToken, s.propose},
+		{"GET /phc/v1/review", owner, s.review},
+		{"POST /phc/v1/proposals/{id}/confirm", owner, s.confirm},
+		{"POST /phc/v1/proposals/{id}/reject", owner, s.reject},
+
+		{"GET /phc/v1/claims", owner, s.listClaims},
+		{"GET /phc/v1/claims/{id}", anyToken, s.getClaim},
+		{"GET /phc/v1/claims/{id}/versions", owner, s.versions},
+		{"PUT /phc/v1/claims/{id}", owner, s.correct},
+		{"DELETE /phc/v1/claims/{id}", owner, s.deleteClaim},
+		{"POST /phc/v1/claims/{id}/personas", owner, s.setPersonas},
+
+		{"GET /phc/v1/context", anyToken, s.context},
+		{"GET /phc/v1/receipts", owner, s.receipts},
+		{"GET /phc/v1/receipts/verify", owner, s.verifyReceipts},
+	}
+}
+
+// ServeHTTP applies the local-API hygiene checks, then routes.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if err := checkRequest(r); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, MaxBody)
+	s.mux.ServeHTTP(w, r)
+}
+
+func badRequest(pub string) error {
+	return &custodian.Error{Op: "http", Kind: custodian.KindInvalid, Public: pub}
+}
+
+// checkRequest refuses requests that did not come from a local,
+// non-browser client: a Host that is not loopback (DNS rebinding), a
+// foreign Origin or a cross-site fetch, and unclean paths.
+func checkRequest(r *http.Request) error {
+	if !loopbackHost(r.Host) {
+		return badRequest("the Host header must name a loopback address")
+	}
+	if o := r.Header.Get("Origin"); o != "" {
+		u, err := url.Parse(o)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || !loopbackHost(u.Host) {
+			return badRequest("cross-origin requests are refused")
+		}
+	}
+	if site := r.Header.Get("Sec-Fetch-Site"); site == "cross-site" {
+		return badRequest("cross-site requests are refused")
+	}
+	p := r.URL.Path
+	if p == "" || p[0] != '/' || path.Clean(p) != p || strings.Contains(r.URL.RawPath, "%2F") || strings.Contains(r.URL.RawPath, "%2f") {
+		return badRequest("malformed path")
+	}
+	if _, err := url.ParseQuery(r.URL.RawQuery); err != nil {
+		return badRequest("malformed query")
+	}
+	return nil
+}
+
+func loopbackHost(hostport string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// wrap authenticates as the route requires, runs the handler and
+// translates its error.
+func (s *Server) wrap(rt route) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var p custodian.Principal
+		if rt.access != public {
+			bearer, ok := bearerToken(r)
+			var err error
+			if !ok {
+				// A locked vault says so before asking for credentials.
+				err = &custodian.Error{Op: "http", Kind: custodian.KindUnauthenticated}
+				if s.svc.Locked() {
+					err = &custodian.Error{Op: "http", Kind: custodian.KindLocked}
+				}
+			} else {
+				p, err = s.svc.Authenticate(r.Context(), bearer)
+			}
+			if err == nil && rt.access == owner && !p.IsOwner() {
+				err = &custodian.Error{Op: "http", Kind: custodian.KindSessionRequired}
+			}
+			if err != nil {
+				s.writeError(w, r, err)
+				return
+			}
+		}
+		if err := rt.h(w, r, p); err != nil {
+			s.writeError(w, r, err)
+		}
+	})
+}
+
+func bearerToken(r *http.Request) (string, bool) {
+	h := r.Header.Get("Authorization")
+	scheme, tok, ok := strings.Cut(h, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") || tok == "" {
+		return "", false
+	}
+	return strings.TrimSpace(tok), true
+}
+
+// errorBody is the wire form of every error.
+type errorBody struct {
+	Error      string `json:"error"`
+	Constraint string `json:"constraint"`
+	Violations any    `json:"violations,omitempty"`
+	RequestID  string `json:"request_id,omitempty"`
+}
+
+// writeError is the one translator from errors to responses.
+func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	body := errorBody{}
+	kind := custodian.KindInternal
+	if e, ok := errors.AsType[*custodian.Error](err); ok {
+		kind = e.Kind
+		body.Error = e.Message()
+		if len(e.Violations) > 0 {
+			body.Violations = e.Violations
+		}
+		body.RequestID = e.RequestID
+		if kind == custodian.KindRateLimited && e.RetryAfter > 0 {
+			secs := int((e.RetryAfter + 999_999_999) / 1_000_000_000)
+			w.Header().Set("Retry-After", strconv.Itoa(secs))
+		}
+	} else if mbe, ok := errors.AsType[*http.MaxBytesError](err); ok {
+		_ = mbe
+		kind = custodian.KindTooLarge
+	}
+	row := kind.Row()
+	if body.Error == "" {
+		body.Error = row.Message
+	}
+	body.Constraint = row.Constraint
+	if row.Status >= 500 {
+		s.log.Error("request failed", "method", r.Method, "route", r.Pattern, "err", err)
+	} else {
+		s.log.Debug("request refused", "method", r.Method, "route", r.Pattern, "constraint", row.Constraint, "err", err)
+	}
+	writeJSON(w, row.Status, body)
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		status = http.StatusInternalServerError
+		raw = []byte(`{"error":"internal error","constraint":"internal"}`)
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/json; charset=utf-8")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Cache-Control", "no-store")
+	h.Set("Content-Length", strconv.Itoa(len(raw)+1))
+	w.WriteHeader(status)
+	w.Write(raw)
+	w.Write([]byte{'\n'})
+}
+
+// readBody reads the bounded request body.
+func readBody(r *http.Request) ([]byte, error) {
+	raw, err := io.ReadAll(r.Body)
+	if err != nil {
+		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+			return nil, &custodian.Error{Op: "http", Kind: custodian.KindTooLarge, Err: err}
+		}
+		return nil, &custodian.Error{Op: "http", Kind: custodian.KindInvalid, Public: "could not read the request body", Err: err}
+	}
+	return raw, nil
+}
+
+// query returns the single value of a query parameter; a repeated
+// parameter is an error.
+func query(r *http.Request, name string) (string, error) {
+	vs := r.URL.Query()[name]
+	switch len(vs) {
+	case 0:
+		return "", nil
+	case 1:
+		return vs[0], nil
+	}
+	return "", badRequest("a query parameter is repeated")
+}
+
+func queryUint(r *http.Request, name string) (uint64, error) {
+	v, err := query(r, name)
+	if err != nil || v == "" {
+		return 0, err
+	}
+	n, err := strconv.ParseUint(v, 10, 64)
+	if err != nil {
+		return 0, badRequest("a numeric query parameter is malformed")
+	}
+	return n, nil
+}
