@@ -79,9 +79,9 @@ func (s *Service) Propose(ctx context.Context, p Principal, raw []byte) (Propose
 		pr := &Proposal{
 			ID: id, Status: StatusProposed, Key: d.Key, Value: d.Value, Subject: d.Subject,
 			Kind: d.Kind, Assertion: d.Assertion,
-			Producer:     Producer{Authenticated: producer, Reported: d.Reported},
-			Evidence:     orEmpty(d.Evidence),
-			ValidFrom:    d.ValidFrom, ValidTo: d.ValidTo,
+			Producer:  Producer{Authenticated: producer, Reported: d.Reported},
+			Evidence:  orEmpty(d.Evidence),
+			ValidFrom: d.ValidFrom, ValidTo: d.ValidTo,
 			Sensitivity:  raiseTier(defaultSensitivity(d.Key), d.Sensitivity),
 			Restrictions: orEmpty(d.Restrictions),
 			PersonasHint: d.PersonasHint, Note: d.Note,
@@ -215,10 +215,10 @@ func (s *Service) Confirm(ctx context.Context, p Principal, id string, raw []byt
 			Kind: pr.Kind, Assertion: pr.Assertion,
 			Confirmation: Confirmation{Status: ConfirmationConfirmed, By: "owner", At: &at},
 			Producer:     pr.Producer, Evidence: pr.Evidence,
-			ValidFrom:    pr.ValidFrom, ValidTo: pr.ValidTo, RecordedAt: at,
-			Sensitivity:  pr.Sensitivity, Restrictions: pr.Restrictions,
-			Status:       StatusActive, WrittenBy: writtenByOf(pr.Producer.Authenticated),
-			Revision:     rev, Note: pr.Note,
+			ValidFrom: pr.ValidFrom, ValidTo: pr.ValidTo, RecordedAt: at,
+			Sensitivity: pr.Sensitivity, Restrictions: pr.Restrictions,
+			Status: StatusActive, WrittenBy: writtenByOf(pr.Producer.Authenticated),
+			Revision: rev, Note: pr.Note,
 		}
 		if e := in.Edits; e != nil {
 			if e.Value != nil {

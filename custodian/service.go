@@ -59,12 +59,12 @@ const (
 
 // Service is the custodian core. It is safe for concurrent use.
 type Service struct {
-	store  Store
-	vault  Vault
-	schema *schema.Validator
-	log    *slog.Logger
-	clock  Clock
-	idle   time.Duration
+	store    Store
+	vault    Vault
+	schema   *schema.Validator
+	log      *slog.Logger
+	clock    Clock
+	idle     time.Duration
 	onUnlock func(string) error
 	onLock   func()
 

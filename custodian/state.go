@@ -22,7 +22,7 @@ type state struct {
 	proposals map[string]*Proposal    // proposal id → proposal
 	personas  map[string]*Persona
 	grants    map[string]*Grant
-	consumers map[string]*Consumer      // by name
+	consumers map[string]*Consumer       // by name
 	tokens    map[[32]byte]*ServiceToken // by token hash
 	tokenByID map[string]*ServiceToken
 }
