@@ -54,6 +54,24 @@ func validKey(k string) bool {
 	return true
 }
 
+// validPurpose reports whether p is a purpose as the grant binding defines
+// it: 1–128 bytes of [A-Za-z0-9 _.:-], starting with a letter or digit.
+func validPurpose(p string) bool {
+	if p == "" || len(p) > 128 {
+		return false
+	}
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+		case (c == ' ' || c == '_' || c == '.' || c == ':' || c == '-') && i > 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
 // validSegment also serves persona ids.
 func validSegment(s string) bool {
 	if s == "" || len(s) > 64 {

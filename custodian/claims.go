@@ -46,8 +46,8 @@ func (s *Service) GetClaim(ctx context.Context, p Principal, id, purpose string)
 	if !p.token.canRead() {
 		return ClaimRead{}, fail(op, KindModeDenied, "the token does not allow reads")
 	}
-	if purpose == "" {
-		return ClaimRead{}, fail(op, KindInvalid, "purpose is required")
+	if !validPurpose(purpose) {
+		return ClaimRead{}, fail(op, KindInvalid, errPurpose)
 	}
 	now := s.clock.Now()
 	st.mu.RLock()

@@ -33,8 +33,8 @@ func (s *Service) Context(ctx context.Context, p Principal, q ContextQuery) (Con
 	if !p.token.canRead() {
 		return ContextResult{}, fail(op, KindModeDenied, "the token does not allow reads")
 	}
-	if q.Purpose == "" || len(q.Purpose) > 128 {
-		return ContextResult{}, fail(op, KindInvalid, "purpose is required (at most 128 bytes)")
+	if !validPurpose(q.Purpose) {
+		return ContextResult{}, fail(op, KindInvalid, errPurpose)
 	}
 	if q.Persona != "" && !validSegment(q.Persona) {
 		return ContextResult{}, fail(op, KindInvalid, "malformed persona id")

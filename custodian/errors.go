@@ -144,5 +144,8 @@ func internalf(op, format string, args ...any) *Error {
 	return &Error{Op: op, Kind: KindInternal, Err: fmt.Errorf(format, args...)}
 }
 
+// errPurpose is the public text for a missing or malformed purpose.
+const errPurpose = "purpose is required: 1-128 letters, digits, spaces or _ . : -, starting with a letter or digit"
+
 // notFound is the single answer for absent or hidden records.
 func notFound(op string) *Error { return &Error{Op: op, Kind: KindNotFound} }

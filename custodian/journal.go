@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -130,6 +131,7 @@ func (s *Service) commitGroup(group []*job) {
 			continue
 		}
 		for _, r := range b.receipts {
+			r.sanitize()
 			r.Seq = st.head.Seq + 1
 			r.At = b.now
 			r.Prev = st.head.Hash
@@ -203,6 +205,18 @@ func (s *Service) lockBroken(st *state) {
 type chainHead struct {
 	Seq  uint64 `json:"seq"`
 	Hash string `json:"hash"`
+}
+
+// sanitize makes every string of r valid UTF-8, so that its JSON encoding
+// round-trips byte for byte and its hash verifies after a reload. Callers
+// validate what they record; this is the backstop.
+func (r *Receipt) sanitize() {
+	fix := func(s string) string { return strings.ToValidUTF8(s, "\uFFFD") }
+	r.Actor, r.Operation, r.Recipient, r.Purpose, r.Constraint =
+		fix(r.Actor), fix(r.Operation), fix(r.Recipient), fix(r.Purpose), fix(r.Constraint)
+	for i := range r.Records {
+		r.Records[i] = fix(r.Records[i])
+	}
 }
 
 func receiptKey(seq uint64) string { return fmt.Sprintf("%016x", seq) }

@@ -41,6 +41,11 @@ func DecodeInto(raw []byte, lim Limits, v any) error {
 	if err != nil {
 		return err
 	}
+	if doc == nil {
+		// encoding/json reads a top-level null as "leave v as it is",
+		// which would turn a null body into an empty request.
+		return invalidf("the document is null")
+	}
 	if path, ok := findUnknown(doc, rv.Type(), nil); ok {
 		return invalidf("unknown field %q", pointer(path))
 	}

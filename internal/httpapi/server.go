@@ -52,8 +52,17 @@ func New(svc *custodian.Service, log *slog.Logger) *Server {
 		log = slog.New(slog.DiscardHandler)
 	}
 	s := &Server{svc: svc, log: log, mux: http.NewServeMux()}
+	paths := map[string]bool{}
 	for _, rt := range s.routes() {
 		s.mux.Handle(rt.pattern, s.wrap(rt))
+		_, p, _ := strings.Cut(rt.pattern, " ")
+		paths[p] = true
+	}
+	// A known path with a method it does not serve is 405, not 404.
+	for p := range paths {
+		s.mux.Handle(p, s.wrap(route{access: public, h: func(http.ResponseWriter, *http.Request, custodian.Principal) error {
+			return &custodian.Error{Op: "route", Kind: custodian.KindMethodNotAllowed}
+		}}))
 	}
 	s.mux.Handle("/", s.wrap(route{access: public, h: func(http.ResponseWriter, *http.Request, custodian.Principal) error {
 		return &custodian.Error{Op: "route", Kind: custodian.KindNotFound}
