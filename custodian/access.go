@@ -200,12 +200,13 @@ func restrictionsAllow(rs []Restriction, purpose string, g *Grant, now time.Time
 			if !ok {
 				return false
 			}
-			t, err := time.Parse(time.RFC3339, at)
+			t, err := time.Parse(time.RFC3339, strings.ToUpper(at))
 			if err != nil || !now.Before(t) {
 				return false
 			}
 		case RestrictLocalProcessingOnly:
-			if g.Route == "hosted" {
+			// Only a grant that promises local processing may carry it.
+			if g.Route != "local" {
 				return false
 			}
 		case RestrictNoTraining:

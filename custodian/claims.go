@@ -25,20 +25,20 @@ func (s *Service) GetClaim(ctx context.Context, p Principal, id, purpose string)
 	if !identity.ValidID(id, "clm_") {
 		return ClaimRead{}, fail(op, KindInvalid, "malformed claim id")
 	}
-	st, release, err := s.enter(op)
+	st, release, err := s.enter(op, p)
 	if err != nil {
 		return ClaimRead{}, err
 	}
 	defer release()
-	switch p.Kind {
+	switch p.kind {
 	case PrincipalOwner:
-		st.mu.RLock()
-		defer st.mu.RUnlock()
-		r, ok := st.claims[id]
-		if !ok {
-			return ClaimRead{}, notFound(op)
-		}
-		return ClaimRead{Claim: r.view(r.meta.Head), Revision: st.revision}, nil
+		return readSettled(op, st, func() (ClaimRead, error) {
+			r, ok := st.claims[id]
+			if !ok {
+				return ClaimRead{}, notFound(op)
+			}
+			return ClaimRead{Claim: r.view(r.meta.Head), Revision: st.revision}, nil
+		})
 	case PrincipalConsumer:
 	default:
 		return ClaimRead{}, fail(op, KindUnauthenticated, "")
@@ -108,24 +108,24 @@ func (s *Service) ListClaims(ctx context.Context, p Principal, key, persona stri
 	if persona != "" && !validSegment(persona) {
 		return ClaimList{}, fail(op, KindInvalid, "malformed persona id")
 	}
-	st, release, err := s.enter(op)
+	st, release, err := s.enter(op, p)
 	if err != nil {
 		return ClaimList{}, err
 	}
 	defer release()
-	st.mu.RLock()
-	defer st.mu.RUnlock()
-	out := ClaimList{Claims: []Claim{}, Revision: st.revision}
-	for _, r := range st.activeClaims() {
-		if key != "" && !matchKey(key, r.head().Key) {
-			continue
+	return readSettled(op, st, func() (ClaimList, error) {
+		out := ClaimList{Claims: []Claim{}, Revision: st.revision}
+		for _, r := range st.activeClaims() {
+			if key != "" && !matchKey(key, r.head().Key) {
+				continue
+			}
+			if persona != "" && !r.inPersona(persona) {
+				continue
+			}
+			out.Claims = append(out.Claims, r.view(r.meta.Head))
 		}
-		if persona != "" && !r.inPersona(persona) {
-			continue
-		}
-		out.Claims = append(out.Claims, r.view(r.meta.Head))
-	}
-	return out, nil
+		return out, nil
+	})
 }
 
 // Versions returns every version of a claim, oldest first (owner only).
@@ -137,22 +137,22 @@ func (s *Service) Versions(ctx context.Context, p Principal, id string) (ClaimLi
 	if !identity.ValidID(id, "clm_") {
 		return ClaimList{}, fail(op, KindInvalid, "malformed claim id")
 	}
-	st, release, err := s.enter(op)
+	st, release, err := s.enter(op, p)
 	if err != nil {
 		return ClaimList{}, err
 	}
 	defer release()
-	st.mu.RLock()
-	defer st.mu.RUnlock()
-	r, ok := st.claims[id]
-	if !ok {
-		return ClaimList{}, notFound(op)
-	}
-	out := ClaimList{Revision: st.revision}
-	for v := 1; v <= len(r.versions); v++ {
-		out.Claims = append(out.Claims, r.view(v))
-	}
-	return out, nil
+	return readSettled(op, st, func() (ClaimList, error) {
+		r, ok := st.claims[id]
+		if !ok {
+			return ClaimList{}, notFound(op)
+		}
+		out := ClaimList{Revision: st.revision}
+		for v := 1; v <= len(r.versions); v++ {
+			out.Claims = append(out.Claims, r.view(v))
+		}
+		return out, nil
+	})
 }
 
 // correction is the body of a correction, per the correction schema.
@@ -183,7 +183,7 @@ func (s *Service) Correct(ctx context.Context, p Principal, id string, raw []byt
 	if err := s.decodeDoc(op, schema.Correction, raw, &in); err != nil {
 		return Written{}, err
 	}
-	st, release, err := s.enter(op)
+	st, release, err := s.enter(op, p)
 	if err != nil {
 		return Written{}, err
 	}
@@ -256,7 +256,7 @@ func (s *Service) DeleteClaim(ctx context.Context, p Principal, id string) (uint
 	if !identity.ValidID(id, "clm_") {
 		return 0, fail(op, KindInvalid, "malformed claim id")
 	}
-	st, release, err := s.enter(op)
+	st, release, err := s.enter(op, p)
 	if err != nil {
 		return 0, err
 	}
@@ -306,7 +306,7 @@ func (s *Service) SetPersonas(ctx context.Context, p Principal, id string, raw [
 	if err := decodeStrict(op, raw, &in); err != nil {
 		return Written{}, err
 	}
-	st, release, err := s.enter(op)
+	st, release, err := s.enter(op, p)
 	if err != nil {
 		return Written{}, err
 	}

@@ -24,6 +24,7 @@ type ConsumerView struct {
 	Name      string    `json:"name"`
 	Status    string    `json:"status"`
 	CreatedAt time.Time `json:"created_at"`
+	Revision  uint64    `json:"revision,omitempty"` // of the write that registered it, in AddConsumer's answer
 }
 
 const (
@@ -69,7 +70,7 @@ func (s *Service) AddConsumer(ctx context.Context, p Principal, raw []byte) (Con
 	if err != nil {
 		return ConsumerView{}, wrap(op, KindInternal, err)
 	}
-	st, release, err := s.enter(op)
+	st, release, err := s.enter(op, p)
 	if err != nil {
 		return ConsumerView{}, err
 	}
@@ -88,7 +89,7 @@ func (s *Service) AddConsumer(ctx context.Context, p Principal, raw []byte) (Con
 		st.consumers[c.Name] = c
 		b.put(bucketConsumers, id, c)
 		b.receipt(Receipt{Actor: "owner", Operation: "consumer.add", Recipient: c.Name, Decision: "allow", Records: []string{id}, Revision: rev})
-		out = ConsumerView{Name: c.Name, Status: c.Status, CreatedAt: c.CreatedAt}
+		out = ConsumerView{Name: c.Name, Status: c.Status, CreatedAt: c.CreatedAt, Revision: rev}
 		return nil
 	})
 	return out, err
@@ -100,17 +101,21 @@ func (s *Service) ListConsumers(ctx context.Context, p Principal) ([]ConsumerVie
 	if err := requireOwner(op, p); err != nil {
 		return nil, err
 	}
-	st, release, err := s.enter(op)
+	st, release, err := s.enter(op, p)
 	if err != nil {
 		return nil, err
 	}
 	defer release()
 	st.mu.RLock()
+	g := st.applied
 	out := make([]ConsumerView, 0, len(st.consumers))
 	for _, c := range st.consumers {
 		out = append(out, ConsumerView{Name: c.Name, Status: c.Status, CreatedAt: c.CreatedAt})
 	}
 	st.mu.RUnlock()
+	if err := st.awaitDurable(op, g); err != nil {
+		return nil, err
+	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil
 }
@@ -133,6 +138,7 @@ type TokenIssued struct {
 	ExpiresAt time.Time `json:"expires_at"`
 	Scope     []string  `json:"scope"`
 	Mode      string    `json:"mode"`
+	Revision  uint64    `json:"revision"`
 }
 
 const (
@@ -181,7 +187,7 @@ func (s *Service) MintServiceToken(ctx context.Context, raw []byte) (TokenIssued
 	if len(in.Secret) > maxSecretLen {
 		return TokenIssued{}, fail(op, KindUnauthenticated, "")
 	}
-	st, release, err := s.enter(op)
+	st, release, err := s.enter(op, Principal{})
 	if err != nil {
 		return TokenIssued{}, err
 	}
@@ -216,9 +222,10 @@ func (s *Service) MintServiceToken(ctx context.Context, raw []byte) (TokenIssued
 		st.tokens[h] = t
 		st.tokenByID[id] = t
 		b.put(bucketTokens, id, t)
+		rev := b.nextRevision()
 		b.receipt(Receipt{Actor: "consumer:" + in.Consumer, Operation: "token.create", Recipient: in.Consumer,
-			Decision: "allow", Records: []string{id}})
-		out = TokenIssued{Token: token, ExpiresAt: t.ExpiresAt, Scope: scope, Mode: mode}
+			Decision: "allow", Records: []string{id}, Revision: rev})
+		out = TokenIssued{Token: token, ExpiresAt: t.ExpiresAt, Scope: scope, Mode: mode, Revision: rev}
 		return nil
 	})
 	return out, err

@@ -24,7 +24,7 @@ type ContextResult struct {
 // returned. A MinRevision this custodian has not reached is KindConflict.
 func (s *Service) Context(ctx context.Context, p Principal, q ContextQuery) (ContextResult, error) {
 	const op = "context"
-	if p.Kind != PrincipalConsumer {
+	if p.kind != PrincipalConsumer {
 		if p.IsOwner() {
 			return ContextResult{}, fail(op, KindInvalid, "context is for recipients; the owner lists claims")
 		}
@@ -39,7 +39,7 @@ func (s *Service) Context(ctx context.Context, p Principal, q ContextQuery) (Con
 	if q.Persona != "" && !validSegment(q.Persona) {
 		return ContextResult{}, fail(op, KindInvalid, "malformed persona id")
 	}
-	st, release, err := s.enter(op)
+	st, release, err := s.enter(op, p)
 	if err != nil {
 		return ContextResult{}, err
 	}

@@ -45,8 +45,9 @@ func decodeError(op string, err error) error {
 	if errors.Is(err, schema.ErrTooLarge) {
 		return &Error{Op: op, Kind: KindTooLarge, Err: err}
 	}
-	// The decoder's text names what is wrong without quoting the input.
-	return &Error{Op: op, Kind: KindInvalid, Public: "malformed JSON: " + err.Error(), Err: err}
+	// The decoder's own text goes to the log only: it may name a member
+	// the client sent.
+	return &Error{Op: op, Kind: KindInvalid, Public: "the body is not acceptable JSON: malformed, too deep, with duplicate or unknown members, or a value of the wrong type", Err: err}
 }
 
 // DecodeBody decodes a small request body of fixed Go shape into v with the

@@ -51,10 +51,15 @@ func (s *Service) CreateGrant(ctx context.Context, p Principal, raw []byte) (Gra
 	if len(d.Selectors.Keys)+len(d.Selectors.Personas)+len(d.Selectors.Claims) == 0 {
 		return GrantCreated{}, fail(op, KindInvalid, "a grant needs at least one selector")
 	}
+	for _, o := range d.Operations {
+		if o == OpContribute && len(d.Selectors.Keys) == 0 {
+			return GrantCreated{}, fail(op, KindInvalid, "a contribute grant needs key selectors")
+		}
+	}
 	if d.Usage == "" {
 		d.Usage = "multi"
 	}
-	st, release, err := s.enter(op)
+	st, release, err := s.enter(op, p)
 	if err != nil {
 		return GrantCreated{}, err
 	}
@@ -100,17 +105,21 @@ func (s *Service) ListGrants(ctx context.Context, p Principal) ([]Grant, error) 
 	if err := requireOwner(op, p); err != nil {
 		return nil, err
 	}
-	st, release, err := s.enter(op)
+	st, release, err := s.enter(op, p)
 	if err != nil {
 		return nil, err
 	}
 	defer release()
 	st.mu.RLock()
+	g := st.applied
 	out := make([]Grant, 0, len(st.grants))
 	for _, g := range st.grants {
 		out = append(out, *g)
 	}
 	st.mu.RUnlock()
+	if err := st.awaitDurable(op, g); err != nil {
+		return nil, err
+	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Revision < out[j].Revision })
 	return out, nil
 }
@@ -125,7 +134,7 @@ func (s *Service) RevokeGrant(ctx context.Context, p Principal, id string) (uint
 	if !identity.ValidID(id, "grt_") {
 		return 0, fail(op, KindInvalid, "malformed grant id")
 	}
-	st, release, err := s.enter(op)
+	st, release, err := s.enter(op, p)
 	if err != nil {
 		return 0, err
 	}

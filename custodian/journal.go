@@ -148,7 +148,10 @@ func (s *Service) commitGroup(group []*job) {
 		}
 		writes = append(writes, b.writes...)
 	}
+	var applied uint64
 	if len(writes) > 0 {
+		st.applied++
+		applied = st.applied
 		rev, _ := json.Marshal(st.revision)
 		head, _ := json.Marshal(st.head)
 		writes = append(writes,
@@ -179,6 +182,7 @@ func (s *Service) commitGroup(group []*job) {
 			st.mu.Lock()
 			st.broken = true
 			st.mu.Unlock()
+			st.markFailed()
 			s.log.Error("commit failed; locking the vault", "err", err)
 			for i := range errs {
 				if errs[i] == nil {
@@ -186,6 +190,8 @@ func (s *Service) commitGroup(group []*job) {
 				}
 			}
 			go s.lockBroken(st)
+		} else {
+			st.markDurable(applied)
 		}
 	}
 	for i, j := range group {

@@ -242,18 +242,24 @@ const (
 )
 
 // Principal is an authenticated caller, produced by [Service.Authenticate].
+// It cannot be built by hand: an owner principal stays bound to the session
+// it was authenticated with and stops working when that session ends.
 type Principal struct {
-	Kind     PrincipalKind
+	kind     PrincipalKind
 	Consumer string        // consumer name, for PrincipalConsumer
 	token    *ServiceToken // the token used, for PrincipalConsumer
+	session  [32]byte      // the session token's hash, for PrincipalOwner
 }
 
+// Kind says who is calling.
+func (p Principal) Kind() PrincipalKind { return p.kind }
+
 // IsOwner reports whether p is the owner's session.
-func (p Principal) IsOwner() bool { return p.Kind == PrincipalOwner }
+func (p Principal) IsOwner() bool { return p.kind == PrincipalOwner }
 
 // actor is the receipt form of the principal.
 func (p Principal) actor() string {
-	switch p.Kind {
+	switch p.kind {
 	case PrincipalOwner:
 		return "owner"
 	case PrincipalConsumer:

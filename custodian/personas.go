@@ -17,7 +17,7 @@ func (s *Service) CreatePersona(ctx context.Context, p Principal, raw []byte) (P
 	if err := s.decodeDoc(op, schema.Persona, raw, &in); err != nil {
 		return Persona{}, 0, err
 	}
-	st, release, err := s.enter(op)
+	st, release, err := s.enter(op, p)
 	if err != nil {
 		return Persona{}, 0, err
 	}
@@ -45,17 +45,21 @@ func (s *Service) ListPersonas(ctx context.Context, p Principal) ([]Persona, err
 	if err := requireOwner(op, p); err != nil {
 		return nil, err
 	}
-	st, release, err := s.enter(op)
+	st, release, err := s.enter(op, p)
 	if err != nil {
 		return nil, err
 	}
 	defer release()
 	st.mu.RLock()
+	g := st.applied
 	out := make([]Persona, 0, len(st.personas))
 	for _, p := range st.personas {
 		out = append(out, *p)
 	}
 	st.mu.RUnlock()
+	if err := st.awaitDurable(op, g); err != nil {
+		return nil, err
+	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out, nil
 }

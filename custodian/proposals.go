@@ -41,17 +41,17 @@ type Proposed struct {
 // until the owner confirms it.
 func (s *Service) Propose(ctx context.Context, p Principal, raw []byte) (Proposed, error) {
 	const op = "propose"
-	st, release, err := s.enter(op)
+	st, release, err := s.enter(op, p)
 	if err != nil {
 		return Proposed{}, err
 	}
 	defer release()
 	producer := Authenticated{Kind: "owner", ID: "owner"}
-	switch p.Kind {
+	switch p.kind {
 	case PrincipalOwner:
 	case PrincipalConsumer:
 		if !p.token.canWrite() {
-			return Proposed{}, fail(op, KindModeDenied, "the token does not allow writes")
+			return Proposed{}, s.refuse(st, p, "proposal.create", fail(op, KindModeDenied, "the token does not allow writes"))
 		}
 		producer = Authenticated{Kind: "consumer", ID: p.Consumer}
 	default:
@@ -61,16 +61,21 @@ func (s *Service) Propose(ctx context.Context, p Principal, raw []byte) (Propose
 	if err := s.decodeDoc(op, schema.Proposal, raw, &d); err != nil {
 		return Proposed{}, err
 	}
-	if p.Kind == PrincipalConsumer && !matchAny(p.token.Scope, d.Key) {
-		return Proposed{}, fail(op, KindScopeExceeded, "the key is outside the token's scope")
+	if p.kind == PrincipalConsumer && !matchAny(p.token.Scope, d.Key) {
+		return Proposed{}, s.refuse(st, p, "proposal.create", fail(op, KindScopeExceeded, "the key is outside the token's scope"))
 	}
 	if d.Subject == "" {
 		d.Subject = SubjectSelf
 	}
-	var out Proposed
+	var (
+		out     Proposed
+		refused *Error
+	)
 	err = s.commit(st, func(st *state, b *batch) error {
-		if p.Kind == PrincipalConsumer && !mayContribute(st.grantsFor(p.Consumer, OpContribute, b.now), d.Key) {
-			return fail(op, KindScopeExceeded, "no contribute grant covers this key")
+		if p.kind == PrincipalConsumer && !mayContribute(st.grantsFor(p.Consumer, OpContribute, b.now), d.Key) {
+			refused = fail(op, KindScopeExceeded, "no contribute grant covers this key")
+			b.receipt(denyReceipt(p, "proposal.create", refused))
+			return nil
 		}
 		id, err := identity.NewID("prp_")
 		if err != nil {
@@ -93,13 +98,17 @@ func (s *Service) Propose(ctx context.Context, p Principal, raw []byte) (Propose
 		out = Proposed{ProposalID: id, Status: StatusProposed, Revision: pr.Revision}
 		return nil
 	})
+	if err == nil && refused != nil {
+		return Proposed{}, refused
+	}
 	return out, err
 }
 
-// mayContribute reports whether a contribute grant's key selectors cover key.
+// mayContribute reports whether a contribute grant's key selectors cover
+// key. A contribute grant without key selectors covers no key.
 func mayContribute(grants []*Grant, key string) bool {
 	for _, g := range grants {
-		if len(g.Selectors.Keys) == 0 || matchAny(g.Selectors.Keys, key) {
+		if matchAny(g.Selectors.Keys, key) {
 			return true
 		}
 	}
@@ -113,18 +122,20 @@ func orEmpty[T any](s []T) []T {
 	return s
 }
 
-// Review returns the owner's queue: every pending proposal, oldest first.
+// Review returns the owner's queue: every pending proposal, in the order
+// they arrived.
 func (s *Service) Review(ctx context.Context, p Principal) ([]Proposal, error) {
 	const op = "review"
 	if err := requireOwner(op, p); err != nil {
 		return nil, err
 	}
-	st, release, err := s.enter(op)
+	st, release, err := s.enter(op, p)
 	if err != nil {
 		return nil, err
 	}
 	defer release()
 	st.mu.RLock()
+	g := st.applied
 	out := make([]Proposal, 0)
 	for _, pr := range st.proposals {
 		if pr.Status == StatusProposed {
@@ -132,12 +143,11 @@ func (s *Service) Review(ctx context.Context, p Principal) ([]Proposal, error) {
 		}
 	}
 	st.mu.RUnlock()
-	sort.Slice(out, func(i, j int) bool {
-		if !out[i].ProposedAt.Equal(out[j].ProposedAt) {
-			return out[i].ProposedAt.Before(out[j].ProposedAt)
-		}
-		return out[i].ID < out[j].ID
-	})
+	if err := st.awaitDurable(op, g); err != nil {
+		return nil, err
+	}
+	// Revisions are assigned in the journal's order: first come, first shown.
+	sort.Slice(out, func(i, j int) bool { return out[i].Revision < out[j].Revision })
 	return out, nil
 }
 
@@ -186,7 +196,7 @@ func (s *Service) Confirm(ctx context.Context, p Principal, id string, raw []byt
 	if in.Edits != nil && in.Edits.Value != nil && !json.Valid(in.Edits.Value) {
 		return Written{}, fail(op, KindInvalid, "edited value is not JSON")
 	}
-	st, release, err := s.enter(op)
+	st, release, err := s.enter(op, p)
 	if err != nil {
 		return Written{}, err
 	}
@@ -239,8 +249,8 @@ func (s *Service) Confirm(ctx context.Context, p Principal, id string, raw []byt
 			meta:     claimMeta{ID: cid, Head: 1, Status: StatusActive, Personas: personas},
 			versions: []*Claim{c},
 		}
-		decided := *pr
-		decided.Status, decided.Value, decided.DecidedAt, decided.ClaimID = StatusConfirmed, nil, &at, cid
+		decided := pr.decided(StatusConfirmed, at)
+		decided.ClaimID = cid
 		st.claims[cid] = rec
 		st.proposals[id] = &decided
 		b.put(bucketClaims, versionKey(cid, 1), c)
@@ -251,6 +261,19 @@ func (s *Service) Confirm(ctx context.Context, p Principal, id string, raw []byt
 		return nil
 	})
 	return out, err
+}
+
+// decided is what remains of a proposal once the owner has decided it: its
+// id, who proposed it and when, and the decision. The draft (key, value,
+// evidence, note, …) is erased: a confirmed claim holds it, and deleting
+// that claim must leave nothing of it behind.
+func (pr *Proposal) decided(status string, at time.Time) Proposal {
+	return Proposal{
+		ID: pr.ID, Status: status,
+		Producer:   Producer{Authenticated: pr.Producer.Authenticated},
+		Evidence:   []Evidence{},
+		ProposedAt: pr.ProposedAt, Revision: pr.Revision, DecidedAt: &at,
+	}
 }
 
 func writtenByOf(a Authenticated) string {
@@ -283,7 +306,7 @@ func (s *Service) Reject(ctx context.Context, p Principal, id string, raw []byte
 	if len(in.Reason) > 1024 {
 		return 0, fail(op, KindInvalid, "the reason is longer than 1024 bytes")
 	}
-	st, release, err := s.enter(op)
+	st, release, err := s.enter(op, p)
 	if err != nil {
 		return 0, err
 	}
@@ -299,8 +322,8 @@ func (s *Service) Reject(ctx context.Context, p Principal, id string, raw []byte
 		}
 		rev = b.nextRevision()
 		at := b.now
-		decided := *pr
-		decided.Status, decided.Value, decided.DecidedAt, decided.Reason = StatusRejected, nil, &at, in.Reason
+		decided := pr.decided(StatusRejected, at)
+		decided.Reason = in.Reason
 		st.proposals[id] = &decided
 		b.put(bucketProposals, id, &decided)
 		b.receipt(Receipt{Actor: "owner", Operation: "proposal.reject", Decision: "allow", Records: []string{id}, Revision: rev})

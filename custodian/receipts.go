@@ -6,6 +6,24 @@ import (
 	"fmt"
 )
 
+// denyReceipt is the receipt of a refused request of p.
+func denyReceipt(p Principal, operation string, err *Error) Receipt {
+	return Receipt{Actor: p.actor(), Operation: operation, Recipient: p.Consumer,
+		Decision: "deny", Constraint: err.Kind.Row().Constraint}
+}
+
+// refuse records that p's request was refused with err, and returns err
+// (or the journal's error, if the receipt could not be recorded).
+func (s *Service) refuse(st *state, p Principal, operation string, err *Error) error {
+	if cerr := s.commit(st, func(st *state, b *batch) error {
+		b.receipt(denyReceipt(p, operation, err))
+		return nil
+	}); cerr != nil {
+		return cerr
+	}
+	return err
+}
+
 // Receipts returns the newest receipts, newest first, at most limit of them
 // (1–1000; 0 means 100). Owner only.
 func (s *Service) Receipts(ctx context.Context, p Principal, limit int) ([]Receipt, error) {
@@ -19,14 +37,17 @@ func (s *Service) Receipts(ctx context.Context, p Principal, limit int) ([]Recei
 	if limit < 0 || limit > 1000 {
 		return nil, fail(op, KindInvalid, "limit must be between 1 and 1000")
 	}
-	st, release, err := s.enter(op)
+	st, release, err := s.enter(op, p)
 	if err != nil {
 		return nil, err
 	}
 	defer release()
 	st.mu.RLock()
-	head := st.head.Seq
+	head, g := st.head.Seq, st.applied
 	st.mu.RUnlock()
+	if err := st.awaitDurable(op, g); err != nil {
+		return nil, err
+	}
 	out := make([]Receipt, 0, min(uint64(limit), head))
 	err = s.store.View(func(tx Tx) error {
 		for seq := head; seq >= 1 && len(out) < limit; seq-- {
@@ -67,14 +88,17 @@ func (s *Service) VerifyReceipts(ctx context.Context, p Principal) (Verification
 	if err := requireOwner(op, p); err != nil {
 		return Verification{}, err
 	}
-	st, release, err := s.enter(op)
+	st, release, err := s.enter(op, p)
 	if err != nil {
 		return Verification{}, err
 	}
 	defer release()
 	st.mu.RLock()
-	head := st.head
+	head, g := st.head, st.applied
 	st.mu.RUnlock()
+	if err := st.awaitDurable(op, g); err != nil {
+		return Verification{}, err
+	}
 	v := verifyChain(s.store, head)
 	return v, nil
 }

@@ -163,10 +163,20 @@ func (s *Service) Status(ctx context.Context, p Principal) Status {
 		st.Locked = true
 		return st
 	}
-	s.st.mu.RLock()
-	defer s.st.mu.RUnlock()
-	n, cats := s.st.fieldStats()
-	st.FieldCount, st.Categories, st.Revision = &n, cats, s.st.revision
+	type counts struct {
+		n    int
+		cats []string
+		rev  uint64
+	}
+	c, err := readSettled("status", s.st, func() (counts, error) {
+		n, cats := s.st.fieldStats()
+		return counts{n, cats, s.st.revision}, nil
+	})
+	if err != nil {
+		// The view is broken and about to lock: show no counts.
+		return st
+	}
+	st.FieldCount, st.Categories, st.Revision = &c.n, c.cats, c.rev
 	return st
 }
 
@@ -334,9 +344,10 @@ func (s *Service) Authenticate(ctx context.Context, bearer string) (Principal, e
 	}
 	switch {
 	case identity.LooksLikeToken(bearer, identity.OwnerPrefix):
-		if _, ok := s.sessions[identity.HashToken(bearer)]; ok {
+		h := identity.HashToken(bearer)
+		if _, ok := s.sessions[h]; ok {
 			s.touch()
-			return Principal{Kind: PrincipalOwner}, nil
+			return Principal{kind: PrincipalOwner, session: h}, nil
 		}
 	case identity.LooksLikeToken(bearer, identity.ServicePrefix):
 		st := s.st
@@ -346,20 +357,27 @@ func (s *Service) Authenticate(ctx context.Context, bearer string) (Principal, e
 		if t, ok := st.tokens[h]; ok && t.RevokedAt == nil && s.clock.Now().Before(t.ExpiresAt) {
 			if c, ok := st.consumers[t.Consumer]; ok && c.Status == "approved" {
 				s.touch()
-				return Principal{Kind: PrincipalConsumer, Consumer: t.Consumer, token: t}, nil
+				return Principal{kind: PrincipalConsumer, Consumer: t.Consumer, token: t}, nil
 			}
 		}
 	}
 	return Principal{}, fail(op, KindUnauthenticated, "")
 }
 
-// enter starts an operation: it holds the lock state shared until release
-// is called and fails with KindLocked while locked.
-func (s *Service) enter(op string) (st *state, release func(), err error) {
+// enter starts an operation of p: it holds the lock state shared until
+// release is called. It fails with KindLocked while locked, and with
+// KindUnauthenticated for an owner principal whose session has ended.
+func (s *Service) enter(op string, p Principal) (st *state, release func(), err error) {
 	s.life.RLock()
 	if s.st == nil {
 		s.life.RUnlock()
 		return nil, nil, fail(op, KindLocked, "")
+	}
+	if p.kind == PrincipalOwner {
+		if _, ok := s.sessions[p.session]; !ok {
+			s.life.RUnlock()
+			return nil, nil, fail(op, KindUnauthenticated, "")
+		}
 	}
 	return s.st, s.life.RUnlock, nil
 }

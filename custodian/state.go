@@ -18,6 +18,16 @@ type state struct {
 	revision uint64
 	head     chainHead
 
+	// applied counts the journal's groups applied to the view (under mu);
+	// durable is the highest of them known to be committed. Reads that are
+	// not receipted wait for durable to catch up (see awaitDurable). durMu
+	// guards durable and failed; durCond signals their changes.
+	applied uint64
+	durMu   sync.Mutex
+	durCond *sync.Cond
+	durable uint64
+	failed  bool
+
 	claims    map[string]*claimRecord // claim id → record
 	proposals map[string]*Proposal    // proposal id → proposal
 	personas  map[string]*Persona
@@ -71,7 +81,7 @@ func (r *claimRecord) inPersona(id string) bool {
 }
 
 func newState() *state {
-	return &state{
+	st := &state{
 		claims:    make(map[string]*claimRecord),
 		proposals: make(map[string]*Proposal),
 		personas:  make(map[string]*Persona),
@@ -80,6 +90,63 @@ func newState() *state {
 		tokens:    make(map[[32]byte]*ServiceToken),
 		tokenByID: make(map[string]*ServiceToken),
 	}
+	st.durCond = sync.NewCond(&st.durMu)
+	return st
+}
+
+// markDurable records that every group up to g is committed.
+func (st *state) markDurable(g uint64) {
+	st.durMu.Lock()
+	if g > st.durable {
+		st.durable = g
+	}
+	st.durMu.Unlock()
+	st.durCond.Broadcast()
+}
+
+// markFailed records that a commit failed: groups after the durable one
+// never will be.
+func (st *state) markFailed() {
+	st.durMu.Lock()
+	st.failed = true
+	st.durMu.Unlock()
+	st.durCond.Broadcast()
+}
+
+// readSettled runs fn under st's read lock and returns its result once
+// what fn saw is durable (see awaitDurable). An error from fn is returned at
+// once: it discloses nothing.
+func readSettled[T any](op string, st *state, fn func() (T, error)) (T, error) {
+	st.mu.RLock()
+	g := st.applied
+	v, err := fn()
+	st.mu.RUnlock()
+	if err != nil {
+		return v, err
+	}
+	if err := st.awaitDurable(op, g); err != nil {
+		var zero T
+		return zero, err
+	}
+	return v, nil
+}
+
+// awaitDurable waits until group g (a value of st.applied read under mu) is
+// committed. The journal applies a group to the view before its fsync, so a
+// read of the view may see a write that is not yet durable; a read that
+// answers without a receipt of its own calls this before answering, so that
+// it never discloses a write that a failed commit then loses. It fails if
+// the commit of g failed.
+func (st *state) awaitDurable(op string, g uint64) error {
+	st.durMu.Lock()
+	defer st.durMu.Unlock()
+	for st.durable < g && !st.failed {
+		st.durCond.Wait()
+	}
+	if st.durable < g {
+		return internalf(op, "the commit of group %d failed", g)
+	}
+	return nil
 }
 
 // loadState reads the whole canonical store (receipts aside) into memory.

@@ -1,0 +1,418 @@
+package custodian_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"path/filepath"
+	"slices"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/phc-project/phc/custodian"
+	"github.com/phc-project/phc/internal/store"
+	"github.com/phc-project/phc/internal/vault"
+	"github.com/phc-project/phc/schema"
+)
+
+// These tests are in package custodian_test, not custodian, because they use
+// internal/store, which imports custodian (an in-package test importing it
+// would be an import cycle). export_test.go exports the few internals they
+// need.
+
+// t0 is when every fake clock starts.
+var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+
+// fakeClock is a custodian.Clock that moves only when told to.
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+func (c *fakeClock) Set(t time.Time) {
+	c.mu.Lock()
+	c.now = t
+	c.mu.Unlock()
+}
+
+var errInjected = errors.New("injected store failure")
+
+// testStore is a store.Memory that records the buckets written (so a test can
+// dump every stored byte), and whose Update can be made to fail or to pause
+// before it commits.
+type testStore struct {
+	*store.Memory
+	fail  atomic.Bool
+	pause atomic.Pointer[func()] // called inside Update after fn, before the commit
+
+	mu      sync.Mutex
+	buckets map[string]bool
+}
+
+func newTestStore() *testStore {
+	return &testStore{Memory: store.NewMemory(), buckets: map[string]bool{}}
+}
+
+func (s *testStore) Update(fn func(custodian.Tx) error) error {
+	return s.Memory.Update(func(tx custodian.Tx) error {
+		if err := fn(recordingTx{tx, s}); err != nil {
+			return err
+		}
+		if p := s.pause.Load(); p != nil {
+			(*p)()
+		}
+		if s.fail.Load() {
+			return errInjected
+		}
+		return nil
+	})
+}
+
+type recordingTx struct {
+	custodian.Tx
+	s *testStore
+}
+
+func (tx recordingTx) Put(bucket, key string, value []byte) error {
+	tx.s.mu.Lock()
+	tx.s.buckets[bucket] = true
+	tx.s.mu.Unlock()
+	return tx.Tx.Put(bucket, key, value)
+}
+
+// dump returns every bucket, key and value in the store, as "bucket/key=value"
+// lines.
+func (s *testStore) dump(t *testing.T) []byte {
+	t.Helper()
+	s.mu.Lock()
+	buckets := make([]string, 0, len(s.buckets))
+	for b := range s.buckets {
+		buckets = append(buckets, b)
+	}
+	s.mu.Unlock()
+	sort.Strings(buckets)
+	var out bytes.Buffer
+	err := s.View(func(tx custodian.Tx) error {
+		for _, b := range buckets {
+			if err := tx.ForEach(b, func(k string, v []byte) error {
+				out.WriteString(b + "/" + k + "=")
+				out.Write(v)
+				out.WriteByte('\n')
+				return nil
+			}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("dump store: %v", err)
+	}
+	return out.Bytes()
+}
+
+// storedRevision reads the revision the store records.
+func (s *testStore) storedRevision(t *testing.T) uint64 {
+	t.Helper()
+	var rev uint64
+	err := s.View(func(tx custodian.Tx) error {
+		raw, ok, err := tx.Get(custodian.BucketMeta, custodian.MetaRevision)
+		if err != nil || !ok {
+			return err
+		}
+		return json.Unmarshal(raw, &rev)
+	})
+	if err != nil {
+		t.Fatalf("read stored revision: %v", err)
+	}
+	return rev
+}
+
+const testPassword = "correct horse battery staple"
+
+// testService is an unlocked Service over a memory store, a real vault in
+// t.TempDir() and a fake clock, with the owner's session.
+type testService struct {
+	*custodian.Service
+	t         *testing.T
+	store     *testStore
+	vault     *vault.Vault
+	clock     *fakeClock
+	secretKey string
+
+	ownerToken string
+	owner      custodian.Principal
+}
+
+// newLockedTestService builds the service without unlocking it. Each unlock
+// costs one Argon2id run (about 0.3 s): share one service per top-level test.
+// IdleLock defaults to never, so that advancing the fake clock does not lock.
+func newLockedTestService(t *testing.T, opts ...func(*custodian.Config)) *testService {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "vault")
+	sk, err := vault.Create(dir, []byte(testPassword))
+	if err != nil {
+		t.Fatalf("vault.Create: %v", err)
+	}
+	v, err := vault.Open(dir)
+	if err != nil {
+		t.Fatalf("vault.Open: %v", err)
+	}
+	val, err := schema.New()
+	if err != nil {
+		t.Fatalf("schema.New: %v", err)
+	}
+	ts := &testService{t: t, store: newTestStore(), vault: v, clock: &fakeClock{now: t0}, secretKey: sk}
+	cfg := custodian.Config{Store: ts.store, Vault: v, Schema: val, Clock: ts.clock, IdleLock: -1}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	s, err := custodian.New(cfg)
+	if err != nil {
+		t.Fatalf("custodian.New: %v", err)
+	}
+	ts.Service = s
+	t.Cleanup(func() { s.Close() })
+	return ts
+}
+
+// newTestService builds the service and unlocks it.
+func newTestService(t *testing.T, opts ...func(*custodian.Config)) *testService {
+	t.Helper()
+	ts := newLockedTestService(t, opts...)
+	ts.unlock()
+	return ts
+}
+
+// unlock unlocks with the right credentials and authenticates the owner.
+func (ts *testService) unlock() {
+	ts.t.Helper()
+	token, err := ts.Unlock(ts.t.Context(), []byte(testPassword), ts.secretKey)
+	if err != nil {
+		ts.t.Fatalf("Unlock = %v", err)
+	}
+	p, err := ts.Authenticate(ts.t.Context(), token)
+	if err != nil {
+		ts.t.Fatalf("Authenticate(owner token) = %v", err)
+	}
+	if !p.IsOwner() {
+		ts.t.Fatalf("Authenticate(owner token) = %+v; want the owner", p)
+	}
+	ts.ownerToken, ts.owner = token, p
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	raw, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw
+}
+
+func (ts *testService) mustPersona(id string) uint64 {
+	ts.t.Helper()
+	_, rev, err := ts.CreatePersona(ts.t.Context(), ts.owner, mustJSON(ts.t, map[string]any{"id": id, "name": "Persona " + id}))
+	if err != nil {
+		ts.t.Fatalf("CreatePersona(%s) = %v", id, err)
+	}
+	return rev
+}
+
+func secretOf(name string) string { return "secret-of-" + name + "-0123456789" }
+
+func (ts *testService) mustConsumer(name string) {
+	ts.t.Helper()
+	_, err := ts.AddConsumer(ts.t.Context(), ts.owner, mustJSON(ts.t, custodian.ConsumerInput{Name: name, Secret: secretOf(name)}))
+	if err != nil {
+		ts.t.Fatalf("AddConsumer(%s) = %v", name, err)
+	}
+}
+
+// mustToken mints a service token for consumer name, valid for 30 days.
+func (ts *testService) mustToken(name, scope, mode string) string {
+	ts.t.Helper()
+	issued, err := ts.MintServiceToken(ts.t.Context(), mustJSON(ts.t, map[string]any{
+		"consumer": name, "secret": secretOf(name), "scope": scope, "mode": mode, "ttl": "720h"}))
+	if err != nil {
+		ts.t.Fatalf("MintServiceToken(%s, %q, %q) = %v", name, scope, mode, err)
+	}
+	return issued.Token
+}
+
+// mustPrincipal mints a token for consumer name and authenticates with it.
+func (ts *testService) mustPrincipal(name, scope, mode string) custodian.Principal {
+	ts.t.Helper()
+	token := ts.mustToken(name, scope, mode)
+	p, err := ts.Authenticate(ts.t.Context(), token)
+	if err != nil {
+		ts.t.Fatalf("Authenticate(%s token) = %v", name, err)
+	}
+	if p.Kind() != custodian.PrincipalConsumer || p.Consumer != name {
+		ts.t.Fatalf("Authenticate(%s token) = %+v; want consumer %s", name, p, name)
+	}
+	return p
+}
+
+// grantSpec is a grant for consumer recipient; zero Expires means in 30 days.
+type grantSpec struct {
+	recipient string
+	purpose   string
+	ops       []string
+	keys      []string
+	personas  []string
+	claims    []string
+	expires   time.Time
+	route     string
+}
+
+func (ts *testService) grantDoc(g grantSpec) []byte {
+	sel := map[string]any{}
+	if g.keys != nil {
+		sel["keys"] = g.keys
+	}
+	if g.personas != nil {
+		sel["personas"] = g.personas
+	}
+	if g.claims != nil {
+		sel["claims"] = g.claims
+	}
+	if g.expires.IsZero() {
+		g.expires = ts.clock.Now().Add(30 * 24 * time.Hour)
+	}
+	if g.purpose == "" {
+		g.purpose = "assist"
+	}
+	doc := map[string]any{
+		"recipient":  map[string]any{"kind": "consumer", "id": g.recipient},
+		"purpose":    g.purpose,
+		"operations": g.ops,
+		"selectors":  sel,
+		"expires_at": g.expires.Format(time.RFC3339Nano),
+	}
+	if g.route != "" {
+		doc["route"] = g.route
+	}
+	return mustJSON(ts.t, doc)
+}
+
+func (ts *testService) mustGrant(g grantSpec) custodian.GrantCreated {
+	ts.t.Helper()
+	out, err := ts.CreateGrant(ts.t.Context(), ts.owner, ts.grantDoc(g))
+	if err != nil {
+		ts.t.Fatalf("CreateGrant(%+v) = %v", g, err)
+	}
+	return out
+}
+
+// proposal is a minimal proposal document; extra members are merged in.
+func proposal(t *testing.T, key string, value any, extra ...map[string]any) []byte {
+	t.Helper()
+	doc := map[string]any{"key": key, "value": value, "kind": "fact", "assertion": "reported"}
+	for _, e := range extra {
+		for k, v := range e {
+			doc[k] = v
+		}
+	}
+	return mustJSON(t, doc)
+}
+
+func (ts *testService) mustPropose(p custodian.Principal, doc []byte) custodian.Proposed {
+	ts.t.Helper()
+	out, err := ts.Propose(ts.t.Context(), p, doc)
+	if err != nil {
+		ts.t.Fatalf("Propose(%s) = %v", doc, err)
+	}
+	return out
+}
+
+func (ts *testService) mustConfirm(id string, personas ...string) custodian.Written {
+	ts.t.Helper()
+	if personas == nil {
+		personas = []string{}
+	}
+	out, err := ts.Confirm(ts.t.Context(), ts.owner, id, mustJSON(ts.t, custodian.ConfirmInput{Personas: personas}))
+	if err != nil {
+		ts.t.Fatalf("Confirm(%s, %v) = %v", id, personas, err)
+	}
+	return out
+}
+
+// mustClaim proposes (as the owner) and confirms key = value into personas.
+func (ts *testService) mustClaim(key string, value any, personas ...string) custodian.Written {
+	ts.t.Helper()
+	pr := ts.mustPropose(ts.owner, proposal(ts.t, key, value))
+	return ts.mustConfirm(pr.ProposalID, personas...)
+}
+
+// contextKeys returns the keys p receives for q, sorted, or the error.
+func (ts *testService) contextKeys(p custodian.Principal, q custodian.ContextQuery) ([]string, error) {
+	res, err := ts.Context(ts.t.Context(), p, q)
+	if err != nil {
+		return nil, err
+	}
+	keys := []string{}
+	for _, c := range res.Claims {
+		keys = append(keys, c.Key)
+	}
+	sort.Strings(keys)
+	return keys, nil
+}
+
+// receipts returns every receipt, oldest first.
+func (ts *testService) receipts() []custodian.Receipt {
+	ts.t.Helper()
+	rs, err := ts.Receipts(ts.t.Context(), ts.owner, 1000)
+	if err != nil {
+		ts.t.Fatalf("Receipts = %v", err)
+	}
+	slices.Reverse(rs)
+	return rs
+}
+
+func (ts *testService) revision() uint64 {
+	ts.t.Helper()
+	return ts.Status(ts.t.Context(), ts.owner).Revision
+}
+
+// wantKind fails t unless err is an *Error of kind want.
+func wantKind(t *testing.T, what string, err error, want custodian.Kind) {
+	t.Helper()
+	if err == nil {
+		t.Errorf("%s = nil error; want %s", what, want)
+		return
+	}
+	if _, ok := errors.AsType[*custodian.Error](err); !ok {
+		t.Errorf("%s = %v (%T); want a *custodian.Error of kind %s", what, err, err, want)
+		return
+	}
+	if got := custodian.KindOf(err); got != want {
+		t.Errorf("%s = %v (kind %s); want kind %s", what, err, got, want)
+	}
+}
+
+// eventually polls cond every 10 ms, at most 300 times.
+func eventually(cond func() bool) bool {
+	for range 300 {
+		if cond() {
+			return true
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return cond()
+}

@@ -1,0 +1,289 @@
+package custodian_test
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/phc-project/phc/custodian"
+)
+
+// TestConcurrentProposals runs 50 proposals at once (meant for -race).
+func TestConcurrentProposals(t *testing.T) {
+	ts := newTestService(t)
+	ctx := t.Context()
+	ts.mustConsumer("app")
+	ts.mustGrant(grantSpec{recipient: "app", ops: []string{"contribute"}, keys: []string{"notes.*"}})
+	app := ts.mustPrincipal("app", "notes.*", custodian.ModeWrite)
+	start := ts.revision()
+	receiptsBefore := len(ts.receipts())
+
+	const n = 50
+	var (
+		wg   sync.WaitGroup
+		outs [n]custodian.Proposed
+		errs [n]error
+	)
+	for i := range n {
+		wg.Go(func() {
+			p := app
+			if i%2 == 0 {
+				p = ts.owner
+			}
+			outs[i], errs[i] = ts.Propose(ctx, p, proposal(t, fmt.Sprintf("notes.n%02d", i), i))
+		})
+	}
+	wg.Wait()
+
+	ids := map[string]bool{}
+	var revs []uint64
+	for i := range n {
+		if errs[i] != nil {
+			t.Errorf("Propose %d = %v", i, errs[i])
+			continue
+		}
+		if ids[outs[i].ProposalID] {
+			t.Errorf("proposal id %s returned twice", outs[i].ProposalID)
+		}
+		ids[outs[i].ProposalID] = true
+		revs = append(revs, outs[i].Revision)
+	}
+	slices.Sort(revs)
+	for i, r := range revs {
+		if r != start+uint64(i)+1 {
+			t.Errorf("sorted revisions = %v; want %d..%d, each once", revs, start+1, start+n)
+			break
+		}
+	}
+	if got := ts.revision(); got != start+n {
+		t.Errorf("revision = %d; want %d", got, start+n)
+	}
+	if q, err := ts.Review(ctx, ts.owner); err != nil || len(q) != n {
+		t.Errorf("Review = %d proposals, %v; want %d", len(q), err, n)
+	}
+	if got := len(ts.receipts()) - receiptsBefore; got != n {
+		t.Errorf("%d receipts added; want %d", got, n)
+	}
+	if v, err := ts.VerifyReceipts(ctx, ts.owner); err != nil || !v.OK {
+		t.Errorf("VerifyReceipts = %+v, %v; want ok", v, err)
+	}
+	if got := ts.store.storedRevision(t); got != start+n {
+		t.Errorf("stored revision = %d; want %d", got, start+n)
+	}
+}
+
+// TestConcurrentReadsAndWrites mixes recipient reads with owner writes (for -race).
+func TestConcurrentReadsAndWrites(t *testing.T) {
+	ts := newTestService(t)
+	ctx := t.Context()
+	ts.mustConsumer("app")
+	ts.mustGrant(grantSpec{recipient: "app", ops: []string{"read"}, keys: []string{"*"}})
+	app := ts.mustPrincipal("app", "*", custodian.ModeRead)
+	c := ts.mustClaim("counter.value", 0)
+
+	var wg sync.WaitGroup
+	for i := range 10 {
+		wg.Go(func() {
+			if _, err := ts.Correct(ctx, ts.owner, c.Claim.ID, mustJSON(t, map[string]any{"value": i + 1})); err != nil {
+				t.Errorf("Correct = %v", err)
+			}
+		})
+		wg.Go(func() {
+			res, err := ts.Context(ctx, app, custodian.ContextQuery{Purpose: "assist"})
+			if err != nil || len(res.Claims) != 1 || res.Claims[0].Revision > res.Revision {
+				t.Errorf("Context = %+v, %v; want the one claim at or before the result's revision", res, err)
+			}
+		})
+		wg.Go(func() {
+			if _, err := ts.ListClaims(ctx, ts.owner, "", ""); err != nil {
+				t.Errorf("ListClaims = %v", err)
+			}
+		})
+	}
+	wg.Wait()
+	vs, err := ts.Versions(ctx, ts.owner, c.Claim.ID)
+	if err != nil || len(vs.Claims) != 11 {
+		t.Errorf("Versions = %d, %v; want 11", len(vs.Claims), err)
+	}
+	if v, err := ts.VerifyReceipts(ctx, ts.owner); err != nil || !v.OK {
+		t.Errorf("VerifyReceipts = %+v, %v; want ok", v, err)
+	}
+}
+
+// TestCommitFailureLocks makes the store fail a commit: the write reports
+// KindInternal, the service locks itself, and the next unlock sees exactly
+// what the store holds.
+func TestCommitFailureLocks(t *testing.T) {
+	ts := newTestService(t)
+	ctx := t.Context()
+	ts.mustPersona("work")
+	kept := ts.mustClaim("identity.full_name", "Ada", "work")
+	rev := ts.revision()
+	nReceipts := len(ts.receipts())
+	before := ts.store.dump(t)
+
+	ts.store.fail.Store(true)
+	_, err := ts.Propose(ctx, ts.owner, proposal(t, "identity.nickname", "phantom-value"))
+	wantKind(t, "Propose with a failing store", err, custodian.KindInternal)
+	if !eventually(ts.Locked) {
+		t.Fatalf("the service did not lock after a failed commit")
+	}
+	if !ts.vault.Locked() {
+		t.Errorf("the vault keeps its keys after a failed commit")
+	}
+	_, err = ts.Authenticate(ctx, ts.ownerToken)
+	wantKind(t, "Authenticate after a failed commit", err, custodian.KindLocked)
+	if after := ts.store.dump(t); !bytes.Equal(before, after) {
+		t.Errorf("a failed commit changed the store")
+	}
+
+	ts.store.fail.Store(false)
+	ts.unlock()
+	if got := ts.revision(); got != rev || got != ts.store.storedRevision(t) {
+		t.Errorf("revision after reload = %d (stored %d); want %d", got, ts.store.storedRevision(t), rev)
+	}
+	if q, _ := ts.Review(ctx, ts.owner); len(q) != 0 {
+		t.Errorf("Review after reload = %+v; want no phantom proposal", q)
+	}
+	if l, _ := ts.ListClaims(ctx, ts.owner, "", ""); len(l.Claims) != 1 || l.Claims[0].ID != kept.Claim.ID {
+		t.Errorf("ListClaims after reload = %+v; want the one committed claim", l.Claims)
+	}
+	rs := ts.receipts()
+	if len(rs) != nReceipts+1 || rs[len(rs)-1].Operation != "vault.unlock" {
+		t.Errorf("receipts after reload: %d, last %q; want %d ending in the new unlock", len(rs), rs[len(rs)-1].Operation, nReceipts+1)
+	}
+	if v, err := ts.VerifyReceipts(ctx, ts.owner); err != nil || !v.OK {
+		t.Errorf("VerifyReceipts after reload = %+v, %v; want ok", v, err)
+	}
+	p := ts.mustPropose(ts.owner, proposal(t, "identity.nickname", "real"))
+	if p.Revision != rev+1 {
+		t.Errorf("first write after reload has revision %d; want %d", p.Revision, rev+1)
+	}
+}
+
+// TestCommitFailureFailsEveryWriteInFlight fails a commit while several
+// writes are queued: none of them may report success.
+func TestCommitFailureFailsEveryWriteInFlight(t *testing.T) {
+	ts := newTestService(t)
+	ctx := t.Context()
+	rev := ts.revision()
+	entered := make(chan struct{})
+	release := make(chan struct{})
+	var once sync.Once
+	pause := func() { once.Do(func() { close(entered); <-release }) }
+	ts.store.pause.Store(&pause)
+	ts.store.fail.Store(true)
+
+	const n = 8
+	errs := make(chan error, n)
+	go func() { _, err := ts.Propose(ctx, ts.owner, proposal(t, "a.first", 0)); errs <- err }()
+	<-entered
+	for i := 1; i < n; i++ {
+		go func() { _, err := ts.Propose(ctx, ts.owner, proposal(t, fmt.Sprintf("a.n%d", i), i)); errs <- err }()
+	}
+	time.Sleep(50 * time.Millisecond) // let the others queue behind the paused commit
+	close(release)
+	for range n {
+		err := <-errs
+		if k := custodian.KindOf(err); err == nil || (k != custodian.KindInternal && k != custodian.KindLocked) {
+			t.Errorf("a write in flight during a failed commit = %v; want KindInternal or KindLocked", err)
+		}
+	}
+	if !eventually(ts.Locked) {
+		t.Fatalf("the service did not lock after a failed commit")
+	}
+	ts.store.pause.Store(nil)
+	ts.store.fail.Store(false)
+	ts.unlock()
+	if got := ts.revision(); got != rev {
+		t.Errorf("revision after reload = %d; want %d", got, rev)
+	}
+	if q, _ := ts.Review(ctx, ts.owner); len(q) != 0 {
+		t.Errorf("Review after reload = %d proposals; want none", len(q))
+	}
+}
+
+// TestUncommittedWriteNotServed pauses a commit that will fail and reads in
+// the meantime. A recipient must never receive the write; the owner's reads
+// should not show it either, since it never becomes durable.
+func TestUncommittedWriteNotServed(t *testing.T) {
+	ts := newTestService(t)
+	ctx := t.Context()
+	ts.mustConsumer("app")
+	ts.mustGrant(grantSpec{recipient: "app", ops: []string{"read"}, keys: []string{"*"}})
+	app := ts.mustPrincipal("app", "*", custodian.ModeRead)
+	p := ts.mustPropose(ts.owner, proposal(t, "identity.full_name", "never-durable"))
+	rev := ts.revision()
+
+	entered := make(chan struct{})
+	release := make(chan struct{})
+	var once sync.Once
+	pause := func() { once.Do(func() { close(entered); <-release }) }
+	ts.store.pause.Store(&pause)
+	ts.store.fail.Store(true)
+
+	confirmed := make(chan error, 1)
+	go func() {
+		_, err := ts.Confirm(ctx, ts.owner, p.ProposalID, []byte(`{"personas":[]}`))
+		confirmed <- err
+	}()
+	<-entered // the confirmation is applied in memory, its commit paused
+
+	type ctxResult struct {
+		res custodian.ContextResult
+		err error
+	}
+	read := make(chan ctxResult, 1)
+	go func() {
+		res, err := ts.Context(ctx, app, custodian.ContextQuery{Purpose: "assist"})
+		read <- ctxResult{res, err}
+	}()
+
+	// The owner's reads see the view, which already holds the write: they
+	// must wait for its commit, and fail with it, rather than answer.
+	type listResult struct {
+		l   custodian.ClaimList
+		err error
+	}
+	listed := make(chan listResult, 1)
+	go func() {
+		l, err := ts.ListClaims(ctx, ts.owner, "", "")
+		listed <- listResult{l, err}
+	}()
+	status := make(chan custodian.Status, 1)
+	go func() { status <- ts.Status(ctx, ts.owner) }()
+
+	time.Sleep(20 * time.Millisecond) // let the reads reach their wait
+	select {
+	case l := <-listed:
+		t.Errorf("ListClaims answered during the commit: %d claims, %v", len(l.l.Claims), l.err)
+	default:
+	}
+	close(release)
+	wantKind(t, "Confirm with a failing commit", <-confirmed, custodian.KindInternal)
+	r := <-read
+	if r.err == nil && len(r.res.Claims) != 0 {
+		t.Errorf("a recipient received %d claims from a commit that failed", len(r.res.Claims))
+	}
+	if l := <-listed; l.err == nil && len(l.l.Claims) != 0 {
+		t.Errorf("ListClaims(owner) = %d claims at revision %d from a commit that failed (durable revision %d)", len(l.l.Claims), l.l.Revision, rev)
+	}
+	if st := <-status; st.FieldCount != nil && *st.FieldCount != 0 {
+		t.Errorf("Status(owner) counted %d fields from a commit that failed", *st.FieldCount)
+	}
+	if !eventually(ts.Locked) {
+		t.Fatalf("the service did not lock after a failed commit")
+	}
+	ts.store.pause.Store(nil)
+	ts.store.fail.Store(false)
+	ts.unlock()
+	if l, _ := ts.ListClaims(ctx, ts.owner, "", ""); len(l.Claims) != 0 {
+		t.Errorf("after reload ListClaims = %d; want 0", len(l.Claims))
+	}
+	if q, _ := ts.Review(ctx, ts.owner); len(q) != 1 || q[0].ID != p.ProposalID {
+		t.Errorf("after reload the proposal is not pending again: %+v", q)
+	}
+}
