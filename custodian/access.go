@@ -13,7 +13,8 @@ func matchKey(pattern, key string) bool {
 	case pattern == "*":
 		return true
 	case strings.HasSuffix(pattern, ".*"):
-		return strings.HasPrefix(key, pattern[:len(pattern)-1])
+		prefix := pattern[:len(pattern)-1] // keeps the dot
+		return len(key) > len(prefix) && strings.HasPrefix(key, prefix)
 	}
 	return pattern == key
 }

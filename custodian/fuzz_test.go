@@ -1,0 +1,70 @@
+package custodian
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// FuzzParseScope: a token scope either parses into valid patterns or is
+// refused as KindInvalid; it never panics.
+func FuzzParseScope(f *testing.F) {
+	for _, s := range []string{"*", "identity.*", "a.b,c.*", " learning.* , x ", "", ",,", "A.b", "a..b", "a.*.*", strings.Repeat("a,", 70)} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		ps, err := parseScope(s)
+		if err != nil {
+			if KindOf(err) != KindInvalid {
+				t.Fatalf("parseScope(%q) kind = %v", s, KindOf(err))
+			}
+			return
+		}
+		for _, p := range ps {
+			if !validPattern(p) {
+				t.Fatalf("parseScope(%q) accepted invalid pattern %q", s, p)
+			}
+		}
+	})
+}
+
+// FuzzParseTTL: a TTL is refused or lies within the bounds.
+func FuzzParseTTL(f *testing.F) {
+	for _, s := range []string{`3600`, `"1h"`, `"30m"`, `-1`, `0`, `1e9`, `"1h30m"`, `null`, `"-5m"`, `99999999999999999999`, `{}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		if !json.Valid(raw) {
+			return
+		}
+		d, err := parseTTL(raw)
+		if err != nil {
+			if KindOf(err) != KindInvalid {
+				t.Fatalf("parseTTL(%s) kind = %v", raw, KindOf(err))
+			}
+			return
+		}
+		if d < minTokenTTL || d > maxTokenTTL {
+			t.Fatalf("parseTTL(%s) = %v, outside the bounds", raw, d)
+		}
+	})
+}
+
+// FuzzMatchKey: a key pattern matches a key only if the key is below its
+// prefix; "*" matches all.
+func FuzzMatchKey(f *testing.F) {
+	f.Add("identity.*", "identity.name")
+	f.Add("identity.*", "identityx")
+	f.Add("a.b", "a.b")
+	f.Fuzz(func(t *testing.T, pattern, key string) {
+		if !matchKey(pattern, key) {
+			return
+		}
+		switch {
+		case pattern == "*", pattern == key:
+		case strings.HasSuffix(pattern, ".*") && strings.HasPrefix(key, strings.TrimSuffix(pattern, "*")) && len(key) > len(pattern)-1:
+		default:
+			t.Fatalf("matchKey(%q, %q) = true", pattern, key)
+		}
+	})
+}
