@@ -99,21 +99,13 @@ type ClaimList struct {
 // key matches the pattern key and that are in persona.
 func (s *Service) ListClaims(ctx context.Context, p Principal, key, persona string) (ClaimList, error) {
 	const op = "claim.list"
-	if err := requireOwner(op, p); err != nil {
-		return ClaimList{}, err
-	}
 	if key != "" && !validPattern(key) {
 		return ClaimList{}, fail(op, KindInvalid, "malformed key pattern")
 	}
 	if persona != "" && !validSegment(persona) {
 		return ClaimList{}, fail(op, KindInvalid, "malformed persona id")
 	}
-	st, release, err := s.enter(op, p)
-	if err != nil {
-		return ClaimList{}, err
-	}
-	defer release()
-	return readSettled(op, st, func() (ClaimList, error) {
+	return ownerRead(s, op, p, func(st *state) (ClaimList, error) {
 		out := ClaimList{Claims: []Claim{}, Revision: st.revision}
 		for _, r := range st.activeClaims() {
 			if key != "" && !matchKey(key, r.head().Key) {
@@ -131,18 +123,10 @@ func (s *Service) ListClaims(ctx context.Context, p Principal, key, persona stri
 // Versions returns every version of a claim, oldest first (owner only).
 func (s *Service) Versions(ctx context.Context, p Principal, id string) (ClaimList, error) {
 	const op = "claim.versions"
-	if err := requireOwner(op, p); err != nil {
-		return ClaimList{}, err
-	}
 	if !identity.ValidID(id, "clm_") {
 		return ClaimList{}, fail(op, KindInvalid, "malformed claim id")
 	}
-	st, release, err := s.enter(op, p)
-	if err != nil {
-		return ClaimList{}, err
-	}
-	defer release()
-	return readSettled(op, st, func() (ClaimList, error) {
+	return ownerRead(s, op, p, func(st *state) (ClaimList, error) {
 		r, ok := st.claims[id]
 		if !ok {
 			return ClaimList{}, notFound(op)

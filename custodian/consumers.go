@@ -97,27 +97,14 @@ func (s *Service) AddConsumer(ctx context.Context, p Principal, raw []byte) (Con
 
 // ListConsumers returns the registered consumers by name (owner only).
 func (s *Service) ListConsumers(ctx context.Context, p Principal) ([]ConsumerView, error) {
-	const op = "consumer.list"
-	if err := requireOwner(op, p); err != nil {
-		return nil, err
-	}
-	st, release, err := s.enter(op, p)
-	if err != nil {
-		return nil, err
-	}
-	defer release()
-	st.mu.RLock()
-	g := st.applied
-	out := make([]ConsumerView, 0, len(st.consumers))
-	for _, c := range st.consumers {
-		out = append(out, ConsumerView{Name: c.Name, Status: c.Status, CreatedAt: c.CreatedAt})
-	}
-	st.mu.RUnlock()
-	if err := st.awaitDurable(op, g); err != nil {
-		return nil, err
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out, nil
+	return ownerRead(s, "consumer.list", p, func(st *state) ([]ConsumerView, error) {
+		out := make([]ConsumerView, 0, len(st.consumers))
+		for _, c := range st.consumers {
+			out = append(out, ConsumerView{Name: c.Name, Status: c.Status, CreatedAt: c.CreatedAt})
+		}
+		sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+		return out, nil
+	})
 }
 
 // TokenRequest asks for a service token with a consumer's name and secret.

@@ -101,27 +101,14 @@ func (s *Service) CreateGrant(ctx context.Context, p Principal, raw []byte) (Gra
 // ListGrants returns every grant, revoked and expired ones included, oldest
 // first (owner only).
 func (s *Service) ListGrants(ctx context.Context, p Principal) ([]Grant, error) {
-	const op = "grant.list"
-	if err := requireOwner(op, p); err != nil {
-		return nil, err
-	}
-	st, release, err := s.enter(op, p)
-	if err != nil {
-		return nil, err
-	}
-	defer release()
-	st.mu.RLock()
-	g := st.applied
-	out := make([]Grant, 0, len(st.grants))
-	for _, g := range st.grants {
-		out = append(out, *g)
-	}
-	st.mu.RUnlock()
-	if err := st.awaitDurable(op, g); err != nil {
-		return nil, err
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Revision < out[j].Revision })
-	return out, nil
+	return ownerRead(s, "grant.list", p, func(st *state) ([]Grant, error) {
+		out := make([]Grant, 0, len(st.grants))
+		for _, g := range st.grants {
+			out = append(out, *g)
+		}
+		sort.Slice(out, func(i, j int) bool { return out[i].Revision < out[j].Revision })
+		return out, nil
+	})
 }
 
 // RevokeGrant ends a grant (owner only). From the returned revision on, the

@@ -41,25 +41,12 @@ func (s *Service) CreatePersona(ctx context.Context, p Principal, raw []byte) (P
 
 // ListPersonas returns the personas sorted by id (owner only).
 func (s *Service) ListPersonas(ctx context.Context, p Principal) ([]Persona, error) {
-	const op = "persona.list"
-	if err := requireOwner(op, p); err != nil {
-		return nil, err
-	}
-	st, release, err := s.enter(op, p)
-	if err != nil {
-		return nil, err
-	}
-	defer release()
-	st.mu.RLock()
-	g := st.applied
-	out := make([]Persona, 0, len(st.personas))
-	for _, p := range st.personas {
-		out = append(out, *p)
-	}
-	st.mu.RUnlock()
-	if err := st.awaitDurable(op, g); err != nil {
-		return nil, err
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
-	return out, nil
+	return ownerRead(s, "persona.list", p, func(st *state) ([]Persona, error) {
+		out := make([]Persona, 0, len(st.personas))
+		for _, p := range st.personas {
+			out = append(out, *p)
+		}
+		sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+		return out, nil
+	})
 }

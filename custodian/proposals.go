@@ -125,30 +125,17 @@ func orEmpty[T any](s []T) []T {
 // Review returns the owner's queue: every pending proposal, in the order
 // they arrived.
 func (s *Service) Review(ctx context.Context, p Principal) ([]Proposal, error) {
-	const op = "review"
-	if err := requireOwner(op, p); err != nil {
-		return nil, err
-	}
-	st, release, err := s.enter(op, p)
-	if err != nil {
-		return nil, err
-	}
-	defer release()
-	st.mu.RLock()
-	g := st.applied
-	out := make([]Proposal, 0)
-	for _, pr := range st.proposals {
-		if pr.Status == StatusProposed {
-			out = append(out, *pr)
+	return ownerRead(s, "review", p, func(st *state) ([]Proposal, error) {
+		out := make([]Proposal, 0)
+		for _, pr := range st.proposals {
+			if pr.Status == StatusProposed {
+				out = append(out, *pr)
+			}
 		}
-	}
-	st.mu.RUnlock()
-	if err := st.awaitDurable(op, g); err != nil {
-		return nil, err
-	}
-	// Revisions are assigned in the journal's order: first come, first shown.
-	sort.Slice(out, func(i, j int) bool { return out[i].Revision < out[j].Revision })
-	return out, nil
+		// Revisions are assigned in the journal's order: first come, first shown.
+		sort.Slice(out, func(i, j int) bool { return out[i].Revision < out[j].Revision })
+		return out, nil
+	})
 }
 
 // ConfirmInput is the owner's decision to confirm a proposal.

@@ -113,6 +113,21 @@ func (st *state) markFailed() {
 	st.durCond.Broadcast()
 }
 
+// ownerRead runs an owner-only read: fn runs on the current view, and its
+// result is returned once what it saw is durable.
+func ownerRead[T any](s *Service, op string, p Principal, fn func(st *state) (T, error)) (T, error) {
+	var zero T
+	if err := requireOwner(op, p); err != nil {
+		return zero, err
+	}
+	st, release, err := s.enter(op, p)
+	if err != nil {
+		return zero, err
+	}
+	defer release()
+	return readSettled(op, st, func() (T, error) { return fn(st) })
+}
+
 // readSettled runs fn under st's read lock and returns its result once
 // what fn saw is durable (see awaitDurable). An error from fn is returned at
 // once: it discloses nothing.
