@@ -167,13 +167,8 @@ func (s *Service) Correct(ctx context.Context, p Principal, id string, raw []byt
 	if err := s.decodeDoc(op, schema.Correction, raw, &in); err != nil {
 		return Written{}, err
 	}
-	st, release, err := s.enter(op, p)
-	if err != nil {
-		return Written{}, err
-	}
-	defer release()
 	var out Written
-	err = s.commit(st, func(st *state, b *batch) error {
+	err := s.write(op, p, func(st *state, b *batch) error {
 		r, ok := st.claims[id]
 		if !ok || r.meta.Status != StatusActive {
 			return notFound(op)
@@ -240,13 +235,8 @@ func (s *Service) DeleteClaim(ctx context.Context, p Principal, id string) (uint
 	if !identity.ValidID(id, "clm_") {
 		return 0, fail(op, KindInvalid, "malformed claim id")
 	}
-	st, release, err := s.enter(op, p)
-	if err != nil {
-		return 0, err
-	}
-	defer release()
 	var rev uint64
-	err = s.commit(st, func(st *state, b *batch) error {
+	err := s.write(op, p, func(st *state, b *batch) error {
 		r, ok := st.claims[id]
 		if !ok || r.meta.Status == StatusDeleted {
 			return notFound(op)
@@ -290,13 +280,8 @@ func (s *Service) SetPersonas(ctx context.Context, p Principal, id string, raw [
 	if err := decodeStrict(op, raw, &in); err != nil {
 		return Written{}, err
 	}
-	st, release, err := s.enter(op, p)
-	if err != nil {
-		return Written{}, err
-	}
-	defer release()
 	var out Written
-	err = s.commit(st, func(st *state, b *batch) error {
+	err := s.write(op, p, func(st *state, b *batch) error {
 		r, ok := st.claims[id]
 		if !ok || r.meta.Status != StatusActive {
 			return notFound(op)

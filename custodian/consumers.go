@@ -70,13 +70,8 @@ func (s *Service) AddConsumer(ctx context.Context, p Principal, raw []byte) (Con
 	if err != nil {
 		return ConsumerView{}, wrap(op, KindInternal, err)
 	}
-	st, release, err := s.enter(op, p)
-	if err != nil {
-		return ConsumerView{}, err
-	}
-	defer release()
 	var out ConsumerView
-	err = s.commit(st, func(st *state, b *batch) error {
+	err = s.write(op, p, func(st *state, b *batch) error {
 		if _, ok := st.consumers[in.Name]; ok {
 			return fail(op, KindConflict, "a consumer with this name exists")
 		}

@@ -59,13 +59,8 @@ func (s *Service) CreateGrant(ctx context.Context, p Principal, raw []byte) (Gra
 	if d.Usage == "" {
 		d.Usage = "multi"
 	}
-	st, release, err := s.enter(op, p)
-	if err != nil {
-		return GrantCreated{}, err
-	}
-	defer release()
 	var out GrantCreated
-	err = s.commit(st, func(st *state, b *batch) error {
+	err := s.write(op, p, func(st *state, b *batch) error {
 		if !d.ExpiresAt.After(b.now) {
 			return fail(op, KindInvalid, "expires_at must be in the future")
 		}
@@ -121,13 +116,8 @@ func (s *Service) RevokeGrant(ctx context.Context, p Principal, id string) (uint
 	if !identity.ValidID(id, "grt_") {
 		return 0, fail(op, KindInvalid, "malformed grant id")
 	}
-	st, release, err := s.enter(op, p)
-	if err != nil {
-		return 0, err
-	}
-	defer release()
 	var rev uint64
-	err = s.commit(st, func(st *state, b *batch) error {
+	err := s.write(op, p, func(st *state, b *batch) error {
 		g, ok := st.grants[id]
 		if !ok {
 			return notFound(op)

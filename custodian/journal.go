@@ -73,6 +73,17 @@ func (b *batch) nextRevision() uint64 {
 	return b.st.revision
 }
 
+// write runs fn for p in the journal (see commit), once the vault is open
+// and p's session current.
+func (s *Service) write(op string, p Principal, fn func(st *state, b *batch) error) error {
+	st, release, err := s.enter(op, p)
+	if err != nil {
+		return err
+	}
+	defer release()
+	return s.commit(st, fn)
+}
+
 // commit queues fn for the journal and waits until it is durable. fn runs
 // alone against st with st.mu held for writing; it must validate before it
 // mutates st, because an error from fn discards only what it staged in b.

@@ -17,13 +17,8 @@ func (s *Service) CreatePersona(ctx context.Context, p Principal, raw []byte) (P
 	if err := s.decodeDoc(op, schema.Persona, raw, &in); err != nil {
 		return Persona{}, 0, err
 	}
-	st, release, err := s.enter(op, p)
-	if err != nil {
-		return Persona{}, 0, err
-	}
-	defer release()
 	var rev uint64
-	err = s.commit(st, func(st *state, b *batch) error {
+	err := s.write(op, p, func(st *state, b *batch) error {
 		if _, ok := st.personas[in.ID]; ok {
 			return fail(op, KindConflict, "a persona with this id exists")
 		}

@@ -183,13 +183,8 @@ func (s *Service) Confirm(ctx context.Context, p Principal, id string, raw []byt
 	if in.Edits != nil && in.Edits.Value != nil && !json.Valid(in.Edits.Value) {
 		return Written{}, fail(op, KindInvalid, "edited value is not JSON")
 	}
-	st, release, err := s.enter(op, p)
-	if err != nil {
-		return Written{}, err
-	}
-	defer release()
 	var out Written
-	err = s.commit(st, func(st *state, b *batch) error {
+	err := s.write(op, p, func(st *state, b *batch) error {
 		pr, ok := st.proposals[id]
 		if !ok {
 			return notFound(op)
@@ -293,13 +288,8 @@ func (s *Service) Reject(ctx context.Context, p Principal, id string, raw []byte
 	if len(in.Reason) > 1024 {
 		return 0, fail(op, KindInvalid, "the reason is longer than 1024 bytes")
 	}
-	st, release, err := s.enter(op, p)
-	if err != nil {
-		return 0, err
-	}
-	defer release()
 	var rev uint64
-	err = s.commit(st, func(st *state, b *batch) error {
+	err := s.write(op, p, func(st *state, b *batch) error {
 		pr, ok := st.proposals[id]
 		if !ok {
 			return notFound(op)
