@@ -117,3 +117,12 @@ func printJSON(w io.Writer, v any) error {
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
 }
+
+// ownerDo sends one request with the owner's session (see client.do).
+func ownerDo(ctx context.Context, env *Env, c common, method, path string, body, out any) error {
+	cl, err := newClient(env, c, true)
+	if err != nil {
+		return err
+	}
+	return cl.do(ctx, method, path, body, out)
+}

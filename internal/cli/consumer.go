@@ -35,15 +35,11 @@ func runConsumer(ctx context.Context, env *Env, args []string) error {
 			rand.Read(b)
 			*secret, generated = base64.RawURLEncoding.EncodeToString(b), true
 		}
-		cl, err := newClient(env, c, true)
-		if err != nil {
-			return err
-		}
 		var out struct {
 			Name   string `json:"name"`
 			Status string `json:"status"`
 		}
-		if err := cl.do(ctx, "POST", "/phc/v1/consumers", map[string]string{"name": name, "secret": *secret}, &out); err != nil {
+		if err := ownerDo(ctx, env, c, "POST", "/phc/v1/consumers", map[string]string{"name": name, "secret": *secret}, &out); err != nil {
 			return err
 		}
 		fmt.Fprintf(env.Stdout, "consumer %s: %s\n", printable(out.Name), out.Status)
@@ -56,17 +52,13 @@ func runConsumer(ctx context.Context, env *Env, args []string) error {
 		if err := parse(fs, args[1:]); err != nil {
 			return err
 		}
-		cl, err := newClient(env, c, true)
-		if err != nil {
-			return err
-		}
 		var out struct {
 			Consumers []struct {
 				Name   string `json:"name"`
 				Status string `json:"status"`
 			} `json:"consumers"`
 		}
-		if err := cl.do(ctx, "GET", "/phc/v1/consumers", nil, &out); err != nil {
+		if err := ownerDo(ctx, env, c, "GET", "/phc/v1/consumers", nil, &out); err != nil {
 			return err
 		}
 		for _, con := range out.Consumers {
@@ -134,11 +126,7 @@ func runPersona(ctx context.Context, env *Env, args []string) error {
 		if fs.NArg() != 2 {
 			return usageError("usage: phc persona add ID NAME")
 		}
-		cl, err := newClient(env, c, true)
-		if err != nil {
-			return err
-		}
-		if err := cl.do(ctx, "POST", "/phc/v1/personas", map[string]string{"id": fs.Arg(0), "name": fs.Arg(1)}, nil); err != nil {
+		if err := ownerDo(ctx, env, c, "POST", "/phc/v1/personas", map[string]string{"id": fs.Arg(0), "name": fs.Arg(1)}, nil); err != nil {
 			return err
 		}
 		fmt.Fprintf(env.Stdout, "persona %s created\n", printable(fs.Arg(0)))
@@ -148,17 +136,13 @@ func runPersona(ctx context.Context, env *Env, args []string) error {
 		if err := parse(fs, args[1:]); err != nil {
 			return err
 		}
-		cl, err := newClient(env, c, true)
-		if err != nil {
-			return err
-		}
 		var out struct {
 			Personas []struct {
 				ID   string `json:"id"`
 				Name string `json:"name"`
 			} `json:"personas"`
 		}
-		if err := cl.do(ctx, "GET", "/phc/v1/personas", nil, &out); err != nil {
+		if err := ownerDo(ctx, env, c, "GET", "/phc/v1/personas", nil, &out); err != nil {
 			return err
 		}
 		for _, p := range out.Personas {

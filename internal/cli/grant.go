@@ -16,10 +16,6 @@ func runGrant(ctx context.Context, env *Env, args []string) error {
 		if err := parse(fs, args[1:]); err != nil {
 			return err
 		}
-		cl, err := newClient(env, c, true)
-		if err != nil {
-			return err
-		}
 		var out struct {
 			Grants []struct {
 				ID        string `json:"id"`
@@ -37,7 +33,7 @@ func runGrant(ctx context.Context, env *Env, args []string) error {
 				RevokedAt *string `json:"revoked_at"`
 			} `json:"grants"`
 		}
-		if err := cl.do(ctx, "GET", "/phc/v1/grants", nil, &out); err != nil {
+		if err := ownerDo(ctx, env, c, "GET", "/phc/v1/grants", nil, &out); err != nil {
 			return err
 		}
 		if *asJSON {
@@ -86,15 +82,11 @@ func runGrant(ctx context.Context, env *Env, args []string) error {
 		"selectors":  sel,
 		"expires_at": at.UTC().Format(time.RFC3339),
 	}
-	cl, err := newClient(env, c, true)
-	if err != nil {
-		return err
-	}
 	var out struct {
 		ID       string `json:"id"`
 		Revision uint64 `json:"revision"`
 	}
-	if err := cl.do(ctx, "POST", "/phc/v1/grants", body, &out); err != nil {
+	if err := ownerDo(ctx, env, c, "POST", "/phc/v1/grants", body, &out); err != nil {
 		return err
 	}
 	fmt.Fprintf(env.Stdout, "granted %s (revision %d)\n", out.ID, out.Revision)
@@ -121,14 +113,10 @@ func runRevoke(ctx context.Context, env *Env, args []string) error {
 	if id == "" {
 		return usageError("usage: phc revoke GRANT_ID")
 	}
-	cl, err := newClient(env, c, true)
-	if err != nil {
-		return err
-	}
 	var out struct {
 		Revision uint64 `json:"revision"`
 	}
-	if err := cl.do(ctx, "DELETE", "/phc/v1/grants/"+url.PathEscape(id), nil, &out); err != nil {
+	if err := ownerDo(ctx, env, c, "DELETE", "/phc/v1/grants/"+url.PathEscape(id), nil, &out); err != nil {
 		return err
 	}
 	fmt.Fprintf(env.Stdout, "revoked (revision %d)\n", out.Revision)

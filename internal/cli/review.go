@@ -37,14 +37,10 @@ func runReview(ctx context.Context, env *Env, args []string) error {
 		if err := parse(fs, args); err != nil {
 			return err
 		}
-		cl, err := newClient(env, c, true)
-		if err != nil {
-			return err
-		}
 		var out struct {
 			Proposals []json.RawMessage `json:"proposals"`
 		}
-		if err := cl.do(ctx, "GET", "/phc/v1/review", nil, &out); err != nil {
+		if err := ownerDo(ctx, env, c, "GET", "/phc/v1/review", nil, &out); err != nil {
 			return err
 		}
 		if *asJSON {
@@ -77,10 +73,6 @@ func runReview(ctx context.Context, env *Env, args []string) error {
 		if id == "" {
 			return usageError("usage: phc review confirm PROPOSAL_ID --persona ID[,ID]")
 		}
-		cl, err := newClient(env, c, true)
-		if err != nil {
-			return err
-		}
 		var out struct {
 			Claim struct {
 				ID      string `json:"id"`
@@ -89,7 +81,7 @@ func runReview(ctx context.Context, env *Env, args []string) error {
 			Revision uint64 `json:"revision"`
 		}
 		body := map[string]any{"personas": splitList(*personas)}
-		if err := cl.do(ctx, "POST", "/phc/v1/proposals/"+url.PathEscape(id)+"/confirm", body, &out); err != nil {
+		if err := ownerDo(ctx, env, c, "POST", "/phc/v1/proposals/"+url.PathEscape(id)+"/confirm", body, &out); err != nil {
 			return err
 		}
 		fmt.Fprintf(env.Stdout, "confirmed as %s version %d (revision %d)\n", out.Claim.ID, out.Claim.Version, out.Revision)
@@ -107,11 +99,7 @@ func runReview(ctx context.Context, env *Env, args []string) error {
 		if id == "" {
 			return usageError("usage: phc review reject PROPOSAL_ID [--reason TEXT]")
 		}
-		cl, err := newClient(env, c, true)
-		if err != nil {
-			return err
-		}
-		if err := cl.do(ctx, "POST", "/phc/v1/proposals/"+url.PathEscape(id)+"/reject", map[string]string{"reason": *reason}, nil); err != nil {
+		if err := ownerDo(ctx, env, c, "POST", "/phc/v1/proposals/"+url.PathEscape(id)+"/reject", map[string]string{"reason": *reason}, nil); err != nil {
 			return err
 		}
 		fmt.Fprintln(env.Stdout, "rejected")

@@ -47,11 +47,7 @@ func runLock(ctx context.Context, env *Env, args []string) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	cl, err := newClient(env, c, true)
-	if err != nil {
-		return err
-	}
-	if err := cl.do(ctx, "POST", "/context/lock", nil, nil); err != nil {
+	if err := ownerDo(ctx, env, c, "POST", "/context/lock", nil, nil); err != nil {
 		return err
 	}
 	fmt.Fprintln(env.Stdout, "locked")
