@@ -17,7 +17,7 @@ import (
 const testPassword = "correct horse battery staple"
 
 // testEnv is an Env with PHC_PASSWORD set and no terminal.
-func testEnv(t *testing.T, vars map[string]string) (*Env, *bytes.Buffer, *bytes.Buffer) {
+func testEnv(t testing.TB, vars map[string]string) (*Env, *bytes.Buffer, *bytes.Buffer) {
 	t.Helper()
 	var out, errb bytes.Buffer
 	if vars == nil {
@@ -35,7 +35,7 @@ func testEnv(t *testing.T, vars map[string]string) (*Env, *bytes.Buffer, *bytes.
 // harness runs a real daemon (bbolt file, vault, loopback socket) in a
 // temporary data dir.
 type harness struct {
-	t     *testing.T
+	t     testing.TB
 	dir   string
 	d     *daemon
 	base  string
@@ -43,7 +43,7 @@ type harness struct {
 	http  *http.Client
 }
 
-func startHarness(t *testing.T, dir string) *harness {
+func startHarness(t testing.TB, dir string) *harness {
 	t.Helper()
 	if dir == "" {
 		dir = filepath.Join(t.TempDir(), "phc")
@@ -54,7 +54,12 @@ func startHarness(t *testing.T, dir string) *harness {
 	if err != nil {
 		t.Fatalf("startDaemon: %v", err)
 	}
-	h := &harness{t: t, dir: dir, d: d, base: "http://" + d.addr, http: &http.Client{Timeout: 30 * time.Second}}
+	h := &harness{t: t, dir: dir, d: d, base: "http://" + d.addr, http: &http.Client{
+		Timeout: time.Minute,
+		// Enough idle keep-alive connections for every parallel client of
+		// the benchmarks.
+		Transport: &http.Transport{MaxIdleConns: 256, MaxIdleConnsPerHost: 128, IdleConnTimeout: time.Minute},
+	}}
 	t.Cleanup(func() { h.stop() })
 	raw, err := os.ReadFile(filepath.Join(dir, sessionFile))
 	if err != nil {
@@ -65,6 +70,7 @@ func startHarness(t *testing.T, dir string) *harness {
 }
 
 func (h *harness) stop() {
+	h.http.CloseIdleConnections()
 	if h.d != nil {
 		if err := h.d.close(); err != nil {
 			h.t.Errorf("daemon close: %v", err)
@@ -73,41 +79,60 @@ func (h *harness) stop() {
 	}
 }
 
-// do sends a request and returns the status and body. body may be nil, a
-// []byte sent as is, or a value encoded as JSON.
-func (h *harness) do(method, path, token string, body any) (int, []byte) {
-	h.t.Helper()
+// send sends one request with an encoded body and returns the status and
+// body. It does not touch h.t, so parallel clients may call it.
+func (h *harness) send(method, path, token string, body []byte) (int, []byte, error) {
 	var rd io.Reader
-	switch b := body.(type) {
-	case nil:
-	case []byte:
-		rd = bytes.NewReader(b)
-	case string:
-		rd = strings.NewReader(b)
-	default:
-		raw, err := json.Marshal(b)
-		if err != nil {
-			h.t.Fatal(err)
-		}
-		rd = bytes.NewReader(raw)
+	if body != nil {
+		rd = bytes.NewReader(body)
 	}
 	req, err := http.NewRequest(method, h.base+path, rd)
 	if err != nil {
-		h.t.Fatal(err)
+		return 0, nil, err
 	}
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
 	resp, err := h.http.Do(req)
 	if err != nil {
-		h.t.Fatalf("%s %s: %v", method, path, err)
+		return 0, nil, err
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(resp.Body)
-	if err != nil {
-		h.t.Fatal(err)
+	return resp.StatusCode, raw, err
+}
+
+// grant gives consumer op for purpose over selectors, for a day.
+func (h *harness) grant(consumer, purpose, op string, selectors map[string]any) {
+	h.t.Helper()
+	h.must(201, "POST", "/phc/v1/grants", h.owner, map[string]any{
+		"recipient": map[string]string{"kind": "consumer", "id": consumer}, "purpose": purpose,
+		"operations": []string{op}, "selectors": selectors,
+		"expires_at": time.Now().Add(24 * time.Hour).UTC().Format(time.RFC3339)}, nil)
+}
+
+// do sends a request and returns the status and body. body may be nil, a
+// []byte or string sent as is, or a value encoded as JSON.
+func (h *harness) do(method, path, token string, body any) (int, []byte) {
+	h.t.Helper()
+	var raw []byte
+	switch b := body.(type) {
+	case nil:
+	case []byte:
+		raw = b
+	case string:
+		raw = []byte(b)
+	default:
+		var err error
+		if raw, err = json.Marshal(b); err != nil {
+			h.t.Fatal(err)
+		}
 	}
-	return resp.StatusCode, raw
+	status, resp, err := h.send(method, path, token, raw)
+	if err != nil {
+		h.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	return status, resp
 }
 
 // must sends a request that must answer want, and decodes the body into out.

@@ -105,7 +105,9 @@ func startDaemon(ctx context.Context, env *Env, log *slog.Logger, dir, addr stri
 		st.Close()
 		return nil, err
 	}
-	os.Remove(sessionPath) // a session of an earlier run is void
+	// The session and address of an earlier run (one killed, say) are void.
+	os.Remove(sessionPath)
+	os.Remove(filepath.Join(dir, addrFile))
 	d := &daemon{dir: dir, store: st, svc: svc, done: make(chan error, 1)}
 	if pw == nil {
 		pw, err = password(env, false)
