@@ -3,6 +3,7 @@ package custodian
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"time"
 
 	"github.com/phc-project/phc/internal/identity"
@@ -79,14 +80,32 @@ func (s *Service) GetClaim(ctx context.Context, p Principal, id, purpose string)
 // recipientView is a claim as a recipient under g receives it: persona
 // associations are limited to those g names.
 func recipientView(r *claimRecord, g *Grant) Claim {
-	c := r.view(r.meta.Head)
-	c.Personas = []string{}
+	sc, _ := served(r, g)
+	return sc.claim
+}
+
+// served returns the recipient view of r under g and its JSON, from the
+// record's cache when the same personas were shown last time.
+func served(r *claimRecord, g *Grant) (*servedClaim, error) {
+	personas := []string{}
 	for _, p := range g.Selectors.Personas {
 		if r.inPersona(p) {
-			c.Personas = append(c.Personas, p)
+			personas = append(personas, p)
 		}
 	}
-	return c
+	key := strings.Join(personas, ",")
+	if sc := r.served.Load(); sc != nil && sc.personas == key {
+		return sc, nil
+	}
+	c := r.view(r.meta.Head)
+	c.Personas = personas
+	raw, err := json.Marshal(&c)
+	sc := &servedClaim{personas: key, claim: c, raw: raw}
+	if err != nil {
+		return sc, err
+	}
+	r.served.Store(sc)
+	return sc, nil
 }
 
 // ClaimList is a list of claims at a revision.
@@ -213,7 +232,7 @@ func (s *Service) Correct(ctx context.Context, p Principal, id string, raw []byt
 		c.Status = StatusActive
 		nr := &claimRecord{meta: r.meta, versions: append(r.versions[:len(r.versions):len(r.versions)], &c)}
 		nr.meta.Head = c.Version
-		st.claims[id] = nr
+		st.setClaim(nr)
 		b.put(bucketClaims, versionKey(id, c.Version), &c)
 		b.put(bucketClaimMeta, id, nr.meta)
 		b.receipt(Receipt{Actor: "owner", Operation: "claim.correct", Decision: "allow",
@@ -253,7 +272,7 @@ func (s *Service) DeleteClaim(ctx context.Context, p Principal, id string) (uint
 			b.put(bucketClaims, versionKey(id, v.Version), t)
 			refs = append(refs, v.Ref())
 		}
-		st.claims[id] = nr
+		st.setClaim(nr)
 		b.put(bucketClaimMeta, id, nr.meta)
 		b.receipt(Receipt{Actor: "owner", Operation: "claim.delete", Decision: "allow", Records: refs, Revision: rev})
 		return nil
@@ -293,7 +312,7 @@ func (s *Service) SetPersonas(ctx context.Context, p Principal, id string, raw [
 		rev := b.nextRevision()
 		nr := &claimRecord{meta: r.meta, versions: r.versions}
 		nr.meta.Personas = personas
-		st.claims[id] = nr
+		st.setClaim(nr)
 		b.put(bucketClaimMeta, id, nr.meta)
 		b.receipt(Receipt{Actor: "owner", Operation: "claim.personas", Decision: "allow",
 			Records: []string{r.head().Ref()}, Revision: rev})

@@ -2,6 +2,8 @@ package custodian
 
 import (
 	"context"
+	"encoding/json"
+	"strconv"
 )
 
 // ContextQuery asks for context for a purpose.
@@ -13,8 +15,36 @@ type ContextQuery struct {
 
 // ContextResult is the eligible, current context a recipient receives.
 type ContextResult struct {
-	Revision uint64  `json:"revision"`
-	Claims   []Claim `json:"claims"`
+	Revision uint64 `json:"revision"`
+	// Claims are shared with the custodian's cache: read them, never
+	// modify them.
+	Claims []*Claim `json:"claims"`
+
+	raw []json.RawMessage // Claims, encoded (from the records' caches)
+}
+
+// MarshalJSON encodes r from the claims' cached encodings: a read of many
+// fields does not encode them again.
+func (r ContextResult) MarshalJSON() ([]byte, error) {
+	if len(r.raw) != len(r.Claims) {
+		type plain ContextResult
+		return json.Marshal(plain(r))
+	}
+	n := 64
+	for _, c := range r.raw {
+		n += len(c) + 1
+	}
+	b := make([]byte, 0, n)
+	b = append(b, `{"revision":`...)
+	b = strconv.AppendUint(b, r.Revision, 10)
+	b = append(b, `,"claims":[`...)
+	for i, c := range r.raw {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, c...)
+	}
+	return append(b, "]}"...), nil
 }
 
 // Context returns every active claim the consumer p may read for q.Purpose:
@@ -50,18 +80,27 @@ func (s *Service) Context(ctx context.Context, p Principal, q ContextQuery) (Con
 		st.mu.RUnlock()
 		return ContextResult{}, fail(op, KindConflict, "min_revision is ahead of this custodian")
 	}
-	out := ContextResult{Revision: st.revision, Claims: []Claim{}}
+	out := ContextResult{Revision: st.revision, Claims: []*Claim{}}
 	grants := st.grantsFor(p.Consumer, OpRead, now)
 	var records []string
 	if len(grants) > 0 {
-		for _, r := range st.activeClaims() {
+		active := st.activeClaims()
+		out.Claims = make([]*Claim, 0, len(active))
+		out.raw = make([]json.RawMessage, 0, len(active))
+		records = make([]string, 0, len(active))
+		for _, r := range active {
 			if q.Persona != "" && !r.inPersona(q.Persona) {
 				continue
 			}
 			if g := readGrant(grants, p, r, q.Purpose, now); g != nil {
-				c := recipientView(r, g)
-				out.Claims = append(out.Claims, c)
-				records = append(records, c.Ref())
+				sc, err := served(r, g)
+				if err != nil {
+					st.mu.RUnlock()
+					return ContextResult{}, wrap(op, KindInternal, err)
+				}
+				out.Claims = append(out.Claims, &sc.claim)
+				out.raw = append(out.raw, sc.raw)
+				records = append(records, sc.claim.Ref())
 			}
 		}
 	}

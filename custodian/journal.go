@@ -1,6 +1,7 @@
 package custodian
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -149,12 +150,8 @@ func (s *Service) commitGroup(group []*job) {
 			if r.Records == nil {
 				r.Records = []string{}
 			}
-			r.Hash = receiptHash(&r)
+			raw := encodeReceipt(&r)
 			st.head = chainHead{Seq: r.Seq, Hash: r.Hash}
-			raw, err := json.Marshal(&r)
-			if err != nil {
-				panic(fmt.Sprintf("custodian: encode receipt: %v", err))
-			}
 			writes = append(writes, write{bucket: bucketReceipts, key: receiptKey(r.Seq), value: raw})
 		}
 		writes = append(writes, b.writes...)
@@ -237,6 +234,28 @@ func (r *Receipt) sanitize() {
 }
 
 func receiptKey(seq uint64) string { return fmt.Sprintf("%016x", seq) }
+
+// encodeReceipt sets r.Hash and returns r's JSON, encoding it once: the
+// hash covers the JSON with an empty hash field, which is the last field, so
+// the stored form is that JSON with the hash filled in.
+func encodeReceipt(r *Receipt) []byte {
+	r.Hash = ""
+	raw, err := json.Marshal(r)
+	if err != nil {
+		panic(fmt.Sprintf("custodian: encode receipt: %v", err))
+	}
+	sum := sha256.Sum256(raw)
+	r.Hash = "sha256:" + hex.EncodeToString(sum[:])
+	const tail = `"hash":""}`
+	if !bytes.HasSuffix(raw, []byte(tail)) {
+		panic("custodian: receipt JSON does not end with its hash field")
+	}
+	out := make([]byte, 0, len(raw)+len(r.Hash))
+	out = append(out, raw[:len(raw)-len(tail)]...)
+	out = append(out, `"hash":"`...)
+	out = append(out, r.Hash...)
+	return append(out, `"}`...)
+}
 
 // receiptHash is SHA-256 over the receipt's JSON with an empty hash field.
 func receiptHash(r *Receipt) string {

@@ -233,7 +233,7 @@ func (s *Service) Confirm(ctx context.Context, p Principal, id string, raw []byt
 		}
 		decided := pr.decided(StatusConfirmed, at)
 		decided.ClaimID = cid
-		st.claims[cid] = rec
+		st.setClaim(rec)
 		st.proposals[id] = &decided
 		b.put(bucketClaims, versionKey(cid, 1), c)
 		b.put(bucketClaimMeta, cid, rec.meta)

@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // state is the in-memory view of the canonical store, loaded at unlock and
@@ -35,6 +37,16 @@ type state struct {
 	consumers map[string]*Consumer       // by name
 	tokens    map[[32]byte]*ServiceToken // by token hash
 	tokenByID map[string]*ServiceToken
+
+	// sorted caches activeClaims' answer; setClaim clears it.
+	sorted atomic.Pointer[[]*claimRecord]
+}
+
+// setClaim publishes a new or replaced claim record (with mu held for
+// writing).
+func (st *state) setClaim(r *claimRecord) {
+	st.claims[r.meta.ID] = r
+	st.sorted.Store(nil)
 }
 
 // claimMeta is the mutable part of a claim: its head version, status and
@@ -50,6 +62,17 @@ type claimMeta struct {
 type claimRecord struct {
 	meta     claimMeta
 	versions []*Claim // index i holds version i+1
+
+	// served caches the JSON of the head as a recipient last received it.
+	// A record is replaced, never changed, so the cache cannot go stale.
+	served atomic.Pointer[servedClaim]
+}
+
+// servedClaim is a recipient view of a claim and its JSON encoding.
+type servedClaim struct {
+	personas string // the personas shown, joined; the cache key
+	claim    Claim
+	raw      json.RawMessage
 }
 
 // head returns the current version.
@@ -248,7 +271,7 @@ func loadEach[T any](tx Tx, bucket string, add func(*T)) error {
 }
 
 func versionKey(id string, v int) string { return fmt.Sprintf("%s@%08d", id, v) }
-func versionRef(id string, v int) string { return fmt.Sprintf("%s@%d", id, v) }
+func versionRef(id string, v int) string { return id + "@" + strconv.Itoa(v) }
 
 // fieldStats counts active claims and their categories (first key segment).
 func (st *state) fieldStats() (int, []string) {
@@ -270,7 +293,11 @@ func (st *state) fieldStats() (int, []string) {
 }
 
 // activeClaims returns the active claim records sorted by key, then id.
+// The slice is shared: callers must not modify it. Callers hold mu.
 func (st *state) activeClaims() []*claimRecord {
+	if cached := st.sorted.Load(); cached != nil {
+		return *cached
+	}
 	out := make([]*claimRecord, 0, len(st.claims))
 	for _, r := range st.claims {
 		if r.meta.Status == StatusActive {
@@ -284,5 +311,6 @@ func (st *state) activeClaims() []*claimRecord {
 		}
 		return a.ID < b.ID
 	})
+	st.sorted.Store(&out)
 	return out
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -142,17 +143,17 @@ func contextFixture(b *testing.B) (h *harness, token, path string) {
 func BenchmarkContext(b *testing.B) {
 	h, token, path := contextFixture(b)
 	var durs []time.Duration
-	var size int
+	var buf bytes.Buffer
 	for b.Loop() {
 		start := time.Now()
-		status, raw, err := h.send("GET", path, token, nil)
+		status, err := h.sendInto(&buf, "GET", path, token, nil)
 		d := time.Since(start)
 		if err != nil || status != http.StatusOK {
-			b.Fatalf("GET %s = %d %.200s, %v; want 200", path, status, raw, err)
+			b.Fatalf("GET %s = %d %.200s, %v; want 200", path, status, buf.Bytes(), err)
 		}
 		durs = append(durs, d)
-		size = len(raw)
 	}
+	size := buf.Len()
 	slices.Sort(durs)
 	b.ReportMetric(float64(percentile(durs, 0.50).Nanoseconds()), "p50-ns")
 	b.ReportMetric(float64(percentile(durs, 0.99).Nanoseconds()), "p99-ns")
@@ -164,19 +165,37 @@ func BenchmarkContext(b *testing.B) {
 // GET the 300-field context concurrently.
 func BenchmarkContextParallel(b *testing.B) {
 	h, token, path := contextFixture(b)
+	readParallel(b, h, token, path)
+}
+
+// readParallel has 16×GOMAXPROCS clients GET path concurrently and reports
+// req/s.
+func readParallel(b *testing.B, h *harness, token, path string) {
 	b.SetParallelism(16)
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
+		var buf bytes.Buffer
 		for pb.Next() {
-			status, raw, err := h.send("GET", path, token, nil)
+			status, err := h.sendInto(&buf, "GET", path, token, nil)
 			if err != nil || status != http.StatusOK {
-				b.Errorf("GET %s = %d %.200s, %v; want 200", path, status, raw, err)
+				b.Errorf("GET %s = %d %.200s, %v; want 200", path, status, buf.Bytes(), err)
 				return
 			}
 		}
 	})
 	b.StopTimer()
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "req/s")
+}
+
+// BenchmarkReadParallel measures read throughput with receipts durably
+// recorded for single-claim reads (GET /phc/v1/claims/{id}?purpose=), the
+// common read of an application that needs one field: 16×GOMAXPROCS
+// readers, each read answered only after its receipt is durable.
+func BenchmarkReadParallel(b *testing.B) {
+	h, token, path := contextFixture(b)
+	var ctx contextAnswer
+	h.must(200, "GET", path, token, nil, &ctx)
+	readParallel(b, h, token, "/phc/v1/claims/"+ctx.Claims[0].ID+"?purpose=assist")
 }
 
 // percentile returns the q-quantile (nearest rank) of sorted durations.

@@ -238,7 +238,16 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	raw, err := json.Marshal(v)
+	var raw []byte
+	var err error
+	if m, ok := v.(json.Marshaler); ok {
+		// The core's own encoders (a context of many cached claims) emit
+		// valid, compact JSON: calling them directly spares encoding/json's
+		// second pass over every byte.
+		raw, err = m.MarshalJSON()
+	} else {
+		raw, err = json.Marshal(v)
+	}
 	if err != nil {
 		status = http.StatusInternalServerError
 		raw = []byte(`{"error":"internal error","constraint":"internal"}`)

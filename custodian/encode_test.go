@@ -1,0 +1,60 @@
+package custodian
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+	"time"
+)
+
+// TestEncodeReceipt: the single-pass encoding equals encoding/json's, and
+// its hash is receiptHash's.
+func TestEncodeReceipt(t *testing.T) {
+	rs := []Receipt{
+		{},
+		{Seq: 7, At: time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC), Actor: "consumer:a<b>&c", Operation: "context.read",
+			Recipient: "a", Purpose: "learning", Decision: "allow", Records: []string{"clm_A@1", "clm_B@2"}, Revision: 9, Prev: "sha256:00"},
+		{Decision: "deny", Constraint: "not_found", Records: []string{}, Actor: "\u2028\"quoted\""},
+	}
+	for i, r := range rs {
+		got := encodeReceipt(&r)
+		want, err := json.Marshal(&r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("encodeReceipt(#%d) = %s; want %s", i, got, want)
+		}
+		if h := receiptHash(&r); h != r.Hash {
+			t.Errorf("encodeReceipt(#%d) hash = %s; receiptHash = %s", i, r.Hash, h)
+		}
+	}
+}
+
+// TestContextResultJSON: the cached encoding equals the plain one.
+func TestContextResultJSON(t *testing.T) {
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	v := &Claim{ID: "clm_A", Version: 2, Key: "a.b", Value: json.RawMessage(`"x<y"`), Subject: "self", Kind: "fact",
+		Assertion: "reported", RecordedAt: at, Sensitivity: "standard", Evidence: []Evidence{}, Restrictions: []Restriction{}}
+	r := &claimRecord{meta: claimMeta{ID: "clm_A", Head: 1, Status: StatusActive, Personas: []string{"p", "q"}}, versions: []*Claim{v}}
+	g := &Grant{Selectors: Selectors{Personas: []string{"q"}}}
+	for range 2 { // the second time from the cache
+		sc, err := served(r, g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res := ContextResult{Revision: 5, Claims: []*Claim{&sc.claim}, raw: []json.RawMessage{sc.raw}}
+		got, err := json.Marshal(res)
+		if err != nil {
+			t.Fatal(err)
+		}
+		type plain ContextResult
+		want, _ := json.Marshal(plain(res))
+		if !bytes.Equal(got, want) {
+			t.Fatalf("ContextResult JSON = %s; want %s", got, want)
+		}
+	}
+	if sc := r.served.Load(); sc == nil || sc.personas != "q" {
+		t.Fatalf("cache = %+v", sc)
+	}
+}
