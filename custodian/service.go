@@ -143,11 +143,11 @@ func (s *Service) Close() error {
 // Status is what anyone may know about the custodian, plus the counts only
 // the owner may see.
 type Status struct {
-	Initialized bool     `json:"initialized"`
-	Locked      bool     `json:"locked"`
-	FieldCount  *int     `json:"field_count,omitempty"`
-	Categories  []string `json:"categories,omitempty"`
-	Revision    uint64   `json:"revision,omitempty"`
+	Initialized bool           `json:"initialized"`
+	Locked      bool           `json:"locked"`
+	FieldCount  *int           `json:"field_count,omitempty"`
+	Categories  map[string]int `json:"categories,omitempty"` // active fields per category, as PCP reports them
+	Revision    uint64         `json:"revision,omitempty"`
 }
 
 // Status reports whether the vault is locked. The counts are filled in only
@@ -165,7 +165,7 @@ func (s *Service) Status(ctx context.Context, p Principal) Status {
 	}
 	type counts struct {
 		n    int
-		cats []string
+		cats map[string]int
 		rev  uint64
 	}
 	c, err := readSettled("status", s.st, func() (counts, error) {

@@ -273,23 +273,19 @@ func loadEach[T any](tx Tx, bucket string, add func(*T)) error {
 func versionKey(id string, v int) string { return fmt.Sprintf("%s@%08d", id, v) }
 func versionRef(id string, v int) string { return id + "@" + strconv.Itoa(v) }
 
-// fieldStats counts active claims and their categories (first key segment).
-func (st *state) fieldStats() (int, []string) {
+// fieldStats counts active claims, in all and per category (the first key
+// segment).
+func (st *state) fieldStats() (int, map[string]int) {
 	n := 0
-	cats := map[string]bool{}
+	cats := map[string]int{}
 	for _, r := range st.claims {
 		if r.meta.Status == StatusActive {
 			n++
 			cat, _, _ := strings.Cut(r.head().Key, ".")
-			cats[cat] = true
+			cats[cat]++
 		}
 	}
-	out := make([]string, 0, len(cats))
-	for c := range cats {
-		out = append(out, c)
-	}
-	sort.Strings(out)
-	return n, out
+	return n, cats
 }
 
 // activeClaims returns the active claim records sorted by key, then id.

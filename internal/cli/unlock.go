@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 
 	"github.com/phc-project/phc/internal/vault"
 )
@@ -72,7 +73,7 @@ func runStatus(ctx context.Context, env *Env, args []string) error {
 		Initialized bool     `json:"initialized"`
 		Locked      bool     `json:"locked"`
 		FieldCount  *int     `json:"field_count,omitempty"`
-		Categories  []string `json:"categories,omitempty"`
+		Categories  map[string]int `json:"categories,omitempty"`
 		Revision    uint64   `json:"revision,omitempty"`
 	}
 	if err := cl.do(ctx, "GET", "/context/status", nil, &st); err != nil {
@@ -88,8 +89,13 @@ func runStatus(ctx context.Context, env *Env, args []string) error {
 	fmt.Fprintf(env.Stdout, "vault: %s\n", state)
 	if st.FieldCount != nil {
 		fmt.Fprintf(env.Stdout, "fields: %d\nrevision: %d\n", *st.FieldCount, st.Revision)
-		for _, cat := range st.Categories {
-			fmt.Fprintf(env.Stdout, "  %s\n", printable(cat))
+		cats := make([]string, 0, len(st.Categories))
+		for cat := range st.Categories {
+			cats = append(cats, cat)
+		}
+		sort.Strings(cats)
+		for _, cat := range cats {
+			fmt.Fprintf(env.Stdout, "  %-20s %d\n", printable(cat), st.Categories[cat])
 		}
 	}
 	return nil
