@@ -27,6 +27,12 @@ type ConsumerView struct {
 	Revision  uint64    `json:"revision,omitempty"` // of the write that registered it, in AddConsumer's answer
 }
 
+// Consumer statuses.
+const (
+	ConsumerApproved = "approved"
+	ConsumerPending  = "pending"
+)
+
 const (
 	minSecretLen = 16
 	maxSecretLen = 256
@@ -56,6 +62,21 @@ func (s *Service) AddConsumer(ctx context.Context, p Principal, raw []byte) (Con
 	if err := requireOwner(op, p); err != nil {
 		return ConsumerView{}, err
 	}
+	return s.addConsumer(op, p, raw, ConsumerApproved)
+}
+
+// maxPending bounds the consumers waiting for approval, since anyone on the
+// machine may register one.
+const maxPending = 100
+
+// RegisterConsumer is a consumer's self-registration (PCP): it needs no
+// credential and leaves the consumer pending until the owner approves it.
+// A pending consumer can obtain no token. A taken name is KindConflict.
+func (s *Service) RegisterConsumer(ctx context.Context, raw []byte) (ConsumerView, error) {
+	return s.addConsumer("consumer.register", Principal{}, raw, ConsumerPending)
+}
+
+func (s *Service) addConsumer(op string, p Principal, raw []byte, status string) (ConsumerView, error) {
 	var in ConsumerInput
 	if err := decodeStrict(op, raw, &in); err != nil {
 		return ConsumerView{}, err
@@ -75,19 +96,107 @@ func (s *Service) AddConsumer(ctx context.Context, p Principal, raw []byte) (Con
 		if _, ok := st.consumers[in.Name]; ok {
 			return fail(op, KindConflict, "a consumer with this name exists")
 		}
+		if status == ConsumerPending {
+			pending := 0
+			for _, c := range st.consumers {
+				if c.Status == ConsumerPending {
+					pending++
+				}
+			}
+			if pending >= maxPending {
+				return &Error{Op: op, Kind: KindRateLimited, Public: "too many consumers wait for approval", RetryAfter: time.Hour}
+			}
+		}
 		id, err := identity.NewID("con_")
 		if err != nil {
 			return wrap(op, KindInternal, err)
 		}
-		c := &Consumer{ID: id, Name: in.Name, Status: "approved", SecretHash: hash, CreatedAt: b.now}
+		c := &Consumer{ID: id, Name: in.Name, Status: status, SecretHash: hash, CreatedAt: b.now}
 		rev := b.nextRevision()
 		st.consumers[c.Name] = c
 		b.put(bucketConsumers, id, c)
-		b.receipt(Receipt{Actor: "owner", Operation: "consumer.add", Recipient: c.Name, Decision: "allow", Records: []string{id}, Revision: rev})
+		b.receipt(Receipt{Actor: p.actor(), Operation: op, Recipient: c.Name, Decision: "allow", Records: []string{id}, Revision: rev})
 		out = ConsumerView{Name: c.Name, Status: c.Status, CreatedAt: c.CreatedAt, Revision: rev}
 		return nil
 	})
 	return out, err
+}
+
+// ApproveConsumer approves a pending consumer (owner only). Approving an
+// approved consumer is KindConflict; an unknown one KindNotFound.
+func (s *Service) ApproveConsumer(ctx context.Context, p Principal, name string) (ConsumerView, error) {
+	const op = "consumer.approve"
+	if err := requireOwner(op, p); err != nil {
+		return ConsumerView{}, err
+	}
+	if !validConsumerName(name) {
+		return ConsumerView{}, fail(op, KindInvalid, "malformed consumer name")
+	}
+	var out ConsumerView
+	err := s.write(op, p, func(st *state, b *batch) error {
+		c, ok := st.consumers[name]
+		if !ok {
+			return notFound(op)
+		}
+		if c.Status != ConsumerPending {
+			return fail(op, KindConflict, "the consumer is already approved")
+		}
+		nc := *c
+		nc.Status = ConsumerApproved
+		rev := b.nextRevision()
+		st.consumers[name] = &nc
+		b.put(bucketConsumers, nc.ID, &nc)
+		b.receipt(Receipt{Actor: "owner", Operation: op, Recipient: name, Decision: "allow", Records: []string{nc.ID}, Revision: rev})
+		out = ConsumerView{Name: nc.Name, Status: nc.Status, CreatedAt: nc.CreatedAt, Revision: rev}
+		return nil
+	})
+	return out, err
+}
+
+// DeleteConsumer removes a consumer (owner only): its record goes, every one
+// of its tokens is revoked and every grant naming it is revoked, so that a
+// later consumer of the same name inherits nothing.
+func (s *Service) DeleteConsumer(ctx context.Context, p Principal, name string) (uint64, error) {
+	const op = "consumer.delete"
+	if err := requireOwner(op, p); err != nil {
+		return 0, err
+	}
+	if !validConsumerName(name) {
+		return 0, fail(op, KindInvalid, "malformed consumer name")
+	}
+	var rev uint64
+	err := s.write(op, p, func(st *state, b *batch) error {
+		c, ok := st.consumers[name]
+		if !ok {
+			return notFound(op)
+		}
+		rev = b.nextRevision()
+		at := b.now
+		records := []string{c.ID}
+		for h, t := range st.tokens {
+			if t.Consumer == name && t.RevokedAt == nil {
+				nt := *t
+				nt.RevokedAt = &at
+				st.tokens[h], st.tokenByID[nt.ID] = &nt, &nt
+				b.put(bucketTokens, nt.ID, &nt)
+				records = append(records, nt.ID)
+			}
+		}
+		for id, g := range st.grants {
+			if g.Recipient.Kind == "consumer" && g.Recipient.ID == name && g.RevokedAt == nil {
+				ng := *g
+				ng.RevokedAt, ng.RevokedRev = &at, rev
+				st.grants[id] = &ng
+				b.put(bucketGrants, id, &ng)
+				records = append(records, id)
+			}
+		}
+		delete(st.consumers, name)
+		b.del(bucketConsumers, c.ID)
+		b.receipt(Receipt{Actor: "owner", Operation: op, Recipient: name, Decision: "allow", Records: records, Revision: rev})
+		return nil
+	})
+	return rev, err
 }
 
 // ListConsumers returns the registered consumers by name (owner only).
@@ -182,7 +291,7 @@ func (s *Service) MintServiceToken(ctx context.Context, raw []byte) (TokenIssued
 	}
 	st.mu.RUnlock()
 	ok, err := identity.VerifySecret(hash, []byte(in.Secret))
-	if err != nil || !ok || !known || c.Status != "approved" {
+	if err != nil || !ok || !known || c.Status != ConsumerApproved {
 		return TokenIssued{}, fail(op, KindUnauthenticated, "")
 	}
 	token, err := identity.NewToken(identity.ServicePrefix)
@@ -196,7 +305,7 @@ func (s *Service) MintServiceToken(ctx context.Context, raw []byte) (TokenIssued
 	h := identity.HashToken(token)
 	var out TokenIssued
 	err = s.commit(st, func(st *state, b *batch) error {
-		if cur, ok := st.consumers[in.Consumer]; !ok || cur.Status != "approved" {
+		if cur, ok := st.consumers[in.Consumer]; !ok || cur.Status != ConsumerApproved {
 			return fail(op, KindUnauthenticated, "")
 		}
 		t := &ServiceToken{ID: id, Hash: h[:], Prefix: token[:len(identity.ServicePrefix)+8], Consumer: in.Consumer,

@@ -355,7 +355,7 @@ func (s *Service) Authenticate(ctx context.Context, bearer string) (Principal, e
 		defer st.mu.RUnlock()
 		h := identity.HashToken(bearer)
 		if t, ok := st.tokens[h]; ok && t.RevokedAt == nil && s.clock.Now().Before(t.ExpiresAt) {
-			if c, ok := st.consumers[t.Consumer]; ok && c.Status == "approved" {
+			if c, ok := st.consumers[t.Consumer]; ok && c.Status == ConsumerApproved {
 				s.touch()
 				return Principal{kind: PrincipalConsumer, Consumer: t.Consumer, token: t}, nil
 			}

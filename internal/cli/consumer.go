@@ -5,11 +5,13 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"fmt"
+	"net/url"
+	"strings"
 )
 
 func runConsumer(ctx context.Context, env *Env, args []string) error {
 	if len(args) == 0 {
-		return usageError("usage: phc consumer add NAME [--secret S] | phc consumer list")
+		return usageError("usage: phc consumer add NAME [--secret S] | list | approve NAME | remove NAME")
 	}
 	var c common
 	switch args[0] {
@@ -65,6 +67,34 @@ func runConsumer(ctx context.Context, env *Env, args []string) error {
 			fmt.Fprintf(env.Stdout, "%-24s %s\n", printable(con.Name), con.Status)
 		}
 		return nil
+	case "approve", "remove":
+		fs := newFlags(env, "consumer "+args[0], &c)
+		name, rest := firstArg(args[1:])
+		if err := parse(fs, rest); err != nil {
+			return err
+		}
+		if name == "" {
+			name = fs.Arg(0)
+		}
+		if name == "" {
+			return usageError("usage: phc consumer %s NAME", args[0])
+		}
+		var out struct {
+			Status   string `json:"status"`
+			Revision uint64 `json:"revision"`
+		}
+		if args[0] == "approve" {
+			if err := ownerDo(ctx, env, c, "POST", "/phc/v1/consumers/"+url.PathEscape(name)+"/approve", nil, &out); err != nil {
+				return err
+			}
+			fmt.Fprintf(env.Stdout, "consumer %s: %s\n", printable(name), out.Status)
+			return nil
+		}
+		if err := ownerDo(ctx, env, c, "DELETE", "/context/consumers/"+url.PathEscape(name), nil, &out); err != nil {
+			return err
+		}
+		fmt.Fprintf(env.Stdout, "consumer %s removed; its tokens and grants are revoked (revision %d)\n", printable(name), out.Revision)
+		return nil
 	}
 	return usageError("unknown consumer command %q", args[0])
 }
@@ -80,6 +110,9 @@ func firstArg(args []string) (string, []string) {
 
 func runToken(ctx context.Context, env *Env, args []string) error {
 	var c common
+	if len(args) > 0 && (args[0] == "list" || args[0] == "revoke") {
+		return runTokenAdmin(ctx, env, c, args)
+	}
 	fs := newFlags(env, "token", &c)
 	consumer := fs.String("consumer", "", "consumer name")
 	secret := fs.String("secret", "", "consumer secret (default: $PHC_CONSUMER_SECRET)")
@@ -151,4 +184,51 @@ func runPersona(ctx context.Context, env *Env, args []string) error {
 		return nil
 	}
 	return usageError("unknown persona command %q", args[0])
+}
+
+// runTokenAdmin lists or revokes service tokens (owner).
+func runTokenAdmin(ctx context.Context, env *Env, c common, args []string) error {
+	fs := newFlags(env, "token "+args[0], &c)
+	prefix, rest := firstArg(args[1:])
+	if err := parse(fs, rest); err != nil {
+		return err
+	}
+	if args[0] == "revoke" {
+		if prefix == "" {
+			prefix = fs.Arg(0)
+		}
+		if prefix == "" {
+			return usageError("usage: phc token revoke PREFIX (as phc token list shows it)")
+		}
+		var out struct {
+			Revision uint64 `json:"revision"`
+		}
+		if err := ownerDo(ctx, env, c, "DELETE", "/context/tokens/service/"+url.PathEscape(prefix), nil, &out); err != nil {
+			return err
+		}
+		fmt.Fprintf(env.Stdout, "revoked (revision %d)\n", out.Revision)
+		return nil
+	}
+	var out struct {
+		Tokens []struct {
+			Prefix    string   `json:"prefix"`
+			Consumer  string   `json:"consumer"`
+			Scope     []string `json:"scope"`
+			Mode      string   `json:"mode"`
+			ExpiresAt string   `json:"expires_at"`
+			Active    bool     `json:"active"`
+		} `json:"tokens"`
+	}
+	if err := ownerDo(ctx, env, c, "GET", "/context/tokens/service", nil, &out); err != nil {
+		return err
+	}
+	for _, t := range out.Tokens {
+		state := "active"
+		if !t.Active {
+			state = "inactive"
+		}
+		fmt.Fprintf(env.Stdout, "%s…  %-16s %-10s %-8s until %s  scope %s\n", t.Prefix, printable(t.Consumer), t.Mode, state,
+			t.ExpiresAt, printable(strings.Join(t.Scope, ",")))
+	}
+	return nil
 }

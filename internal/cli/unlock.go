@@ -70,11 +70,11 @@ func runStatus(ctx context.Context, env *Env, args []string) error {
 		cl.token = s.token
 	}
 	var st struct {
-		Initialized bool     `json:"initialized"`
-		Locked      bool     `json:"locked"`
-		FieldCount  *int     `json:"field_count,omitempty"`
+		Initialized bool           `json:"initialized"`
+		Locked      bool           `json:"locked"`
+		FieldCount  *int           `json:"field_count,omitempty"`
 		Categories  map[string]int `json:"categories,omitempty"`
-		Revision    uint64   `json:"revision,omitempty"`
+		Revision    uint64         `json:"revision,omitempty"`
 	}
 	if err := cl.do(ctx, "GET", "/context/status", nil, &st); err != nil {
 		return err

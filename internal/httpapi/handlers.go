@@ -75,6 +75,55 @@ func (s *Server) addConsumer(w http.ResponseWriter, r *http.Request, p custodian
 	return nil
 }
 
+func (s *Server) registerConsumer(w http.ResponseWriter, r *http.Request, _ custodian.Principal) error {
+	raw, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	out, err := s.svc.RegisterConsumer(r.Context(), raw)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, out)
+	return nil
+}
+
+func (s *Server) approveConsumer(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
+	out, err := s.svc.ApproveConsumer(r.Context(), p, r.PathValue("name"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func (s *Server) deleteConsumer(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
+	rev, err := s.svc.DeleteConsumer(r.Context(), p, r.PathValue("name"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]uint64{"revision": rev})
+	return nil
+}
+
+func (s *Server) listTokens(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
+	out, err := s.svc.ListTokens(r.Context(), p)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"tokens": out})
+	return nil
+}
+
+func (s *Server) revokeToken(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
+	rev, err := s.svc.RevokeToken(r.Context(), p, r.PathValue("prefix"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]uint64{"revision": rev})
+	return nil
+}
+
 func (s *Server) listConsumers(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
 	out, err := s.svc.ListConsumers(r.Context(), p)
 	if err != nil {

@@ -52,22 +52,27 @@ func New(svc *custodian.Service, log *slog.Logger) *Server {
 		log = slog.New(slog.DiscardHandler)
 	}
 	s := &Server{svc: svc, log: log, mux: http.NewServeMux()}
-	paths := map[string]bool{}
 	for _, rt := range s.routes() {
 		s.mux.Handle(rt.pattern, s.wrap(rt))
-		_, p, _ := strings.Cut(rt.pattern, " ")
-		paths[p] = true
 	}
-	// A known path with a method it does not serve is 405, not 404.
-	for p := range paths {
-		s.mux.Handle(p, s.wrap(route{access: public, h: func(http.ResponseWriter, *http.Request, custodian.Principal) error {
-			return &custodian.Error{Op: "route", Kind: custodian.KindMethodNotAllowed}
-		}}))
-	}
-	s.mux.Handle("/", s.wrap(route{access: public, h: func(http.ResponseWriter, *http.Request, custodian.Principal) error {
-		return &custodian.Error{Op: "route", Kind: custodian.KindNotFound}
-	}}))
+	s.mux.Handle("/", s.wrap(route{access: public, h: s.noRoute}))
 	return s
+}
+
+// noRoute answers a request no route matched: 405 when the path is served
+// under another method, else 404.
+func (s *Server) noRoute(w http.ResponseWriter, r *http.Request, _ custodian.Principal) error {
+	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodDelete} {
+		if m == r.Method {
+			continue
+		}
+		probe := r.Clone(r.Context())
+		probe.Method = m
+		if _, pattern := s.mux.Handler(probe); pattern != "" && pattern != "/" {
+			return &custodian.Error{Op: "route", Kind: custodian.KindMethodNotAllowed}
+		}
+	}
+	return &custodian.Error{Op: "route", Kind: custodian.KindNotFound}
 }
 
 // routes is the route table: every route with the credential it needs.
@@ -77,9 +82,15 @@ func (s *Server) routes() []route {
 		{"POST /context/unlock", public, s.unlock},
 		{"POST /context/lock", owner, s.lock},
 		{"POST /context/tokens/service", public, s.mintToken},
+		{"GET /context/tokens/service", owner, s.listTokens},
+		{"DELETE /context/tokens/service/{prefix}", owner, s.revokeToken},
+		{"POST /context/consumers/register", public, s.registerConsumer},
+		{"GET /context/consumers", owner, s.listConsumers},
+		{"DELETE /context/consumers/{name}", owner, s.deleteConsumer},
 
 		{"POST /phc/v1/consumers", owner, s.addConsumer},
 		{"GET /phc/v1/consumers", owner, s.listConsumers},
+		{"POST /phc/v1/consumers/{name}/approve", owner, s.approveConsumer},
 		{"POST /phc/v1/personas", owner, s.createPersona},
 		{"GET /phc/v1/personas", owner, s.listPersonas},
 		{"POST /phc/v1/grants", owner, s.createGrant},

@@ -386,3 +386,29 @@ func BenchmarkVerifySecret(b *testing.B) {
 		}
 	}
 }
+
+func TestLooksLikeTokenPrefix(t *testing.T) {
+	tok, err := identity.NewToken(identity.ServicePrefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		s    string
+		want bool
+	}{
+		{tok, true},
+		{tok[:13], true},
+		{"ctxs_", true},
+		{"ctxs_abc-_", true},
+		{"ctx_abc", false},
+		{"ctxs_ab/c", false},
+		{"ctxs_ab c", false},
+		{tok + "A", false},
+		{"", false},
+	}
+	for _, tt := range tests {
+		if got := identity.LooksLikeTokenPrefix(tt.s, identity.ServicePrefix); got != tt.want {
+			t.Errorf("LooksLikeTokenPrefix(%q) = %v; want %v", tt.s, got, tt.want)
+		}
+	}
+}

@@ -62,6 +62,21 @@ func LooksLikeToken(s, prefix string) bool {
 	return true
 }
 
+// LooksLikeTokenPrefix reports whether s could be the beginning of a token
+// with the given prefix: the prefix, then at most a whole token's worth of
+// base64url characters.
+func LooksLikeTokenPrefix(s, prefix string) bool {
+	if !validPrefix(prefix) || len(s) < len(prefix) || len(s) > len(prefix)+tokenEncoded || s[:len(prefix)] != prefix {
+		return false
+	}
+	for i := len(prefix); i < len(s); i++ {
+		if !isBase64URL(s[i]) {
+			return false
+		}
+	}
+	return true
+}
+
 // validPrefix reports whether p is 1 to 16 lower-case ASCII letters or
 // digits followed by "_".
 func validPrefix(p string) bool {

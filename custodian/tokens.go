@@ -1,0 +1,90 @@
+package custodian
+
+import (
+	"context"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/phc-project/phc/internal/identity"
+)
+
+// TokenView is a service token as the owner sees it: never the token, only
+// the prefix shown when it was issued.
+type TokenView struct {
+	Prefix    string     `json:"prefix"`
+	Consumer  string     `json:"consumer"`
+	Scope     []string   `json:"scope"`
+	Mode      string     `json:"mode"`
+	CreatedAt time.Time  `json:"created_at"`
+	ExpiresAt time.Time  `json:"expires_at"`
+	RevokedAt *time.Time `json:"revoked_at,omitempty"`
+	Active    bool       `json:"active"`
+}
+
+// ListTokens returns every service token, newest first (owner only).
+func (s *Service) ListTokens(ctx context.Context, p Principal) ([]TokenView, error) {
+	return ownerRead(s, "token.list", p, func(st *state) ([]TokenView, error) {
+		now := s.clock.Now()
+		out := make([]TokenView, 0, len(st.tokenByID))
+		for _, t := range st.tokenByID {
+			out = append(out, TokenView{
+				Prefix: t.Prefix, Consumer: t.Consumer, Scope: t.Scope, Mode: t.Mode,
+				CreatedAt: t.CreatedAt, ExpiresAt: t.ExpiresAt, RevokedAt: t.RevokedAt,
+				Active: t.RevokedAt == nil && now.Before(t.ExpiresAt),
+			})
+		}
+		sort.Slice(out, func(i, j int) bool {
+			if !out[i].CreatedAt.Equal(out[j].CreatedAt) {
+				return out[i].CreatedAt.After(out[j].CreatedAt)
+			}
+			return out[i].Prefix < out[j].Prefix
+		})
+		return out, nil
+	})
+}
+
+// minRevokePrefix is the shortest prefix RevokeToken accepts: "ctxs_" and
+// at least one character of the token. A short prefix is fine: one that
+// matches several tokens revokes none.
+const minRevokePrefix = len(identity.ServicePrefix) + 1
+
+// RevokeToken revokes the one unrevoked service token whose listed prefix
+// starts with prefix (owner only). A prefix that matches several tokens is
+// KindConflict and revokes nothing; one that matches none is KindNotFound.
+func (s *Service) RevokeToken(ctx context.Context, p Principal, prefix string) (uint64, error) {
+	const op = "token.revoke"
+	if err := requireOwner(op, p); err != nil {
+		return 0, err
+	}
+	if len(prefix) < minRevokePrefix || len(prefix) > 64 || !identity.LooksLikeTokenPrefix(prefix, identity.ServicePrefix) {
+		return 0, fail(op, KindInvalid, "give the token prefix shown in the token list (ctxs_ and at least one more character)")
+	}
+	var rev uint64
+	err := s.write(op, p, func(st *state, b *batch) error {
+		var match *ServiceToken
+		for _, t := range st.tokenByID {
+			if t.RevokedAt != nil || !(strings.HasPrefix(t.Prefix, prefix) || strings.HasPrefix(prefix, t.Prefix)) {
+				continue
+			}
+			if match != nil {
+				return fail(op, KindConflict, "the prefix matches more than one token; give more of it")
+			}
+			match = t
+		}
+		if match == nil {
+			return notFound(op)
+		}
+		rev = b.nextRevision()
+		at := b.now
+		nt := *match
+		nt.RevokedAt = &at
+		var h [32]byte
+		copy(h[:], nt.Hash)
+		st.tokens[h], st.tokenByID[nt.ID] = &nt, &nt
+		b.put(bucketTokens, nt.ID, &nt)
+		b.receipt(Receipt{Actor: "owner", Operation: op, Recipient: nt.Consumer, Decision: "allow", Records: []string{nt.ID}, Revision: rev})
+		return nil
+	})
+	return rev, err
+}

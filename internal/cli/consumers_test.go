@@ -1,0 +1,88 @@
+package cli
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestConsumerLifecycle: self-registration waits for the owner's approval;
+// tokens are listed by prefix and revoked by it; removing a consumer revokes
+// its tokens and grants, so a new consumer of the same name inherits nothing.
+func TestConsumerLifecycle(t *testing.T) {
+	h := startHarness(t, "")
+	const secret = "self-registered-secret-01"
+	var reg struct{ Name, Status string }
+	h.must(201, "POST", "/context/consumers/register", "", map[string]string{"name": "diary", "secret": secret}, &reg)
+	if reg.Status != "pending" {
+		t.Fatalf("register = %+v; want pending", reg)
+	}
+	h.constraint(409, "conflict", "POST", "/context/consumers/register", "", map[string]string{"name": "diary", "secret": secret})
+	mint := map[string]any{"consumer": "diary", "secret": secret, "scope": "*", "mode": "read"}
+	h.constraint(401, "unauthenticated", "POST", "/context/tokens/service", "", mint)
+
+	if out := h.phcOK("consumer", "approve", "diary"); !strings.Contains(out, "approved") {
+		t.Fatalf("consumer approve = %q", out)
+	}
+	h.constraint(409, "conflict", "POST", "/phc/v1/consumers/diary/approve", h.owner, nil)
+	h.constraint(404, "not_found", "POST", "/phc/v1/consumers/nobody/approve", h.owner, nil)
+	var list struct {
+		Consumers []struct{ Name, Status string }
+	}
+	h.must(200, "GET", "/context/consumers", h.owner, nil, &list)
+	if len(list.Consumers) != 1 || list.Consumers[0].Status != "approved" {
+		t.Fatalf("consumers = %+v", list)
+	}
+
+	// Tokens: list by prefix, refuse an ambiguous prefix, revoke a unique one.
+	h.must(201, "POST", "/phc/v1/personas", h.owner, map[string]string{"id": "p", "name": "P"}, nil)
+	h.grant("diary", "journal", "read", map[string]any{"keys": []string{"*"}})
+	tokens := map[string]string{} // first character after ctxs_ → token
+	var ambiguous string
+	for i := 0; i < 40 && ambiguous == ""; i++ {
+		tok := h.token("diary", secret, "*", "read")
+		c := tok[len("ctxs_"):][:1]
+		if _, seen := tokens[c]; seen {
+			ambiguous = "ctxs_" + c
+		}
+		tokens[c] = tok
+	}
+	if ambiguous == "" {
+		t.Fatal("no two of 40 tokens share a first character")
+	}
+	out := h.phcOK("token", "list")
+	if strings.Count(out, "diary") != len(tokens)+1 || strings.Contains(out, tokens[ambiguous[5:]]) {
+		t.Fatalf("token list = %q", out)
+	}
+	h.constraint(409, "conflict", "DELETE", "/context/tokens/service/"+ambiguous, h.owner, nil)
+	h.constraint(404, "not_found", "DELETE", "/context/tokens/service/ctxs_zzzzzzzzzzzzzzzz", h.owner, nil)
+	h.constraint(400, "invalid_request", "DELETE", "/context/tokens/service/ctxs_", h.owner, nil)
+	victim := tokens[ambiguous[5:]]
+	h.must(200, "GET", "/phc/v1/context?purpose=journal", victim, nil, nil)
+	h.phcOK("token", "revoke", victim[:20])
+	h.constraint(401, "unauthenticated", "GET", "/phc/v1/context?purpose=journal", victim, nil)
+
+	// Removing the consumer revokes the rest, and its grants.
+	other := h.token("diary", secret, "*", "read")
+	h.phcOK("consumer", "remove", "diary")
+	h.constraint(401, "unauthenticated", "GET", "/phc/v1/context?purpose=journal", other, nil)
+	h.constraint(404, "not_found", "DELETE", "/context/consumers/diary", h.owner, nil)
+	var grants struct {
+		Grants []struct {
+			RevokedAt *string `json:"revoked_at"`
+		} `json:"grants"`
+	}
+	h.must(200, "GET", "/phc/v1/grants", h.owner, nil, &grants)
+	if len(grants.Grants) != 1 || grants.Grants[0].RevokedAt == nil {
+		t.Fatalf("grants after removing the consumer = %+v; want the one grant revoked", grants)
+	}
+	// A new consumer of the same name starts with nothing.
+	h.must(201, "POST", "/phc/v1/consumers", h.owner, map[string]string{"name": "diary", "secret": secret}, nil)
+	fresh := h.token("diary", secret, "*", "read")
+	var ctx contextAnswer
+	h.must(200, "GET", "/phc/v1/context?purpose=journal", fresh, nil, &ctx)
+	if len(ctx.Claims) != 0 {
+		t.Fatalf("a re-created consumer reads %d claims", len(ctx.Claims))
+	}
+	h.constraint(403, "session_required", "GET", "/context/tokens/service", fresh, nil)
+	h.constraint(403, "session_required", "DELETE", "/context/consumers/diary", fresh, nil)
+}
