@@ -262,3 +262,74 @@ func raiseTier(a, b string) string {
 	}
 	return a
 }
+
+// live reports whether consumer principal p may still act at now: its token
+// is the current record of that token (revocation replaces the record),
+// unrevoked and unexpired, and its consumer is registered and approved.
+// Callers hold st.mu.
+func (st *state) live(p Principal, now time.Time) bool {
+	if p.kind != PrincipalConsumer || p.token == nil {
+		return false
+	}
+	t := st.tokenByID[p.token.ID]
+	if t != p.token || t.RevokedAt != nil || !now.Before(t.ExpiresAt) {
+		return false
+	}
+	c, ok := st.consumers[p.Consumer]
+	return ok && c.Status == ConsumerApproved
+}
+
+// recipientRead decides a recipient's read and records it. decide runs on
+// the view under st.mu and returns the refs it discloses and the grants it
+// used; it must set its outputs afresh on every call. It runs first on a
+// read-locked snapshot and then, when any write has come in between or a
+// single-use grant is involved, again inside the journal in commit order:
+// no revocation, deletion or narrowing acknowledged before the read's
+// receipt is ever bypassed, and a single-use grant serves one read. The
+// receipt rc (allow with the refs, or deny as not_found) and the spending of
+// single-use grants commit before the answer. disclosed reports whether
+// anything was disclosed.
+func (s *Service) recipientRead(st *state, p Principal, rc Receipt, decide func(st *state, now time.Time) (records []string, used []*Grant)) (disclosed bool, err error) {
+	st.mu.RLock()
+	snap := st.revision
+	records, used := decide(st, s.clock.Now())
+	st.mu.RUnlock()
+	err = s.commit(st, func(st *state, b *batch) error {
+		if st.revision != snap || anySingle(used) {
+			records, used = decide(st, b.now)
+		}
+		r := rc
+		r.Revision = st.revision
+		if len(records) == 0 {
+			r.Decision, r.Constraint, r.Records = "deny", "not_found", nil
+			b.receipt(r)
+			return nil
+		}
+		r.Decision, r.Records = "allow", records
+		for _, g := range used {
+			if g.Usage != "single" {
+				continue
+			}
+			ng := *g
+			at := b.now
+			ng.SpentAt = &at
+			st.grants[g.ID] = &ng
+			b.put(bucketGrants, g.ID, &ng)
+			r.Revision = b.nextRevision()
+			r.Records = append(r.Records, g.ID)
+		}
+		b.receipt(r)
+		disclosed = true
+		return nil
+	})
+	return disclosed, err
+}
+
+func anySingle(gs []*Grant) bool {
+	for _, g := range gs {
+		if g.Usage == "single" {
+			return true
+		}
+	}
+	return false
+}

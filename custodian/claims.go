@@ -50,28 +50,25 @@ func (s *Service) GetClaim(ctx context.Context, p Principal, id, purpose string)
 	if !validPurpose(purpose) {
 		return ClaimRead{}, fail(op, KindInvalid, errPurpose)
 	}
-	now := s.clock.Now()
-	st.mu.RLock()
-	var (
-		out ClaimRead
-		g   *Grant
-	)
-	if r, ok := st.claims[id]; ok {
-		if g = readGrant(st.grantsFor(p.Consumer, OpRead, now), p, r, purpose, now); g != nil {
-			out = ClaimRead{Claim: recipientView(r, g), Revision: st.revision}
-		}
-	}
-	st.mu.RUnlock()
+	var out ClaimRead
 	rc := Receipt{Actor: p.actor(), Operation: "claim.read", Recipient: p.Consumer, Purpose: purpose}
-	if g == nil {
-		rc.Decision, rc.Constraint = "deny", "not_found"
-	} else {
-		rc.Decision, rc.Records, rc.Revision = "allow", []string{out.Claim.Ref(), g.ID}, out.Revision
-	}
-	if err := s.commit(st, func(st *state, b *batch) error { b.receipt(rc); return nil }); err != nil {
+	disclosed, err := s.recipientRead(st, p, rc, func(st *state, now time.Time) (records []string, used []*Grant) {
+		out = ClaimRead{}
+		r, ok := st.claims[id]
+		if !ok || !st.live(p, now) {
+			return nil, nil
+		}
+		g := readGrant(st.grantsFor(p.Consumer, OpRead, now), p, r, purpose, now)
+		if g == nil {
+			return nil, nil
+		}
+		out = ClaimRead{Claim: recipientView(r, g), Revision: st.revision}
+		return []string{out.Claim.Ref(), g.ID}, []*Grant{g}
+	})
+	if err != nil {
 		return ClaimRead{}, err
 	}
-	if g == nil {
+	if !disclosed {
 		return ClaimRead{}, notFound(op)
 	}
 	return out, nil

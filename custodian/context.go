@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"strconv"
+	"time"
 )
 
 // ContextQuery asks for context for a purpose.
@@ -74,43 +75,58 @@ func (s *Service) Context(ctx context.Context, p Principal, q ContextQuery) (Con
 		return ContextResult{}, err
 	}
 	defer release()
-	now := s.clock.Now()
 	st.mu.RLock()
-	if q.MinRevision > st.revision {
-		st.mu.RUnlock()
+	ahead := q.MinRevision > st.revision
+	st.mu.RUnlock()
+	if ahead {
 		return ContextResult{}, fail(op, KindConflict, "min_revision is ahead of this custodian")
 	}
-	out := ContextResult{Revision: st.revision, Claims: []*Claim{}}
-	grants := st.grantsFor(p.Consumer, OpRead, now)
-	var records []string
-	if len(grants) > 0 {
+	var (
+		out    ContextResult
+		encErr error
+	)
+	rc := Receipt{Actor: p.actor(), Operation: "context.read", Recipient: p.Consumer, Purpose: q.Purpose}
+	_, err = s.recipientRead(st, p, rc, func(st *state, now time.Time) (records []string, used []*Grant) {
+		out, encErr = ContextResult{Revision: st.revision, Claims: []*Claim{}}, nil
+		if !st.live(p, now) {
+			return nil, nil
+		}
+		grants := st.grantsFor(p.Consumer, OpRead, now)
+		if len(grants) == 0 {
+			return nil, nil
+		}
 		active := st.activeClaims()
 		out.Claims = make([]*Claim, 0, len(active))
 		out.raw = make([]json.RawMessage, 0, len(active))
 		records = make([]string, 0, len(active))
+		seen := map[*Grant]bool{}
 		for _, r := range active {
 			if q.Persona != "" && !r.inPersona(q.Persona) {
 				continue
 			}
-			if g := readGrant(grants, p, r, q.Purpose, now); g != nil {
-				sc, err := served(r, g)
-				if err != nil {
-					st.mu.RUnlock()
-					return ContextResult{}, wrap(op, KindInternal, err)
-				}
-				out.Claims = append(out.Claims, &sc.claim)
-				out.raw = append(out.raw, sc.raw)
-				records = append(records, sc.claim.Ref())
+			g := readGrant(grants, p, r, q.Purpose, now)
+			if g == nil {
+				continue
+			}
+			sc, err := served(r, g)
+			if err != nil {
+				encErr = err
+				return nil, nil
+			}
+			out.Claims = append(out.Claims, &sc.claim)
+			out.raw = append(out.raw, sc.raw)
+			records = append(records, sc.claim.Ref())
+			if !seen[g] {
+				seen[g] = true
+				used = append(used, g)
 			}
 		}
+		return records, used
+	})
+	if err == nil && encErr != nil {
+		err = wrap(op, KindInternal, encErr)
 	}
-	st.mu.RUnlock()
-	rc := Receipt{Actor: p.actor(), Operation: "context.read", Recipient: p.Consumer, Purpose: q.Purpose,
-		Decision: "allow", Records: records, Revision: out.Revision}
-	if len(records) == 0 {
-		rc.Decision, rc.Constraint = "deny", "not_found"
-	}
-	if err := s.commit(st, func(st *state, b *batch) error { b.receipt(rc); return nil }); err != nil {
+	if err != nil {
 		return ContextResult{}, err
 	}
 	return out, nil

@@ -279,6 +279,7 @@ type grantSpec struct {
 	claims    []string
 	expires   time.Time
 	route     string
+	usage     string
 }
 
 func (ts *testService) grantDoc(g grantSpec) []byte {
@@ -307,6 +308,9 @@ func (ts *testService) grantDoc(g grantSpec) []byte {
 	}
 	if g.route != "" {
 		doc["route"] = g.route
+	}
+	if g.usage != "" {
+		doc["usage"] = g.usage
 	}
 	return mustJSON(ts.t, doc)
 }

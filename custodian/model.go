@@ -167,11 +167,12 @@ type Grant struct {
 	Revision   uint64     `json:"revision"`
 	RevokedAt  *time.Time `json:"revoked_at,omitempty"`
 	RevokedRev uint64     `json:"revoked_revision,omitempty"`
+	SpentAt    *time.Time `json:"spent_at,omitempty"` // a single-use grant, once it has served its read
 }
 
 // allows reports whether g is in force at now for operation op.
 func (g *Grant) allows(op string, now time.Time) bool {
-	if g.RevokedAt != nil || !now.Before(g.ExpiresAt) {
+	if g.RevokedAt != nil || g.SpentAt != nil || !now.Before(g.ExpiresAt) {
 		return false
 	}
 	for _, o := range g.Operations {
