@@ -29,6 +29,11 @@ func (s *Service) decodeDoc(op, name string, raw []byte, v any) error {
 	if err := json.Unmarshal(norm, v); err != nil {
 		return &Error{Op: op, Kind: KindInvalid, Public: "the document has a value of the wrong form", Err: err}
 	}
+	// What decodes must encode again: a date-time whose offset carries it
+	// past year 9999, say, would otherwise fail only when it is stored.
+	if _, err := json.Marshal(v); err != nil {
+		return &Error{Op: op, Kind: KindInvalid, Public: "the document has a value out of range (a date-time beyond year 9999?)", Err: err}
+	}
 	return nil
 }
 

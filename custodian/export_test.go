@@ -22,3 +22,13 @@ func ReceiptHash(r *Receipt) string { return receiptHash(r) }
 // ForgedOwner is an owner principal that no session backs, as code outside
 // the package could never build.
 func ForgedOwner() Principal { return Principal{kind: PrincipalOwner} }
+
+// CommitUnencodable commits a job that changes the view (it takes a
+// revision) and stages a value that cannot be encoded.
+func (s *Service) CommitUnencodable() error {
+	return s.write("test", Principal{}, func(st *state, b *batch) error {
+		b.nextRevision()
+		b.put(bucketMeta, "unencodable", make(chan int))
+		return nil
+	})
+}

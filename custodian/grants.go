@@ -56,6 +56,9 @@ func (s *Service) CreateGrant(ctx context.Context, p Principal, raw []byte) (Gra
 			return GrantCreated{}, fail(op, KindInvalid, "a contribute grant needs key selectors")
 		}
 	}
+	if d.ExpiresAt.UTC().Year() > 9999 {
+		return GrantCreated{}, fail(op, KindInvalid, "expires_at is beyond year 9999")
+	}
 	if d.Usage == "" {
 		d.Usage = "multi"
 	}

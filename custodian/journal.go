@@ -134,8 +134,12 @@ func (s *Service) commitGroup(group []*job) {
 		b := &batch{now: s.clock.Now(), st: st}
 		rev := st.revision
 		err := j.apply(st, b)
-		if err == nil {
-			err = b.err
+		if err == nil && b.err != nil {
+			// The job changed the view but a staged write could not be
+			// encoded: the view no longer matches what can be stored.
+			st.broken = true
+			errs[i] = wrap("journal", KindInternal, b.err)
+			continue
 		}
 		if err != nil {
 			st.revision = rev
@@ -168,7 +172,8 @@ func (s *Service) commitGroup(group []*job) {
 	}
 	st.mu.Unlock()
 
-	if len(writes) > 0 {
+	broken := st.broken
+	if len(writes) > 0 && !broken {
 		err := s.store.Update(func(tx Tx) error {
 			for _, w := range writes {
 				var err error
@@ -201,6 +206,16 @@ func (s *Service) commitGroup(group []*job) {
 		} else {
 			st.markDurable(applied)
 		}
+	}
+	if broken {
+		s.log.Error("a write could not be encoded; locking the vault")
+		st.markFailed()
+		for i := range errs {
+			if errs[i] == nil {
+				errs[i] = internalf("commit", "the view is broken")
+			}
+		}
+		go s.lockBroken(st)
 	}
 	for i, j := range group {
 		j.done <- errs[i]

@@ -287,3 +287,37 @@ func TestUncommittedWriteNotServed(t *testing.T) {
 		t.Errorf("after reload the proposal is not pending again: %+v", q)
 	}
 }
+
+// TestUnencodableWriteLocks: a grant whose expiry lies past year 9999 once
+// in UTC is refused; and should any write ever fail to encode after it has
+// changed the view, the service locks rather than serve that view.
+func TestUnencodableWriteLocks(t *testing.T) {
+	ts := newTestService(t)
+	ctx := t.Context()
+	ts.mustConsumer("app")
+	_, err := ts.CreateGrant(ctx, ts.owner, []byte(`{"recipient":{"kind":"consumer","id":"app"},"purpose":"assist","operations":["read"],"selectors":{"keys":["*"]},"expires_at":"9999-12-31T23:59:59-23:59"}`))
+	wantKind(t, "CreateGrant(expiry past 9999 in UTC)", err, custodian.KindInvalid)
+	grants, err := ts.ListGrants(ctx, ts.owner)
+	if err != nil || len(grants) != 0 {
+		t.Fatalf("ListGrants = %v, %v; want none", grants, err)
+	}
+	_, err = ts.Propose(ctx, ts.owner, proposal(t, "a.b", 1, map[string]any{"valid_from": "9999-12-31T23:59:59-23:59"}))
+	if err != nil {
+		// Stored with its own offset, this date encodes; either answer is
+		// fine as long as the service stays consistent.
+		wantKind(t, "Propose(valid_from at the edge)", err, custodian.KindInvalid)
+	}
+	if ts.Locked() {
+		t.Fatal("the service locked on a refused document")
+	}
+
+	rev := ts.revision()
+	wantKind(t, "a write that cannot be encoded", ts.CommitUnencodable(), custodian.KindInternal)
+	if !eventually(ts.Locked) {
+		t.Fatal("the service did not lock after a write it could not encode")
+	}
+	ts.unlock()
+	if got := ts.revision(); got != rev {
+		t.Fatalf("revision after reload = %d; want %d (the failed write is gone)", got, rev)
+	}
+}
