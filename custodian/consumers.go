@@ -87,7 +87,7 @@ func (s *Service) addConsumer(op string, p Principal, raw []byte, status string)
 	if len(in.Secret) < minSecretLen || len(in.Secret) > maxSecretLen {
 		return ConsumerView{}, fail(op, KindInvalid, "secret must be 16 to 256 bytes")
 	}
-	hash, err := identity.HashSecret([]byte(in.Secret))
+	hash, err := s.hashSecret([]byte(in.Secret))
 	if err != nil {
 		return ConsumerView{}, wrap(op, KindInternal, err)
 	}
@@ -283,6 +283,10 @@ func (s *Service) MintServiceToken(ctx context.Context, raw []byte) (TokenIssued
 		return TokenIssued{}, err
 	}
 	defer release()
+	now := s.clock.Now()
+	if wait := max(s.mintFailures.wait(in.Consumer, now), s.mintFailuresAll.wait("", now)); wait > 0 {
+		return TokenIssued{}, &Error{Op: op, Kind: KindRateLimited, RetryAfter: wait}
+	}
 	st.mu.RLock()
 	c, known := st.consumers[in.Consumer]
 	hash := dummySecretHash()
@@ -290,8 +294,11 @@ func (s *Service) MintServiceToken(ctx context.Context, raw []byte) (TokenIssued
 		hash = c.SecretHash
 	}
 	st.mu.RUnlock()
-	ok, err := identity.VerifySecret(hash, []byte(in.Secret))
+	ok, err := s.verifySecret(hash, []byte(in.Secret))
 	if err != nil || !ok || !known || c.Status != ConsumerApproved {
+		now := s.clock.Now()
+		s.mintFailures.note(in.Consumer, now)
+		s.mintFailuresAll.note("", now)
 		return TokenIssued{}, fail(op, KindUnauthenticated, "")
 	}
 	token, err := identity.NewToken(identity.ServicePrefix)
@@ -368,4 +375,18 @@ func parseTTL(raw json.RawMessage) (time.Duration, error) {
 		return 0, fail("token.create", KindInvalid, "ttl must be between one minute and 30 days")
 	}
 	return d, nil
+}
+
+// hashSecret and verifySecret run Argon2id (19 MiB each) at most NumCPU at a
+// time, since anyone on the machine can make us run them.
+func (s *Service) hashSecret(secret []byte) (string, error) {
+	s.kdf <- struct{}{}
+	defer func() { <-s.kdf }()
+	return identity.HashSecret(secret)
+}
+
+func (s *Service) verifySecret(encoded string, secret []byte) (bool, error) {
+	s.kdf <- struct{}{}
+	defer func() { <-s.kdf }()
+	return identity.VerifySecret(encoded, secret)
 }

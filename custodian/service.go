@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -54,6 +55,7 @@ const (
 	defaultIdleLock     = 30 * time.Minute
 	unlockFailureLimit  = 5
 	unlockFailureWindow = time.Minute
+	mintFailureLimit    = 10 // wrong secrets per consumer name a minute; ten times that in all
 	maxGroup            = 512
 )
 
@@ -76,8 +78,10 @@ type Service struct {
 	sessions map[[32]byte]struct{} // owner session token hashes, cleared on lock
 	closed   bool
 
-	unlockMu       sync.Mutex
-	unlockFailures []time.Time
+	unlockFailures  *failures     // wrong unlock attempts, globally
+	mintFailures    *failures     // wrong consumer secrets, per consumer name
+	mintFailuresAll *failures     // wrong consumer secrets, in all
+	kdf             chan struct{} // bounds concurrent Argon2id hashing of consumer secrets
 
 	lastActive atomic.Int64 // unix nanoseconds of the last authenticated request
 	unlocked   atomic.Bool  // mirrors st != nil for lock-free status
@@ -94,17 +98,21 @@ func New(cfg Config) (*Service, error) {
 		return nil, errors.New("custodian: Store, Vault and Schema are required")
 	}
 	s := &Service{
-		store:    cfg.Store,
-		vault:    cfg.Vault,
-		schema:   cfg.Schema,
-		log:      cfg.Logger,
-		clock:    cfg.Clock,
-		idle:     cfg.IdleLock,
-		onUnlock: cfg.OnUnlock,
-		onLock:   cfg.OnLock,
-		sessions: make(map[[32]byte]struct{}),
-		jobs:     make(chan *job, maxGroup),
-		stop:     make(chan struct{}),
+		store:           cfg.Store,
+		vault:           cfg.Vault,
+		schema:          cfg.Schema,
+		log:             cfg.Logger,
+		clock:           cfg.Clock,
+		idle:            cfg.IdleLock,
+		onUnlock:        cfg.OnUnlock,
+		onLock:          cfg.OnLock,
+		sessions:        make(map[[32]byte]struct{}),
+		unlockFailures:  newFailures(unlockFailureLimit, unlockFailureWindow),
+		mintFailures:    newFailures(mintFailureLimit, time.Minute),
+		mintFailuresAll: newFailures(10*mintFailureLimit, time.Minute),
+		kdf:             make(chan struct{}, runtime.NumCPU()),
+		jobs:            make(chan *job, maxGroup),
+		stop:            make(chan struct{}),
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -192,13 +200,13 @@ func (s *Service) Unlock(ctx context.Context, password []byte, secretKey string)
 	if s.st != nil {
 		return "", fail(op, KindConflict, "the vault is already unlocked")
 	}
-	if wait := s.unlockBackoff(); wait > 0 {
+	if wait := s.unlockFailures.wait("", s.clock.Now()); wait > 0 {
 		return "", &Error{Op: op, Kind: KindRateLimited, RetryAfter: wait}
 	}
 	if err := s.vault.Unlock(password, secretKey); err != nil {
 		switch {
 		case errors.Is(err, vault.ErrBadCredentials), errors.Is(err, vault.ErrMalformedSecretKey):
-			s.noteUnlockFailure()
+			s.unlockFailures.note("", s.clock.Now())
 			return "", &Error{Op: op, Kind: KindUnauthenticated, Public: "wrong password or Secret Key"}
 		case errors.Is(err, vault.ErrAlreadyUnlocked):
 			return "", fail(op, KindConflict, "the vault is already unlocked")
@@ -234,33 +242,6 @@ func (s *Service) Unlock(ctx context.Context, password []byte, secretKey string)
 	}
 	s.log.Info("vault unlocked", "revision", st.revision)
 	return token, nil
-}
-
-func (s *Service) unlockBackoff() time.Duration {
-	s.unlockMu.Lock()
-	defer s.unlockMu.Unlock()
-	now := s.clock.Now()
-	kept := s.unlockFailures[:0]
-	for _, t := range s.unlockFailures {
-		if now.Sub(t) < unlockFailureWindow {
-			kept = append(kept, t)
-		}
-	}
-	s.unlockFailures = kept
-	if len(kept) < unlockFailureLimit {
-		return 0
-	}
-	wait := unlockFailureWindow - now.Sub(kept[0])
-	if wait < time.Second {
-		wait = time.Second
-	}
-	return wait
-}
-
-func (s *Service) noteUnlockFailure() {
-	s.unlockMu.Lock()
-	s.unlockFailures = append(s.unlockFailures, s.clock.Now())
-	s.unlockMu.Unlock()
 }
 
 // Lock zeroises the keys, drops the in-memory view and ends every owner

@@ -3,6 +3,7 @@ package custodian_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -444,4 +445,28 @@ func TestOwnerPrincipalBoundToSession(t *testing.T) {
 	if _, err := ts.ListClaims(ctx, ts.owner, "", ""); err != nil {
 		t.Fatalf("ListClaims(new owner) = %v", err)
 	}
+}
+
+// TestMintRateLimited: ten wrong secrets for one consumer name in a minute
+// stop further attempts for that name, even with the right secret, until
+// the minute has passed; other names are unaffected.
+func TestMintRateLimited(t *testing.T) {
+	ts := newTestService(t)
+	ctx := t.Context()
+	ts.mustConsumer("app")
+	ts.mustConsumer("other")
+	wrong := mustJSON(t, map[string]any{"consumer": "app", "secret": "not-the-secret-0000", "scope": "*"})
+	for i := range 10 {
+		_, err := ts.MintServiceToken(ctx, wrong)
+		wantKind(t, fmt.Sprintf("wrong secret #%d", i+1), err, custodian.KindUnauthenticated)
+	}
+	right := mustJSON(t, map[string]any{"consumer": "app", "secret": secretOf("app"), "scope": "*"})
+	_, err := ts.MintServiceToken(ctx, right)
+	wantKind(t, "right secret after ten wrong ones", err, custodian.KindRateLimited)
+	if e, ok := errors.AsType[*custodian.Error](err); !ok || e.RetryAfter <= 0 {
+		t.Fatalf("rate-limited error = %+v; want a RetryAfter", err)
+	}
+	ts.mustToken("other", "*", custodian.ModeRead)
+	ts.clock.Advance(time.Minute)
+	ts.mustToken("app", "*", custodian.ModeRead)
 }
