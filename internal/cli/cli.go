@@ -15,8 +15,10 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
+	"unicode/utf8"
 )
 
 // Env is what a command sees of its process: arguments aside, everything it
@@ -159,21 +161,31 @@ func defaultDataDir(env *Env) string {
 	return filepath.Join(home, ".phc")
 }
 
-// printable shows untrusted text literally: control and other
-// non-printable characters are escaped, never interpreted by the terminal.
+// printable shows untrusted text literally: every rune that is not a
+// printable character — controls, and also format characters such as
+// zero-width spaces, direction marks and Unicode tag characters, which
+// could hide text from the owner — is shown as an escape.
 func printable(s string) string {
 	var b strings.Builder
-	for _, r := range s {
+	for len(s) > 0 {
+		r, size := utf8.DecodeRuneInString(s)
 		switch {
+		case r == utf8.RuneError && size == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[0])
 		case r == '\t':
 			b.WriteString(`\t`)
 		case r == '\n':
 			b.WriteString(`\n`)
-		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == 0xfffd || (r >= 0x2028 && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069):
-			fmt.Fprintf(&b, `\u%04x`, r)
+		case !strconv.IsPrint(r):
+			if r > 0xffff {
+				fmt.Fprintf(&b, `\U%08x`, r)
+			} else {
+				fmt.Fprintf(&b, `\u%04x`, r)
+			}
 		default:
 			b.WriteRune(r)
 		}
+		s = s[size:]
 	}
 	return b.String()
 }

@@ -136,13 +136,18 @@ func checkRequest(r *http.Request) error {
 	if !loopbackHost(r.Host) {
 		return badRequest("the Host header must name a loopback address")
 	}
+	// A browser names the page's origin: only a page served by this very
+	// daemon (same host and port) may call it. Any other page, even one on
+	// another loopback port, is refused.
 	if o := r.Header.Get("Origin"); o != "" {
 		u, err := url.Parse(o)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || !loopbackHost(u.Host) {
+		if err != nil || u.Scheme != "http" || !strings.EqualFold(u.Host, r.Host) {
 			return badRequest("cross-origin requests are refused")
 		}
 	}
-	if site := r.Header.Get("Sec-Fetch-Site"); site == "cross-site" {
+	switch r.Header.Get("Sec-Fetch-Site") {
+	case "", "none", "same-origin":
+	default:
 		return badRequest("cross-site requests are refused")
 	}
 	p := r.URL.Path
