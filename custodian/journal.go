@@ -17,7 +17,7 @@ const (
 	bucketClaims    = "claims"     // id@version → Claim (immutable, or a tombstone after delete)
 	bucketClaimMeta = "claim_meta" // id → claimMeta
 	bucketProposals = "proposals"  // prp_… → Proposal
-	bucketPersonas  = "personas"   // persona id → Persona
+	bucketPersonas  = "personas"   // per_… → Persona
 	bucketGrants    = "grants"     // grt_… → Grant
 	bucketConsumers = "consumers"  // con_… → Consumer
 	bucketTokens    = "tokens"     // tok_… → ServiceToken

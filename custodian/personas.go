@@ -4,6 +4,8 @@ import (
 	"context"
 	"sort"
 
+	"github.com/phc-project/phc/internal/identity"
+
 	"github.com/phc-project/phc/schema"
 )
 
@@ -22,12 +24,18 @@ func (s *Service) CreatePersona(ctx context.Context, p Principal, raw []byte) (P
 		if _, ok := st.personas[in.ID]; ok {
 			return fail(op, KindConflict, "a persona with this id exists")
 		}
+		// Stored under an opaque key: a persona's id is the owner's own
+		// word ("therapy", "job-search") and stays inside the encrypted value.
+		key, err := identity.NewID("per_")
+		if err != nil {
+			return wrap(op, KindInternal, err)
+		}
 		in.Preferences, in.Guardrails = orEmpty(in.Preferences), orEmpty(in.Guardrails)
 		in.CreatedAt = b.now
 		rev = b.nextRevision()
 		np := in
 		st.personas[in.ID] = &np
-		b.put(bucketPersonas, in.ID, &np)
+		b.put(bucketPersonas, key, &np)
 		b.receipt(Receipt{Actor: "owner", Operation: "persona.create", Decision: "allow", Records: []string{in.ID}, Revision: rev})
 		return nil
 	})

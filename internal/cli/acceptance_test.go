@@ -227,11 +227,12 @@ func TestFirstWorkflow(t *testing.T) {
 	}
 	h.stop()
 	needles := map[string][]byte{
-		"claim value":   []byte(scheduleValue),
-		"corrected":     []byte("three times a week"),
-		"password":      []byte(testPassword),
-		"secret key":    []byte(secretKey),
-		"consumer name": []byte("coach"),
+		"claim value":                        []byte(scheduleValue),
+		"corrected":                          []byte("three times a week"),
+		"password":                           []byte(testPassword),
+		"secret key":                         []byte(secretKey),
+		"consumer name":                      []byte("coach"),
+		"persona id, purpose and key prefix": []byte("learning"),
 	}
 	err = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
