@@ -93,8 +93,15 @@ func (s *Service) addConsumer(op string, p Principal, raw []byte, status string)
 	}
 	var out ConsumerView
 	err = s.write(op, p, func(st *state, b *batch) error {
-		if _, ok := st.consumers[in.Name]; ok {
-			return fail(op, KindConflict, "a consumer with this name exists")
+		var replaced *Consumer
+		if old, ok := st.consumers[in.Name]; ok {
+			// The owner's own registration wins over a pending
+			// self-registration of the same name: anyone on the machine
+			// could have squatted it.
+			if status != ConsumerApproved || old.Status != ConsumerPending {
+				return fail(op, KindConflict, "a consumer with this name exists")
+			}
+			replaced = old
 		}
 		if status == ConsumerPending {
 			pending := 0
@@ -114,8 +121,13 @@ func (s *Service) addConsumer(op string, p Principal, raw []byte, status string)
 		c := &Consumer{ID: id, Name: in.Name, Status: status, SecretHash: hash, CreatedAt: b.now}
 		rev := b.nextRevision()
 		st.consumers[c.Name] = c
+		records := []string{id}
+		if replaced != nil {
+			b.del(bucketConsumers, replaced.ID)
+			records = append(records, replaced.ID)
+		}
 		b.put(bucketConsumers, id, c)
-		b.receipt(Receipt{Actor: p.actor(), Operation: op, Recipient: c.Name, Decision: "allow", Records: []string{id}, Revision: rev})
+		b.receipt(Receipt{Actor: p.actor(), Operation: op, Recipient: c.Name, Decision: "allow", Records: records, Revision: rev})
 		out = ConsumerView{Name: c.Name, Status: c.Status, CreatedAt: c.CreatedAt, Revision: rev}
 		return nil
 	})

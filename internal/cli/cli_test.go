@@ -221,3 +221,48 @@ func TestServeStartsLocked(t *testing.T) {
 		t.Fatalf("serve exit = %d", code)
 	}
 }
+
+// TestServeRefusesRemnants: a data dir whose vault.json is gone but whose
+// store and Secret Key remain is not overwritten by a new vault.
+func TestServeRefusesRemnants(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "phc")
+	h := startHarness(t, dir)
+	h.stop()
+	sk, err := os.ReadFile(filepath.Join(dir, "secret.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(dir, "vault.json")); err != nil {
+		t.Fatal(err)
+	}
+	env, _, errb := testEnv(t, nil)
+	if code := Run(context.Background(), env, []string{"serve", "--data", dir, "--addr", "127.0.0.1:0"}); code != 1 || !strings.Contains(errb.String(), "refusing") {
+		t.Fatalf("serve over remnants = exit %d, %q; want a refusal", code, errb)
+	}
+	if code := Run(context.Background(), env, []string{"init", "--data", dir}); code != 1 {
+		t.Fatalf("init over remnants = exit %d; want 1", code)
+	}
+	after, _ := os.ReadFile(filepath.Join(dir, "secret.key"))
+	if string(after) != string(sk) {
+		t.Fatal("the Secret Key was overwritten")
+	}
+}
+
+func TestNonUTF8PasswordRefused(t *testing.T) {
+	env, _, errb := testEnv(t, map[string]string{"PHC_PASSWORD": "caf\xe9-latin1"})
+	if code := Run(context.Background(), env, []string{"init", "--data", filepath.Join(t.TempDir(), "v")}); code != 1 || !strings.Contains(errb.String(), "UTF-8") {
+		t.Fatalf("init with a non-UTF-8 password = exit %d, %q", code, errb)
+	}
+}
+
+// TestOwnerWinsOverSquatter: a name someone self-registered goes to the
+// owner's own registration; the squatter's secret mints nothing.
+func TestOwnerWinsOverSquatter(t *testing.T) {
+	h := startHarness(t, "")
+	h.must(201, "POST", "/context/consumers/register", "", map[string]string{"name": "coach", "secret": "squatter-secret-0123"}, nil)
+	h.must(201, "POST", "/phc/v1/consumers", h.owner, map[string]string{"name": "coach", "secret": "owner-chosen-secret-01"}, nil)
+	h.constraint(401, "unauthenticated", "POST", "/context/tokens/service", "",
+		map[string]any{"consumer": "coach", "secret": "squatter-secret-0123", "scope": "*"})
+	h.token("coach", "owner-chosen-secret-01", "*", "read")
+	h.constraint(409, "conflict", "POST", "/phc/v1/consumers", h.owner, map[string]string{"name": "coach", "secret": "owner-chosen-secret-01"})
+}

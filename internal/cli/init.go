@@ -18,6 +18,9 @@ func runInit(ctx context.Context, env *Env, args []string) error {
 	if vault.Exists(dir) {
 		return fmt.Errorf("a vault already exists in %s", dir)
 	}
+	if err := checkNoRemnants(dir); err != nil {
+		return err
+	}
 	pw, err := password(env, true)
 	if err != nil {
 		return err

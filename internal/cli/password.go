@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"unicode/utf8"
 
 	"golang.org/x/term"
 )
@@ -32,7 +33,7 @@ var errNoPassword = errors.New("no password: set PHC_PASSWORD or run from a term
 // is available.
 func password(env *Env, confirm bool) ([]byte, error) {
 	if pw := env.Getenv("PHC_PASSWORD"); pw != "" {
-		return []byte(pw), nil
+		return checkPassword([]byte(pw))
 	}
 	if env.IsTerminal == nil || !env.IsTerminal() {
 		return nil, errNoPassword
@@ -41,8 +42,8 @@ func password(env *Env, confirm bool) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read password: %w", err)
 	}
-	if len(pw) == 0 {
-		return nil, errors.New("empty password")
+	if _, err := checkPassword(pw); err != nil {
+		return nil, err
 	}
 	if confirm {
 		again, err := env.ReadPassword("Password again: ")
@@ -52,6 +53,18 @@ func password(env *Env, confirm bool) ([]byte, error) {
 		if !bytes.Equal(pw, again) {
 			return nil, errors.New("the passwords differ")
 		}
+	}
+	return pw, nil
+}
+
+// checkPassword refuses passwords the HTTP API could not carry: JSON holds
+// only valid UTF-8, so such a vault could never be unlocked over it.
+func checkPassword(pw []byte) ([]byte, error) {
+	if len(pw) == 0 {
+		return nil, errors.New("empty password")
+	}
+	if !utf8.Valid(pw) {
+		return nil, errors.New("the password is not valid UTF-8 (check the terminal's or PHC_PASSWORD's encoding)")
 	}
 	return pw, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
@@ -69,6 +70,9 @@ func startDaemon(ctx context.Context, env *Env, log *slog.Logger, dir, addr stri
 	// unlocking it.
 	var pw []byte
 	if !vault.Exists(dir) {
+		if err := checkNoRemnants(dir); err != nil {
+			return nil, err
+		}
 		var err error
 		if pw, err = password(env, true); err != nil {
 			return nil, fmt.Errorf("no vault in %s, and cannot create one: %w", dir, err)
@@ -207,4 +211,16 @@ func writeFile0600(path string, data []byte) error {
 		return err
 	}
 	return os.Rename(tmp.Name(), path)
+}
+
+// checkNoRemnants refuses to create a vault in a data dir that already
+// holds a store or a Secret Key: its vault.json is missing or unreadable,
+// and a new vault would overwrite the Secret Key that unlocks the data.
+func checkNoRemnants(dir string) error {
+	for _, f := range []string{storeFile, "secret.key", "vault.json"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("%s already holds %s but no usable vault.json: refusing to create a new vault over it (restore vault.json)", dir, f)
+		}
+	}
+	return nil
 }
