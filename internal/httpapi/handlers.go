@@ -333,14 +333,24 @@ func (s *Server) receipts(w http.ResponseWriter, r *http.Request, p custodian.Pr
 	if err != nil {
 		return err
 	}
-	if limit > 1000 {
-		limit = 1001 // the core refuses it
-	}
-	out, err := s.svc.Receipts(r.Context(), p, int(limit))
+	out, err := s.svc.Receipts(r.Context(), p, int(min(limit, 1001))) // the core refuses over 1000
 	if err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"receipts": out})
+	return nil
+}
+
+func (s *Server) audit(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
+	limit, err := queryUint(r, "limit")
+	if err != nil {
+		return err
+	}
+	out, err := s.svc.Audit(r.Context(), p, int(min(limit, 1001)))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"entries": out})
 	return nil
 }
 

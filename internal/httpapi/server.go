@@ -86,6 +86,7 @@ func (s *Server) routes() []route {
 		{"DELETE /context/tokens/service/{prefix}", owner, s.revokeToken},
 		{"POST /context/consumers/register", public, s.registerConsumer},
 		{"GET /context/consumers", owner, s.listConsumers},
+		{"GET /context/audit", owner, s.audit},
 		{"DELETE /context/consumers/{name}", owner, s.deleteConsumer},
 
 		{"POST /phc/v1/consumers", owner, s.addConsumer},
