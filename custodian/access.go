@@ -1,6 +1,7 @@
 package custodian
 
 import (
+	"sort"
 	"strings"
 	"time"
 )
@@ -128,6 +129,9 @@ func (g *Grant) covers(r *claimRecord) bool {
 
 // grantsFor returns the grants in force at now that name consumer as
 // recipient and allow op.
+// They come in a fixed order — multi-use before single-use, then oldest
+// first — so that the same read at the same revision always picks the same
+// grant, and a single-use grant is spent only when nothing else covers.
 func (st *state) grantsFor(consumer, op string, now time.Time) []*Grant {
 	var out []*Grant
 	for _, g := range st.grants {
@@ -135,6 +139,16 @@ func (st *state) grantsFor(consumer, op string, now time.Time) []*Grant {
 			out = append(out, g)
 		}
 	}
+	sort.Slice(out, func(i, j int) bool {
+		si, sj := out[i].Usage == "single", out[j].Usage == "single"
+		if si != sj {
+			return sj
+		}
+		if out[i].Revision != out[j].Revision {
+			return out[i].Revision < out[j].Revision
+		}
+		return out[i].ID < out[j].ID
+	})
 	return out
 }
 

@@ -44,11 +44,11 @@ func (s *Service) GetClaim(ctx context.Context, p Principal, id, purpose string)
 	default:
 		return ClaimRead{}, fail(op, KindUnauthenticated, "")
 	}
-	if !p.token.canRead() {
-		return ClaimRead{}, fail(op, KindModeDenied, "the token does not allow reads")
-	}
 	if !validPurpose(purpose) {
 		return ClaimRead{}, fail(op, KindInvalid, errPurpose)
+	}
+	if !p.token.canRead() {
+		return ClaimRead{}, s.refuse(st, p, "claim.read", fail(op, KindModeDenied, "the token does not allow reads"))
 	}
 	var out ClaimRead
 	rc := Receipt{Actor: p.actor(), Operation: "claim.read", Recipient: p.Consumer, Purpose: purpose}

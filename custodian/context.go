@@ -3,6 +3,7 @@ package custodian
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strconv"
 	"time"
 )
@@ -61,9 +62,6 @@ func (s *Service) Context(ctx context.Context, p Principal, q ContextQuery) (Con
 		}
 		return ContextResult{}, fail(op, KindUnauthenticated, "")
 	}
-	if !p.token.canRead() {
-		return ContextResult{}, fail(op, KindModeDenied, "the token does not allow reads")
-	}
 	if !validPurpose(q.Purpose) {
 		return ContextResult{}, fail(op, KindInvalid, errPurpose)
 	}
@@ -75,6 +73,9 @@ func (s *Service) Context(ctx context.Context, p Principal, q ContextQuery) (Con
 		return ContextResult{}, err
 	}
 	defer release()
+	if !p.token.canRead() {
+		return ContextResult{}, s.refuse(st, p, "context.read", fail(op, KindModeDenied, "the token does not allow reads"))
+	}
 	st.mu.RLock()
 	ahead := q.MinRevision > st.revision
 	st.mu.RUnlock()
@@ -92,6 +93,17 @@ func (s *Service) Context(ctx context.Context, p Principal, q ContextQuery) (Con
 			return nil, nil
 		}
 		grants := st.grantsFor(p.Consumer, OpRead, now)
+		if q.Persona != "" {
+			// Filter only by a persona the reader may see: one its grant
+			// names. Membership in any other persona stays hidden.
+			named := grants[:0:0]
+			for _, g := range grants {
+				if slices.Contains(g.Selectors.Personas, q.Persona) {
+					named = append(named, g)
+				}
+			}
+			grants = named
+		}
 		if len(grants) == 0 {
 			return nil, nil
 		}

@@ -331,8 +331,13 @@ func TestRecipientSelection(t *testing.T) {
 		{name: "persona selector", grants: []grantSpec{{ops: []string{"read"}, personas: []string{"work"}}},
 			want:      []string{"identity.full_name", "work.employer"},
 			personaOf: map[string][]string{"identity.full_name": {"work"}, "work.employer": {"work"}}},
-		{name: "persona filter in the query", grants: []grantSpec{{ops: []string{"read"}, keys: []string{"*"}}},
-			q: custodian.ContextQuery{Purpose: "assist", Persona: "learning"}, want: []string{"learning.spanish.level"}},
+		{name: "persona filter in the query", grants: []grantSpec{{ops: []string{"read"}, personas: []string{"learning", "work"}}},
+			q: custodian.ContextQuery{Purpose: "assist", Persona: "learning"}, want: []string{"learning.spanish.level"},
+			personaOf: map[string][]string{"learning.spanish.level": {"learning"}}},
+		// A reader may filter only by a persona its grant names: membership
+		// in any other stays hidden, so a keys-only grant filters to nothing.
+		{name: "persona filter with a keys-only grant", grants: []grantSpec{{ops: []string{"read"}, keys: []string{"*"}}},
+			q: custodian.ContextQuery{Purpose: "assist", Persona: "learning"}, want: []string{}},
 		{name: "persona filter outside the grant", grants: []grantSpec{{ops: []string{"read"}, personas: []string{"work"}}},
 			q: custodian.ContextQuery{Purpose: "assist", Persona: "learning"}, want: []string{}},
 		{name: "claims selector", grants: []grantSpec{{ops: []string{"read"}, claims: []string{employer.Claim.ID}}},

@@ -56,6 +56,7 @@ func commands() []command {
 		{"grant", "grant a recipient access (or: grant list)", runGrant},
 		{"revoke", "revoke a grant", runRevoke},
 		{"receipts", "list receipts or verify their chain", runReceipts},
+		{"conformance", "run the conformance suite against a custodian", runConformance},
 	}
 }
 
@@ -117,7 +118,7 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, "usage: phc <command> [flags]")
 	fmt.Fprintln(w)
 	for _, c := range commands() {
-		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
+		fmt.Fprintf(w, "  %-12s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Every command takes --data DIR (default $PHC_HOME or ~/.phc).")

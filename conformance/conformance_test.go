@@ -1,0 +1,266 @@
+package conformance_test
+
+import (
+	"context"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"maps"
+	"net/http/httptest"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/phc-project/phc/conformance"
+	"github.com/phc-project/phc/custodian"
+	"github.com/phc-project/phc/internal/httpapi"
+	"github.com/phc-project/phc/internal/store"
+	"github.com/phc-project/phc/internal/vault"
+	"github.com/phc-project/phc/schema"
+)
+
+const testPassword = "conformance password, not a secret"
+
+// daemon is an in-process custodian served over real HTTP on a loopback
+// port, wired the way phc serve wires it.
+type daemon struct {
+	url       string
+	owner     string
+	secretKey string
+}
+
+func startDaemon(t *testing.T) *daemon {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "phc")
+	sk, err := vault.Create(dir, []byte(testPassword))
+	if err != nil {
+		t.Fatalf("vault.Create: %v", err)
+	}
+	v, err := vault.Open(dir)
+	if err != nil {
+		t.Fatalf("vault.Open: %v", err)
+	}
+	st, err := store.OpenBolt(filepath.Join(dir, "phc.db"), v)
+	if err != nil {
+		t.Fatalf("store.OpenBolt: %v", err)
+	}
+	validator, err := schema.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := custodian.New(custodian.Config{Store: st, Vault: v, Schema: validator, IdleLock: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	owner, err := svc.Unlock(context.Background(), []byte(testPassword), sk)
+	if err != nil {
+		t.Fatalf("unlock: %v", err)
+	}
+	srv := httptest.NewServer(httpapi.New(svc, nil))
+	t.Cleanup(func() {
+		srv.Close()
+		svc.Close()
+		st.Close()
+	})
+	return &daemon{url: srv.URL, owner: owner, secretKey: sk}
+}
+
+func (d *daemon) target(t *testing.T) conformance.Target {
+	t.Helper()
+	tg, err := conformance.NewHTTPTarget(d.url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tg
+}
+
+// TestConformance runs every case against a fresh daemon over HTTP.
+func TestConformance(t *testing.T) {
+	d := startDaemon(t)
+	conformance.RunT(t, d.target(t), conformance.Config{
+		OwnerToken: d.owner, Password: testPassword, SecretKey: d.secretKey,
+		// The daemon is thrown away: no need to wait out the unlock rate
+		// limit that the last lockable case leaves behind.
+		LeaveLocked: true,
+	})
+}
+
+// TestCaseIDs checks that every case id is unique and well-formed.
+func TestCaseIDs(t *testing.T) {
+	groups, err := conformance.Suite()
+	if err != nil {
+		t.Fatal(err)
+	}
+	re := regexp.MustCompile(conformance.IDPattern)
+	seen := map[string]bool{}
+	for _, c := range conformance.Cases(groups) {
+		if !re.MatchString(c.ID) {
+			t.Errorf("case id %q does not match %s", c.ID, conformance.IDPattern)
+		}
+		if seen[c.ID] {
+			t.Errorf("case id %q is used twice", c.ID)
+		}
+		seen[c.ID] = true
+	}
+	if n := len(seen); n < 120 {
+		t.Errorf("the suite has %d cases; want at least 120", n)
+	}
+}
+
+// notYetReachable are the constraint codes of the error table that no
+// route of today's server can produce; each comes with the routes that
+// will (DESIGN.md §6). A code leaves this list when its first case is
+// written.
+var notYetReachable = map[string]string{
+	"user_only_write":        "PUT /context/fields/{id} by an agent",
+	"approval_denied":        "GET /context/requests/{id} after the owner denies",
+	"approval_required":      "POST /context/requests for sensitive or critical scope",
+	"restriction_blocked":    "export of a no_export claim (POST /phc/v1/export)",
+	"qualification_required": "a sensitive read under a grant that requires a DCER admission",
+}
+
+// untestable are codes no conforming answer may carry.
+var untestable = map[string]string{
+	"internal": "an unexpected failure; a conforming custodian does not produce it on demand",
+}
+
+// TestConstraintCoverage checks that every constraint code of the error
+// table is asserted by at least one case, or is declared not yet reachable
+// (or untestable) above.
+func TestConstraintCoverage(t *testing.T) {
+	groups, err := conformance.Suite()
+	if err != nil {
+		t.Fatal(err)
+	}
+	covered := map[string][]string{}
+	for _, c := range conformance.Cases(groups) {
+		for _, s := range c.Steps {
+			if s.Expect == nil {
+				continue
+			}
+			code, _ := conformance.ClassConstraint(s.Expect.Class)
+			if code != "" && !slices.Contains(covered[code], c.ID) {
+				covered[code] = append(covered[code], c.ID)
+			}
+		}
+	}
+	codes := map[string]bool{}
+	for _, k := range custodian.Kinds() {
+		codes[k.Row().Constraint] = true
+	}
+	for _, code := range slices.Sorted(maps.Keys(codes)) {
+		ids := covered[code]
+		why, pending := notYetReachable[code]
+		_, never := untestable[code]
+		switch {
+		case len(ids) > 0 && (pending || never):
+			t.Errorf("%s is covered by %d cases but declared unreachable: update the list", code, len(ids))
+		case len(ids) > 0:
+			t.Logf("%-22s %3d cases (e.g. %s)", code, len(ids), ids[0])
+		case pending:
+			t.Logf("%-22s not yet reachable: %s", code, why)
+		case never:
+			t.Logf("%-22s untestable: %s", code, untestable[code])
+		default:
+			t.Errorf("constraint %s is asserted by no case and not declared unreachable", code)
+		}
+	}
+	for code := range notYetReachable {
+		if !codes[code] {
+			t.Errorf("notYetReachable lists %s, which is not in the error table", code)
+		}
+	}
+}
+
+// pendingRoutes are routes of the server's table whose cases are still to
+// be written (they arrive with the work that added them).
+var pendingRoutes = map[string]bool{
+	"GET /context/tokens/service":             true,
+	"DELETE /context/tokens/service/{prefix}": true,
+	"POST /context/consumers/register":        true,
+	"GET /context/consumers":                  true,
+	"DELETE /context/consumers/{name}":        true,
+	"POST /phc/v1/consumers/{name}/approve":   true,
+	"GET /context/audit":                      true,
+}
+
+// TestRouteCoverage checks that every route of the HTTP server's route
+// table (internal/httpapi/server.go, routes()) is asserted by a step of
+// some case, or is declared pending above.
+func TestRouteCoverage(t *testing.T) {
+	routes := serverRoutes(t)
+	groups, err := conformance.Suite()
+	if err != nil {
+		t.Fatal(err)
+	}
+	type call struct{ method, path string }
+	var calls []call
+	for _, c := range conformance.Cases(groups) {
+		for _, s := range c.Steps {
+			p, _, _ := strings.Cut(s.Path, "?")
+			calls = append(calls, call{s.Method, p})
+		}
+	}
+	for _, rt := range routes {
+		method, pattern, _ := strings.Cut(rt, " ")
+		re := regexp.MustCompile("^" + regexp.MustCompile(`\\\{[a-z_]+\\\}`).ReplaceAllString(regexp.QuoteMeta(pattern), `[^/]+`) + "$")
+		n := 0
+		for _, c := range calls {
+			if c.method == method && re.MatchString(c.path) {
+				n++
+			}
+		}
+		switch {
+		case n > 0 && pendingRoutes[rt]:
+			t.Errorf("%s has %d steps but is declared pending: remove it from pendingRoutes", rt, n)
+		case n > 0:
+			t.Logf("%-45s %3d steps", rt, n)
+		case pendingRoutes[rt]:
+			t.Logf("%-45s pending", rt)
+		default:
+			t.Errorf("route %s is asserted by no step", rt)
+		}
+	}
+	for rt := range pendingRoutes {
+		if !slices.Contains(routes, rt) {
+			t.Errorf("pendingRoutes lists %s, which the server does not serve", rt)
+		}
+	}
+}
+
+// serverRoutes reads the route patterns from the routes method of
+// internal/httpapi/server.go.
+func serverRoutes(t *testing.T) []string {
+	t.Helper()
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, filepath.Join("..", "internal", "httpapi", "server.go"), nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var routes []string
+	ast.Inspect(f, func(n ast.Node) bool {
+		fn, ok := n.(*ast.FuncDecl)
+		if !ok || fn.Name.Name != "routes" {
+			return true
+		}
+		ast.Inspect(fn.Body, func(n ast.Node) bool {
+			lit, ok := n.(*ast.BasicLit)
+			if !ok || lit.Kind != token.STRING {
+				return true
+			}
+			s, err := strconv.Unquote(lit.Value)
+			if err == nil && regexp.MustCompile(`^(GET|POST|PUT|DELETE|PATCH) /`).MatchString(s) {
+				routes = append(routes, s)
+			}
+			return true
+		})
+		return false
+	})
+	if len(routes) < 20 {
+		t.Fatalf("found %d routes in server.go; the route table moved?", len(routes))
+	}
+	return routes
+}
