@@ -22,7 +22,9 @@
 //     PHC-5.7 local API hygiene; PHC-6.1 the error form and routing, PHC-6.2
 //     the PHC API routes.
 //   - PCP-7.n: the PCP 0.1.0 HTTP facade under /context (§7): PCP-7.1
-//     status, lock and unlock; PCP-7.2 service tokens.
+//     status, lock and unlock; PCP-7.2 service tokens (minted, listed,
+//     revoked); PCP-7.3 consumers (self-registration, list, removal);
+//     PCP-7.4 the audit log.
 //
 // Ids are stable: a case may be corrected, never renumbered; a new
 // requirement gets a new id.
