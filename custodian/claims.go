@@ -193,51 +193,73 @@ func (s *Service) Correct(ctx context.Context, p Principal, id string, raw []byt
 			return fail(op, KindConflict, "the claim has a newer version")
 		}
 		prev := r.head()
-		at := b.now
-		c := *prev
-		c.Version = prev.Version + 1
-		c.RecordedAt = at
-		c.Confirmation = Confirmation{Status: ConfirmationConfirmed, By: "owner", At: &at}
-		c.Producer = Producer{Authenticated: Authenticated{Kind: "owner", ID: "owner"}}
-		c.WrittenBy = WrittenByUser
-		c.Evidence = []Evidence{}
-		if in.Value != nil {
-			c.Value = in.Value
-		}
-		if in.ValidFrom != nil {
-			c.ValidFrom = in.ValidFrom
-		}
-		if in.ValidTo != nil {
-			c.ValidTo = in.ValidTo
-		}
-		if in.Sensitivity != "" {
-			c.Sensitivity = in.Sensitivity
-		}
-		if in.Restrictions != nil {
-			c.Restrictions = in.Restrictions
-		}
-		if in.Kind != "" {
-			c.Kind = in.Kind
-		}
-		if in.Assertion != "" {
-			c.Assertion = in.Assertion
-		}
-		if in.Note != nil {
-			c.Note = *in.Note
-		}
-		c.Revision = b.nextRevision()
-		c.Status = StatusActive
-		nr := &claimRecord{meta: r.meta, versions: append(r.versions[:len(r.versions):len(r.versions)], &c)}
-		nr.meta.Head = c.Version
-		st.setClaim(nr)
-		b.put(bucketClaims, versionKey(id, c.Version), &c)
-		b.put(bucketClaimMeta, id, nr.meta)
+		nr := st.addVersion(b, r, ownerAuth, func(c *Claim) {
+			in.apply(c)
+		})
+		c := nr.head()
 		b.receipt(Receipt{Actor: "owner", Operation: "claim.correct", Decision: "allow",
 			Records: []string{prev.Ref(), c.Ref()}, Revision: c.Revision})
 		out = Written{Claim: nr.view(c.Version), Revision: c.Revision}
 		return nil
 	})
 	return out, err
+}
+
+// apply applies a correction's fields to c.
+func (in *correction) apply(c *Claim) {
+	if in.Value != nil {
+		c.Value = in.Value
+	}
+	if in.ValidFrom != nil {
+		c.ValidFrom = in.ValidFrom
+	}
+	if in.ValidTo != nil {
+		c.ValidTo = in.ValidTo
+	}
+	if in.Sensitivity != "" {
+		c.Sensitivity = in.Sensitivity
+	}
+	if in.Restrictions != nil {
+		c.Restrictions = in.Restrictions
+	}
+	if in.Kind != "" {
+		c.Kind = in.Kind
+	}
+	if in.Assertion != "" {
+		c.Assertion = in.Assertion
+	}
+	if in.Note != nil {
+		c.Note = *in.Note
+	}
+}
+
+// ownerAuth is the owner as the authenticated producer of what it writes.
+var ownerAuth = Authenticated{Kind: "owner", ID: "owner"}
+
+// addVersion writes the next version of active claim r, as written by
+// author (confirmed by the owner: only the owner, or a write the owner's
+// policy confirms, reaches here), with edit applied, and publishes it. It
+// returns the new record.
+func (st *state) addVersion(b *batch, r *claimRecord, author Authenticated, edit func(c *Claim)) *claimRecord {
+	prev := r.head()
+	at := b.now
+	c := *prev
+	c.Version = prev.Version + 1
+	c.RecordedAt = at
+	c.Confirmation = Confirmation{Status: ConfirmationConfirmed, By: "owner", At: &at}
+	c.Producer = Producer{Authenticated: author}
+	c.WrittenBy = writtenByOf(author)
+	c.Evidence = []Evidence{}
+	edit(&c)
+	c.Revision = b.nextRevision()
+	c.Status = StatusActive
+	c.Personas = nil
+	nr := &claimRecord{meta: r.meta, versions: append(r.versions[:len(r.versions):len(r.versions)], &c)}
+	nr.meta.Head = c.Version
+	st.setClaim(nr)
+	b.put(bucketClaims, versionKey(c.ID, c.Version), &c)
+	b.put(bucketClaimMeta, c.ID, nr.meta)
+	return nr
 }
 
 // DeleteClaim erases a claim (owner only): every version is replaced by a
@@ -258,19 +280,11 @@ func (s *Service) DeleteClaim(ctx context.Context, p Principal, id string) (uint
 			return notFound(op)
 		}
 		rev = b.nextRevision()
-		nr := &claimRecord{meta: r.meta}
-		nr.meta.Status = StatusDeleted
-		nr.meta.Personas = []string{}
 		refs := make([]string, 0, len(r.versions))
 		for _, v := range r.versions {
-			t := &Claim{ID: v.ID, Version: v.Version, RecordedAt: v.RecordedAt, Status: StatusDeleted,
-				Evidence: []Evidence{}, Restrictions: []Restriction{}, Revision: v.Revision}
-			nr.versions = append(nr.versions, t)
-			b.put(bucketClaims, versionKey(id, v.Version), t)
 			refs = append(refs, v.Ref())
 		}
-		st.setClaim(nr)
-		b.put(bucketClaimMeta, id, nr.meta)
+		st.erase(b, r)
 		b.receipt(Receipt{Actor: "owner", Operation: "claim.delete", Decision: "allow", Records: refs, Revision: rev})
 		return nil
 	})
@@ -317,4 +331,36 @@ func (s *Service) SetPersonas(ctx context.Context, p Principal, id string, raw [
 		return nil
 	})
 	return out, err
+}
+
+// newClaim publishes a new claim whose version 1 is c, in personas.
+func (st *state) newClaim(b *batch, c *Claim, personas []string) *claimRecord {
+	c.Revision = b.nextRevision()
+	c.Status = StatusActive
+	c.Personas = nil
+	r := &claimRecord{
+		meta:     claimMeta{ID: c.ID, Head: 1, Status: StatusActive, Personas: personas},
+		versions: []*Claim{c},
+	}
+	st.setClaim(r)
+	b.put(bucketClaims, versionKey(c.ID, 1), c)
+	b.put(bucketClaimMeta, c.ID, r.meta)
+	return r
+}
+
+// erase replaces every version of claim r by a tombstone that keeps only the
+// id, the version number and when it was recorded, and takes it out of every
+// persona.
+func (st *state) erase(b *batch, r *claimRecord) {
+	nr := &claimRecord{meta: r.meta}
+	nr.meta.Status = StatusDeleted
+	nr.meta.Personas = []string{}
+	for _, v := range r.versions {
+		t := &Claim{ID: v.ID, Version: v.Version, RecordedAt: v.RecordedAt, Status: StatusDeleted,
+			Evidence: []Evidence{}, Restrictions: []Restriction{}, Revision: v.Revision}
+		nr.versions = append(nr.versions, t)
+		b.put(bucketClaims, versionKey(v.ID, v.Version), t)
+	}
+	st.setClaim(nr)
+	b.put(bucketClaimMeta, nr.meta.ID, nr.meta)
 }

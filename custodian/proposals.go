@@ -200,7 +200,6 @@ func (s *Service) Confirm(ctx context.Context, p Principal, id string, raw []byt
 		if err != nil {
 			return wrap(op, KindInternal, err)
 		}
-		rev := b.nextRevision()
 		at := b.now
 		c := &Claim{
 			ID: cid, Version: 1, Key: pr.Key, Value: pr.Value, Subject: pr.Subject,
@@ -209,8 +208,7 @@ func (s *Service) Confirm(ctx context.Context, p Principal, id string, raw []byt
 			Producer:     pr.Producer, Evidence: pr.Evidence,
 			ValidFrom: pr.ValidFrom, ValidTo: pr.ValidTo, RecordedAt: at,
 			Sensitivity: pr.Sensitivity, Restrictions: pr.Restrictions,
-			Status: StatusActive, WrittenBy: writtenByOf(pr.Producer.Authenticated),
-			Revision: rev, Note: pr.Note,
+			WrittenBy: writtenByOf(pr.Producer.Authenticated), Note: pr.Note,
 		}
 		if e := in.Edits; e != nil {
 			if e.Value != nil {
@@ -226,17 +224,11 @@ func (s *Service) Confirm(ctx context.Context, p Principal, id string, raw []byt
 				c.ValidTo = e.ValidTo
 			}
 		}
-		c.Personas = nil
-		rec := &claimRecord{
-			meta:     claimMeta{ID: cid, Head: 1, Status: StatusActive, Personas: personas},
-			versions: []*Claim{c},
-		}
+		rec := st.newClaim(b, c, personas)
+		rev := c.Revision
 		decided := pr.decided(StatusConfirmed, at)
 		decided.ClaimID = cid
-		st.setClaim(rec)
 		st.proposals[id] = &decided
-		b.put(bucketClaims, versionKey(cid, 1), c)
-		b.put(bucketClaimMeta, cid, rec.meta)
 		b.put(bucketProposals, id, &decided)
 		b.receipt(Receipt{Actor: "owner", Operation: "proposal.confirm", Decision: "allow", Records: []string{id, c.Ref()}, Revision: rev})
 		out = Written{Claim: rec.view(1), Revision: rev}

@@ -362,3 +362,74 @@ func (s *Server) verifyReceipts(w http.ResponseWriter, r *http.Request, p custod
 	writeJSON(w, http.StatusOK, out)
 	return nil
 }
+
+func (s *Server) listFields(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
+	out, err := s.svc.ListFields(r.Context(), p)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func (s *Server) getField(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
+	out, err := s.svc.GetField(r.Context(), p, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func (s *Server) putField(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
+	raw, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	out, err := s.svc.PutField(r.Context(), p, r.PathValue("id"), raw)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func (s *Server) deleteField(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
+	rev, err := s.svc.DeleteField(r.Context(), p, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"status": custodian.StatusDeleted, "revision": rev})
+	return nil
+}
+
+func (s *Server) fieldsInCategory(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
+	out, err := s.svc.FieldsInCategory(r.Context(), p, r.PathValue("name"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func (s *Server) ownerContext(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
+	out, err := s.svc.OwnerContext(r.Context(), p)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func (s *Server) setSensitivity(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
+	raw, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	out, err := s.svc.SetSensitivity(r.Context(), p, r.PathValue("id"), raw)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}

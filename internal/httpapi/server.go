@@ -87,6 +87,13 @@ func (s *Server) routes() []route {
 		{"POST /context/consumers/register", public, s.registerConsumer},
 		{"GET /context/consumers", owner, s.listConsumers},
 		{"GET /context/audit", owner, s.audit},
+		{"GET /context/fields", owner, s.listFields},
+		{"GET /context/fields/{id}", owner, s.getField},
+		{"PUT /context/fields/{id}", owner, s.putField},
+		{"DELETE /context/fields/{id}", owner, s.deleteField},
+		{"GET /context/fields/category/{name}", owner, s.fieldsInCategory},
+		{"GET /context/context", owner, s.ownerContext},
+		{"PUT /context/sensitivity/{id}", owner, s.setSensitivity},
 		{"DELETE /context/consumers/{name}", owner, s.deleteConsumer},
 
 		{"POST /phc/v1/consumers", owner, s.addConsumer},

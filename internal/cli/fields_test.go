@@ -1,0 +1,122 @@
+package cli
+
+import (
+	"strings"
+	"testing"
+)
+
+type wireField struct {
+	ID          string `json:"id"`
+	Category    string `json:"category"`
+	FieldName   string `json:"field_name"`
+	Value       any    `json:"value"`
+	Sensitivity string `json:"sensitivity"`
+	Version     int    `json:"version"`
+	WrittenBy   string `json:"written_by"`
+	ClaimID     string `json:"claim_id"`
+	UpdatedAt   string `json:"updated_at"`
+	Revision    uint64 `json:"revision"`
+}
+
+// TestOwnerFields: the owner's side of the PCP fields facade over a real
+// daemon — ids of any depth, versions kept, discovery without values,
+// categories, tiers, deletion, and a restart.
+func TestOwnerFields(t *testing.T) {
+	h := startHarness(t, "")
+	const id = "addresses.current.city"
+	var f wireField
+	h.must(200, "PUT", "/context/fields/"+id, h.owner, map[string]any{"value": "Lisbon"}, &f)
+	if f.ID != id || f.Category != "addresses" || f.FieldName != "current.city" || f.Value != "Lisbon" ||
+		f.Version != 1 || f.WrittenBy != "user" || f.Sensitivity != "sensitive" || f.UpdatedAt == "" {
+		t.Fatalf("PUT field = %+v", f)
+	}
+	h.must(200, "PUT", "/context/fields/"+id, h.owner, map[string]any{"value": "Porto"}, &f)
+	if f.Version != 2 || f.Value != "Porto" {
+		t.Fatalf("second PUT = %+v; want version 2", f)
+	}
+	var versions struct {
+		Claims []struct {
+			Value  any    `json:"value"`
+			Status string `json:"status"`
+		} `json:"claims"`
+	}
+	h.must(200, "GET", "/phc/v1/claims/"+f.ClaimID+"/versions", h.owner, nil, &versions)
+	if len(versions.Claims) != 2 || versions.Claims[0].Value != "Lisbon" || versions.Claims[0].Status != "superseded" {
+		t.Fatalf("the previous value is not kept: %+v", versions.Claims)
+	}
+	h.must(200, "PUT", "/context/fields/preferences.tea", h.owner, map[string]any{"value": "earl grey", "sensitivity": "public"}, nil)
+	h.must(200, "PUT", "/context/fields/preferences.coffee", h.owner, map[string]any{"value": map[string]any{"beans": "arabica"}}, nil)
+
+	var list struct {
+		ContextVersion string      `json:"context_version"`
+		Fields         []wireField `json:"fields"`
+	}
+	raw := h.must(200, "GET", "/context/fields", h.owner, nil, &list)
+	if list.ContextVersion != "0.1.0" || len(list.Fields) != 3 || strings.Contains(string(raw), "Porto") || strings.Contains(string(raw), "arabica") {
+		t.Fatalf("discovery = %s; want three fields and no values", raw)
+	}
+	var cat struct {
+		Category string      `json:"category"`
+		Fields   []wireField `json:"fields"`
+	}
+	h.must(200, "GET", "/context/fields/category/preferences", h.owner, nil, &cat)
+	if len(cat.Fields) != 2 || cat.Fields[0].ID != "preferences.coffee" || cat.Fields[1].Value != "earl grey" {
+		t.Fatalf("category = %+v", cat)
+	}
+	var bundle struct {
+		Categories map[string][]wireField `json:"categories"`
+	}
+	h.must(200, "GET", "/context/context", h.owner, nil, &bundle)
+	if len(bundle.Categories) != 2 || len(bundle.Categories["preferences"]) != 2 || bundle.Categories["addresses"][0].Value != "Porto" {
+		t.Fatalf("context = %+v", bundle)
+	}
+
+	h.must(200, "PUT", "/context/sensitivity/preferences.tea", h.owner, map[string]string{"tier": "sensitive"}, &f)
+	if f.Sensitivity != "sensitive" || f.Value != "earl grey" || f.Version != 2 {
+		t.Fatalf("sensitivity change = %+v", f)
+	}
+	h.constraint(400, "invalid_request", "PUT", "/context/sensitivity/preferences.tea", h.owner, map[string]string{"tier": "secret"})
+	h.constraint(404, "not_found", "PUT", "/context/sensitivity/preferences.none", h.owner, map[string]string{"tier": "public"})
+
+	// A confirmed proposal about the owner is a field too, written by its app.
+	tutor := h.consumer("tutor", "learning.*", "write")
+	h.grant("tutor", "learning", "contribute", map[string]any{"keys": []string{"learning.*"}})
+	var p struct {
+		ProposalID string `json:"proposal_id"`
+	}
+	h.must(201, "POST", "/phc/v1/proposals", tutor, map[string]any{"key": scheduleKey, "value": scheduleValue, "kind": "goal", "assertion": "reported"}, &p)
+	h.must(200, "POST", "/phc/v1/proposals/"+p.ProposalID+"/confirm", h.owner, map[string]any{"personas": []string{}}, nil)
+	h.must(200, "GET", "/context/fields/"+scheduleKey, h.owner, nil, &f)
+	if f.WrittenBy != "tutor" || f.Value != scheduleValue {
+		t.Fatalf("field from a proposal = %+v", f)
+	}
+
+	for _, bad := range []string{"Addresses.City", "a..b", "a.", strings.Repeat("a.", 20) + "a"} {
+		h.constraint(400, "invalid_request", "GET", "/context/fields/"+bad, h.owner, nil)
+	}
+	h.constraint(400, "invalid_request", "PUT", "/context/fields/a.b", h.owner, map[string]any{"sensitivity": "public"})
+	h.constraint(400, "invalid_request", "PUT", "/context/fields/a.b", h.owner, map[string]any{"value": 1, "extra": 2})
+	h.constraint(404, "not_found", "GET", "/context/fields/nothing.here", h.owner, nil)
+	h.constraint(403, "session_required", "GET", "/context/fields", tutor, nil)
+
+	var del struct{ Revision uint64 }
+	h.must(200, "DELETE", "/context/fields/preferences.coffee", h.owner, nil, &del)
+	h.constraint(404, "not_found", "GET", "/context/fields/preferences.coffee", h.owner, nil)
+	h.constraint(404, "not_found", "DELETE", "/context/fields/preferences.coffee", h.owner, nil)
+
+	dir := h.dir
+	h.stop()
+	h = startHarness(t, dir)
+	h.must(200, "GET", "/context/fields/"+id, h.owner, nil, &f)
+	if f.Value != "Porto" || f.Version != 2 {
+		t.Fatalf("after restart = %+v", f)
+	}
+	var st struct {
+		FieldCount int            `json:"field_count"`
+		Categories map[string]int `json:"categories"`
+	}
+	h.must(200, "GET", "/context/status", h.owner, nil, &st)
+	if st.FieldCount != 3 || st.Categories["preferences"] != 1 || st.Categories["learning"] != 1 {
+		t.Fatalf("status = %+v", st)
+	}
+}
