@@ -83,9 +83,16 @@ type FieldList struct {
 	Revision       uint64  `json:"revision"`
 }
 
-// ListFields is PCP discovery for the owner: every field, never a value.
-func (s *Service) ListFields(ctx context.Context, p Principal) (FieldList, error) {
-	return ownerRead(s, "field.list", p, func(st *state) (FieldList, error) {
+// ListFields is PCP discovery: fields without values. The owner sees every
+// field; a consumer sees the fields it may read (see [Service.GetField]),
+// and its discovery is receipted.
+func (s *Service) ListFields(ctx context.Context, p Principal, purpose string) (FieldList, error) {
+	const op = "field.list"
+	if p.kind == PrincipalConsumer {
+		fs, _, rev, err := s.consumerFields(op, p, purpose, "*", false)
+		return FieldList{ContextVersion: PCPVersion, Fields: fs, Revision: rev}, err
+	}
+	return ownerRead(s, op, p, func(st *state) (FieldList, error) {
 		out := FieldList{ContextVersion: PCPVersion, Fields: []Field{}, Revision: st.revision}
 		for _, r := range st.fields("*") {
 			out.Fields = append(out.Fields, fieldView(r, false))
@@ -98,14 +105,30 @@ func (s *Service) ListFields(ctx context.Context, p Principal) (FieldList, error
 // are at the top level of its JSON, as PCP clients read them.
 type FieldRead struct {
 	Field
-	Revision uint64 `json:"revision"`
+	Revision uint64   `json:"revision"`
+	Warnings []string `json:"warnings,omitempty"`
 }
 
-// GetField returns the owner's field id with its value.
-func (s *Service) GetField(ctx context.Context, p Principal, id string) (FieldRead, error) {
+// GetField returns field id with its value. A consumer may read it when its
+// token's mode and scope allow, and either the field's tier is one the
+// owner's auto_grant setting grants every approved consumer, or one of its
+// read grants covers it (for purpose, when given). Anything else — and a
+// field that does not exist — is the same KindNotFound, with the same
+// receipt. A value another app wrote comes with a warning naming it.
+func (s *Service) GetField(ctx context.Context, p Principal, id, purpose string) (FieldRead, error) {
 	const op = "field.get"
 	if !validKey(id) {
 		return FieldRead{}, fail(op, KindInvalid, "malformed field id")
+	}
+	if p.kind == PrincipalConsumer {
+		fs, warnings, rev, err := s.consumerFields(op, p, purpose, id, true)
+		if err != nil {
+			return FieldRead{}, err
+		}
+		if len(fs) == 0 {
+			return FieldRead{}, notFound(op)
+		}
+		return FieldRead{Field: fs[0], Revision: rev, Warnings: warnings}, nil
 	}
 	return ownerRead(s, op, p, func(st *state) (FieldRead, error) {
 		r := st.field(id)
@@ -118,16 +141,22 @@ func (s *Service) GetField(ctx context.Context, p Principal, id string) (FieldRe
 
 // CategoryFields lists the fields of one category, with values.
 type CategoryFields struct {
-	Category string  `json:"category"`
-	Fields   []Field `json:"fields"`
-	Revision uint64  `json:"revision"`
+	Category string   `json:"category"`
+	Fields   []Field  `json:"fields"`
+	Revision uint64   `json:"revision"`
+	Warnings []string `json:"warnings,omitempty"`
 }
 
-// FieldsInCategory returns the owner's fields of a category, with values.
-func (s *Service) FieldsInCategory(ctx context.Context, p Principal, category string) (CategoryFields, error) {
+// FieldsInCategory returns the fields of a category with values: all of
+// them for the owner, those it may read for a consumer.
+func (s *Service) FieldsInCategory(ctx context.Context, p Principal, category, purpose string) (CategoryFields, error) {
 	const op = "field.category"
 	if !validSegment(category) {
 		return CategoryFields{}, fail(op, KindInvalid, "malformed category")
+	}
+	if p.kind == PrincipalConsumer {
+		fs, warnings, rev, err := s.consumerFields(op, p, purpose, category+".*", true)
+		return CategoryFields{Category: category, Fields: fs, Revision: rev, Warnings: warnings}, err
 	}
 	return ownerRead(s, op, p, func(st *state) (CategoryFields, error) {
 		out := CategoryFields{Category: category, Fields: []Field{}, Revision: st.revision}
@@ -143,18 +172,98 @@ type ContextBundle struct {
 	ContextVersion string             `json:"context_version"`
 	Categories     map[string][]Field `json:"categories"`
 	Revision       uint64             `json:"revision"`
+	Warnings       []string           `json:"warnings,omitempty"`
 }
 
-// OwnerContext returns all of the owner's fields grouped by category.
-func (s *Service) OwnerContext(ctx context.Context, p Principal) (ContextBundle, error) {
-	return ownerRead(s, "field.context", p, func(st *state) (ContextBundle, error) {
-		out := ContextBundle{ContextVersion: PCPVersion, Categories: map[string][]Field{}, Revision: st.revision}
-		for _, r := range st.fields("*") {
-			f := fieldView(r, true)
+// FieldContext returns fields with values grouped by category: all of them
+// for the owner, those it may read for a consumer (absent, not redacted).
+func (s *Service) FieldContext(ctx context.Context, p Principal, purpose string) (ContextBundle, error) {
+	const op = "field.context"
+	group := func(fs []Field, rev uint64, warnings []string) ContextBundle {
+		out := ContextBundle{ContextVersion: PCPVersion, Categories: map[string][]Field{}, Revision: rev, Warnings: warnings}
+		for _, f := range fs {
 			out.Categories[f.Category] = append(out.Categories[f.Category], f)
 		}
-		return out, nil
+		return out
+	}
+	if p.kind == PrincipalConsumer {
+		fs, warnings, rev, err := s.consumerFields(op, p, purpose, "*", true)
+		if err != nil {
+			return ContextBundle{}, err
+		}
+		return group(fs, rev, warnings), nil
+	}
+	return ownerRead(s, op, p, func(st *state) (ContextBundle, error) {
+		var fs []Field
+		for _, r := range st.fields("*") {
+			fs = append(fs, fieldView(r, true))
+		}
+		return group(fs, st.revision, nil), nil
 	})
+}
+
+// fieldGrant reports whether consumer p may read field r for purpose (which
+// may be empty: PCP reads carry none) and under which grant (nil for the
+// owner's auto_grant). Callers hold st.mu.
+func (st *state) fieldGrant(p Principal, r *claimRecord, purpose string, now time.Time) (*Grant, bool) {
+	c := r.head()
+	if p.token == nil || !p.token.canRead() || !matchAny(p.token.Scope, c.Key) {
+		return nil, false
+	}
+	if st.settings.autoGranted(c.Sensitivity) && restrictionsAllow(c.Restrictions, purpose, &Grant{}, now) {
+		return nil, true
+	}
+	grants := st.grantsFor(p.Consumer, OpRead, now)
+	if purpose != "" {
+		g := readGrant(grants, p, r, purpose, now)
+		return g, g != nil
+	}
+	for _, g := range grants {
+		if readGrant([]*Grant{g}, p, r, g.Purpose, now) != nil {
+			return g, true
+		}
+	}
+	return nil, false
+}
+
+// consumerFields is a consumer's read of the fields whose keys match
+// pattern, decided and receipted like every recipient read.
+func (s *Service) consumerFields(op string, p Principal, purpose, pattern string, withValue bool) (fs []Field, warnings []string, rev uint64, err error) {
+	if purpose != "" && !validPurpose(purpose) {
+		return nil, nil, 0, fail(op, KindInvalid, errPurpose)
+	}
+	st, release, err := s.enter(op, p)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	defer release()
+	if !p.token.canRead() {
+		return nil, nil, 0, s.refuse(st, p, op, fail(op, KindModeDenied, "the token does not allow reads"))
+	}
+	rc := Receipt{Actor: p.actor(), Operation: op, Recipient: p.Consumer, Purpose: purpose}
+	_, err = s.recipientRead(st, p, rc, func(st *state, now time.Time) (records []string, used []*Grant) {
+		fs, warnings, rev = []Field{}, nil, st.revision
+		if !st.live(p, now) {
+			return nil, nil
+		}
+		for _, r := range st.fields(pattern) {
+			g, ok := st.fieldGrant(p, r, purpose, now)
+			if !ok {
+				continue
+			}
+			f := fieldView(r, withValue)
+			fs = append(fs, f)
+			records = append(records, r.head().Ref())
+			if g != nil {
+				used = append(used, g)
+			}
+			if withValue && f.WrittenBy != WrittenByUser && f.WrittenBy != p.Consumer {
+				warnings = append(warnings, "the value of "+f.ID+" was written by "+f.WrittenBy)
+			}
+		}
+		return records, used
+	})
+	return fs, warnings, rev, err
 }
 
 // fieldWrite is the body of PUT /context/fields/{id}.

@@ -19,6 +19,7 @@ type state struct {
 	broken   bool // a commit failed; nothing may be served
 	revision uint64
 	head     chainHead
+	settings Settings
 
 	// applied counts the journal's groups applied to the view (under mu);
 	// durable is the highest of them known to be committed. Reads that are
@@ -112,6 +113,7 @@ func newState() *state {
 		consumers: make(map[string]*Consumer),
 		tokens:    make(map[[32]byte]*ServiceToken),
 		tokenByID: make(map[string]*ServiceToken),
+		settings:  defaultSettings(),
 	}
 	st.durCond = sync.NewCond(&st.durMu)
 	return st
@@ -197,6 +199,10 @@ func loadState(store Store) (*state, error) {
 			if err := json.Unmarshal(raw, &st.revision); err != nil {
 				return fmt.Errorf("meta revision: %w", err)
 			}
+		}
+		var err error
+		if st.settings, err = loadSettings(tx); err != nil {
+			return err
 		}
 		if raw, ok, err := tx.Get(bucketMeta, metaHead); err != nil {
 			return err

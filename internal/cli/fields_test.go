@@ -97,7 +97,8 @@ func TestOwnerFields(t *testing.T) {
 	h.constraint(400, "invalid_request", "PUT", "/context/fields/a.b", h.owner, map[string]any{"sensitivity": "public"})
 	h.constraint(400, "invalid_request", "PUT", "/context/fields/a.b", h.owner, map[string]any{"value": 1, "extra": 2})
 	h.constraint(404, "not_found", "GET", "/context/fields/nothing.here", h.owner, nil)
-	h.constraint(403, "session_required", "GET", "/context/fields", tutor, nil)
+	h.constraint(403, "mode_denied", "GET", "/context/fields", tutor, nil)
+	h.constraint(403, "session_required", "PUT", "/context/fields/learning.x", tutor, map[string]any{"value": 1})
 
 	var del struct{ Revision uint64 }
 	h.must(200, "DELETE", "/context/fields/preferences.coffee", h.owner, nil, &del)
@@ -119,4 +120,114 @@ func TestOwnerFields(t *testing.T) {
 	if st.FieldCount != 3 || st.Categories["preferences"] != 1 || st.Categories["learning"] != 1 {
 		t.Fatalf("status = %+v", st)
 	}
+}
+
+// TestConsumerFields: what a consumer reads through the PCP facade — the
+// owner's auto_grant tiers, its grants, its token's scope — with hidden
+// fields answering exactly like missing ones.
+func TestConsumerFields(t *testing.T) {
+	h := startHarness(t, "")
+	for id, body := range map[string]map[string]any{
+		"preferences.tea":    {"value": "earl grey", "sensitivity": "public"},
+		"identity.full_name": {"value": "Ada Lovelace"},
+		"identity.dob":       {"value": "1815-12-10"},
+		"work.notes":         {"value": "engines"},
+	} {
+		h.must(200, "PUT", "/context/fields/"+id, h.owner, body, nil)
+	}
+	app := h.consumer("app", "*", "read")
+	keys := func(token, path string) []string {
+		t.Helper()
+		var list struct {
+			Fields []wireField `json:"fields"`
+		}
+		raw := h.must(200, "GET", path, token, nil, &list)
+		if strings.Contains(string(raw), "Ada") || strings.Contains(string(raw), "1815") {
+			t.Fatalf("discovery %s shows a value: %s", path, raw)
+		}
+		var ks []string
+		for _, f := range list.Fields {
+			ks = append(ks, f.ID)
+		}
+		return ks
+	}
+	if got := strings.Join(keys(app, "/context/fields"), ","); got != "preferences.tea" {
+		t.Fatalf("default auto_grant (public): app discovers %q", got)
+	}
+	var f wireField
+	h.must(200, "GET", "/context/fields/preferences.tea", app, nil, &f)
+	if f.Value != "earl grey" {
+		t.Fatalf("public field = %+v", f)
+	}
+	hidden := h.constraint(404, "not_found", "GET", "/context/fields/identity.full_name", app, nil)
+	absent := h.constraint(404, "not_found", "GET", "/context/fields/identity.nickname", app, nil)
+	if string(hidden) != string(absent) {
+		t.Fatalf("hidden %q differs from absent %q", hidden, absent)
+	}
+
+	h.must(200, "PUT", "/phc/v1/settings", h.owner, map[string]string{"auto_grant": "standard"}, nil)
+	if got := strings.Join(keys(app, "/context/fields"), ","); got != "identity.full_name,preferences.tea,work.notes" {
+		t.Fatalf("auto_grant standard: app discovers %q (never the sensitive dob)", got)
+	}
+	narrow := h.token("app", "secret-of-app-0123456789", "identity.*", "read")
+	if got := strings.Join(keys(narrow, "/context/fields"), ","); got != "identity.full_name" {
+		t.Fatalf("token scoped identity.*: discovers %q", got)
+	}
+	var bundle struct {
+		Categories map[string][]wireField `json:"categories"`
+	}
+	h.must(200, "GET", "/context/context", narrow, nil, &bundle)
+	if len(bundle.Categories) != 1 || len(bundle.Categories["identity"]) != 1 || bundle.Categories["identity"][0].Value != "Ada Lovelace" {
+		t.Fatalf("context for identity.* = %+v", bundle)
+	}
+	h.constraint(404, "not_found", "GET", "/context/fields/identity.dob", app, nil)
+
+	// With no auto_grant, a grant decides, for its purpose.
+	h.must(200, "PUT", "/phc/v1/settings", h.owner, map[string]string{"auto_grant": "none"}, nil)
+	if got := keys(app, "/context/fields"); len(got) != 0 {
+		t.Fatalf("auto_grant none: app discovers %q", got)
+	}
+	h.grant("app", "assist", "read", map[string]any{"keys": []string{"work.*"}})
+	if got := strings.Join(keys(app, "/context/fields"), ","); got != "work.notes" {
+		t.Fatalf("with a work.* grant: discovers %q", got)
+	}
+	h.must(200, "GET", "/context/fields/work.notes?purpose=assist", app, nil, nil)
+	h.constraint(404, "not_found", "GET", "/context/fields/work.notes?purpose=marketing", app, nil)
+	var cat struct {
+		Fields []wireField `json:"fields"`
+	}
+	h.must(200, "GET", "/context/fields/category/work", app, nil, &cat)
+	if len(cat.Fields) != 1 || cat.Fields[0].Value != "engines" {
+		t.Fatalf("category work = %+v", cat)
+	}
+
+	// A value another app wrote comes with a warning naming it.
+	tutor := h.consumer("tutor", "work.*", "write")
+	h.grant("tutor", "assist", "contribute", map[string]any{"keys": []string{"work.*"}})
+	var p struct {
+		ProposalID string `json:"proposal_id"`
+	}
+	h.must(201, "POST", "/phc/v1/proposals", tutor, map[string]any{"key": "work.notes", "value": "looms", "kind": "note", "assertion": "reported"}, &p)
+	h.must(200, "POST", "/phc/v1/proposals/"+p.ProposalID+"/confirm", h.owner, map[string]any{"personas": []string{}}, nil)
+	var warned struct {
+		wireField
+		Warnings []string `json:"warnings"`
+	}
+	h.must(200, "GET", "/context/fields/work.notes", app, nil, &warned)
+	if warned.Value != "looms" || len(warned.Warnings) != 1 || !strings.Contains(warned.Warnings[0], "tutor") {
+		t.Fatalf("a value written by another app = %+v", warned)
+	}
+
+	var recs struct {
+		Receipts []struct {
+			Operation, Decision string
+			Records             []string
+		} `json:"receipts"`
+	}
+	h.must(200, "GET", "/phc/v1/receipts?limit=1", h.owner, nil, &recs)
+	if r := recs.Receipts[0]; r.Operation != "field.get" || r.Decision != "allow" || len(r.Records) < 1 {
+		t.Fatalf("last receipt = %+v; want the field read", r)
+	}
+	h.constraint(400, "invalid_request", "PUT", "/phc/v1/settings", h.owner, map[string]string{"auto_grant": "critical"})
+	h.constraint(403, "session_required", "PUT", "/phc/v1/settings", app, map[string]string{"auto_grant": "standard"})
 }

@@ -364,7 +364,11 @@ func (s *Server) verifyReceipts(w http.ResponseWriter, r *http.Request, p custod
 }
 
 func (s *Server) listFields(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
-	out, err := s.svc.ListFields(r.Context(), p)
+	purpose, err := query(r, "purpose")
+	if err != nil {
+		return err
+	}
+	out, err := s.svc.ListFields(r.Context(), p, purpose)
 	if err != nil {
 		return err
 	}
@@ -373,7 +377,11 @@ func (s *Server) listFields(w http.ResponseWriter, r *http.Request, p custodian.
 }
 
 func (s *Server) getField(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
-	out, err := s.svc.GetField(r.Context(), p, r.PathValue("id"))
+	purpose, err := query(r, "purpose")
+	if err != nil {
+		return err
+	}
+	out, err := s.svc.GetField(r.Context(), p, r.PathValue("id"), purpose)
 	if err != nil {
 		return err
 	}
@@ -404,7 +412,11 @@ func (s *Server) deleteField(w http.ResponseWriter, r *http.Request, p custodian
 }
 
 func (s *Server) fieldsInCategory(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
-	out, err := s.svc.FieldsInCategory(r.Context(), p, r.PathValue("name"))
+	purpose, err := query(r, "purpose")
+	if err != nil {
+		return err
+	}
+	out, err := s.svc.FieldsInCategory(r.Context(), p, r.PathValue("name"), purpose)
 	if err != nil {
 		return err
 	}
@@ -412,8 +424,12 @@ func (s *Server) fieldsInCategory(w http.ResponseWriter, r *http.Request, p cust
 	return nil
 }
 
-func (s *Server) ownerContext(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
-	out, err := s.svc.OwnerContext(r.Context(), p)
+func (s *Server) fieldContext(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
+	purpose, err := query(r, "purpose")
+	if err != nil {
+		return err
+	}
+	out, err := s.svc.FieldContext(r.Context(), p, purpose)
 	if err != nil {
 		return err
 	}
@@ -431,5 +447,27 @@ func (s *Server) setSensitivity(w http.ResponseWriter, r *http.Request, p custod
 		return err
 	}
 	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func (s *Server) getSettings(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
+	out, err := s.svc.GetSettings(r.Context(), p)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func (s *Server) putSettings(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
+	raw, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	out, rev, err := s.svc.PutSettings(r.Context(), p, raw)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"settings": out, "revision": rev})
 	return nil
 }

@@ -87,12 +87,12 @@ func (s *Server) routes() []route {
 		{"POST /context/consumers/register", public, s.registerConsumer},
 		{"GET /context/consumers", owner, s.listConsumers},
 		{"GET /context/audit", owner, s.audit},
-		{"GET /context/fields", owner, s.listFields},
-		{"GET /context/fields/{id}", owner, s.getField},
+		{"GET /context/fields", anyToken, s.listFields},
+		{"GET /context/fields/{id}", anyToken, s.getField},
 		{"PUT /context/fields/{id}", owner, s.putField},
 		{"DELETE /context/fields/{id}", owner, s.deleteField},
-		{"GET /context/fields/category/{name}", owner, s.fieldsInCategory},
-		{"GET /context/context", owner, s.ownerContext},
+		{"GET /context/fields/category/{name}", anyToken, s.fieldsInCategory},
+		{"GET /context/context", anyToken, s.fieldContext},
 		{"PUT /context/sensitivity/{id}", owner, s.setSensitivity},
 		{"DELETE /context/consumers/{name}", owner, s.deleteConsumer},
 
@@ -120,6 +120,8 @@ func (s *Server) routes() []route {
 		{"GET /phc/v1/context", anyToken, s.context},
 		{"GET /phc/v1/receipts", owner, s.receipts},
 		{"GET /phc/v1/receipts/verify", owner, s.verifyReceipts},
+		{"GET /phc/v1/settings", owner, s.getSettings},
+		{"PUT /phc/v1/settings", owner, s.putSettings},
 	}
 }
 
