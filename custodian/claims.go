@@ -193,7 +193,7 @@ func (s *Service) Correct(ctx context.Context, p Principal, id string, raw []byt
 			return fail(op, KindConflict, "the claim has a newer version")
 		}
 		prev := r.head()
-		nr := st.addVersion(b, r, ownerAuth, func(c *Claim) {
+		nr := st.addVersion(b, r, ownerAuth, "owner", func(c *Claim) {
 			in.apply(c)
 		})
 		c := nr.head()
@@ -237,16 +237,16 @@ func (in *correction) apply(c *Claim) {
 var ownerAuth = Authenticated{Kind: "owner", ID: "owner"}
 
 // addVersion writes the next version of active claim r, as written by
-// author (confirmed by the owner: only the owner, or a write the owner's
-// policy confirms, reaches here), with edit applied, and publishes it. It
-// returns the new record.
-func (st *state) addVersion(b *batch, r *claimRecord, author Authenticated, edit func(c *Claim)) *claimRecord {
+// author and confirmed by confirmedBy ("owner", or "auto_grant" when the
+// owner's policy confirms an app's write), with edit applied, and publishes
+// it. It returns the new record.
+func (st *state) addVersion(b *batch, r *claimRecord, author Authenticated, confirmedBy string, edit func(c *Claim)) *claimRecord {
 	prev := r.head()
 	at := b.now
 	c := *prev
 	c.Version = prev.Version + 1
 	c.RecordedAt = at
-	c.Confirmation = Confirmation{Status: ConfirmationConfirmed, By: "owner", At: &at}
+	c.Confirmation = Confirmation{Status: ConfirmationConfirmed, By: confirmedBy, At: &at}
 	c.Producer = Producer{Authenticated: author}
 	c.WrittenBy = writtenByOf(author)
 	c.Evidence = []Evidence{}

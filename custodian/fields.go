@@ -3,6 +3,7 @@ package custodian
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -272,66 +273,157 @@ type fieldWrite struct {
 	Sensitivity string          `json:"sensitivity,omitempty"`
 }
 
-// PutField is the owner writing a field: a new version of the field's claim
-// when there is one, else a new claim (a confirmed, reported fact about the
-// owner, written by the user). The previous value stays as a superseded
-// version.
-func (s *Service) PutField(ctx context.Context, p Principal, id string, raw []byte) (FieldRead, error) {
+// PutField writes field id. The owner's write is a new version of the
+// field's claim when there is one, else a new claim (a confirmed, reported
+// fact about the owner, written by the user); the previous value stays as a
+// superseded version. An app's write needs a token with write mode whose
+// scope covers the key, never touches a user-only-write field, and needs
+// authority: a contribute grant covering the key, or a tier the owner's
+// auto_grant setting grants. Where PCP auto-approves — a public or standard
+// field — the owner's policy confirms it at once (written_by names the app,
+// confirmation.by is "auto_grant"); a sensitive or critical write becomes a
+// proposal waiting for the owner, returned as pending.
+func (s *Service) PutField(ctx context.Context, p Principal, id string, raw []byte) (FieldRead, *Proposed, error) {
 	const op = "field.put"
-	if err := requireOwner(op, p); err != nil {
-		return FieldRead{}, err
-	}
 	if !validKey(id) {
-		return FieldRead{}, fail(op, KindInvalid, "malformed field id")
+		return FieldRead{}, nil, fail(op, KindInvalid, "malformed field id")
 	}
 	var in fieldWrite
 	if err := decodeStrict(op, raw, &in); err != nil {
-		return FieldRead{}, err
+		return FieldRead{}, nil, err
 	}
 	if len(in.Value) == 0 || string(in.Value) == "null" {
-		return FieldRead{}, fail(op, KindInvalid, "value is required")
+		return FieldRead{}, nil, fail(op, KindInvalid, "value is required")
 	}
 	if in.Sensitivity != "" {
 		if _, ok := tierRank[in.Sensitivity]; !ok {
-			return FieldRead{}, fail(op, KindInvalid, "unknown sensitivity tier")
+			return FieldRead{}, nil, fail(op, KindInvalid, "unknown sensitivity tier")
 		}
 	}
+	switch p.kind {
+	case PrincipalOwner:
+		out, err := s.ownerPutField(op, p, id, in)
+		return out, nil, err
+	case PrincipalConsumer:
+		return s.agentPutField(op, p, id, in)
+	}
+	return FieldRead{}, nil, fail(op, KindUnauthenticated, "")
+}
+
+func (s *Service) ownerPutField(op string, p Principal, id string, in fieldWrite) (FieldRead, error) {
 	var out FieldRead
 	err := s.write(op, p, func(st *state, b *batch) error {
-		r := st.field(id)
-		var records []string
-		if r != nil {
-			records = append(records, r.head().Ref())
-			r = st.addVersion(b, r, ownerAuth, func(c *Claim) {
-				c.Value = in.Value
-				if in.Sensitivity != "" {
-					c.Sensitivity = in.Sensitivity
-				}
-			})
-		} else {
-			cid, err := identity.NewID("clm_")
-			if err != nil {
-				return wrap(op, KindInternal, err)
-			}
-			at := b.now
-			tier := in.Sensitivity
-			if tier == "" {
-				tier = defaultSensitivity(id)
-			}
-			r = st.newClaim(b, &Claim{
-				ID: cid, Version: 1, Key: id, Value: in.Value, Subject: SubjectSelf, Kind: "fact",
-				Assertion: AssertionReported, Confirmation: Confirmation{Status: ConfirmationConfirmed, By: "owner", At: &at},
-				Producer: Producer{Authenticated: ownerAuth}, Evidence: []Evidence{}, RecordedAt: at,
-				Sensitivity: tier, Restrictions: []Restriction{}, WrittenBy: WrittenByUser,
-			}, []string{})
-		}
+		r, records := st.writeField(b, id, in, ownerAuth, "owner")
 		c := r.head()
-		b.receipt(Receipt{Actor: "owner", Operation: "field.put", Decision: "allow",
+		b.receipt(Receipt{Actor: "owner", Operation: op, Decision: "allow",
 			Records: append(records, c.Ref()), Revision: c.Revision})
 		out = FieldRead{Field: fieldView(r, true), Revision: c.Revision}
 		return nil
 	})
 	return out, err
+}
+
+// writeField writes value and tier of in to field id as author, confirmed
+// by confirmedBy: a new version of the field's claim, or a new claim. It
+// returns the field's record and the ref of the version it superseded, if
+// any.
+func (st *state) writeField(b *batch, id string, in fieldWrite, author Authenticated, confirmedBy string) (*claimRecord, []string) {
+	if r := st.field(id); r != nil {
+		prev := r.head().Ref()
+		return st.addVersion(b, r, author, confirmedBy, func(c *Claim) {
+			c.Value = in.Value
+			if in.Sensitivity != "" {
+				c.Sensitivity = in.Sensitivity
+			}
+		}), []string{prev}
+	}
+	cid, err := identity.NewID("clm_")
+	if err != nil {
+		b.err = err
+		cid = "clm_" + strings.Repeat("A", 26)
+	}
+	at := b.now
+	tier := in.Sensitivity
+	if tier == "" {
+		tier = defaultSensitivity(id)
+	}
+	return st.newClaim(b, &Claim{
+		ID: cid, Version: 1, Key: id, Value: in.Value, Subject: SubjectSelf, Kind: "fact",
+		Assertion: AssertionReported, Confirmation: Confirmation{Status: ConfirmationConfirmed, By: confirmedBy, At: &at},
+		Producer: Producer{Authenticated: author}, Evidence: []Evidence{}, RecordedAt: at,
+		Sensitivity: tier, Restrictions: []Restriction{}, WrittenBy: writtenByOf(author),
+	}, []string{}), nil
+}
+
+// userOnlyWrite lists the fields no app may write, whatever its grants.
+var userOnlyWrite = []string{"identity.ssn", "identity.tax_id", "financial.bank_routing", "financial.bank_account_number"}
+
+func (s *Service) agentPutField(op string, p Principal, id string, in fieldWrite) (FieldRead, *Proposed, error) {
+	st, release, err := s.enter(op, p)
+	if err != nil {
+		return FieldRead{}, nil, err
+	}
+	defer release()
+	switch {
+	case !p.token.canWrite():
+		return FieldRead{}, nil, s.refuse(st, p, op, fail(op, KindModeDenied, "the token does not allow writes"))
+	case slices.Contains(userOnlyWrite, id):
+		return FieldRead{}, nil, s.refuse(st, p, op, fail(op, KindUserOnlyWrite, ""))
+	case !matchAny(p.token.Scope, id):
+		return FieldRead{}, nil, s.refuse(st, p, op, fail(op, KindScopeExceeded, "the key is outside the token's scope"))
+	}
+	var (
+		out     FieldRead
+		pending *Proposed
+		refused *Error
+	)
+	author := Authenticated{Kind: "consumer", ID: p.Consumer}
+	err = s.commit(st, func(st *state, b *batch) error {
+		if !st.live(p, b.now) {
+			refused = fail(op, KindUnauthenticated, "")
+			b.receipt(denyReceipt(p, op, refused))
+			return nil
+		}
+		tier := defaultSensitivity(id)
+		if r := st.field(id); r != nil {
+			tier = r.head().Sensitivity
+		}
+		tier = raiseTier(tier, in.Sensitivity)
+		if !mayContribute(st.grantsFor(p.Consumer, OpContribute, b.now), id) && !st.settings.autoGranted(tier) {
+			refused = fail(op, KindScopeExceeded, "no grant lets this app write this field")
+			b.receipt(denyReceipt(p, op, refused))
+			return nil
+		}
+		if tier == SensitivityPublic || tier == SensitivityStandard {
+			r, records := st.writeField(b, id, in, author, "auto_grant")
+			c := r.head()
+			b.receipt(Receipt{Actor: p.actor(), Operation: op, Recipient: p.Consumer, Decision: "allow",
+				Records: append(records, c.Ref()), Revision: c.Revision})
+			out = FieldRead{Field: fieldView(r, true), Revision: c.Revision}
+			return nil
+		}
+		// Sensitive and critical writes wait for the owner's consent.
+		pid, err := identity.NewID("prp_")
+		if err != nil {
+			return wrap(op, KindInternal, err)
+		}
+		pr := &Proposal{
+			ID: pid, Status: StatusProposed, Key: id, Value: in.Value, Subject: SubjectSelf,
+			Kind: "fact", Assertion: AssertionReported, Producer: Producer{Authenticated: author},
+			Evidence: []Evidence{}, Sensitivity: tier, Restrictions: []Restriction{},
+			ProposedAt: b.now, Revision: b.nextRevision(),
+		}
+		st.proposals[pid] = pr
+		b.put(bucketProposals, pid, pr)
+		b.receipt(Receipt{Actor: p.actor(), Operation: "proposal.create", Recipient: p.Consumer, Decision: "allow",
+			Records: []string{pid}, Revision: pr.Revision})
+		pending = &Proposed{ProposalID: pid, Status: StatusProposed, Revision: pr.Revision}
+		return nil
+	})
+	if err == nil && refused != nil {
+		return FieldRead{}, nil, refused
+	}
+	return out, pending, err
 }
 
 // SetSensitivity overrides the tier of the owner's field id (a new version
@@ -360,7 +452,7 @@ func (s *Service) SetSensitivity(ctx context.Context, p Principal, id string, ra
 			return notFound(op)
 		}
 		prev := r.head()
-		r = st.addVersion(b, r, prev.Producer.Authenticated, func(c *Claim) {
+		r = st.addVersion(b, r, prev.Producer.Authenticated, "owner", func(c *Claim) {
 			// The content and its provenance stay; only the tier changes.
 			*c = Claim{ID: c.ID, Version: c.Version, Key: prev.Key, Value: prev.Value, Subject: prev.Subject,
 				Kind: prev.Kind, Assertion: prev.Assertion, Confirmation: c.Confirmation, Producer: prev.Producer,

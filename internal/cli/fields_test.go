@@ -98,7 +98,6 @@ func TestOwnerFields(t *testing.T) {
 	h.constraint(400, "invalid_request", "PUT", "/context/fields/a.b", h.owner, map[string]any{"value": 1, "extra": 2})
 	h.constraint(404, "not_found", "GET", "/context/fields/nothing.here", h.owner, nil)
 	h.constraint(403, "mode_denied", "GET", "/context/fields", tutor, nil)
-	h.constraint(403, "session_required", "PUT", "/context/fields/learning.x", tutor, map[string]any{"value": 1})
 
 	var del struct{ Revision uint64 }
 	h.must(200, "DELETE", "/context/fields/preferences.coffee", h.owner, nil, &del)
@@ -230,4 +229,62 @@ func TestConsumerFields(t *testing.T) {
 	}
 	h.constraint(400, "invalid_request", "PUT", "/phc/v1/settings", h.owner, map[string]string{"auto_grant": "critical"})
 	h.constraint(403, "session_required", "PUT", "/phc/v1/settings", app, map[string]string{"auto_grant": "standard"})
+}
+
+// TestAgentFieldWrites: an app's PUT of a field — mode, scope, user-only
+// fields, authority, auto-confirmation where PCP auto-approves, consent for
+// sensitive fields, and the previous value kept.
+func TestAgentFieldWrites(t *testing.T) {
+	h := startHarness(t, "")
+	app := h.consumer("app", "*", "read-write")
+	reader := h.token("app", "secret-of-app-0123456789", "*", "read")
+	narrow := h.token("app", "secret-of-app-0123456789", "work.*", "write")
+
+	h.constraint(403, "scope_exceeded", "PUT", "/context/fields/preferences.color", app, map[string]any{"value": "blue"})
+	h.must(200, "PUT", "/phc/v1/settings", h.owner, map[string]string{"auto_grant": "standard"}, nil)
+	var f wireField
+	h.must(200, "PUT", "/context/fields/preferences.color", app, map[string]any{"value": "blue"}, &f)
+	if f.WrittenBy != "app" || f.Version != 1 || f.Value != "blue" {
+		t.Fatalf("auto-approved write = %+v", f)
+	}
+	h.must(200, "PUT", "/context/fields/preferences.color", app, map[string]any{"value": "green"}, &f)
+	var versions struct {
+		Claims []struct {
+			Value        any `json:"value"`
+			Status       string
+			Confirmation struct{ Status, By string }
+			Producer     struct {
+				Authenticated struct{ Kind, ID string }
+			}
+		} `json:"claims"`
+	}
+	h.must(200, "GET", "/phc/v1/claims/"+f.ClaimID+"/versions", h.owner, nil, &versions)
+	if len(versions.Claims) != 2 || versions.Claims[0].Value != "blue" || versions.Claims[0].Status != "superseded" ||
+		versions.Claims[1].Confirmation.By != "auto_grant" || versions.Claims[1].Producer.Authenticated.ID != "app" {
+		t.Fatalf("versions after two app writes = %+v", versions.Claims)
+	}
+
+	h.constraint(403, "user_only_write", "PUT", "/context/fields/identity.ssn", app, map[string]any{"value": "078-05-1120"})
+	h.constraint(403, "mode_denied", "PUT", "/context/fields/preferences.color", reader, map[string]any{"value": "red"})
+	h.constraint(403, "scope_exceeded", "PUT", "/context/fields/preferences.color", narrow, map[string]any{"value": "red"})
+	h.constraint(403, "scope_exceeded", "PUT", "/context/fields/identity.dob", app, map[string]any{"value": "1815-12-10"})
+
+	// A sensitive write waits for the owner's consent.
+	h.grant("app", "assist", "contribute", map[string]any{"keys": []string{"identity.*"}})
+	var pending struct {
+		ProposalID string `json:"proposal_id"`
+		Status     string `json:"status"`
+	}
+	h.must(202, "PUT", "/context/fields/identity.dob", app, map[string]any{"value": "1815-12-10"}, &pending)
+	if pending.Status != "proposed" || pending.ProposalID == "" {
+		t.Fatalf("sensitive write = %+v; want a pending proposal", pending)
+	}
+	h.constraint(404, "not_found", "GET", "/context/fields/identity.dob", h.owner, nil)
+	h.must(200, "POST", "/phc/v1/proposals/"+pending.ProposalID+"/confirm", h.owner, map[string]any{"personas": []string{}}, nil)
+	h.must(200, "GET", "/context/fields/identity.dob", h.owner, nil, &f)
+	if f.Value != "1815-12-10" || f.WrittenBy != "app" || f.Sensitivity != "sensitive" {
+		t.Fatalf("confirmed sensitive write = %+v", f)
+	}
+	// Raising the tier in the write itself also asks for consent.
+	h.must(202, "PUT", "/context/fields/identity.nickname", app, map[string]any{"value": "Countess", "sensitivity": "sensitive"}, nil)
 }

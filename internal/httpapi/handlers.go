@@ -394,9 +394,14 @@ func (s *Server) putField(w http.ResponseWriter, r *http.Request, p custodian.Pr
 	if err != nil {
 		return err
 	}
-	out, err := s.svc.PutField(r.Context(), p, r.PathValue("id"), raw)
+	out, pending, err := s.svc.PutField(r.Context(), p, r.PathValue("id"), raw)
 	if err != nil {
 		return err
+	}
+	if pending != nil {
+		// Waiting for the owner's consent: accepted, not yet written.
+		writeJSON(w, http.StatusAccepted, pending)
+		return nil
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil

@@ -89,7 +89,7 @@ func (s *Server) routes() []route {
 		{"GET /context/audit", owner, s.audit},
 		{"GET /context/fields", anyToken, s.listFields},
 		{"GET /context/fields/{id}", anyToken, s.getField},
-		{"PUT /context/fields/{id}", owner, s.putField},
+		{"PUT /context/fields/{id}", anyToken, s.putField},
 		{"DELETE /context/fields/{id}", owner, s.deleteField},
 		{"GET /context/fields/category/{name}", anyToken, s.fieldsInCategory},
 		{"GET /context/context", anyToken, s.fieldContext},
