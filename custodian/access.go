@@ -254,12 +254,19 @@ func paramHas(params map[string]any, name, want string) bool {
 
 // defaultSensitivity is the tier a key gets unless the owner overrides it.
 func defaultSensitivity(key string) string {
+	under := func(ks ...string) bool {
+		for _, k := range ks {
+			if underKey(k, key) {
+				return true
+			}
+		}
+		return false
+	}
 	switch {
-	case key == "identity.ssn", key == "identity.tax_id", key == "identity.passport_number",
-		key == "financial.bank_routing", key == "financial.bank_account_number",
-		strings.HasPrefix(key, "credentials."):
+	case under("identity.ssn", "identity.tax_id", "identity.passport_number",
+		"financial.bank_routing", "financial.bank_account_number", "credentials"):
 		return SensitivityCritical
-	case key == "identity.dob", key == "identity.date_of_birth",
+	case under("identity.dob", "identity.date_of_birth"),
 		strings.HasPrefix(key, "health."), strings.HasPrefix(key, "financial."),
 		strings.HasPrefix(key, "addresses."):
 		return SensitivitySensitive
@@ -321,6 +328,7 @@ func (s *Service) recipientRead(st *state, p Principal, rc Receipt, decide func(
 		}
 		r.Decision, r.Records = "allow", records
 		for _, g := range used {
+			r.Records = append(r.Records, g.ID) // the grant that authorised it
 			if g.Usage != "single" {
 				continue
 			}
@@ -330,7 +338,6 @@ func (s *Service) recipientRead(st *state, p Principal, rc Receipt, decide func(
 			st.grants[g.ID] = &ng
 			b.put(bucketGrants, g.ID, &ng)
 			r.Revision = b.nextRevision()
-			r.Records = append(r.Records, g.ID)
 		}
 		b.receipt(r)
 		disclosed = true

@@ -63,7 +63,7 @@ func (s *Service) GetClaim(ctx context.Context, p Principal, id, purpose string)
 			return nil, nil
 		}
 		out = ClaimRead{Claim: recipientView(r, g), Revision: st.revision}
-		return []string{out.Claim.Ref(), g.ID}, []*Grant{g}
+		return []string{out.Claim.Ref()}, []*Grant{g}
 	})
 	if err != nil {
 		return ClaimRead{}, err

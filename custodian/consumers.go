@@ -38,10 +38,20 @@ const (
 	maxSecretLen = 256
 )
 
-// validConsumerName: 1–64 of [A-Za-z0-9_.-], starting with a letter or digit.
+// reservedNames are words that name the owner or its policy in written_by
+// and confirmation.by: no app may be called so.
+var reservedNames = []string{WrittenByUser, "owner", "auto_grant", "custodian", "anonymous"}
+
+// validConsumerName: 1–64 of [A-Za-z0-9_.-], starting with a letter or
+// digit, and none of the reserved names (in any case).
 func validConsumerName(n string) bool {
 	if n == "" || len(n) > 64 {
 		return false
+	}
+	for _, r := range reservedNames {
+		if strings.EqualFold(n, r) {
+			return false
+		}
 	}
 	for i := 0; i < len(n); i++ {
 		c := n[i]

@@ -3,7 +3,6 @@ package custodian
 import (
 	"context"
 	"encoding/json"
-	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -44,7 +43,8 @@ func fieldView(r *claimRecord, withValue bool) Field {
 }
 
 // field returns the record of the field key: of the active claims about the
-// owner with that key, the one recorded last. Callers hold st.mu.
+// owner with that key, the one written last (by revision, which only grows;
+// wall-clock time may step back). Callers hold st.mu.
 func (st *state) field(key string) *claimRecord {
 	active := st.activeClaims()
 	i := sort.Search(len(active), func(i int) bool { return active[i].head().Key >= key })
@@ -54,7 +54,7 @@ func (st *state) field(key string) *claimRecord {
 		if r.head().Subject != SubjectSelf {
 			continue
 		}
-		if best == nil || r.head().RecordedAt.After(best.head().RecordedAt) {
+		if best == nil || r.head().Revision > best.head().Revision {
 			best = r
 		}
 	}
@@ -211,7 +211,9 @@ func (st *state) fieldGrant(p Principal, r *claimRecord, purpose string, now tim
 	if p.token == nil || !p.token.canRead() || !matchAny(p.token.Scope, c.Key) {
 		return nil, false
 	}
-	if st.settings.autoGranted(c.Sensitivity) && restrictionsAllow(c.Restrictions, purpose, &Grant{}, now) {
+	// The auto_grant is no decision about any purpose: a purpose the app
+	// names itself satisfies no purpose_only restriction.
+	if st.settings.autoGranted(c.Sensitivity) && restrictionsAllow(c.Restrictions, "", &Grant{}, now) {
 		return nil, true
 	}
 	grants := st.grantsFor(p.Consumer, OpRead, now)
@@ -247,6 +249,7 @@ func (s *Service) consumerFields(op string, p Principal, purpose, pattern string
 		if !st.live(p, now) {
 			return nil, nil
 		}
+		seen := map[*Grant]bool{}
 		for _, r := range st.fields(pattern) {
 			g, ok := st.fieldGrant(p, r, purpose, now)
 			if !ok {
@@ -255,11 +258,13 @@ func (s *Service) consumerFields(op string, p Principal, purpose, pattern string
 			f := fieldView(r, withValue)
 			fs = append(fs, f)
 			records = append(records, r.head().Ref())
-			if g != nil {
+			// Discovery shows no value: it spends no single-use grant.
+			if g != nil && !seen[g] && (withValue || g.Usage != "single") {
+				seen[g] = true
 				used = append(used, g)
 			}
-			if withValue && f.WrittenBy != WrittenByUser && f.WrittenBy != p.Consumer {
-				warnings = append(warnings, "the value of "+f.ID+" was written by "+f.WrittenBy)
+			if author := r.head().Producer.Authenticated; withValue && author.Kind != "owner" && !(author.Kind == "consumer" && author.ID == p.Consumer) {
+				warnings = append(warnings, "the value of "+f.ID+" was written by another app: "+author.ID)
 			}
 		}
 		return records, used
@@ -280,9 +285,12 @@ type fieldWrite struct {
 // scope covers the key, never touches a user-only-write field, and needs
 // authority: a contribute grant covering the key, or a tier the owner's
 // auto_grant setting grants. Where PCP auto-approves — a public or standard
-// field — the owner's policy confirms it at once (written_by names the app,
-// confirmation.by is "auto_grant"); a sensitive or critical write becomes a
-// proposal waiting for the owner, returned as pending.
+// field whose tier the owner's auto_grant covers — the owner's policy
+// confirms it at once (written_by names the app, confirmation.by is
+// "auto_grant"); anything else becomes a proposal waiting for the owner. An
+// app learns the outcome (the field, or the pending proposal) only for a
+// field it could already read; for any other key the answer is a uniform
+// "accepted", so a write never tells whether a hidden field exists.
 func (s *Service) PutField(ctx context.Context, p Principal, id string, raw []byte) (FieldRead, *Proposed, error) {
 	const op = "field.put"
 	if !validKey(id) {
@@ -355,8 +363,25 @@ func (st *state) writeField(b *batch, id string, in fieldWrite, author Authentic
 	}, []string{}), nil
 }
 
-// userOnlyWrite lists the fields no app may write, whatever its grants.
+// userOnlyWrite lists the fields no app may write, whatever its grants;
+// each covers its subtree too (identity.ssn.number).
 var userOnlyWrite = []string{"identity.ssn", "identity.tax_id", "financial.bank_routing", "financial.bank_account_number"}
+
+// userOnly reports whether key is a field only the owner may write: a
+// built-in one, below one, or one the owner marked.
+func (st *state) userOnly(key string) bool {
+	for _, k := range userOnlyWrite {
+		if underKey(k, key) {
+			return true
+		}
+	}
+	return matchAny(st.settings.UserOnlyWrite, key)
+}
+
+// underKey reports whether key is k or below it.
+func underKey(k, key string) bool {
+	return key == k || strings.HasPrefix(key, k+".")
+}
 
 func (s *Service) agentPutField(op string, p Principal, id string, in fieldWrite) (FieldRead, *Proposed, error) {
 	st, release, err := s.enter(op, p)
@@ -367,8 +392,6 @@ func (s *Service) agentPutField(op string, p Principal, id string, in fieldWrite
 	switch {
 	case !p.token.canWrite():
 		return FieldRead{}, nil, s.refuse(st, p, op, fail(op, KindModeDenied, "the token does not allow writes"))
-	case slices.Contains(userOnlyWrite, id):
-		return FieldRead{}, nil, s.refuse(st, p, op, fail(op, KindUserOnlyWrite, ""))
 	case !matchAny(p.token.Scope, id):
 		return FieldRead{}, nil, s.refuse(st, p, op, fail(op, KindScopeExceeded, "the key is outside the token's scope"))
 	}
@@ -379,45 +402,70 @@ func (s *Service) agentPutField(op string, p Principal, id string, in fieldWrite
 	)
 	author := Authenticated{Kind: "consumer", ID: p.Consumer}
 	err = s.commit(st, func(st *state, b *batch) error {
+		deny := func(e *Error) error {
+			refused = e
+			b.receipt(denyReceipt(p, op, e))
+			return nil
+		}
 		if !st.live(p, b.now) {
-			refused = fail(op, KindUnauthenticated, "")
-			b.receipt(denyReceipt(p, op, refused))
-			return nil
+			return deny(fail(op, KindUnauthenticated, ""))
 		}
-		tier := defaultSensitivity(id)
-		if r := st.field(id); r != nil {
-			tier = r.head().Sensitivity
+		if st.userOnly(id) {
+			return deny(fail(op, KindUserOnlyWrite, ""))
 		}
-		tier = raiseTier(tier, in.Sensitivity)
-		if !mayContribute(st.grantsFor(p.Consumer, OpContribute, b.now), id) && !st.settings.autoGranted(tier) {
-			refused = fail(op, KindScopeExceeded, "no grant lets this app write this field")
-			b.receipt(denyReceipt(p, op, refused))
-			return nil
+		// Decide only on what the app may know: the key's default tier and
+		// the tier it asks for; a field it cannot read counts as absent.
+		cur := st.field(id)
+		visible := false
+		if cur != nil {
+			_, visible = st.fieldGrant(p, cur, "", b.now)
 		}
-		if tier == SensitivityPublic || tier == SensitivityStandard {
-			r, records := st.writeField(b, id, in, author, "auto_grant")
+		known := raiseTier(defaultSensitivity(id), in.Sensitivity)
+		if visible {
+			known = raiseTier(known, cur.head().Sensitivity)
+		}
+		if !mayContribute(st.grantsFor(p.Consumer, OpContribute, b.now), id) && !st.settings.autoGranted(known) {
+			return deny(fail(op, KindScopeExceeded, "no grant lets this app write this field"))
+		}
+		// The tier written is never lower than the field's own.
+		tier := known
+		if cur != nil {
+			tier = raiseTier(tier, cur.head().Sensitivity)
+		}
+		// Where PCP auto-approves — the owner's auto_grant covers the tier —
+		// the owner's policy confirms the write; anything else waits for
+		// the owner, a contribute grant alone included.
+		confirm := st.settings.autoGranted(tier) && (tier == SensitivityPublic || tier == SensitivityStandard)
+		if confirm {
+			w := in
+			w.Sensitivity = tier
+			r, records := st.writeField(b, id, w, author, "auto_grant")
 			c := r.head()
 			b.receipt(Receipt{Actor: p.actor(), Operation: op, Recipient: p.Consumer, Decision: "allow",
 				Records: append(records, c.Ref()), Revision: c.Revision})
 			out = FieldRead{Field: fieldView(r, true), Revision: c.Revision}
-			return nil
+		} else {
+			pid, err := identity.NewID("prp_")
+			if err != nil {
+				return wrap(op, KindInternal, err)
+			}
+			pr := &Proposal{
+				ID: pid, Status: StatusProposed, Key: id, Value: in.Value, Subject: SubjectSelf,
+				Kind: "fact", Assertion: AssertionReported, Producer: Producer{Authenticated: author},
+				Evidence: []Evidence{}, Sensitivity: tier, Restrictions: []Restriction{},
+				ProposedAt: b.now, Revision: b.nextRevision(),
+			}
+			st.proposals[pid] = pr
+			b.put(bucketProposals, pid, pr)
+			b.receipt(Receipt{Actor: p.actor(), Operation: "proposal.create", Recipient: p.Consumer, Decision: "allow",
+				Records: []string{pid}, Revision: pr.Revision})
+			pending = &Proposed{ProposalID: pid, Status: StatusProposed, Revision: pr.Revision}
 		}
-		// Sensitive and critical writes wait for the owner's consent.
-		pid, err := identity.NewID("prp_")
-		if err != nil {
-			return wrap(op, KindInternal, err)
+		if !visible {
+			// The app could not read the field before: whether it existed,
+			// and what happened to it, stays hidden. One answer for all.
+			pending = &Proposed{Status: "accepted", Revision: st.revision}
 		}
-		pr := &Proposal{
-			ID: pid, Status: StatusProposed, Key: id, Value: in.Value, Subject: SubjectSelf,
-			Kind: "fact", Assertion: AssertionReported, Producer: Producer{Authenticated: author},
-			Evidence: []Evidence{}, Sensitivity: tier, Restrictions: []Restriction{},
-			ProposedAt: b.now, Revision: b.nextRevision(),
-		}
-		st.proposals[pid] = pr
-		b.put(bucketProposals, pid, pr)
-		b.receipt(Receipt{Actor: p.actor(), Operation: "proposal.create", Recipient: p.Consumer, Decision: "allow",
-			Records: []string{pid}, Revision: pr.Revision})
-		pending = &Proposed{ProposalID: pid, Status: StatusProposed, Revision: pr.Revision}
 		return nil
 	})
 	if err == nil && refused != nil {

@@ -3,6 +3,7 @@ package custodian
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"sort"
 	"time"
 
@@ -29,7 +30,7 @@ type draft struct {
 
 // Proposed is the answer to a proposal.
 type Proposed struct {
-	ProposalID string `json:"proposal_id"`
+	ProposalID string `json:"proposal_id,omitempty"`
 	Status     string `json:"status"`
 	Revision   uint64 `json:"revision"`
 }
@@ -72,10 +73,20 @@ func (s *Service) Propose(ctx context.Context, p Principal, raw []byte) (Propose
 		refused *Error
 	)
 	err = s.commit(st, func(st *state, b *batch) error {
+		if p.kind == PrincipalConsumer && d.Subject == SubjectSelf && st.userOnly(d.Key) {
+			refused = fail(op, KindUserOnlyWrite, "")
+			b.receipt(denyReceipt(p, "proposal.create", refused))
+			return nil
+		}
 		if p.kind == PrincipalConsumer && !mayContribute(st.grantsFor(p.Consumer, OpContribute, b.now), d.Key) {
 			refused = fail(op, KindScopeExceeded, "no contribute grant covers this key")
 			b.receipt(denyReceipt(p, "proposal.create", refused))
 			return nil
+		}
+		// A proposal never lowers the tier of the field it would change.
+		tier := raiseTier(defaultSensitivity(d.Key), d.Sensitivity)
+		if f := st.field(d.Key); f != nil && d.Subject == SubjectSelf {
+			tier = raiseTier(tier, f.head().Sensitivity)
 		}
 		id, err := identity.NewID("prp_")
 		if err != nil {
@@ -87,7 +98,7 @@ func (s *Service) Propose(ctx context.Context, p Principal, raw []byte) (Propose
 			Producer:  Producer{Authenticated: producer, Reported: d.Reported},
 			Evidence:  orEmpty(d.Evidence),
 			ValidFrom: d.ValidFrom, ValidTo: d.ValidTo,
-			Sensitivity:  raiseTier(defaultSensitivity(d.Key), d.Sensitivity),
+			Sensitivity:  tier,
 			Restrictions: orEmpty(d.Restrictions),
 			PersonasHint: d.PersonasHint, Note: d.Note,
 			ProposedAt: b.now, Revision: b.nextRevision(),
@@ -224,14 +235,37 @@ func (s *Service) Confirm(ctx context.Context, p Principal, id string, raw []byt
 				c.ValidTo = e.ValidTo
 			}
 		}
-		rec := st.newClaim(b, c, personas)
+		var rec *claimRecord
+		if f := st.field(c.Key); f != nil && c.Subject == SubjectSelf {
+			// The proposal changes an existing field: a new version of its
+			// claim (never a second claim beside it), at the higher tier, in
+			// the personas it had and those given now.
+			rec = st.addVersion(b, f, c.Producer.Authenticated, "owner", func(v *Claim) {
+				v.Value, v.Kind, v.Assertion, v.Producer = c.Value, c.Kind, c.Assertion, c.Producer
+				v.Evidence, v.ValidFrom, v.ValidTo, v.Note = c.Evidence, c.ValidFrom, c.ValidTo, c.Note
+				v.Restrictions = c.Restrictions
+				v.Sensitivity = raiseTier(v.Sensitivity, c.Sensitivity)
+				v.WrittenBy = c.WrittenBy
+			})
+			if merged := mergePersonas(rec.meta.Personas, personas); len(merged) != len(rec.meta.Personas) {
+				nr := &claimRecord{meta: rec.meta, versions: rec.versions}
+				nr.meta.Personas = merged
+				st.setClaim(nr)
+				b.put(bucketClaimMeta, nr.meta.ID, nr.meta)
+				rec = nr
+			}
+			c = rec.head()
+			cid = c.ID
+		} else {
+			rec = st.newClaim(b, c, personas)
+		}
 		rev := c.Revision
 		decided := pr.decided(StatusConfirmed, at)
 		decided.ClaimID = cid
 		st.proposals[id] = &decided
 		b.put(bucketProposals, id, &decided)
 		b.receipt(Receipt{Actor: "owner", Operation: "proposal.confirm", Decision: "allow", Records: []string{id, c.Ref()}, Revision: rev})
-		out = Written{Claim: rec.view(1), Revision: rev}
+		out = Written{Claim: rec.view(rec.meta.Head), Revision: rev}
 		return nil
 	})
 	return out, err
@@ -299,6 +333,13 @@ func (s *Service) Reject(ctx context.Context, p Principal, id string, raw []byte
 		return nil
 	})
 	return rev, err
+}
+
+// mergePersonas returns the sorted union of a and b.
+func mergePersonas(a, b []string) []string {
+	out := append(append([]string{}, a...), b...)
+	sort.Strings(out)
+	return slices.Compact(out)
 }
 
 // checkPersonas returns a sorted, de-duplicated copy of ids, all of which

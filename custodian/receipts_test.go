@@ -81,7 +81,8 @@ func TestEveryWriteAndReadIsReceipted(t *testing.T) {
 			if err != nil || len(res.Claims) != 1 {
 				t.Fatalf("Context = %v, %v", res, err)
 			}
-			return []string{claim.Claim.ID + "@2"}, res.Revision
+			// The disclosed version, then the grant that authorised it.
+			return []string{claim.Claim.ID + "@2", grant.ID}, res.Revision
 		}},
 		{name: "Context with nothing to disclose", op: "context.read", actor: "consumer:app", purpse: "other", deny: true, run: func(t *testing.T) ([]string, uint64) {
 			if _, err := ts.Context(ctx, app, custodian.ContextQuery{Purpose: "other"}); err != nil {

@@ -13,6 +13,9 @@ type Settings struct {
 	// compatibility). Sensitive and critical data always need a per-request
 	// approval.
 	AutoGrant string `json:"auto_grant"`
+	// UserOnlyWrite lists key patterns (a key, prefix.*) only the owner may
+	// write, besides the built-in ones (see userOnlyWrite).
+	UserOnlyWrite []string `json:"user_only_write,omitempty"`
 }
 
 const metaSettings = "settings"
@@ -61,6 +64,14 @@ func (s *Service) PutSettings(ctx context.Context, p Principal, raw []byte) (Set
 	case "none", SensitivityPublic, SensitivityStandard:
 	default:
 		return Settings{}, 0, fail(op, KindInvalid, "auto_grant must be none, public or standard")
+	}
+	if len(in.UserOnlyWrite) > 256 {
+		return Settings{}, 0, fail(op, KindInvalid, "user_only_write holds more than 256 patterns")
+	}
+	for _, pat := range in.UserOnlyWrite {
+		if pat == "*" || !validPattern(pat) {
+			return Settings{}, 0, fail(op, KindInvalid, "user_only_write holds a malformed key pattern")
+		}
 	}
 	var rev uint64
 	err := s.write(op, p, func(st *state, b *batch) error {

@@ -242,11 +242,22 @@ func TestAgentFieldWrites(t *testing.T) {
 
 	h.constraint(403, "scope_exceeded", "PUT", "/context/fields/preferences.color", app, map[string]any{"value": "blue"})
 	h.must(200, "PUT", "/phc/v1/settings", h.owner, map[string]string{"auto_grant": "standard"}, nil)
+	// A key the app cannot read yet (absent here, or hidden) answers one
+	// uniform "accepted": a write never tells whether a hidden field exists.
+	var accepted struct {
+		ProposalID string `json:"proposal_id"`
+		Status     string `json:"status"`
+	}
+	h.must(202, "PUT", "/context/fields/preferences.color", app, map[string]any{"value": "blue"}, &accepted)
+	if accepted.Status != "accepted" || accepted.ProposalID != "" {
+		t.Fatalf("write of an unreadable key = %+v; want a bare accepted", accepted)
+	}
 	var f wireField
-	h.must(200, "PUT", "/context/fields/preferences.color", app, map[string]any{"value": "blue"}, &f)
+	h.must(200, "GET", "/context/fields/preferences.color", app, nil, &f)
 	if f.WrittenBy != "app" || f.Version != 1 || f.Value != "blue" {
 		t.Fatalf("auto-approved write = %+v", f)
 	}
+	// Now the app can read it, and its next write answers with the field.
 	h.must(200, "PUT", "/context/fields/preferences.color", app, map[string]any{"value": "green"}, &f)
 	var versions struct {
 		Claims []struct {
@@ -271,16 +282,19 @@ func TestAgentFieldWrites(t *testing.T) {
 
 	// A sensitive write waits for the owner's consent.
 	h.grant("app", "assist", "contribute", map[string]any{"keys": []string{"identity.*"}})
-	var pending struct {
-		ProposalID string `json:"proposal_id"`
-		Status     string `json:"status"`
-	}
-	h.must(202, "PUT", "/context/fields/identity.dob", app, map[string]any{"value": "1815-12-10"}, &pending)
-	if pending.Status != "proposed" || pending.ProposalID == "" {
-		t.Fatalf("sensitive write = %+v; want a pending proposal", pending)
-	}
+	h.must(202, "PUT", "/context/fields/identity.dob", app, map[string]any{"value": "1815-12-10"}, &accepted)
 	h.constraint(404, "not_found", "GET", "/context/fields/identity.dob", h.owner, nil)
-	h.must(200, "POST", "/phc/v1/proposals/"+pending.ProposalID+"/confirm", h.owner, map[string]any{"personas": []string{}}, nil)
+	var review struct {
+		Proposals []struct {
+			ID  string `json:"proposal_id"`
+			Key string `json:"key"`
+		} `json:"proposals"`
+	}
+	h.must(200, "GET", "/phc/v1/review", h.owner, nil, &review)
+	if len(review.Proposals) != 1 || review.Proposals[0].Key != "identity.dob" {
+		t.Fatalf("review = %+v; want the sensitive write waiting", review)
+	}
+	h.must(200, "POST", "/phc/v1/proposals/"+review.Proposals[0].ID+"/confirm", h.owner, map[string]any{"personas": []string{}}, nil)
 	h.must(200, "GET", "/context/fields/identity.dob", h.owner, nil, &f)
 	if f.Value != "1815-12-10" || f.WrittenBy != "app" || f.Sensitivity != "sensitive" {
 		t.Fatalf("confirmed sensitive write = %+v", f)
