@@ -166,11 +166,8 @@ func readGrant(grants []*Grant, p Principal, r *claimRecord, purpose string, now
 	if !matchAny(p.token.Scope, c.Key) {
 		return nil
 	}
-	if c.Sensitivity == SensitivitySensitive || c.Sensitivity == SensitivityCritical {
-		return nil
-	}
 	for _, g := range grants {
-		if g.Purpose != purpose || !g.covers(r) {
+		if g.Purpose != purpose || !g.covers(r) || tierRank[c.Sensitivity] > tierRank[g.maxTier()] {
 			continue
 		}
 		if restrictionsAllow(c.Restrictions, purpose, g, now) {
@@ -178,6 +175,15 @@ func readGrant(grants []*Grant, p Principal, r *claimRecord, purpose string, now
 		}
 	}
 	return nil
+}
+
+// maxTier is the highest tier g may disclose: standard for a grant the
+// owner made, more only for a per-request approval that said so.
+func (g *Grant) maxTier() string {
+	if g.Request != "" && g.MaxTier != "" {
+		return g.MaxTier
+	}
+	return SensitivityStandard
 }
 
 // Known restriction types (DESIGN.md §4).
@@ -252,26 +258,44 @@ func paramHas(params map[string]any, name, want string) bool {
 	return false
 }
 
+// tierRoots are the keys whose subtrees default to a tier above standard.
+var tierRoots = []struct{ root, tier string }{
+	{"identity.ssn", SensitivityCritical}, {"identity.tax_id", SensitivityCritical},
+	{"identity.passport_number", SensitivityCritical}, {"financial.bank_routing", SensitivityCritical},
+	{"financial.bank_account_number", SensitivityCritical}, {"credentials", SensitivityCritical},
+	{"identity.dob", SensitivitySensitive}, {"identity.date_of_birth", SensitivitySensitive},
+	{"health", SensitivitySensitive}, {"financial", SensitivitySensitive}, {"addresses", SensitivitySensitive},
+}
+
 // defaultSensitivity is the tier a key gets unless the owner overrides it.
 func defaultSensitivity(key string) string {
-	under := func(ks ...string) bool {
-		for _, k := range ks {
-			if underKey(k, key) {
-				return true
-			}
+	tier := SensitivityStandard
+	for _, r := range tierRoots {
+		if underKey(r.root, key) {
+			tier = raiseTier(tier, r.tier)
 		}
-		return false
 	}
-	switch {
-	case under("identity.ssn", "identity.tax_id", "identity.passport_number",
-		"financial.bank_routing", "financial.bank_account_number", "credentials"):
+	return tier
+}
+
+// patternTier is the highest default tier of any key pattern p covers. It
+// is computed from the defaults alone, never from what exists, so that an
+// answer that depends on it discloses nothing.
+func patternTier(p string) string {
+	if p == "*" {
 		return SensitivityCritical
-	case under("identity.dob", "identity.date_of_birth"),
-		strings.HasPrefix(key, "health."), strings.HasPrefix(key, "financial."),
-		strings.HasPrefix(key, "addresses."):
-		return SensitivitySensitive
 	}
-	return SensitivityStandard
+	prefix, isPrefix := strings.CutSuffix(p, ".*")
+	if !isPrefix {
+		return defaultSensitivity(p)
+	}
+	tier := SensitivityStandard
+	for _, r := range tierRoots {
+		if underKey(r.root, prefix) || strings.HasPrefix(r.root, prefix+".") {
+			tier = raiseTier(tier, r.tier)
+		}
+	}
+	return tier
 }
 
 var tierRank = map[string]int{SensitivityPublic: 0, SensitivityStandard: 1, SensitivitySensitive: 2, SensitivityCritical: 3}

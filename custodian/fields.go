@@ -127,6 +127,9 @@ func (s *Service) GetField(ctx context.Context, p Principal, id, purpose string)
 			return FieldRead{}, err
 		}
 		if len(fs) == 0 {
+			if tierRank[defaultSensitivity(id)] >= tierRank[SensitivitySensitive] {
+				return FieldRead{}, s.approvalNeeded(op, p, id, purpose)
+			}
 			return FieldRead{}, notFound(op)
 		}
 		return FieldRead{Field: fs[0], Revision: rev, Warnings: warnings}, nil

@@ -168,6 +168,11 @@ type Grant struct {
 	RevokedAt  *time.Time `json:"revoked_at,omitempty"`
 	RevokedRev uint64     `json:"revoked_revision,omitempty"`
 	SpentAt    *time.Time `json:"spent_at,omitempty"` // a single-use grant, once it has served its read
+	// Request names the context request whose approval made this grant.
+	// Only such a grant — a per-request approval — may cover sensitive
+	// fields, and critical ones when the approval re-entered the password.
+	Request string `json:"request,omitempty"`
+	MaxTier string `json:"max_tier,omitempty"`
 }
 
 // allows reports whether g is in force at now for operation op.

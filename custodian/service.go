@@ -49,6 +49,11 @@ type Config struct {
 	OnUnlock func(token string) error
 	// OnLock, if set, is called after every lock.
 	OnLock func()
+
+	// VerifyPassword, if set, checks the owner's password (re-entered to
+	// approve a request for critical data) without changing the lock
+	// state. Without it such requests cannot be approved.
+	VerifyPassword func(password []byte) error
 }
 
 const (
@@ -69,6 +74,8 @@ type Service struct {
 	idle     time.Duration
 	onUnlock func(string) error
 	onLock   func()
+
+	verifyPassword func([]byte) error
 
 	// life guards the lock state: every operation holds it shared while it
 	// runs (including its wait for the journal); Lock and Unlock hold it
@@ -106,6 +113,7 @@ func New(cfg Config) (*Service, error) {
 		idle:            cfg.IdleLock,
 		onUnlock:        cfg.OnUnlock,
 		onLock:          cfg.OnLock,
+		verifyPassword:  cfg.VerifyPassword,
 		sessions:        make(map[[32]byte]struct{}),
 		unlockFailures:  newFailures(unlockFailureLimit, unlockFailureWindow),
 		mintFailures:    newFailures(mintFailureLimit, time.Minute),

@@ -38,6 +38,7 @@ type state struct {
 	consumers map[string]*Consumer       // by name
 	tokens    map[[32]byte]*ServiceToken // by token hash
 	tokenByID map[string]*ServiceToken
+	requests  map[string]*ContextRequest
 
 	// sorted caches activeClaims' answer; setClaim clears it.
 	sorted atomic.Pointer[[]*claimRecord]
@@ -113,6 +114,7 @@ func newState() *state {
 		consumers: make(map[string]*Consumer),
 		tokens:    make(map[[32]byte]*ServiceToken),
 		tokenByID: make(map[string]*ServiceToken),
+		requests:  make(map[string]*ContextRequest),
 		settings:  defaultSettings(),
 	}
 	st.durCond = sync.NewCond(&st.durMu)
@@ -250,6 +252,9 @@ func loadState(store Store) (*state, error) {
 			return err
 		}
 		if err := loadEach(tx, bucketConsumers, func(c *Consumer) { st.consumers[c.Name] = c }); err != nil {
+			return err
+		}
+		if err := loadEach(tx, bucketRequests, func(r *ContextRequest) { st.requests[r.ID] = r }); err != nil {
 			return err
 		}
 		return loadEach(tx, bucketTokens, func(t *ServiceToken) {

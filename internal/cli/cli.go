@@ -56,6 +56,9 @@ func commands() []command {
 		{"grant", "grant a recipient access (or: grant list)", runGrant},
 		{"revoke", "revoke a grant", runRevoke},
 		{"receipts", "list receipts or verify their chain", runReceipts},
+		{"requests", "list context requests waiting for approval", runRequests},
+		{"approve", "approve a context request (--password for critical data)", runApprove},
+		{"deny", "deny a context request", runDeny},
 		{"conformance", "run the conformance suite against a custodian", runConformance},
 	}
 }

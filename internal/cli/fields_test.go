@@ -179,7 +179,7 @@ func TestConsumerFields(t *testing.T) {
 	if len(bundle.Categories) != 1 || len(bundle.Categories["identity"]) != 1 || bundle.Categories["identity"][0].Value != "Ada Lovelace" {
 		t.Fatalf("context for identity.* = %+v", bundle)
 	}
-	h.constraint(404, "not_found", "GET", "/context/fields/identity.dob", app, nil)
+	h.constraint(403, "approval_required", "GET", "/context/fields/identity.dob", app, nil) // sensitive: per-request approval
 
 	// With no auto_grant, a grant decides, for its purpose.
 	h.must(200, "PUT", "/phc/v1/settings", h.owner, map[string]string{"auto_grant": "none"}, nil)

@@ -104,6 +104,20 @@ func startDaemon(ctx context.Context, env *Env, log *slog.Logger, dir, addr stri
 		Store: st, Vault: v, Schema: validator, Logger: log, IdleLock: idle,
 		OnUnlock: func(token string) error { return writeFile0600(sessionPath, []byte(token+"\n")) },
 		OnLock:   func() { os.Remove(sessionPath) },
+		// A second, throwaway vault checks a re-entered password without
+		// touching the lock state of the daemon's own.
+		VerifyPassword: func(pw []byte) error {
+			check, err := vault.Open(dir)
+			if err != nil {
+				return err
+			}
+			sk, err := vault.ReadSecretKeyFile(dir)
+			if err != nil {
+				return err
+			}
+			defer check.Lock()
+			return check.Unlock(pw, sk)
+		},
 	})
 	if err != nil {
 		st.Close()

@@ -476,3 +476,59 @@ func (s *Server) putSettings(w http.ResponseWriter, r *http.Request, p custodian
 	writeJSON(w, http.StatusOK, map[string]any{"settings": out, "revision": rev})
 	return nil
 }
+
+func (s *Server) requestContext(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
+	raw, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	out, err := s.svc.RequestContext(r.Context(), p, raw)
+	if err != nil {
+		return err
+	}
+	status := http.StatusAccepted
+	if out.Status == custodian.RequestApproved {
+		status = http.StatusCreated
+	}
+	writeJSON(w, status, out)
+	return nil
+}
+
+func (s *Server) pollRequest(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
+	out, err := s.svc.PollRequest(r.Context(), p, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func (s *Server) listRequests(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
+	out, err := s.svc.ListRequests(r.Context(), p)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"requests": out})
+	return nil
+}
+
+func (s *Server) approveRequest(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
+	return s.decideRequest(w, r, p, true)
+}
+
+func (s *Server) denyRequest(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
+	return s.decideRequest(w, r, p, false)
+}
+
+func (s *Server) decideRequest(w http.ResponseWriter, r *http.Request, p custodian.Principal, approve bool) error {
+	raw, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	out, err := s.svc.DecideRequest(r.Context(), p, r.PathValue("id"), approve, raw)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}

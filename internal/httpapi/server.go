@@ -94,6 +94,11 @@ func (s *Server) routes() []route {
 		{"GET /context/fields/category/{name}", anyToken, s.fieldsInCategory},
 		{"GET /context/context", anyToken, s.fieldContext},
 		{"PUT /context/sensitivity/{id}", owner, s.setSensitivity},
+		{"POST /context/requests", anyToken, s.requestContext},
+		{"GET /context/requests/{id}", anyToken, s.pollRequest},
+		{"GET /context/requests", owner, s.listRequests},
+		{"POST /context/requests/{id}/approve", owner, s.approveRequest},
+		{"POST /context/requests/{id}/deny", owner, s.denyRequest},
 		{"DELETE /context/consumers/{name}", owner, s.deleteConsumer},
 
 		{"POST /phc/v1/consumers", owner, s.addConsumer},

@@ -1,0 +1,352 @@
+package custodian
+
+import (
+	"context"
+	"encoding/json"
+	"sort"
+	"time"
+
+	"github.com/phc-project/phc/internal/identity"
+)
+
+// Request statuses.
+const (
+	RequestPending  = "pending"
+	RequestApproved = "approved"
+	RequestDenied   = "denied"
+)
+
+// ContextRequest is a consumer's request for context (PCP): a scope of key
+// patterns, a purpose, a duration and a usage. Where the owner's policy
+// allows (nothing in the scope can be sensitive), it is granted at once;
+// else it waits for the owner, whose approval becomes a short, narrow grant.
+type ContextRequest struct {
+	ID          string     `json:"request_id"`
+	Consumer    string     `json:"consumer"`
+	Scope       []string   `json:"scope"`
+	Purpose     string     `json:"purpose"`
+	Duration    int64      `json:"duration_seconds"`
+	Usage       string     `json:"usage"`
+	Tier        string     `json:"tier"` // the highest tier the scope may reach, from the key defaults
+	Status      string     `json:"status"`
+	CreatedAt   time.Time  `json:"created_at"`
+	DecidedAt   *time.Time `json:"decided_at,omitempty"`
+	GrantID     string     `json:"grant_id,omitempty"`
+	TokenIssued bool       `json:"token_issued,omitempty"`
+}
+
+// RequestView is what the requesting consumer sees of its request; Token is
+// set once, on the first answer after approval.
+type RequestView struct {
+	ID        string     `json:"request_id"`
+	Status    string     `json:"status"`
+	Scope     []string   `json:"scope"`
+	Purpose   string     `json:"purpose"`
+	Token     string     `json:"token,omitempty"`
+	ExpiresAt *time.Time `json:"expires_at,omitempty"`
+	Revision  uint64     `json:"revision"`
+}
+
+type requestDoc struct {
+	Scope    string          `json:"scope"`
+	Purpose  string          `json:"purpose"`
+	Duration json.RawMessage `json:"duration,omitempty"`
+	Usage    string          `json:"usage,omitempty"`
+}
+
+const bucketRequests = "requests" // req_… → ContextRequest
+
+// scopeTier is the highest tier the scope's patterns may reach.
+func scopeTier(scope []string) string {
+	tier := SensitivityPublic
+	for _, p := range scope {
+		tier = raiseTier(tier, patternTier(p))
+	}
+	return tier
+}
+
+// RequestContext files a consumer's request for context. A scope whose
+// keys can only be public or standard (by the key defaults) is granted at
+// once, as a grant limited to standard data, and answers with a token for
+// that scope; anything else waits for the owner and answers pending.
+func (s *Service) RequestContext(ctx context.Context, p Principal, raw []byte) (RequestView, error) {
+	const op = "request.create"
+	if p.kind != PrincipalConsumer {
+		return RequestView{}, fail(op, KindInvalid, "requests are made by consumers, with their service token")
+	}
+	var in requestDoc
+	if err := decodeStrict(op, raw, &in); err != nil {
+		return RequestView{}, err
+	}
+	scope, err := parseScope(in.Scope)
+	if err != nil {
+		return RequestView{}, err
+	}
+	if !validPurpose(in.Purpose) {
+		return RequestView{}, fail(op, KindInvalid, errPurpose)
+	}
+	dur, err := parseTTL(in.Duration)
+	if err != nil {
+		return RequestView{}, err
+	}
+	switch in.Usage {
+	case "":
+		in.Usage = "multi"
+	case "single", "multi":
+	default:
+		return RequestView{}, fail(op, KindInvalid, "usage must be single or multi")
+	}
+	var out RequestView
+	err = s.write(op, p, func(st *state, b *batch) error {
+		if !st.live(p, b.now) {
+			return fail(op, KindUnauthenticated, "")
+		}
+		pending := 0
+		for _, r := range st.requests {
+			if r.Consumer == p.Consumer && r.Status == RequestPending {
+				pending++
+			}
+		}
+		if pending >= 20 {
+			return &Error{Op: op, Kind: KindRateLimited, Public: "too many requests wait for the owner", RetryAfter: time.Minute}
+		}
+		id, err := identity.NewID("req_")
+		if err != nil {
+			return wrap(op, KindInternal, err)
+		}
+		r := &ContextRequest{ID: id, Consumer: p.Consumer, Scope: scope, Purpose: in.Purpose,
+			Duration: int64(dur / time.Second), Usage: in.Usage, Tier: scopeTier(scope),
+			Status: RequestPending, CreatedAt: b.now}
+		rev := b.nextRevision()
+		if tierRank[r.Tier] <= tierRank[SensitivityStandard] {
+			st.approve(b, r, SensitivityStandard, rev)
+		}
+		st.requests[id] = r
+		b.put(bucketRequests, id, r)
+		b.receipt(Receipt{Actor: p.actor(), Operation: op, Recipient: p.Consumer, Purpose: in.Purpose,
+			Decision: "allow", Records: []string{id}, Revision: rev})
+		out = RequestView{ID: id, Status: r.Status, Scope: scope, Purpose: r.Purpose, Revision: rev}
+		return nil
+	})
+	if err != nil || out.Status != RequestApproved {
+		return out, err
+	}
+	return s.PollRequest(ctx, p, out.ID)
+}
+
+// approve turns request r into a grant for its consumer, disclosing at most
+// maxTier (with st.mu held).
+func (st *state) approve(b *batch, r *ContextRequest, maxTier string, rev uint64) {
+	gid, err := identity.NewID("grt_")
+	if err != nil {
+		b.err = err
+		return
+	}
+	g := &Grant{
+		ID: gid, Recipient: Recipient{Kind: "consumer", ID: r.Consumer}, Purpose: r.Purpose,
+		Operations: []string{OpRead}, Selectors: Selectors{Keys: r.Scope},
+		ExpiresAt: b.now.Add(time.Duration(r.Duration) * time.Second), Usage: r.Usage,
+		CreatedAt: b.now, Revision: rev, Request: r.ID, MaxTier: maxTier,
+	}
+	st.grants[gid] = g
+	b.put(bucketGrants, gid, g)
+	at := b.now
+	r.Status, r.DecidedAt, r.GrantID = RequestApproved, &at, gid
+}
+
+// PollRequest answers the consumer that made request id: its status and,
+// on the first answer after approval, a token limited to the request's
+// scope (read mode, expiring with the grant). Another consumer's request
+// answers like a missing one.
+func (s *Service) PollRequest(ctx context.Context, p Principal, id string) (RequestView, error) {
+	const op = "request.get"
+	if p.kind != PrincipalConsumer {
+		return RequestView{}, fail(op, KindInvalid, "requests are polled by the consumer that made them")
+	}
+	if !identity.ValidID(id, "req_") {
+		return RequestView{}, fail(op, KindInvalid, "malformed request id")
+	}
+	token, err := identity.NewToken(identity.ServicePrefix)
+	if err != nil {
+		return RequestView{}, wrap(op, KindInternal, err)
+	}
+	tid, err := identity.NewID("tok_")
+	if err != nil {
+		return RequestView{}, wrap(op, KindInternal, err)
+	}
+	var out RequestView
+	err = s.write(op, p, func(st *state, b *batch) error {
+		r, ok := st.requests[id]
+		if !ok || r.Consumer != p.Consumer || !st.live(p, b.now) {
+			return notFound(op)
+		}
+		out = RequestView{ID: r.ID, Status: r.Status, Scope: r.Scope, Purpose: r.Purpose, Revision: st.revision}
+		if r.Status != RequestApproved {
+			return nil
+		}
+		g := st.grants[r.GrantID]
+		if g == nil {
+			return internalf(op, "request %s has no grant", r.ID)
+		}
+		exp := g.ExpiresAt
+		out.ExpiresAt = &exp
+		if r.TokenIssued || !g.allows(OpRead, b.now) {
+			return nil
+		}
+		h := identity.HashToken(token)
+		t := &ServiceToken{ID: tid, Hash: h[:], Prefix: token[:len(identity.ServicePrefix)+8], Consumer: r.Consumer,
+			Scope: r.Scope, Mode: ModeRead, CreatedAt: b.now, ExpiresAt: g.ExpiresAt}
+		st.tokens[h], st.tokenByID[tid] = t, t
+		b.put(bucketTokens, tid, t)
+		nr := *r
+		nr.TokenIssued = true
+		st.requests[id] = &nr
+		b.put(bucketRequests, id, &nr)
+		rev := b.nextRevision()
+		b.receipt(Receipt{Actor: p.actor(), Operation: "token.create", Recipient: r.Consumer, Purpose: r.Purpose,
+			Decision: "allow", Records: []string{tid, r.ID}, Revision: rev})
+		out.Token, out.Revision = token, rev
+		return nil
+	})
+	return out, err
+}
+
+// ListRequests returns every context request, pending ones first, newest
+// first within each (owner only).
+func (s *Service) ListRequests(ctx context.Context, p Principal) ([]ContextRequest, error) {
+	return ownerRead(s, "request.list", p, func(st *state) ([]ContextRequest, error) {
+		out := make([]ContextRequest, 0, len(st.requests))
+		for _, r := range st.requests {
+			out = append(out, *r)
+		}
+		sort.Slice(out, func(i, j int) bool {
+			pi, pj := out[i].Status == RequestPending, out[j].Status == RequestPending
+			if pi != pj {
+				return pi
+			}
+			return out[i].CreatedAt.After(out[j].CreatedAt)
+		})
+		return out, nil
+	})
+}
+
+// DecideRequest approves or denies a pending request (owner only). An
+// approval becomes a grant for the request's consumer, purpose, scope,
+// duration and usage, which may disclose sensitive data; a request whose
+// scope may reach critical data is approved only with the owner's password
+// re-entered ({"password": …}), checked by Config.VerifyPassword.
+func (s *Service) DecideRequest(ctx context.Context, p Principal, id string, approve bool, raw []byte) (ContextRequest, error) {
+	op := "request.deny"
+	if approve {
+		op = "request.approve"
+	}
+	if err := requireOwner(op, p); err != nil {
+		return ContextRequest{}, err
+	}
+	if !identity.ValidID(id, "req_") {
+		return ContextRequest{}, fail(op, KindInvalid, "malformed request id")
+	}
+	var in struct {
+		Password string `json:"password,omitempty"`
+	}
+	if len(raw) > 0 {
+		if err := decodeStrict(op, raw, &in); err != nil {
+			return ContextRequest{}, err
+		}
+	}
+	passwordOK := false
+	if approve && in.Password != "" {
+		if s.verifyPassword == nil {
+			return ContextRequest{}, fail(op, KindInvalid, "this custodian cannot check a password")
+		}
+		if wait := s.unlockFailures.wait("", s.clock.Now()); wait > 0 {
+			return ContextRequest{}, &Error{Op: op, Kind: KindRateLimited, RetryAfter: wait}
+		}
+		if err := s.verifyPassword([]byte(in.Password)); err != nil {
+			s.unlockFailures.note("", s.clock.Now())
+			return ContextRequest{}, fail(op, KindUnauthenticated, "wrong password")
+		}
+		passwordOK = true
+	}
+	var out ContextRequest
+	err := s.write(op, p, func(st *state, b *batch) error {
+		r, ok := st.requests[id]
+		if !ok {
+			return notFound(op)
+		}
+		if r.Status != RequestPending {
+			return fail(op, KindConflict, "the request was already decided")
+		}
+		if approve && r.Tier == SensitivityCritical && !passwordOK {
+			return fail(op, KindUnauthenticated, "approving critical data needs the owner's password")
+		}
+		nr := *r
+		rev := b.nextRevision()
+		records := []string{id}
+		if approve {
+			st.approve(b, &nr, nr.Tier, rev)
+			records = append(records, nr.GrantID)
+		} else {
+			at := b.now
+			nr.Status, nr.DecidedAt = RequestDenied, &at
+		}
+		st.requests[id] = &nr
+		b.put(bucketRequests, id, &nr)
+		b.receipt(Receipt{Actor: "owner", Operation: op, Recipient: nr.Consumer, Purpose: nr.Purpose,
+			Decision: "allow", Records: records, Revision: rev})
+		out = nr
+		return nil
+	})
+	return out, err
+}
+
+// approvalNeeded answers a consumer's read of a field whose key is
+// sensitive or critical by default, which it may not read: whether or not
+// the field exists (the answer depends on the key alone), it is
+// KindApprovalDenied if the owner denied this consumer's latest request
+// covering the key, else KindApprovalRequired with the id of a pending
+// request for it — an existing one, or one filed now (single use, an hour).
+func (s *Service) approvalNeeded(op string, p Principal, key, purpose string) error {
+	if purpose == "" {
+		purpose = "read"
+	}
+	id, err := identity.NewID("req_")
+	if err != nil {
+		return wrap(op, KindInternal, err)
+	}
+	var answer *Error
+	err = s.write(op, p, func(st *state, b *batch) error {
+		if !st.live(p, b.now) {
+			return fail(op, KindUnauthenticated, "")
+		}
+		var latest *ContextRequest
+		for _, r := range st.requests {
+			if r.Consumer == p.Consumer && matchAny(r.Scope, key) && r.Status != RequestApproved &&
+				(latest == nil || r.CreatedAt.After(latest.CreatedAt)) {
+				latest = r
+			}
+		}
+		switch {
+		case latest != nil && latest.Status == RequestDenied:
+			answer = fail(op, KindApprovalDenied, "")
+		case latest != nil:
+			answer = &Error{Op: op, Kind: KindApprovalRequired, RequestID: latest.ID}
+		default:
+			r := &ContextRequest{ID: id, Consumer: p.Consumer, Scope: []string{key}, Purpose: purpose,
+				Duration: int64(time.Hour / time.Second), Usage: "single", Tier: patternTier(key),
+				Status: RequestPending, CreatedAt: b.now}
+			rev := b.nextRevision()
+			st.requests[id] = r
+			b.put(bucketRequests, id, r)
+			b.receipt(Receipt{Actor: p.actor(), Operation: "request.create", Recipient: p.Consumer, Purpose: purpose,
+				Decision: "allow", Records: []string{id}, Revision: rev})
+			answer = &Error{Op: op, Kind: KindApprovalRequired, RequestID: id}
+		}
+		b.receipt(denyReceipt(p, op, answer))
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return answer
+}
