@@ -97,8 +97,9 @@ const (
 	// RequireOwner: the case acts as the owner, so it needs the owner's
 	// session token.
 	RequireOwner = "owner"
-	// RequireLockable: the case locks the vault, so it needs the password
-	// and Secret Key to unlock it again. Such cases run last.
+	// RequireLockable: the case locks the vault, or re-enters the owner's
+	// password, so it needs the password and Secret Key (to unlock the
+	// vault again). Such cases run last.
 	RequireLockable = "lockable"
 )
 

@@ -24,7 +24,9 @@
 //   - PCP-7.n: the PCP 0.1.0 HTTP facade under /context (§7): PCP-7.1
 //     status, lock and unlock; PCP-7.2 service tokens (minted, listed,
 //     revoked); PCP-7.3 consumers (self-registration, list, removal);
-//     PCP-7.4 the audit log.
+//     PCP-7.4 the audit log; PCP-7.5 fields (read, written, discovered,
+//     by category, as a grouped context, tier overrides); PCP-7.6 context
+//     requests and the owner's approval.
 //
 // Ids are stable: a case may be corrected, never renumbered; a new
 // requirement gets a new id.
@@ -45,8 +47,9 @@
 //	 "known_bug": "…"}                    // optional, see below
 //
 // "owner" means the case acts as the owner; "lockable" that it locks the
-// vault (it then needs the password and Secret Key, runs after every other
-// case, and the runner unlocks the vault again afterwards). A case whose
+// vault or re-enters the owner's password (it then needs the password and
+// Secret Key, runs after every other case, and the runner unlocks the
+// vault again afterwards if need be). A case whose
 // requirement cannot be met is skipped with the reason — never silently.
 // A case marked known_bug declares that the reference custodian fails it
 // today: it still runs, its failure is reported as XFAIL (not failing the

@@ -56,6 +56,9 @@ type requestDoc struct {
 
 const bucketRequests = "requests" // req_… → ContextRequest
 
+// maxPendingRequests bounds the requests one consumer may have waiting.
+const maxPendingRequests = 20
+
 // scopeTier is the highest tier the scope's patterns may reach.
 func scopeTier(scope []string) string {
 	tier := SensitivityPublic
@@ -107,7 +110,7 @@ func (s *Service) RequestContext(ctx context.Context, p Principal, raw []byte) (
 				pending++
 			}
 		}
-		if pending >= 20 {
+		if pending >= maxPendingRequests {
 			return &Error{Op: op, Kind: KindRateLimited, Public: "too many requests wait for the owner", RetryAfter: time.Minute}
 		}
 		id, err := identity.NewID("req_")
@@ -320,17 +323,29 @@ func (s *Service) approvalNeeded(op string, p Principal, key, purpose string) er
 			return fail(op, KindUnauthenticated, "")
 		}
 		var latest *ContextRequest
+		pending := 0
 		for _, r := range st.requests {
-			if r.Consumer == p.Consumer && matchAny(r.Scope, key) && r.Status != RequestApproved &&
-				(latest == nil || r.CreatedAt.After(latest.CreatedAt)) {
+			if r.Consumer != p.Consumer {
+				continue
+			}
+			if r.Status == RequestPending {
+				pending++
+			}
+			if matchAny(r.Scope, key) && (latest == nil || r.CreatedAt.After(latest.CreatedAt) ||
+				(r.CreatedAt.Equal(latest.CreatedAt) && r.ID > latest.ID)) {
 				latest = r
 			}
 		}
+		// The latest decision about the key stands: a denial until a newer
+		// request; a pending request is the one to wait for; after an
+		// approval whose grant no longer serves, a new request is filed.
 		switch {
 		case latest != nil && latest.Status == RequestDenied:
 			answer = fail(op, KindApprovalDenied, "")
-		case latest != nil:
+		case latest != nil && latest.Status == RequestPending:
 			answer = &Error{Op: op, Kind: KindApprovalRequired, RequestID: latest.ID}
+		case pending >= maxPendingRequests:
+			answer = &Error{Op: op, Kind: KindRateLimited, Public: "too many requests wait for the owner", RetryAfter: time.Minute}
 		default:
 			r := &ContextRequest{ID: id, Consumer: p.Consumer, Scope: []string{key}, Purpose: purpose,
 				Duration: int64(time.Hour / time.Second), Usage: "single", Tier: patternTier(key),

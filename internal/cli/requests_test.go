@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -100,4 +101,16 @@ func TestContextRequests(t *testing.T) {
 	h.constraint(403, "session_required", "GET", "/context/requests", app, nil)
 	h.constraint(400, "invalid_request", "POST", "/context/requests", app, map[string]any{"scope": "", "purpose": "assist"})
 	h.constraint(400, "invalid_request", "POST", "/context/requests", app, map[string]any{"scope": "a.*", "purpose": "assist", "usage": "twice"})
+}
+
+// TestReadRequestsBounded: reads of sensitive keys file requests, but no
+// more than twenty may wait for one consumer.
+func TestReadRequestsBounded(t *testing.T) {
+	h := startHarness(t, "")
+	app := h.consumer("app", "*", "read")
+	for i := range 20 {
+		h.constraint(403, "approval_required", "GET", fmt.Sprintf("/context/fields/health.k%d", i), app, nil)
+	}
+	h.constraint(429, "rate_limited", "GET", "/context/fields/health.k20", app, nil)
+	h.constraint(403, "approval_required", "GET", "/context/fields/health.k3", app, nil) // an existing request still answers
 }
