@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"encoding/json"
 	"net/http"
 
 	"github.com/phc-project/phc/custodian"
@@ -526,6 +527,28 @@ func (s *Server) decideRequest(w http.ResponseWriter, r *http.Request, p custodi
 		return err
 	}
 	out, err := s.svc.DecideRequest(r.Context(), p, r.PathValue("id"), approve, raw)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func (s *Server) export(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
+	archive, err := s.svc.Export(r.Context(), p)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, json.RawMessage(archive))
+	return nil
+}
+
+func (s *Server) importArchive(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
+	raw, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	out, err := s.svc.Import(r.Context(), p, raw)
 	if err != nil {
 		return err
 	}

@@ -15,8 +15,11 @@ import (
 	"github.com/phc-project/phc/custodian"
 )
 
-// MaxBody bounds every request body.
-const MaxBody = 1 << 20
+// MaxBody bounds every request body but an import's; MaxImport bounds that.
+const (
+	MaxBody   = 1 << 20
+	MaxImport = 64 << 20
+)
 
 // access is the credential a route needs before the core is called; the
 // core enforces the rules again with the resolved principal.
@@ -37,6 +40,9 @@ type route struct {
 	access  access
 	h       handler
 }
+
+// bodyLimits raises the body bound of the routes that take large bodies.
+var bodyLimits = map[string]int64{"POST /context/import": MaxImport}
 
 // Server is the HTTP face of a custodian.Service. It implements
 // http.Handler.
@@ -94,6 +100,8 @@ func (s *Server) routes() []route {
 		{"GET /context/fields/category/{name}", anyToken, s.fieldsInCategory},
 		{"GET /context/context", anyToken, s.fieldContext},
 		{"PUT /context/sensitivity/{id}", owner, s.setSensitivity},
+		{"GET /context/export", owner, s.export},
+		{"POST /context/import", owner, s.importArchive},
 		{"POST /context/requests", anyToken, s.requestContext},
 		{"GET /context/requests/{id}", anyToken, s.pollRequest},
 		{"GET /context/requests", owner, s.listRequests},
@@ -136,7 +144,6 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, MaxBody)
 	s.mux.ServeHTTP(w, r)
 }
 
@@ -191,7 +198,12 @@ func loopbackHost(hostport string) bool {
 // wrap authenticates as the route requires, runs the handler and
 // translates its error.
 func (s *Server) wrap(rt route) http.Handler {
+	limit := bodyLimits[rt.pattern]
+	if limit == 0 {
+		limit = MaxBody
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Body = http.MaxBytesReader(w, r.Body, limit)
 		var p custodian.Principal
 		if rt.access != public {
 			bearer, ok := bearerToken(r)

@@ -1,0 +1,271 @@
+package custodian
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/phc-project/phc/internal/identity"
+	"github.com/phc-project/phc/internal/vault"
+	"github.com/phc-project/phc/schema"
+)
+
+// Archiver is the optional capability of a Vault to seal the owner's export
+// archive under the vault keys, and to open an archive of any vault given
+// that vault's password and Secret Key (errors as vault.OpenArchive).
+type Archiver interface {
+	SealArchive(plaintext []byte) ([]byte, error)
+	OpenArchive(archive, password []byte, secretKey string) ([]byte, error)
+}
+
+// archiveContent is what an export holds: claims (every version, with
+// their personas, tiers, restrictions and provenance) and personas — never
+// grants, tokens, consumers or receipts.
+type archiveContent struct {
+	Format     string          `json:"format"`
+	ExportedAt time.Time       `json:"exported_at"`
+	Personas   []Persona       `json:"personas"`
+	Claims     []archivedClaim `json:"claims"`
+}
+
+type archivedClaim struct {
+	Personas []string `json:"personas"`
+	Versions []*Claim `json:"versions"`
+}
+
+const exportFormat = "phc-export/1"
+
+// Export seals every claim that is not deleted (all versions) and every
+// persona into an archive only the holder of this vault's password and
+// Secret Key can open (owner only).
+func (s *Service) Export(ctx context.Context, p Principal) ([]byte, error) {
+	const op = "export"
+	arch, ok := s.vault.(Archiver)
+	if !ok {
+		return nil, fail(op, KindInvalid, "this custodian cannot export")
+	}
+	content, err := ownerRead(s, op, p, func(st *state) (archiveContent, error) {
+		c := archiveContent{Format: exportFormat, ExportedAt: s.clock.Now(), Personas: []Persona{}, Claims: []archivedClaim{}}
+		for _, pe := range st.personas {
+			c.Personas = append(c.Personas, *pe)
+		}
+		sort.Slice(c.Personas, func(i, j int) bool { return c.Personas[i].ID < c.Personas[j].ID })
+		ids := make([]string, 0, len(st.claims))
+		for id, r := range st.claims {
+			if r.meta.Status == StatusActive {
+				ids = append(ids, id)
+			}
+		}
+		sort.Strings(ids)
+		for _, id := range ids {
+			r := st.claims[id]
+			c.Claims = append(c.Claims, archivedClaim{Personas: r.meta.Personas, Versions: r.versions})
+		}
+		return c, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	plain, err := json.Marshal(content)
+	if err != nil {
+		return nil, wrap(op, KindInternal, err)
+	}
+	sealed, err := arch.SealArchive(plain)
+	if err != nil {
+		return nil, wrap(op, KindInternal, err)
+	}
+	if err := s.write(op, p, func(st *state, b *batch) error {
+		b.receipt(Receipt{Actor: "owner", Operation: op, Decision: "allow", Revision: st.revision,
+			Records: []string{fmt.Sprintf("claims:%d", len(content.Claims))}})
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	return sealed, nil
+}
+
+// ImportInput is the body of an import.
+type ImportInput struct {
+	Archive   json.RawMessage `json:"archive"`
+	Mode      string          `json:"mode"` // merge | replace
+	Password  string          `json:"password"`
+	SecretKey string          `json:"secret_key"`
+}
+
+// ImportResult counts what an import did.
+type ImportResult struct {
+	Imported int    `json:"imported"`
+	Skipped  int    `json:"skipped"`
+	Removed  int    `json:"removed"`
+	Revision uint64 `json:"revision"`
+}
+
+// importLimits bound an import body: an archive may be far larger than an
+// ordinary request.
+var importLimits = schema.Limits{MaxBytes: 64 << 20, MaxDepth: 8, MaxStringBytes: 64 << 20, MaxMembers: 16}
+
+// Import opens an archive with the exporting vault's password and Secret
+// Key and loads its claims and personas (owner only). merge adds the claims
+// whose ids this vault does not hold and skips the rest; replace first
+// erases every claim this vault holds. Imported versions keep their
+// content, tiers, restrictions, provenance and written_by; they are
+// re-stamped with this vault's revisions, in their original order. Wrong
+// credentials are KindUnauthenticated; an archive that is not one,
+// KindInvalid.
+func (s *Service) Import(ctx context.Context, p Principal, raw []byte) (ImportResult, error) {
+	const op = "import"
+	if err := requireOwner(op, p); err != nil {
+		return ImportResult{}, err
+	}
+	arch, ok := s.vault.(Archiver)
+	if !ok {
+		return ImportResult{}, fail(op, KindInvalid, "this custodian cannot import")
+	}
+	var in ImportInput
+	if err := schema.DecodeInto(raw, importLimits, &in); err != nil {
+		return ImportResult{}, decodeError(op, err)
+	}
+	if in.Mode != "merge" && in.Mode != "replace" {
+		return ImportResult{}, fail(op, KindInvalid, "mode must be merge or replace")
+	}
+	if wait := s.unlockFailures.wait("", s.clock.Now()); wait > 0 {
+		return ImportResult{}, &Error{Op: op, Kind: KindRateLimited, RetryAfter: wait}
+	}
+	var archive []byte
+	if err := json.Unmarshal(in.Archive, &archive); err != nil { // base64 in a JSON string
+		archive = in.Archive // or the archive's own JSON object
+	}
+	plain, err := arch.OpenArchive(archive, []byte(in.Password), in.SecretKey)
+	switch {
+	case errors.Is(err, vault.ErrBadCredentials), errors.Is(err, vault.ErrMalformedSecretKey):
+		s.unlockFailures.note("", s.clock.Now())
+		return ImportResult{}, fail(op, KindUnauthenticated, "wrong password or Secret Key for this archive")
+	case errors.Is(err, vault.ErrCorrupt):
+		return ImportResult{}, fail(op, KindInvalid, "not a phc archive")
+	case err != nil:
+		return ImportResult{}, wrap(op, KindInternal, err)
+	}
+	var content archiveContent
+	if err := json.Unmarshal(plain, &content); err != nil || content.Format != exportFormat {
+		return ImportResult{}, fail(op, KindInvalid, "the archive holds no phc export")
+	}
+	if err := checkArchive(&content); err != nil {
+		return ImportResult{}, &Error{Op: op, Kind: KindInvalid, Public: "the archive holds a malformed record", Err: err}
+	}
+	var out ImportResult
+	err = s.write(op, p, func(st *state, b *batch) error {
+		if in.Mode == "replace" {
+			for _, r := range st.claims {
+				if r.meta.Status == StatusActive {
+					st.erase(b, r)
+					out.Removed++
+				}
+			}
+		}
+		for _, pe := range content.Personas {
+			if _, ok := st.personas[pe.ID]; ok {
+				continue
+			}
+			key, err := identity.NewID("per_") // opaque, as in CreatePersona
+			if err != nil {
+				return wrap(op, KindInternal, err)
+			}
+			np := pe
+			st.personas[pe.ID] = &np
+			b.put(bucketPersonas, key, &np)
+		}
+		// Versions are re-stamped with revisions in their original order.
+		type ver struct {
+			c     *Claim
+			claim int
+		}
+		var all []ver
+		for i, ac := range content.Claims {
+			if _, exists := st.claims[ac.Versions[0].ID]; exists && in.Mode == "merge" {
+				out.Skipped++
+				continue
+			}
+			for _, v := range ac.Versions {
+				all = append(all, ver{v, i})
+			}
+		}
+		sort.SliceStable(all, func(i, j int) bool { return all[i].c.Revision < all[j].c.Revision })
+		for _, v := range all {
+			v.c.Revision = b.nextRevision()
+		}
+		for _, ac := range content.Claims {
+			id := ac.Versions[0].ID
+			if _, exists := st.claims[id]; exists && in.Mode == "merge" {
+				continue
+			}
+			personas := []string{}
+			for _, pe := range ac.Personas {
+				if _, ok := st.personas[pe]; ok {
+					personas = append(personas, pe)
+				}
+			}
+			if old, ok := st.claims[id]; ok {
+				// replace over a claim of the same id: drop any versions the
+				// archive does not have, so the stored sequence stays whole.
+				for v := len(ac.Versions) + 1; v <= len(old.versions); v++ {
+					b.del(bucketClaims, versionKey(id, v))
+				}
+			}
+			r := &claimRecord{meta: claimMeta{ID: id, Head: len(ac.Versions), Status: StatusActive, Personas: personas}}
+			for _, v := range ac.Versions {
+				v.Personas, v.Status = nil, StatusActive
+				r.versions = append(r.versions, v)
+				b.put(bucketClaims, versionKey(id, v.Version), v)
+			}
+			st.setClaim(r)
+			b.put(bucketClaimMeta, id, r.meta)
+			out.Imported++
+		}
+		if len(all) == 0 && out.Removed == 0 {
+			b.nextRevision()
+		}
+		out.Revision = st.revision
+		b.receipt(Receipt{Actor: "owner", Operation: op, Decision: "allow", Revision: out.Revision,
+			Records: []string{fmt.Sprintf("imported:%d", out.Imported), fmt.Sprintf("skipped:%d", out.Skipped), fmt.Sprintf("removed:%d", out.Removed)}})
+		return nil
+	})
+	return out, err
+}
+
+// checkArchive validates what an archive holds before any of it is used:
+// ids, keys, version sequences, tiers and persona ids.
+func checkArchive(c *archiveContent) error {
+	for _, pe := range c.Personas {
+		if !validSegment(pe.ID) {
+			return fmt.Errorf("persona id")
+		}
+	}
+	seen := map[string]bool{}
+	for _, ac := range c.Claims {
+		if len(ac.Versions) == 0 {
+			return fmt.Errorf("claim without versions")
+		}
+		id := ac.Versions[0].ID
+		if !identity.ValidID(id, "clm_") || seen[id] {
+			return fmt.Errorf("claim id")
+		}
+		seen[id] = true
+		for i, v := range ac.Versions {
+			if v == nil || v.ID != id || v.Version != i+1 || !validKey(v.Key) || len(v.Value) == 0 || !json.Valid(v.Value) {
+				return fmt.Errorf("claim %s version %d", id, i+1)
+			}
+			if _, ok := tierRank[v.Sensitivity]; !ok {
+				return fmt.Errorf("claim %s tier", id)
+			}
+		}
+		for _, pe := range ac.Personas {
+			if !validSegment(pe) {
+				return fmt.Errorf("claim %s persona", id)
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,134 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/phc-project/phc/internal/vault"
+)
+
+// startHarnessWith is startHarness with another password.
+func startHarnessWith(t *testing.T, password string) *harness {
+	t.Helper()
+	return startHarnessWith2(t, filepath.Join(t.TempDir(), "phc"), password)
+}
+
+func startHarnessWith2(t *testing.T, dir, password string) *harness {
+	t.Helper()
+	env, _, _ := testEnv(t, map[string]string{"PHC_PASSWORD": password})
+	d, err := startDaemon(context.Background(), env, slog.New(slog.NewTextHandler(io.Discard, nil)), dir, "127.0.0.1:0", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &harness{t: t, dir: dir, d: d, base: "http://" + d.addr, http: &http.Client{Timeout: time.Minute}}
+	t.Cleanup(h.stop)
+	raw, err := os.ReadFile(filepath.Join(dir, sessionFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.owner = strings.TrimSpace(string(raw))
+	return h
+}
+
+// TestExportImport: export, then import into a fresh vault with another
+// password; every field, version and provenance is equal.
+func TestExportImport(t *testing.T) {
+	a := startHarness(t, "")
+	a.must(201, "POST", "/phc/v1/personas", a.owner, map[string]string{"id": "learning", "name": "Learning"}, nil)
+	a.must(200, "PUT", "/context/fields/addresses.current.city", a.owner, map[string]any{"value": "Lisbon"}, nil)
+	a.must(200, "PUT", "/context/fields/addresses.current.city", a.owner, map[string]any{"value": "Porto"}, nil)
+	a.must(200, "PUT", "/context/fields/preferences.tea", a.owner, map[string]any{"value": "earl grey", "sensitivity": "public"}, nil)
+	tutor := a.consumer("tutor", "learning.*", "write")
+	a.grant("tutor", "learning", "contribute", map[string]any{"keys": []string{"learning.*"}})
+	var p struct {
+		ProposalID string `json:"proposal_id"`
+	}
+	a.must(201, "POST", "/phc/v1/proposals", tutor, map[string]any{"key": scheduleKey, "value": scheduleValue, "kind": "goal",
+		"assertion": "reported", "evidence": []map[string]string{{"ref": "chat://42"}}, "reported": map[string]string{"run_id": "run-7"},
+		"restrictions": []map[string]any{{"type": "no_training", "mandatory": true}}}, &p)
+	a.must(200, "POST", "/phc/v1/proposals/"+p.ProposalID+"/confirm", a.owner, map[string]any{"personas": []string{"learning"}}, nil)
+
+	archive := a.must(200, "GET", "/context/export", a.owner, nil, nil)
+	if strings.Contains(string(archive), "Porto") || strings.Contains(string(archive), "learning") {
+		t.Fatal("the archive holds plaintext")
+	}
+	sk, err := vault.ReadSecretKeyFile(a.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	b := startHarnessWith(t, "an entirely different passphrase")
+	b.constraint(401, "unauthenticated", "POST", "/context/import", b.owner,
+		map[string]any{"archive": json.RawMessage(archive), "mode": "merge", "password": "an entirely different passphrase", "secret_key": sk})
+	b.constraint(400, "invalid_request", "POST", "/context/import", b.owner,
+		map[string]any{"archive": map[string]string{"format": "other"}, "mode": "merge", "password": testPassword, "secret_key": sk})
+	var res struct {
+		Imported, Skipped, Removed int
+	}
+	b.must(200, "POST", "/context/import", b.owner,
+		map[string]any{"archive": json.RawMessage(archive), "mode": "merge", "password": testPassword, "secret_key": sk}, &res)
+	if res.Imported != 3 {
+		t.Fatalf("import = %+v; want 3 claims", res)
+	}
+
+	type versions struct {
+		Claims []map[string]any `json:"claims"`
+	}
+	strip := func(cs []map[string]any) []map[string]any {
+		for _, c := range cs {
+			delete(c, "revision") // re-stamped by the importing vault
+		}
+		return cs
+	}
+	var la, lb struct {
+		Claims []map[string]any `json:"claims"`
+	}
+	a.must(200, "GET", "/phc/v1/claims", a.owner, nil, &la)
+	b.must(200, "GET", "/phc/v1/claims", b.owner, nil, &lb)
+	if diff := cmp.Diff(strip(la.Claims), strip(lb.Claims)); diff != "" {
+		t.Fatalf("claims after import (-exported +imported):\n%s", diff)
+	}
+	for _, c := range la.Claims {
+		id := c["id"].(string)
+		var va, vb versions
+		a.must(200, "GET", "/phc/v1/claims/"+id+"/versions", a.owner, nil, &va)
+		b.must(200, "GET", "/phc/v1/claims/"+id+"/versions", b.owner, nil, &vb)
+		if diff := cmp.Diff(strip(va.Claims), strip(vb.Claims)); diff != "" {
+			t.Fatalf("versions of %s (-exported +imported):\n%s", id, diff)
+		}
+	}
+	// merge again: nothing new; replace: the same claims again.
+	b.must(200, "POST", "/context/import", b.owner,
+		map[string]any{"archive": json.RawMessage(archive), "mode": "merge", "password": testPassword, "secret_key": sk}, &res)
+	if res.Imported != 0 || res.Skipped != 3 {
+		t.Fatalf("second merge = %+v", res)
+	}
+	b.must(200, "PUT", "/context/fields/work.extra", b.owner, map[string]any{"value": 1}, nil)
+	b.must(200, "POST", "/context/import", b.owner,
+		map[string]any{"archive": json.RawMessage(archive), "mode": "replace", "password": testPassword, "secret_key": sk}, &res)
+	if res.Removed != 4 || res.Imported != 3 {
+		t.Fatalf("replace = %+v; want 4 removed and 3 imported", res)
+	}
+	b.must(200, "GET", "/phc/v1/claims", b.owner, nil, &lb)
+	if diff := cmp.Diff(strip(la.Claims), strip(lb.Claims)); diff != "" {
+		t.Fatalf("claims after replace (-exported +imported):\n%s", diff)
+	}
+	// And it all survives a restart (the stored version sequences are whole).
+	dir := b.dir
+	b.stop()
+	b = startHarnessWith2(t, dir, "an entirely different passphrase")
+	b.must(200, "GET", "/phc/v1/claims", b.owner, nil, &lb)
+	if len(lb.Claims) != 3 {
+		t.Fatalf("after restart %d claims", len(lb.Claims))
+	}
+	a.constraint(403, "session_required", "GET", "/context/export", tutor, nil)
+}
