@@ -26,6 +26,9 @@ func (s *Service) GetClaim(ctx context.Context, p Principal, id, purpose string)
 	if !identity.ValidID(id, "clm_") {
 		return ClaimRead{}, fail(op, KindInvalid, "malformed claim id")
 	}
+	if err := s.rateLimit(op, p, false); err != nil {
+		return ClaimRead{}, err
+	}
 	st, release, err := s.enter(op, p)
 	if err != nil {
 		return ClaimRead{}, err

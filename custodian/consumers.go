@@ -238,11 +238,12 @@ func (s *Service) ListConsumers(ctx context.Context, p Principal) ([]ConsumerVie
 // comma-separated list of key patterns; Mode is read (default), write or
 // read-write.
 type TokenRequest struct {
-	Consumer string          `json:"consumer"`
-	Secret   string          `json:"secret"`
-	Scope    string          `json:"scope"`
-	TTL      json.RawMessage `json:"ttl,omitempty"`
-	Mode     string          `json:"mode,omitempty"`
+	Consumer  string          `json:"consumer"`
+	Secret    string          `json:"secret"`
+	Scope     string          `json:"scope"`
+	TTL       json.RawMessage `json:"ttl,omitempty"`
+	Mode      string          `json:"mode,omitempty"`
+	RateLimit *RateLimit      `json:"rate_limit,omitempty"`
 }
 
 // TokenIssued carries a new service token. The token is shown once.
@@ -288,6 +289,9 @@ func (s *Service) MintServiceToken(ctx context.Context, raw []byte) (TokenIssued
 	ttl, err := parseTTL(in.TTL)
 	if err != nil {
 		return TokenIssued{}, err
+	}
+	if rl := in.RateLimit; rl != nil && (rl.Reads < 0 || rl.Writes < 0) {
+		return TokenIssued{}, fail(op, KindInvalid, "rate_limit values are requests per minute, 0 or more")
 	}
 	mode := in.Mode
 	switch mode {
@@ -338,7 +342,7 @@ func (s *Service) MintServiceToken(ctx context.Context, raw []byte) (TokenIssued
 			return fail(op, KindUnauthenticated, "")
 		}
 		t := &ServiceToken{ID: id, Hash: h[:], Prefix: token[:len(identity.ServicePrefix)+8], Consumer: in.Consumer,
-			Scope: scope, Mode: mode, CreatedAt: b.now, ExpiresAt: b.now.Add(ttl)}
+			Scope: scope, Mode: mode, CreatedAt: b.now, ExpiresAt: b.now.Add(ttl), RateLimit: in.RateLimit}
 		st.tokens[h] = t
 		st.tokenByID[id] = t
 		b.put(bucketTokens, id, t)

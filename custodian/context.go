@@ -65,6 +65,9 @@ func (s *Service) Context(ctx context.Context, p Principal, q ContextQuery) (Con
 	if !validPurpose(q.Purpose) {
 		return ContextResult{}, fail(op, KindInvalid, errPurpose)
 	}
+	if err := s.rateLimit(op, p, false); err != nil {
+		return ContextResult{}, err
+	}
 	if q.Persona != "" && !validSegment(q.Persona) {
 		return ContextResult{}, fail(op, KindInvalid, "malformed persona id")
 	}

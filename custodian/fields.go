@@ -238,6 +238,9 @@ func (s *Service) consumerFields(op string, p Principal, purpose, pattern string
 	if purpose != "" && !validPurpose(purpose) {
 		return nil, nil, 0, fail(op, KindInvalid, errPurpose)
 	}
+	if err := s.rateLimit(op, p, false); err != nil {
+		return nil, nil, 0, err
+	}
 	st, release, err := s.enter(op, p)
 	if err != nil {
 		return nil, nil, 0, err
@@ -387,6 +390,9 @@ func underKey(k, key string) bool {
 }
 
 func (s *Service) agentPutField(op string, p Principal, id string, in fieldWrite) (FieldRead, *Proposed, error) {
+	if err := s.rateLimit(op, p, true); err != nil {
+		return FieldRead{}, nil, err
+	}
 	st, release, err := s.enter(op, p)
 	if err != nil {
 		return FieldRead{}, nil, err

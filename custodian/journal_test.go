@@ -15,6 +15,10 @@ import (
 func TestConcurrentProposals(t *testing.T) {
 	ts := newTestService(t)
 	ctx := t.Context()
+	// 50 proposals from one token: above the default ten writes a minute.
+	if _, _, err := ts.PutSettings(ctx, ts.owner, []byte(`{"writes_per_minute":1000}`)); err != nil {
+		t.Fatal(err)
+	}
 	ts.mustConsumer("app")
 	ts.mustGrant(grantSpec{recipient: "app", ops: []string{"contribute"}, keys: []string{"notes.*"}})
 	app := ts.mustPrincipal("app", "notes.*", custodian.ModeWrite)

@@ -216,6 +216,13 @@ type ServiceToken struct {
 	CreatedAt time.Time  `json:"created_at"`
 	ExpiresAt time.Time  `json:"expires_at"`
 	RevokedAt *time.Time `json:"revoked_at,omitempty"`
+	RateLimit *RateLimit `json:"rate_limit,omitempty"` // lower rates the token asked for
+}
+
+// RateLimit is a token's own request rates, per minute (0: the owner's).
+type RateLimit struct {
+	Reads  int `json:"reads,omitempty"`
+	Writes int `json:"writes,omitempty"`
 }
 
 func (t *ServiceToken) canRead() bool  { return t.Mode == ModeRead || t.Mode == ModeReadWrite }

@@ -42,6 +42,9 @@ type Proposed struct {
 // until the owner confirms it.
 func (s *Service) Propose(ctx context.Context, p Principal, raw []byte) (Proposed, error) {
 	const op = "propose"
+	if err := s.rateLimit(op, p, true); err != nil {
+		return Proposed{}, err
+	}
 	st, release, err := s.enter(op, p)
 	if err != nil {
 		return Proposed{}, err

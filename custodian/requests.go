@@ -77,6 +77,9 @@ func (s *Service) RequestContext(ctx context.Context, p Principal, raw []byte) (
 	if p.kind != PrincipalConsumer {
 		return RequestView{}, fail(op, KindInvalid, "requests are made by consumers, with their service token")
 	}
+	if err := s.rateLimit(op, p, true); err != nil {
+		return RequestView{}, err
+	}
 	var in requestDoc
 	if err := decodeStrict(op, raw, &in); err != nil {
 		return RequestView{}, err
@@ -168,6 +171,9 @@ func (s *Service) PollRequest(ctx context.Context, p Principal, id string) (Requ
 	}
 	if !identity.ValidID(id, "req_") {
 		return RequestView{}, fail(op, KindInvalid, "malformed request id")
+	}
+	if err := s.rateLimit(op, p, false); err != nil {
+		return RequestView{}, err
 	}
 	token, err := identity.NewToken(identity.ServicePrefix)
 	if err != nil {

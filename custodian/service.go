@@ -89,6 +89,7 @@ type Service struct {
 	mintFailures    *failures     // wrong consumer secrets, per consumer name
 	mintFailuresAll *failures     // wrong consumer secrets, in all
 	kdf             chan struct{} // bounds concurrent Argon2id hashing of consumer secrets
+	rates           buckets       // service tokens' request rates
 
 	lastActive atomic.Int64 // unix nanoseconds of the last authenticated request
 	unlocked   atomic.Bool  // mirrors st != nil for lock-free status

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 )
 
 // Settings are the owner's policy switches.
@@ -16,6 +17,24 @@ type Settings struct {
 	// UserOnlyWrite lists key patterns (a key, prefix.*) only the owner may
 	// write, besides the built-in ones (see userOnlyWrite).
 	UserOnlyWrite []string `json:"user_only_write,omitempty"`
+	// ReadsPerMinute and WritesPerMinute are the most a service token may
+	// do (0: the PCP defaults of 60 and 10); a token may ask for less.
+	ReadsPerMinute  int `json:"reads_per_minute,omitempty"`
+	WritesPerMinute int `json:"writes_per_minute,omitempty"`
+}
+
+func (s Settings) readsPerMinute() int {
+	if s.ReadsPerMinute > 0 {
+		return s.ReadsPerMinute
+	}
+	return defaultReadsPerMinute
+}
+
+func (s Settings) writesPerMinute() int {
+	if s.WritesPerMinute > 0 {
+		return s.WritesPerMinute
+	}
+	return defaultWritesPerMinute
 }
 
 const metaSettings = "settings"
@@ -50,36 +69,77 @@ func (s *Service) GetSettings(ctx context.Context, p Principal) (Settings, error
 	return ownerRead(s, "settings.get", p, func(st *state) (Settings, error) { return st.settings, nil })
 }
 
-// PutSettings replaces the owner's settings (owner only).
+// settingsPatch is the body of PutSettings: members left out keep their
+// values.
+type settingsPatch struct {
+	AutoGrant       *string   `json:"auto_grant"`
+	UserOnlyWrite   *[]string `json:"user_only_write"`
+	ReadsPerMinute  *int      `json:"reads_per_minute"`
+	WritesPerMinute *int      `json:"writes_per_minute"`
+}
+
+// PutSettings changes the owner's settings (owner only): the members given
+// replace their values, the others stay.
 func (s *Service) PutSettings(ctx context.Context, p Principal, raw []byte) (Settings, uint64, error) {
 	const op = "settings.put"
 	if err := requireOwner(op, p); err != nil {
 		return Settings{}, 0, err
 	}
-	var in Settings
+	var in settingsPatch
 	if err := decodeStrict(op, raw, &in); err != nil {
 		return Settings{}, 0, err
 	}
-	switch in.AutoGrant {
-	case "none", SensitivityPublic, SensitivityStandard:
-	default:
-		return Settings{}, 0, fail(op, KindInvalid, "auto_grant must be none, public or standard")
-	}
-	if len(in.UserOnlyWrite) > 256 {
-		return Settings{}, 0, fail(op, KindInvalid, "user_only_write holds more than 256 patterns")
-	}
-	for _, pat := range in.UserOnlyWrite {
-		if pat == "*" || !validPattern(pat) {
-			return Settings{}, 0, fail(op, KindInvalid, "user_only_write holds a malformed key pattern")
+	if in.AutoGrant != nil {
+		switch *in.AutoGrant {
+		case "none", SensitivityPublic, SensitivityStandard:
+		default:
+			return Settings{}, 0, fail(op, KindInvalid, "auto_grant must be none, public or standard")
 		}
 	}
-	var rev uint64
+	for _, r := range []*int{in.ReadsPerMinute, in.WritesPerMinute} {
+		if r != nil && (*r < 0 || *r > 10_000_000) {
+			return Settings{}, 0, fail(op, KindInvalid, "rates are per minute, from 0 (the default) to 10,000,000")
+		}
+	}
+	if in.UserOnlyWrite != nil {
+		if len(*in.UserOnlyWrite) > 256 {
+			return Settings{}, 0, fail(op, KindInvalid, "user_only_write holds more than 256 patterns")
+		}
+		for _, pat := range *in.UserOnlyWrite {
+			if pat == "*" || !validPattern(pat) {
+				return Settings{}, 0, fail(op, KindInvalid, "user_only_write holds a malformed key pattern")
+			}
+		}
+	}
+	var (
+		out Settings
+		rev uint64
+	)
 	err := s.write(op, p, func(st *state, b *batch) error {
+		set := st.settings
+		if in.AutoGrant != nil {
+			set.AutoGrant = *in.AutoGrant
+		}
+		if in.UserOnlyWrite != nil {
+			set.UserOnlyWrite = *in.UserOnlyWrite
+		}
+		if in.ReadsPerMinute != nil {
+			set.ReadsPerMinute = *in.ReadsPerMinute
+		}
+		if in.WritesPerMinute != nil {
+			set.WritesPerMinute = *in.WritesPerMinute
+		}
+		out = set
+		if set.AutoGrant == st.settings.AutoGrant && slices.Equal(set.UserOnlyWrite, st.settings.UserOnlyWrite) &&
+			set.ReadsPerMinute == st.settings.ReadsPerMinute && set.WritesPerMinute == st.settings.WritesPerMinute {
+			rev = st.revision // nothing changes: no write
+			return nil
+		}
 		rev = b.nextRevision()
-		st.settings = in
-		b.put(bucketMeta, metaSettings, in)
+		st.settings = set
+		b.put(bucketMeta, metaSettings, set)
 		b.receipt(Receipt{Actor: "owner", Operation: op, Decision: "allow", Revision: rev})
 		return nil
 	})
-	return in, rev, err
+	return out, rev, err
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"net/http"
 	"strings"
 	"testing"
 )
@@ -85,4 +86,41 @@ func TestConsumerLifecycle(t *testing.T) {
 	}
 	h.constraint(403, "session_required", "GET", "/context/tokens/service", fresh, nil)
 	h.constraint(403, "session_required", "DELETE", "/context/consumers/diary", fresh, nil)
+}
+
+// TestTokenRateLimits: a service token may make 60 reads and 10 writes a
+// minute by default (the owner may change the defaults; a token may ask for
+// less), then answers 429 with Retry-After; the owner is never limited.
+func TestTokenRateLimits(t *testing.T) {
+	h := startHarness(t, "")
+	h.must(200, "PUT", "/phc/v1/settings", h.owner, map[string]int{"reads_per_minute": 0, "writes_per_minute": 0}, nil)
+	app := h.consumer("app", "*", "read-write")
+	h.grant("app", "notes", "contribute", map[string]any{"keys": []string{"notes.*"}})
+	for i := range 10 {
+		h.must(201, "POST", "/phc/v1/proposals", app, map[string]any{"key": "notes.n" + string(rune('a'+i)), "value": i, "kind": "note", "assertion": "reported"}, nil)
+	}
+	h.constraint(429, "rate_limited", "POST", "/phc/v1/proposals", app, map[string]any{"key": "notes.x", "value": 1, "kind": "note", "assertion": "reported"})
+	for range 60 {
+		h.must(200, "GET", "/phc/v1/context?purpose=notes", app, nil, nil)
+	}
+	req, _ := http.NewRequest("GET", h.base+"/phc/v1/context?purpose=notes", nil)
+	req.Header.Set("Authorization", "Bearer "+app)
+	resp, err := h.http.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 429 || resp.Header.Get("Retry-After") == "" {
+		t.Fatalf("61st read = %d, Retry-After %q; want 429 with Retry-After", resp.StatusCode, resp.Header.Get("Retry-After"))
+	}
+	// A token that asks for less gets less.
+	var tok struct{ Token string }
+	h.must(201, "POST", "/context/tokens/service", "", map[string]any{"consumer": "app", "secret": "secret-of-app-0123456789",
+		"scope": "*", "mode": "read", "rate_limit": map[string]int{"reads": 2}}, &tok)
+	h.must(200, "GET", "/phc/v1/context?purpose=notes", tok.Token, nil, nil)
+	h.must(200, "GET", "/phc/v1/context?purpose=notes", tok.Token, nil, nil)
+	h.constraint(429, "rate_limited", "GET", "/phc/v1/context?purpose=notes", tok.Token, nil)
+	for range 100 {
+		h.must(200, "GET", "/phc/v1/claims", h.owner, nil, nil)
+	}
 }
