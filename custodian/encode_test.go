@@ -58,3 +58,27 @@ func TestContextResultJSON(t *testing.T) {
 		t.Fatalf("cache = %+v", sc)
 	}
 }
+
+// TestContextBundleJSON: the cached encoding equals the plain one.
+func TestContextBundleJSON(t *testing.T) {
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	rec := func(id, key, value string) *claimRecord {
+		v := &Claim{ID: id, Version: 1, Key: key, Value: json.RawMessage(value), Subject: "self", RecordedAt: at,
+			Sensitivity: "standard", WrittenBy: "user", Producer: Producer{Authenticated: ownerAuth}}
+		return &claimRecord{meta: claimMeta{ID: id, Head: 1, Status: StatusActive}, versions: []*Claim{v}}
+	}
+	a, b2, c := rec("clm_A", "work.a", `"x<y"`), rec("clm_B", "work.b", `{"n":1}`), rec("clm_C", "aé\u2028.c", `[1,2]`)
+	for _, warnings := range [][]string{nil, {"the value of work.a was written by another app: t<1>"}} {
+		bundle := ContextBundle{ContextVersion: PCPVersion, Revision: 7, Warnings: warnings, Categories: map[string][]Field{
+			"work": {fieldCached(a), fieldCached(b2)}, "aé\u2028": {fieldCached(c)}}}
+		got, err := json.Marshal(bundle)
+		if err != nil {
+			t.Fatal(err)
+		}
+		type plain ContextBundle
+		want, _ := json.Marshal(plain(bundle))
+		if !bytes.Equal(got, want) {
+			t.Fatalf("ContextBundle JSON = %s; want %s", got, want)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -27,6 +28,22 @@ type Field struct {
 	Version     int             `json:"version"`
 	WrittenBy   string          `json:"written_by"`
 	ClaimID     string          `json:"claim_id"`
+
+	raw json.RawMessage // the field's JSON, from its record's cache
+}
+
+// fieldCached is fieldView(r, true) with its JSON, encoded once per record
+// (a record is replaced, never changed, so the cache cannot go stale).
+func fieldCached(r *claimRecord) Field {
+	if f := r.field.Load(); f != nil {
+		return *f
+	}
+	f := fieldView(r, true)
+	if raw, err := json.Marshal(f); err == nil {
+		f.raw = raw
+	}
+	r.field.Store(&f)
+	return f
 }
 
 // fieldView is the field of claim record r; withValue says whether the value
@@ -200,16 +217,69 @@ func (s *Service) FieldContext(ctx context.Context, p Principal, purpose string)
 	return ownerRead(s, op, p, func(st *state) (ContextBundle, error) {
 		var fs []Field
 		for _, r := range st.fields("*") {
-			fs = append(fs, fieldView(r, true))
+			fs = append(fs, fieldCached(r))
 		}
 		return group(fs, st.revision, nil), nil
 	})
 }
 
+// MarshalJSON encodes b from its fields' cached encodings, as encoding/json
+// would encode it, without encoding them again.
+func (b ContextBundle) MarshalJSON() ([]byte, error) {
+	type plain ContextBundle
+	cats := make([]string, 0, len(b.Categories))
+	n := 128
+	for cat, fs := range b.Categories {
+		cats = append(cats, cat)
+		for _, f := range fs {
+			if f.raw == nil {
+				return json.Marshal(plain(b))
+			}
+			n += len(f.raw) + 1
+		}
+	}
+	sort.Strings(cats)
+	out := make([]byte, 0, n)
+	version, err := json.Marshal(b.ContextVersion)
+	if err != nil {
+		return nil, err
+	}
+	out = append(append(out, `{"context_version":`...), version...)
+	out = append(out, `,"categories":{`...)
+	for i, cat := range cats {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		key, err := json.Marshal(cat)
+		if err != nil {
+			return nil, err
+		}
+		out = append(append(out, key...), ':', '[')
+		for j, f := range b.Categories[cat] {
+			if j > 0 {
+				out = append(out, ',')
+			}
+			out = append(out, f.raw...)
+		}
+		out = append(out, ']')
+	}
+	out = append(out, `},"revision":`...)
+	out = strconv.AppendUint(out, b.Revision, 10)
+	if len(b.Warnings) > 0 {
+		w, err := json.Marshal(b.Warnings)
+		if err != nil {
+			return nil, err
+		}
+		out = append(append(out, `,"warnings":`...), w...)
+	}
+	return append(out, '}'), nil
+}
+
 // fieldGrant reports whether consumer p may read field r for purpose (which
-// may be empty: PCP reads carry none) and under which grant (nil for the
-// owner's auto_grant). Callers hold st.mu.
-func (st *state) fieldGrant(p Principal, r *claimRecord, purpose string, now time.Time) (*Grant, bool) {
+// may be empty: PCP reads carry none) and under which of grants — p's read
+// grants in force, from grantsFor — (nil for the owner's auto_grant).
+// Callers hold st.mu.
+func (st *state) fieldGrant(p Principal, r *claimRecord, purpose string, now time.Time, grants []*Grant) (*Grant, bool) {
 	c := r.head()
 	if p.token == nil || !p.token.canRead() || !matchAny(p.token.Scope, c.Key) {
 		return nil, false
@@ -219,7 +289,6 @@ func (st *state) fieldGrant(p Principal, r *claimRecord, purpose string, now tim
 	if st.settings.autoGranted(c.Sensitivity) && restrictionsAllow(c.Restrictions, "", &Grant{}, now) {
 		return nil, true
 	}
-	grants := st.grantsFor(p.Consumer, OpRead, now)
 	if purpose != "" {
 		g := readGrant(grants, p, r, purpose, now)
 		return g, g != nil
@@ -256,12 +325,16 @@ func (s *Service) consumerFields(op string, p Principal, purpose, pattern string
 			return nil, nil
 		}
 		seen := map[*Grant]bool{}
+		grants := st.grantsFor(p.Consumer, OpRead, now)
 		for _, r := range st.fields(pattern) {
-			g, ok := st.fieldGrant(p, r, purpose, now)
+			g, ok := st.fieldGrant(p, r, purpose, now, grants)
 			if !ok {
 				continue
 			}
-			f := fieldView(r, withValue)
+			f := fieldView(r, false)
+			if withValue {
+				f = fieldCached(r)
+			}
 			fs = append(fs, f)
 			records = append(records, r.head().Ref())
 			// Discovery shows no value: it spends no single-use grant.
@@ -427,7 +500,7 @@ func (s *Service) agentPutField(op string, p Principal, id string, in fieldWrite
 		cur := st.field(id)
 		visible := false
 		if cur != nil {
-			_, visible = st.fieldGrant(p, cur, "", b.now)
+			_, visible = st.fieldGrant(p, cur, "", b.now, st.grantsFor(p.Consumer, OpRead, b.now))
 		}
 		known := raiseTier(defaultSensitivity(id), in.Sensitivity)
 		if visible {

@@ -65,9 +65,11 @@ type claimRecord struct {
 	meta     claimMeta
 	versions []*Claim // index i holds version i+1
 
-	// served caches the JSON of the head as a recipient last received it.
-	// A record is replaced, never changed, so the cache cannot go stale.
+	// served caches the JSON of the head as a recipient last received it,
+	// and field the head as a PCP field. A record is replaced, never
+	// changed, so the caches cannot go stale.
 	served atomic.Pointer[servedClaim]
+	field  atomic.Pointer[Field]
 }
 
 // servedClaim is a recipient view of a claim and its JSON encoding.

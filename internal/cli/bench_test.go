@@ -142,8 +142,31 @@ func contextFixture(b *testing.B) (h *harness, token, path string) {
 // each read receipted durably before it is answered.
 func BenchmarkContext(b *testing.B) {
 	h, token, path := contextFixture(b)
+	latency(b, h, token, path)
+}
+
+// BenchmarkPCPContext is the same read through the PCP facade:
+// GET /context/context, the 300 fields grouped by category.
+func BenchmarkPCPContext(b *testing.B) {
+	h, token, _ := contextFixture(b)
+	latency(b, h, token, "/context/context")
+}
+
+// BenchmarkPCPField reads one field through the PCP facade:
+// GET /context/fields/{id}, receipted like every read.
+func BenchmarkPCPField(b *testing.B) {
+	h, token, path := contextFixture(b)
+	var ctx contextAnswer
+	h.must(200, "GET", path, token, nil, &ctx)
+	latency(b, h, token, "/context/fields/"+ctx.Claims[0].Key)
+}
+
+// latency sends sequential GETs of path and reports p50/p99 (ns) besides
+// ns/op, and the answer's size.
+func latency(b *testing.B, h *harness, token, path string) {
 	var durs []time.Duration
 	var buf bytes.Buffer
+	b.ResetTimer()
 	for b.Loop() {
 		start := time.Now()
 		status, err := h.sendInto(&buf, "GET", path, token, nil)
