@@ -26,7 +26,7 @@
 //     revoked); PCP-7.3 consumers (self-registration, list, removal);
 //     PCP-7.4 the audit log; PCP-7.5 fields (read, written, discovered,
 //     by category, as a grouped context, tier overrides); PCP-7.6 context
-//     requests and the owner's approval.
+//     requests and the owner's approval; PCP-7.7 export and import.
 //
 // Ids are stable: a case may be corrected, never renumbered; a new
 // requirement gets a new id.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/phc-project/phc/internal/identity"
@@ -89,6 +90,8 @@ func (s *Service) Export(ctx context.Context, p Principal) ([]byte, error) {
 
 // ImportInput is the body of an import.
 type ImportInput struct {
+	// Archive is the archive as GET /context/export answered it: that JSON
+	// object, the same JSON as a string, or it base64-encoded.
 	Archive   json.RawMessage `json:"archive"`
 	Mode      string          `json:"mode"` // merge | replace
 	Password  string          `json:"password"`
@@ -134,9 +137,14 @@ func (s *Service) Import(ctx context.Context, p Principal, raw []byte) (ImportRe
 	if wait := s.unlockFailures.wait("", s.clock.Now()); wait > 0 {
 		return ImportResult{}, &Error{Op: op, Kind: KindRateLimited, RetryAfter: wait}
 	}
-	var archive []byte
-	if err := json.Unmarshal(in.Archive, &archive); err != nil { // base64 in a JSON string
-		archive = in.Archive // or the archive's own JSON object
+	archive := []byte(in.Archive) // the archive's own JSON object, or
+	var text string
+	if json.Unmarshal(in.Archive, &text) == nil {
+		archive = []byte(text) // that JSON as a string
+		var b64 []byte
+		if !strings.HasPrefix(strings.TrimSpace(text), "{") && json.Unmarshal(in.Archive, &b64) == nil {
+			archive = b64 // or it, base64-encoded
+		}
 	}
 	plain, err := arch.OpenArchive(archive, []byte(in.Password), in.SecretKey)
 	switch {
