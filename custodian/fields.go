@@ -82,13 +82,18 @@ func (st *state) field(key string) *claimRecord {
 // by key. Callers hold st.mu.
 func (st *state) fields(pattern string) []*claimRecord {
 	var out []*claimRecord
-	for _, r := range st.activeClaims() {
-		k := r.head().Key
-		if !matchKey(pattern, k) || (len(out) > 0 && out[len(out)-1].head().Key == k) {
-			continue
+	active := st.activeClaims() // sorted by key: one pass, a run per key
+	for i := 0; i < len(active); {
+		k := active[i].head().Key
+		var best *claimRecord
+		for ; i < len(active) && active[i].head().Key == k; i++ {
+			r := active[i]
+			if r.head().Subject == SubjectSelf && (best == nil || r.head().Revision > best.head().Revision) {
+				best = r
+			}
 		}
-		if f := st.field(k); f != nil {
-			out = append(out, f)
+		if best != nil && matchKey(pattern, k) {
+			out = append(out, best)
 		}
 	}
 	return out
