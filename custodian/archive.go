@@ -134,7 +134,7 @@ func (s *Service) Import(ctx context.Context, p Principal, raw []byte) (ImportRe
 	if in.Mode != "merge" && in.Mode != "replace" {
 		return ImportResult{}, fail(op, KindInvalid, "mode must be merge or replace")
 	}
-	if wait := s.unlockFailures.wait("", s.clock.Now()); wait > 0 {
+	if wait := s.reentryFailures.wait("", s.clock.Now()); wait > 0 {
 		return ImportResult{}, &Error{Op: op, Kind: KindRateLimited, RetryAfter: wait}
 	}
 	archive := []byte(in.Archive) // the archive's own JSON object, or
@@ -149,7 +149,7 @@ func (s *Service) Import(ctx context.Context, p Principal, raw []byte) (ImportRe
 	plain, err := arch.OpenArchive(archive, []byte(in.Password), in.SecretKey)
 	switch {
 	case errors.Is(err, vault.ErrBadCredentials), errors.Is(err, vault.ErrMalformedSecretKey):
-		s.unlockFailures.note("", s.clock.Now())
+		s.reentryFailures.note("", s.clock.Now())
 		return ImportResult{}, fail(op, KindUnauthenticated, "wrong password or Secret Key for this archive")
 	case errors.Is(err, vault.ErrCorrupt):
 		return ImportResult{}, fail(op, KindInvalid, "not a phc archive")

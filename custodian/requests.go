@@ -268,11 +268,11 @@ func (s *Service) DecideRequest(ctx context.Context, p Principal, id string, app
 		if s.verifyPassword == nil {
 			return ContextRequest{}, fail(op, KindInvalid, "this custodian cannot check a password")
 		}
-		if wait := s.unlockFailures.wait("", s.clock.Now()); wait > 0 {
+		if wait := s.reentryFailures.wait("", s.clock.Now()); wait > 0 {
 			return ContextRequest{}, &Error{Op: op, Kind: KindRateLimited, RetryAfter: wait}
 		}
 		if err := s.verifyPassword([]byte(in.Password)); err != nil {
-			s.unlockFailures.note("", s.clock.Now())
+			s.reentryFailures.note("", s.clock.Now())
 			return ContextRequest{}, fail(op, KindUnauthenticated, "wrong password")
 		}
 		passwordOK = true

@@ -86,6 +86,7 @@ type Service struct {
 	closed   bool
 
 	unlockFailures  *failures     // wrong unlock attempts, globally
+	reentryFailures *failures     // wrong passwords re-entered in a session (critical approvals, imports)
 	mintFailures    *failures     // wrong consumer secrets, per consumer name
 	mintFailuresAll *failures     // wrong consumer secrets, in all
 	kdf             chan struct{} // bounds concurrent Argon2id hashing of consumer secrets
@@ -117,6 +118,7 @@ func New(cfg Config) (*Service, error) {
 		verifyPassword:  cfg.VerifyPassword,
 		sessions:        make(map[[32]byte]struct{}),
 		unlockFailures:  newFailures(unlockFailureLimit, unlockFailureWindow),
+		reentryFailures: newFailures(unlockFailureLimit, unlockFailureWindow),
 		mintFailures:    newFailures(mintFailureLimit, time.Minute),
 		mintFailuresAll: newFailures(10*mintFailureLimit, time.Minute),
 		kdf:             make(chan struct{}, runtime.NumCPU()),
