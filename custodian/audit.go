@@ -2,6 +2,7 @@ package custodian
 
 import (
 	"context"
+	"sort"
 	"strings"
 	"time"
 )
@@ -11,7 +12,7 @@ import (
 type AuditEntry struct {
 	Seq        uint64    `json:"seq"`
 	Timestamp  time.Time `json:"timestamp"`
-	Action     string    `json:"action"` // GRANT | READ | WRITE | DENY | REVOKE | ADMIN
+	Action     string    `json:"action"` // GRANT | READ | WRITE | DENY | EXPIRE | REVOKE | ADMIN
 	Operation  string    `json:"operation"`
 	Consumer   string    `json:"consumer,omitempty"`
 	Purpose    string    `json:"purpose,omitempty"`
@@ -79,5 +80,41 @@ func (s *Service) Audit(ctx context.Context, p Principal, limit int) ([]AuditEnt
 		}
 		out = append(out, e)
 	}
+	// Expiry is no event anyone performs, so it leaves no receipt: the
+	// grants and tokens that have run out appear as EXPIRE entries at their
+	// expiry, among the receipts of the same period.
+	now := s.clock.Now()
+	oldest := time.Time{}
+	if len(rs) == limitOrDefault(limit) && len(rs) > 0 {
+		oldest = rs[len(rs)-1].At
+	}
+	expired := func(at time.Time, operation, consumer, purpose string) {
+		if at.After(now) || at.Before(oldest) {
+			return
+		}
+		out = append(out, AuditEntry{Timestamp: at, Action: "EXPIRE", Operation: operation, Consumer: consumer,
+			Purpose: purpose, Fields: []string{}})
+	}
+	for _, g := range st.grants {
+		if g.RevokedAt == nil && g.SpentAt == nil {
+			expired(g.ExpiresAt, "grant.expire", g.Recipient.ID, g.Purpose)
+		}
+	}
+	for _, t := range st.tokenByID {
+		if t.RevokedAt == nil {
+			expired(t.ExpiresAt, "token.expire", t.Consumer, "")
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Timestamp.After(out[j].Timestamp) })
+	if n := limitOrDefault(limit); len(out) > n {
+		out = out[:n]
+	}
 	return out, nil
+}
+
+func limitOrDefault(limit int) int {
+	if limit == 0 {
+		return 100
+	}
+	return limit
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/phc-project/phc/custodian"
@@ -414,5 +415,35 @@ func TestRefusedProposalReceipted(t *testing.T) {
 				t.Fatalf("last receipt = %+v; want a proposal.create deny %s by consumer:app", last, tt.constraint)
 			}
 		})
+	}
+}
+
+// TestAuditExpiry: grants and tokens that ran out appear in the audit as
+// EXPIRE entries at their expiry, newest first among the receipts.
+func TestAuditExpiry(t *testing.T) {
+	ts := newTestService(t)
+	ctx := t.Context()
+	ts.mustConsumer("app")
+	ts.mustGrant(grantSpec{recipient: "app", ops: []string{"read"}, keys: []string{"*"}, expires: ts.clock.Now().Add(time.Hour)})
+	if _, err := ts.MintServiceToken(ctx, mustJSON(t, map[string]any{"consumer": "app", "secret": secretOf("app"), "scope": "*", "ttl": "30m"})); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := ts.Audit(ctx, ts.owner, 50)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if e.Action == "EXPIRE" {
+			t.Fatalf("an EXPIRE entry before anything expired: %+v", e)
+		}
+	}
+	ts.clock.Advance(2 * time.Hour)
+	entries, err = ts.Audit(ctx, ts.owner, 50)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) < 2 || entries[0].Action != "EXPIRE" || entries[0].Operation != "grant.expire" || entries[0].Consumer != "app" ||
+		entries[1].Action != "EXPIRE" || entries[1].Operation != "token.expire" {
+		t.Fatalf("audit after expiry = %+v; want the grant's then the token's EXPIRE first", entries[:min(3, len(entries))])
 	}
 }
