@@ -1,43 +1,13 @@
 package cli
 
 import (
-	"context"
 	"encoding/json"
-	"io"
-	"log/slog"
-	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/phc-project/phc/internal/vault"
 )
-
-// startHarnessWith is startHarness with another password.
-func startHarnessWith(t *testing.T, password string) *harness {
-	t.Helper()
-	return startHarnessWith2(t, filepath.Join(t.TempDir(), "phc"), password)
-}
-
-func startHarnessWith2(t *testing.T, dir, password string) *harness {
-	t.Helper()
-	env, _, _ := testEnv(t, map[string]string{"PHC_PASSWORD": password})
-	d, err := startDaemon(context.Background(), env, slog.New(slog.NewTextHandler(io.Discard, nil)), dir, "127.0.0.1:0", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := &harness{t: t, dir: dir, d: d, base: "http://" + d.addr, http: &http.Client{Timeout: time.Minute}}
-	t.Cleanup(h.stop)
-	raw, err := os.ReadFile(filepath.Join(dir, sessionFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.owner = strings.TrimSpace(string(raw))
-	return h
-}
 
 // TestExportImport: export, then import into a fresh vault with another
 // password; every field, version and provenance is equal.
@@ -66,7 +36,7 @@ func TestExportImport(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	b := startHarnessWith(t, "an entirely different passphrase")
+	b := startHarnessAs(t, "", "an entirely different passphrase")
 	b.constraint(401, "unauthenticated", "POST", "/context/import", b.owner,
 		map[string]any{"archive": json.RawMessage(archive), "mode": "merge", "password": "an entirely different passphrase", "secret_key": sk})
 	b.constraint(400, "invalid_request", "POST", "/context/import", b.owner,
@@ -125,7 +95,7 @@ func TestExportImport(t *testing.T) {
 	// And it all survives a restart (the stored version sequences are whole).
 	dir := b.dir
 	b.stop()
-	b = startHarnessWith2(t, dir, "an entirely different passphrase")
+	b = startHarnessAs(t, dir, "an entirely different passphrase")
 	b.must(200, "GET", "/phc/v1/claims", b.owner, nil, &lb)
 	if len(lb.Claims) != 3 {
 		t.Fatalf("after restart %d claims", len(lb.Claims))

@@ -45,10 +45,16 @@ type harness struct {
 
 func startHarness(t testing.TB, dir string) *harness {
 	t.Helper()
+	return startHarnessAs(t, dir, testPassword)
+}
+
+// startHarnessAs is startHarness with the vault's password.
+func startHarnessAs(t testing.TB, dir, password string) *harness {
+	t.Helper()
 	if dir == "" {
 		dir = filepath.Join(t.TempDir(), "phc")
 	}
-	env, _, _ := testEnv(t, nil)
+	env, _, _ := testEnv(t, map[string]string{"PHC_PASSWORD": password})
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	d, err := startDaemon(context.Background(), env, log, dir, "127.0.0.1:0", 0)
 	if err != nil {
