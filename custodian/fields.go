@@ -65,16 +65,10 @@ func fieldView(r *claimRecord, withValue bool) Field {
 func (st *state) field(key string) *claimRecord {
 	active := st.activeClaims()
 	i := sort.Search(len(active), func(i int) bool { return active[i].head().Key >= key })
-	var best *claimRecord
-	for ; i < len(active) && active[i].head().Key == key; i++ {
-		r := active[i]
-		if r.head().Subject != SubjectSelf {
-			continue
-		}
-		if best == nil || r.head().Revision > best.head().Revision {
-			best = r
-		}
+	if i == len(active) || active[i].head().Key != key {
+		return nil
 	}
+	best, _ := fieldOfRun(active, i)
 	return best
 }
 
@@ -85,18 +79,28 @@ func (st *state) fields(pattern string) []*claimRecord {
 	active := st.activeClaims() // sorted by key: one pass, a run per key
 	for i := 0; i < len(active); {
 		k := active[i].head().Key
-		var best *claimRecord
-		for ; i < len(active) && active[i].head().Key == k; i++ {
-			r := active[i]
-			if r.head().Subject == SubjectSelf && (best == nil || r.head().Revision > best.head().Revision) {
-				best = r
-			}
-		}
+		best, next := fieldOfRun(active, i)
 		if best != nil && matchKey(pattern, k) {
 			out = append(out, best)
 		}
+		i = next
 	}
 	return out
+}
+
+// fieldOfRun picks the field of the run of active (sorted by key) claims
+// that share the key of active[i]: the one about the owner written last. It
+// returns it, or nil, and the index after the run.
+func fieldOfRun(active []*claimRecord, i int) (*claimRecord, int) {
+	key := active[i].head().Key
+	var best *claimRecord
+	for ; i < len(active) && active[i].head().Key == key; i++ {
+		r := active[i]
+		if r.head().Subject == SubjectSelf && (best == nil || r.head().Revision > best.head().Revision) {
+			best = r
+		}
+	}
+	return best, i
 }
 
 // FieldList is the discovery answer: fields without values.
@@ -110,18 +114,37 @@ type FieldList struct {
 // field; a consumer sees the fields it may read (see [Service.GetField]),
 // and its discovery is receipted.
 func (s *Service) ListFields(ctx context.Context, p Principal, purpose string) (FieldList, error) {
-	const op = "field.list"
-	if p.kind == PrincipalConsumer {
-		fs, _, rev, err := s.consumerFields(op, p, purpose, "*", false)
-		return FieldList{ContextVersion: PCPVersion, Fields: fs, Revision: rev}, err
+	fs, _, rev, err := s.fieldsFor("field.list", p, purpose, "*", false)
+	if err != nil {
+		return FieldList{}, err
 	}
-	return ownerRead(s, op, p, func(st *state) (FieldList, error) {
-		out := FieldList{ContextVersion: PCPVersion, Fields: []Field{}, Revision: st.revision}
-		for _, r := range st.fields("*") {
-			out.Fields = append(out.Fields, fieldView(r, false))
+	return FieldList{ContextVersion: PCPVersion, Fields: fs, Revision: rev}, nil
+}
+
+// fieldsFor reads the fields whose keys match pattern (with their values,
+// if withValue): every one of them for the owner, as a settled owner read;
+// those it may read for a consumer, as a decided and receipted recipient
+// read (see consumerFields).
+func (s *Service) fieldsFor(op string, p Principal, purpose, pattern string, withValue bool) ([]Field, []string, uint64, error) {
+	if p.kind == PrincipalConsumer {
+		return s.consumerFields(op, p, purpose, pattern, withValue)
+	}
+	type read struct {
+		fs  []Field
+		rev uint64
+	}
+	out, err := ownerRead(s, op, p, func(st *state) (read, error) {
+		out := read{fs: []Field{}, rev: st.revision}
+		for _, r := range st.fields(pattern) {
+			if withValue {
+				out.fs = append(out.fs, fieldCached(r))
+			} else {
+				out.fs = append(out.fs, fieldView(r, false))
+			}
 		}
 		return out, nil
 	})
+	return out.fs, nil, out.rev, err
 }
 
 // FieldRead is one field with its value, at a revision. The field's members
@@ -143,26 +166,17 @@ func (s *Service) GetField(ctx context.Context, p Principal, id, purpose string)
 	if !validKey(id) {
 		return FieldRead{}, fail(op, KindInvalid, "malformed field id")
 	}
-	if p.kind == PrincipalConsumer {
-		fs, warnings, rev, err := s.consumerFields(op, p, purpose, id, true)
-		if err != nil {
-			return FieldRead{}, err
-		}
-		if len(fs) == 0 {
-			if tierRank[defaultSensitivity(id)] >= tierRank[SensitivitySensitive] {
-				return FieldRead{}, s.approvalNeeded(op, p, id, purpose)
-			}
-			return FieldRead{}, notFound(op)
-		}
-		return FieldRead{Field: fs[0], Revision: rev, Warnings: warnings}, nil
+	fs, warnings, rev, err := s.fieldsFor(op, p, purpose, id, true)
+	if err != nil {
+		return FieldRead{}, err
 	}
-	return ownerRead(s, op, p, func(st *state) (FieldRead, error) {
-		r := st.field(id)
-		if r == nil {
-			return FieldRead{}, notFound(op)
+	if len(fs) == 0 {
+		if p.kind == PrincipalConsumer && tierRank[defaultSensitivity(id)] >= tierRank[SensitivitySensitive] {
+			return FieldRead{}, s.approvalNeeded(op, p, id, purpose)
 		}
-		return FieldRead{Field: fieldView(r, true), Revision: st.revision}, nil
-	})
+		return FieldRead{}, notFound(op)
+	}
+	return FieldRead{Field: fs[0], Revision: rev, Warnings: warnings}, nil
 }
 
 // CategoryFields lists the fields of one category, with values.
@@ -180,17 +194,11 @@ func (s *Service) FieldsInCategory(ctx context.Context, p Principal, category, p
 	if !validSegment(category) {
 		return CategoryFields{}, fail(op, KindInvalid, "malformed category")
 	}
-	if p.kind == PrincipalConsumer {
-		fs, warnings, rev, err := s.consumerFields(op, p, purpose, category+".*", true)
-		return CategoryFields{Category: category, Fields: fs, Revision: rev, Warnings: warnings}, err
+	fs, warnings, rev, err := s.fieldsFor(op, p, purpose, category+".*", true)
+	if err != nil {
+		return CategoryFields{}, err
 	}
-	return ownerRead(s, op, p, func(st *state) (CategoryFields, error) {
-		out := CategoryFields{Category: category, Fields: []Field{}, Revision: st.revision}
-		for _, r := range st.fields(category + ".*") {
-			out.Fields = append(out.Fields, fieldView(r, true))
-		}
-		return out, nil
-	})
+	return CategoryFields{Category: category, Fields: fs, Revision: rev, Warnings: warnings}, nil
 }
 
 // ContextBundle is every field, with values, grouped by category.
@@ -205,27 +213,15 @@ type ContextBundle struct {
 // for the owner, those it may read for a consumer (absent, not redacted).
 func (s *Service) FieldContext(ctx context.Context, p Principal, purpose string) (ContextBundle, error) {
 	const op = "field.context"
-	group := func(fs []Field, rev uint64, warnings []string) ContextBundle {
-		out := ContextBundle{ContextVersion: PCPVersion, Categories: map[string][]Field{}, Revision: rev, Warnings: warnings}
-		for _, f := range fs {
-			out.Categories[f.Category] = append(out.Categories[f.Category], f)
-		}
-		return out
+	fs, warnings, rev, err := s.fieldsFor(op, p, purpose, "*", true)
+	if err != nil {
+		return ContextBundle{}, err
 	}
-	if p.kind == PrincipalConsumer {
-		fs, warnings, rev, err := s.consumerFields(op, p, purpose, "*", true)
-		if err != nil {
-			return ContextBundle{}, err
-		}
-		return group(fs, rev, warnings), nil
+	out := ContextBundle{ContextVersion: PCPVersion, Categories: map[string][]Field{}, Revision: rev, Warnings: warnings}
+	for _, f := range fs {
+		out.Categories[f.Category] = append(out.Categories[f.Category], f)
 	}
-	return ownerRead(s, op, p, func(st *state) (ContextBundle, error) {
-		var fs []Field
-		for _, r := range st.fields("*") {
-			fs = append(fs, fieldCached(r))
-		}
-		return group(fs, st.revision, nil), nil
-	})
+	return out, nil
 }
 
 // MarshalJSON encodes b from its fields' cached encodings, as encoding/json
