@@ -111,10 +111,3 @@ func (s *Service) Audit(ctx context.Context, p Principal, limit int) ([]AuditEnt
 	}
 	return out, nil
 }
-
-func limitOrDefault(limit int) int {
-	if limit == 0 {
-		return 100
-	}
-	return limit
-}

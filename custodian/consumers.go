@@ -193,24 +193,17 @@ func (s *Service) DeleteConsumer(ctx context.Context, p Principal, name string) 
 			return notFound(op)
 		}
 		rev = b.nextRevision()
-		at := b.now
 		records := []string{c.ID}
-		for h, t := range st.tokens {
+		for _, t := range st.tokenByID {
 			if t.Consumer == name && t.RevokedAt == nil {
-				nt := *t
-				nt.RevokedAt = &at
-				st.tokens[h], st.tokenByID[nt.ID] = &nt, &nt
-				b.put(bucketTokens, nt.ID, &nt)
-				records = append(records, nt.ID)
+				st.revokeToken(b, t)
+				records = append(records, t.ID)
 			}
 		}
-		for id, g := range st.grants {
+		for _, g := range st.grants {
 			if g.Recipient.Kind == "consumer" && g.Recipient.ID == name && g.RevokedAt == nil {
-				ng := *g
-				ng.RevokedAt, ng.RevokedRev = &at, rev
-				st.grants[id] = &ng
-				b.put(bucketGrants, id, &ng)
-				records = append(records, id)
+				st.revokeGrant(b, g, rev)
+				records = append(records, g.ID)
 			}
 		}
 		delete(st.consumers, name)
@@ -335,17 +328,15 @@ func (s *Service) MintServiceToken(ctx context.Context, raw []byte) (TokenIssued
 	if err != nil {
 		return TokenIssued{}, wrap(op, KindInternal, err)
 	}
-	h := identity.HashToken(token)
 	var out TokenIssued
 	err = s.commit(st, func(st *state, b *batch) error {
 		if cur, ok := st.consumers[in.Consumer]; !ok || cur.Status != ConsumerApproved {
 			return fail(op, KindUnauthenticated, "")
 		}
-		t := &ServiceToken{ID: id, Hash: h[:], Prefix: token[:len(identity.ServicePrefix)+8], Consumer: in.Consumer,
-			Scope: scope, Mode: mode, CreatedAt: b.now, ExpiresAt: b.now.Add(ttl), RateLimit: in.RateLimit}
-		st.tokens[h] = t
-		st.tokenByID[id] = t
-		b.put(bucketTokens, id, t)
+		t := newToken(id, token)
+		t.Consumer, t.Scope, t.Mode, t.RateLimit = in.Consumer, scope, mode, in.RateLimit
+		t.CreatedAt, t.ExpiresAt = b.now, b.now.Add(ttl)
+		st.putToken(b, t)
 		rev := b.nextRevision()
 		b.receipt(Receipt{Actor: "consumer:" + in.Consumer, Operation: "token.create", Recipient: in.Consumer,
 			Decision: "allow", Records: []string{id}, Revision: rev})

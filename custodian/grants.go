@@ -129,14 +129,20 @@ func (s *Service) RevokeGrant(ctx context.Context, p Principal, id string) (uint
 			return fail(op, KindConflict, "the grant is already revoked")
 		}
 		rev = b.nextRevision()
-		at := b.now
-		ng := *g
-		ng.RevokedAt, ng.RevokedRev = &at, rev
-		st.grants[id] = &ng
-		b.put(bucketGrants, id, &ng)
+		st.revokeGrant(b, g, rev)
 		b.receipt(Receipt{Actor: "owner", Operation: "grant.revoke", Recipient: g.Recipient.ID,
 			Purpose: g.Purpose, Decision: "allow", Records: []string{id}, Revision: rev})
 		return nil
 	})
 	return rev, err
+}
+
+// revokeGrant revokes g at b.now as of revision rev (with st.mu held for
+// writing).
+func (st *state) revokeGrant(b *batch, g *Grant, rev uint64) {
+	ng := *g
+	at := b.now
+	ng.RevokedAt, ng.RevokedRev = &at, rev
+	st.grants[g.ID] = &ng
+	b.put(bucketGrants, g.ID, &ng)
 }

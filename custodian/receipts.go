@@ -31,9 +31,7 @@ func (s *Service) Receipts(ctx context.Context, p Principal, limit int) ([]Recei
 	if err := requireOwner(op, p); err != nil {
 		return nil, err
 	}
-	if limit == 0 {
-		limit = 100
-	}
+	limit = limitOrDefault(limit)
 	if limit < 0 || limit > 1000 {
 		return nil, fail(op, KindInvalid, "limit must be between 1 and 1000")
 	}
@@ -159,4 +157,12 @@ func verifyChain(store Store, head chainHead) Verification {
 	}
 	v.OK = len(v.Problems) == 0
 	return v
+}
+
+// limitOrDefault is a listing's limit: 0 means 100.
+func limitOrDefault(limit int) int {
+	if limit == 0 {
+		return 100
+	}
+	return limit
 }

@@ -107,31 +107,14 @@ func (s *Service) RequestContext(ctx context.Context, p Principal, raw []byte) (
 		if !st.live(p, b.now) {
 			return fail(op, KindUnauthenticated, "")
 		}
-		pending := 0
-		for _, r := range st.requests {
-			if r.Consumer == p.Consumer && r.Status == RequestPending {
-				pending++
-			}
+		if err := st.tooManyPending(op, p.Consumer); err != nil {
+			return err
 		}
-		if pending >= maxPendingRequests {
-			return &Error{Op: op, Kind: KindRateLimited, Public: "too many requests wait for the owner", RetryAfter: time.Minute}
-		}
-		id, err := identity.NewID("req_")
+		r, err := st.fileRequest(b, p, scope, in.Purpose, dur, in.Usage)
 		if err != nil {
-			return wrap(op, KindInternal, err)
+			return err
 		}
-		r := &ContextRequest{ID: id, Consumer: p.Consumer, Scope: scope, Purpose: in.Purpose,
-			Duration: int64(dur / time.Second), Usage: in.Usage, Tier: scopeTier(scope),
-			Status: RequestPending, CreatedAt: b.now}
-		rev := b.nextRevision()
-		if tierRank[r.Tier] <= tierRank[SensitivityStandard] {
-			st.approve(b, r, SensitivityStandard, rev)
-		}
-		st.requests[id] = r
-		b.put(bucketRequests, id, r)
-		b.receipt(Receipt{Actor: p.actor(), Operation: op, Recipient: p.Consumer, Purpose: in.Purpose,
-			Decision: "allow", Records: []string{id}, Revision: rev})
-		out = RequestView{ID: id, Status: r.Status, Scope: scope, Purpose: r.Purpose, Revision: rev}
+		out = RequestView{ID: r.ID, Status: r.Status, Scope: scope, Purpose: r.Purpose, Revision: st.revision}
 		return nil
 	})
 	if err != nil || out.Status != RequestApproved {
@@ -202,11 +185,9 @@ func (s *Service) PollRequest(ctx context.Context, p Principal, id string) (Requ
 		if r.TokenIssued || !g.allows(OpRead, b.now) {
 			return nil
 		}
-		h := identity.HashToken(token)
-		t := &ServiceToken{ID: tid, Hash: h[:], Prefix: token[:len(identity.ServicePrefix)+8], Consumer: r.Consumer,
-			Scope: r.Scope, Mode: ModeRead, CreatedAt: b.now, ExpiresAt: g.ExpiresAt}
-		st.tokens[h], st.tokenByID[tid] = t, t
-		b.put(bucketTokens, tid, t)
+		t := newToken(tid, token)
+		t.Consumer, t.Scope, t.Mode, t.CreatedAt, t.ExpiresAt = r.Consumer, r.Scope, ModeRead, b.now, g.ExpiresAt
+		st.putToken(b, t)
 		nr := *r
 		nr.TokenIssued = true
 		st.requests[id] = &nr
@@ -319,25 +300,14 @@ func (s *Service) approvalNeeded(op string, p Principal, key, purpose string) er
 	if purpose == "" {
 		purpose = "read"
 	}
-	id, err := identity.NewID("req_")
-	if err != nil {
-		return wrap(op, KindInternal, err)
-	}
 	var answer *Error
-	err = s.write(op, p, func(st *state, b *batch) error {
+	err := s.write(op, p, func(st *state, b *batch) error {
 		if !st.live(p, b.now) {
 			return fail(op, KindUnauthenticated, "")
 		}
 		var latest *ContextRequest
-		pending := 0
 		for _, r := range st.requests {
-			if r.Consumer != p.Consumer {
-				continue
-			}
-			if r.Status == RequestPending {
-				pending++
-			}
-			if matchAny(r.Scope, key) && (latest == nil || r.CreatedAt.After(latest.CreatedAt) ||
+			if r.Consumer == p.Consumer && matchAny(r.Scope, key) && (latest == nil || r.CreatedAt.After(latest.CreatedAt) ||
 				(r.CreatedAt.Equal(latest.CreatedAt) && r.ID > latest.ID)) {
 				latest = r
 			}
@@ -350,18 +320,15 @@ func (s *Service) approvalNeeded(op string, p Principal, key, purpose string) er
 			answer = fail(op, KindApprovalDenied, "")
 		case latest != nil && latest.Status == RequestPending:
 			answer = &Error{Op: op, Kind: KindApprovalRequired, RequestID: latest.ID}
-		case pending >= maxPendingRequests:
-			answer = &Error{Op: op, Kind: KindRateLimited, Public: "too many requests wait for the owner", RetryAfter: time.Minute}
 		default:
-			r := &ContextRequest{ID: id, Consumer: p.Consumer, Scope: []string{key}, Purpose: purpose,
-				Duration: int64(time.Hour / time.Second), Usage: "single", Tier: patternTier(key),
-				Status: RequestPending, CreatedAt: b.now}
-			rev := b.nextRevision()
-			st.requests[id] = r
-			b.put(bucketRequests, id, r)
-			b.receipt(Receipt{Actor: p.actor(), Operation: "request.create", Recipient: p.Consumer, Purpose: purpose,
-				Decision: "allow", Records: []string{id}, Revision: rev})
-			answer = &Error{Op: op, Kind: KindApprovalRequired, RequestID: id}
+			if answer = st.tooManyPending(op, p.Consumer); answer != nil {
+				break
+			}
+			r, err := st.fileRequest(b, p, []string{key}, purpose, time.Hour, "single")
+			if err != nil {
+				return err
+			}
+			answer = &Error{Op: op, Kind: KindApprovalRequired, RequestID: r.ID}
 		}
 		b.receipt(denyReceipt(p, op, answer))
 		return nil
@@ -370,4 +337,41 @@ func (s *Service) approvalNeeded(op string, p Principal, key, purpose string) er
 		return err
 	}
 	return answer
+}
+
+// tooManyPending is KindRateLimited when consumer already has as many
+// requests waiting as it may (with st.mu held).
+func (st *state) tooManyPending(op, consumer string) *Error {
+	pending := 0
+	for _, r := range st.requests {
+		if r.Consumer == consumer && r.Status == RequestPending {
+			pending++
+		}
+	}
+	if pending < maxPendingRequests {
+		return nil
+	}
+	return &Error{Op: op, Kind: KindRateLimited, Public: "too many requests wait for the owner", RetryAfter: time.Minute}
+}
+
+// fileRequest records p's request for scope and receipts it; a scope that
+// can hold only public or standard data (by the key defaults) is approved
+// at once, for standard data (with st.mu held for writing).
+func (st *state) fileRequest(b *batch, p Principal, scope []string, purpose string, dur time.Duration, usage string) (*ContextRequest, error) {
+	id, err := identity.NewID("req_")
+	if err != nil {
+		return nil, wrap("request.create", KindInternal, err)
+	}
+	r := &ContextRequest{ID: id, Consumer: p.Consumer, Scope: scope, Purpose: purpose,
+		Duration: int64(dur / time.Second), Usage: usage, Tier: scopeTier(scope),
+		Status: RequestPending, CreatedAt: b.now}
+	rev := b.nextRevision()
+	if tierRank[r.Tier] <= tierRank[SensitivityStandard] {
+		st.approve(b, r, SensitivityStandard, rev)
+	}
+	st.requests[id] = r
+	b.put(bucketRequests, id, r)
+	b.receipt(Receipt{Actor: p.actor(), Operation: "request.create", Recipient: p.Consumer, Purpose: purpose,
+		Decision: "allow", Records: []string{id}, Revision: rev})
+	return r, nil
 }

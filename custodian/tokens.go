@@ -76,15 +76,33 @@ func (s *Service) RevokeToken(ctx context.Context, p Principal, prefix string) (
 			return notFound(op)
 		}
 		rev = b.nextRevision()
-		at := b.now
-		nt := *match
-		nt.RevokedAt = &at
-		var h [32]byte
-		copy(h[:], nt.Hash)
-		st.tokens[h], st.tokenByID[nt.ID] = &nt, &nt
-		b.put(bucketTokens, nt.ID, &nt)
-		b.receipt(Receipt{Actor: "owner", Operation: op, Recipient: nt.Consumer, Decision: "allow", Records: []string{nt.ID}, Revision: rev})
+		st.revokeToken(b, match)
+		b.receipt(Receipt{Actor: "owner", Operation: op, Recipient: match.Consumer, Decision: "allow", Records: []string{match.ID}, Revision: rev})
 		return nil
 	})
 	return rev, err
+}
+
+// putToken publishes service token record t, new or replacing its earlier
+// self (with st.mu held for writing).
+func (st *state) putToken(b *batch, t *ServiceToken) {
+	var h [32]byte
+	copy(h[:], t.Hash)
+	st.tokens[h], st.tokenByID[t.ID] = t, t
+	b.put(bucketTokens, t.ID, t)
+}
+
+// newToken is the record of token, a fresh ctxs_ token, with its hash and
+// the prefix lists show; the caller sets what it may do.
+func newToken(id, token string) *ServiceToken {
+	h := identity.HashToken(token)
+	return &ServiceToken{ID: id, Hash: h[:], Prefix: token[:len(identity.ServicePrefix)+8]}
+}
+
+// revokeToken revokes t at b.now (with st.mu held for writing).
+func (st *state) revokeToken(b *batch, t *ServiceToken) {
+	nt := *t
+	at := b.now
+	nt.RevokedAt = &at
+	st.putToken(b, &nt)
 }
