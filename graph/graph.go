@@ -12,6 +12,7 @@ import (
 	"time"
 
 	cgraph "github.com/cayleygraph/cayley/graph"
+	"github.com/cayleygraph/cayley/graph/iterator"
 	ckv "github.com/cayleygraph/cayley/graph/kv"
 	"github.com/cayleygraph/cayley/graph/memstore"
 	"github.com/cayleygraph/cayley/graph/refs"
@@ -96,6 +97,10 @@ func newCache() *lru.Cache[string, []Edge] {
 // path. The file is created with mode 0600 by this package, not by Cayley,
 // whose own opener makes it world-readable.
 func Open(path string) (*Graph, error) {
+	if os.Getenv("CAYLEY_KV_INDEXES") != "" {
+		// The scans below rely on the kv layer's default indexes.
+		return nil, errors.New("graph: CAYLEY_KV_INDEXES is set; only the default indexes are supported")
+	}
 	if fi, err := os.Stat(path); err == nil && fi.Mode().Perm()&0o077 != 0 {
 		if err := os.Chmod(path, 0o600); err != nil {
 			return nil, fmt.Errorf("graph: %w", err)
@@ -276,11 +281,11 @@ func (g *Graph) updateCache(d Delta) {
 	touched := map[string]bool{}
 	for _, es := range [][]Edge{d.Remove, d.Add} {
 		for _, e := range es {
-			touched[e.Subject], touched[e.Object] = true, true
+			touched[cacheKey(e.Subject, e.Predicate)], touched[cacheKey(e.Object, e.Predicate)] = true, true
 		}
 	}
-	for n := range touched {
-		old, ok := g.adj.Peek(n)
+	for k := range touched {
+		old, ok := g.adj.Peek(k)
 		if !ok {
 			continue
 		}
@@ -292,7 +297,7 @@ func (g *Graph) updateCache(d Delta) {
 			delete(set, e)
 		}
 		for _, e := range d.Add {
-			if e.Subject == n || e.Object == n {
+			if k == cacheKey(e.Subject, e.Predicate) || k == cacheKey(e.Object, e.Predicate) {
 				set[e] = true
 			}
 		}
@@ -301,7 +306,7 @@ func (g *Graph) updateCache(d Delta) {
 			list = append(list, e)
 		}
 		sortEdges(list)
-		g.adj.Add(n, list)
+		g.adj.Add(k, list)
 	}
 }
 
@@ -353,7 +358,21 @@ func (g *Graph) scan(ctx context.Context, dir quad.Direction, v quad.Value, pred
 		predKey = refs.ToKey(pr)
 	}
 	var prims []cgraph.Ref
-	it := g.qs.QuadIterator(dir, ref).Iterate()
+	var shape interface{ Iterate() iterator.Scanner } = g.qs.QuadIterator(dir, ref)
+	if kqs, ok := g.qs.(*ckv.QuadStore); ok && predKey != nil {
+		// Scan only this node's edges with this predicate: the kv layer's
+		// default indexes lead with (subject, predicate) and (object,
+		// predicate), but its one-direction iterator does not use the
+		// second part, so a node with many edges of other kinds (self, the
+		// subject of every claim) would be read in full.
+		ind := ckv.DefaultQuadIndexes[0]
+		if dir == quad.Object {
+			ind = ckv.DefaultQuadIndexes[1]
+		}
+		pr, _ := g.qs.ValueOf(quad.IRI(pred))
+		shape = ckv.IndexScan{Index: ind, Values: []uint64{uint64(ref.(ckv.Int64Value)), uint64(pr.(ckv.Int64Value))}}.BuildIterator(kqs)
+	}
+	it := shape.Iterate()
 	for it.Next(ctx) {
 		prims = append(prims, it.Result())
 	}
@@ -416,15 +435,18 @@ func (g *Graph) Edges(ctx context.Context, node string, dir Direction, pred stri
 }
 
 func (g *Graph) edges(ctx context.Context, node string, dir Direction, pred string) ([]Edge, error) {
-	all, err := g.adjacent(ctx, node)
+	var all []Edge
+	var err error
+	if pred == "" {
+		all, err = g.read(ctx, node, "")
+	} else {
+		all, err = g.adjacent(ctx, node, pred)
+	}
 	if err != nil {
 		return nil, err
 	}
 	var out []Edge
 	for _, e := range all {
-		if pred != "" && e.Predicate != pred {
-			continue
-		}
 		if (dir&Out != 0 && e.Subject == node) || (dir&In != 0 && e.Object == node) {
 			out = append(out, e)
 		}
@@ -432,12 +454,25 @@ func (g *Graph) edges(ctx context.Context, node string, dir Direction, pred stri
 	return out, nil
 }
 
-// adjacent returns every edge of node, sorted, from the cache or Cayley.
-// The slice is shared: callers must not modify it.
-func (g *Graph) adjacent(ctx context.Context, node string) ([]Edge, error) {
-	if es, ok := g.adj.Get(node); ok {
+func cacheKey(node, pred string) string { return node + " " + pred }
+
+// adjacent returns every edge of node with predicate pred, in either
+// direction, sorted, from the cache or Cayley. The slice is shared: callers
+// must not modify it.
+func (g *Graph) adjacent(ctx context.Context, node, pred string) ([]Edge, error) {
+	if es, ok := g.adj.Get(cacheKey(node, pred)); ok {
 		return es, nil
 	}
+	out, err := g.read(ctx, node, pred)
+	if err != nil {
+		return nil, err
+	}
+	g.adj.Add(cacheKey(node, pred), out)
+	return out, nil
+}
+
+// read reads node's edges with predicate pred (any, if empty) from Cayley.
+func (g *Graph) read(ctx context.Context, node, pred string) ([]Edge, error) {
 	v := toValue(node)
 	if v == nil {
 		return nil, nil
@@ -449,10 +484,10 @@ func (g *Graph) adjacent(ctx context.Context, node string) ([]Edge, error) {
 		}
 		return nil
 	}
-	if err := g.scan(ctx, quad.Subject, v, "", add); err != nil {
+	if err := g.scan(ctx, quad.Subject, v, pred, add); err != nil {
 		return nil, err
 	}
-	if err := g.scan(ctx, quad.Object, v, "", func(q quad.Quad) error {
+	if err := g.scan(ctx, quad.Object, v, pred, func(q quad.Quad) error {
 		if q.Subject == v {
 			return nil // a loop, already listed
 		}
@@ -461,7 +496,6 @@ func (g *Graph) adjacent(ctx context.Context, node string) ([]Edge, error) {
 		return nil, err
 	}
 	sortEdges(out)
-	g.adj.Add(node, out)
 	return out, nil
 }
 
@@ -571,12 +605,18 @@ func (g *Graph) Traverse(ctx context.Context, start, pred string, depth int, vis
 	return out, nil
 }
 
+// Dependent is a node found by [Graph.Dependents], with the node through
+// which it was first reached (a root or another dependent).
+type Dependent struct {
+	Node, Via string
+}
+
 // Dependents returns the transitive dependents of roots along pred: every
-// node with a pred edge to a root, to such a node, and so on. visit is
-// asked once per dependent found; a node it refuses is neither returned nor
-// followed (the custodian refuses summaries already stale: their own
-// dependents were invalidated with them). The result is sorted.
-func (g *Graph) Dependents(ctx context.Context, roots []string, pred string, visit func(string) bool) ([]string, error) {
+// node with a pred edge to a root, to such a node, and so on, breadth
+// first. visit is asked once per dependent found; a node it refuses is
+// neither returned nor followed (the custodian refuses summaries already
+// stale: their own dependents were invalidated with them).
+func (g *Graph) Dependents(ctx context.Context, roots []string, pred string, visit func(string) bool) ([]Dependent, error) {
 	g.mu.RLock()
 	defer g.mu.RUnlock()
 	if g.closed {
@@ -587,7 +627,7 @@ func (g *Graph) Dependents(ctx context.Context, roots []string, pred string, vis
 		seen[r] = true
 	}
 	queue := append([]string{}, roots...)
-	var out []string
+	var out []Dependent
 	for len(queue) > 0 {
 		n := queue[0]
 		queue = queue[1:]
@@ -604,10 +644,9 @@ func (g *Graph) Dependents(ctx context.Context, roots []string, pred string, vis
 			if visit != nil && !visit(d) {
 				continue
 			}
-			out = append(out, d)
+			out = append(out, Dependent{Node: d, Via: n})
 			queue = append(queue, d)
 		}
 	}
-	sort.Strings(out)
 	return out, nil
 }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"io"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -213,16 +214,79 @@ func Run(t *testing.T, open func(t *testing.T) *graph.Graph) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if want := []string{"sum_1@1", "sum_2@1", "sum_3@1"}; !reflect.DeepEqual(got, want) {
+		want := []graph.Dependent{{Node: "sum_1@1", Via: "clm_A@1"}, {Node: "sum_2@1", Via: "sum_1@1"}, {Node: "sum_3@1", Via: "sum_2@1"}}
+		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("Dependents = %v, want %v", got, want)
 		}
 		got, _ = g.Dependents(ctx, []string{"clm_A@1"}, graph.DerivedFrom, func(n string) bool { return n != "sum_2@1" })
-		if want := []string{"sum_1@1"}; !reflect.DeepEqual(got, want) {
-			t.Fatalf("pruned Dependents = %v, want %v", got, want)
+		if !reflect.DeepEqual(got, want[:1]) {
+			t.Fatalf("pruned Dependents = %v, want %v", got, want[:1])
 		}
 		got, _ = g.Dependents(ctx, []string{"clm_Z@1"}, graph.DerivedFrom, nil)
 		if len(got) != 0 {
 			t.Fatalf("Dependents of an absent node = %v", got)
+		}
+	})
+
+	t.Run("ReadsSeeEveryApply", func(t *testing.T) {
+		g := open(t)
+		// Warm whatever a backend caches, then change the graph under it.
+		apply(t, g, graph.Delta{Add: []graph.Edge{rel("ent_A", "ent_B", "clm_1@1"), der("sum_1@1", "clm_1@1")}, Watermark: 1})
+		for _, n := range []string{"ent_A", "ent_B", "ent_C", "clm_1@1"} {
+			for _, p := range []string{graph.Related, graph.DerivedFrom} {
+				if _, err := g.Edges(ctx, n, graph.Both, p); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		apply(t, g, graph.Delta{
+			Remove:    []graph.Edge{rel("ent_A", "ent_B", "clm_1@1")},
+			Add:       []graph.Edge{rel("ent_A", "ent_C", "clm_1@2"), der("sum_2@1", "clm_1@1")},
+			Watermark: 2,
+		})
+		check := func(node, pred string, want ...graph.Edge) {
+			t.Helper()
+			got, err := g.Edges(ctx, node, graph.Both, pred)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) == 0 && len(want) == 0 {
+				return
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("Edges(%s, %s) = %v, want %v", node, pred, got, want)
+			}
+		}
+		check("ent_A", graph.Related, rel("ent_A", "ent_C", "clm_1@2"))
+		check("ent_B", graph.Related)
+		check("ent_C", graph.Related, rel("ent_A", "ent_C", "clm_1@2"))
+		check("clm_1@1", graph.DerivedFrom, der("sum_1@1", "clm_1@1"), der("sum_2@1", "clm_1@1"))
+		if err := g.Reset(); err != nil {
+			t.Fatal(err)
+		}
+		check("ent_A", graph.Related)
+		check("clm_1@1", graph.DerivedFrom)
+	})
+
+	t.Run("SuperNodeScansByPredicate", func(t *testing.T) {
+		g := open(t)
+		var d graph.Delta
+		for i := 0; i < 2000; i++ {
+			d.Add = append(d.Add, graph.Edge{Subject: "clm_" + strings.Repeat("A", 1) + itoa(i), Predicate: graph.About, Object: "self", Label: "clm_A" + itoa(i) + "@1"})
+		}
+		d.Add = append(d.Add, rel("self", "ent_B", "clm_R@1"), rel("ent_C", "self", "clm_S@1"))
+		d.Watermark = 1
+		apply(t, g, d)
+		got, err := g.Edges(ctx, "self", graph.Both, graph.Related)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := []graph.Edge{rel("self", "ent_B", "clm_R@1"), rel("ent_C", "self", "clm_S@1")}; !reflect.DeepEqual(got, want) {
+			t.Fatalf("Edges = %v, want %v", got, want)
+		}
+		about, _ := g.Edges(ctx, "self", graph.In, graph.About)
+		if len(about) != 2000 {
+			t.Fatalf("%d about edges, want 2000", len(about))
 		}
 	})
 
@@ -294,6 +358,8 @@ func Run(t *testing.T, open func(t *testing.T) *graph.Graph) {
 		}
 	})
 }
+
+func itoa(i int) string { return strconv.Itoa(i) }
 
 func sortEdges(es []graph.Edge) {
 	for i := 1; i < len(es); i++ {
