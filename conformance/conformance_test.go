@@ -16,6 +16,7 @@ import (
 
 	"github.com/phc-project/phc/conformance"
 	"github.com/phc-project/phc/custodian"
+	"github.com/phc-project/phc/graph/cayley"
 	"github.com/phc-project/phc/internal/httpapi"
 	"github.com/phc-project/phc/internal/store"
 	"github.com/phc-project/phc/internal/vault"
@@ -51,7 +52,12 @@ func startDaemon(t *testing.T) *daemon {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc, err := custodian.New(custodian.Config{Store: st, Vault: v, Schema: validator, IdleLock: -1,
+	g, err := cayley.Open(filepath.Join(dir, "graph.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Close() })
+	svc, err := custodian.New(custodian.Config{Store: st, Graph: g, Vault: v, Schema: validator, IdleLock: -1,
 		// As phc serve does: a second, throwaway vault checks a re-entered
 		// password (approving a request for critical data).
 		VerifyPassword: func(pw []byte) error {

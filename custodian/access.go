@@ -359,7 +359,7 @@ func (s *Service) recipientRead(st *state, p Principal, rc Receipt, decide func(
 			ng := *g
 			at := b.now
 			ng.SpentAt = &at
-			st.grants[g.ID] = &ng
+			st.setGrant(&ng)
 			b.put(bucketGrants, g.ID, &ng)
 			r.Revision = b.nextRevision()
 		}

@@ -182,7 +182,8 @@ func (s *Service) Import(ctx context.Context, p Principal, raw []byte) (ImportRe
 				return wrap(op, KindInternal, err)
 			}
 			np := pe
-			st.personas[pe.ID] = &np
+			np.Node = key
+			st.setPersona(&np)
 			b.put(bucketPersonas, key, &np)
 		}
 		// Versions are re-stamped with revisions in their original order.

@@ -196,6 +196,11 @@ func (s *Service) Correct(ctx context.Context, p Principal, id string, raw []byt
 			return fail(op, KindConflict, "the claim has a newer version")
 		}
 		prev := r.head()
+		probe := *prev
+		in.apply(&probe)
+		if err := st.checkRelationship(op, &probe); err != nil {
+			return err
+		}
 		nr := st.addVersion(b, r, ownerAuth, "owner", func(c *Claim) {
 			in.apply(c)
 		})

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/phc-project/phc/custodian"
+	"github.com/phc-project/phc/graph/cayley"
 	"github.com/phc-project/phc/internal/store"
 	"github.com/phc-project/phc/internal/vault"
 	"github.com/phc-project/phc/schema"
@@ -37,7 +38,7 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	svc, err := custodian.New(custodian.Config{Store: store.NewMemory(), Vault: v, Schema: val})
+	svc, err := custodian.New(custodian.Config{Store: store.NewMemory(), Graph: cayley.OpenMemory(), Vault: v, Schema: val})
 	if err != nil {
 		log.Fatal(err)
 	}

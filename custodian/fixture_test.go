@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/phc-project/phc/custodian"
+	"github.com/phc-project/phc/graph/cayley"
 	"github.com/phc-project/phc/internal/store"
 	"github.com/phc-project/phc/internal/vault"
 	"github.com/phc-project/phc/schema"
@@ -178,7 +179,9 @@ func newLockedTestService(t *testing.T, opts ...func(*custodian.Config)) *testSe
 		t.Fatalf("schema.New: %v", err)
 	}
 	ts := &testService{t: t, store: newTestStore(), vault: v, clock: &fakeClock{now: t0}, secretKey: sk}
-	cfg := custodian.Config{Store: ts.store, Vault: v, Schema: val, Clock: ts.clock, IdleLock: -1}
+	g := cayley.OpenMemory()
+	t.Cleanup(func() { g.Close() })
+	cfg := custodian.Config{Store: ts.store, Graph: g, Vault: v, Schema: val, Clock: ts.clock, IdleLock: -1}
 	for _, o := range opts {
 		o(&cfg)
 	}

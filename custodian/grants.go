@@ -86,7 +86,7 @@ func (s *Service) CreateGrant(ctx context.Context, p Principal, raw []byte) (Gra
 			ExpiresAt: d.ExpiresAt.UTC(), Usage: d.Usage, Route: d.Route,
 			CreatedAt: b.now, Revision: b.nextRevision(),
 		}
-		st.grants[id] = g
+		st.setGrant(g)
 		b.put(bucketGrants, id, g)
 		b.receipt(Receipt{Actor: "owner", Operation: "grant.create", Recipient: d.Recipient.ID,
 			Purpose: d.Purpose, Decision: "allow", Records: []string{id}, Revision: g.Revision})
@@ -143,6 +143,6 @@ func (st *state) revokeGrant(b *batch, g *Grant, rev uint64) {
 	ng := *g
 	at := b.now
 	ng.RevokedAt, ng.RevokedRev = &at, rev
-	st.grants[g.ID] = &ng
+	st.setGrant(&ng)
 	b.put(bucketGrants, g.ID, &ng)
 }

@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/phc-project/phc/graph"
 )
 
 // Buckets of the canonical store. Keys are opaque ids, never names or values.
@@ -40,6 +42,7 @@ type batch struct {
 	st       *state
 	writes   []write
 	receipts []Receipt
+	graph    graph.Delta // the projection's change, computed by finishJob
 	err      error
 }
 
@@ -96,44 +99,59 @@ func (s *Service) commit(st *state, fn func(st *state, b *batch) error) error {
 }
 
 // journal is the single writer: it applies queued jobs in order, then
-// commits them to the store together, sharing one fsync.
+// commits them to the store together, sharing one fsync. A job that changes
+// the graph ends its group: the jobs after it wait for the next group, so
+// that each write sees in the graph every write before it.
 func (s *Service) journal() {
 	defer s.wg.Done()
+	var carry []*job
 	for {
-		var first *job
-		select {
-		case <-s.stop:
-			return
-		case first = <-s.jobs:
+		if len(carry) == 0 {
+			select {
+			case <-s.stop:
+				return
+			case j := <-s.jobs:
+				carry = append(carry, j)
+			}
 		}
-		group := []*job{first}
 	drain:
-		for len(group) < maxGroup {
+		for len(carry) < maxGroup {
 			select {
 			case j := <-s.jobs:
-				group = append(group, j)
+				carry = append(carry, j)
 			default:
 				break drain
 			}
 		}
-		s.commitGroup(group)
+		carry = s.commitGroup(carry)
 	}
 }
 
-func (s *Service) commitGroup(group []*job) {
-	st := group[0].st
-	errs := make([]error, len(group))
+// commitGroup applies and commits jobs, up to and including the first that
+// changes the graph, and returns those it left for the next group.
+func (s *Service) commitGroup(jobs []*job) (rest []*job) {
+	st := jobs[0].st
+	group := jobs
+	errs := make([]error, len(jobs))
 	var writes []write
+	var delta graph.Delta
 
 	st.mu.Lock()
-	for i, j := range group {
+	for i, j := range jobs {
 		if j.st != st || st.broken {
 			errs[i] = internalf("journal", "state changed or broken")
 			continue
 		}
 		b := &batch{now: s.clock.Now(), st: st}
 		rev := st.revision
+		st.job = newJobCtx()
 		err := j.apply(st, b)
+		if err == nil {
+			if ferr := s.finishJob(st, b); ferr != nil {
+				b.err = errors.Join(b.err, ferr)
+			}
+		}
+		st.job = nil
 		if err == nil && b.err != nil {
 			// The job changed the view but a staged write could not be
 			// encoded: the view no longer matches what can be stored.
@@ -159,9 +177,35 @@ func (s *Service) commitGroup(group []*job) {
 			writes = append(writes, write{bucket: bucketReceipts, key: receiptKey(r.Seq), value: raw})
 		}
 		writes = append(writes, b.writes...)
+		if len(b.graph.Add)+len(b.graph.Remove) > 0 {
+			delta.Add = append(delta.Add, b.graph.Add...)
+			delta.Remove = append(delta.Remove, b.graph.Remove...)
+			group, rest = jobs[:i+1], jobs[i+1:]
+			errs = errs[:i+1]
+			break
+		}
 	}
 	var applied uint64
+	hasDelta := len(delta.Add)+len(delta.Remove) > 0
+	if hasDelta && !st.broken {
+		delta.Watermark = st.revision
+		raw, err := json.Marshal(&delta)
+		if err != nil {
+			st.broken = true
+		}
+		writes = append(writes, write{bucket: bucketOutbox, key: receiptKey(st.revision), value: raw})
+	}
 	if len(writes) > 0 {
+		// Deltas the graph has are pruned from the outbox with this commit.
+		for _, k := range st.outboxDone {
+			writes = append(writes, write{bucket: bucketOutbox, key: k})
+		}
+		st.outboxDone = nil
+		if st.graphFloorDirty {
+			floor, _ := json.Marshal(st.graphFloor)
+			writes = append(writes, write{bucket: bucketMeta, key: metaGraphFloor, value: floor})
+			st.graphFloorDirty = false
+		}
 		st.applied++
 		applied = st.applied
 		rev, _ := json.Marshal(st.revision)
@@ -204,6 +248,9 @@ func (s *Service) commitGroup(group []*job) {
 			}
 			go s.lockBroken(st)
 		} else {
+			if hasDelta {
+				s.applyGraph(st, delta)
+			}
 			st.markDurable(applied)
 		}
 	}
@@ -220,6 +267,25 @@ func (s *Service) commitGroup(group []*job) {
 	for i, j := range group {
 		j.done <- errs[i]
 	}
+	return rest
+}
+
+// applyGraph applies a committed group's delta to the graph. The delta is
+// durable in the outbox, so a failure loses nothing: the vault locks, and
+// the next unlock replays the outbox into the graph.
+func (s *Service) applyGraph(st *state, d graph.Delta) {
+	if err := s.graph.Apply(d); err != nil {
+		s.log.Error("graph update failed; locking the vault until the graph is replayed", "err", err)
+		st.mu.Lock()
+		st.broken = true
+		st.mu.Unlock()
+		go s.lockBroken(st)
+		return
+	}
+	st.mu.Lock()
+	st.outboxDone = append(st.outboxDone, receiptKey(d.Watermark))
+	st.graphFloor, st.graphFloorKnown, st.graphFloorDirty = d.Watermark, true, true
+	st.mu.Unlock()
 }
 
 // lockBroken locks the vault after a failed commit, if st is still current.

@@ -111,6 +111,10 @@ type Persona struct {
 	Preferences []string  `json:"preferences"`
 	Guardrails  []string  `json:"guardrails"`
 	CreatedAt   time.Time `json:"created_at"`
+	// Node is the persona's opaque key (per_…): its node in the graph and
+	// its key in the store. The id is the owner's own word and stays
+	// encrypted.
+	Node string `json:"node,omitempty"`
 }
 
 // Proposal is an application's memory waiting in the owner's review queue.

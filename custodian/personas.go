@@ -34,7 +34,8 @@ func (s *Service) CreatePersona(ctx context.Context, p Principal, raw []byte) (P
 		in.CreatedAt = b.now
 		rev = b.nextRevision()
 		np := in
-		st.personas[in.ID] = &np
+		np.Node = key
+		st.setPersona(&np)
 		b.put(bucketPersonas, key, &np)
 		b.receipt(Receipt{Actor: "owner", Operation: "persona.create", Decision: "allow", Records: []string{in.ID}, Revision: rev})
 		return nil

@@ -238,6 +238,9 @@ func (s *Service) Confirm(ctx context.Context, p Principal, id string, raw []byt
 				c.ValidTo = e.ValidTo
 			}
 		}
+		if err := st.checkRelationship(op, c); err != nil {
+			return err
+		}
 		var rec *claimRecord
 		if f := st.field(c.Key); f != nil && c.Subject == SubjectSelf {
 			// The proposal changes an existing field: a new version of its

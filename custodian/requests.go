@@ -137,7 +137,7 @@ func (st *state) approve(b *batch, r *ContextRequest, maxTier string, rev uint64
 		ExpiresAt: b.now.Add(time.Duration(r.Duration) * time.Second), Usage: r.Usage,
 		CreatedAt: b.now, Revision: rev, Request: r.ID, MaxTier: maxTier,
 	}
-	st.grants[gid] = g
+	st.setGrant(g)
 	b.put(bucketGrants, gid, g)
 	at := b.now
 	r.Status, r.DecidedAt, r.GrantID = RequestApproved, &at, gid

@@ -32,12 +32,15 @@ type systemClock struct{}
 
 func (systemClock) Now() time.Time { return time.Now().UTC() }
 
-// Config wires a Service. Store, Vault and Schema are required.
+// Config wires a Service. Store, Graph, Vault and Schema are required.
 type Config struct {
 	Store  Store
 	Vault  Vault
 	Schema *schema.Validator
 	Logger *slog.Logger // nil: discard
+	// Graph is the knowledge graph the store is projected into (required).
+	// One kept in memory is rebuilt from the store at every unlock.
+	Graph Graph
 	Clock  Clock        // nil: the system clock
 
 	// IdleLock locks the vault after this long without an authenticated
@@ -67,6 +70,7 @@ const (
 // Service is the custodian core. It is safe for concurrent use.
 type Service struct {
 	store    Store
+	graph    Graph
 	vault    Vault
 	schema   *schema.Validator
 	log      *slog.Logger
@@ -103,8 +107,8 @@ type Service struct {
 // New returns a Service over cfg. The vault starts as it is (normally
 // locked); call [Service.Unlock]. Close stops its goroutines.
 func New(cfg Config) (*Service, error) {
-	if cfg.Store == nil || cfg.Vault == nil || cfg.Schema == nil {
-		return nil, errors.New("custodian: Store, Vault and Schema are required")
+	if cfg.Store == nil || cfg.Graph == nil || cfg.Vault == nil || cfg.Schema == nil {
+		return nil, errors.New("custodian: Store, Graph, Vault and Schema are required")
 	}
 	s := &Service{
 		store:           cfg.Store,
@@ -128,6 +132,7 @@ func New(cfg Config) (*Service, error) {
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
+	s.graph = cfg.Graph
 	if s.clock == nil {
 		s.clock = systemClock{}
 	}
@@ -144,7 +149,7 @@ func New(cfg Config) (*Service, error) {
 }
 
 // Close locks the vault and stops the Service's goroutines. It does not
-// close the Store.
+// close the Store or the Graph.
 func (s *Service) Close() error {
 	s.life.Lock()
 	if s.closed {
@@ -225,6 +230,10 @@ func (s *Service) Unlock(ctx context.Context, password []byte, secretKey string)
 		return "", wrap(op, KindInternal, err)
 	}
 	st, err := loadState(s.store)
+	if err == nil {
+		st.graph = s.graph
+		err = s.syncGraph(st)
+	}
 	if err != nil {
 		s.vault.Lock()
 		return "", wrap(op, KindInternal, err)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/phc-project/phc/custodian"
+	"github.com/phc-project/phc/graph/cayley"
 	"github.com/phc-project/phc/internal/store"
 	"github.com/phc-project/phc/schema"
 )
@@ -20,9 +21,10 @@ func TestNewRequiresStoreVaultSchema(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, cfg := range map[string]custodian.Config{
-		"no store":  {Vault: nil, Schema: val},
-		"no vault":  {Store: store.NewMemory(), Schema: val},
-		"no schema": {Store: store.NewMemory()},
+		"no store":  {Vault: nil, Graph: cayley.OpenMemory(), Schema: val},
+		"no graph":  {Store: store.NewMemory(), Schema: val},
+		"no vault":  {Store: store.NewMemory(), Graph: cayley.OpenMemory(), Schema: val},
+		"no schema": {Store: store.NewMemory(), Graph: cayley.OpenMemory()},
 	} {
 		if s, err := custodian.New(cfg); err == nil {
 			s.Close()

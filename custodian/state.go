@@ -40,13 +40,34 @@ type state struct {
 	tokenByID map[string]*ServiceToken
 	requests  map[string]*ContextRequest
 
+	summaries map[string]*Summary // sum_… → summary
+	entities  map[string]*Entity  // ent_… → entity
+
 	// sorted caches activeClaims' answer; setClaim clears it.
 	sorted atomic.Pointer[[]*claimRecord]
+
+	// graph is the Service's graph, for reads on the view.
+	graph Graph
+
+	// job is the journal's record of the write being applied (nil
+	// outside the journal); see finishJob.
+	job *jobCtx
+	// outboxDone lists outbox keys the graph has applied, to prune with
+	// the next commit; graphFloor is the highest revision pruned so (known:
+	// the store records one; dirty: to be written with the next commit).
+	// The journal's goroutine alone uses them, under mu.
+	outboxDone      []string
+	graphFloor      uint64
+	graphFloorKnown bool
+	graphFloorDirty bool
 }
 
 // setClaim publishes a new or replaced claim record (with mu held for
 // writing).
 func (st *state) setClaim(r *claimRecord) {
+	if st.job != nil {
+		noteOld(st.job.claims, r.meta.ID, st.claims[r.meta.ID])
+	}
 	st.claims[r.meta.ID] = r
 	st.sorted.Store(nil)
 }
@@ -117,6 +138,8 @@ func newState() *state {
 		tokens:    make(map[[32]byte]*ServiceToken),
 		tokenByID: make(map[string]*ServiceToken),
 		requests:  make(map[string]*ContextRequest),
+		summaries: make(map[string]*Summary),
+		entities:  make(map[string]*Entity),
 		settings:  defaultSettings(),
 	}
 	st.durCond = sync.NewCond(&st.durMu)
@@ -247,8 +270,30 @@ func loadState(store Store) (*state, error) {
 		if err := loadEach(tx, bucketProposals, func(p *Proposal) { st.proposals[p.ID] = p }); err != nil {
 			return err
 		}
-		if err := loadEach(tx, bucketPersonas, func(p *Persona) { st.personas[p.ID] = p }); err != nil {
+		if err := tx.ForEach(bucketPersonas, func(k string, v []byte) error {
+			p := &Persona{}
+			if err := json.Unmarshal(v, p); err != nil {
+				return fmt.Errorf("persona %s: %w", k, err)
+			}
+			p.Node = k
+			st.personas[p.ID] = p
+			return nil
+		}); err != nil {
 			return err
+		}
+		if err := loadEach(tx, bucketSummaries, func(s *Summary) { st.summaries[s.ID] = s }); err != nil {
+			return err
+		}
+		if err := loadEach(tx, bucketEntities, func(e *Entity) { st.entities[e.ID] = e }); err != nil {
+			return err
+		}
+		if raw, ok, err := tx.Get(bucketMeta, metaGraphFloor); err != nil {
+			return err
+		} else if ok {
+			if err := json.Unmarshal(raw, &st.graphFloor); err != nil {
+				return fmt.Errorf("meta graph floor: %w", err)
+			}
+			st.graphFloorKnown = true
 		}
 		if err := loadEach(tx, bucketGrants, func(g *Grant) { st.grants[g.ID] = g }); err != nil {
 			return err

@@ -3,27 +3,12 @@ package graph
 import (
 	"context"
 	"errors"
-	"fmt"
-	"io/fs"
-	"os"
+	"io"
 	"sort"
-	"strings"
-	"sync"
-	"time"
-
-	cgraph "github.com/cayleygraph/cayley/graph"
-	"github.com/cayleygraph/cayley/graph/iterator"
-	ckv "github.com/cayleygraph/cayley/graph/kv"
-	"github.com/cayleygraph/cayley/graph/memstore"
-	"github.com/cayleygraph/cayley/graph/refs"
-	"github.com/cayleygraph/quad"
-	lru "github.com/hashicorp/golang-lru/v2"
-	hbolt "github.com/hidal-go/hidalgo/kv/bbolt"
-	bolt "go.etcd.io/bbolt"
 )
 
 // Vocabulary. Predicates and types are IRIs; everything else in a quad is
-// an opaque id, kept in the graph as urn:phc:<id>.
+// an opaque id (an implementation keeps it as urn:phc:<id>).
 const (
 	NS = "https://phc.local/ns#"
 
@@ -31,17 +16,12 @@ const (
 	DerivedFrom = "http://www.w3.org/ns/prov#wasDerivedFrom" // summary ref → parent ref
 	Related     = NS + "related"                             // from → to, labelled with the edge claim's ref
 	About       = NS + "about"                               // claim id → its subject node, labelled with the head ref
-	InPersona   = NS + "inPersona"                           // claim id → persona id
-	GrantedTo   = NS + "grantedTo"                           // grant id → recipient id
-
-	watermarkNode = NS + "projection"
-	watermarkPred = NS + "watermark"
-	idPrefix      = "urn:phc:"
+	InPersona   = NS + "inPersona"                           // claim id → persona node
 )
 
 // Edge is one quad: Subject -Predicate-> Object, in the graph named by
-// Label (empty for none). Subject, Object and Label are ids or IRIs; an
-// id never contains a colon.
+// Label (empty for none). Subject, Object and Label are ids or IRIs; an id
+// never contains a colon.
 type Edge struct {
 	Subject, Predicate, Object, Label string
 }
@@ -56,362 +36,13 @@ func (e Edge) String() string {
 // there, or removing one that is not, is not an error, so a delta replayed
 // after a crash changes nothing twice.
 type Delta struct {
-	Add, Remove []Edge
-	Watermark   uint64
+	Add       []Edge `json:"add,omitempty"`
+	Remove    []Edge `json:"remove,omitempty"`
+	Watermark uint64 `json:"watermark"`
 }
 
 // ErrClosed is returned by every method after Close.
 var ErrClosed = errors.New("graph: closed")
-
-// Graph is the knowledge graph. It is safe for concurrent use.
-type Graph struct {
-	mu     sync.RWMutex
-	qs     cgraph.QuadStore
-	adj    *lru.Cache[string, []Edge] // node → all its edges, sorted; kept current by Apply
-	db     *bolt.DB                   // nil for the memstore
-	path   string
-	closed bool
-}
-
-// OpenMemory returns an empty graph held in memory (Cayley's memstore).
-func OpenMemory() *Graph {
-	return &Graph{qs: memstore.New(), adj: newCache()}
-}
-
-// cacheNodes bounds the adjacency cache. Cayley's kv layer costs about
-// 12 µs per node looked up on bbolt (a read transaction and a batch of
-// value lookups), which puts a 3-hop traversal over the 5 ms target; the
-// cache holds each recently used node's complete edge list, updated in
-// place by every Apply, so it is never stale.
-const cacheNodes = 1 << 18
-
-func newCache() *lru.Cache[string, []Edge] {
-	c, err := lru.New[string, []Edge](cacheNodes)
-	if err != nil {
-		panic(err) // only for a size < 1
-	}
-	return c
-}
-
-// Open opens (creating it if needed) the graph kept in the bbolt file at
-// path. The file is created with mode 0600 by this package, not by Cayley,
-// whose own opener makes it world-readable.
-func Open(path string) (*Graph, error) {
-	if os.Getenv("CAYLEY_KV_INDEXES") != "" {
-		// The scans below rely on the kv layer's default indexes.
-		return nil, errors.New("graph: CAYLEY_KV_INDEXES is set; only the default indexes are supported")
-	}
-	if fi, err := os.Stat(path); err == nil && fi.Mode().Perm()&0o077 != 0 {
-		if err := os.Chmod(path, 0o600); err != nil {
-			return nil, fmt.Errorf("graph: %w", err)
-		}
-	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("graph: %w", err)
-	}
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: 5 * time.Second})
-	if err != nil {
-		return nil, fmt.Errorf("graph: open %s: %w", path, err)
-	}
-	qs, err := openKV(db)
-	if err != nil {
-		db.Close()
-		return nil, fmt.Errorf("graph: %s: %w", path, err)
-	}
-	return &Graph{qs: qs, db: db, path: path, adj: newCache()}, nil
-}
-
-// kvOptions turns off the kv layer's bloom filters: each is sized for 100
-// million quads (over 100 MB) whatever the graph holds, and only speeds up
-// duplicate checks on write.
-var kvOptions = cgraph.Options{ckv.OptNoBloom: true}
-
-// openKV opens Cayley's kv quad store on db, initialising it when new.
-func openKV(db *bolt.DB) (cgraph.QuadStore, error) {
-	kv := hbolt.New(db)
-	qs, err := ckv.New(kv, kvOptions)
-	if errors.Is(err, cgraph.ErrNotInitialized) {
-		if err = ckv.Init(kv, kvOptions); err == nil {
-			qs, err = ckv.New(kv, kvOptions)
-		}
-	}
-	return qs, err
-}
-
-// Reset empties the graph, watermark included, so that it can be rebuilt.
-func (g *Graph) Reset() error {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.closed {
-		return ErrClosed
-	}
-	g.adj.Purge()
-	if g.db == nil {
-		g.qs = memstore.New()
-		return nil
-	}
-	if err := g.db.Update(func(tx *bolt.Tx) error {
-		var names [][]byte
-		if err := tx.ForEach(func(name []byte, _ *bolt.Bucket) error {
-			names = append(names, append([]byte{}, name...))
-			return nil
-		}); err != nil {
-			return err
-		}
-		for _, n := range names {
-			if err := tx.DeleteBucket(n); err != nil {
-				return err
-			}
-		}
-		return nil
-	}); err != nil {
-		return fmt.Errorf("graph: reset: %w", err)
-	}
-	qs, err := openKV(g.db)
-	if err != nil {
-		return fmt.Errorf("graph: reset: %w", err)
-	}
-	g.qs = qs
-	return nil
-}
-
-// Close releases the graph. It is idempotent.
-func (g *Graph) Close() error {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.closed {
-		return nil
-	}
-	g.closed = true
-	err := g.qs.Close()
-	if g.db != nil {
-		err = errors.Join(err, g.db.Close())
-	}
-	return err
-}
-
-func toValue(s string) quad.Value {
-	if s == "" {
-		return nil
-	}
-	if strings.Contains(s, ":") {
-		return quad.IRI(s)
-	}
-	return quad.IRI(idPrefix + s)
-}
-
-func fromValue(v quad.Value) string {
-	switch v := v.(type) {
-	case nil:
-		return ""
-	case quad.IRI:
-		return strings.TrimPrefix(string(v), idPrefix)
-	default:
-		return quad.StringOf(v)
-	}
-}
-
-func (e Edge) quad() quad.Quad {
-	return quad.Quad{Subject: toValue(e.Subject), Predicate: toValue(e.Predicate), Object: toValue(e.Object), Label: toValue(e.Label)}
-}
-
-func edgeOf(q quad.Quad) Edge {
-	return Edge{Subject: fromValue(q.Subject), Predicate: fromValue(q.Predicate), Object: fromValue(q.Object), Label: fromValue(q.Label)}
-}
-
-func (e Edge) valid() error {
-	if e.Subject == "" || e.Predicate == "" || e.Object == "" {
-		return fmt.Errorf("graph: edge %q has an empty part", e.String())
-	}
-	if !strings.Contains(e.Predicate, ":") {
-		return fmt.Errorf("graph: predicate %q is not an IRI", e.Predicate)
-	}
-	return nil
-}
-
-// Apply applies d in one transaction: its removals, its additions, and the
-// new watermark. A watermark lower than the current one is refused: the
-// graph never goes back.
-func (g *Graph) Apply(d Delta) error {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.closed {
-		return ErrClosed
-	}
-	cur, err := g.watermark()
-	if err != nil {
-		return err
-	}
-	if d.Watermark < cur {
-		return fmt.Errorf("graph: watermark %d is behind the graph's %d", d.Watermark, cur)
-	}
-	ds := make([]cgraph.Delta, 0, len(d.Add)+len(d.Remove)+2)
-	for _, e := range d.Remove {
-		if err := e.valid(); err != nil {
-			return err
-		}
-		ds = append(ds, cgraph.Delta{Quad: e.quad(), Action: cgraph.Delete})
-	}
-	for _, e := range d.Add {
-		if err := e.valid(); err != nil {
-			return err
-		}
-		ds = append(ds, cgraph.Delta{Quad: e.quad(), Action: cgraph.Add})
-	}
-	if d.Watermark != cur {
-		if cur > 0 {
-			ds = append(ds, cgraph.Delta{Quad: watermarkQuad(cur), Action: cgraph.Delete})
-		}
-		ds = append(ds, cgraph.Delta{Quad: watermarkQuad(d.Watermark), Action: cgraph.Add})
-	}
-	if len(ds) == 0 {
-		return nil
-	}
-	if err := g.qs.ApplyDeltas(ds, cgraph.IgnoreOpts{IgnoreDup: true, IgnoreMissing: true}); err != nil {
-		g.adj.Purge() // whatever the store kept, the cache is not trusted
-		return fmt.Errorf("graph: apply: %w", err)
-	}
-	g.updateCache(d)
-	return nil
-}
-
-// updateCache brings the cached edge lists of the nodes d touches up to
-// date. A node not in the cache stays out: its list is read in full when
-// it is next needed.
-func (g *Graph) updateCache(d Delta) {
-	touched := map[string]bool{}
-	for _, es := range [][]Edge{d.Remove, d.Add} {
-		for _, e := range es {
-			touched[cacheKey(e.Subject, e.Predicate)], touched[cacheKey(e.Object, e.Predicate)] = true, true
-		}
-	}
-	for k := range touched {
-		old, ok := g.adj.Peek(k)
-		if !ok {
-			continue
-		}
-		set := make(map[Edge]bool, len(old)+len(d.Add))
-		for _, e := range old {
-			set[e] = true
-		}
-		for _, e := range d.Remove {
-			delete(set, e)
-		}
-		for _, e := range d.Add {
-			if k == cacheKey(e.Subject, e.Predicate) || k == cacheKey(e.Object, e.Predicate) {
-				set[e] = true
-			}
-		}
-		list := make([]Edge, 0, len(set))
-		for e := range set {
-			list = append(list, e)
-		}
-		sortEdges(list)
-		g.adj.Add(k, list)
-	}
-}
-
-func watermarkQuad(w uint64) quad.Quad {
-	return quad.Quad{Subject: quad.IRI(watermarkNode), Predicate: quad.IRI(watermarkPred), Object: quad.Int(int64(w))}
-}
-
-// Watermark is the revision of the canonical store the graph reflects: 0
-// for an empty graph.
-func (g *Graph) Watermark() (uint64, error) {
-	g.mu.RLock()
-	defer g.mu.RUnlock()
-	if g.closed {
-		return 0, ErrClosed
-	}
-	return g.watermark()
-}
-
-func (g *Graph) watermark() (uint64, error) {
-	var w uint64
-	err := g.scan(context.Background(), quad.Subject, quad.IRI(watermarkNode), watermarkPred, func(q quad.Quad) error {
-		if n, ok := q.Object.(quad.Int); ok && q.Predicate == quad.IRI(watermarkPred) && uint64(n) > w {
-			w = uint64(n)
-		}
-		return nil
-	})
-	return w, err
-}
-
-// scan calls fn for every quad with v in direction dir and, when pred is
-// not empty, predicate pred. The quads' values are fetched in one batch.
-func (g *Graph) scan(ctx context.Context, dir quad.Direction, v quad.Value, pred string, fn func(quad.Quad) error) error {
-	ref, err := g.qs.ValueOf(v)
-	if err != nil {
-		return fmt.Errorf("graph: %w", err)
-	}
-	if ref == nil {
-		return nil
-	}
-	var predKey any
-	if pred != "" {
-		pr, err := g.qs.ValueOf(quad.IRI(pred))
-		if err != nil {
-			return fmt.Errorf("graph: %w", err)
-		}
-		if pr == nil {
-			return nil
-		}
-		predKey = refs.ToKey(pr)
-	}
-	var prims []cgraph.Ref
-	var shape interface{ Iterate() iterator.Scanner } = g.qs.QuadIterator(dir, ref)
-	if kqs, ok := g.qs.(*ckv.QuadStore); ok && predKey != nil {
-		// Scan only this node's edges with this predicate: the kv layer's
-		// default indexes lead with (subject, predicate) and (object,
-		// predicate), but its one-direction iterator does not use the
-		// second part, so a node with many edges of other kinds (self, the
-		// subject of every claim) would be read in full.
-		ind := ckv.DefaultQuadIndexes[0]
-		if dir == quad.Object {
-			ind = ckv.DefaultQuadIndexes[1]
-		}
-		pr, _ := g.qs.ValueOf(quad.IRI(pred))
-		shape = ckv.IndexScan{Index: ind, Values: []uint64{uint64(ref.(ckv.Int64Value)), uint64(pr.(ckv.Int64Value))}}.BuildIterator(kqs)
-	}
-	it := shape.Iterate()
-	for it.Next(ctx) {
-		prims = append(prims, it.Result())
-	}
-	err = it.Err()
-	it.Close()
-	if err != nil {
-		return fmt.Errorf("graph: %w", err)
-	}
-	// Resolve every direction of every quad in one batch.
-	parts := make([]cgraph.Ref, 0, 4*len(prims))
-	kept := prims[:0]
-	for _, pr := range prims {
-		var dirs [4]cgraph.Ref
-		for i, d := range quad.Directions {
-			if dirs[i], err = g.qs.QuadDirection(pr, d); err != nil {
-				return fmt.Errorf("graph: %w", err)
-			}
-		}
-		if predKey != nil && (dirs[1] == nil || refs.ToKey(dirs[1]) != predKey) {
-			continue
-		}
-		kept = append(kept, pr)
-		parts = append(parts, dirs[:]...)
-	}
-	vals, err := cgraph.ValuesOf(ctx, g.qs, parts)
-	if err != nil {
-		return fmt.Errorf("graph: %w", err)
-	}
-	for i := range kept {
-		q := quad.Quad{Subject: vals[4*i], Predicate: vals[4*i+1], Object: vals[4*i+2], Label: vals[4*i+3]}
-		if !q.IsValid() {
-			continue
-		}
-		if err := fn(q); err != nil {
-			return err
-		}
-	}
-	return ctx.Err()
-}
 
 // Direction says which end of an edge a node is.
 type Direction uint8
@@ -421,127 +52,6 @@ const (
 	In                         // the node is the object
 	Both = Out | In
 )
-
-// Edges returns the edges with predicate pred (every predicate if empty)
-// that have node at the ends dir names, sorted by label, subject and
-// object.
-func (g *Graph) Edges(ctx context.Context, node string, dir Direction, pred string) ([]Edge, error) {
-	g.mu.RLock()
-	defer g.mu.RUnlock()
-	if g.closed {
-		return nil, ErrClosed
-	}
-	return g.edges(ctx, node, dir, pred)
-}
-
-func (g *Graph) edges(ctx context.Context, node string, dir Direction, pred string) ([]Edge, error) {
-	var all []Edge
-	var err error
-	if pred == "" {
-		all, err = g.read(ctx, node, "")
-	} else {
-		all, err = g.adjacent(ctx, node, pred)
-	}
-	if err != nil {
-		return nil, err
-	}
-	var out []Edge
-	for _, e := range all {
-		if (dir&Out != 0 && e.Subject == node) || (dir&In != 0 && e.Object == node) {
-			out = append(out, e)
-		}
-	}
-	return out, nil
-}
-
-func cacheKey(node, pred string) string { return node + " " + pred }
-
-// adjacent returns every edge of node with predicate pred, in either
-// direction, sorted, from the cache or Cayley. The slice is shared: callers
-// must not modify it.
-func (g *Graph) adjacent(ctx context.Context, node, pred string) ([]Edge, error) {
-	if es, ok := g.adj.Get(cacheKey(node, pred)); ok {
-		return es, nil
-	}
-	out, err := g.read(ctx, node, pred)
-	if err != nil {
-		return nil, err
-	}
-	g.adj.Add(cacheKey(node, pred), out)
-	return out, nil
-}
-
-// read reads node's edges with predicate pred (any, if empty) from Cayley.
-func (g *Graph) read(ctx context.Context, node, pred string) ([]Edge, error) {
-	v := toValue(node)
-	if v == nil {
-		return nil, nil
-	}
-	var out []Edge
-	add := func(q quad.Quad) error {
-		if q.Subject != quad.IRI(watermarkNode) {
-			out = append(out, edgeOf(q))
-		}
-		return nil
-	}
-	if err := g.scan(ctx, quad.Subject, v, pred, add); err != nil {
-		return nil, err
-	}
-	if err := g.scan(ctx, quad.Object, v, pred, func(q quad.Quad) error {
-		if q.Subject == v {
-			return nil // a loop, already listed
-		}
-		return add(q)
-	}); err != nil {
-		return nil, err
-	}
-	sortEdges(out)
-	return out, nil
-}
-
-func sortEdges(es []Edge) {
-	sort.Slice(es, func(i, j int) bool {
-		a, b := es[i], es[j]
-		if a.Label != b.Label {
-			return a.Label < b.Label
-		}
-		if a.Subject != b.Subject {
-			return a.Subject < b.Subject
-		}
-		if a.Predicate != b.Predicate {
-			return a.Predicate < b.Predicate
-		}
-		return a.Object < b.Object
-	})
-}
-
-// Each calls fn for every edge of the graph (the watermark aside), in no
-// particular order.
-func (g *Graph) Each(ctx context.Context, fn func(Edge) error) error {
-	g.mu.RLock()
-	defer g.mu.RUnlock()
-	if g.closed {
-		return ErrClosed
-	}
-	it := g.qs.QuadsAllIterator().Iterate()
-	defer it.Close()
-	for it.Next(ctx) {
-		q, err := g.qs.Quad(it.Result())
-		if err != nil {
-			return fmt.Errorf("graph: %w", err)
-		}
-		if !q.IsValid() || q.Subject == quad.IRI(watermarkNode) {
-			continue
-		}
-		if err := fn(edgeOf(q)); err != nil {
-			return err
-		}
-	}
-	if err := it.Err(); err != nil {
-		return fmt.Errorf("graph: %w", err)
-	}
-	return ctx.Err()
-}
 
 // Step is one edge a traversal discloses, found at Depth hops (1 for the
 // start node's own edges); Node is the end it reached.
@@ -558,95 +68,60 @@ type Visibility struct {
 	Node func(string) bool // may the caller see this node
 }
 
-// Traverse walks the edges with predicate pred in both directions from
-// start, breadth first, up to depth hops. An edge is followed and returned
-// only when vis allows the edge and both of its ends; so nothing hidden
-// influences what is returned or in which order. Edges come in BFS order,
-// each node's edges sorted by label, subject and object. start itself must
-// be visible; the caller checks that.
-func (g *Graph) Traverse(ctx context.Context, start, pred string, depth int, vis Visibility) ([]Step, error) {
-	g.mu.RLock()
-	defer g.mu.RUnlock()
-	if g.closed {
-		return nil, ErrClosed
-	}
-	seen := map[string]bool{start: true}
-	done := map[Edge]bool{}
-	frontier := []string{start}
-	var out []Step
-	for d := 1; d <= depth && len(frontier) > 0; d++ {
-		var next []string
-		for _, n := range frontier {
-			es, err := g.edges(ctx, n, Both, pred)
-			if err != nil {
-				return nil, err
-			}
-			for _, e := range es {
-				if done[e] || !vis.Edge(e) {
-					continue
-				}
-				other := e.Object
-				if other == n {
-					other = e.Subject
-				}
-				if !vis.Node(e.Subject) || !vis.Node(e.Object) {
-					continue
-				}
-				done[e] = true
-				out = append(out, Step{Edge: e, Depth: d, Node: other})
-				if !seen[other] {
-					seen[other] = true
-					next = append(next, other)
-				}
-			}
-		}
-		frontier = next
-	}
-	return out, nil
-}
-
-// Dependent is a node found by [Graph.Dependents], with the node through
-// which it was first reached (a root or another dependent).
+// Dependent is a node found by Dependents, with the node through which it
+// was first reached (a root or another dependent).
 type Dependent struct {
 	Node, Via string
 }
 
-// Dependents returns the transitive dependents of roots along pred: every
-// node with a pred edge to a root, to such a node, and so on, breadth
-// first. visit is asked once per dependent found; a node it refuses is
-// neither returned nor followed (the custodian refuses summaries already
-// stale: their own dependents were invalidated with them).
-func (g *Graph) Dependents(ctx context.Context, roots []string, pred string, visit func(string) bool) ([]Dependent, error) {
-	g.mu.RLock()
-	defer g.mu.RUnlock()
-	if g.closed {
-		return nil, ErrClosed
-	}
-	seen := map[string]bool{}
-	for _, r := range roots {
-		seen[r] = true
-	}
-	queue := append([]string{}, roots...)
-	var out []Dependent
-	for len(queue) > 0 {
-		n := queue[0]
-		queue = queue[1:]
-		es, err := g.edges(ctx, n, In, pred)
-		if err != nil {
-			return nil, err
+// Graph is what every implementation provides; graphtest holds its
+// contract.
+type Graph interface {
+	// Apply applies d in one transaction: its removals, its additions and
+	// the new watermark. A watermark lower than the current one is
+	// refused: the graph never goes back.
+	Apply(d Delta) error
+	// Watermark is the revision the graph reflects: 0 for an empty graph.
+	Watermark() (uint64, error)
+	// Edges returns the edges with predicate pred (any if empty) that have
+	// node at the ends dir names, sorted by label, subject, predicate and
+	// object.
+	Edges(ctx context.Context, node string, dir Direction, pred string) ([]Edge, error)
+	// Traverse walks the edges with predicate pred in both directions
+	// from start, breadth first, up to depth hops. An edge is followed and
+	// returned only when vis allows the edge and both of its ends, so
+	// nothing hidden influences what is returned or in which order. Each
+	// node's edges come sorted as Edges sorts them.
+	Traverse(ctx context.Context, start, pred string, depth int, vis Visibility) ([]Step, error)
+	// Dependents returns the transitive dependents of roots along pred —
+	// every node with a pred edge to a root, to such a node, and so on —
+	// breadth first. visit is asked once per dependent found; a node it
+	// refuses is neither returned nor followed.
+	Dependents(ctx context.Context, roots []string, pred string, visit func(string) bool) ([]Dependent, error)
+	// Each calls fn for every edge (the watermark aside), in no order.
+	Each(ctx context.Context, fn func(Edge) error) error
+	// Reset empties the graph, watermark included.
+	Reset() error
+	// WriteNQuads writes every edge as N-Quads, sorted, ids as urn:phc:
+	// IRIs, and the watermark last.
+	WriteNQuads(ctx context.Context, w io.Writer) error
+	// Close releases the graph; it is idempotent.
+	Close() error
+}
+
+// SortEdges sorts es by label, subject, predicate and object.
+func SortEdges(es []Edge) {
+	sort.Slice(es, func(i, j int) bool {
+		a, b := es[i], es[j]
+		if a.Label != b.Label {
+			return a.Label < b.Label
 		}
-		for _, e := range es {
-			d := e.Subject
-			if seen[d] {
-				continue
-			}
-			seen[d] = true
-			if visit != nil && !visit(d) {
-				continue
-			}
-			out = append(out, Dependent{Node: d, Via: n})
-			queue = append(queue, d)
+		if a.Subject != b.Subject {
+			return a.Subject < b.Subject
 		}
-	}
-	return out, nil
+		if a.Predicate != b.Predicate {
+			return a.Predicate < b.Predicate
+		}
+		return a.Object < b.Object
+	})
 }

@@ -18,7 +18,7 @@ import (
 )
 
 // Run runs the contract against graphs made by open, one per case.
-func Run(t *testing.T, open func(t *testing.T) *graph.Graph) {
+func Run(t *testing.T, open func(t *testing.T) graph.Graph) {
 	ctx := context.Background()
 	rel := func(from, to, label string) graph.Edge {
 		return graph.Edge{Subject: from, Predicate: graph.Related, Object: to, Label: label}
@@ -26,13 +26,13 @@ func Run(t *testing.T, open func(t *testing.T) *graph.Graph) {
 	der := func(child, parent string) graph.Edge {
 		return graph.Edge{Subject: child, Predicate: graph.DerivedFrom, Object: parent}
 	}
-	apply := func(t *testing.T, g *graph.Graph, d graph.Delta) {
+	apply := func(t *testing.T, g graph.Graph, d graph.Delta) {
 		t.Helper()
 		if err := g.Apply(d); err != nil {
 			t.Fatalf("Apply: %v", err)
 		}
 	}
-	all := func(t *testing.T, g *graph.Graph) []graph.Edge {
+	all := func(t *testing.T, g graph.Graph) []graph.Edge {
 		t.Helper()
 		var es []graph.Edge
 		if err := g.Each(ctx, func(e graph.Edge) error { es = append(es, e); return nil }); err != nil {

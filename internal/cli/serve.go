@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/phc-project/phc/custodian"
+	"github.com/phc-project/phc/graph/cayley"
 	"github.com/phc-project/phc/internal/httpapi"
 	"github.com/phc-project/phc/internal/store"
 	"github.com/phc-project/phc/internal/vault"
@@ -23,6 +24,7 @@ import (
 const (
 	storeFile   = "phc.db"
 	sessionFile = "session"
+	graphFile   = "graph.db"
 	addrFile    = "addr"
 )
 
@@ -53,6 +55,7 @@ type daemon struct {
 	dir   string
 	addr  string
 	store *store.Bolt
+	graph *cayley.Graph
 	svc   *custodian.Service
 	http  *http.Server
 	done  chan error
@@ -100,8 +103,13 @@ func startDaemon(ctx context.Context, env *Env, log *slog.Logger, dir, addr stri
 	if idle == 0 {
 		idle = -1
 	}
+	g, err := cayley.Open(filepath.Join(dir, graphFile))
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
 	svc, err := custodian.New(custodian.Config{
-		Store: st, Vault: v, Schema: validator, Logger: log, IdleLock: idle,
+		Store: st, Graph: g, Vault: v, Schema: validator, Logger: log, IdleLock: idle,
 		OnUnlock: func(token string) error { return writeFile0600(sessionPath, []byte(token+"\n")) },
 		OnLock:   func() { os.Remove(sessionPath) },
 		// A second, throwaway vault checks a re-entered password without
@@ -121,12 +129,13 @@ func startDaemon(ctx context.Context, env *Env, log *slog.Logger, dir, addr stri
 	})
 	if err != nil {
 		st.Close()
+		g.Close()
 		return nil, err
 	}
 	// The session and address of an earlier run (one killed, say) are void.
 	os.Remove(sessionPath)
 	os.Remove(filepath.Join(dir, addrFile))
-	d := &daemon{dir: dir, store: st, svc: svc, done: make(chan error, 1)}
+	d := &daemon{dir: dir, store: st, graph: g, svc: svc, done: make(chan error, 1)}
 	if pw == nil {
 		pw, err = password(env, false)
 	}
@@ -184,7 +193,7 @@ func (d *daemon) close() error {
 
 func (d *daemon) closeCore() error {
 	err := d.svc.Close()
-	return errors.Join(err, d.store.Close())
+	return errors.Join(err, d.store.Close(), d.graph.Close())
 }
 
 func checkLoopback(addr string) error {

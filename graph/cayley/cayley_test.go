@@ -1,4 +1,4 @@
-package graph_test
+package cayley_test
 
 import (
 	"context"
@@ -10,12 +10,13 @@ import (
 	"time"
 
 	"github.com/phc-project/phc/graph"
+	"github.com/phc-project/phc/graph/cayley"
 	"github.com/phc-project/phc/graph/graphtest"
 )
 
-func openBolt(t testing.TB) *graph.Graph {
+func openBolt(t testing.TB) *cayley.Graph {
 	t.Helper()
-	g, err := graph.Open(filepath.Join(t.TempDir(), "graph.db"))
+	g, err := cayley.Open(filepath.Join(t.TempDir(), "graph.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -24,20 +25,20 @@ func openBolt(t testing.TB) *graph.Graph {
 }
 
 func TestMemory(t *testing.T) {
-	graphtest.Run(t, func(t *testing.T) *graph.Graph {
-		g := graph.OpenMemory()
+	graphtest.Run(t, func(t *testing.T) graph.Graph {
+		g := cayley.OpenMemory()
 		t.Cleanup(func() { g.Close() })
 		return g
 	})
 }
 
 func TestBolt(t *testing.T) {
-	graphtest.Run(t, func(t *testing.T) *graph.Graph { return openBolt(t) })
+	graphtest.Run(t, func(t *testing.T) graph.Graph { return openBolt(t) })
 }
 
 func TestBoltFileIsPrivateAndDurable(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "graph.db")
-	g, err := graph.Open(path)
+	g, err := cayley.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +60,7 @@ func TestBoltFileIsPrivateAndDurable(t *testing.T) {
 	if err := os.Chmod(path, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	g, err = graph.Open(path)
+	g, err = cayley.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +81,7 @@ func TestBoltFileHoldsNoNames(t *testing.T) {
 	// The graph is given opaque ids only; this checks that nothing else
 	// (such as a predicate spelled out by the caller) is needed to use it.
 	path := filepath.Join(t.TempDir(), "graph.db")
-	g, err := graph.Open(path)
+	g, err := cayley.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +110,7 @@ func containsBytes(raw []byte, s string) bool {
 }
 
 // chain builds n people in a ring with fan-out edges, labelled as claims.
-func buildPeople(b testing.TB, g *graph.Graph, people, degree int) {
+func buildPeople(b testing.TB, g graph.Graph, people, degree int) {
 	b.Helper()
 	var d graph.Delta
 	for i := 0; i < people; i++ {
@@ -137,7 +138,7 @@ func buildPeople(b testing.TB, g *graph.Graph, people, degree int) {
 func BenchmarkTraverse3Hops(b *testing.B) {
 	for _, kind := range []string{"memory", "bolt"} {
 		b.Run(kind, func(b *testing.B) {
-			g := graph.OpenMemory()
+			var g graph.Graph = cayley.OpenMemory()
 			if kind == "bolt" {
 				g = openBolt(b)
 			}
@@ -163,7 +164,7 @@ func BenchmarkTraverse3Hops(b *testing.B) {
 func BenchmarkDependents10k(b *testing.B) {
 	for _, kind := range []string{"memory", "bolt"} {
 		b.Run(kind, func(b *testing.B) {
-			g := graph.OpenMemory()
+			var g graph.Graph = cayley.OpenMemory()
 			if kind == "bolt" {
 				g = openBolt(b)
 			}

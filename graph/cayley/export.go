@@ -1,4 +1,4 @@
-package graph
+package cayley
 
 import (
 	"context"
@@ -7,13 +7,15 @@ import (
 
 	"github.com/cayleygraph/quad"
 	"github.com/cayleygraph/quad/nquads"
+
+	"github.com/phc-project/phc/graph"
 )
 
 // WriteNQuads writes every edge of the graph as N-Quads, sorted, with ids
 // as urn:phc: IRIs. The watermark is written last, as a quad of its own.
 func (g *Graph) WriteNQuads(ctx context.Context, w io.Writer) error {
-	var es []Edge
-	if err := g.Each(ctx, func(e Edge) error {
+	var es []graph.Edge
+	if err := g.Each(ctx, func(e graph.Edge) error {
 		es = append(es, e)
 		return nil
 	}); err != nil {
@@ -23,10 +25,10 @@ func (g *Graph) WriteNQuads(ctx context.Context, w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	sortEdges(es)
+	graph.SortEdges(es)
 	nw := nquads.NewWriter(w)
 	for _, e := range es {
-		if err := nw.WriteQuad(e.quad()); err != nil {
+		if err := nw.WriteQuad(quadOf(e)); err != nil {
 			return fmt.Errorf("graph: export: %w", err)
 		}
 	}

@@ -1,0 +1,190 @@
+package custodian
+
+import (
+	"context"
+	"encoding/json"
+	"sort"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/phc-project/phc/internal/identity"
+	"github.com/phc-project/phc/schema"
+)
+
+const bucketEntities = "entities" // ent_… → Entity
+
+// entityTypes maps each entity type to its class in the graph.
+var entityTypes = map[string]string{
+	"person": "Person", "project": "Project", "goal": "Goal", "event": "Event", "organisation": "Organisation",
+}
+
+// Entity is a node claims can be about and relationships can join: a
+// person, project, goal, event or organisation. It is an opaque id and a
+// type; its name, like everything said about it, is a claim with the entity
+// as subject, so that a grant decides who may see it.
+type Entity struct {
+	ID        string    `json:"id"`
+	Type      string    `json:"type"`
+	CreatedAt time.Time `json:"created_at"`
+	Revision  uint64    `json:"revision"`
+}
+
+// EntityInput creates an entity and, with a name, the claim naming it.
+type EntityInput struct {
+	Type        string   `json:"type"`
+	Name        string   `json:"name,omitempty"`
+	Key         string   `json:"key,omitempty"`         // the name claim's key; default "<type>.name"
+	Sensitivity string   `json:"sensitivity,omitempty"` // the name claim's tier; default by key
+	Personas    []string `json:"personas,omitempty"`
+}
+
+// EntityCreated is the answer to CreateEntity.
+type EntityCreated struct {
+	Entity   Entity `json:"entity"`
+	Claim    *Claim `json:"claim,omitempty"`
+	Revision uint64 `json:"revision"`
+}
+
+// CreateEntity adds an entity node (owner only), with an optional name
+// claim about it.
+func (s *Service) CreateEntity(ctx context.Context, p Principal, raw []byte) (EntityCreated, error) {
+	const op = "entity.create"
+	if err := requireOwner(op, p); err != nil {
+		return EntityCreated{}, err
+	}
+	var in EntityInput
+	if err := decodeStrict(op, raw, &in); err != nil {
+		return EntityCreated{}, err
+	}
+	if _, ok := entityTypes[in.Type]; !ok {
+		return EntityCreated{}, fail(op, KindInvalid, "type must be person, project, goal, event or organisation")
+	}
+	if in.Key == "" {
+		in.Key = in.Type + ".name"
+	}
+	if !validKey(in.Key) {
+		return EntityCreated{}, fail(op, KindInvalid, "malformed key")
+	}
+	if in.Name != "" && (!utf8.ValidString(in.Name) || len(in.Name) > 1024) {
+		return EntityCreated{}, fail(op, KindInvalid, "name must be UTF-8 of at most 1024 bytes")
+	}
+	if in.Sensitivity == "" {
+		in.Sensitivity = defaultSensitivity(in.Key)
+	} else if _, ok := tierRank[in.Sensitivity]; !ok {
+		return EntityCreated{}, fail(op, KindInvalid, "unknown sensitivity tier")
+	}
+	var out EntityCreated
+	err := s.write(op, p, func(st *state, b *batch) error {
+		personas, err := st.checkPersonas(op, in.Personas)
+		if err != nil {
+			return err
+		}
+		id, err := identity.NewID("ent_")
+		if err != nil {
+			return wrap(op, KindInternal, err)
+		}
+		e := &Entity{ID: id, Type: in.Type, CreatedAt: b.now, Revision: b.nextRevision()}
+		st.setEntity(e)
+		b.put(bucketEntities, id, e)
+		records := []string{id}
+		out = EntityCreated{Entity: *e, Revision: e.Revision}
+		if in.Name != "" {
+			cid, err := identity.NewID("clm_")
+			if err != nil {
+				return wrap(op, KindInternal, err)
+			}
+			value, _ := json.Marshal(in.Name)
+			at := b.now
+			c := &Claim{
+				ID: cid, Version: 1, Key: in.Key, Value: value, Subject: id, Kind: "fact",
+				Assertion: AssertionReported, Confirmation: Confirmation{Status: ConfirmationConfirmed, By: "owner", At: &at},
+				Producer: Producer{Authenticated: ownerAuth}, Evidence: []Evidence{}, RecordedAt: at,
+				Sensitivity: in.Sensitivity, Restrictions: []Restriction{}, WrittenBy: WrittenByUser,
+			}
+			r := st.newClaim(b, c, personas)
+			view := r.view(1)
+			out.Claim, out.Revision = &view, c.Revision
+			records = append(records, c.Ref())
+		}
+		b.receipt(Receipt{Actor: "owner", Operation: op, Decision: "allow", Records: records, Revision: out.Revision})
+		return nil
+	})
+	return out, err
+}
+
+// ListEntities returns every entity, oldest first (owner only).
+func (s *Service) ListEntities(ctx context.Context, p Principal) ([]Entity, error) {
+	return ownerRead(s, "entity.list", p, func(st *state) ([]Entity, error) {
+		out := make([]Entity, 0, len(st.entities))
+		for _, e := range st.entities {
+			out = append(out, *e)
+		}
+		sort.Slice(out, func(i, j int) bool {
+			if out[i].Revision != out[j].Revision {
+				return out[i].Revision < out[j].Revision
+			}
+			return out[i].ID < out[j].ID
+		})
+		return out, nil
+	})
+}
+
+// KindRelationship is the claim kind of an attributed edge.
+const KindRelationship = "relationship"
+
+// Relationship is the value of a relationship claim.
+type Relationship struct {
+	From     string `json:"from"`
+	To       string `json:"to"`
+	Relation string `json:"relation"`
+}
+
+// relationshipOf returns the edge a relationship claim asserts; ok is false
+// for another kind or a value that is not a well-formed relationship.
+func relationshipOf(c *Claim) (Relationship, bool) {
+	var rel Relationship
+	if c.Kind != KindRelationship || len(c.Value) == 0 {
+		return rel, false
+	}
+	if err := json.Unmarshal(c.Value, &rel); err != nil {
+		return rel, false
+	}
+	if !validNode(rel.From) || !validNode(rel.To) || !validRelation(rel.Relation) {
+		return rel, false
+	}
+	return rel, true
+}
+
+// validNode reports whether n names a node claims can be about.
+func validNode(n string) bool {
+	return n == SubjectSelf || identity.ValidID(n, "ent_")
+}
+
+// validRelation: a lower-case word of at most 64 bytes, as the binding
+// says.
+func validRelation(r string) bool {
+	return validSegment(r) && !strings.Contains(r, ".")
+}
+
+// checkRelationship refuses a relationship claim whose value is not an
+// edge between self and existing entities. Callers are the owner's writes:
+// an application's proposal is checked only for form, so that proposing
+// cannot probe which entities exist.
+func (st *state) checkRelationship(op string, c *Claim) error {
+	if c.Kind != KindRelationship {
+		return nil
+	}
+	rel, ok := relationshipOf(c)
+	if !ok {
+		return &Error{Op: op, Kind: KindSchema, Subject: "claim", Violations: []schema.Violation{{
+			Path: "/value", Keyword: "$ref", Message: "must be a relationship: from, to and relation",
+		}}}
+	}
+	for _, n := range []string{rel.From, rel.To} {
+		if n != SubjectSelf && st.entities[n] == nil {
+			return fail(op, KindInvalid, "a relationship's ends must be self or existing entities")
+		}
+	}
+	return nil
+}

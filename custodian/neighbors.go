@@ -1,0 +1,284 @@
+package custodian
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	"github.com/phc-project/phc/graph"
+	"github.com/phc-project/phc/internal/identity"
+)
+
+// NeighborQuery asks for the relationships around a node.
+type NeighborQuery struct {
+	Node        string // self or ent_…
+	Relation    string // only edges with this relation; empty for all
+	Depth       int    // hops, 1 to MaxDepth; 0 means 1
+	Purpose     string // a consumer's purpose
+	Cursor      string // from a previous page's next_cursor
+	Limit       int    // edges per page, 1 to 500; 0 means 100
+	MinRevision uint64
+}
+
+// MaxDepth bounds a traversal.
+const MaxDepth = 3
+
+// NeighborEdge is one relationship a traversal discloses.
+type NeighborEdge struct {
+	Edge     string `json:"edge"` // the relationship claim's ref
+	From     string `json:"from"`
+	To       string `json:"to"`
+	Relation string `json:"relation"`
+	Depth    int    `json:"depth"`
+}
+
+// Neighbors is one page of a traversal.
+type Neighbors struct {
+	Node       string         `json:"node"`
+	Edges      []NeighborEdge `json:"edges"`
+	NextCursor string         `json:"next_cursor,omitempty"`
+	Revision   uint64         `json:"revision"`
+}
+
+// Traverse walks the relationships around q.Node, breadth first, up to
+// q.Depth hops. An edge is followed and returned only when the caller may
+// see the relationship claim and both of its ends — a node is visible to a
+// consumer when it may read some claim about it — and this is decided
+// before anything is followed. Nothing hidden changes the answer: a hidden
+// start node answers exactly as an absent one (KindNotFound), and pages,
+// cursors and order are computed over what the caller may see.
+func (s *Service) Traverse(ctx context.Context, p Principal, q NeighborQuery) (Neighbors, error) {
+	const op = "graph.neighbors"
+	if q.Node != SubjectSelf && !identity.ValidID(q.Node, "ent_") {
+		return Neighbors{}, fail(op, KindInvalid, "node must be self or an entity id")
+	}
+	if q.Relation != "" && !validRelation(q.Relation) {
+		return Neighbors{}, fail(op, KindInvalid, "malformed relation")
+	}
+	if q.Depth == 0 {
+		q.Depth = 1
+	}
+	if q.Depth < 1 || q.Depth > MaxDepth {
+		return Neighbors{}, fail(op, KindInvalid, "depth must be 1 to 3")
+	}
+	if q.Limit == 0 {
+		q.Limit = 100
+	}
+	if q.Limit < 1 || q.Limit > 500 {
+		return Neighbors{}, fail(op, KindInvalid, "limit must be 1 to 500")
+	}
+	offset := 0
+	if q.Cursor != "" {
+		n, err := strconv.Atoi(q.Cursor)
+		if err != nil || n < 0 || n > 1<<20 || strconv.Itoa(n) != q.Cursor {
+			return Neighbors{}, fail(op, KindInvalid, "malformed cursor")
+		}
+		offset = n
+	}
+	if err := s.rateLimit(op, p, false); err != nil {
+		return Neighbors{}, err
+	}
+	st, release, err := s.enter(op, p)
+	if err != nil {
+		return Neighbors{}, err
+	}
+	defer release()
+	if err := st.reached(op, q.MinRevision); err != nil {
+		return Neighbors{}, err
+	}
+	switch p.kind {
+	case PrincipalOwner:
+		return readSettled(op, st, func() (Neighbors, error) {
+			out, _, _, ok, err := s.neighbors(ctx, st, p, q, offset, s.clock.Now())
+			if err != nil {
+				return Neighbors{}, err
+			}
+			if !ok {
+				return Neighbors{}, notFound(op)
+			}
+			return out, nil
+		})
+	case PrincipalConsumer:
+	default:
+		return Neighbors{}, fail(op, KindUnauthenticated, "")
+	}
+	if !validPurpose(q.Purpose) {
+		return Neighbors{}, fail(op, KindInvalid, errPurpose)
+	}
+	if !p.token.canRead() {
+		return Neighbors{}, s.refuse(st, p, "graph.read", fail(op, KindModeDenied, "the token does not allow reads"))
+	}
+	var out Neighbors
+	var failure error
+	rc := Receipt{Actor: p.actor(), Operation: "graph.read", Recipient: p.Consumer, Purpose: q.Purpose}
+	disclosed, err := s.recipientRead(st, p, rc, func(st *state, now time.Time) ([]string, []*Grant) {
+		out, failure = Neighbors{}, nil
+		if !st.live(p, now) {
+			return nil, nil
+		}
+		res, records, used, ok, err := s.neighbors(ctx, st, p, q, offset, now)
+		if err != nil || !ok {
+			failure = err
+			return nil, nil
+		}
+		out = res
+		return records, used
+	})
+	if err == nil {
+		err = failure
+	}
+	if err != nil {
+		return Neighbors{}, err
+	}
+	if !disclosed {
+		return Neighbors{}, notFound(op)
+	}
+	return out, nil
+}
+
+// neighbors runs the traversal for p on the view (with st.mu held). ok is
+// false when the start node is absent or hidden. records are the refs
+// disclosed (the claim that makes the start visible, then every edge), and
+// used the grants relied on.
+func (s *Service) neighbors(ctx context.Context, st *state, p Principal, q NeighborQuery, offset int, now time.Time) (out Neighbors, records []string, used []*Grant, ok bool, err error) {
+	v := st.visibility(ctx, p, q.Purpose, q.Relation, now)
+	if !v.node(q.Node) {
+		return Neighbors{}, nil, nil, false, v.err
+	}
+	steps, err := s.graph.Traverse(ctx, q.Node, graph.Related, q.Depth, graph.Visibility{Edge: v.edge, Node: v.node})
+	if err == nil {
+		err = v.err
+	}
+	if err != nil {
+		return Neighbors{}, nil, nil, false, wrap("graph.neighbors", KindInternal, err)
+	}
+	out = Neighbors{Node: q.Node, Edges: []NeighborEdge{}, Revision: st.revision}
+	if why := v.why[q.Node]; why != nil {
+		records = append(records, why.Ref())
+	}
+	page := steps
+	if offset >= len(page) {
+		page = nil
+	} else {
+		page = page[offset:]
+	}
+	if len(page) > q.Limit {
+		page = page[:q.Limit]
+		out.NextCursor = strconv.Itoa(offset + q.Limit)
+	}
+	for _, step := range page {
+		r := st.claims[idOfRef(step.Edge.Label)]
+		rel, _ := relationshipOf(r.head())
+		out.Edges = append(out.Edges, NeighborEdge{Edge: step.Edge.Label, From: rel.From, To: rel.To, Relation: rel.Relation, Depth: step.Depth})
+		records = append(records, step.Edge.Label)
+		for _, n := range []string{rel.From, rel.To} {
+			if g := v.grant[n]; g != nil {
+				used = append(used, g)
+			}
+		}
+		if g := v.grant[step.Edge.Label]; g != nil {
+			used = append(used, g)
+		}
+	}
+	if g := v.grant[q.Node]; g != nil {
+		used = append(used, g)
+	}
+	return out, records, distinctGrants(used), true, nil
+}
+
+func idOfRef(ref string) string {
+	for i := 0; i < len(ref); i++ {
+		if ref[i] == '@' {
+			return ref[:i]
+		}
+	}
+	return ref
+}
+
+// visibility decides, for one caller and one traversal, which nodes and
+// edges it may see, remembering each answer and the grant and claim behind
+// it.
+type visibility struct {
+	ctx      context.Context
+	st       *state
+	p        Principal
+	purpose  string
+	relation string
+	now      time.Time
+	grants   []*Grant
+	nodes    map[string]bool
+	why      map[string]*Claim  // node → a claim about it the caller may read
+	grant    map[string]*Grant  // node or edge ref → the grant that showed it
+	err      error
+}
+
+func (st *state) visibility(ctx context.Context, p Principal, purpose, relation string, now time.Time) *visibility {
+	v := &visibility{ctx: ctx, st: st, p: p, purpose: purpose, relation: relation, now: now,
+		nodes: map[string]bool{}, why: map[string]*Claim{}, grant: map[string]*Grant{}}
+	if p.kind == PrincipalConsumer {
+		v.grants = st.grantsFor(p.Consumer, OpRead, now)
+	}
+	return v
+}
+
+// node: the owner sees self and every entity; a consumer sees a node when
+// it may read at least one claim about it.
+func (v *visibility) node(n string) bool {
+	if seen, ok := v.nodes[n]; ok {
+		return seen
+	}
+	ok := v.nodeUncached(n)
+	v.nodes[n] = ok
+	return ok
+}
+
+func (v *visibility) nodeUncached(n string) bool {
+	if n != SubjectSelf && v.st.entities[n] == nil {
+		return false
+	}
+	if v.p.kind == PrincipalOwner {
+		return true
+	}
+	about, err := v.st.graphAbout(v.ctx, n)
+	if err != nil {
+		v.err = err
+		return false
+	}
+	for _, id := range about {
+		r := v.st.claims[id]
+		if r == nil || r.head().Subject != n {
+			continue
+		}
+		if g := readGrant(v.grants, v.p, r, v.purpose, v.now); g != nil {
+			v.why[n], v.grant[n] = r.head(), g
+			return true
+		}
+	}
+	return false
+}
+
+// edge: the relationship claim must be active at the labelled version, of
+// the relation asked for, and readable by the caller.
+func (v *visibility) edge(e graph.Edge) bool {
+	id, ver, ok := parseRef(e.Label)
+	if !ok {
+		return false
+	}
+	r := v.st.claims[id]
+	if r == nil || r.meta.Status != StatusActive || r.meta.Head != ver {
+		return false
+	}
+	rel, ok := relationshipOf(r.head())
+	if !ok || rel.From != e.Subject || rel.To != e.Object || (v.relation != "" && rel.Relation != v.relation) {
+		return false
+	}
+	if v.p.kind == PrincipalOwner {
+		return true
+	}
+	g := readGrant(v.grants, v.p, r, v.purpose, v.now)
+	if g == nil {
+		return false
+	}
+	v.grant[e.Label] = g
+	return true
+}

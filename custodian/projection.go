@@ -1,0 +1,546 @@
+package custodian
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"time"
+
+	"github.com/phc-project/phc/graph"
+)
+
+// Graph is the knowledge graph the core projects the canonical store into
+// (package graph implements it on Cayley). The core never reads a name or a
+// value from it: it holds opaque ids, and every decision about what a caller
+// may see is taken on the in-memory view.
+type Graph interface {
+	Apply(graph.Delta) error
+	Watermark() (uint64, error)
+	Edges(ctx context.Context, node string, dir graph.Direction, pred string) ([]graph.Edge, error)
+	Traverse(ctx context.Context, start, pred string, depth int, vis graph.Visibility) ([]graph.Step, error)
+	Dependents(ctx context.Context, roots []string, pred string, visit func(string) bool) ([]graph.Dependent, error)
+	Each(ctx context.Context, fn func(graph.Edge) error) error
+	Reset() error
+	WriteNQuads(ctx context.Context, w io.Writer) error
+}
+
+// The projection's store records: the outbox holds each committed group's
+// graph delta under its revision until the graph has it; meta/graph_floor
+// is the highest revision whose delta was applied and pruned.
+const (
+	bucketOutbox   = "graph_outbox" // %016x revision → graph.Delta
+	metaGraphFloor = "graph_floor"
+)
+
+// jobCtx records, for the write the journal is applying, each object's
+// version before the write: at the end of the write the projection's delta
+// and the invalidations are computed from before and after. Setters record
+// the first version they replace; nil means the object is new.
+type jobCtx struct {
+	claims    map[string]*claimRecord
+	summaries map[string]*Summary
+	entities  map[string]*Entity
+	personas  map[string]*Persona
+	grants    map[string]*Grant
+}
+
+func newJobCtx() *jobCtx {
+	return &jobCtx{
+		claims: map[string]*claimRecord{}, summaries: map[string]*Summary{}, entities: map[string]*Entity{},
+		personas: map[string]*Persona{}, grants: map[string]*Grant{},
+	}
+}
+
+func noteOld[T any](m map[string]*T, id string, old *T) {
+	if _, ok := m[id]; !ok {
+		m[id] = old
+	}
+}
+
+// setGrant publishes a new or replaced grant.
+func (st *state) setGrant(g *Grant) {
+	if st.job != nil {
+		noteOld(st.job.grants, g.ID, st.grants[g.ID])
+	}
+	st.grants[g.ID] = g
+}
+
+// setPersona publishes a new persona.
+func (st *state) setPersona(p *Persona) {
+	if st.job != nil {
+		noteOld(st.job.personas, p.ID, st.personas[p.ID])
+	}
+	st.personas[p.ID] = p
+}
+
+// setSummary publishes a new or replaced summary.
+func (st *state) setSummary(s *Summary) {
+	if st.job != nil {
+		noteOld(st.job.summaries, s.ID, st.summaries[s.ID])
+	}
+	st.summaries[s.ID] = s
+}
+
+// setEntity publishes a new entity.
+func (st *state) setEntity(e *Entity) {
+	if st.job != nil {
+		noteOld(st.job.entities, e.ID, st.entities[e.ID])
+	}
+	st.entities[e.ID] = e
+}
+
+// claimEdges is the projection of one claim record: an active claim is a
+// node about its subject (labelled with its head ref), in its personas; a
+// relationship is also an edge between its ends, labelled with its ref.
+// Anything not active — deleted, retracted, proposed, quarantined — is not
+// in the graph.
+func (st *state) claimEdges(r *claimRecord) []graph.Edge {
+	if r == nil || r.meta.Status != StatusActive {
+		return nil
+	}
+	c := r.head()
+	ref := c.Ref()
+	es := []graph.Edge{{Subject: c.ID, Predicate: graph.About, Object: c.Subject, Label: ref}}
+	for _, id := range r.meta.Personas {
+		if p := st.personas[id]; p != nil && p.Node != "" {
+			es = append(es, graph.Edge{Subject: c.ID, Predicate: graph.InPersona, Object: p.Node})
+		}
+	}
+	if rel, ok := relationshipOf(c); ok {
+		es = append(es, graph.Edge{Subject: rel.From, Predicate: graph.Related, Object: rel.To, Label: ref})
+	}
+	return es
+}
+
+// graphAbout returns the ids of the claims the graph has about node n.
+func (st *state) graphAbout(ctx context.Context, n string) ([]string, error) {
+	es, err := st.graph.Edges(ctx, n, graph.In, graph.About)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, len(es))
+	for i, e := range es {
+		ids[i] = e.Subject
+	}
+	return ids, nil
+}
+
+// summaryEdges: a summary's lineage, kept whatever its status (lineage is
+// history; staleness is recorded on the summary).
+func summaryEdges(s *Summary) []graph.Edge {
+	if s == nil {
+		return nil
+	}
+	es := make([]graph.Edge, 0, len(s.DerivedFrom))
+	for _, p := range s.DerivedFrom {
+		es = append(es, graph.Edge{Subject: s.Ref(), Predicate: graph.DerivedFrom, Object: p})
+	}
+	return es
+}
+
+func entityEdges(e *Entity) []graph.Edge {
+	if e == nil {
+		return nil
+	}
+	return []graph.Edge{{Subject: e.ID, Predicate: graph.Type, Object: graph.NS + entityTypes[e.Type]}}
+}
+
+// personaEdges: a persona is a node under its opaque key; its id is the
+// owner's own word and stays in the encrypted store.
+func personaEdges(p *Persona) []graph.Edge {
+	if p == nil || p.Node == "" {
+		return nil
+	}
+	return []graph.Edge{{Subject: p.Node, Predicate: graph.Type, Object: graph.NS + "Persona"}}
+}
+
+// grantEdges: a grant in force (not revoked) is a node. Its recipient's
+// name stays out of the graph.
+func grantEdges(g *Grant) []graph.Edge {
+	if g == nil || g.RevokedAt != nil {
+		return nil
+	}
+	return []graph.Edge{{Subject: g.ID, Predicate: graph.Type, Object: graph.NS + "Grant"}}
+}
+
+// projection is the whole graph the view implies, sorted.
+func (st *state) projection() []graph.Edge {
+	var es []graph.Edge
+	for _, r := range st.claims {
+		es = append(es, st.claimEdges(r)...)
+	}
+	for _, s := range st.summaries {
+		es = append(es, summaryEdges(s)...)
+	}
+	for _, e := range st.entities {
+		es = append(es, entityEdges(e)...)
+	}
+	for _, p := range st.personas {
+		es = append(es, personaEdges(p)...)
+	}
+	for _, g := range st.grants {
+		es = append(es, grantEdges(g)...)
+	}
+	sortGraphEdges(es)
+	return es
+}
+
+func sortGraphEdges(es []graph.Edge) {
+	sort.Slice(es, func(i, j int) bool { return es[i].String() < es[j].String() })
+}
+
+// diffEdges adds to d what turns before into after.
+func diffEdges(d *graph.Delta, before, after []graph.Edge) {
+	if len(before) == 0 && len(after) == 0 {
+		return
+	}
+	in := make(map[graph.Edge]bool, len(before))
+	for _, e := range before {
+		in[e] = true
+	}
+	for _, e := range after {
+		if in[e] {
+			delete(in, e)
+			continue
+		}
+		d.Add = append(d.Add, e)
+	}
+	for _, e := range before {
+		if in[e] {
+			d.Remove = append(d.Remove, e)
+		}
+	}
+}
+
+// finishJob computes, at the end of a write, the graph delta of what it
+// changed and invalidates the dependents of every claim it corrected,
+// deleted, retracted or narrowed. The graph holds every earlier write (the
+// journal applies a group's delta before the next group, and a write that
+// changes the graph closes its group), so the lineage it walks is whole.
+func (s *Service) finishJob(st *state, b *batch) error {
+	j := st.job
+	for id, old := range j.claims {
+		diffEdges(&b.graph, st.claimEdges(old), st.claimEdges(st.claims[id]))
+	}
+	for id, old := range j.personas {
+		diffEdges(&b.graph, personaEdges(old), personaEdges(st.personas[id]))
+	}
+	for id, old := range j.entities {
+		diffEdges(&b.graph, entityEdges(old), entityEdges(st.entities[id]))
+	}
+	for id, old := range j.grants {
+		diffEdges(&b.graph, grantEdges(old), grantEdges(st.grants[id]))
+	}
+	ids := make([]string, 0, len(j.claims))
+	for id := range j.claims {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		old := j.claims[id]
+		cause := invalidationCause(old, st.claims[id])
+		if cause == "" {
+			continue
+		}
+		roots := make([]string, 0, len(old.versions))
+		for v := 1; v <= old.meta.Head; v++ {
+			roots = append(roots, versionRef(id, v))
+		}
+		if err := s.invalidate(st, b, roots, old.head().Ref(), cause); err != nil {
+			return err
+		}
+	}
+	// Summaries last: invalidation only changes their status.
+	for id, old := range j.summaries {
+		diffEdges(&b.graph, summaryEdges(old), summaryEdges(st.summaries[id]))
+	}
+	return nil
+}
+
+// Invalidation causes, as GET /phc/v1/summaries/{id} reports them.
+const (
+	CauseCorrected           = "corrected"
+	CauseDeleted             = "deleted"
+	CauseRetracted           = "retracted"
+	CausePersonasNarrowed    = "personas_narrowed"
+	CauseRestrictionsChanged = "restrictions_changed"
+	CauseSensitivityChanged  = "sensitivity_changed"
+	CauseParentStale         = "parent_stale"
+)
+
+// invalidationCause says why a change from old to nw invalidates what was
+// derived from old, or "" when it does not.
+func invalidationCause(old, nw *claimRecord) string {
+	if old == nil || old.meta.Status != StatusActive {
+		return ""
+	}
+	switch {
+	case nw == nil || nw.meta.Status == StatusDeleted:
+		return CauseDeleted
+	case nw.meta.Status != StatusActive:
+		return CauseRetracted
+	case nw.head() != old.head():
+		a, b := old.head(), nw.head()
+		switch {
+		case string(a.Value) != string(b.Value) || a.Key != b.Key || a.Kind != b.Kind || a.Subject != b.Subject:
+			return CauseCorrected
+		case !sameRestrictions(a.Restrictions, b.Restrictions):
+			return CauseRestrictionsChanged
+		case a.Sensitivity != b.Sensitivity:
+			return CauseSensitivityChanged
+		}
+		return CauseCorrected // any new version supersedes the one derived from
+	}
+	for _, p := range old.meta.Personas {
+		if !nw.inPersona(p) {
+			return CausePersonasNarrowed
+		}
+	}
+	return ""
+}
+
+func sameRestrictions(a, b []Restriction) bool {
+	ra, _ := json.Marshal(a)
+	rb, _ := json.Marshal(b)
+	return string(ra) == string(rb)
+}
+
+// invalidate marks every current summary that depends on one of roots,
+// transitively along lineage, stale as of this write's revision.
+func (s *Service) invalidate(st *state, b *batch, roots []string, root, cause string) error {
+	isRoot := make(map[string]bool, len(roots))
+	for _, r := range roots {
+		isRoot[r] = true
+	}
+	deps, err := s.graph.Dependents(context.Background(), roots, graph.DerivedFrom, func(n string) bool {
+		sm := st.summaryByRef(n)
+		return sm != nil && sm.Status == SummaryCurrent
+	})
+	if err != nil {
+		return wrap("invalidate", KindInternal, err)
+	}
+	at := b.now
+	for _, d := range deps {
+		sm := st.summaryByRef(d.Node)
+		if sm == nil || sm.Status != SummaryCurrent {
+			continue
+		}
+		ns := *sm
+		ns.Status = SummaryStale
+		c := CauseParentStale
+		if isRoot[d.Via] {
+			c = cause
+		}
+		ns.Stale = &Staleness{Parent: d.Via, Cause: c, Root: root, RootCause: cause, Revision: st.revision, At: &at}
+		st.setSummary(&ns)
+		b.put(bucketSummaries, ns.ID, &ns)
+	}
+	return nil
+}
+
+// syncGraph brings the graph up to the store at unlock: it replays the
+// outbox's deltas the graph lacks, or rebuilds the graph when it cannot
+// (a graph never built, behind the pruned outbox, or ahead of the store).
+func (s *Service) syncGraph(st *state) error {
+	w, err := s.graph.Watermark()
+	if err != nil {
+		return err
+	}
+	var keys []string
+	var deltas []graph.Delta
+	if err := s.store.View(func(tx Tx) error {
+		return tx.ForEach(bucketOutbox, func(k string, v []byte) error {
+			var d graph.Delta
+			if err := json.Unmarshal(v, &d); err != nil {
+				return fmt.Errorf("graph outbox %s: %w", k, err)
+			}
+			keys = append(keys, k)
+			deltas = append(deltas, d)
+			return nil
+		})
+	}); err != nil {
+		return err
+	}
+	st.outboxDone = keys
+	if !st.graphFloorKnown || w < st.graphFloor || w > st.revision {
+		s.log.Info("rebuilding the graph from the store", "watermark", w, "revision", st.revision)
+		return s.rebuildGraph(st)
+	}
+	for _, d := range deltas {
+		if d.Watermark <= w {
+			continue
+		}
+		if err := s.graph.Apply(d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// rebuildGraph replaces the graph by the view's projection, at the view's
+// revision. Callers hold st.mu or own st alone.
+func (s *Service) rebuildGraph(st *state) error {
+	if err := s.graph.Reset(); err != nil {
+		return err
+	}
+	es := st.projection()
+	const chunk = 50000
+	for len(es) > chunk {
+		if err := s.graph.Apply(graph.Delta{Add: es[:chunk]}); err != nil {
+			return err
+		}
+		es = es[chunk:]
+	}
+	if err := s.graph.Apply(graph.Delta{Add: es, Watermark: st.revision}); err != nil {
+		return err
+	}
+	st.graphFloor, st.graphFloorKnown, st.graphFloorDirty = st.revision, true, true
+	return nil
+}
+
+// GraphReport is what [Service.Check] found about the graph.
+type GraphReport struct {
+	OK        bool     `json:"ok"`
+	Edges     int      `json:"edges"`
+	Watermark uint64   `json:"watermark"`
+	Revision  uint64   `json:"revision"`
+	Missing   int      `json:"missing"` // in the store's projection, not in the graph
+	Extra     int      `json:"extra"`   // in the graph, not in the projection
+	Problems  []string `json:"problems"`
+}
+
+// CheckReport is the answer of phc check.
+type CheckReport struct {
+	OK        bool         `json:"ok"`
+	Graph     GraphReport  `json:"graph"`
+	Receipts  Verification `json:"receipts"`
+	Summaries []string     `json:"summaries"` // current summaries with a parent that is not current
+}
+
+// Check verifies that the graph agrees with the store (every edge the
+// store implies is in it, and nothing else), that no current summary has a
+// parent that is not current, and the receipt chain (owner only).
+func (s *Service) Check(ctx context.Context, p Principal) (CheckReport, error) {
+	const op = "check"
+	if err := requireOwner(op, p); err != nil {
+		return CheckReport{}, err
+	}
+	st, release, err := s.enter(op, p)
+	if err != nil {
+		return CheckReport{}, err
+	}
+	defer release()
+	var rep CheckReport
+	// Inside the journal: no write moves the view or the graph meanwhile.
+	err = s.commit(st, func(st *state, b *batch) error {
+		rep.Graph = s.compareGraph(ctx, st)
+		rep.Summaries = st.summaryProblems()
+		return nil
+	})
+	if err != nil {
+		return CheckReport{}, err
+	}
+	rep.Receipts, err = s.VerifyReceipts(ctx, p)
+	if err != nil {
+		return CheckReport{}, err
+	}
+	rep.OK = rep.Graph.OK && rep.Receipts.OK && len(rep.Summaries) == 0
+	return rep, nil
+}
+
+func (s *Service) compareGraph(ctx context.Context, st *state) GraphReport {
+	rep := GraphReport{Revision: st.revision, Problems: []string{}}
+	problem := func(format string, args ...any) {
+		if len(rep.Problems) < 20 {
+			rep.Problems = append(rep.Problems, fmt.Sprintf(format, args...))
+		}
+	}
+	want := map[graph.Edge]bool{}
+	for _, e := range st.projection() {
+		want[e] = true
+	}
+	got := map[graph.Edge]bool{}
+	if err := s.graph.Each(ctx, func(e graph.Edge) error {
+		got[e] = true
+		return nil
+	}); err != nil {
+		problem("graph: %v", err)
+	}
+	rep.Edges = len(got)
+	var extra, missing []string
+	for e := range got {
+		if !want[e] {
+			rep.Extra++
+			extra = append(extra, e.String())
+		}
+	}
+	for e := range want {
+		if !got[e] {
+			rep.Missing++
+			missing = append(missing, e.String())
+		}
+	}
+	sort.Strings(extra)
+	sort.Strings(missing)
+	for _, e := range missing {
+		problem("missing from the graph: %s", e)
+	}
+	for _, e := range extra {
+		problem("in the graph but not the store: %s", e)
+	}
+	w, err := s.graph.Watermark()
+	if err != nil {
+		problem("graph watermark: %v", err)
+	}
+	rep.Watermark = w
+	if w > st.revision {
+		problem("the graph's watermark %d is ahead of the store's revision %d", w, st.revision)
+	}
+	rep.OK = len(rep.Problems) == 0
+	return rep
+}
+
+// RebuildGraph rebuilds the graph from the store (owner only) and returns
+// the revision it reflects.
+func (s *Service) RebuildGraph(ctx context.Context, p Principal) (uint64, error) {
+	const op = "graph.rebuild"
+	var rev uint64
+	err := s.write(op, p, func(st *state, b *batch) error {
+		if err := requireOwner(op, p); err != nil {
+			return err
+		}
+		if err := s.rebuildGraph(st); err != nil {
+			return wrap(op, KindInternal, err)
+		}
+		rev = st.revision
+		b.receipt(Receipt{Actor: "owner", Operation: "graph.rebuild", Decision: "allow", Revision: rev})
+		return nil
+	})
+	return rev, err
+}
+
+// ExportGraph writes the graph as N-Quads (owner only).
+func (s *Service) ExportGraph(ctx context.Context, p Principal, w io.Writer) error {
+	const op = "graph.export"
+	if err := requireOwner(op, p); err != nil {
+		return err
+	}
+	st, release, err := s.enter(op, p)
+	if err != nil {
+		return err
+	}
+	defer release()
+	// Settle: what the graph holds was acknowledged.
+	if _, err := readSettled(op, st, func() (struct{}, error) { return struct{}{}, nil }); err != nil {
+		return err
+	}
+	if err := s.graph.WriteNQuads(ctx, w); err != nil {
+		return wrap(op, KindInternal, err)
+	}
+	return nil
+}
+
+// graphTime is the form of times in graph exports.
+func graphTime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }

@@ -1,0 +1,488 @@
+package custodian
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/phc-project/phc/internal/identity"
+)
+
+const bucketSummaries = "summaries" // sum_… → Summary
+
+// Summary statuses.
+const (
+	SummaryCurrent    = "current"
+	SummaryStale      = "stale"
+	SummaryIneligible = "ineligible"
+)
+
+// Summary is derived context: a value made from exact versions of claims
+// and other summaries, recorded as prov:wasDerivedFrom lineage. It inherits
+// the union of its parents' restrictions and their highest tier. A change
+// to any ancestor makes it stale in the same revision; a stale or
+// ineligible summary is never served.
+type Summary struct {
+	ID           string          `json:"id"`
+	Version      int             `json:"version"`
+	Value        json.RawMessage `json:"value"`
+	DerivedFrom  []string        `json:"derived_from"`
+	Restrictions []Restriction   `json:"restrictions"`
+	Sensitivity  string          `json:"sensitivity"`
+	Status       string          `json:"status"`
+	Ineligible   string          `json:"ineligible_reason,omitempty"`
+	Stale        *Staleness      `json:"stale,omitempty"`
+	Producer     *Authenticated  `json:"producer,omitempty"` // for the owner only
+	CreatedAt    time.Time       `json:"created_at"`
+	Revision     uint64          `json:"revision"`
+}
+
+// Staleness says what made a summary stale: the parent through which the
+// invalidation reached it (Cause parent_stale when that parent is itself a
+// summary), the claim version whose change started it and how it changed,
+// and the revision of that change.
+type Staleness struct {
+	Parent    string     `json:"parent"`
+	Cause     string     `json:"cause"`
+	Root      string     `json:"root"`
+	RootCause string     `json:"root_cause"`
+	Revision  uint64     `json:"revision"`
+	At        *time.Time `json:"at,omitempty"`
+}
+
+// Ref is the "id@version" form used in lineage.
+func (s *Summary) Ref() string { return versionRef(s.ID, s.Version) }
+
+// parseRef splits "id@version".
+func parseRef(ref string) (id string, v int, ok bool) {
+	id, vs, found := strings.Cut(ref, "@")
+	if !found || len(vs) == 0 || len(vs) > 9 || vs[0] == '0' {
+		return "", 0, false
+	}
+	v, err := strconv.Atoi(vs)
+	if err != nil || v < 1 {
+		return "", 0, false
+	}
+	if !identity.ValidID(id, "clm_") && !identity.ValidID(id, "sum_") {
+		return "", 0, false
+	}
+	return id, v, true
+}
+
+// summaryByRef returns the summary a ref names, if that version exists.
+func (st *state) summaryByRef(ref string) *Summary {
+	id, v, ok := parseRef(ref)
+	if !ok {
+		return nil
+	}
+	s := st.summaries[id]
+	if s == nil || s.Version != v {
+		return nil
+	}
+	return s
+}
+
+// SummaryInput is the body of POST /phc/v1/summaries.
+type SummaryInput struct {
+	Value       json.RawMessage `json:"value"`
+	DerivedFrom []string        `json:"derived_from"`
+	Purpose     string          `json:"purpose,omitempty"` // a consumer's: the purpose its grants cover the parents for
+}
+
+// SummaryWritten is the answer to CreateSummary.
+type SummaryWritten struct {
+	Summary  Summary `json:"summary"`
+	Revision uint64  `json:"revision"`
+}
+
+const maxParents = 64
+
+// CreateSummary records a summary derived from exact current versions
+// (owner, or a consumer with a write-mode token whose grants cover every
+// parent for purpose). A parent the caller cannot see answers exactly as
+// one that does not exist (KindNotFound); a parent that is no longer
+// current is KindConflict.
+func (s *Service) CreateSummary(ctx context.Context, p Principal, raw []byte) (SummaryWritten, error) {
+	const op = "summary.create"
+	var in SummaryInput
+	if err := decodeStrict(op, raw, &in); err != nil {
+		return SummaryWritten{}, err
+	}
+	if len(in.Value) == 0 || string(in.Value) == "null" {
+		return SummaryWritten{}, fail(op, KindInvalid, "value is required")
+	}
+	if len(in.DerivedFrom) == 0 || len(in.DerivedFrom) > maxParents {
+		return SummaryWritten{}, fail(op, KindInvalid, fmt.Sprintf("derived_from must list 1 to %d parents", maxParents))
+	}
+	seen := map[string]bool{}
+	for _, ref := range in.DerivedFrom {
+		if _, _, ok := parseRef(ref); !ok {
+			return SummaryWritten{}, fail(op, KindInvalid, "derived_from holds a malformed ref (clm_…@n or sum_…@n)")
+		}
+		if seen[ref] {
+			return SummaryWritten{}, fail(op, KindInvalid, "derived_from lists a parent twice")
+		}
+		seen[ref] = true
+	}
+	producer := ownerAuth
+	switch p.kind {
+	case PrincipalOwner:
+	case PrincipalConsumer:
+		if !validPurpose(in.Purpose) {
+			return SummaryWritten{}, fail(op, KindInvalid, errPurpose)
+		}
+		if err := s.rateLimit(op, p, true); err != nil {
+			return SummaryWritten{}, err
+		}
+		producer = Authenticated{Kind: "consumer", ID: p.Consumer}
+	default:
+		return SummaryWritten{}, fail(op, KindUnauthenticated, "")
+	}
+	st, release, err := s.enter(op, p)
+	if err != nil {
+		return SummaryWritten{}, err
+	}
+	defer release()
+	if p.kind == PrincipalConsumer && !p.token.canWrite() {
+		return SummaryWritten{}, s.refuse(st, p, op, fail(op, KindModeDenied, "the token does not allow writes"))
+	}
+	var out SummaryWritten
+	err = s.commit(st, func(st *state, b *batch) error {
+		if p.kind == PrincipalConsumer && !st.live(p, b.now) {
+			return fail(op, KindUnauthenticated, "")
+		}
+		parents, err := st.summaryParents(op, p, in.DerivedFrom, in.Purpose, b.now)
+		if err != nil {
+			return err
+		}
+		id, err := identity.NewID("sum_")
+		if err != nil {
+			return wrap(op, KindInternal, err)
+		}
+		sm := &Summary{
+			ID: id, Version: 1, Value: in.Value, DerivedFrom: append([]string{}, in.DerivedFrom...),
+			Status: SummaryCurrent, Producer: &producer, CreatedAt: b.now,
+		}
+		sm.Restrictions, sm.Sensitivity = inherit(parents)
+		if reason := ineligibleReason(parents, b.now); reason != "" {
+			sm.Status, sm.Ineligible = SummaryIneligible, reason
+		}
+		sm.Revision = b.nextRevision()
+		st.setSummary(sm)
+		b.put(bucketSummaries, id, sm)
+		rc := Receipt{Actor: p.actor(), Operation: op, Decision: "allow",
+			Records: append([]string{sm.Ref()}, sm.DerivedFrom...), Revision: sm.Revision}
+		if p.kind == PrincipalConsumer {
+			rc.Recipient, rc.Purpose = p.Consumer, in.Purpose
+		}
+		b.receipt(rc)
+		out = SummaryWritten{Summary: *sm, Revision: sm.Revision}
+		return nil
+	})
+	return out, err
+}
+
+// parent is what a summary inherits from one parent.
+type parent struct {
+	restrictions []Restriction
+	sensitivity  string
+}
+
+// summaryParents resolves refs to current parents p may derive from.
+func (st *state) summaryParents(op string, p Principal, refs []string, purpose string, now time.Time) ([]parent, error) {
+	var grants []*Grant
+	if p.kind == PrincipalConsumer {
+		grants = st.grantsFor(p.Consumer, OpRead, now)
+	}
+	out := make([]parent, 0, len(refs))
+	for _, ref := range refs {
+		id, v, _ := parseRef(ref)
+		if strings.HasPrefix(id, "sum_") {
+			sm := st.summaries[id]
+			if sm == nil || (p.kind == PrincipalConsumer && !st.summaryVisible(p, sm, purpose, now, grants, nil)) {
+				return nil, notFound(op)
+			}
+			if sm.Version != v || sm.Status != SummaryCurrent {
+				return nil, fail(op, KindConflict, "a parent summary is not current")
+			}
+			out = append(out, parent{sm.Restrictions, sm.Sensitivity})
+			continue
+		}
+		r := st.claims[id]
+		if r == nil || r.meta.Status != StatusActive ||
+			(p.kind == PrincipalConsumer && readGrant(grants, p, r, purpose, now) == nil) {
+			return nil, notFound(op)
+		}
+		if r.meta.Head != v {
+			return nil, fail(op, KindConflict, "a parent claim has a newer version")
+		}
+		c := r.head()
+		out = append(out, parent{c.Restrictions, c.Sensitivity})
+	}
+	return out, nil
+}
+
+// inherit is the union of the parents' restrictions (each once, in first
+// appearance) and their highest tier.
+func inherit(parents []parent) ([]Restriction, string) {
+	rs := []Restriction{}
+	seen := map[string]bool{}
+	tier := SensitivityPublic
+	for _, p := range parents {
+		tier = raiseTier(tier, p.sensitivity)
+		for _, r := range p.restrictions {
+			k, _ := json.Marshal(r)
+			if !seen[string(k)] {
+				seen[string(k)] = true
+				rs = append(rs, r)
+			}
+		}
+	}
+	return rs, tier
+}
+
+// ineligibleReason says why restrictions inherited from parents cannot be
+// satisfied together, or "" when they can:
+//   - material controlled by a source (source_controlled {holder}) mixed
+//     with anything that holder does not control — another holder's
+//     material or the person's own — would turn it into memory outside the
+//     holder's control;
+//   - purpose_only restrictions with no purpose in common leave no use;
+//   - an unknown mandatory restriction blocks every use;
+//   - an expires restriction already past leaves no use.
+func ineligibleReason(parents []parent, now time.Time) string {
+	holders := map[string]bool{}
+	uncontrolled := false
+	var purposes map[string]bool
+	for _, p := range parents {
+		controlled := false
+		for _, r := range p.restrictions {
+			switch r.Type {
+			case RestrictSourceControlled:
+				holders[r.Holder] = true
+				controlled = true
+			case RestrictPurposeOnly:
+				allowed := map[string]bool{}
+				if list, ok := r.Params["purposes"].([]any); ok {
+					for _, v := range list {
+						if s, ok := v.(string); ok && (purposes == nil || purposes[s]) {
+							allowed[s] = true
+						}
+					}
+				}
+				purposes = allowed
+			case RestrictExpires:
+				if !restrictionsAllow([]Restriction{r}, "", &Grant{}, now) {
+					return "an inherited expires restriction has passed"
+				}
+			default:
+				if !knownRestriction(r.Type) && r.Mandatory {
+					return "an inherited mandatory restriction is unknown"
+				}
+			}
+		}
+		if !controlled {
+			uncontrolled = true
+		}
+	}
+	switch {
+	case len(holders) > 1:
+		return "parents are source-controlled by different holders"
+	case len(holders) == 1 && uncontrolled:
+		return "source-controlled material mixed with material its holder does not control"
+	case purposes != nil && len(purposes) == 0:
+		return "inherited purpose_only restrictions have no purpose in common"
+	}
+	return ""
+}
+
+// summaryVisible reports whether consumer principal p may receive sm for
+// purpose: it is current, every ancestor is current, and p may read every
+// claim it derives from. refs, if not nil, collects the refs it relied on.
+func (st *state) summaryVisible(p Principal, sm *Summary, purpose string, now time.Time, grants []*Grant, used *[]*Grant) bool {
+	return st.summaryVisibleDepth(p, sm, purpose, now, grants, used, map[string]bool{})
+}
+
+func (st *state) summaryVisibleDepth(p Principal, sm *Summary, purpose string, now time.Time, grants []*Grant, used *[]*Grant, memo map[string]bool) bool {
+	if v, ok := memo[sm.ID]; ok {
+		return v
+	}
+	memo[sm.ID] = false
+	if sm.Status != SummaryCurrent || !restrictionsAllowSummary(sm, purpose, now) {
+		return false
+	}
+	for _, ref := range sm.DerivedFrom {
+		id, v, _ := parseRef(ref)
+		if ps := st.summaries[id]; ps != nil {
+			if ps.Version != v || !st.summaryVisibleDepth(p, ps, purpose, now, grants, used, memo) {
+				return false
+			}
+			continue
+		}
+		r := st.claims[id]
+		if r == nil || r.meta.Status != StatusActive || r.meta.Head != v {
+			return false // a parent changed: never serve what was derived from it
+		}
+		if p.kind == PrincipalOwner {
+			continue
+		}
+		g := readGrant(grants, p, r, purpose, now)
+		if g == nil {
+			return false
+		}
+		if used != nil {
+			*used = append(*used, g)
+		}
+	}
+	memo[sm.ID] = true
+	return true
+}
+
+// restrictionsAllowSummary applies the restrictions a summary inherited
+// that depend only on purpose and time (route-bound ones were checked with
+// each parent's grant).
+func restrictionsAllowSummary(sm *Summary, purpose string, now time.Time) bool {
+	rs := make([]Restriction, 0, len(sm.Restrictions))
+	for _, r := range sm.Restrictions {
+		if r.Type != RestrictLocalProcessingOnly {
+			rs = append(rs, r)
+		}
+	}
+	return restrictionsAllow(rs, purpose, &Grant{}, now)
+}
+
+// SummaryRead is one summary as read, with the revision it was read at.
+type SummaryRead struct {
+	Summary  Summary `json:"summary"`
+	Revision uint64  `json:"revision"`
+}
+
+// GetSummary returns a summary. The owner sees any, with its status and
+// what made it stale. A consumer sees only a current summary whose every
+// parent it may read for purpose; any other answers as one that does not
+// exist. A MinRevision this custodian has not reached is KindConflict.
+func (s *Service) GetSummary(ctx context.Context, p Principal, id, purpose string, minRevision uint64) (SummaryRead, error) {
+	const op = "summary.get"
+	if !identity.ValidID(id, "sum_") {
+		return SummaryRead{}, fail(op, KindInvalid, "malformed summary id")
+	}
+	if err := s.rateLimit(op, p, false); err != nil {
+		return SummaryRead{}, err
+	}
+	st, release, err := s.enter(op, p)
+	if err != nil {
+		return SummaryRead{}, err
+	}
+	defer release()
+	if err := st.reached(op, minRevision); err != nil {
+		return SummaryRead{}, err
+	}
+	switch p.kind {
+	case PrincipalOwner:
+		return readSettled(op, st, func() (SummaryRead, error) {
+			sm, ok := st.summaries[id]
+			if !ok {
+				return SummaryRead{}, notFound(op)
+			}
+			return SummaryRead{Summary: *sm, Revision: st.revision}, nil
+		})
+	case PrincipalConsumer:
+	default:
+		return SummaryRead{}, fail(op, KindUnauthenticated, "")
+	}
+	if !validPurpose(purpose) {
+		return SummaryRead{}, fail(op, KindInvalid, errPurpose)
+	}
+	if !p.token.canRead() {
+		return SummaryRead{}, s.refuse(st, p, "summary.read", fail(op, KindModeDenied, "the token does not allow reads"))
+	}
+	var out SummaryRead
+	rc := Receipt{Actor: p.actor(), Operation: "summary.read", Recipient: p.Consumer, Purpose: purpose}
+	disclosed, err := s.recipientRead(st, p, rc, func(st *state, now time.Time) ([]string, []*Grant) {
+		out = SummaryRead{}
+		sm, ok := st.summaries[id]
+		if !ok || !st.live(p, now) {
+			return nil, nil
+		}
+		var used []*Grant
+		if !st.summaryVisible(p, sm, purpose, now, st.grantsFor(p.Consumer, OpRead, now), &used) {
+			return nil, nil
+		}
+		view := *sm
+		view.Producer, view.Stale, view.Ineligible = nil, nil, ""
+		out = SummaryRead{Summary: view, Revision: st.revision}
+		return append([]string{sm.Ref()}, sm.DerivedFrom...), distinctGrants(used)
+	})
+	if err != nil {
+		return SummaryRead{}, err
+	}
+	if !disclosed {
+		return SummaryRead{}, notFound(op)
+	}
+	return out, nil
+}
+
+func distinctGrants(gs []*Grant) []*Grant {
+	seen := map[string]bool{}
+	out := gs[:0:0]
+	for _, g := range gs {
+		if !seen[g.ID] {
+			seen[g.ID] = true
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// ListSummaries returns every summary, oldest first (owner only).
+func (s *Service) ListSummaries(ctx context.Context, p Principal) ([]Summary, error) {
+	return ownerRead(s, "summary.list", p, func(st *state) ([]Summary, error) {
+		out := make([]Summary, 0, len(st.summaries))
+		for _, sm := range st.summaries {
+			out = append(out, *sm)
+		}
+		sort.Slice(out, func(i, j int) bool { return out[i].Revision < out[j].Revision })
+		return out, nil
+	})
+}
+
+// summaryProblems lists current summaries with a parent that is not
+// current: what invalidation should have made stale.
+func (st *state) summaryProblems() []string {
+	out := []string{}
+	for _, sm := range st.summaries {
+		if sm.Status != SummaryCurrent {
+			continue
+		}
+		for _, ref := range sm.DerivedFrom {
+			id, v, _ := parseRef(ref)
+			ok := false
+			if ps := st.summaries[id]; ps != nil {
+				ok = ps.Version == v && ps.Status == SummaryCurrent
+			} else if r := st.claims[id]; r != nil {
+				ok = r.meta.Status == StatusActive && r.meta.Head == v
+			}
+			if !ok {
+				out = append(out, sm.Ref()+" is current but its parent "+ref+" is not")
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// reached fails with KindConflict when min is a revision this custodian
+// has not reached.
+func (st *state) reached(op string, min uint64) error {
+	st.mu.RLock()
+	ahead := min > st.revision
+	st.mu.RUnlock()
+	if ahead {
+		return fail(op, KindConflict, "min_revision is ahead of this custodian")
+	}
+	return nil
+}
