@@ -207,8 +207,8 @@ type visibility struct {
 	now      time.Time
 	grants   []*Grant
 	nodes    map[string]bool
-	why      map[string]*Claim  // node → a claim about it the caller may read
-	grant    map[string]*Grant  // node or edge ref → the grant that showed it
+	why      map[string]*Claim // node → a claim about it the caller may read
+	grant    map[string]*Grant // node or edge ref → the grant that showed it
 	err      error
 }
 

@@ -41,7 +41,7 @@ type Config struct {
 	// Graph is the knowledge graph the store is projected into (required).
 	// One kept in memory is rebuilt from the store at every unlock.
 	Graph Graph
-	Clock  Clock        // nil: the system clock
+	Clock Clock // nil: the system clock
 
 	// IdleLock locks the vault after this long without an authenticated
 	// request: 0 means the default of 30 minutes, negative means never.
