@@ -1,0 +1,150 @@
+package httpapi
+
+import (
+	"bytes"
+	"net/http"
+
+	"github.com/phc-project/phc/custodian"
+)
+
+func (s *Server) createEntity(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
+	raw, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	out, err := s.svc.CreateEntity(r.Context(), p, raw)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, out)
+	return nil
+}
+
+func (s *Server) listEntities(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
+	out, err := s.svc.ListEntities(r.Context(), p)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"entities": out})
+	return nil
+}
+
+func (s *Server) createSummary(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
+	raw, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	out, err := s.svc.CreateSummary(r.Context(), p, raw)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, out)
+	return nil
+}
+
+func (s *Server) listSummaries(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
+	out, err := s.svc.ListSummaries(r.Context(), p)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"summaries": out})
+	return nil
+}
+
+func (s *Server) getSummary(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
+	purpose, err := query(r, "purpose")
+	if err != nil {
+		return err
+	}
+	minRev, err := queryUint(r, "min_revision")
+	if err != nil {
+		return err
+	}
+	out, err := s.svc.GetSummary(r.Context(), p, r.PathValue("id"), purpose, minRev)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func (s *Server) neighbors(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
+	q := custodian.NeighborQuery{Node: r.PathValue("node")}
+	var err error
+	if q.Relation, err = query(r, "relation"); err != nil {
+		return err
+	}
+	if q.Purpose, err = query(r, "purpose"); err != nil {
+		return err
+	}
+	if q.Cursor, err = query(r, "cursor"); err != nil {
+		return err
+	}
+	depth, err := queryUint(r, "depth")
+	if err != nil {
+		return err
+	}
+	limit, err := queryUint(r, "limit")
+	if err != nil {
+		return err
+	}
+	if depth > 1000 || limit > 100000 {
+		return badRequest("depth or limit is out of range")
+	}
+	q.Depth, q.Limit = int(depth), int(limit)
+	if q.MinRevision, err = queryUint(r, "min_revision"); err != nil {
+		return err
+	}
+	out, err := s.svc.Traverse(r.Context(), p, q)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func (s *Server) check(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
+	out, err := s.svc.Check(r.Context(), p)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func (s *Server) rebuildGraph(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
+	rev, err := s.svc.RebuildGraph(r.Context(), p)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"rebuilt": true, "revision": rev})
+	return nil
+}
+
+// exportGraph answers N-Quads (format=nquads, the default) or PROV-O
+// JSON-LD (format=prov-jsonld). The body is built in full first, so that an
+// error still gets a proper error response.
+func (s *Server) exportGraph(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
+	format, err := query(r, "format")
+	if err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	var ctype string
+	switch format {
+	case "", "nquads":
+		err, ctype = s.svc.ExportGraph(r.Context(), p, &buf), "application/n-quads"
+	case "prov-jsonld":
+		err, ctype = s.svc.ExportProv(r.Context(), p, &buf), "application/ld+json"
+	default:
+		return badRequest("format must be nquads or prov-jsonld")
+	}
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", ctype)
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(buf.Bytes())
+	return nil
+}
