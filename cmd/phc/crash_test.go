@@ -395,6 +395,40 @@ func (p *phcProcess) log() string {
 	return string(raw)
 }
 
+// request sends an owner request that must succeed (2xx) and decodes the
+// body into out.
+func (p *phcProcess) request(client *http.Client, method, path string, body, out any) error {
+	var rd io.Reader
+	if body != nil {
+		raw, err := json.Marshal(body)
+		if err != nil {
+			return err
+		}
+		rd = bytes.NewReader(raw)
+	}
+	req, err := http.NewRequest(method, p.base+path, rd)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+p.owner)
+	resp, err := client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode/100 != 2 {
+		return &refusal{status: resp.StatusCode, body: raw}
+	}
+	if out != nil {
+		return json.Unmarshal(raw, out)
+	}
+	return nil
+}
+
 // must sends a request that must answer want and decodes the body into out.
 func (p *phcProcess) must(t *testing.T, client *http.Client, want int, method, path, token string, body, out any) {
 	t.Helper()

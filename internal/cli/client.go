@@ -69,17 +69,36 @@ func (e *apiError) Error() string {
 // do sends a request with an optional JSON body and decodes a JSON answer
 // into out (if not nil).
 func (cl *client) do(ctx context.Context, method, path string, body, out any) error {
+	raw, err := cl.send(ctx, method, path, body)
+	if err != nil {
+		return err
+	}
+	if out != nil {
+		if err := json.Unmarshal(raw, out); err != nil {
+			return fmt.Errorf("malformed answer from the daemon: %w", err)
+		}
+	}
+	return nil
+}
+
+// raw sends a request without a body and returns the answer's body as is.
+func (cl *client) raw(ctx context.Context, method, path string) ([]byte, error) {
+	return cl.send(ctx, method, path, nil)
+}
+
+// send sends a request and returns a successful answer's body.
+func (cl *client) send(ctx context.Context, method, path string, body any) ([]byte, error) {
 	var rd io.Reader
 	if body != nil {
 		raw, err := json.Marshal(body)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		rd = bytes.NewReader(raw)
 	}
 	req, err := http.NewRequestWithContext(ctx, method, cl.base+path, rd)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
@@ -89,26 +108,21 @@ func (cl *client) do(ctx context.Context, method, path string, body, out any) er
 	}
 	resp, err := cl.http.Do(req)
 	if err != nil {
-		return fmt.Errorf("cannot reach the daemon at %s (is phc serve running?): %w", cl.base, err)
+		return nil, fmt.Errorf("cannot reach the daemon at %s (is phc serve running?): %w", cl.base, err)
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if resp.StatusCode >= 300 {
 		e := &apiError{Status: resp.StatusCode}
 		if json.Unmarshal(raw, e) != nil || e.Constraint == "" {
 			e.Message, e.Constraint = http.StatusText(resp.StatusCode), "unknown"
 		}
-		return e
+		return nil, e
 	}
-	if out != nil {
-		if err := json.Unmarshal(raw, out); err != nil {
-			return fmt.Errorf("malformed answer from the daemon: %w", err)
-		}
-	}
-	return nil
+	return raw, nil
 }
 
 // printJSON writes v indented.

@@ -1,0 +1,181 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+
+	"go.etcd.io/bbolt"
+
+	"github.com/phc-project/phc/custodian"
+	"github.com/phc-project/phc/graph/cayley"
+	"github.com/phc-project/phc/internal/store"
+	"github.com/phc-project/phc/internal/vault"
+	"github.com/phc-project/phc/schema"
+)
+
+// errInUse: the data dir's store is held by a running daemon.
+var errInUse = errors.New("the data dir is in use by a running daemon")
+
+// offline opens the data dir of a stopped daemon, unlocks it with the
+// password (PHC_PASSWORD or a prompt) and runs fn as the owner. It fails
+// with errInUse when a daemon holds the store.
+func offline(ctx context.Context, env *Env, dir string, fn func(*custodian.Service, custodian.Principal) error) (err error) {
+	if !vault.Exists(dir) {
+		return fmt.Errorf("no vault in %s", dir)
+	}
+	v, err := vault.Open(dir)
+	if err != nil {
+		return fmt.Errorf("open vault: %w", err)
+	}
+	defer v.Lock()
+	st, err := store.OpenBolt(filepath.Join(dir, storeFile), v)
+	if errors.Is(err, bbolt.ErrTimeout) {
+		return errInUse
+	}
+	if err != nil {
+		return fmt.Errorf("open store: %w", err)
+	}
+	defer func() { err = errors.Join(err, st.Close()) }()
+	g, err := cayley.Open(filepath.Join(dir, graphFile))
+	if err != nil {
+		return fmt.Errorf("open graph: %w", err)
+	}
+	defer func() { err = errors.Join(err, g.Close()) }()
+	validator, err := schema.New()
+	if err != nil {
+		return err
+	}
+	svc, err := custodian.New(custodian.Config{Store: st, Graph: g, Vault: v, Schema: validator, IdleLock: -1})
+	if err != nil {
+		return err
+	}
+	defer svc.Close()
+	pw, err := password(env, false)
+	if err != nil {
+		return err
+	}
+	sk, err := vault.ReadSecretKeyFile(dir)
+	if err != nil {
+		return err
+	}
+	token, err := svc.Unlock(ctx, pw, sk)
+	if err != nil {
+		return err
+	}
+	p, err := svc.Authenticate(ctx, token)
+	if err != nil {
+		return err
+	}
+	return fn(svc, p)
+}
+
+func runCheck(ctx context.Context, env *Env, args []string) error {
+	var c common
+	fs := newFlags(env, "check", &c)
+	asJSON := fs.Bool("json", false, "print JSON")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	var rep custodian.CheckReport
+	err := offline(ctx, env, c.data, func(svc *custodian.Service, p custodian.Principal) error {
+		var err error
+		rep, err = svc.Check(ctx, p)
+		return err
+	})
+	if errors.Is(err, errInUse) {
+		err = ownerDo(ctx, env, c, "GET", "/phc/v1/check", nil, &rep)
+	}
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		if err := printJSON(env.Stdout, rep); err != nil {
+			return err
+		}
+	} else {
+		for _, p := range append(append(rep.Graph.Problems, rep.Receipts.Problems...), rep.Summaries...) {
+			fmt.Fprintln(env.Stdout, printable(p))
+		}
+	}
+	if !rep.OK {
+		return fmt.Errorf("check failed: graph %d edges (%d missing, %d extra) at watermark %d, revision %d; receipts ok=%v",
+			rep.Graph.Edges, rep.Graph.Missing, rep.Graph.Extra, rep.Graph.Watermark, rep.Graph.Revision, rep.Receipts.OK)
+	}
+	if !*asJSON {
+		fmt.Fprintf(env.Stdout, "ok: the graph agrees with the store (%d edges at revision %d); %d receipts, chain intact\n",
+			rep.Graph.Edges, rep.Graph.Revision, rep.Receipts.Count)
+	}
+	return nil
+}
+
+func runGraph(ctx context.Context, env *Env, args []string) error {
+	if len(args) == 0 {
+		return usageError("usage: phc graph rebuild|export [--format nquads|prov-jsonld] [--out FILE]")
+	}
+	switch args[0] {
+	case "rebuild":
+		var c common
+		fs := newFlags(env, "graph rebuild", &c)
+		if err := parse(fs, args[1:]); err != nil {
+			return err
+		}
+		var rev uint64
+		err := offline(ctx, env, c.data, func(svc *custodian.Service, p custodian.Principal) error {
+			var err error
+			rev, err = svc.RebuildGraph(ctx, p)
+			return err
+		})
+		if errors.Is(err, errInUse) {
+			var out struct {
+				Revision uint64 `json:"revision"`
+			}
+			err = ownerDo(ctx, env, c, "POST", "/phc/v1/graph/rebuild", nil, &out)
+			rev = out.Revision
+		}
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(env.Stdout, "rebuilt the graph at revision %d\n", rev)
+		return nil
+	case "export":
+		var c common
+		fs := newFlags(env, "graph export", &c)
+		format := fs.String("format", "nquads", "nquads or prov-jsonld")
+		outPath := fs.String("out", "", "write to this file (mode 0600) instead of standard output")
+		if err := parse(fs, args[1:]); err != nil {
+			return err
+		}
+		if *format != "nquads" && *format != "prov-jsonld" {
+			return usageError("--format must be nquads or prov-jsonld")
+		}
+		var buf bytes.Buffer
+		err := offline(ctx, env, c.data, func(svc *custodian.Service, p custodian.Principal) error {
+			if *format == "nquads" {
+				return svc.ExportGraph(ctx, p, &buf)
+			}
+			return svc.ExportProv(ctx, p, &buf)
+		})
+		if errors.Is(err, errInUse) {
+			buf.Reset()
+			var cl *client
+			if cl, err = newClient(env, c, true); err == nil {
+				var raw []byte
+				raw, err = cl.raw(ctx, "GET", "/phc/v1/graph/export?format="+*format)
+				buf.Write(raw)
+			}
+		}
+		if err != nil {
+			return err
+		}
+		if *outPath == "" {
+			_, err := io.Copy(env.Stdout, &buf)
+			return err
+		}
+		return writeFile0600(*outPath, buf.Bytes())
+	}
+	return usageError("unknown graph command %q (rebuild, export)", args[0])
+}
