@@ -319,4 +319,3 @@ func TestGraphRebuiltWhenLost(t *testing.T) {
 }
 
 type swapGraph struct{ custodian.Graph }
-
