@@ -1,5 +1,12 @@
 package custodian
 
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/phc-project/phc/internal/identity"
+)
+
 // This file exports internals to the external tests (package custodian_test).
 // Those tests live outside the package because they use internal/store,
 // which imports custodian: an in-package test importing it would be an
@@ -31,4 +38,91 @@ func (s *Service) CommitUnencodable() error {
 		b.put(bucketMeta, "unencodable", make(chan int))
 		return nil
 	})
+}
+
+// BulkGraph loads, in writes of a few thousand claims each, people entities
+// (each with a name claim people.<i>.name) and, for each, degree
+// relationship claims rel.<i>.<k> to pseudo-random others — the state a
+// long-used vault reaches through the API, without 100,000 round trips. It
+// goes through the same journal, projection and outbox as every write, and
+// returns the entity ids.
+func (s *Service) BulkGraph(p Principal, people, degree int) ([]string, error) {
+	ids := make([]string, people)
+	const chunk = 2000
+	for lo := 0; lo < people; lo += chunk {
+		hi := min(lo+chunk, people)
+		err := s.write("bulk", p, func(st *state, b *batch) error {
+			for i := lo; i < hi; i++ {
+				id, _ := identity.NewID("ent_")
+				ids[i] = id
+				e := &Entity{ID: id, Type: "person", CreatedAt: b.now, Revision: b.nextRevision()}
+				st.setEntity(e)
+				b.put(bucketEntities, id, e)
+				bulkClaim(st, b, fmt.Sprintf("people.p%d.name", i), id, "fact", json.RawMessage(`"Person"`))
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	for lo := 0; lo < people; lo += chunk / degree {
+		hi := min(lo+chunk/degree, people)
+		err := s.write("bulk", p, func(st *state, b *batch) error {
+			for i := lo; i < hi; i++ {
+				for k := 1; k <= degree; k++ {
+					j := (i*7919 + k*104729) % people
+					v, _ := json.Marshal(Relationship{From: ids[i], To: ids[j], Relation: "knows"})
+					bulkClaim(st, b, fmt.Sprintf("rel.p%d.r%d", i, k), SubjectSelf, KindRelationship, v)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return ids, nil
+}
+
+func bulkClaim(st *state, b *batch, key, subject, kind string, value json.RawMessage) *claimRecord {
+	cid, _ := identity.NewID("clm_")
+	at := b.now
+	return st.newClaim(b, &Claim{
+		ID: cid, Version: 1, Key: key, Value: value, Subject: subject, Kind: kind, Assertion: AssertionReported,
+		Confirmation: Confirmation{Status: ConfirmationConfirmed, By: "owner", At: &at},
+		Producer:     Producer{Authenticated: ownerAuth}, Evidence: []Evidence{}, RecordedAt: at,
+		Sensitivity: SensitivityStandard, Restrictions: []Restriction{}, WrittenBy: WrittenByUser,
+	}, []string{})
+}
+
+// BulkSummaries derives n current summaries from parent, in writes of a
+// few thousand: the first hundred from parent itself, each later one from
+// an earlier summary (a tree of fan-out 100).
+func (s *Service) BulkSummaries(p Principal, parent string, n int) error {
+	refs := make([]string, n)
+	const chunk = 2000
+	for lo := 0; lo < n; lo += chunk {
+		hi := min(lo+chunk, n)
+		err := s.write("bulk", p, func(st *state, b *batch) error {
+			for i := lo; i < hi; i++ {
+				from := parent
+				if i >= 100 {
+					from = refs[i/100-1]
+				}
+				id, _ := identity.NewID("sum_")
+				sm := &Summary{ID: id, Version: 1, Value: json.RawMessage(`"s"`), DerivedFrom: []string{from},
+					Restrictions: []Restriction{}, Sensitivity: SensitivityStandard, Status: SummaryCurrent,
+					Producer: &ownerAuth, CreatedAt: b.now, Revision: b.nextRevision()}
+				refs[i] = sm.Ref()
+				st.setSummary(sm)
+				b.put(bucketSummaries, id, sm)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }

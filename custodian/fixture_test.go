@@ -150,7 +150,7 @@ const testPassword = "correct horse battery staple"
 // t.TempDir() and a fake clock, with the owner's session.
 type testService struct {
 	*custodian.Service
-	t         *testing.T
+	t         testing.TB
 	store     *testStore
 	vault     *vault.Vault
 	clock     *fakeClock
@@ -163,7 +163,7 @@ type testService struct {
 // newLockedTestService builds the service without unlocking it. Each unlock
 // costs one Argon2id run (about 0.3 s): share one service per top-level test.
 // IdleLock defaults to never, so that advancing the fake clock does not lock.
-func newLockedTestService(t *testing.T, opts ...func(*custodian.Config)) *testService {
+func newLockedTestService(t testing.TB, opts ...func(*custodian.Config)) *testService {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "vault")
 	sk, err := vault.Create(dir, []byte(testPassword))
@@ -195,7 +195,7 @@ func newLockedTestService(t *testing.T, opts ...func(*custodian.Config)) *testSe
 }
 
 // newTestService builds the service and unlocks it.
-func newTestService(t *testing.T, opts ...func(*custodian.Config)) *testService {
+func newTestService(t testing.TB, opts ...func(*custodian.Config)) *testService {
 	t.Helper()
 	ts := newLockedTestService(t, opts...)
 	ts.unlock()
@@ -219,7 +219,7 @@ func (ts *testService) unlock() {
 	ts.ownerToken, ts.owner = token, p
 }
 
-func mustJSON(t *testing.T, v any) []byte {
+func mustJSON(t testing.TB, v any) []byte {
 	t.Helper()
 	raw, err := json.Marshal(v)
 	if err != nil {
@@ -328,7 +328,7 @@ func (ts *testService) mustGrant(g grantSpec) custodian.GrantCreated {
 }
 
 // proposal is a minimal proposal document; extra members are merged in.
-func proposal(t *testing.T, key string, value any, extra ...map[string]any) []byte {
+func proposal(t testing.TB, key string, value any, extra ...map[string]any) []byte {
 	t.Helper()
 	doc := map[string]any{"key": key, "value": value, "kind": "fact", "assertion": "reported"}
 	for _, e := range extra {

@@ -180,6 +180,7 @@ func (s *Service) commitGroup(jobs []*job) (rest []*job) {
 		if len(b.graph.Add)+len(b.graph.Remove) > 0 {
 			delta.Add = append(delta.Add, b.graph.Add...)
 			delta.Remove = append(delta.Remove, b.graph.Remove...)
+			delta.Fresh = append(delta.Fresh, b.graph.Fresh...)
 			group, rest = jobs[:i+1], jobs[i+1:]
 			errs = errs[:i+1]
 			break

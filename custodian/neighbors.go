@@ -69,8 +69,8 @@ func (s *Service) Traverse(ctx context.Context, p Principal, q NeighborQuery) (N
 	}
 	offset := 0
 	if q.Cursor != "" {
-		n, err := strconv.Atoi(q.Cursor)
-		if err != nil || n < 0 || n > 1<<20 || strconv.Itoa(n) != q.Cursor {
+		n, ok := parseCursor(q.Cursor)
+		if !ok {
 			return Neighbors{}, fail(op, KindInvalid, "malformed cursor")
 		}
 		offset = n
@@ -184,6 +184,16 @@ func (s *Service) neighbors(ctx context.Context, st *state, p Principal, q Neigh
 		used = append(used, g)
 	}
 	return out, records, distinctGrants(used), true, nil
+}
+
+// parseCursor reads a page cursor: an offset into what the caller may see,
+// in canonical decimal, at most 2^20.
+func parseCursor(s string) (int, bool) {
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 || n > 1<<20 || strconv.Itoa(n) != s {
+		return 0, false
+	}
+	return n, true
 }
 
 func idOfRef(ref string) string {

@@ -23,6 +23,7 @@ type Graph interface {
 	Dependents(ctx context.Context, roots []string, pred string, visit func(string) bool) ([]graph.Dependent, error)
 	Each(ctx context.Context, fn func(graph.Edge) error) error
 	Reset() error
+	Replace(edges []graph.Edge, watermark uint64) error
 	WriteNQuads(ctx context.Context, w io.Writer) error
 }
 
@@ -46,23 +47,23 @@ type jobCtx struct {
 	grants    map[string]*Grant
 }
 
-func newJobCtx() *jobCtx {
-	return &jobCtx{
-		claims: map[string]*claimRecord{}, summaries: map[string]*Summary{}, entities: map[string]*Entity{},
-		personas: map[string]*Persona{}, grants: map[string]*Grant{},
-	}
-}
+// newJobCtx returns an empty record; its maps are made on first use, as
+// most jobs (receipted reads) change nothing.
+func newJobCtx() *jobCtx { return &jobCtx{} }
 
-func noteOld[T any](m map[string]*T, id string, old *T) {
-	if _, ok := m[id]; !ok {
-		m[id] = old
+func noteOld[T any](m *map[string]*T, id string, old *T) {
+	if *m == nil {
+		*m = map[string]*T{}
+	}
+	if _, ok := (*m)[id]; !ok {
+		(*m)[id] = old
 	}
 }
 
 // setGrant publishes a new or replaced grant.
 func (st *state) setGrant(g *Grant) {
 	if st.job != nil {
-		noteOld(st.job.grants, g.ID, st.grants[g.ID])
+		noteOld(&st.job.grants, g.ID, st.grants[g.ID])
 	}
 	st.grants[g.ID] = g
 }
@@ -70,7 +71,7 @@ func (st *state) setGrant(g *Grant) {
 // setPersona publishes a new persona.
 func (st *state) setPersona(p *Persona) {
 	if st.job != nil {
-		noteOld(st.job.personas, p.ID, st.personas[p.ID])
+		noteOld(&st.job.personas, p.ID, st.personas[p.ID])
 	}
 	st.personas[p.ID] = p
 }
@@ -78,7 +79,7 @@ func (st *state) setPersona(p *Persona) {
 // setSummary publishes a new or replaced summary.
 func (st *state) setSummary(s *Summary) {
 	if st.job != nil {
-		noteOld(st.job.summaries, s.ID, st.summaries[s.ID])
+		noteOld(&st.job.summaries, s.ID, st.summaries[s.ID])
 	}
 	st.summaries[s.ID] = s
 }
@@ -86,7 +87,7 @@ func (st *state) setSummary(s *Summary) {
 // setEntity publishes a new entity.
 func (st *state) setEntity(e *Entity) {
 	if st.job != nil {
-		noteOld(st.job.entities, e.ID, st.entities[e.ID])
+		noteOld(&st.job.entities, e.ID, st.entities[e.ID])
 	}
 	st.entities[e.ID] = e
 }
@@ -183,12 +184,8 @@ func (st *state) projection() []graph.Edge {
 	for _, g := range st.grants {
 		es = append(es, grantEdges(g)...)
 	}
-	sortGraphEdges(es)
+	graph.SortEdges(es)
 	return es
-}
-
-func sortGraphEdges(es []graph.Edge) {
-	sort.Slice(es, func(i, j int) bool { return es[i].String() < es[j].String() })
 }
 
 // diffEdges adds to d what turns before into after.
@@ -229,6 +226,9 @@ func (s *Service) finishJob(st *state, b *batch) error {
 	}
 	for id, old := range j.entities {
 		diffEdges(&b.graph, entityEdges(old), entityEdges(st.entities[id]))
+		if old == nil {
+			b.graph.Fresh = append(b.graph.Fresh, id)
+		}
 	}
 	for id, old := range j.grants {
 		diffEdges(&b.graph, grantEdges(old), grantEdges(st.grants[id]))
@@ -254,7 +254,11 @@ func (s *Service) finishJob(st *state, b *batch) error {
 	}
 	// Summaries last: invalidation only changes their status.
 	for id, old := range j.summaries {
-		diffEdges(&b.graph, summaryEdges(old), summaryEdges(st.summaries[id]))
+		if old == nil { // a summary's lineage is fixed when it is made
+			sm := st.summaries[id]
+			b.graph.Add = append(b.graph.Add, summaryEdges(sm)...)
+			b.graph.Fresh = append(b.graph.Fresh, sm.Ref())
+		}
 	}
 	return nil
 }
@@ -310,10 +314,6 @@ func sameRestrictions(a, b []Restriction) bool {
 // invalidate marks every current summary that depends on one of roots,
 // transitively along lineage, stale as of this write's revision.
 func (s *Service) invalidate(st *state, b *batch, roots []string, root, cause string) error {
-	isRoot := make(map[string]bool, len(roots))
-	for _, r := range roots {
-		isRoot[r] = true
-	}
 	deps, err := s.graph.Dependents(context.Background(), roots, graph.DerivedFrom, func(n string) bool {
 		sm := st.summaryByRef(n)
 		return sm != nil && sm.Status == SummaryCurrent
@@ -321,23 +321,59 @@ func (s *Service) invalidate(st *state, b *batch, roots []string, root, cause st
 	if err != nil {
 		return wrap("invalidate", KindInternal, err)
 	}
-	at := b.now
+	inv := invalidation{Revision: st.revision, At: b.now, Root: root, Cause: cause}
 	for _, d := range deps {
 		sm := st.summaryByRef(d.Node)
+		if sm == nil || sm.Status != SummaryCurrent {
+			continue
+		}
+		inv.Stale = append(inv.Stale, staleEntry{ID: sm.ID, Parent: d.Via})
+	}
+	if len(inv.Stale) == 0 {
+		return nil
+	}
+	inv.apply(st)
+	// One record for the whole closure: the summaries themselves are not
+	// rewritten (10,000 dependents make one write, not 10,000).
+	b.put(bucketInvalidations, fmt.Sprintf("%016x-%s", inv.Revision, root), &inv)
+	return nil
+}
+
+// invalidation is the stored record of one change's invalidation closure.
+type invalidation struct {
+	Revision uint64       `json:"revision"`
+	At       time.Time    `json:"at"`
+	Root     string       `json:"root"`  // the claim version whose change started it
+	Cause    string       `json:"cause"` // how it changed
+	Stale    []staleEntry `json:"stale"`
+}
+
+// staleEntry: a summary made stale, and the parent through which.
+type staleEntry struct {
+	ID     string `json:"id"`
+	Parent string `json:"parent"`
+}
+
+const bucketInvalidations = "invalidations" // %016x revision-root → invalidation
+
+// apply marks the record's summaries stale in the view.
+func (inv *invalidation) apply(st *state) {
+	at := inv.At
+	rootID := idOfRef(inv.Root)
+	for _, e := range inv.Stale {
+		sm := st.summaries[e.ID]
 		if sm == nil || sm.Status != SummaryCurrent {
 			continue
 		}
 		ns := *sm
 		ns.Status = SummaryStale
 		c := CauseParentStale
-		if isRoot[d.Via] {
-			c = cause
+		if idOfRef(e.Parent) == rootID {
+			c = inv.Cause
 		}
-		ns.Stale = &Staleness{Parent: d.Via, Cause: c, Root: root, RootCause: cause, Revision: st.revision, At: &at}
-		st.setSummary(&ns)
-		b.put(bucketSummaries, ns.ID, &ns)
+		ns.Stale = &Staleness{Parent: e.Parent, Cause: c, Root: inv.Root, RootCause: inv.Cause, Revision: inv.Revision, At: &at}
+		st.summaries[e.ID] = &ns // a status change: nothing to project
 	}
-	return nil
 }
 
 // syncGraph brings the graph up to the store at unlock: it replays the
@@ -382,18 +418,7 @@ func (s *Service) syncGraph(st *state) error {
 // rebuildGraph replaces the graph by the view's projection, at the view's
 // revision. Callers hold st.mu or own st alone.
 func (s *Service) rebuildGraph(st *state) error {
-	if err := s.graph.Reset(); err != nil {
-		return err
-	}
-	es := st.projection()
-	const chunk = 50000
-	for len(es) > chunk {
-		if err := s.graph.Apply(graph.Delta{Add: es[:chunk]}); err != nil {
-			return err
-		}
-		es = es[chunk:]
-	}
-	if err := s.graph.Apply(graph.Delta{Add: es, Watermark: st.revision}); err != nil {
+	if err := s.graph.Replace(st.projection(), st.revision); err != nil {
 		return err
 	}
 	st.graphFloor, st.graphFloorKnown, st.graphFloorDirty = st.revision, true, true

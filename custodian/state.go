@@ -66,7 +66,7 @@ type state struct {
 // writing).
 func (st *state) setClaim(r *claimRecord) {
 	if st.job != nil {
-		noteOld(st.job.claims, r.meta.ID, st.claims[r.meta.ID])
+		noteOld(&st.job.claims, r.meta.ID, st.claims[r.meta.ID])
 	}
 	st.claims[r.meta.ID] = r
 	st.sorted.Store(nil)
@@ -282,6 +282,10 @@ func loadState(store Store) (*state, error) {
 			return err
 		}
 		if err := loadEach(tx, bucketSummaries, func(s *Summary) { st.summaries[s.ID] = s }); err != nil {
+			return err
+		}
+		// Invalidations, in the order they were made.
+		if err := loadEach(tx, bucketInvalidations, func(inv *invalidation) { inv.apply(st) }); err != nil {
 			return err
 		}
 		if err := loadEach(tx, bucketEntities, func(e *Entity) { st.entities[e.ID] = e }); err != nil {

@@ -60,7 +60,7 @@ func (s *Summary) Ref() string { return versionRef(s.ID, s.Version) }
 // parseRef splits "id@version".
 func parseRef(ref string) (id string, v int, ok bool) {
 	id, vs, found := strings.Cut(ref, "@")
-	if !found || len(vs) == 0 || len(vs) > 9 || vs[0] == '0' {
+	if !found || len(vs) == 0 || len(vs) > 9 || vs[0] == '0' || strings.Trim(vs, "0123456789") != "" {
 		return "", 0, false
 	}
 	v, err := strconv.Atoi(vs)
@@ -74,13 +74,24 @@ func parseRef(ref string) (id string, v int, ok bool) {
 }
 
 // summaryByRef returns the summary a ref names, if that version exists.
+// It is on the invalidation walk's path, so it parses without allocating.
 func (st *state) summaryByRef(ref string) *Summary {
-	id, v, ok := parseRef(ref)
-	if !ok {
+	at := strings.IndexByte(ref, '@')
+	if at < 0 || at+1 == len(ref) {
 		return nil
 	}
-	s := st.summaries[id]
-	if s == nil || s.Version != v {
+	s := st.summaries[ref[:at]]
+	if s == nil {
+		return nil
+	}
+	v := 0
+	for _, c := range ref[at+1:] {
+		if c < '0' || c > '9' || v > 1<<30 {
+			return nil
+		}
+		v = v*10 + int(c-'0')
+	}
+	if s.Version != v || ref[at+1] == '0' {
 		return nil
 	}
 	return s

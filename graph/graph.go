@@ -35,10 +35,16 @@ func (e Edge) String() string {
 // it. Applying a delta is atomic and idempotent: adding an edge that is
 // there, or removing one that is not, is not an error, so a delta replayed
 // after a crash changes nothing twice.
+//
+// Fresh lists nodes the delta introduces: ids just minted, of which the
+// graph holds no edge before the delta. An implementation may take the
+// delta's edges as such a node's complete adjacency (to cache it) — so a
+// node must never be listed that could already have edges.
 type Delta struct {
-	Add       []Edge `json:"add,omitempty"`
-	Remove    []Edge `json:"remove,omitempty"`
-	Watermark uint64 `json:"watermark"`
+	Add       []Edge   `json:"add,omitempty"`
+	Remove    []Edge   `json:"remove,omitempty"`
+	Fresh     []string `json:"fresh,omitempty"`
+	Watermark uint64   `json:"watermark"`
 }
 
 // ErrClosed is returned by every method after Close.
@@ -102,6 +108,10 @@ type Graph interface {
 	Each(ctx context.Context, fn func(Edge) error) error
 	// Reset empties the graph, watermark included.
 	Reset() error
+	// Replace empties the graph and loads edges, reaching watermark only
+	// when all are in: a crash part way leaves a graph at watermark 0,
+	// which the custodian rebuilds again.
+	Replace(edges []Edge, watermark uint64) error
 	// WriteNQuads writes every edge as N-Quads, sorted, ids as urn:phc:
 	// IRIs, and the watermark last.
 	WriteNQuads(ctx context.Context, w io.Writer) error

@@ -108,6 +108,48 @@ func openKV(db *bolt.DB) (cgraph.QuadStore, error) {
 	return qs, err
 }
 
+// replaceChunk is the edges per transaction of a Replace: bbolt makes room
+// for each key of a transaction by moving the rest of its page, so one huge
+// transaction of random keys is quadratic; many small ones pay a commit
+// each (without fsync, see Replace).
+const replaceChunk = 10000
+
+// Replace empties the graph and loads edges. The bulk load skips bbolt's
+// fsync per transaction and syncs once at the end, before the watermark is
+// written: until then the watermark is 0, so a crash part way is seen as
+// a graph to rebuild.
+func (g *Graph) Replace(edges []graph.Edge, watermark uint64) error {
+	if err := g.Reset(); err != nil {
+		return err
+	}
+	if g.db != nil {
+		g.mu.Lock()
+		g.db.NoSync = true
+		g.mu.Unlock()
+		defer func() {
+			g.mu.Lock()
+			g.db.NoSync = false
+			g.mu.Unlock()
+		}()
+	}
+	for len(edges) > 0 {
+		n := min(len(edges), replaceChunk)
+		if err := g.Apply(graph.Delta{Add: edges[:n]}); err != nil {
+			return err
+		}
+		edges = edges[n:]
+	}
+	if g.db != nil {
+		if err := g.db.Sync(); err != nil {
+			return fmt.Errorf("graph: sync: %w", err)
+		}
+		g.mu.Lock()
+		g.db.NoSync = false
+		g.mu.Unlock()
+	}
+	return g.Apply(graph.Delta{Watermark: watermark})
+}
+
 // Reset empties the graph, watermark included, so that it can be rebuilt.
 func (g *Graph) Reset() error {
 	g.mu.Lock()
@@ -242,7 +284,51 @@ func (g *Graph) Apply(d graph.Delta) error {
 		return fmt.Errorf("graph: apply: %w", err)
 	}
 	g.updateCache(d)
+	g.cacheFresh(d)
 	return nil
+}
+
+// cachedPreds are the predicates whose adjacency a fresh node gets in the
+// cache at once: the ones traversal, node visibility and invalidation read.
+var cachedPreds = []string{graph.Related, graph.About, graph.DerivedFrom}
+
+// cacheFresh records the complete adjacency of d's fresh nodes — exactly
+// d's edges, as they had none before — so that the first walk through a
+// new summary or entity does not read Cayley.
+func (g *Graph) cacheFresh(d graph.Delta) {
+	if len(d.Fresh) == 0 {
+		return
+	}
+	by := make(map[string][]graph.Edge, len(d.Fresh)*len(cachedPreds))
+	fresh := make(map[string]bool, len(d.Fresh))
+	for _, n := range d.Fresh {
+		fresh[n] = true
+		for _, p := range cachedPreds {
+			by[cacheKey(n, p)] = nil
+		}
+	}
+	for _, e := range d.Add {
+		ends := []string{e.Subject}
+		if e.Object != e.Subject {
+			ends = append(ends, e.Object)
+		}
+		for _, n := range ends {
+			k := cacheKey(n, e.Predicate)
+			if list, ok := by[k]; ok && fresh[n] {
+				by[k] = append(list, e)
+			}
+		}
+	}
+	for k, list := range by {
+		if _, ok := g.adj.Peek(k); ok {
+			continue // updateCache kept it current
+		}
+		if list == nil {
+			list = []graph.Edge{}
+		}
+		graph.SortEdges(list)
+		g.adj.Add(k, list)
+	}
 }
 
 // updateCache brings the cached edge lists of the nodes d touches up to
@@ -556,11 +642,14 @@ func (g *Graph) Dependents(ctx context.Context, roots []string, pred string, vis
 	for len(queue) > 0 {
 		n := queue[0]
 		queue = queue[1:]
-		es, err := g.edges(ctx, n, graph.In, pred)
+		es, err := g.adjacent(ctx, n, pred)
 		if err != nil {
 			return nil, err
 		}
 		for _, e := range es {
+			if e.Object != n {
+				continue
+			}
 			d := e.Subject
 			if seen[d] {
 				continue

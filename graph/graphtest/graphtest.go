@@ -268,6 +268,32 @@ func Run(t *testing.T, open func(t *testing.T) graph.Graph) {
 		check("clm_1@1", graph.DerivedFrom)
 	})
 
+	t.Run("FreshNodesReadLikeOthers", func(t *testing.T) {
+		g := open(t)
+		apply(t, g, graph.Delta{Add: []graph.Edge{der("sum_1@1", "clm_A@1")}, Watermark: 1})
+		apply(t, g, graph.Delta{
+			Add:   []graph.Edge{der("sum_2@1", "sum_1@1"), der("sum_2@1", "clm_A@1"), rel("ent_N", "ent_N", "clm_L@1"), rel("ent_N", "ent_B", "clm_M@1")},
+			Fresh: []string{"sum_2@1", "ent_N"}, Watermark: 2,
+		})
+		apply(t, g, graph.Delta{Add: []graph.Edge{der("sum_3@1", "sum_2@1")}, Watermark: 3})
+		got, err := g.Edges(ctx, "sum_2@1", graph.Both, graph.DerivedFrom)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []graph.Edge{der("sum_2@1", "clm_A@1"), der("sum_2@1", "sum_1@1"), der("sum_3@1", "sum_2@1")}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("Edges(fresh node) = %v, want %v", got, want)
+		}
+		got, _ = g.Edges(ctx, "ent_N", graph.Both, graph.Related)
+		if want := []graph.Edge{rel("ent_N", "ent_N", "clm_L@1"), rel("ent_N", "ent_B", "clm_M@1")}; !reflect.DeepEqual(got, want) {
+			t.Fatalf("Edges(fresh node with a loop) = %v, want %v", got, want)
+		}
+		deps, _ := g.Dependents(ctx, []string{"clm_A@1"}, graph.DerivedFrom, nil)
+		if len(deps) != 3 {
+			t.Fatalf("Dependents through fresh nodes = %v", deps)
+		}
+	})
+
 	t.Run("SuperNodeScansByPredicate", func(t *testing.T) {
 		g := open(t)
 		var d graph.Delta
@@ -305,6 +331,36 @@ func Run(t *testing.T, open func(t *testing.T) graph.Graph) {
 		apply(t, g, graph.Delta{Add: []graph.Edge{rel("ent_A", "ent_B", "clm_1@2")}, Watermark: 2})
 		if es := all(t, g); len(es) != 1 {
 			t.Fatalf("edges after a rebuild: %v", es)
+		}
+	})
+
+	t.Run("ReplaceLoadsAWholeGraph", func(t *testing.T) {
+		g := open(t)
+		apply(t, g, graph.Delta{Add: []graph.Edge{rel("ent_A", "ent_B", "clm_1@1")}, Watermark: 9})
+		if _, err := g.Edges(ctx, "ent_A", graph.Both, graph.Related); err != nil { // warm any cache
+			t.Fatal(err)
+		}
+		var es []graph.Edge
+		for i := 0; i < 25000; i++ { // more than one transaction's worth
+			es = append(es, rel("ent_A", "ent_C"+itoa(i), "clm_X"+itoa(i)+"@1"))
+		}
+		if err := g.Replace(es, 12); err != nil {
+			t.Fatal(err)
+		}
+		if w, _ := g.Watermark(); w != 12 {
+			t.Fatalf("Watermark after Replace = %d, want 12", w)
+		}
+		got, err := g.Edges(ctx, "ent_A", graph.Both, graph.Related)
+		if err != nil || len(got) != len(es) {
+			t.Fatalf("Edges after Replace: %d edges, %v; want %d", len(got), err, len(es))
+		}
+		for _, e := range got {
+			if e.Object == "ent_B" {
+				t.Fatalf("Replace kept an old edge: %v", e)
+			}
+		}
+		if err := g.Apply(graph.Delta{Add: []graph.Edge{rel("ent_A", "ent_B", "clm_1@2")}, Watermark: 11}); err == nil {
+			t.Fatal("a delta behind the replaced graph's watermark was applied")
 		}
 	})
 
