@@ -61,7 +61,7 @@ func (s *Service) GetClaim(ctx context.Context, p Principal, id, purpose string)
 		if !ok || !st.live(p, now) {
 			return nil, nil
 		}
-		g := readGrant(st.grantsFor(p.Consumer, OpRead, now), p, r, purpose, now)
+		g := st.recipientGrant(st.grantsFor(p.Consumer, OpRead, now), p, r, purpose, now, nil)
 		if g == nil {
 			return nil, nil
 		}

@@ -115,11 +115,15 @@ func (s *Service) Context(ctx context.Context, p Principal, q ContextQuery) (Con
 		out.raw = make([]json.RawMessage, 0, len(active))
 		records = make([]string, 0, len(active))
 		seen := map[*Grant]bool{}
+		var memo map[string]bool // node answers, made with the first relationship
 		for _, r := range active {
 			if q.Persona != "" && !r.inPersona(q.Persona) {
 				continue
 			}
-			g := readGrant(grants, p, r, q.Purpose, now)
+			if memo == nil && r.head().Kind == KindRelationship {
+				memo = map[string]bool{}
+			}
+			g := st.recipientGrant(grants, p, r, q.Purpose, now, memo)
 			if g == nil {
 				continue
 			}

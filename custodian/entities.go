@@ -188,3 +188,53 @@ func (st *state) checkRelationship(op string, c *Claim) error {
 	}
 	return nil
 }
+
+// endsVisible reports whether a recipient may see both ends of c when c is
+// a relationship (any other claim passes): an edge is disclosed only with
+// both of its ends, through every read, not only traversal. may says which
+// claims the recipient may read on the path asking; memo, if not nil,
+// keeps one request's answers per node.
+func (st *state) endsVisible(c *Claim, may func(*claimRecord) bool, memo map[string]bool) bool {
+	if c.Kind != KindRelationship {
+		return true
+	}
+	rel, ok := relationshipOf(c)
+	return ok && st.nodeVisible(rel.From, may, memo) && st.nodeVisible(rel.To, may, memo)
+}
+
+func (st *state) nodeVisible(n string, may func(*claimRecord) bool, memo map[string]bool) bool {
+	if v, ok := memo[n]; ok {
+		return v
+	}
+	v := st.nodeWitness(n, may) != nil
+	if memo != nil {
+		memo[n] = v
+	}
+	return v
+}
+
+// nodeWitness returns a claim that lets a recipient see node n: n is self
+// or an existing entity, and the claim is about n, active, not itself a
+// relationship (so that deciding a node never asks about another edge),
+// and one the recipient may read. nil means the node is hidden.
+func (st *state) nodeWitness(n string, may func(*claimRecord) bool) *claimRecord {
+	if n != SubjectSelf && st.entities[n] == nil {
+		return nil
+	}
+	for _, r := range st.bySubject[n] {
+		if r.head().Kind != KindRelationship && may(r) {
+			return r
+		}
+	}
+	return nil
+}
+
+// recipientGrant is readGrant for a recipient's read of r, with the ends
+// of a relationship checked too (see endsVisible).
+func (st *state) recipientGrant(grants []*Grant, p Principal, r *claimRecord, purpose string, now time.Time, memo map[string]bool) *Grant {
+	g := readGrant(grants, p, r, purpose, now)
+	if g == nil || !st.endsVisible(r.head(), func(x *claimRecord) bool { return readGrant(grants, p, x, purpose, now) != nil }, memo) {
+		return nil
+	}
+	return g
+}

@@ -281,6 +281,18 @@ func (b ContextBundle) MarshalJSON() ([]byte, error) {
 // grants in force, from grantsFor — (nil for the owner's auto_grant).
 // Callers hold st.mu.
 func (st *state) fieldGrant(p Principal, r *claimRecord, purpose string, now time.Time, grants []*Grant) (*Grant, bool) {
+	g, ok := st.fieldGrantOf(p, r, purpose, now, grants)
+	if ok && !st.endsVisible(r.head(), func(x *claimRecord) bool {
+		_, ok := st.fieldGrantOf(p, x, purpose, now, grants)
+		return ok
+	}, nil) {
+		return nil, false
+	}
+	return g, ok
+}
+
+// fieldGrantOf is fieldGrant without the check of a relationship's ends.
+func (st *state) fieldGrantOf(p Principal, r *claimRecord, purpose string, now time.Time, grants []*Grant) (*Grant, bool) {
 	c := r.head()
 	if p.token == nil || !p.token.canRead() || !matchAny(p.token.Scope, c.Key) {
 		return nil, false

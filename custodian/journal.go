@@ -188,6 +188,14 @@ func (s *Service) commitGroup(jobs []*job) (rest []*job) {
 	}
 	var applied uint64
 	hasDelta := len(delta.Add)+len(delta.Remove) > 0
+	if len(writes) > 0 || hasDelta {
+		// Deltas the graph has are pruned from the outbox with this
+		// commit, before this group's own is stored.
+		for _, k := range st.outboxDone {
+			writes = append(writes, write{bucket: bucketOutbox, key: k})
+		}
+		st.outboxDone = nil
+	}
 	if hasDelta && !st.broken {
 		delta.Watermark = st.revision
 		raw, err := json.Marshal(&delta)
@@ -197,11 +205,6 @@ func (s *Service) commitGroup(jobs []*job) (rest []*job) {
 		writes = append(writes, write{bucket: bucketOutbox, key: receiptKey(st.revision), value: raw})
 	}
 	if len(writes) > 0 {
-		// Deltas the graph has are pruned from the outbox with this commit.
-		for _, k := range st.outboxDone {
-			writes = append(writes, write{bucket: bucketOutbox, key: k})
-		}
-		st.outboxDone = nil
 		if st.graphFloorDirty {
 			floor, _ := json.Marshal(st.graphFloor)
 			writes = append(writes, write{bucket: bucketMeta, key: metaGraphFloor, value: floor})

@@ -232,7 +232,8 @@ func (st *state) visibility(ctx context.Context, p Principal, purpose, relation 
 }
 
 // node: the owner sees self and every entity; a consumer sees a node when
-// it may read at least one claim about it.
+// it may read at least one claim about it that is not a relationship (see
+// nodeWitness).
 func (v *visibility) node(n string) bool {
 	if seen, ok := v.nodes[n]; ok {
 		return seen
@@ -249,22 +250,16 @@ func (v *visibility) nodeUncached(n string) bool {
 	if v.p.kind == PrincipalOwner {
 		return true
 	}
-	about, err := v.st.graphAbout(v.ctx, n)
-	if err != nil {
-		v.err = err
+	var g *Grant
+	w := v.st.nodeWitness(n, func(r *claimRecord) bool {
+		g = readGrant(v.grants, v.p, r, v.purpose, v.now)
+		return g != nil
+	})
+	if w == nil {
 		return false
 	}
-	for _, id := range about {
-		r := v.st.claims[id]
-		if r == nil || r.head().Subject != n {
-			continue
-		}
-		if g := readGrant(v.grants, v.p, r, v.purpose, v.now); g != nil {
-			v.why[n], v.grant[n] = r.head(), g
-			return true
-		}
-	}
-	return false
+	v.why[n], v.grant[n] = w.head(), g
+	return true
 }
 
 // edge: the relationship claim must be active at the labelled version, of

@@ -115,19 +115,6 @@ func (st *state) claimEdges(r *claimRecord) []graph.Edge {
 	return es
 }
 
-// graphAbout returns the ids of the claims the graph has about node n.
-func (st *state) graphAbout(ctx context.Context, n string) ([]string, error) {
-	es, err := st.graph.Edges(ctx, n, graph.In, graph.About)
-	if err != nil {
-		return nil, err
-	}
-	ids := make([]string, len(es))
-	for i, e := range es {
-		ids[i] = e.Subject
-	}
-	return ids, nil
-}
-
 // summaryEdges: a summary's lineage, kept whatever its status (lineage is
 // history; staleness is recorded on the summary).
 func summaryEdges(s *Summary) []graph.Edge {
@@ -400,10 +387,16 @@ func (s *Service) syncGraph(st *state) error {
 		return err
 	}
 	st.outboxDone = keys
-	if !st.graphFloorKnown || w < st.graphFloor || w > st.revision {
+	switch {
+	case !st.graphFloorKnown, w < st.graphFloor, w > st.revision, w == 0 && st.revision > 0:
+		// Never built, behind what the outbox still holds, ahead of the
+		// store (restored from elsewhere), or emptied (a rebuild that did
+		// not finish).
 		s.log.Info("rebuilding the graph from the store", "watermark", w, "revision", st.revision)
+		st.graphSync = fmt.Sprintf("rebuilt at unlock: the graph was at watermark %d, the store at revision %d", w, st.revision)
 		return s.rebuildGraph(st)
 	}
+	replayed := 0
 	for _, d := range deltas {
 		if d.Watermark <= w {
 			continue
@@ -411,6 +404,14 @@ func (s *Service) syncGraph(st *state) error {
 		if err := s.graph.Apply(d); err != nil {
 			return err
 		}
+		replayed++
+		w = d.Watermark
+	}
+	if replayed > 0 {
+		st.graphSync = fmt.Sprintf("replayed %d deltas from the outbox at unlock, to revision %d", replayed, w)
+	}
+	if w > st.graphFloor {
+		st.graphFloor, st.graphFloorDirty = w, true
 	}
 	return nil
 }
@@ -434,6 +435,9 @@ type GraphReport struct {
 	Missing   int      `json:"missing"` // in the store's projection, not in the graph
 	Extra     int      `json:"extra"`   // in the graph, not in the projection
 	Problems  []string `json:"problems"`
+	// Sync says what the last unlock did to bring the graph up to the
+	// store (replayed the outbox, or rebuilt it), if anything.
+	Sync string `json:"sync,omitempty"`
 }
 
 // CheckReport is the answer of phc check.
@@ -476,7 +480,7 @@ func (s *Service) Check(ctx context.Context, p Principal) (CheckReport, error) {
 }
 
 func (s *Service) compareGraph(ctx context.Context, st *state) GraphReport {
-	rep := GraphReport{Revision: st.revision, Problems: []string{}}
+	rep := GraphReport{Revision: st.revision, Problems: []string{}, Sync: st.graphSync}
 	problem := func(format string, args ...any) {
 		if len(rep.Problems) < 20 {
 			rep.Problems = append(rep.Problems, fmt.Sprintf(format, args...))
@@ -537,6 +541,10 @@ func (s *Service) RebuildGraph(ctx context.Context, p Principal) (uint64, error)
 			return err
 		}
 		if err := s.rebuildGraph(st); err != nil {
+			// The graph may be half built: nothing may use it until the
+			// next unlock rebuilds it (its watermark is 0).
+			st.broken = true
+			go s.lockBroken(st)
 			return wrap(op, KindInternal, err)
 		}
 		rev = st.revision
@@ -557,14 +565,14 @@ func (s *Service) ExportGraph(ctx context.Context, p Principal, w io.Writer) err
 		return err
 	}
 	defer release()
-	// Settle: what the graph holds was acknowledged.
-	if _, err := readSettled(op, st, func() (struct{}, error) { return struct{}{}, nil }); err != nil {
-		return err
-	}
-	if err := s.graph.WriteNQuads(ctx, w); err != nil {
-		return wrap(op, KindInternal, err)
-	}
-	return nil
+	// Inside the journal: no write or rebuild moves the graph meanwhile, so
+	// the edges and the watermark are one snapshot.
+	return s.commit(st, func(st *state, b *batch) error {
+		if err := s.graph.WriteNQuads(ctx, w); err != nil {
+			return wrap(op, KindInternal, err)
+		}
+		return nil
+	})
 }
 
 // graphTime is the form of times in graph exports.

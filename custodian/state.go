@@ -40,6 +40,10 @@ type state struct {
 	tokenByID map[string]*ServiceToken
 	requests  map[string]*ContextRequest
 
+	// bySubject indexes the active claims by subject (self or ent_…),
+	// for deciding which nodes a recipient may see.
+	bySubject map[string]map[string]*claimRecord
+
 	summaries map[string]*Summary // sum_… → summary
 	entities  map[string]*Entity  // ent_… → entity
 
@@ -60,16 +64,36 @@ type state struct {
 	graphFloor      uint64
 	graphFloorKnown bool
 	graphFloorDirty bool
+	graphSync       string // what the unlock did to the graph, for Check
 }
 
 // setClaim publishes a new or replaced claim record (with mu held for
 // writing).
 func (st *state) setClaim(r *claimRecord) {
+	old := st.claims[r.meta.ID]
 	if st.job != nil {
-		noteOld(&st.job.claims, r.meta.ID, st.claims[r.meta.ID])
+		noteOld(&st.job.claims, r.meta.ID, old)
 	}
 	st.claims[r.meta.ID] = r
 	st.sorted.Store(nil)
+	if old != nil && old.meta.Status == StatusActive {
+		delete(st.bySubject[old.head().Subject], r.meta.ID)
+	}
+	st.indexSubject(r)
+}
+
+// indexSubject adds r to bySubject if it is active.
+func (st *state) indexSubject(r *claimRecord) {
+	if r.meta.Status != StatusActive {
+		return
+	}
+	sub := r.head().Subject
+	m := st.bySubject[sub]
+	if m == nil {
+		m = map[string]*claimRecord{}
+		st.bySubject[sub] = m
+	}
+	m[r.meta.ID] = r
 }
 
 // claimMeta is the mutable part of a claim: its head version, status and
@@ -139,6 +163,7 @@ func newState() *state {
 		tokenByID: make(map[string]*ServiceToken),
 		requests:  make(map[string]*ContextRequest),
 		summaries: make(map[string]*Summary),
+		bySubject: make(map[string]map[string]*claimRecord),
 		entities:  make(map[string]*Entity),
 		settings:  defaultSettings(),
 	}
@@ -266,6 +291,7 @@ func loadState(store Store) (*state, error) {
 			if len(r.versions) == 0 || len(r.versions) != r.meta.Head {
 				return fmt.Errorf("claim %s: head %d but %d versions", id, r.meta.Head, len(r.versions))
 			}
+			st.indexSubject(r)
 		}
 		if err := loadEach(tx, bucketProposals, func(p *Proposal) { st.proposals[p.ID] = p }); err != nil {
 			return err

@@ -225,7 +225,7 @@ func (st *state) summaryParents(op string, p Principal, refs []string, purpose s
 		}
 		r := st.claims[id]
 		if r == nil || r.meta.Status != StatusActive ||
-			(p.kind == PrincipalConsumer && readGrant(grants, p, r, purpose, now) == nil) {
+			(p.kind == PrincipalConsumer && st.recipientGrant(grants, p, r, purpose, now, nil) == nil) {
 			return nil, notFound(op)
 		}
 		if r.meta.Head != v {
@@ -326,6 +326,12 @@ func (st *state) summaryVisibleDepth(p Principal, sm *Summary, purpose string, n
 	if sm.Status != SummaryCurrent || !restrictionsAllowSummary(sm, purpose, now) {
 		return false
 	}
+	// What an application wrote is its own word about the parents, which
+	// the custodian cannot check: it is served back to that application
+	// only, never passed on to another (the owner's summaries are).
+	if p.kind == PrincipalConsumer && sm.Producer != nil && sm.Producer.Kind == "consumer" && sm.Producer.ID != p.Consumer {
+		return false
+	}
 	for _, ref := range sm.DerivedFrom {
 		id, v, _ := parseRef(ref)
 		if ps := st.summaries[id]; ps != nil {
@@ -341,7 +347,7 @@ func (st *state) summaryVisibleDepth(p Principal, sm *Summary, purpose string, n
 		if p.kind == PrincipalOwner {
 			continue
 		}
-		g := readGrant(grants, p, r, purpose, now)
+		g := st.recipientGrant(grants, p, r, purpose, now, nil)
 		if g == nil {
 			return false
 		}

@@ -2,6 +2,7 @@ package custodian_test
 
 import (
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 
@@ -289,7 +290,7 @@ func TestGraphCatchesUpFromTheOutbox(t *testing.T) {
 	fg.mu.Unlock()
 	ts.unlock()
 	rep, err := ts.Check(ctx, ts.owner)
-	if err != nil || !rep.OK {
+	if err != nil || !rep.OK || !strings.Contains(rep.Graph.Sync, "replayed 1 delta") {
 		t.Fatalf("Check after replay = %+v, %v", rep.Graph, err)
 	}
 	n, err := ts.Traverse(ctx, ts.owner, custodian.NeighborQuery{Node: "self"})
@@ -319,3 +320,106 @@ func TestGraphRebuiltWhenLost(t *testing.T) {
 }
 
 type swapGraph struct{ custodian.Graph }
+
+// TestConsumerSummaryServedOnlyToItsMaker: an application's summary is its
+// own word about the parents, which the custodian cannot check, so it is
+// never passed to another application — not even one whose grants cover
+// every parent. The owner's summaries are.
+func TestConsumerSummaryServedOnlyToItsMaker(t *testing.T) {
+	ts := newTestService(t)
+	ctx := t.Context()
+	for _, name := range []string{"maker", "other"} {
+		ts.mustConsumer(name)
+		ts.mustGrant(grantSpec{recipient: name, ops: []string{"read"}, keys: []string{"shared.*"}})
+	}
+	maker := ts.mustPrincipal("maker", "*", "read-write")
+	other := ts.mustPrincipal("other", "*", "read")
+	c := ts.mustClaim("shared.goal", "G").Claim
+	mine := ts.mustSummary(maker, "the maker's", "assist", ref(c))
+	owners := ts.mustSummary(ts.owner, "the owner's", "", ref(c))
+	if _, err := ts.GetSummary(ctx, maker, mine.ID, "assist", 0); err != nil {
+		t.Fatalf("the maker reads its summary: %v", err)
+	}
+	_, err := ts.GetSummary(ctx, other, mine.ID, "assist", 0)
+	wantKind(t, "another app reads the maker's summary", err, custodian.KindNotFound)
+	if _, err := ts.GetSummary(ctx, other, owners.ID, "assist", 0); err != nil {
+		t.Fatalf("another app reads the owner's summary: %v", err)
+	}
+}
+
+// TestRelationshipReadsNeedBothEnds: a relationship claim is disclosed, by
+// any read, only with both of its ends — a recipient that may read the
+// edge but not the person at its end gets nothing, as for an absent claim.
+func TestRelationshipReadsNeedBothEnds(t *testing.T) {
+	ts := newTestService(t)
+	ctx := t.Context()
+	ts.mustConsumer("app")
+	app := ts.mustPrincipal("app", "*", "read")
+	ts.mustGrant(grantSpec{recipient: "app", ops: []string{"read"}, keys: []string{"rel.*", "me.*"}})
+	ts.mustClaim("me.name", "Me")
+	ent, err := ts.CreateEntity(ctx, ts.owner, []byte(`{"type": "person", "name": "Ana", "key": "people.ana"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr := ts.mustPropose(ts.owner, proposal(t, "rel.ana", map[string]string{"from": "self", "to": ent.Entity.ID, "relation": "friend"},
+		map[string]any{"kind": "relationship"}))
+	edge := ts.mustConfirm(pr.ProposalID).Claim
+
+	_, err = ts.GetClaim(ctx, app, edge.ID, "assist")
+	wantKind(t, "read a relationship to a hidden person", err, custodian.KindNotFound)
+	keys, err := ts.contextKeys(app, custodian.ContextQuery{Purpose: "assist"})
+	if err != nil || len(keys) != 1 || keys[0] != "me.name" {
+		t.Fatalf("context = %v, %v; want only me.name", keys, err)
+	}
+
+	ts.mustGrant(grantSpec{recipient: "app", ops: []string{"read"}, keys: []string{"people.*"}})
+	if _, err := ts.GetClaim(ctx, app, edge.ID, "assist"); err != nil {
+		t.Fatalf("read the relationship once both ends are visible: %v", err)
+	}
+	keys, _ = ts.contextKeys(app, custodian.ContextQuery{Purpose: "assist"})
+	if len(keys) != 3 {
+		t.Fatalf("context = %v; want me.name, people.ana and rel.ana", keys)
+	}
+}
+
+// failingReplace fails Replace once.
+type failingReplace struct {
+	*cayley.Graph
+	mu   sync.Mutex
+	fail bool
+}
+
+func (g *failingReplace) Replace(es []graph.Edge, w uint64) error {
+	g.mu.Lock()
+	fail := g.fail
+	g.fail = false
+	g.mu.Unlock()
+	if fail {
+		_ = g.Graph.Reset() // it got as far as emptying the graph
+		return errors.New("disk full")
+	}
+	return g.Graph.Replace(es, w)
+}
+
+// TestFailedRebuildIsRebuiltAtUnlock: a rebuild that fails part way locks
+// the vault, and the next unlock rebuilds the graph whole.
+func TestFailedRebuildIsRebuiltAtUnlock(t *testing.T) {
+	fg := &failingReplace{Graph: cayley.OpenMemory()}
+	ts := newTestService(t, func(c *custodian.Config) { c.Graph = fg })
+	ctx := t.Context()
+	a := ts.mustClaim("rb.a", "A").Claim
+	ts.mustSummary(ts.owner, "s", "", ref(a))
+	fg.mu.Lock()
+	fg.fail = true
+	fg.mu.Unlock()
+	_, err := ts.RebuildGraph(ctx, ts.owner)
+	wantKind(t, "a failed rebuild", err, custodian.KindInternal)
+	if !eventually(ts.Locked) {
+		t.Fatal("the vault stayed unlocked over a half-built graph")
+	}
+	ts.unlock()
+	rep, err := ts.Check(ctx, ts.owner)
+	if err != nil || !rep.OK || rep.Graph.Edges == 0 || !strings.Contains(rep.Graph.Sync, "rebuilt") {
+		t.Fatalf("Check after the unlock = %+v, %v", rep.Graph, err)
+	}
+}

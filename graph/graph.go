@@ -1,10 +1,11 @@
 package graph
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"io"
-	"sort"
+	"slices"
 )
 
 // Vocabulary. Predicates and types are IRIs; everything else in a quad is
@@ -120,18 +121,10 @@ type Graph interface {
 }
 
 // SortEdges sorts es by label, subject, predicate and object.
-func SortEdges(es []Edge) {
-	sort.Slice(es, func(i, j int) bool {
-		a, b := es[i], es[j]
-		if a.Label != b.Label {
-			return a.Label < b.Label
-		}
-		if a.Subject != b.Subject {
-			return a.Subject < b.Subject
-		}
-		if a.Predicate != b.Predicate {
-			return a.Predicate < b.Predicate
-		}
-		return a.Object < b.Object
-	})
+func SortEdges(es []Edge) { slices.SortFunc(es, CompareEdges) }
+
+// CompareEdges orders edges by label, subject, predicate and object.
+func CompareEdges(a, b Edge) int {
+	return cmp.Or(cmp.Compare(a.Label, b.Label), cmp.Compare(a.Subject, b.Subject),
+		cmp.Compare(a.Predicate, b.Predicate), cmp.Compare(a.Object, b.Object))
 }

@@ -6,7 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
+	"os"
 	"path/filepath"
+	"time"
 
 	"go.etcd.io/bbolt"
 
@@ -40,7 +43,10 @@ func offline(ctx context.Context, env *Env, dir string, fn func(*custodian.Servi
 		return fmt.Errorf("open store: %w", err)
 	}
 	defer func() { err = errors.Join(err, st.Close()) }()
-	g, err := cayley.Open(filepath.Join(dir, graphFile))
+	g, err := openGraph(dir, slog.New(slog.NewTextHandler(env.Stderr, nil)))
+	if errors.Is(err, bbolt.ErrTimeout) {
+		return errInUse
+	}
 	if err != nil {
 		return fmt.Errorf("open graph: %w", err)
 	}
@@ -178,4 +184,23 @@ func runGraph(ctx context.Context, env *Env, args []string) error {
 		return writeFile0600(*outPath, buf.Bytes())
 	}
 	return usageError("unknown graph command %q (rebuild, export)", args[0])
+}
+
+// openGraph opens the data dir's graph. The graph is a projection the
+// custodian rebuilds from the store, so a file that cannot be opened (torn
+// by a power loss, say) is moved aside — kept for inspection, never read
+// again — and replaced by an empty one, which the unlock rebuilds. A file
+// held by another process is an error, not damage.
+func openGraph(dir string, log *slog.Logger) (*cayley.Graph, error) {
+	path := filepath.Join(dir, graphFile)
+	g, err := cayley.Open(path)
+	if err == nil || errors.Is(err, bbolt.ErrTimeout) {
+		return g, err
+	}
+	aside := fmt.Sprintf("%s.unreadable-%d", path, time.Now().Unix())
+	if rerr := os.Rename(path, aside); rerr != nil {
+		return nil, fmt.Errorf("open graph: %w (and cannot move it aside: %v)", err, rerr)
+	}
+	log.Warn("the graph file could not be opened; moved it aside, the unlock rebuilds it from the store", "err", err, "moved_to", aside)
+	return cayley.Open(path)
 }

@@ -103,7 +103,7 @@ func startDaemon(ctx context.Context, env *Env, log *slog.Logger, dir, addr stri
 	if idle == 0 {
 		idle = -1
 	}
-	g, err := cayley.Open(filepath.Join(dir, graphFile))
+	g, err := openGraph(dir, log)
 	if err != nil {
 		st.Close()
 		return nil, err
