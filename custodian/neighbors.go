@@ -141,14 +141,11 @@ func (s *Service) Traverse(ctx context.Context, p Principal, q NeighborQuery) (N
 // disclosed (the claim that makes the start visible, then every edge), and
 // used the grants relied on.
 func (s *Service) neighbors(ctx context.Context, st *state, p Principal, q NeighborQuery, offset int, now time.Time) (out Neighbors, records []string, used []*Grant, ok bool, err error) {
-	v := st.visibility(ctx, p, q.Purpose, q.Relation, now)
+	v := st.visibility(p, q.Purpose, q.Relation, now)
 	if !v.node(q.Node) {
-		return Neighbors{}, nil, nil, false, v.err
+		return Neighbors{}, nil, nil, false, nil
 	}
 	steps, err := s.graph.Traverse(ctx, q.Node, graph.Related, q.Depth, graph.Visibility{Edge: v.edge, Node: v.node})
-	if err == nil {
-		err = v.err
-	}
 	if err != nil {
 		return Neighbors{}, nil, nil, false, wrap("graph.neighbors", KindInternal, err)
 	}
@@ -209,7 +206,6 @@ func idOfRef(ref string) string {
 // edges it may see, remembering each answer and the grant and claim behind
 // it.
 type visibility struct {
-	ctx      context.Context
 	st       *state
 	p        Principal
 	purpose  string
@@ -219,11 +215,10 @@ type visibility struct {
 	nodes    map[string]bool
 	why      map[string]*Claim // node → a claim about it the caller may read
 	grant    map[string]*Grant // node or edge ref → the grant that showed it
-	err      error
 }
 
-func (st *state) visibility(ctx context.Context, p Principal, purpose, relation string, now time.Time) *visibility {
-	v := &visibility{ctx: ctx, st: st, p: p, purpose: purpose, relation: relation, now: now,
+func (st *state) visibility(p Principal, purpose, relation string, now time.Time) *visibility {
+	v := &visibility{st: st, p: p, purpose: purpose, relation: relation, now: now,
 		nodes: map[string]bool{}, why: map[string]*Claim{}, grant: map[string]*Grant{}}
 	if p.kind == PrincipalConsumer {
 		v.grants = st.grantsFor(p.Consumer, OpRead, now)

@@ -60,36 +60,29 @@ func noteOld[T any](m *map[string]*T, id string, old *T) {
 	}
 }
 
-// setGrant publishes a new or replaced grant.
+// publish sets m[id] = v in the view, first noting for the journal's job
+// (which of its maps, noted says) the version v replaces.
+func publish[T any](st *state, m map[string]*T, noted func(*jobCtx) *map[string]*T, id string, v *T) {
+	if st.job != nil {
+		noteOld(noted(st.job), id, m[id])
+	}
+	m[id] = v
+}
+
 func (st *state) setGrant(g *Grant) {
-	if st.job != nil {
-		noteOld(&st.job.grants, g.ID, st.grants[g.ID])
-	}
-	st.grants[g.ID] = g
+	publish(st, st.grants, func(j *jobCtx) *map[string]*Grant { return &j.grants }, g.ID, g)
 }
 
-// setPersona publishes a new persona.
 func (st *state) setPersona(p *Persona) {
-	if st.job != nil {
-		noteOld(&st.job.personas, p.ID, st.personas[p.ID])
-	}
-	st.personas[p.ID] = p
+	publish(st, st.personas, func(j *jobCtx) *map[string]*Persona { return &j.personas }, p.ID, p)
 }
 
-// setSummary publishes a new or replaced summary.
 func (st *state) setSummary(s *Summary) {
-	if st.job != nil {
-		noteOld(&st.job.summaries, s.ID, st.summaries[s.ID])
-	}
-	st.summaries[s.ID] = s
+	publish(st, st.summaries, func(j *jobCtx) *map[string]*Summary { return &j.summaries }, s.ID, s)
 }
 
-// setEntity publishes a new entity.
 func (st *state) setEntity(e *Entity) {
-	if st.job != nil {
-		noteOld(&st.job.entities, e.ID, st.entities[e.ID])
-	}
-	st.entities[e.ID] = e
+	publish(st, st.entities, func(j *jobCtx) *map[string]*Entity { return &j.entities }, e.ID, e)
 }
 
 // claimEdges is the projection of one claim record: an active claim is a
