@@ -479,6 +479,13 @@ func hostileBodyRoutes(f *hostileFixture) []bodyRoute {
 		{"claim-personas", "POST", "/phc/v1/claims/" + f.claim + "/personas", h.owner, false, "personas", func() map[string]any {
 			return map[string]any{"personas": []any{"learning", "personal"}}
 		}},
+		{"entity", "POST", "/phc/v1/entities", h.owner, false, "type", func() map[string]any {
+			return map[string]any{"type": "person", "name": "Ana", "key": "people.hostile.name", "sensitivity": "standard",
+				"personas": []any{"learning"}}
+		}},
+		{"summary", "POST", "/phc/v1/summaries", h.owner, false, "derived_from", func() map[string]any {
+			return map[string]any{"value": "a summary", "derived_from": []any{f.claim + "@1"}}
+		}},
 		{"token", "POST", "/context/tokens/service", "", false, "consumer", func() map[string]any {
 			return map[string]any{"consumer": "coach", "secret": "secret-of-coach-0123456789", "scope": "*", "ttl": 3600, "mode": "read"}
 		}},
