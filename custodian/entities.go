@@ -167,11 +167,15 @@ func validRelation(r string) bool {
 	return validSegment(r) && !strings.Contains(r, ".")
 }
 
-// checkRelationship refuses a relationship claim whose value is not an
-// edge between self and existing entities. Callers are the owner's writes:
+// checkRelationship refuses a claim about a node that does not exist, and a
+// relationship claim whose value is not an edge between self and existing
+// entities. Callers are the owner's writes:
 // an application's proposal is checked only for form, so that proposing
 // cannot probe which entities exist.
 func (st *state) checkRelationship(op string, c *Claim) error {
+	if c.Subject != SubjectSelf && st.entities[c.Subject] == nil {
+		return fail(op, KindInvalid, "the subject must be self or an existing entity")
+	}
 	if c.Kind != KindRelationship {
 		return nil
 	}
