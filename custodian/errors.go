@@ -119,6 +119,39 @@ func (e *Error) Message() string {
 	return e.Kind.Row().Message
 }
 
+// WireError is the client-facing form of an error, the same on every face
+// (HTTP body, MCP tool error): the table's status and constraint code, the
+// error's public text, and its violations or request id. It never holds a
+// Go error's text.
+type WireError struct {
+	Status     int                `json:"-"`
+	Error      string             `json:"error"`
+	Constraint string             `json:"constraint"`
+	Violations []schema.Violation `json:"violations,omitempty"`
+	RequestID  string             `json:"request_id,omitempty"`
+	RetryAfter time.Duration      `json:"-"` // KindRateLimited only
+}
+
+// Describe is the one translator from an error to its wire form; an error
+// that is not an *Error reads as KindInternal.
+func Describe(err error) WireError {
+	var w WireError
+	kind := KindInternal
+	if e, ok := errors.AsType[*Error](err); ok {
+		kind = e.Kind
+		w.Error, w.Violations, w.RequestID = e.Message(), e.Violations, e.RequestID
+		if kind == KindRateLimited {
+			w.RetryAfter = e.RetryAfter
+		}
+	}
+	row := kind.Row()
+	if w.Error == "" {
+		w.Error = row.Message
+	}
+	w.Status, w.Constraint = row.Status, row.Constraint
+	return w
+}
+
 // KindOf returns the Kind of err: the Kind of the outermost *Error in its
 // chain, or KindInternal.
 func KindOf(err error) Kind {

@@ -249,44 +249,24 @@ func bearerToken(r *http.Request) (string, bool) {
 	return strings.TrimSpace(tok), true
 }
 
-// errorBody is the wire form of every error.
-type errorBody struct {
-	Error      string `json:"error"`
-	Constraint string `json:"constraint"`
-	Violations any    `json:"violations,omitempty"`
-	RequestID  string `json:"request_id,omitempty"`
-}
-
-// writeError is the one translator from errors to responses.
+// writeError writes err as the table says (custodian.Describe).
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
-	body := errorBody{}
-	kind := custodian.KindInternal
-	if e, ok := errors.AsType[*custodian.Error](err); ok {
-		kind = e.Kind
-		body.Error = e.Message()
-		if len(e.Violations) > 0 {
-			body.Violations = e.Violations
+	if _, domain := errors.AsType[*custodian.Error](err); !domain {
+		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+			err = &custodian.Error{Op: "read body", Kind: custodian.KindTooLarge, Err: err}
 		}
-		body.RequestID = e.RequestID
-		if kind == custodian.KindRateLimited && e.RetryAfter > 0 {
-			secs := int((e.RetryAfter + 999_999_999) / 1_000_000_000)
-			w.Header().Set("Retry-After", strconv.Itoa(secs))
-		}
-	} else if mbe, ok := errors.AsType[*http.MaxBytesError](err); ok {
-		_ = mbe
-		kind = custodian.KindTooLarge
 	}
-	row := kind.Row()
-	if body.Error == "" {
-		body.Error = row.Message
+	body := custodian.Describe(err)
+	if body.RetryAfter > 0 {
+		secs := int((body.RetryAfter + 999_999_999) / 1_000_000_000)
+		w.Header().Set("Retry-After", strconv.Itoa(secs))
 	}
-	body.Constraint = row.Constraint
-	if row.Status >= 500 {
+	if body.Status >= 500 {
 		s.log.Error("request failed", "method", r.Method, "route", r.Pattern, "err", err)
 	} else {
-		s.log.Debug("request refused", "method", r.Method, "route", r.Pattern, "constraint", row.Constraint, "err", err)
+		s.log.Debug("request refused", "method", r.Method, "route", r.Pattern, "constraint", body.Constraint, "err", err)
 	}
-	writeJSON(w, row.Status, body)
+	writeJSON(w, body.Status, body)
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
