@@ -15,6 +15,7 @@ import (
 	"github.com/phc-project/phc/custodian"
 	"github.com/phc-project/phc/graph/cayley"
 	"github.com/phc-project/phc/internal/httpapi"
+	"github.com/phc-project/phc/internal/mcpserver"
 	"github.com/phc-project/phc/internal/store"
 	"github.com/phc-project/phc/internal/vault"
 	"github.com/phc-project/phc/schema"
@@ -166,8 +167,14 @@ func startDaemon(ctx context.Context, env *Env, log *slog.Logger, dir, addr stri
 		d.closeCore()
 		return nil, err
 	}
+	api := httpapi.New(svc, log)
+	base := "http://" + d.addr
+	metadata := mcpserver.MetadataHandler(base)
+	api.Mount("/mcp", mcpserver.New(svc, log).Handler(base+"/.well-known/oauth-protected-resource/mcp"))
+	api.Mount("GET /.well-known/oauth-protected-resource", metadata)
+	api.Mount("GET /.well-known/oauth-protected-resource/mcp", metadata)
 	d.http = &http.Server{
-		Handler:           httpapi.New(svc, log),
+		Handler:           api,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      30 * time.Second,

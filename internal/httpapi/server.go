@@ -65,6 +65,12 @@ func New(svc *custodian.Service, log *slog.Logger) *Server {
 	return s
 }
 
+// Mount serves h at pattern (MCP's /mcp, say) behind the same local-API
+// hygiene checks as every route; h does its own authentication.
+func (s *Server) Mount(pattern string, h http.Handler) {
+	s.mux.Handle(pattern, h)
+}
+
 // noRoute answers a request no route matched: 405 when the path is served
 // under another method, else 404.
 func (s *Server) noRoute(w http.ResponseWriter, r *http.Request, _ custodian.Principal) error {

@@ -1,0 +1,202 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// bearerTransport adds a bearer token to every request.
+type bearerTransport struct {
+	token string
+	base  http.RoundTripper
+}
+
+func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return b.base.RoundTrip(r)
+}
+
+// mcpSession connects the Go SDK's client to the daemon's /mcp over
+// streamable HTTP with token.
+func mcpSession(t *testing.T, h *harness, token string) (*mcp.ClientSession, error) {
+	t.Helper()
+	client := mcp.NewClient(&mcp.Implementation{Name: "phc-test", Version: "1"}, nil)
+	tr := &mcp.StreamableClientTransport{Endpoint: h.base + "/mcp",
+		HTTPClient: &http.Client{Timeout: time.Minute, Transport: bearerTransport{token, http.DefaultTransport}}}
+	cs, err := client.Connect(t.Context(), tr, nil)
+	if err == nil {
+		t.Cleanup(func() { cs.Close() })
+	}
+	return cs, err
+}
+
+// call calls a tool and returns its structured content and error flag.
+func call(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) (map[string]any, bool) {
+	t.Helper()
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("CallTool(%s): %v", name, err)
+	}
+	raw, err := json.Marshal(res.StructuredContent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out map[string]any
+	if err := json.Unmarshal(raw, &out); err != nil {
+		t.Fatalf("%s: structured content %s: %v", name, raw, err)
+	}
+	return out, res.IsError
+}
+
+// TestMCPWorkflowOverHTTP runs the core issue's first workflow over MCP
+// (streamable HTTP, the Go SDK's client): tutor proposes, the owner
+// confirms, coach reads for its purpose, budget gets nothing — with the
+// constraint codes of HTTP.
+func TestMCPWorkflowOverHTTP(t *testing.T) {
+	h := startHarness(t, "")
+	tutor := h.consumer("tutor", "learning.*", "write")
+	coach := h.consumer("coach", "*", "read")
+	budget := h.consumer("budget", "*", "read")
+	tomorrow := time.Now().Add(24 * time.Hour).UTC().Format(time.RFC3339)
+	h.must(201, "POST", "/phc/v1/grants", h.owner, map[string]any{
+		"recipient": map[string]string{"kind": "consumer", "id": "tutor"}, "purpose": "learning",
+		"operations": []string{"contribute"}, "selectors": map[string]any{"keys": []string{"learning.*"}}, "expires_at": tomorrow}, nil)
+	h.must(201, "POST", "/phc/v1/grants", h.owner, map[string]any{
+		"recipient": map[string]string{"kind": "consumer", "id": "coach"}, "purpose": "learning",
+		"operations": []string{"read"}, "selectors": map[string]any{"keys": []string{"learning.*"}}, "expires_at": tomorrow}, nil)
+
+	if _, err := mcpSession(t, h, "ctxs_not-a-token"); err == nil {
+		t.Fatal("an MCP session opened with a made-up token")
+	}
+
+	ts, err := mcpSession(t, h, tutor)
+	if err != nil {
+		t.Fatalf("connect as tutor: %v", err)
+	}
+	tools, err := ts.ListTools(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]bool{}
+	for _, tool := range tools.Tools {
+		names[tool.Name] = true
+		raw, _ := json.Marshal(tool.InputSchema)
+		if strings.Contains(string(raw), ":true") || tool.OutputSchema == nil {
+			t.Errorf("tool %s: input schema %s (a boolean schema, or no output schema)", tool.Name, raw)
+		}
+	}
+	for _, n := range []string{"memory_propose", "context_status", "context_list", "context_get", "context_context", "context_set", "request_context"} {
+		if !names[n] {
+			t.Errorf("tools/list lacks %s", n)
+		}
+	}
+
+	out, isErr := call(t, ts, "memory_propose", map[string]any{"key": "learning.spanish.schedule", "value": "twice a week",
+		"kind": "goal", "assertion": "reported", "evidence": []any{map[string]any{"ref": "chat://tutor/session/42"}}})
+	if isErr || out["status"] != "proposed" || !strings.HasPrefix(out["proposal_id"].(string), "prp_") {
+		t.Fatalf("memory_propose = %v (error %v)", out, isErr)
+	}
+	prp := out["proposal_id"].(string)
+	out, isErr = call(t, ts, "memory_propose", map[string]any{"key": "health.note", "value": "x", "kind": "note", "assertion": "reported"})
+	if !isErr || out["constraint"] != "scope_exceeded" {
+		t.Fatalf("memory_propose outside the token's scope = %v", out)
+	}
+	out, isErr = call(t, ts, "memory_propose", map[string]any{"key": "learning.x", "value": "x", "kind": "gossip", "assertion": "reported"})
+	if !isErr || out["constraint"] != "schema_violation" {
+		t.Fatalf("memory_propose with a bad kind = %v", out)
+	}
+	out, isErr = call(t, ts, "context_get", map[string]any{"id": "learning.spanish.schedule", "purpose": "learning"})
+	if !isErr || out["constraint"] != "mode_denied" {
+		t.Fatalf("tutor reads = %v; want mode_denied", out)
+	}
+
+	cs, err := mcpSession(t, h, coach)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, isErr = call(t, cs, "context_get", map[string]any{"id": "learning.spanish.schedule", "purpose": "learning"})
+	if !isErr || out["constraint"] != "not_found" {
+		t.Fatalf("coach reads a pending proposal = %v; want not_found", out)
+	}
+	h.must(200, "POST", "/phc/v1/proposals/"+prp+"/confirm", h.owner, map[string]any{"personas": []string{}}, nil)
+	out, isErr = call(t, cs, "context_get", map[string]any{"id": "learning.spanish.schedule", "purpose": "learning"})
+	if isErr || out["value"] != "twice a week" || out["written_by"] != "tutor" {
+		t.Fatalf("coach reads after confirm = %v", out)
+	}
+	out, _ = call(t, cs, "context_context", map[string]any{"purpose": "learning"})
+	if cats, _ := out["categories"].(map[string]any); len(cats["learning"].([]any)) != 1 {
+		t.Fatalf("context_context = %v", out)
+	}
+	out, _ = call(t, cs, "context_list", map[string]any{"purpose": "learning"})
+	if fs, _ := out["fields"].([]any); len(fs) != 1 || fs[0].(map[string]any)["value"] != nil {
+		t.Fatalf("context_list = %v; want one field without its value", out)
+	}
+	out, isErr = call(t, cs, "context_get", map[string]any{"id": "learning.spanish.schedule", "purpose": "marketing"})
+	if !isErr || out["constraint"] != "not_found" {
+		t.Fatalf("coach for marketing = %v", out)
+	}
+	out, isErr = call(t, cs, "context_get", map[string]any{"id": "learning.spanish.schedule", "unknown": 1})
+	if !isErr || out["constraint"] != "invalid_request" {
+		t.Fatalf("context_get with an unknown argument = %v", out)
+	}
+	res, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "context://learning"})
+	if err != nil || len(res.Contents) != 1 || !strings.Contains(res.Contents[0].Text, "learning.spanish.schedule") ||
+		strings.Contains(res.Contents[0].Text, "twice a week") {
+		t.Fatalf("resource context://learning = %+v, %v; want metadata without values", res, err)
+	}
+	prompts, err := cs.ListPrompts(t.Context(), nil)
+	if err != nil || len(prompts.Prompts) != 3 {
+		t.Fatalf("prompts/list = %+v, %v", prompts, err)
+	}
+	pr, err := cs.GetPrompt(t.Context(), &mcp.GetPromptParams{Name: "tax-prep"})
+	if err != nil || pr.Meta["phc/scope"] == nil {
+		t.Fatalf("prompts/get tax-prep = %+v, %v", pr, err)
+	}
+
+	bs, err := mcpSession(t, h, budget)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, isErr = call(t, bs, "context_get", map[string]any{"id": "learning.spanish.schedule", "purpose": "learning"})
+	if !isErr || out["constraint"] != "not_found" {
+		t.Fatalf("budget reads = %v; want not_found", out)
+	}
+	absent, _ := call(t, bs, "context_get", map[string]any{"id": "learning.nothing.here", "purpose": "learning"})
+	if absent["error"] != out["error"] || absent["constraint"] != out["constraint"] {
+		t.Fatalf("hidden %v differs from absent %v", out, absent)
+	}
+	out, isErr = call(t, bs, "request_context", map[string]any{"scope": "learning.*", "purpose": "budgeting"})
+	if isErr || out["status"] == "" || out["token"] != nil {
+		t.Fatalf("request_context = %v; want a status and no token", out)
+	}
+}
+
+// TestMCPMetadata: the RFC 9728 metadata names the MCP endpoint, and a
+// request without a token is refused with a pointer to it.
+func TestMCPMetadata(t *testing.T) {
+	h := startHarness(t, "")
+	var meta struct {
+		Resource string   `json:"resource"`
+		Bearer   []string `json:"bearer_methods_supported"`
+	}
+	h.must(200, "GET", "/.well-known/oauth-protected-resource/mcp", "", nil, &meta)
+	if meta.Resource != h.base+"/mcp" || len(meta.Bearer) != 1 {
+		t.Fatalf("metadata = %+v", meta)
+	}
+	req, _ := http.NewRequestWithContext(context.Background(), "POST", h.base+"/mcp", strings.NewReader(`{}`))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 401 || !strings.Contains(resp.Header.Get("WWW-Authenticate"), "/.well-known/oauth-protected-resource/mcp") {
+		t.Fatalf("POST /mcp without a token = %d %q", resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
+	}
+}
