@@ -11,25 +11,13 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// bearerTransport adds a bearer token to every request.
-type bearerTransport struct {
-	token string
-	base  http.RoundTripper
-}
-
-func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+b.token)
-	return b.base.RoundTrip(r)
-}
-
 // mcpSession connects the Go SDK's client to the daemon's /mcp over
 // streamable HTTP with token.
 func mcpSession(t *testing.T, h *harness, token string) (*mcp.ClientSession, error) {
 	t.Helper()
 	client := mcp.NewClient(&mcp.Implementation{Name: "phc-test", Version: "1"}, nil)
 	tr := &mcp.StreamableClientTransport{Endpoint: h.base + "/mcp",
-		HTTPClient: &http.Client{Timeout: time.Minute, Transport: bearerTransport{token, http.DefaultTransport}}}
+		HTTPClient: &http.Client{Timeout: time.Minute, Transport: bearerRoundTripper{token, http.DefaultTransport}}}
 	cs, err := client.Connect(t.Context(), tr, nil)
 	if err == nil {
 		t.Cleanup(func() { cs.Close() })

@@ -1,0 +1,106 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// runMCP is phc mcp: an MCP server on standard input and output for a host
+// that starts its servers as subprocesses. It relays every message to and
+// from the running daemon's /mcp endpoint with the consumer's token, so
+// the daemon alone decides, under the same access control as HTTP.
+func runMCP(ctx context.Context, env *Env, args []string) error {
+	var c common
+	fs := newFlags(env, "mcp", &c)
+	token := fs.String("token", "", "the app's service token (default: $PHC_TOKEN)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if *token == "" {
+		*token = env.Getenv("PHC_TOKEN")
+	}
+	if *token == "" {
+		return usageError("phc mcp needs the app's token: --token or PHC_TOKEN (see phc token)")
+	}
+	cl, err := newClient(env, c, false)
+	if err != nil {
+		return err
+	}
+	// A clear error before the host's first message: daemon down, or
+	// locked.
+	var status struct {
+		Locked bool `json:"locked"`
+	}
+	if err := cl.do(ctx, "GET", "/context/status", nil, &status); err != nil {
+		return err
+	}
+	if status.Locked {
+		return errors.New("the vault is locked: unlock it first (phc unlock)")
+	}
+	upstream, err := (&mcp.StreamableClientTransport{
+		Endpoint:   cl.base + "/mcp",
+		HTTPClient: &http.Client{Transport: bearerRoundTripper{token: *token, base: http.DefaultTransport}},
+		MaxRetries: -1,
+	}).Connect(ctx)
+	if err != nil {
+		return fmt.Errorf("connect to the daemon's MCP endpoint: %w", err)
+	}
+	defer upstream.Close()
+	host, err := (&mcp.IOTransport{Reader: io.NopCloser(env.Stdin), Writer: nopWriteCloser{env.Stdout}}).Connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer host.Close()
+	return relay(ctx, host, upstream)
+}
+
+// relay copies messages both ways until either side ends. The host ending
+// its input is a normal end.
+func relay(ctx context.Context, host, upstream mcp.Connection) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errc := make(chan error, 2)
+	pump := func(from, to mcp.Connection, what string) {
+		for {
+			msg, err := from.Read(ctx)
+			if err != nil {
+				errc <- err
+				return
+			}
+			if err := to.Write(ctx, msg); err != nil {
+				errc <- fmt.Errorf("%s: %w", what, err)
+				return
+			}
+		}
+	}
+	go pump(host, upstream, "to the daemon")
+	go pump(upstream, host, "to the host")
+	err := <-errc
+	if errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) {
+		// Give the last answer a moment to reach the host.
+		time.Sleep(50 * time.Millisecond)
+		return nil
+	}
+	return err
+}
+
+type bearerRoundTripper struct {
+	token string
+	base  http.RoundTripper
+}
+
+func (b bearerRoundTripper) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return b.base.RoundTrip(r)
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
