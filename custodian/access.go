@@ -135,7 +135,7 @@ func (g *Grant) covers(r *claimRecord) bool {
 func (st *state) grantsFor(consumer, op string, now time.Time) []*Grant {
 	var out []*Grant
 	for _, g := range st.grants {
-		if g.Recipient.Kind == "consumer" && g.Recipient.ID == consumer && g.allows(op, now) {
+		if g.Recipient.name() == consumer && g.allows(op, now) {
 			out = append(out, g)
 		}
 	}
@@ -319,6 +319,11 @@ func (st *state) live(p Principal, now time.Time) bool {
 	t := st.tokenByID[p.token.ID]
 	if t != p.token || t.RevokedAt != nil || !now.Before(t.ExpiresAt) {
 		return false
+	}
+	if t.Trust != "" {
+		// An OIDC recipient's: alive while its issuer stays trusted.
+		_, ok := st.trust[t.Trust]
+		return ok
 	}
 	c, ok := st.consumers[p.Consumer]
 	return ok && c.Status == ConsumerApproved

@@ -67,9 +67,14 @@ func (s *Service) CreateGrant(ctx context.Context, p Principal, raw []byte) (Gra
 		if !d.ExpiresAt.After(b.now) {
 			return fail(op, KindInvalid, "expires_at must be in the future")
 		}
-		if d.Recipient.Kind == "consumer" {
+		switch d.Recipient.Kind {
+		case "consumer":
 			if _, ok := st.consumers[d.Recipient.ID]; !ok {
 				return fail(op, KindInvalid, "unknown consumer")
+			}
+		case "oidc":
+			if !st.trustedIssuer(d.Recipient.Issuer) {
+				return fail(op, KindInvalid, "the issuer is not on the trust list (phc trust add)")
 			}
 		}
 		personas, err := st.checkPersonas(op, d.Selectors.Personas)

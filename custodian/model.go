@@ -221,6 +221,9 @@ type ServiceToken struct {
 	ExpiresAt time.Time  `json:"expires_at"`
 	RevokedAt *time.Time `json:"revoked_at,omitempty"`
 	RateLimit *RateLimit `json:"rate_limit,omitempty"` // lower rates the token asked for
+	// Trust names the trust-list entry whose ID token this token was
+	// exchanged for (an OIDC recipient's token); "" for a consumer's.
+	Trust string `json:"trust,omitempty"`
 }
 
 // RateLimit is a token's own request rates, per minute (0: the owner's).

@@ -74,8 +74,8 @@ func scopeTier(scope []string) string {
 // that scope; anything else waits for the owner and answers pending.
 func (s *Service) RequestContext(ctx context.Context, p Principal, raw []byte) (RequestView, error) {
 	const op = "request.create"
-	if p.kind != PrincipalConsumer {
-		return RequestView{}, fail(op, KindInvalid, "requests are made by consumers, with their service token")
+	if p.kind != PrincipalConsumer || p.token.Trust != "" {
+		return RequestView{}, fail(op, KindInvalid, "requests are made by registered consumers, with their service token")
 	}
 	if err := s.rateLimit(op, p, true); err != nil {
 		return RequestView{}, err

@@ -57,6 +57,10 @@ type Config struct {
 	// approve a request for critical data) without changing the lock
 	// state. Without it such requests cannot be approved.
 	VerifyPassword func(password []byte) error
+
+	// OIDC verifies the ID tokens of trusted issuers for token exchange;
+	// nil refuses every exchange.
+	OIDC IDTokenVerifier
 }
 
 const (
@@ -80,6 +84,7 @@ type Service struct {
 	onLock   func()
 
 	verifyPassword func([]byte) error
+	oidc           IDTokenVerifier
 
 	// life guards the lock state: every operation holds it shared while it
 	// runs (including its wait for the journal); Lock and Unlock hold it
@@ -120,6 +125,7 @@ func New(cfg Config) (*Service, error) {
 		onUnlock:        cfg.OnUnlock,
 		onLock:          cfg.OnLock,
 		verifyPassword:  cfg.VerifyPassword,
+		oidc:            cfg.OIDC,
 		sessions:        make(map[[32]byte]struct{}),
 		unlockFailures:  newFailures(unlockFailureLimit, unlockFailureWindow),
 		reentryFailures: newFailures(unlockFailureLimit, unlockFailureWindow),
@@ -356,9 +362,10 @@ func (s *Service) Authenticate(ctx context.Context, bearer string) (Principal, e
 		defer st.mu.RUnlock()
 		h := identity.HashToken(bearer)
 		if t, ok := st.tokens[h]; ok && t.RevokedAt == nil && s.clock.Now().Before(t.ExpiresAt) {
-			if c, ok := st.consumers[t.Consumer]; ok && c.Status == ConsumerApproved {
+			p := Principal{kind: PrincipalConsumer, Consumer: t.Consumer, token: t}
+			if st.live(p, s.clock.Now()) {
 				s.touch()
-				return Principal{kind: PrincipalConsumer, Consumer: t.Consumer, token: t}, nil
+				return p, nil
 			}
 		}
 	}

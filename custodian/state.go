@@ -39,6 +39,7 @@ type state struct {
 	tokens    map[[32]byte]*ServiceToken // by token hash
 	tokenByID map[string]*ServiceToken
 	requests  map[string]*ContextRequest
+	trust     map[string]*TrustedIssuer // iss_… → trusted OIDC issuer
 
 	// bySubject indexes the active claims by subject (self or ent_…),
 	// for deciding which nodes a recipient may see.
@@ -162,6 +163,7 @@ func newState() *state {
 		tokens:    make(map[[32]byte]*ServiceToken),
 		tokenByID: make(map[string]*ServiceToken),
 		requests:  make(map[string]*ContextRequest),
+		trust:     make(map[string]*TrustedIssuer),
 		summaries: make(map[string]*Summary),
 		bySubject: make(map[string]map[string]*claimRecord),
 		entities:  make(map[string]*Entity),
@@ -332,6 +334,9 @@ func loadState(store Store) (*state, error) {
 			return err
 		}
 		if err := loadEach(tx, bucketRequests, func(r *ContextRequest) { st.requests[r.ID] = r }); err != nil {
+			return err
+		}
+		if err := loadEach(tx, bucketTrust, func(t *TrustedIssuer) { st.trust[t.ID] = t }); err != nil {
 			return err
 		}
 		return loadEach(tx, bucketTokens, func(t *ServiceToken) {

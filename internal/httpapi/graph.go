@@ -148,3 +148,48 @@ func (s *Server) exportGraph(w http.ResponseWriter, r *http.Request, p custodian
 	_, _ = w.Write(buf.Bytes())
 	return nil
 }
+
+func (s *Server) exchangeToken(w http.ResponseWriter, r *http.Request, _ custodian.Principal) error {
+	raw, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	out, err := s.svc.ExchangeToken(r.Context(), raw)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func (s *Server) addTrust(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
+	raw, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	out, err := s.svc.AddTrust(r.Context(), p, raw)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, out)
+	return nil
+}
+
+func (s *Server) listTrust(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
+	out, err := s.svc.ListTrust(r.Context(), p)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"trust": out})
+	return nil
+}
+
+func (s *Server) removeTrust(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
+	rev, err := s.svc.RemoveTrust(r.Context(), p, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"removed": true, "revision": rev})
+	return nil
+}

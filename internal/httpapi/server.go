@@ -148,6 +148,10 @@ func (s *Server) routes() []route {
 		{"GET /phc/v1/graph/export", owner, s.exportGraph},
 		{"POST /phc/v1/graph/rebuild", owner, s.rebuildGraph},
 		{"GET /phc/v1/check", owner, s.check},
+		{"POST /phc/v1/token", public, s.exchangeToken},
+		{"POST /phc/v1/trust", owner, s.addTrust},
+		{"GET /phc/v1/trust", owner, s.listTrust},
+		{"DELETE /phc/v1/trust/{id}", owner, s.removeTrust},
 		{"GET /phc/v1/settings", owner, s.getSettings},
 		{"PUT /phc/v1/settings", owner, s.putSettings},
 	}

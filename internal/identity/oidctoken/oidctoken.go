@@ -1,0 +1,120 @@
+// Package oidctoken verifies OIDC ID tokens for the custodian's trusted
+// issuers with github.com/coreos/go-oidc/v3: discovery, the issuer's JWKS,
+// signature (asymmetric algorithms only), issuer, audience and expiry.
+//
+// It lives apart from internal/identity because go-oidc fetches discovery
+// documents and keys over HTTP, and the core, which uses identity, must not
+// import net/http: the core sees only the Verify method.
+package oidctoken
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"sync"
+	"time"
+
+	"github.com/coreos/go-oidc/v3/oidc"
+)
+
+// Algorithms are the signing algorithms accepted: asymmetric ones only, so
+// that neither "none" nor an HMAC keyed with a public key ever verifies,
+// whatever the issuer's discovery document lists.
+var Algorithms = []string{
+	oidc.RS256, oidc.RS384, oidc.RS512, oidc.ES256, oidc.ES384, oidc.ES512,
+	oidc.PS256, oidc.PS384, oidc.PS512, oidc.EdDSA,
+}
+
+// providerTTL is how long a discovered provider is reused before it is
+// discovered again. go-oidc refreshes the keys by itself on an unknown kid.
+const providerTTL = time.Hour
+
+// Verifier verifies ID tokens. It is safe for concurrent use.
+type Verifier struct {
+	client *http.Client
+	now    func() time.Time
+
+	mu        sync.Mutex
+	providers map[string]cachedProvider
+}
+
+type cachedProvider struct {
+	p  *oidc.Provider
+	at time.Time
+}
+
+// New returns a Verifier that fetches discovery documents and keys with
+// client (nil: one with a 10 s timeout) and tells the time with now (nil:
+// the system clock).
+func New(client *http.Client, now func() time.Time) *Verifier {
+	if client == nil {
+		client = &http.Client{Timeout: 10 * time.Second}
+	}
+	if now == nil {
+		now = time.Now
+	}
+	return &Verifier{client: client, now: now, providers: map[string]cachedProvider{}}
+}
+
+// ErrUntrustedURL is returned for an issuer that is not https (plain http
+// is allowed on loopback only).
+var ErrUntrustedURL = errors.New("oidctoken: an issuer must be an https URL (http only on loopback)")
+
+// CheckIssuerURL reports whether issuer may be trusted as a URL.
+func CheckIssuerURL(issuer string) error {
+	u, err := url.Parse(issuer)
+	if err != nil || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+		return ErrUntrustedURL
+	}
+	switch u.Scheme {
+	case "https":
+		return nil
+	case "http":
+		switch u.Hostname() {
+		case "127.0.0.1", "::1", "localhost":
+			return nil
+		}
+	}
+	return ErrUntrustedURL
+}
+
+// Verify checks raw as an ID token of issuer for audience and returns its
+// subject and expiry.
+func (v *Verifier) Verify(ctx context.Context, issuer, audience, raw string) (string, time.Time, error) {
+	if err := CheckIssuerURL(issuer); err != nil {
+		return "", time.Time{}, err
+	}
+	ctx = oidc.ClientContext(ctx, v.client)
+	p, err := v.provider(ctx, issuer)
+	if err != nil {
+		return "", time.Time{}, err
+	}
+	tok, err := p.VerifierContext(ctx, &oidc.Config{ClientID: audience, SupportedSigningAlgs: Algorithms, Now: v.now}).Verify(ctx, raw)
+	if err != nil {
+		return "", time.Time{}, fmt.Errorf("oidctoken: %w", err)
+	}
+	if tok.Subject == "" {
+		return "", time.Time{}, errors.New("oidctoken: the token has no subject")
+	}
+	return tok.Subject, tok.Expiry, nil
+}
+
+func (v *Verifier) provider(ctx context.Context, issuer string) (*oidc.Provider, error) {
+	v.mu.Lock()
+	c, ok := v.providers[issuer]
+	v.mu.Unlock()
+	if ok && v.now().Sub(c.at) < providerTTL {
+		return c.p, nil
+	}
+	// Discovery outlives the request that caused it: its key set is cached.
+	p, err := oidc.NewProvider(oidc.ClientContext(context.WithoutCancel(ctx), v.client), issuer)
+	if err != nil {
+		return nil, fmt.Errorf("oidctoken: discovery: %w", err)
+	}
+	v.mu.Lock()
+	v.providers[issuer] = cachedProvider{p: p, at: v.now()}
+	v.mu.Unlock()
+	return p, nil
+}
