@@ -1,0 +1,48 @@
+// Drives phc's MCP server with the official TypeScript SDK client and prints
+// what it saw as one JSON document. Usage:
+//   node client.mjs http URL TOKEN CALLS.json
+//   node client.mjs stdio COMMAND ARGS... -- CALLS.json   (PHC_TOKEN in the environment)
+// CALLS.json: [{"name": tool, "arguments": {...}}, ...]
+import { readFileSync } from "node:fs";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+
+const [mode, ...rest] = process.argv.slice(2);
+let transport, callsFile;
+if (mode === "http") {
+  const [url, token, file] = rest;
+  callsFile = file;
+  transport = new StreamableHTTPClientTransport(new URL(url), {
+    requestInit: { headers: { Authorization: `Bearer ${token}` } },
+  });
+} else {
+  const cut = rest.indexOf("--");
+  const [command, ...args] = rest.slice(0, cut);
+  callsFile = rest[cut + 1];
+  transport = new StdioClientTransport({ command, args, env: process.env, stderr: "inherit" });
+}
+const calls = JSON.parse(readFileSync(callsFile, "utf8"));
+const client = new Client({ name: "phc-ts-test", version: "1.0.0" });
+const out = { tools: [], calls: [], resources: null, prompts: [], prompt: null };
+try {
+  await client.connect(transport);
+  const tools = await client.listTools(); // validates every tool definition
+  out.tools = tools.tools.map((t) => t.name);
+  for (const c of calls) {
+    // callTool checks structuredContent against the tool's output schema.
+    const r = await client.callTool({ name: c.name, arguments: c.arguments });
+    out.calls.push({ name: c.name, isError: !!r.isError, structured: r.structuredContent ?? null });
+  }
+  const templates = await client.listResourceTemplates();
+  out.resources = templates.resourceTemplates.map((t) => t.uriTemplate);
+  const prompts = await client.listPrompts();
+  out.prompts = prompts.prompts.map((p) => p.name);
+  const p = await client.getPrompt({ name: "form-fill", arguments: { details: "a form" } });
+  out.prompt = p.messages.length;
+} catch (e) {
+  out.error = String(e && e.message ? e.message : e);
+}
+await client.close().catch(() => {});
+process.stdout.write(JSON.stringify(out) + "\n");
+process.exit(out.error ? 1 : 0);
