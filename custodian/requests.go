@@ -42,6 +42,7 @@ type RequestView struct {
 	Status    string     `json:"status"`
 	Scope     []string   `json:"scope"`
 	Purpose   string     `json:"purpose"`
+	Tier      string     `json:"tier,omitempty"` // the highest tier the scope may reach
 	Token     string     `json:"token,omitempty"`
 	ExpiresAt *time.Time `json:"expires_at,omitempty"`
 	Revision  uint64     `json:"revision"`
@@ -114,7 +115,7 @@ func (s *Service) RequestContext(ctx context.Context, p Principal, raw []byte) (
 		if err != nil {
 			return err
 		}
-		out = RequestView{ID: r.ID, Status: r.Status, Scope: scope, Purpose: r.Purpose, Revision: st.revision}
+		out = RequestView{ID: r.ID, Status: r.Status, Scope: scope, Purpose: r.Purpose, Tier: r.Tier, Revision: st.revision}
 		return nil
 	})
 	if err != nil || out.Status != RequestApproved {
@@ -172,7 +173,7 @@ func (s *Service) PollRequest(ctx context.Context, p Principal, id string) (Requ
 		if !ok || r.Consumer != p.Consumer || !st.live(p, b.now) {
 			return notFound(op)
 		}
-		out = RequestView{ID: r.ID, Status: r.Status, Scope: r.Scope, Purpose: r.Purpose, Revision: st.revision}
+		out = RequestView{ID: r.ID, Status: r.Status, Scope: r.Scope, Purpose: r.Purpose, Tier: r.Tier, Revision: st.revision}
 		if r.Status != RequestApproved {
 			return nil
 		}
@@ -258,17 +259,65 @@ func (s *Service) DecideRequest(ctx context.Context, p Principal, id string, app
 		}
 		passwordOK = true
 	}
+	r, _, err := s.decide(op, p, id, approve, "owner", func(r *ContextRequest) error {
+		if approve && r.Tier == SensitivityCritical && !passwordOK {
+			return fail(op, KindUnauthenticated, "approving critical data needs the owner's password")
+		}
+		return nil
+	})
+	return r, err
+}
+
+// DecideByUser records the person's answer to a pending request of
+// consumer p's own, given in p's MCP host (an elicitation) and relayed by
+// it. Critical data is never approved this way: it stays pending for the
+// owner's approval out of band (phc approve, with the password), answered
+// KindApprovalRequired. The receipt says the decision came through p.
+func (s *Service) DecideByUser(ctx context.Context, p Principal, id string, approve bool) (RequestView, error) {
+	op := "request.deny"
+	if approve {
+		op = "request.approve"
+	}
+	if p.kind != PrincipalConsumer {
+		return RequestView{}, fail(op, KindInvalid, "only the app whose host asked may relay the answer")
+	}
+	if !identity.ValidID(id, "req_") {
+		return RequestView{}, fail(op, KindInvalid, "malformed request id")
+	}
+	r, rev, err := s.decide(op, p, id, approve, "user-via:"+p.actor(), func(r *ContextRequest) error {
+		if r.Consumer != p.Consumer {
+			return notFound(op)
+		}
+		if approve && r.Tier == SensitivityCritical {
+			return &Error{Op: op, Kind: KindApprovalRequired, RequestID: r.ID,
+				Public: "critical data needs the owner's approval out of band (phc approve, with the password)"}
+		}
+		return nil
+	})
+	if err != nil {
+		return RequestView{}, err
+	}
+	return RequestView{ID: r.ID, Status: r.Status, Scope: r.Scope, Purpose: r.Purpose, Tier: r.Tier, Revision: rev}, nil
+}
+
+// decide approves or denies pending request id, after check, in the name
+// of actor.
+func (s *Service) decide(op string, p Principal, id string, approve bool, actor string, check func(r *ContextRequest) error) (ContextRequest, uint64, error) {
 	var out ContextRequest
+	var outRev uint64
 	err := s.write(op, p, func(st *state, b *batch) error {
 		r, ok := st.requests[id]
 		if !ok {
 			return notFound(op)
 		}
+		if p.kind == PrincipalConsumer && (!st.live(p, b.now) || r.Consumer != p.Consumer) {
+			return notFound(op)
+		}
 		if r.Status != RequestPending {
 			return fail(op, KindConflict, "the request was already decided")
 		}
-		if approve && r.Tier == SensitivityCritical && !passwordOK {
-			return fail(op, KindUnauthenticated, "approving critical data needs the owner's password")
+		if err := check(r); err != nil {
+			return err
 		}
 		nr := *r
 		rev := b.nextRevision()
@@ -282,12 +331,12 @@ func (s *Service) DecideRequest(ctx context.Context, p Principal, id string, app
 		}
 		st.requests[id] = &nr
 		b.put(bucketRequests, id, &nr)
-		b.receipt(Receipt{Actor: "owner", Operation: op, Recipient: nr.Consumer, Purpose: nr.Purpose,
+		b.receipt(Receipt{Actor: actor, Operation: op, Recipient: nr.Consumer, Purpose: nr.Purpose,
 			Decision: "allow", Records: records, Revision: rev})
-		out = nr
+		out, outRev = nr, rev
 		return nil
 	})
-	return out, err
+	return out, outRev, err
 }
 
 // approvalNeeded answers a consumer's read of a field whose key is

@@ -188,3 +188,72 @@ func TestMCPMetadata(t *testing.T) {
 		t.Fatalf("POST /mcp without a token = %d %q", resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
 	}
 }
+
+// TestMCPApprovalInTheLoop: a request for sensitive data is put to the
+// person through the host's elicitation when it supports it (the app and
+// purpose shown literally) and, accepted, is granted at once; a host
+// without elicitation gets pending and succeeds after phc approve. Critical
+// data is never put to the host.
+func TestMCPApprovalInTheLoop(t *testing.T) {
+	h := startHarness(t, "")
+	h.must(200, "PUT", "/context/fields/health.allergies", h.owner, map[string]any{"value": "peanuts"}, nil)
+	care := h.consumer("care", "*", "read")
+	clinic := h.consumer("clinic", "*", "read")
+
+	var asked []string
+	client := mcp.NewClient(&mcp.Implementation{Name: "host-with-elicitation", Version: "1"}, &mcp.ClientOptions{
+		ElicitationHandler: func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			asked = append(asked, req.Params.Message)
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"approve": true}}, nil
+		},
+	})
+	cs, err := client.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: h.base + "/mcp",
+		HTTPClient: &http.Client{Timeout: time.Minute, Transport: bearerRoundTripper{care, http.DefaultTransport}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	out, isErr := call(t, cs, "context_get", map[string]any{"id": "health.allergies", "purpose": "treatment"})
+	if !isErr || out["constraint"] != "approval_required" {
+		t.Fatalf("read before any request = %v", out)
+	}
+	out, isErr = call(t, cs, "request_context", map[string]any{"scope": "health.*", "purpose": "treatment"})
+	if isErr || out["status"] != "approved" {
+		t.Fatalf("request_context with elicitation = %v (error %v)", out, isErr)
+	}
+	if len(asked) != 1 || !strings.Contains(asked[0], `"care"`) || !strings.Contains(asked[0], `"treatment"`) {
+		t.Fatalf("the person was asked %q", asked)
+	}
+	out, isErr = call(t, cs, "context_get", map[string]any{"id": "health.allergies", "purpose": "treatment"})
+	if isErr || out["value"] != "peanuts" {
+		t.Fatalf("read after the person approved = %v", out)
+	}
+	// Critical: never put to the host, pending for the owner.
+	out, _ = call(t, cs, "request_context", map[string]any{"scope": "identity.ssn", "purpose": "treatment"})
+	if out["status"] != "pending" || len(asked) != 1 {
+		t.Fatalf("a critical request = %v, asked %d times; want pending and not asked", out, len(asked))
+	}
+
+	// A host without elicitation: pending, then the owner approves.
+	ns, err := mcpSession(t, h, clinic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, isErr = call(t, ns, "request_context", map[string]any{"scope": "health.*", "purpose": "treatment"})
+	if isErr || out["status"] != "pending" {
+		t.Fatalf("request_context without elicitation = %v", out)
+	}
+	id := out["request_id"].(string)
+	env, _, errb := testEnv(t, map[string]string{"PHC_PASSWORD": testPassword, "PHC_HOME": h.dir})
+	if code := Run(t.Context(), env, []string{"approve", id}); code != 0 {
+		t.Fatalf("phc approve %s = %d\n%s", id, code, errb.String())
+	}
+	out, isErr = call(t, ns, "request_context", map[string]any{"request_id": id})
+	if isErr || out["status"] != "approved" || out["token"] != nil {
+		t.Fatalf("request_context {request_id} after approval = %v", out)
+	}
+	out, isErr = call(t, ns, "context_get", map[string]any{"id": "health.allergies", "purpose": "treatment"})
+	if isErr || out["value"] != "peanuts" {
+		t.Fatalf("read after the owner approved = %v", out)
+	}
+}

@@ -3,6 +3,9 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -181,29 +184,49 @@ func (s *Server) tools() []tool {
 		{&mcp.Tool{
 			Name:  "request_context",
 			Title: "Ask for more context",
-			Description: "Ask the person for access to a scope (a key pattern such as health.* ) for a purpose. " +
-				"Public and standard data is granted at once; sensitive and critical data waits for the person's approval " +
-				"(status pending, with a request_id to ask about later).",
-			InputSchema: schema(`{"type": "object", "required": ["scope", "purpose"], "additionalProperties": false, "properties": {
-				"scope": {"type": "string", "maxLength": 1024, "description": "key patterns, space separated: identity.* health.allergies"},
+			Description: "Ask the person for access to a scope (key patterns such as health.*, comma separated) for a purpose. " +
+				"Public and standard data is granted at once. For sensitive data the person is asked in this app when it " +
+				"supports it; otherwise, and always for critical data, the request waits for the person (status pending, " +
+				"with a request_id: call again with only request_id to see how it stands).",
+			InputSchema: schema(`{"type": "object", "additionalProperties": false, "properties": {
+				"scope": {"type": "string", "maxLength": 1024, "description": "key patterns, comma separated: identity.*, health.allergies"},
 				"purpose": ` + purposeSchema + `,
 				"duration": {"type": ["string", "integer"], "description": "how long, as 3600 (seconds) or 1h"},
-				"usage": {"type": "string", "enum": ["single", "multi"]}}}`),
+				"usage": {"type": "string", "enum": ["single", "multi"]},
+				"request_id": {"type": "string", "pattern": "^req_[A-Z2-7]{26}$", "description": "ask how an earlier request stands"}},
+				"anyOf": [{"required": ["scope", "purpose"]}, {"required": ["request_id"]}]}`),
 			OutputSchema: schema(`{"type": "object", "properties": {"request_id": {"type": "string"}, "status": {"type": "string"},
-				"scope": {"type": "array", "items": {"type": "string"}}, "purpose": {"type": "string"}, "expires_at": {"type": "string"},
+				"scope": {"type": "array", "items": {"type": "string"}}, "purpose": {"type": "string"}, "tier": {"type": "string"}, "expires_at": {"type": "string"},
 				"revision": {"type": "integer"}, ` + errorProps + `}}`),
 			Annotations: &mcp.ToolAnnotations{Title: "Ask for more context", DestructiveHint: boolPtr(false), OpenWorldHint: boolPtr(false)},
 		}, func(ctx context.Context, p custodian.Principal, req *mcp.CallToolRequest) (any, error) {
 			var in struct {
-				Scope    string          `json:"scope"`
-				Purpose  string          `json:"purpose"`
-				Duration json.RawMessage `json:"duration,omitempty"`
-				Usage    string          `json:"usage,omitempty"`
+				Scope     string          `json:"scope"`
+				Purpose   string          `json:"purpose"`
+				Duration  json.RawMessage `json:"duration,omitempty"`
+				Usage     string          `json:"usage,omitempty"`
+				RequestID string          `json:"request_id,omitempty"`
 			}
 			if err := args(req.Params.Arguments, &in); err != nil {
 				return nil, err
 			}
-			v, err := svc.RequestContext(ctx, p, req.Params.Arguments)
+			var v custodian.RequestView
+			var err error
+			if in.RequestID != "" {
+				if in.Scope != "" || in.Purpose != "" || in.Duration != nil || in.Usage != "" {
+					return nil, &custodian.Error{Op: "request_context", Kind: custodian.KindInvalid, Public: "request_id is asked about alone"}
+				}
+				v, err = svc.PollRequest(ctx, p, in.RequestID)
+			} else {
+				body, _ := json.Marshal(map[string]any{"scope": in.Scope, "purpose": in.Purpose, "duration": in.Duration, "usage": in.Usage})
+				if in.Duration == nil {
+					body, _ = json.Marshal(map[string]any{"scope": in.Scope, "purpose": in.Purpose, "usage": in.Usage})
+				}
+				v, err = svc.RequestContext(ctx, p, body)
+				if err == nil && v.Status == custodian.RequestPending {
+					v, err = s.askUser(ctx, p, req, v)
+				}
+			}
 			if err != nil {
 				return nil, err
 			}
@@ -225,4 +248,40 @@ func (s *Server) addTools() {
 	for _, t := range s.tools() {
 		s.mcp.AddTool(t.def, s.handler(t.def.Name, t.fn))
 	}
+}
+
+// askUser asks the person, through the host's elicitation, to decide a
+// pending request, when the host supports it. The consumer and purpose are
+// shown literally (quoted, control characters escaped). The answer is
+// relayed to the core, which never lets it approve critical data. A host
+// without elicitation, or a person who cancels, leaves the request pending.
+func (s *Server) askUser(ctx context.Context, p custodian.Principal, req *mcp.CallToolRequest, v custodian.RequestView) (custodian.RequestView, error) {
+	ss := req.Session
+	if ss == nil || v.Tier == custodian.SensitivityCritical {
+		return v, nil // critical data is decided out of band only
+	}
+	if ip := ss.InitializeParams(); ip == nil || ip.Capabilities == nil || ip.Capabilities.Elicitation == nil {
+		return v, nil
+	}
+	msg := fmt.Sprintf("The app %s asks to read your %s data for the purpose %s, until you revoke it or it expires. Allow it?",
+		strconv.Quote(p.Consumer), strconv.Quote(strings.Join(v.Scope, ", ")), strconv.Quote(v.Purpose))
+	res, err := ss.Elicit(ctx, &mcp.ElicitParams{Message: msg, RequestedSchema: json.RawMessage(`{"type": "object",
+		"properties": {"approve": {"type": "boolean", "title": "Allow", "description": "allow this app to read this data for this purpose"}},
+		"required": ["approve"]}`)})
+	if err != nil {
+		s.log.Debug("elicitation failed; the request stays pending", "err", err)
+		return v, nil
+	}
+	switch res.Action {
+	case "accept":
+		approve, _ := res.Content["approve"].(bool)
+		out, err := s.svc.DecideByUser(ctx, p, v.ID, approve)
+		if custodian.KindOf(err) == custodian.KindApprovalRequired {
+			return v, nil // critical: the owner decides out of band
+		}
+		return out, err
+	case "decline":
+		return s.svc.DecideByUser(ctx, p, v.ID, false)
+	}
+	return v, nil
 }
