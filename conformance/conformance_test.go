@@ -18,6 +18,7 @@ import (
 	"github.com/phc-project/phc/custodian"
 	"github.com/phc-project/phc/graph/cayley"
 	"github.com/phc-project/phc/internal/httpapi"
+	"github.com/phc-project/phc/internal/mcpserver"
 	"github.com/phc-project/phc/internal/store"
 	"github.com/phc-project/phc/internal/vault"
 	"github.com/phc-project/phc/schema"
@@ -76,7 +77,9 @@ func startDaemon(t *testing.T) *daemon {
 	if err != nil {
 		t.Fatalf("unlock: %v", err)
 	}
-	srv := httptest.NewServer(httpapi.New(svc, nil))
+	api := httpapi.New(svc, nil)
+	api.Mount("/mcp", mcpserver.New(svc, nil).Handler("http://127.0.0.1/.well-known/oauth-protected-resource/mcp"))
+	srv := httptest.NewServer(api)
 	t.Cleanup(func() {
 		srv.Close()
 		svc.Close()
@@ -103,6 +106,24 @@ func TestConformance(t *testing.T) {
 		// limit that the last lockable case leaves behind.
 		LeaveLocked: true,
 	})
+}
+
+// TestConformanceMCP runs every case against a fresh daemon with the
+// MCP face in front: each request an app makes that a tool carries goes
+// over MCP (the Go SDK's client, streamable HTTP) and must meet the same
+// expectation as over HTTP.
+func TestConformanceMCP(t *testing.T) {
+	d := startDaemon(t)
+	tg := conformance.NewMCPTarget(d.target(t), d.url+"/mcp")
+	t.Cleanup(func() { tg.Close() })
+	conformance.RunT(t, tg, conformance.Config{
+		OwnerToken: d.owner, Password: testPassword, SecretKey: d.secretKey, LeaveLocked: true,
+	})
+	if n := tg.Carried(); n < 150 {
+		t.Errorf("only %d requests went over MCP; the MCP face is hardly tested", n)
+	} else {
+		t.Logf("%d requests went over MCP", n)
+	}
 }
 
 // TestCaseIDs checks that every case id is unique and well-formed.

@@ -18,6 +18,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -121,7 +122,16 @@ func (s *Server) toolError(tool string, err error) *mcp.CallToolResult {
 	} else {
 		s.log.Debug("mcp tool refused", "tool", tool, "constraint", w.Constraint, "err", err)
 	}
-	raw, _ := json.Marshal(w)
+	var raw []byte
+	if w.RetryAfter > 0 {
+		// A tool error has no headers: the seconds to wait go in the body.
+		raw, _ = json.Marshal(struct {
+			custodian.WireError
+			RetryAfter int64 `json:"retry_after"`
+		}{w, int64((w.RetryAfter + time.Second - 1) / time.Second)})
+	} else {
+		raw, _ = json.Marshal(w)
+	}
 	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: string(raw)}}, StructuredContent: json.RawMessage(raw)}
 }
 

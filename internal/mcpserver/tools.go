@@ -159,19 +159,17 @@ func (s *Server) tools() []tool {
 				"proposal_id": {"type": "string"}, "status": {"type": "string"}, ` + errorProps)),
 			Annotations: &mcp.ToolAnnotations{Title: "Write one field", DestructiveHint: boolPtr(true), IdempotentHint: true, OpenWorldHint: boolPtr(false)},
 		}, func(ctx context.Context, p custodian.Principal, req *mcp.CallToolRequest) (any, error) {
-			var in struct {
-				ID          string          `json:"id"`
-				Value       json.RawMessage `json:"value"`
-				Sensitivity string          `json:"sensitivity,omitempty"`
+			// The id comes out of the arguments; the rest goes to the core as
+			// it came, member for member, as PUT /context/fields/{id}'s body.
+			idRaw, body, err := splitMember(req.Params.Arguments, "id")
+			var id string
+			if err == nil {
+				err = json.Unmarshal(idRaw, &id)
 			}
-			if err := args(req.Params.Arguments, &in); err != nil {
-				return nil, err
+			if err != nil {
+				return nil, &custodian.Error{Op: "context_set", Kind: custodian.KindInvalid, Public: "the arguments do not match the tool's input schema", Err: err}
 			}
-			body, _ := json.Marshal(map[string]any{"value": in.Value, "sensitivity": in.Sensitivity})
-			if in.Sensitivity == "" {
-				body, _ = json.Marshal(map[string]any{"value": in.Value})
-			}
-			f, pending, err := svc.PutField(ctx, p, in.ID, body)
+			f, pending, err := svc.PutField(ctx, p, id, body)
 			if err != nil {
 				return nil, err
 			}
@@ -284,4 +282,47 @@ func (s *Server) askUser(ctx context.Context, p custodian.Principal, req *mcp.Ca
 		return s.svc.DecideByUser(ctx, p, v.ID, false)
 	}
 	return v, nil
+}
+
+// splitMember takes the first member name out of the JSON object raw and
+// returns its value and the object without it, every other member kept as
+// it came (duplicates included, for the core's strict decoder to judge).
+func splitMember(raw json.RawMessage, name string) (json.RawMessage, []byte, error) {
+	dec := json.NewDecoder(strings.NewReader(string(raw)))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil, nil, fmt.Errorf("arguments are not an object")
+	}
+	var val json.RawMessage
+	var rest []byte
+	rest = append(rest, '{')
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, nil, err
+		}
+		key, _ := tok.(string)
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, nil, err
+		}
+		if key == name && val == nil {
+			val = v
+			continue
+		}
+		if len(rest) > 1 {
+			rest = append(rest, ',')
+		}
+		kb, _ := json.Marshal(key)
+		rest = append(append(append(rest, kb...), ':'), v...)
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, nil, err
+	}
+	if dec.More() {
+		return nil, nil, fmt.Errorf("trailing data")
+	}
+	if val == nil {
+		return nil, nil, fmt.Errorf("no %s", name)
+	}
+	return val, append(rest, '}'), nil
 }
