@@ -75,7 +75,7 @@ var statusOf = map[string]int{
 // call is a request translated to a tool call.
 type call struct {
 	tool    string
-	args    any // a map, or the request's own JSON object (json.RawMessage), byte for byte
+	args    any                                 // a map, or the request's own JSON object (json.RawMessage), byte for byte
 	success func(structured map[string]any) int // the HTTP face's success status
 }
 
