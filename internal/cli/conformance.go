@@ -25,6 +25,7 @@ func runConformance(ctx context.Context, env *Env, args []string) error {
 	secretKeyFile := fs.String("secret-key-file", "", "file holding the Secret Key (default with --password-env: DIR/secret.key)")
 	match := fs.String("run", "", "run only the cases whose id matches this regular expression")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
+	viaMCP := fs.Bool("mcp", false, "carry an app's requests that an MCP tool expresses over the target's /mcp endpoint instead of HTTP")
 	leaveLocked := fs.Bool("leave-locked", false, "after the last case that locks the vault, leave it locked instead of waiting out the unlock rate limit")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -81,7 +82,13 @@ func runConformance(ctx context.Context, env *Env, args []string) error {
 		fmt.Fprintf(env.Stderr, "phc conformance: %s\n", printable(fmt.Sprintf(format, args...)))
 	}
 
-	rep, err := conformance.Run(ctx, t, cfg)
+	var face conformance.Target = t
+	if *viaMCP {
+		m := conformance.NewMCPTarget(t, strings.TrimSuffix(base, "/")+"/mcp")
+		defer m.Close()
+		face = m
+	}
+	rep, err := conformance.Run(ctx, face, cfg)
 	if err != nil {
 		return err
 	}

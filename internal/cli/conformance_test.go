@@ -120,3 +120,16 @@ func TestConformanceVerbUsage(t *testing.T) {
 		t.Errorf("unreachable target: exit %d; want 1 (stderr %s)", code, errb)
 	}
 }
+
+// TestConformanceVerbOverMCP runs the app-facing cases against a real
+// daemon with --mcp: what a tool carries goes over the daemon's /mcp.
+func TestConformanceVerbOverMCP(t *testing.T) {
+	h := startHarness(t, "")
+	code, out, errs := h.phc("conformance", "--mcp", "--run", `^PCP-7\.[2-5]-|^PHC-6\.2-propose`)
+	if code != 0 {
+		t.Fatalf("phc conformance --mcp = exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
+	}
+	if !strings.Contains(out, " 0 failed") || !strings.Contains(out, "PASS") {
+		t.Errorf("phc conformance --mcp printed:\n%s", out)
+	}
+}
