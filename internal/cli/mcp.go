@@ -46,7 +46,6 @@ func runMCP(ctx context.Context, env *Env, args []string) error {
 	upstream, err := (&mcp.StreamableClientTransport{
 		Endpoint:   cl.base + "/mcp",
 		HTTPClient: &http.Client{Transport: bearerRoundTripper{token: *token, base: http.DefaultTransport}},
-		MaxRetries: -1,
 	}).Connect(ctx)
 	if err != nil {
 		return fmt.Errorf("connect to the daemon's MCP endpoint: %w", err)

@@ -65,13 +65,30 @@ const principalKey = "phc.principal"
 // resourceMetadata (RFC 9728), as the MCP authorization spec asks.
 func (s *Server) Handler(resourceMetadata string) http.Handler {
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{Logger: s.log})
-	return auth.RequireBearerToken(s.verify, &auth.RequireBearerTokenOptions{
+	authed := auth.RequireBearerToken(s.verify, &auth.RequireBearerTokenOptions{
 		ResourceMetadataURL: resourceMetadata,
 		// Session tokens have no expiry of their own, and the core checks
 		// a service token's on every call.
 		AllowMissingExpiration: true,
 	})(h)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// The daemon's write timeout suits request and answer, not MCP's
+		// streams: a tool call may wait for the person (an elicitation),
+		// and a GET is the server's stream of notifications.
+		rc := http.NewResponseController(w)
+		switch r.Method {
+		case http.MethodPost:
+			_ = rc.SetWriteDeadline(time.Now().Add(maxCall))
+		case http.MethodGet:
+			_ = rc.SetWriteDeadline(time.Time{})
+		}
+		authed.ServeHTTP(w, r)
+	})
 }
+
+// maxCall bounds one MCP request's answer, a person's answer to an
+// elicitation included.
+const maxCall = 15 * time.Minute
 
 // verify resolves a bearer token to a principal through the core.
 func (s *Server) verify(ctx context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
