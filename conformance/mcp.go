@@ -28,6 +28,7 @@ type MCPTarget struct {
 	endpoint string
 	client   *http.Client
 
+	connect  sync.Mutex // held while a session is opened
 	mu       sync.Mutex
 	sessions map[string]*mcp.ClientSession // by bearer token
 	carried  int                           // requests carried over MCP
@@ -192,7 +193,11 @@ func (t *MCPTarget) Do(ctx context.Context, r *Request) (*Response, error) {
 		delete(t.sessions, token)
 		t.mu.Unlock()
 		cs.Close()
-		return t.next.Do(ctx, r)
+		resp, herr := t.next.Do(ctx, r)
+		if herr == nil && resp.Status < 300 {
+			return nil, fmt.Errorf("mcp %s: the MCP endpoint refused a request the HTTP face accepted: %w", c.tool, err)
+		}
+		return resp, herr
 	}
 	t.mu.Lock()
 	t.carried++
@@ -223,6 +228,8 @@ func (t *MCPTarget) Do(ctx context.Context, r *Request) (*Response, error) {
 }
 
 func (t *MCPTarget) session(ctx context.Context, token string) (*mcp.ClientSession, error) {
+	t.connect.Lock() // one session per token, even with parallel steps
+	defer t.connect.Unlock()
 	t.mu.Lock()
 	cs, ok := t.sessions[token]
 	t.mu.Unlock()

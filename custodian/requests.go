@@ -74,6 +74,17 @@ func scopeTier(scope []string) string {
 // once, as a grant limited to standard data, and answers with a token for
 // that scope; anything else waits for the owner and answers pending.
 func (s *Service) RequestContext(ctx context.Context, p Principal, raw []byte) (RequestView, error) {
+	return s.requestContext(ctx, p, raw, true)
+}
+
+// FileRequest is RequestContext without a token: for a face (MCP) whose
+// answers reach a model, which must never hold a bearer token. The app
+// gets the token by polling over HTTP (GET /context/requests/{id}).
+func (s *Service) FileRequest(ctx context.Context, p Principal, raw []byte) (RequestView, error) {
+	return s.requestContext(ctx, p, raw, false)
+}
+
+func (s *Service) requestContext(ctx context.Context, p Principal, raw []byte, mint bool) (RequestView, error) {
 	const op = "request.create"
 	if p.kind != PrincipalConsumer || p.token.Trust != "" {
 		return RequestView{}, fail(op, KindInvalid, "requests are made by registered consumers, with their service token")
@@ -121,7 +132,7 @@ func (s *Service) RequestContext(ctx context.Context, p Principal, raw []byte) (
 	if err != nil || out.Status != RequestApproved {
 		return out, err
 	}
-	return s.PollRequest(ctx, p, out.ID)
+	return s.pollRequest(ctx, p, out.ID, mint)
 }
 
 // approve turns request r into a grant for its consumer, disclosing at most
@@ -149,6 +160,15 @@ func (st *state) approve(b *batch, r *ContextRequest, maxTier string, rev uint64
 // scope (read mode, expiring with the grant). Another consumer's request
 // answers like a missing one.
 func (s *Service) PollRequest(ctx context.Context, p Principal, id string) (RequestView, error) {
+	return s.pollRequest(ctx, p, id, true)
+}
+
+// RequestStatus is PollRequest without a token (see FileRequest).
+func (s *Service) RequestStatus(ctx context.Context, p Principal, id string) (RequestView, error) {
+	return s.pollRequest(ctx, p, id, false)
+}
+
+func (s *Service) pollRequest(ctx context.Context, p Principal, id string, mint bool) (RequestView, error) {
 	const op = "request.get"
 	if p.kind != PrincipalConsumer {
 		return RequestView{}, fail(op, KindInvalid, "requests are polled by the consumer that made them")
@@ -183,7 +203,7 @@ func (s *Service) PollRequest(ctx context.Context, p Principal, id string) (Requ
 		}
 		exp := g.ExpiresAt
 		out.ExpiresAt = &exp
-		if r.TokenIssued || !g.allows(OpRead, b.now) {
+		if !mint || r.TokenIssued || !g.allows(OpRead, b.now) {
 			return nil
 		}
 		t := newToken(tid, token)
@@ -259,7 +279,7 @@ func (s *Service) DecideRequest(ctx context.Context, p Principal, id string, app
 		}
 		passwordOK = true
 	}
-	r, _, err := s.decide(op, p, id, approve, "owner", func(r *ContextRequest) error {
+	r, _, err := s.decide(op, p, id, approve, "owner", func(_ *state, r *ContextRequest) error {
 		if approve && r.Tier == SensitivityCritical && !passwordOK {
 			return fail(op, KindUnauthenticated, "approving critical data needs the owner's password")
 		}
@@ -270,9 +290,11 @@ func (s *Service) DecideRequest(ctx context.Context, p Principal, id string, app
 
 // DecideByUser records the person's answer to a pending request of
 // consumer p's own, given in p's MCP host (an elicitation) and relayed by
-// it. Critical data is never approved this way: it stays pending for the
-// owner's approval out of band (phc approve, with the password), answered
-// KindApprovalRequired. The receipt says the decision came through p.
+// it. An approval counts only where the owner's settings allow it
+// (elicited_approvals); a refusal always does. Critical data is never
+// approved this way: it stays pending for the owner's approval out of band
+// (phc approve, with the password), answered KindApprovalRequired. The
+// receipt says the decision came through p.
 func (s *Service) DecideByUser(ctx context.Context, p Principal, id string, approve bool) (RequestView, error) {
 	op := "request.deny"
 	if approve {
@@ -284,9 +306,13 @@ func (s *Service) DecideByUser(ctx context.Context, p Principal, id string, appr
 	if !identity.ValidID(id, "req_") {
 		return RequestView{}, fail(op, KindInvalid, "malformed request id")
 	}
-	r, rev, err := s.decide(op, p, id, approve, "user-via:"+p.actor(), func(r *ContextRequest) error {
+	r, rev, err := s.decide(op, p, id, approve, "user-via:"+p.actor(), func(st *state, r *ContextRequest) error {
 		if r.Consumer != p.Consumer {
 			return notFound(op)
+		}
+		if approve && !st.settings.ElicitedApprovals {
+			return &Error{Op: op, Kind: KindApprovalRequired, RequestID: r.ID,
+				Public: "the owner has not allowed approvals through an app's host (settings: elicited_approvals)"}
 		}
 		if approve && r.Tier == SensitivityCritical {
 			return &Error{Op: op, Kind: KindApprovalRequired, RequestID: r.ID,
@@ -302,7 +328,7 @@ func (s *Service) DecideByUser(ctx context.Context, p Principal, id string, appr
 
 // decide approves or denies pending request id, after check, in the name
 // of actor.
-func (s *Service) decide(op string, p Principal, id string, approve bool, actor string, check func(r *ContextRequest) error) (ContextRequest, uint64, error) {
+func (s *Service) decide(op string, p Principal, id string, approve bool, actor string, check func(st *state, r *ContextRequest) error) (ContextRequest, uint64, error) {
 	var out ContextRequest
 	var outRev uint64
 	err := s.write(op, p, func(st *state, b *batch) error {
@@ -316,7 +342,7 @@ func (s *Service) decide(op string, p Principal, id string, approve bool, actor 
 		if r.Status != RequestPending {
 			return fail(op, KindConflict, "the request was already decided")
 		}
-		if err := check(r); err != nil {
+		if err := check(st, r); err != nil {
 			return err
 		}
 		nr := *r

@@ -94,12 +94,13 @@ type Service struct {
 	sessions map[[32]byte]struct{} // owner session token hashes, cleared on lock
 	closed   bool
 
-	unlockFailures  *failures     // wrong unlock attempts, globally
-	reentryFailures *failures     // wrong passwords re-entered in a session (critical approvals, imports)
-	mintFailures    *failures     // wrong consumer secrets, per consumer name
-	mintFailuresAll *failures     // wrong consumer secrets, in all
-	kdf             chan struct{} // bounds concurrent Argon2id hashing of consumer secrets
-	rates           buckets       // service tokens' request rates
+	unlockFailures   *failures     // wrong unlock attempts, globally
+	reentryFailures  *failures     // wrong passwords re-entered in a session (critical approvals, imports)
+	mintFailures     *failures     // wrong consumer secrets, per consumer name
+	mintFailuresAll  *failures     // wrong consumer secrets, in all
+	exchangeFailures *failures     // ID tokens refused at token exchange, in all
+	kdf              chan struct{} // bounds concurrent Argon2id hashing of consumer secrets
+	rates            buckets       // service tokens' request rates
 
 	lastActive atomic.Int64 // unix nanoseconds of the last authenticated request
 	unlocked   atomic.Bool  // mirrors st != nil for lock-free status
@@ -116,24 +117,25 @@ func New(cfg Config) (*Service, error) {
 		return nil, errors.New("custodian: Store, Graph, Vault and Schema are required")
 	}
 	s := &Service{
-		store:           cfg.Store,
-		vault:           cfg.Vault,
-		schema:          cfg.Schema,
-		log:             cfg.Logger,
-		clock:           cfg.Clock,
-		idle:            cfg.IdleLock,
-		onUnlock:        cfg.OnUnlock,
-		onLock:          cfg.OnLock,
-		verifyPassword:  cfg.VerifyPassword,
-		oidc:            cfg.OIDC,
-		sessions:        make(map[[32]byte]struct{}),
-		unlockFailures:  newFailures(unlockFailureLimit, unlockFailureWindow),
-		reentryFailures: newFailures(unlockFailureLimit, unlockFailureWindow),
-		mintFailures:    newFailures(mintFailureLimit, time.Minute),
-		mintFailuresAll: newFailures(10*mintFailureLimit, time.Minute),
-		kdf:             make(chan struct{}, runtime.NumCPU()),
-		jobs:            make(chan *job, maxGroup),
-		stop:            make(chan struct{}),
+		store:            cfg.Store,
+		vault:            cfg.Vault,
+		schema:           cfg.Schema,
+		log:              cfg.Logger,
+		clock:            cfg.Clock,
+		idle:             cfg.IdleLock,
+		onUnlock:         cfg.OnUnlock,
+		onLock:           cfg.OnLock,
+		verifyPassword:   cfg.VerifyPassword,
+		oidc:             cfg.OIDC,
+		sessions:         make(map[[32]byte]struct{}),
+		unlockFailures:   newFailures(unlockFailureLimit, unlockFailureWindow),
+		reentryFailures:  newFailures(unlockFailureLimit, unlockFailureWindow),
+		mintFailures:     newFailures(mintFailureLimit, time.Minute),
+		mintFailuresAll:  newFailures(10*mintFailureLimit, time.Minute),
+		exchangeFailures: newFailures(10*mintFailureLimit, time.Minute),
+		kdf:              make(chan struct{}, runtime.NumCPU()),
+		jobs:             make(chan *job, maxGroup),
+		stop:             make(chan struct{}),
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)

@@ -21,6 +21,12 @@ type Settings struct {
 	// do (0: the PCP defaults of 60 and 10); a token may ask for less.
 	ReadsPerMinute  int `json:"reads_per_minute,omitempty"`
 	WritesPerMinute int `json:"writes_per_minute,omitempty"`
+	// ElicitedApprovals lets the person approve an app's request for
+	// sensitive data when the app's own MCP host asks them (an
+	// elicitation). Off by default: the host relays the answer, so turning
+	// it on trusts every approved app's host to ask truthfully. Critical
+	// data is never approved that way.
+	ElicitedApprovals bool `json:"elicited_approvals,omitempty"`
 }
 
 func (s Settings) readsPerMinute() int {
@@ -72,10 +78,11 @@ func (s *Service) GetSettings(ctx context.Context, p Principal) (Settings, error
 // settingsPatch is the body of PutSettings: members left out keep their
 // values.
 type settingsPatch struct {
-	AutoGrant       *string   `json:"auto_grant"`
-	UserOnlyWrite   *[]string `json:"user_only_write"`
-	ReadsPerMinute  *int      `json:"reads_per_minute"`
-	WritesPerMinute *int      `json:"writes_per_minute"`
+	AutoGrant         *string   `json:"auto_grant"`
+	UserOnlyWrite     *[]string `json:"user_only_write"`
+	ReadsPerMinute    *int      `json:"reads_per_minute"`
+	WritesPerMinute   *int      `json:"writes_per_minute"`
+	ElicitedApprovals *bool     `json:"elicited_approvals"`
 }
 
 // PutSettings changes the owner's settings (owner only): the members given
@@ -129,9 +136,13 @@ func (s *Service) PutSettings(ctx context.Context, p Principal, raw []byte) (Set
 		if in.WritesPerMinute != nil {
 			set.WritesPerMinute = *in.WritesPerMinute
 		}
+		if in.ElicitedApprovals != nil {
+			set.ElicitedApprovals = *in.ElicitedApprovals
+		}
 		out = set
 		if set.AutoGrant == st.settings.AutoGrant && slices.Equal(set.UserOnlyWrite, st.settings.UserOnlyWrite) &&
-			set.ReadsPerMinute == st.settings.ReadsPerMinute && set.WritesPerMinute == st.settings.WritesPerMinute {
+			set.ReadsPerMinute == st.settings.ReadsPerMinute && set.WritesPerMinute == st.settings.WritesPerMinute &&
+			set.ElicitedApprovals == st.settings.ElicitedApprovals {
 			rev = st.revision // nothing changes: no write
 			return nil
 		}
@@ -142,4 +153,17 @@ func (s *Service) PutSettings(ctx context.Context, p Principal, raw []byte) (Set
 		return nil
 	})
 	return out, rev, err
+}
+
+// AllowsElicitedApprovals reports whether the owner lets a person approve
+// an app's sensitive request through the app's own host (see Settings).
+func (s *Service) AllowsElicitedApprovals() bool {
+	s.life.RLock()
+	defer s.life.RUnlock()
+	if s.st == nil {
+		return false
+	}
+	s.st.mu.RLock()
+	defer s.st.mu.RUnlock()
+	return s.st.settings.ElicitedApprovals
 }

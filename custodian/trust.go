@@ -42,7 +42,10 @@ type TrustInput struct {
 // validIssuerURL: https, or http on loopback (for a local issuer); no user
 // info, query or fragment; at most 512 bytes.
 func validIssuerURL(s string) bool {
-	if len(s) > 512 || !utf8.ValidString(s) {
+	// "https://idp#" and "https://idp?" parse with an empty fragment or
+	// query; refused too, so that an issuer is one string, and
+	// "oidc:" + issuer + "#" + sub one recipient.
+	if len(s) > 512 || !utf8.ValidString(s) || strings.ContainsAny(s, "#?") {
 		return false
 	}
 	u, err := url.Parse(s)
@@ -237,17 +240,15 @@ func (s *Service) ExchangeToken(ctx context.Context, raw []byte) (Exchanged, err
 	if s.oidc == nil {
 		return Exchanged{}, fail(op, KindUnauthenticated, "")
 	}
-	st, release, err := s.enter(op, Principal{})
-	if err != nil {
-		return Exchanged{}, err
+	if wait := s.exchangeFailures.wait("", s.clock.Now()); wait > 0 {
+		return Exchanged{}, &Error{Op: op, Kind: KindRateLimited, RetryAfter: wait}
 	}
-	defer release()
 	// The issuer is read from the token only to pick the trust entries to
 	// verify it against; nothing else of it counts before it verifies.
 	issuer := unverifiedIssuer(idToken)
-	now := s.clock.Now()
-	if wait := max(s.mintFailures.wait("oidc:"+issuer, now), s.mintFailuresAll.wait("", now)); wait > 0 {
-		return Exchanged{}, &Error{Op: op, Kind: KindRateLimited, RetryAfter: wait}
+	st, release, err := s.enter(op, Principal{})
+	if err != nil {
+		return Exchanged{}, err
 	}
 	st.mu.RLock()
 	var candidates []TrustedIssuer
@@ -257,6 +258,9 @@ func (s *Service) ExchangeToken(ctx context.Context, raw []byte) (Exchanged, err
 		}
 	}
 	st.mu.RUnlock()
+	// Verification fetches the issuer's discovery document and keys: never
+	// while holding the lock state, which a lock or unlock waits for.
+	release()
 	sort.Slice(candidates, func(i, j int) bool { return candidates[i].ID < candidates[j].ID })
 	var trust TrustedIssuer
 	var sub string
@@ -268,11 +272,15 @@ func (s *Service) ExchangeToken(ctx context.Context, raw []byte) (Exchanged, err
 		}
 	}
 	if trust.ID == "" || len(sub) > 255 || !utf8.ValidString(sub) {
-		s.mintFailures.note("oidc:"+issuer, s.clock.Now())
-		s.mintFailuresAll.note("", s.clock.Now())
+		s.exchangeFailures.note("", s.clock.Now())
 		s.log.Debug("token exchange refused", "err", err)
 		return Exchanged{}, fail(op, KindUnauthenticated, "")
 	}
+	st, release, err = s.enter(op, Principal{})
+	if err != nil {
+		return Exchanged{}, err
+	}
+	defer release()
 	token, err := identity.NewToken(identity.ServicePrefix)
 	if err != nil {
 		return Exchanged{}, wrap(op, KindInternal, err)

@@ -63,6 +63,9 @@ func TestMCPWorkflowOverHTTP(t *testing.T) {
 	if _, err := mcpSession(t, h, "ctxs_not-a-token"); err == nil {
 		t.Fatal("an MCP session opened with a made-up token")
 	}
+	if _, err := mcpSession(t, h, h.owner); err == nil {
+		t.Fatal("an MCP session opened with the owner's session token: the model would read everything")
+	}
 
 	ts, err := mcpSession(t, h, tutor)
 	if err != nil {
@@ -217,6 +220,12 @@ func TestMCPApprovalInTheLoop(t *testing.T) {
 	if !isErr || out["constraint"] != "approval_required" {
 		t.Fatalf("read before any request = %v", out)
 	}
+	// By default the owner keeps every approval: the host is not asked.
+	out, _ = call(t, cs, "request_context", map[string]any{"scope": "health.*", "purpose": "first"})
+	if out["status"] != "pending" || len(asked) != 0 {
+		t.Fatalf("request_context with elicited approvals off = %v, asked %d times; want pending, not asked", out, len(asked))
+	}
+	h.must(200, "PUT", "/phc/v1/settings", h.owner, map[string]any{"elicited_approvals": true}, nil)
 	out, isErr = call(t, cs, "request_context", map[string]any{"scope": "health.*", "purpose": "treatment"})
 	if isErr || out["status"] != "approved" {
 		t.Fatalf("request_context with elicitation = %v (error %v)", out, isErr)

@@ -24,13 +24,19 @@ func (s *Server) addResources() {
 
 // readCategory lists a category's field metadata: what context_list shows,
 // for one category.
-func (s *Server) readCategory(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+func (s *Server) readCategory(ctx context.Context, req *mcp.ReadResourceRequest) (res *mcp.ReadResourceResult, err error) {
 	uri := req.Params.URI
+	defer func() {
+		if v := recover(); v != nil {
+			s.log.Error("mcp resource failed", "panic", v)
+			res, err = nil, mcp.ResourceNotFoundError(uri)
+		}
+	}()
 	category, ok := strings.CutPrefix(uri, categoryPrefix)
 	if !ok || category == "" || strings.ContainsAny(category, "/?#.") {
 		return nil, mcp.ResourceNotFoundError(uri)
 	}
-	p, ok := principal(ctx, req.Extra)
+	p, ok := principal(req.Extra)
 	if !ok {
 		return nil, mcp.ResourceNotFoundError(uri)
 	}

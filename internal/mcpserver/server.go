@@ -15,6 +15,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -64,7 +65,11 @@ const principalKey = "phc.principal"
 // not accepted is answered 401 with a WWW-Authenticate header naming
 // resourceMetadata (RFC 9728), as the MCP authorization spec asks.
 func (s *Server) Handler(resourceMetadata string) http.Handler {
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{Logger: s.log})
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
+		Logger:              s.log,
+		SessionTimeout:      time.Hour,
+		MaxRequestBodyBytes: 1 << 20, // as every body of the HTTP API
+	})
 	authed := auth.RequireBearerToken(s.verify, &auth.RequireBearerTokenOptions{
 		ResourceMetadataURL: resourceMetadata,
 		// Session tokens have no expiry of their own, and the core checks
@@ -78,8 +83,10 @@ func (s *Server) Handler(resourceMetadata string) http.Handler {
 		rc := http.NewResponseController(w)
 		switch r.Method {
 		case http.MethodPost:
+			_ = rc.SetReadDeadline(time.Now().Add(maxCall))
 			_ = rc.SetWriteDeadline(time.Now().Add(maxCall))
 		case http.MethodGet:
+			_ = rc.SetReadDeadline(time.Time{})
 			_ = rc.SetWriteDeadline(time.Time{})
 		}
 		authed.ServeHTTP(w, r)
@@ -90,41 +97,27 @@ func (s *Server) Handler(resourceMetadata string) http.Handler {
 // elicitation included.
 const maxCall = 15 * time.Minute
 
-// verify resolves a bearer token to a principal through the core.
+// verify resolves a bearer token to a principal through the core. Only an
+// app's service token is accepted: MCP is the models' channel, and the
+// owner's session — which reads everything, critical data included, and
+// confirms what it writes — never goes into it.
 func (s *Server) verify(ctx context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
 	p, err := s.svc.Authenticate(ctx, token)
-	if err != nil {
+	if err != nil || p.Kind() != custodian.PrincipalConsumer {
 		return nil, auth.ErrInvalidToken
 	}
-	who := "owner"
-	if !p.IsOwner() {
-		who = "consumer:" + p.Consumer
-	}
+	who := "consumer:" + p.Consumer
 	// UserID binds an MCP session to who opened it: a session id alone,
 	// presented with another credential, is refused.
 	return &auth.TokenInfo{UserID: who, Extra: map[string]any{principalKey: p}}, nil
 }
 
-// RunStdio serves MCP on the process's standard input and output as
-// principal p (phc mcp resolves it from its token).
-func (s *Server) RunStdio(ctx context.Context, p custodian.Principal) error {
-	return s.mcp.Run(withPrincipal(ctx, p), &mcp.StdioTransport{})
-}
-
-type ctxKey struct{}
-
-func withPrincipal(ctx context.Context, p custodian.Principal) context.Context {
-	return context.WithValue(ctx, ctxKey{}, p)
-}
-
-// principal is the caller of a request: from its bearer token (HTTP), or
-// the one the stdio server runs as.
-func principal(ctx context.Context, extra *mcp.RequestExtra) (custodian.Principal, bool) {
-	if extra != nil && extra.TokenInfo != nil {
-		p, ok := extra.TokenInfo.Extra[principalKey].(custodian.Principal)
-		return p, ok
+// principal is the caller of a request, from its bearer token.
+func principal(extra *mcp.RequestExtra) (custodian.Principal, bool) {
+	if extra == nil || extra.TokenInfo == nil {
+		return custodian.Principal{}, false
 	}
-	p, ok := ctx.Value(ctxKey{}).(custodian.Principal)
+	p, ok := extra.TokenInfo.Extra[principalKey].(custodian.Principal)
 	return p, ok
 }
 
@@ -180,8 +173,14 @@ func args(raw json.RawMessage, v any) error {
 
 // handler adapts fn — one core call for principal p — to a tool handler.
 func (s *Server) handler(tool string, fn func(ctx context.Context, p custodian.Principal, req *mcp.CallToolRequest) (any, error)) mcp.ToolHandler {
-	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		p, ok := principal(ctx, req.Extra)
+	return func(ctx context.Context, req *mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
+		// The SDK recovers no panic: one here must not take the daemon.
+		defer func() {
+			if v := recover(); v != nil {
+				res, err = s.toolError(tool, &custodian.Error{Op: tool, Kind: custodian.KindInternal, Err: fmt.Errorf("panic: %v", v)}), nil
+			}
+		}()
+		p, ok := principal(req.Extra)
 		if !ok {
 			return s.toolError(tool, errNoPrincipal), nil
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -214,13 +215,13 @@ func (s *Server) tools() []tool {
 				if in.Scope != "" || in.Purpose != "" || in.Duration != nil || in.Usage != "" {
 					return nil, &custodian.Error{Op: "request_context", Kind: custodian.KindInvalid, Public: "request_id is asked about alone"}
 				}
-				v, err = svc.PollRequest(ctx, p, in.RequestID)
+				v, err = svc.RequestStatus(ctx, p, in.RequestID)
 			} else {
 				body, _ := json.Marshal(map[string]any{"scope": in.Scope, "purpose": in.Purpose, "duration": in.Duration, "usage": in.Usage})
 				if in.Duration == nil {
 					body, _ = json.Marshal(map[string]any{"scope": in.Scope, "purpose": in.Purpose, "usage": in.Usage})
 				}
-				v, err = svc.RequestContext(ctx, p, body)
+				v, err = svc.FileRequest(ctx, p, body)
 				if err == nil && v.Status == custodian.RequestPending {
 					v, err = s.askUser(ctx, p, req, v)
 				}
@@ -228,9 +229,9 @@ func (s *Server) tools() []tool {
 			if err != nil {
 				return nil, err
 			}
-			// A bearer token never enters the model's context: the grant is
-			// this consumer's either way, and the app fetches a token with
-			// the new scope over HTTP, outside the model's channel.
+			// No token was minted: a bearer token never enters the model's
+			// context. The grant is this consumer's either way, and the app
+			// fetches a token with the new scope over HTTP, outside it.
 			v.Token = ""
 			return v, nil
 		}},
@@ -255,14 +256,16 @@ func (s *Server) addTools() {
 // without elicitation, or a person who cancels, leaves the request pending.
 func (s *Server) askUser(ctx context.Context, p custodian.Principal, req *mcp.CallToolRequest, v custodian.RequestView) (custodian.RequestView, error) {
 	ss := req.Session
-	if ss == nil || v.Tier == custodian.SensitivityCritical {
-		return v, nil // critical data is decided out of band only
+	if ss == nil || v.Tier == custodian.SensitivityCritical || !s.svc.AllowsElicitedApprovals() {
+		return v, nil // critical data, or approvals the owner keeps: out of band only
 	}
 	if ip := ss.InitializeParams(); ip == nil || ip.Capabilities == nil || ip.Capabilities.Elicitation == nil {
 		return v, nil
 	}
 	msg := fmt.Sprintf("The app %s asks to read your %s data for the purpose %s, until you revoke it or it expires. Allow it?",
 		strconv.Quote(p.Consumer), strconv.Quote(strings.Join(v.Scope, ", ")), strconv.Quote(v.Purpose))
+	ctx, cancel := context.WithTimeout(ctx, maxCall-time.Minute)
+	defer cancel()
 	res, err := ss.Elicit(ctx, &mcp.ElicitParams{Message: msg, RequestedSchema: json.RawMessage(`{"type": "object",
 		"properties": {"approve": {"type": "boolean", "title": "Allow", "description": "allow this app to read this data for this purpose"}},
 		"required": ["approve"]}`)})

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync"
 	"time"
 
@@ -65,7 +66,7 @@ var ErrUntrustedURL = errors.New("oidctoken: an issuer must be an https URL (htt
 // CheckIssuerURL reports whether issuer may be trusted as a URL.
 func CheckIssuerURL(issuer string) error {
 	u, err := url.Parse(issuer)
-	if err != nil || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+	if err != nil || u.Host == "" || u.User != nil || strings.ContainsAny(issuer, "?#") {
 		return ErrUntrustedURL
 	}
 	switch u.Scheme {

@@ -23,6 +23,8 @@ func TestCheckIssuerURL(t *testing.T) {
 		{"https://user:pw@accounts.example.com", false},
 		{"https://accounts.example.com/?x=1", false},
 		{"https://accounts.example.com/#f", false},
+		{"https://accounts.example.com#", false},
+		{"https://accounts.example.com?", false},
 		{"ftp://accounts.example.com", false},
 		{"accounts.example.com", false},
 		{"", false},
