@@ -39,8 +39,13 @@ func TestMCPStdio(t *testing.T) {
 	}
 	d.must(t, client, 201, "POST", "/context/tokens/service", "", map[string]any{"consumer": "tutor",
 		"secret": "secret-of-tutor-0123456789", "scope": "learning.*", "mode": "write"}, &tok)
+	var rw struct {
+		Token string `json:"token"`
+	}
+	d.must(t, client, 201, "POST", "/context/tokens/service", "", map[string]any{"consumer": "tutor",
+		"secret": "secret-of-tutor-0123456789", "scope": "learning.*", "mode": "read-write"}, &rw)
 	d.must(t, client, 201, "POST", "/phc/v1/grants", d.owner, map[string]any{
-		"recipient": map[string]string{"kind": "consumer", "id": "tutor"}, "purpose": "learning", "operations": []string{"contribute"},
+		"recipient": map[string]string{"kind": "consumer", "id": "tutor"}, "purpose": "learning", "operations": []string{"contribute", "read"},
 		"selectors": map[string]any{"keys": []string{"learning.*"}}, "expires_at": time.Now().Add(time.Hour).UTC().Format(time.RFC3339)}, nil)
 
 	cmd = exec.Command(bin, "mcp", "--data", dir)
@@ -72,5 +77,53 @@ func TestMCPStdio(t *testing.T) {
 	raw, _ = json.Marshal(res.StructuredContent)
 	if !strings.Contains(string(raw), `"constraint":"mode_denied"`) {
 		t.Fatalf("a write token reads over stdio = %s; want mode_denied", raw)
+	}
+	cs.Close()
+
+	// Every tool, the resources and the prompts, with a read-write token.
+	cmd = exec.Command(bin, "mcp", "--data", dir)
+	cmd.Env = append(os.Environ(), "PHC_TOKEN="+rw.Token)
+	cmd.Stderr = os.Stderr
+	cs, err = mc.Connect(t.Context(), &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatalf("connect over stdio: %v", err)
+	}
+	defer cs.Close()
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+		want string
+	}{
+		{"context_status", map[string]any{}, `"locked":false`},
+		{"context_set", map[string]any{"id": "learning.level", "value": "B1"}, `"status"`},
+		{"context_list", map[string]any{"purpose": "learning"}, `"fields"`},
+		{"context_get", map[string]any{"id": "learning.level", "purpose": "learning"}, `"constraint":"not_found"`},
+		{"context_context", map[string]any{"purpose": "learning"}, `"categories"`},
+		{"memory_propose", map[string]any{"key": "learning.note", "value": map[string]any{"a": 1}, "kind": "note", "assertion": "reported"}, `"status":"proposed"`},
+		{"request_context", map[string]any{"scope": "learning.*", "purpose": "learning"}, `"status":"approved"`},
+	} {
+		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: c.tool, Arguments: c.args})
+		if err != nil {
+			t.Fatalf("%s over stdio: %v", c.tool, err)
+		}
+		raw, _ := json.Marshal(res.StructuredContent)
+		if !strings.Contains(string(raw), c.want) {
+			t.Errorf("%s over stdio = %s; want %s", c.tool, raw, c.want)
+		}
+	}
+	rt, err := cs.ListResourceTemplates(t.Context(), nil)
+	if err != nil || len(rt.ResourceTemplates) != 1 {
+		t.Fatalf("resources/templates/list over stdio = %+v, %v", rt, err)
+	}
+	rr, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "context://learning"})
+	if err != nil || len(rr.Contents) != 1 || !strings.Contains(rr.Contents[0].Text, `"category":"learning"`) {
+		t.Fatalf("resources/read over stdio = %+v, %v", rr, err)
+	}
+	ps, err := cs.ListPrompts(t.Context(), nil)
+	if err != nil || len(ps.Prompts) != 3 {
+		t.Fatalf("prompts/list over stdio = %+v, %v", ps, err)
+	}
+	if _, err := cs.GetPrompt(t.Context(), &mcp.GetPromptParams{Name: "letter-draft"}); err != nil {
+		t.Fatalf("prompts/get over stdio: %v", err)
 	}
 }

@@ -107,6 +107,16 @@ func TestMCPWorkflowOverHTTP(t *testing.T) {
 	if !isErr || out["constraint"] != "mode_denied" {
 		t.Fatalf("tutor reads = %v; want mode_denied", out)
 	}
+	out, isErr = call(t, ts, "context_status", map[string]any{})
+	if isErr || out["locked"] != false || out["field_count"] != nil {
+		t.Fatalf("context_status = %v; want unlocked, no counts for an app", out)
+	}
+	// An app's write to a key it cannot read: accepted for the owner's
+	// review, nothing shown.
+	out, isErr = call(t, ts, "context_set", map[string]any{"id": "learning.level", "value": "B1"})
+	if isErr || out["status"] == nil || out["value"] != nil {
+		t.Fatalf("context_set = %v (error %v)", out, isErr)
+	}
 
 	cs, err := mcpSession(t, h, coach)
 	if err != nil {
