@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/phc-project/phc/internal/mcpserver"
 )
 
 // runMCP is phc mcp: an MCP server on standard input and output for a host
@@ -45,7 +46,7 @@ func runMCP(ctx context.Context, env *Env, args []string) error {
 	}
 	upstream, err := (&mcp.StreamableClientTransport{
 		Endpoint:   cl.base + "/mcp",
-		HTTPClient: &http.Client{Transport: bearerRoundTripper{token: *token, base: http.DefaultTransport}},
+		HTTPClient: &http.Client{Transport: mcpserver.BearerTransport{Token: *token}},
 	}).Connect(ctx)
 	if err != nil {
 		return fmt.Errorf("connect to the daemon's MCP endpoint: %w", err)
@@ -87,17 +88,6 @@ func relay(ctx context.Context, host, upstream mcp.Connection) error {
 		return nil
 	}
 	return err
-}
-
-type bearerRoundTripper struct {
-	token string
-	base  http.RoundTripper
-}
-
-func (b bearerRoundTripper) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+b.token)
-	return b.base.RoundTrip(r)
 }
 
 type nopWriteCloser struct{ io.Writer }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/phc-project/phc/internal/mcpserver"
 )
 
 // mcpSession connects the Go SDK's client to the daemon's /mcp over
@@ -17,7 +18,7 @@ func mcpSession(t *testing.T, h *harness, token string) (*mcp.ClientSession, err
 	t.Helper()
 	client := mcp.NewClient(&mcp.Implementation{Name: "phc-test", Version: "1"}, nil)
 	tr := &mcp.StreamableClientTransport{Endpoint: h.base + "/mcp",
-		HTTPClient: &http.Client{Timeout: time.Minute, Transport: bearerRoundTripper{token, http.DefaultTransport}}}
+		HTTPClient: &http.Client{Timeout: time.Minute, Transport: mcpserver.BearerTransport{Token: token}}}
 	cs, err := client.Connect(t.Context(), tr, nil)
 	if err == nil {
 		t.Cleanup(func() { cs.Close() })
@@ -221,7 +222,7 @@ func TestMCPApprovalInTheLoop(t *testing.T) {
 		},
 	})
 	cs, err := client.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: h.base + "/mcp",
-		HTTPClient: &http.Client{Timeout: time.Minute, Transport: bearerRoundTripper{care, http.DefaultTransport}}}, nil)
+		HTTPClient: &http.Client{Timeout: time.Minute, Transport: mcpserver.BearerTransport{Token: care}}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

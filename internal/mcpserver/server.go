@@ -205,3 +205,22 @@ func MetadataHandler(base string) http.Handler {
 		ResourceName:           "phc personal context custodian",
 	})
 }
+
+// BearerTransport is an http.RoundTripper that sends Token as a bearer
+// token with every request, for clients of the /mcp endpoint (phc mcp,
+// the conformance suite's MCP face, tests).
+type BearerTransport struct {
+	Token string
+	Base  http.RoundTripper // nil: http.DefaultTransport
+}
+
+// RoundTrip implements http.RoundTripper.
+func (b BearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	base := b.Base
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.Token)
+	return base.RoundTrip(r)
+}

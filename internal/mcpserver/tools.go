@@ -102,15 +102,7 @@ func (s *Server) tools() []tool {
 			InputSchema:  schema(`{"type": "object", "additionalProperties": false, "properties": {"purpose": ` + purposeSchema + `}}`),
 			OutputSchema: schema(`{"type": "object", "properties": {"context_version": {"type": "string"}, "fields": {"type": "array", "items": ` + fieldSchema + `}, "revision": {"type": "integer"}, ` + errorProps + `}}`),
 			Annotations:  readOnly,
-		}, func(ctx context.Context, p custodian.Principal, req *mcp.CallToolRequest) (any, error) {
-			var in struct {
-				Purpose string `json:"purpose"`
-			}
-			if err := args(req.Params.Arguments, &in); err != nil {
-				return nil, err
-			}
-			return svc.ListFields(ctx, p, in.Purpose)
-		}},
+		}, purposeOnly(svc.ListFields)},
 
 		{&mcp.Tool{
 			Name:         "context_get",
@@ -139,15 +131,7 @@ func (s *Server) tools() []tool {
 				"categories": {"type": "object", "additionalProperties": {"type": "array", "items": ` + fieldSchema + `}},
 				"revision": {"type": "integer"}, "warnings": {"type": "array", "items": {"type": "string"}}, ` + errorProps + `}}`),
 			Annotations: readOnly,
-		}, func(ctx context.Context, p custodian.Principal, req *mcp.CallToolRequest) (any, error) {
-			var in struct {
-				Purpose string `json:"purpose"`
-			}
-			if err := args(req.Params.Arguments, &in); err != nil {
-				return nil, err
-			}
-			return svc.FieldContext(ctx, p, in.Purpose)
-		}},
+		}, purposeOnly(svc.FieldContext)},
 
 		{&mcp.Tool{
 			Name:  "context_set",
@@ -235,6 +219,19 @@ func (s *Server) tools() []tool {
 			v.Token = ""
 			return v, nil
 		}},
+	}
+}
+
+// purposeOnly adapts a core read whose only argument is a purpose.
+func purposeOnly[T any](read func(context.Context, custodian.Principal, string) (T, error)) func(context.Context, custodian.Principal, *mcp.CallToolRequest) (any, error) {
+	return func(ctx context.Context, p custodian.Principal, req *mcp.CallToolRequest) (any, error) {
+		var in struct {
+			Purpose string `json:"purpose"`
+		}
+		if err := args(req.Params.Arguments, &in); err != nil {
+			return nil, err
+		}
+		return read(ctx, p, in.Purpose)
 	}
 }
 
