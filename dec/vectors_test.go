@@ -109,7 +109,7 @@ func payload(s *signer, seq int, prev *string, typ string) map[string]any {
 		"chain_id": chainID, "seq": seq, "prev": prev, "iat": t0.Add(time.Duration(seq) * time.Minute).Format(time.RFC3339),
 		"issuer": s.issuer, "type": typ, "subject": map[string]any{"client_id": "tutor-app"},
 		"release": map[string]any{"name": "tutor", "version": "1.4.2", "digest": "sha256:" + strings.Repeat("ab", 32)},
-		"method": "build-attestation", "purpose": "learning",
+		"method":  "build-attestation", "purpose": "learning",
 		"runtime": map[string]any{"config_digest": "sha256:" + strings.Repeat("cd", 32)}, "body": map[string]any{},
 	}
 	return p
@@ -189,7 +189,9 @@ func payloads(s *signer, n int) []map[string]any {
 	return ps
 }
 
-func ok() expectation { return expectation{Structural: true, Signature: true, Chain: true, Codes: []string{}} }
+func ok() expectation {
+	return expectation{Structural: true, Signature: true, Chain: true, Codes: []string{}}
+}
 
 func fails(structural, signature, chain bool, codes ...string) expectation {
 	return expectation{Structural: structural, Signature: signature, Chain: chain, Codes: codes}
