@@ -1,0 +1,96 @@
+package dec
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lestrrat-go/jwx/v2/jwa"
+	"github.com/lestrrat-go/jwx/v2/jwk"
+)
+
+func TestParsePolicy(t *testing.T) {
+	good := `{"id":"tutor-release","issuer":"https://releases.example/tutor","client_id":"tutor-app",` +
+		`"release_digests":["sha256:` + strings.Repeat("ab", 32) + `"],"max_age":"24h","require_unrevoked":true}`
+	if _, err := ParsePolicy([]byte(good)); err != nil {
+		t.Fatalf("ParsePolicy(good) = %v", err)
+	}
+	for name, raw := range map[string]string{
+		"unknown member":   strings.Replace(good, `"max_age"`, `"colour":"red","max_age"`, 1),
+		"duplicate member": strings.Replace(good, `"id":"tutor-release",`, `"id":"a","id":"b",`, 1),
+		"trailing data":    good + " {}",
+		"bad id":           strings.Replace(good, "tutor-release", "Tutor Release", 1),
+		"no issuer":        strings.Replace(good, `"issuer":"https://releases.example/tutor",`, ``, 1),
+		"bad digest":       strings.Replace(good, "sha256:"+strings.Repeat("ab", 32), "sha256:xyz", 1),
+		"bad max_age":      strings.Replace(good, `"24h"`, `"a day"`, 1),
+		"negative max_age": strings.Replace(good, `"24h"`, `"-1h"`, 1),
+	} {
+		if _, err := ParsePolicy([]byte(raw)); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}
+
+// TestAdmit: each condition of a policy, alone, denies with its code; all
+// together, a passing chain is admitted.
+func TestAdmit(t *testing.T) {
+	const issuer = "https://releases.example/tutor"
+	s := newSigner(t, issuer, "ed-1", jwa.EdDSA)
+	raw := []byte(doc(s.chain(t, 3)))
+	set, err := jwk.Parse(jwks(t, s.public))
+	if err != nil {
+		t.Fatal(err)
+	}
+	trust := Trust{Keys: map[string]jwk.Set{issuer: set}}
+	rep := Verify(raw, trust)
+	if !rep.OK {
+		t.Fatalf("the chain does not verify: %s", problems(rep))
+	}
+	release, runtime := "sha256:"+strings.Repeat("ab", 32), "sha256:"+strings.Repeat("cd", 32)
+	base := Policy{ID: "p", Issuer: issuer, ClientID: "tutor-app", ReleaseDigests: []string{release}, Method: "build-attestation",
+		Purpose: "learning", RuntimeConfigDigests: []string{runtime}, MaxAge: "24h", RequireUnrevoked: true}
+	now := t0.Add(time.Hour)
+	cases := []struct {
+		name   string
+		edit   func(p *Policy, tr *Trust, now *time.Time, rep *Report)
+		denied []string
+	}{
+		{"all pass", func(*Policy, *Trust, *time.Time, *Report) {}, nil},
+		{"other issuer", func(p *Policy, _ *Trust, _ *time.Time, _ *Report) { p.Issuer = "https://other.example" }, []string{CondIssuer}},
+		{"other client", func(p *Policy, _ *Trust, _ *time.Time, _ *Report) { p.ClientID = "coach-app" }, []string{CondClientID}},
+		{"wrong release digest", func(p *Policy, _ *Trust, _ *time.Time, _ *Report) {
+			p.ReleaseDigests = []string{"sha256:" + strings.Repeat("00", 32)}
+		}, []string{CondReleaseDigest}},
+		{"other method", func(p *Policy, _ *Trust, _ *time.Time, _ *Report) { p.Method = "source-review" }, []string{CondMethod}},
+		{"other purpose", func(p *Policy, _ *Trust, _ *time.Time, _ *Report) { p.Purpose = "tax" }, []string{CondPurpose}},
+		{"other runtime", func(p *Policy, _ *Trust, _ *time.Time, _ *Report) {
+			p.RuntimeConfigDigests = []string{"sha256:" + strings.Repeat("11", 32)}
+		}, []string{CondRuntimeDigest}},
+		{"stale", func(_ *Policy, _ *Trust, n *time.Time, _ *Report) { *n = t0.Add(48 * time.Hour) }, []string{CondMaxAge}},
+		{"revoked key", func(_ *Policy, tr *Trust, _ *time.Time, _ *Report) {
+			tr.Revoked = map[string][]Revocation{issuer: {{Kid: "ed-1", At: t0.Add(30 * time.Minute)}}}
+		}, []string{CondRevoked}},
+		{"not verified", func(_ *Policy, _ *Trust, _ *time.Time, r *Report) { r.OK = false }, []string{CondVerified}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p, tr, n, r := base, trust, now, rep
+			c.edit(&p, &tr, &n, &r)
+			a := Admit(r, p, tr, n)
+			var got []string
+			for _, f := range a.Failed {
+				got = append(got, f.Code)
+			}
+			want := "admit"
+			if len(c.denied) > 0 {
+				want = "deny"
+			}
+			if a.Decision != want || !reflect.DeepEqual(got, c.denied) || a.Policy != "p" || a.Head != rep.Head {
+				raw, _ := json.Marshal(a)
+				t.Fatalf("Admit = %s; want %s %v", raw, want, c.denied)
+			}
+		})
+	}
+}
