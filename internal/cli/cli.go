@@ -59,6 +59,7 @@ func commands() []command {
 		{"requests", "list context requests waiting for approval", runRequests},
 		{"approve", "approve a context request (--password for critical data)", runApprove},
 		{"deny", "deny a context request", runDeny},
+		{"dec", "verify a DEC 0.1 evidence chain (verify FILE --trust JWKS.json --issuer ISSUER)", runDEC},
 		{"trust", "trust OIDC issuers for recipients (add ISSUER --audience AUD, list, remove ID)", runTrust},
 		{"mcp", "serve MCP on stdin/stdout for an app, through the running daemon (--token or PHC_TOKEN)", runMCP},
 		{"check", "verify that the graph agrees with the store, and the receipt chain", runCheck},

@@ -1,0 +1,79 @@
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/phc-project/phc/dec"
+)
+
+// TestDECVerifyVectors: phc dec verify gives every vector of dec/testdata
+// exactly its expected verdicts and codes, and exits 0 only when all three
+// verdicts pass.
+func TestDECVerifyVectors(t *testing.T) {
+	files, err := filepath.Glob("../../dec/testdata/vectors/*.json")
+	if err != nil || len(files) < 28 {
+		t.Fatalf("%d vectors: %v", len(files), err)
+	}
+	dir := t.TempDir()
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var v struct {
+			Name      string                      `json:"name"`
+			Document  string                      `json:"document"`
+			Synthetic string                      `json:"synthetic"`
+			Trust     map[string]json.RawMessage  `json:"trust"`
+			Revoked   map[string][]dec.Revocation `json:"revoked"`
+			Expect    struct {
+				Structural, Signature, Chain bool
+				Codes                        []string
+			} `json:"expect"`
+		}
+		if err := json.Unmarshal(raw, &v); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		t.Run(v.Name, func(t *testing.T) {
+			docFile := filepath.Join(dir, v.Name+".dec.json")
+			body := []byte(v.Document)
+			if v.Synthetic == "oversize_document" {
+				body = []byte(`{"dec_version":"0.1","chain_id":"x","entries":["` + strings.Repeat("a", dec.MaxDocumentSize) + `"]}`)
+			}
+			if err := os.WriteFile(docFile, body, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			args := []string{"dec", "verify", docFile}
+			for iss, jwks := range v.Trust {
+				keyFile := filepath.Join(dir, v.Name+".jwks.json")
+				if err := os.WriteFile(keyFile, jwks, 0o600); err != nil {
+					t.Fatal(err)
+				}
+				args = append(args, "--trust", keyFile, "--issuer", iss)
+				for _, r := range v.Revoked[iss] {
+					args = append(args, "--revoked", r.Kid+"@"+r.At.Format(time.RFC3339))
+				}
+			}
+			env, out, errb := testEnv(t, nil)
+			code := Run(t.Context(), env, args)
+			var rep dec.Report
+			if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+				t.Fatalf("phc dec verify printed %q (%s): %v", out.String(), errb.String(), err)
+			}
+			codes := append(append(append([]string{}, rep.Structural.Codes()...), rep.Signature.Codes()...), rep.Chain.Codes()...)
+			if rep.Structural.OK != v.Expect.Structural || rep.Signature.OK != v.Expect.Signature || rep.Chain.OK != v.Expect.Chain ||
+				!reflect.DeepEqual(codes, v.Expect.Codes) {
+				t.Errorf("verdicts %v %v %v codes %v; want %+v", rep.Structural.OK, rep.Signature.OK, rep.Chain.OK, codes, v.Expect)
+			}
+			if want := 0; !rep.OK && code == want || rep.OK && code != want {
+				t.Errorf("exit %d for a report with ok=%v", code, rep.OK)
+			}
+		})
+	}
+}
