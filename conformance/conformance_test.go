@@ -16,6 +16,7 @@ import (
 
 	"github.com/phc-project/phc/conformance"
 	"github.com/phc-project/phc/custodian"
+	"github.com/phc-project/phc/dec"
 	"github.com/phc-project/phc/graph/cayley"
 	"github.com/phc-project/phc/internal/httpapi"
 	"github.com/phc-project/phc/internal/mcpserver"
@@ -58,7 +59,7 @@ func startDaemon(t *testing.T) *daemon {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { g.Close() })
-	svc, err := custodian.New(custodian.Config{Store: st, Graph: g, Vault: v, Schema: validator, IdleLock: -1,
+	svc, err := custodian.New(custodian.Config{Store: st, Graph: g, Vault: v, Schema: validator, IdleLock: -1, DEC: dec.Service{},
 		// As phc serve does: a second, throwaway vault checks a re-entered
 		// password (approving a request for critical data).
 		VerifyPassword: func(pw []byte) error {

@@ -61,6 +61,9 @@ type Config struct {
 	// OIDC verifies the ID tokens of trusted issuers for token exchange;
 	// nil refuses every exchange.
 	OIDC IDTokenVerifier
+	// DEC verifies DEC documents and evaluates admission policies; nil
+	// refuses the DEC operations.
+	DEC DECVerifier
 }
 
 const (
@@ -85,6 +88,7 @@ type Service struct {
 
 	verifyPassword func([]byte) error
 	oidc           IDTokenVerifier
+	dec            DECVerifier
 
 	// life guards the lock state: every operation holds it shared while it
 	// runs (including its wait for the journal); Lock and Unlock hold it
@@ -127,6 +131,7 @@ func New(cfg Config) (*Service, error) {
 		onLock:           cfg.OnLock,
 		verifyPassword:   cfg.VerifyPassword,
 		oidc:             cfg.OIDC,
+		dec:              cfg.DEC,
 		sessions:         make(map[[32]byte]struct{}),
 		unlockFailures:   newFailures(unlockFailureLimit, unlockFailureWindow),
 		reentryFailures:  newFailures(unlockFailureLimit, unlockFailureWindow),

@@ -41,6 +41,9 @@ type state struct {
 	requests  map[string]*ContextRequest
 	trust     map[string]*TrustedIssuer // iss_… → trusted OIDC issuer
 
+	decTrust    map[string]*DECIssuer // issuer → pinned DEC keys
+	decPolicies map[string]*DECPolicy // policy id → admission policy
+
 	// bySubject indexes the active claims by subject (self or ent_…),
 	// for deciding which nodes a recipient may see.
 	bySubject map[string]map[string]*claimRecord
@@ -155,19 +158,21 @@ func (r *claimRecord) inPersona(id string) bool {
 
 func newState() *state {
 	st := &state{
-		claims:    make(map[string]*claimRecord),
-		proposals: make(map[string]*Proposal),
-		personas:  make(map[string]*Persona),
-		grants:    make(map[string]*Grant),
-		consumers: make(map[string]*Consumer),
-		tokens:    make(map[[32]byte]*ServiceToken),
-		tokenByID: make(map[string]*ServiceToken),
-		requests:  make(map[string]*ContextRequest),
-		trust:     make(map[string]*TrustedIssuer),
-		summaries: make(map[string]*Summary),
-		bySubject: make(map[string]map[string]*claimRecord),
-		entities:  make(map[string]*Entity),
-		settings:  defaultSettings(),
+		claims:      make(map[string]*claimRecord),
+		proposals:   make(map[string]*Proposal),
+		personas:    make(map[string]*Persona),
+		grants:      make(map[string]*Grant),
+		consumers:   make(map[string]*Consumer),
+		tokens:      make(map[[32]byte]*ServiceToken),
+		tokenByID:   make(map[string]*ServiceToken),
+		requests:    make(map[string]*ContextRequest),
+		trust:       make(map[string]*TrustedIssuer),
+		decTrust:    make(map[string]*DECIssuer),
+		decPolicies: make(map[string]*DECPolicy),
+		summaries:   make(map[string]*Summary),
+		bySubject:   make(map[string]map[string]*claimRecord),
+		entities:    make(map[string]*Entity),
+		settings:    defaultSettings(),
 	}
 	st.durCond = sync.NewCond(&st.durMu)
 	return st
@@ -337,6 +342,12 @@ func loadState(store Store) (*state, error) {
 			return err
 		}
 		if err := loadEach(tx, bucketTrust, func(t *TrustedIssuer) { st.trust[t.ID] = t }); err != nil {
+			return err
+		}
+		if err := loadEach(tx, bucketDECTrust, func(d *DECIssuer) { st.decTrust[d.Issuer] = d }); err != nil {
+			return err
+		}
+		if err := loadEach(tx, bucketDECPolicies, func(d *DECPolicy) { st.decPolicies[d.ID] = d }); err != nil {
 			return err
 		}
 		return loadEach(tx, bucketTokens, func(t *ServiceToken) {

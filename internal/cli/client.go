@@ -86,10 +86,17 @@ func (cl *client) raw(ctx context.Context, method, path string) ([]byte, error) 
 	return cl.send(ctx, method, path, nil)
 }
 
+// rawBody is a request body sent as it is, not re-encoded.
+type rawBody []byte
+
 // send sends a request and returns a successful answer's body.
 func (cl *client) send(ctx context.Context, method, path string, body any) ([]byte, error) {
 	var rd io.Reader
-	if body != nil {
+	switch b := body.(type) {
+	case nil:
+	case rawBody:
+		rd = bytes.NewReader(b) // sent byte for byte
+	default:
 		raw, err := json.Marshal(body)
 		if err != nil {
 			return nil, err

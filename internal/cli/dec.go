@@ -13,12 +13,22 @@ import (
 	"github.com/phc-project/phc/dec"
 )
 
-// runDEC is phc dec: today, verify (offline, against keys given on the
-// command line). Pinning issuers and policies in the custodian comes with
-// admission (issue 6).
+// runDEC is phc dec: trust ISSUER JWKS.json, policy add POLICY.json, and
+// verify FILE — offline against keys given on the command line, or by the
+// daemon against its pinned trust store.
 func runDEC(ctx context.Context, env *Env, args []string) error {
-	const usage = "usage: phc dec verify FILE --trust JWKS.json --issuer ISSUER [--revoked KID@RFC3339 ...]"
-	if len(args) == 0 || args[0] != "verify" {
+	const usage = "usage: phc dec trust ISSUER JWKS.json [--revoked KID@TIME …] | phc dec policy add POLICY.json |\n" +
+		"       phc dec verify FILE [--trust JWKS.json --issuer ISSUER [--revoked KID@TIME …]]"
+	if len(args) == 0 {
+		return usageError(usage)
+	}
+	switch args[0] {
+	case "trust":
+		return runDECTrust(ctx, env, args[1:])
+	case "policy":
+		return runDECPolicy(ctx, env, args[1:])
+	case "verify":
+	default:
 		return usageError(usage)
 	}
 	var c common
@@ -40,22 +50,38 @@ func runDEC(ctx context.Context, env *Env, args []string) error {
 	} else if file == "" || fs.NArg() != 0 {
 		return usageError(usage)
 	}
-	if *trustFile == "" || *issuer == "" {
-		return usageError("phc dec verify needs --trust JWKS.json and --issuer ISSUER")
-	}
-	keys, err := os.ReadFile(*trustFile)
-	if err != nil {
-		return err
-	}
-	set, err := jwk.Parse(keys)
-	if err != nil {
-		return fmt.Errorf("--trust: not a JWKS")
+	if (*trustFile == "") != (*issuer == "") {
+		return usageError("--trust and --issuer go together")
 	}
 	raw, err := readLimited(file, dec.MaxDocumentSize+1)
 	if err != nil {
 		return err
 	}
-	rep := dec.Verify(raw, dec.Trust{Keys: map[string]jwk.Set{*issuer: set}, Revoked: map[string][]dec.Revocation{*issuer: revoked}})
+	var rep dec.Report
+	if *trustFile == "" {
+		// The daemon's pinned trust store.
+		cl, err := newClient(env, c, true)
+		if err != nil {
+			return err
+		}
+		out, err := cl.send(ctx, "POST", "/phc/v1/dec/verify", rawBody(raw))
+		if err != nil {
+			return err
+		}
+		if err := json.Unmarshal(out, &rep); err != nil {
+			return fmt.Errorf("malformed report from the daemon: %w", err)
+		}
+	} else {
+		keys, err := os.ReadFile(*trustFile)
+		if err != nil {
+			return err
+		}
+		set, err := jwk.Parse(keys)
+		if err != nil {
+			return fmt.Errorf("--trust: not a JWKS")
+		}
+		rep = dec.Verify(raw, dec.Trust{Keys: map[string]jwk.Set{*issuer: set}, Revoked: map[string][]dec.Revocation{*issuer: revoked}})
+	}
 	if err := printJSON(env.Stdout, rep); err != nil {
 		return err
 	}
@@ -98,5 +124,68 @@ func (r *revocations) Set(v string) error {
 		return fmt.Errorf("want KID@RFC3339 time")
 	}
 	*r = append(*r, dec.Revocation{Kid: kid, At: t})
+	return nil
+}
+
+// runDECTrust pins an issuer's keys in the daemon.
+func runDECTrust(ctx context.Context, env *Env, args []string) error {
+	var c common
+	fs := newFlags(env, "dec trust", &c)
+	var revoked revocations
+	fs.Var(&revoked, "revoked", "a key revoked from a moment on, as KID@2026-01-02T03:04:05Z (repeatable)")
+	var pos []string
+	for len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		pos, args = append(pos, args[0]), args[1:]
+	}
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	pos = append(pos, fs.Args()...)
+	if len(pos) != 2 {
+		return usageError("usage: phc dec trust ISSUER JWKS.json [--revoked KID@TIME …]")
+	}
+	keys, err := os.ReadFile(pos[1])
+	if err != nil {
+		return err
+	}
+	body := map[string]any{"issuer": pos[0], "jwks": json.RawMessage(keys)}
+	if len(revoked) > 0 {
+		body["revoked"] = revoked
+	}
+	if err := ownerDo(ctx, env, c, "POST", "/phc/v1/dec/trust", body, nil); err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Stdout, "pinned the keys of %s\n", printable(pos[0]))
+	return nil
+}
+
+// runDECPolicy adds an admission policy to the daemon.
+func runDECPolicy(ctx context.Context, env *Env, args []string) error {
+	if len(args) < 2 || args[0] != "add" {
+		return usageError("usage: phc dec policy add POLICY.json")
+	}
+	var c common
+	fs := newFlags(env, "dec policy add", &c)
+	file := args[1]
+	if err := parse(fs, args[2:]); err != nil {
+		return err
+	}
+	raw, err := os.ReadFile(file)
+	if err != nil {
+		return err
+	}
+	cl, err := newClient(env, c, true)
+	if err != nil {
+		return err
+	}
+	var out struct {
+		ID string `json:"id"`
+	}
+	body, err := cl.send(ctx, "POST", "/phc/v1/dec/policies", rawBody(raw))
+	if err != nil {
+		return err
+	}
+	_ = json.Unmarshal(body, &out)
+	fmt.Fprintf(env.Stdout, "policy %s added\n", printable(out.ID))
 	return nil
 }

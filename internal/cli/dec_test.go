@@ -15,7 +15,36 @@ import (
 // TestDECVerifyVectors: phc dec verify gives every vector of dec/testdata
 // exactly its expected verdicts and codes, and exits 0 only when all three
 // verdicts pass.
-func TestDECVerifyVectors(t *testing.T) {
+func TestDECVerifyVectors(t *testing.T) { checkVectors(t, nil) }
+
+// TestDECVerifyVectorsOverHTTP: the same through the daemon — phc dec trust
+// pins each vector's keys, phc dec verify posts the document to
+// POST /phc/v1/dec/verify.
+func TestDECVerifyVectorsOverHTTP(t *testing.T) {
+	h := startHarness(t, "")
+	checkVectors(t, h)
+	env, out, errb := testEnv(t, map[string]string{"PHC_PASSWORD": testPassword, "PHC_HOME": h.dir})
+	policy := filepath.Join(t.TempDir(), "policy.json")
+	os.WriteFile(policy, []byte(`{"id":"tutor","issuer":"https://releases.example/tutor","client_id":"tutor-app","max_age":"24h"}`), 0o600)
+	if code := Run(t.Context(), env, []string{"dec", "policy", "add", policy}); code != 0 || !strings.Contains(out.String(), "policy tutor added") {
+		t.Fatalf("phc dec policy add = %d\n%s%s", code, out, errb)
+	}
+	var list struct {
+		Policies []struct {
+			ID string `json:"id"`
+		} `json:"policies"`
+	}
+	h.must(200, "GET", "/phc/v1/dec/trust", h.owner, nil, &list)
+	if len(list.Policies) != 1 || list.Policies[0].ID != "tutor" {
+		t.Fatalf("GET /phc/v1/dec/trust = %+v", list)
+	}
+	os.WriteFile(policy, []byte(`{"id":"tutor","colour":"red"}`), 0o600)
+	if code := Run(t.Context(), env, []string{"dec", "policy", "add", policy}); code != 1 {
+		t.Fatalf("phc dec policy add of a malformed policy = %d", code)
+	}
+}
+
+func checkVectors(t *testing.T, h *harness) {
 	files, err := filepath.Glob("../../dec/testdata/vectors/*.json")
 	if err != nil || len(files) < 28 {
 		t.Fatalf("%d vectors: %v", len(files), err)
@@ -50,17 +79,27 @@ func TestDECVerifyVectors(t *testing.T) {
 				t.Fatal(err)
 			}
 			args := []string{"dec", "verify", docFile}
+			vars := map[string]string{"PHC_PASSWORD": testPassword}
 			for iss, jwks := range v.Trust {
 				keyFile := filepath.Join(dir, v.Name+".jwks.json")
 				if err := os.WriteFile(keyFile, jwks, 0o600); err != nil {
 					t.Fatal(err)
 				}
-				args = append(args, "--trust", keyFile, "--issuer", iss)
+				var revokedArgs []string
 				for _, r := range v.Revoked[iss] {
-					args = append(args, "--revoked", r.Kid+"@"+r.At.Format(time.RFC3339))
+					revokedArgs = append(revokedArgs, "--revoked", r.Kid+"@"+r.At.Format(time.RFC3339))
+				}
+				if h == nil {
+					args = append(append(args, "--trust", keyFile, "--issuer", iss), revokedArgs...)
+					continue
+				}
+				vars["PHC_HOME"] = h.dir
+				env, _, errb := testEnv(t, vars)
+				if code := Run(t.Context(), env, append([]string{"dec", "trust", iss, keyFile}, revokedArgs...)); code != 0 {
+					t.Fatalf("phc dec trust = %d\n%s", code, errb)
 				}
 			}
-			env, out, errb := testEnv(t, nil)
+			env, out, errb := testEnv(t, vars)
 			code := Run(t.Context(), env, args)
 			var rep dec.Report
 			if err := json.Unmarshal(out.Bytes(), &rep); err != nil {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/phc-project/phc/custodian"
+	"github.com/phc-project/phc/dec"
 	"github.com/phc-project/phc/graph/cayley"
 	"github.com/phc-project/phc/internal/httpapi"
 	"github.com/phc-project/phc/internal/identity/oidctoken"
@@ -113,6 +114,7 @@ func startDaemon(ctx context.Context, env *Env, log *slog.Logger, dir, addr stri
 	svc, err := custodian.New(custodian.Config{
 		Store: st, Graph: g, Vault: v, Schema: validator, Logger: log, IdleLock: idle,
 		OIDC:     oidctoken.New(nil, nil),
+		DEC:      dec.Service{},
 		OnUnlock: func(token string) error { return writeFile0600(sessionPath, []byte(token+"\n")) },
 		OnLock:   func() { os.Remove(sessionPath) },
 		// A second, throwaway vault checks a re-entered password without

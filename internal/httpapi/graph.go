@@ -193,3 +193,53 @@ func (s *Server) removeTrust(w http.ResponseWriter, r *http.Request, p custodian
 	writeJSON(w, http.StatusOK, map[string]any{"removed": true, "revision": rev})
 	return nil
 }
+
+func (s *Server) pinDECIssuer(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
+	raw, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	out, err := s.svc.PinDECIssuer(r.Context(), p, raw)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, out)
+	return nil
+}
+
+func (s *Server) addDECPolicy(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
+	raw, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	out, err := s.svc.AddDECPolicy(r.Context(), p, raw)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, out)
+	return nil
+}
+
+func (s *Server) listDECTrust(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
+	out, err := s.svc.ListDECTrust(r.Context(), p)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// verifyDEC answers the report of FORMATS.md §2 with 200 whatever the
+// verdicts: a document that does not verify is an answer, not an error.
+func (s *Server) verifyDEC(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
+	raw, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	out, err := s.svc.VerifyDEC(r.Context(), p, raw)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}

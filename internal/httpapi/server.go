@@ -42,7 +42,7 @@ type route struct {
 }
 
 // bodyLimits raises the body bound of the routes that take large bodies.
-var bodyLimits = map[string]int64{"POST /context/import": MaxImport}
+var bodyLimits = map[string]int64{"POST /context/import": MaxImport, "POST /phc/v1/dec/verify": 5 << 20}
 
 // Server is the HTTP face of a custodian.Service. It implements
 // http.Handler.
@@ -152,6 +152,10 @@ func (s *Server) routes() []route {
 		{"POST /phc/v1/trust", owner, s.addTrust},
 		{"GET /phc/v1/trust", owner, s.listTrust},
 		{"DELETE /phc/v1/trust/{id}", owner, s.removeTrust},
+		{"POST /phc/v1/dec/trust", owner, s.pinDECIssuer},
+		{"GET /phc/v1/dec/trust", owner, s.listDECTrust},
+		{"POST /phc/v1/dec/policies", owner, s.addDECPolicy},
+		{"POST /phc/v1/dec/verify", owner, s.verifyDEC},
 		{"GET /phc/v1/settings", owner, s.getSettings},
 		{"PUT /phc/v1/settings", owner, s.putSettings},
 	}

@@ -1,0 +1,186 @@
+package custodian
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"sort"
+	"time"
+	"unicode/utf8"
+)
+
+// DECVerifier verifies DEC 0.1 documents and evaluates DCER admission
+// policies (FORMATS.md §2); package dec implements it (dec.Service). The
+// data crosses as JSON: dec uses jwx, whose key package imports net/http,
+// which the core must not. Pins are a JSON array of
+// {issuer, jwks, revoked: [{kid, at}]}.
+type DECVerifier interface {
+	CheckKeys(jwks json.RawMessage) error
+	CheckPolicy(raw []byte) (policy json.RawMessage, id string, err error)
+	Verify(doc []byte, pins json.RawMessage) (report json.RawMessage, ok bool, head string)
+	Admit(doc []byte, policy, pins json.RawMessage, now time.Time) (admission json.RawMessage, admitted bool, failed []string, head string)
+}
+
+// The owner's DEC trust store and admission policies.
+const (
+	bucketDECTrust    = "dec_trust"    // dis_<hash of issuer> → DECIssuer
+	bucketDECPolicies = "dec_policies" // pol_<hash of id> → DECPolicy
+)
+
+// DECIssuer is one issuer's pinned public keys and revocations.
+type DECIssuer struct {
+	Issuer   string          `json:"issuer"`
+	JWKS     json.RawMessage `json:"jwks"`
+	Revoked  []DECRevocation `json:"revoked,omitempty"`
+	PinnedAt time.Time       `json:"pinned_at"`
+	Revision uint64          `json:"revision"`
+}
+
+// DECRevocation revokes a key from a moment on.
+type DECRevocation struct {
+	Kid string    `json:"kid"`
+	At  time.Time `json:"at"`
+}
+
+// DECPolicy is an admission policy as stored: its id and its JSON.
+type DECPolicy struct {
+	ID       string          `json:"id"`
+	Policy   json.RawMessage `json:"policy"`
+	Revision uint64          `json:"revision"`
+}
+
+// DECTrustInput is the body of POST /phc/v1/dec/trust.
+type DECTrustInput struct {
+	Issuer  string          `json:"issuer"`
+	JWKS    json.RawMessage `json:"jwks"`
+	Revoked []DECRevocation `json:"revoked,omitempty"`
+}
+
+// opaqueKey is a store key for a name chosen outside the custodian: store
+// keys never hold names.
+func opaqueKey(prefix, name string) string {
+	sum := sha256.Sum256([]byte(name))
+	return prefix + hex.EncodeToString(sum[:16])
+}
+
+func (s *Service) decVerifier(op string) (DECVerifier, error) {
+	if s.dec == nil {
+		return nil, fail(op, KindInvalid, "this custodian has no DEC verifier")
+	}
+	return s.dec, nil
+}
+
+// PinDECIssuer pins (or replaces) an issuer's public keys and revocations
+// (owner only).
+func (s *Service) PinDECIssuer(ctx context.Context, p Principal, raw []byte) (DECIssuer, error) {
+	const op = "dec.trust"
+	if err := requireOwner(op, p); err != nil {
+		return DECIssuer{}, err
+	}
+	v, err := s.decVerifier(op)
+	if err != nil {
+		return DECIssuer{}, err
+	}
+	var in DECTrustInput
+	if err := decodeStrict(op, raw, &in); err != nil {
+		return DECIssuer{}, err
+	}
+	if in.Issuer == "" || len(in.Issuer) > 256 || !utf8.ValidString(in.Issuer) {
+		return DECIssuer{}, fail(op, KindInvalid, "issuer is required: at most 256 bytes")
+	}
+	if err := v.CheckKeys(in.JWKS); err != nil {
+		return DECIssuer{}, fail(op, KindInvalid, "jwks must be 1 to 64 public Ed25519 or P-256 keys, each with a kid")
+	}
+	if len(in.Revoked) > 256 {
+		return DECIssuer{}, fail(op, KindInvalid, "at most 256 revocations")
+	}
+	var out DECIssuer
+	err = s.write(op, p, func(st *state, b *batch) error {
+		d := &DECIssuer{Issuer: in.Issuer, JWKS: in.JWKS, Revoked: in.Revoked, PinnedAt: b.now, Revision: b.nextRevision()}
+		st.decTrust[in.Issuer] = d
+		key := opaqueKey("dis_", in.Issuer)
+		b.put(bucketDECTrust, key, d)
+		b.receipt(Receipt{Actor: "owner", Operation: op, Decision: "allow", Records: []string{key}, Revision: d.Revision})
+		out = *d
+		return nil
+	})
+	return out, err
+}
+
+// AddDECPolicy adds (or replaces) an admission policy (owner only).
+func (s *Service) AddDECPolicy(ctx context.Context, p Principal, raw []byte) (DECPolicy, error) {
+	const op = "dec.policy"
+	if err := requireOwner(op, p); err != nil {
+		return DECPolicy{}, err
+	}
+	v, err := s.decVerifier(op)
+	if err != nil {
+		return DECPolicy{}, err
+	}
+	pol, id, err := v.CheckPolicy(raw)
+	if err != nil {
+		return DECPolicy{}, &Error{Op: op, Kind: KindInvalid, Public: "the policy does not match the format (FORMATS.md §2)", Err: err}
+	}
+	var out DECPolicy
+	err = s.write(op, p, func(st *state, b *batch) error {
+		d := &DECPolicy{ID: id, Policy: pol, Revision: b.nextRevision()}
+		st.decPolicies[id] = d
+		b.put(bucketDECPolicies, opaqueKey("pol_", id), d)
+		b.receipt(Receipt{Actor: "owner", Operation: op, Decision: "allow", Records: []string{id}, Revision: d.Revision})
+		out = *d
+		return nil
+	})
+	return out, err
+}
+
+// DECTrust is the trust store as the owner lists it.
+type DECTrust struct {
+	Issuers  []DECIssuer `json:"issuers"`
+	Policies []DECPolicy `json:"policies"`
+}
+
+// ListDECTrust returns the pinned issuers and the policies (owner only).
+func (s *Service) ListDECTrust(ctx context.Context, p Principal) (DECTrust, error) {
+	return ownerRead(s, "dec.list", p, func(st *state) (DECTrust, error) {
+		out := DECTrust{Issuers: []DECIssuer{}, Policies: []DECPolicy{}}
+		for _, d := range st.decTrust {
+			out.Issuers = append(out.Issuers, *d)
+		}
+		for _, pol := range st.decPolicies {
+			out.Policies = append(out.Policies, *pol)
+		}
+		sort.Slice(out.Issuers, func(i, j int) bool { return out.Issuers[i].Issuer < out.Issuers[j].Issuer })
+		sort.Slice(out.Policies, func(i, j int) bool { return out.Policies[i].ID < out.Policies[j].ID })
+		return out, nil
+	})
+}
+
+// decPins is the view's trust store as the verifier takes it.
+func (st *state) decPins() json.RawMessage {
+	pins := make([]DECTrustInput, 0, len(st.decTrust))
+	for _, d := range st.decTrust {
+		pins = append(pins, DECTrustInput{Issuer: d.Issuer, JWKS: d.JWKS, Revoked: d.Revoked})
+	}
+	raw, _ := json.Marshal(pins)
+	return raw
+}
+
+// maxDECDocument bounds a DEC document (FORMATS.md §2: 4 MiB).
+const maxDECDocument = 4 << 20
+
+// VerifyDEC verifies a DEC document against the pinned trust store (owner
+// only): the report of FORMATS.md §2, three verdicts, never a bare boolean.
+func (s *Service) VerifyDEC(ctx context.Context, p Principal, raw []byte) (json.RawMessage, error) {
+	const op = "dec.verify"
+	v, err := s.decVerifier(op)
+	if err != nil {
+		return nil, err
+	}
+	pins, err := ownerRead(s, op, p, func(st *state) (json.RawMessage, error) { return st.decPins(), nil })
+	if err != nil {
+		return nil, err
+	}
+	report, _, _ := v.Verify(raw, pins)
+	return report, nil
+}
