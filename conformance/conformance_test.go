@@ -154,8 +154,7 @@ func TestCaseIDs(t *testing.T) {
 // will (DESIGN.md §6). A code leaves this list when its first case is
 // written.
 var notYetReachable = map[string]string{
-	"restriction_blocked":    "export of a no_export claim (POST /phc/v1/export)",
-	"qualification_required": "a sensitive read under a grant that requires a DCER admission",
+	"restriction_blocked": "export of a no_export claim (POST /phc/v1/export)",
 }
 
 // untestable are codes no conforming answer may carry.

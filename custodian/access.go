@@ -158,23 +158,40 @@ func (st *state) grantsFor(consumer, op string, now time.Time) []*Grant {
 // critical data need a per-request approval, which owner grants are not),
 // its restrictions, and a grant for this recipient, operation and purpose
 // whose selectors cover the claim.
-func readGrant(grants []*Grant, p Principal, r *claimRecord, purpose string, now time.Time) *Grant {
+func (st *state) readGrant(grants []*Grant, p Principal, r *claimRecord, purpose string, now time.Time) *Grant {
+	g, _ := st.grantFor(grants, p, r, purpose, now)
+	return g
+}
+
+// grantFor is readGrant, and when no grant serves only because a grant's
+// qualification is not met, the codes of the conditions it failed.
+func (st *state) grantFor(grants []*Grant, p Principal, r *claimRecord, purpose string, now time.Time) (*Grant, []string) {
 	if p.token == nil || !p.token.canRead() || r.meta.Status != StatusActive {
-		return nil
+		return nil, nil
 	}
 	c := r.head()
 	if !matchAny(p.token.Scope, c.Key) {
-		return nil
+		return nil, nil
 	}
+	var qualFailed []string
 	for _, g := range grants {
 		if g.Purpose != purpose || !g.covers(r) || tierRank[c.Sensitivity] > tierRank[g.maxTier()] {
 			continue
 		}
-		if restrictionsAllow(c.Restrictions, purpose, g, now) {
-			return g
+		if !restrictionsAllow(c.Restrictions, purpose, g, now) {
+			continue
 		}
+		if g.Requires != nil && tierRank[c.Sensitivity] >= tierRank[SensitivitySensitive] {
+			if ok, failed, _ := st.qualified(p, g, now); !ok {
+				if qualFailed == nil {
+					qualFailed = failed
+				}
+				continue // the extra condition on sensitive data is not met
+			}
+		}
+		return g, nil
 	}
-	return nil
+	return nil, qualFailed
 }
 
 // maxTier is the highest tier g may disclose: standard for a grant the

@@ -334,7 +334,7 @@ func TestReadGrant(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := readGrant(tt.grants, tt.p, tt.r, tt.purpose, now)
+			got := newState().readGrant(tt.grants, tt.p, tt.r, tt.purpose, now)
 			if (got != nil) != tt.want {
 				t.Errorf("readGrant(%s, %s) = %v; want a grant: %v", tt.r.head().Key, tt.r.head().Sensitivity, got, tt.want)
 			}

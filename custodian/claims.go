@@ -54,24 +54,39 @@ func (s *Service) GetClaim(ctx context.Context, p Principal, id, purpose string)
 		return ClaimRead{}, s.refuse(st, p, "claim.read", fail(op, KindModeDenied, "the token does not allow reads"))
 	}
 	var out ClaimRead
+	var qualFailed []string
 	rc := Receipt{Actor: p.actor(), Operation: "claim.read", Recipient: p.Consumer, Purpose: purpose}
 	disclosed, err := s.recipientRead(st, p, rc, func(st *state, now time.Time) (records []string, used []*Grant) {
-		out = ClaimRead{}
+		out, qualFailed = ClaimRead{}, nil
 		r, ok := st.claims[id]
 		if !ok || !st.live(p, now) {
 			return nil, nil
 		}
-		g := st.recipientGrant(st.grantsFor(p.Consumer, OpRead, now), p, r, purpose, now, nil)
+		grants := st.grantsFor(p.Consumer, OpRead, now)
+		g := st.recipientGrant(grants, p, r, purpose, now, nil)
 		if g == nil {
+			// Covered but for a qualification not met: the recipient may
+			// know this claim is there (its grant names it), and what to do.
+			_, qualFailed = st.grantFor(grants, p, r, purpose, now)
 			return nil, nil
 		}
 		out = ClaimRead{Claim: recipientView(r, g), Revision: st.revision}
-		return []string{out.Claim.Ref()}, []*Grant{g}
+		records = []string{out.Claim.Ref()}
+		if g.Requires != nil {
+			if _, _, head := st.qualified(p, g, now); head != "" {
+				records = append(records, "policy:"+g.Requires.Qualification, "head:"+head)
+			}
+		}
+		return records, []*Grant{g}
 	})
 	if err != nil {
 		return ClaimRead{}, err
 	}
 	if !disclosed {
+		if qualFailed != nil {
+			return ClaimRead{}, &Error{Op: op, Kind: KindQualificationRequired,
+				Public: "a current DEC admission is required (POST /phc/v1/dec/present); failed: " + strings.Join(qualFailed, ", ")}
+		}
 		return ClaimRead{}, notFound(op)
 	}
 	return out, nil

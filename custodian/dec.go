@@ -184,3 +184,94 @@ func (s *Service) VerifyDEC(ctx context.Context, p Principal, raw []byte) (json.
 	report, _, _ := v.Verify(raw, pins)
 	return report, nil
 }
+
+const bucketDECPresentations = "dec_presentations" // tok_… → Presentation
+
+// Presentation is a DEC document a recipient presented, bound to the token
+// it presented it with.
+type Presentation struct {
+	Token       string    `json:"token"`
+	Document    []byte    `json:"document"`
+	PresentedAt time.Time `json:"presented_at"`
+}
+
+// qualified reports whether p's presented document is admitted now under
+// the policy g requires: the failed condition codes, and the chain head.
+func (st *state) qualified(p Principal, g *Grant, now time.Time) (bool, []string, string) {
+	if g.Requires == nil {
+		return true, nil, ""
+	}
+	pol := st.decPolicies[g.Requires.Qualification]
+	if pol == nil {
+		return false, []string{"unknown_policy"}, ""
+	}
+	if p.token == nil {
+		return false, []string{"no_presentation"}, ""
+	}
+	pres := st.presentations[p.token.ID]
+	if pres == nil {
+		return false, []string{"no_presentation"}, ""
+	}
+	if st.dec == nil {
+		return false, []string{"no_verifier"}, ""
+	}
+	_, ok, failed, head := st.dec.Admit(pres.Document, pol.Policy, st.decPins(), now)
+	return ok, failed, head
+}
+
+// Presented is the answer to PresentDEC: the admission under each policy
+// the recipient's grants require.
+type Presented struct {
+	Admissions []json.RawMessage `json:"admissions"`
+	Revision   uint64            `json:"revision"`
+}
+
+// PresentDEC takes a recipient's DEC document, bound to the token it is
+// presented with, and answers its admission under every policy the
+// recipient's grants require. Admission is an extra condition on top of
+// consent, never a substitute: it is evaluated again at every read.
+func (s *Service) PresentDEC(ctx context.Context, p Principal, raw []byte) (Presented, error) {
+	const op = "dec.present"
+	if p.Kind() != PrincipalConsumer {
+		return Presented{}, fail(op, KindInvalid, "a recipient presents its own document, with its service token")
+	}
+	v, err := s.decVerifier(op)
+	if err != nil {
+		return Presented{}, err
+	}
+	if len(raw) > maxDECDocument+1024 {
+		return Presented{}, fail(op, KindTooLarge, "")
+	}
+	if err := s.rateLimit(op, p, true); err != nil {
+		return Presented{}, err
+	}
+	var out Presented
+	err = s.write(op, p, func(st *state, b *batch) error {
+		if !st.live(p, b.now) {
+			return fail(op, KindUnauthenticated, "")
+		}
+		pres := &Presentation{Token: p.token.ID, Document: append([]byte{}, raw...), PresentedAt: b.now}
+		st.presentations[p.token.ID] = pres
+		b.put(bucketDECPresentations, p.token.ID, pres)
+		seen := map[string]bool{}
+		records := []string{}
+		out.Admissions = []json.RawMessage{}
+		for _, g := range st.grantsFor(p.Consumer, OpRead, b.now) {
+			if g.Requires == nil || seen[g.Requires.Qualification] {
+				continue
+			}
+			seen[g.Requires.Qualification] = true
+			pol := st.decPolicies[g.Requires.Qualification]
+			if pol == nil {
+				continue
+			}
+			adm, _, _, head := v.Admit(raw, pol.Policy, st.decPins(), b.now)
+			out.Admissions = append(out.Admissions, adm)
+			records = append(records, "policy:"+pol.ID, "head:"+head)
+		}
+		out.Revision = b.nextRevision()
+		b.receipt(Receipt{Actor: p.actor(), Operation: op, Recipient: p.Consumer, Decision: "allow", Records: records, Revision: out.Revision})
+		return nil
+	})
+	return out, err
+}

@@ -236,8 +236,8 @@ func (st *state) nodeWitness(n string, may func(*claimRecord) bool) *claimRecord
 // recipientGrant is readGrant for a recipient's read of r, with the ends
 // of a relationship checked too (see endsVisible).
 func (st *state) recipientGrant(grants []*Grant, p Principal, r *claimRecord, purpose string, now time.Time, memo map[string]bool) *Grant {
-	g := readGrant(grants, p, r, purpose, now)
-	if g == nil || !st.endsVisible(r.head(), func(x *claimRecord) bool { return readGrant(grants, p, x, purpose, now) != nil }, memo) {
+	g := st.readGrant(grants, p, r, purpose, now)
+	if g == nil || !st.endsVisible(r.head(), func(x *claimRecord) bool { return st.readGrant(grants, p, x, purpose, now) != nil }, memo) {
 		return nil
 	}
 	return g

@@ -303,11 +303,11 @@ func (st *state) fieldGrantOf(p Principal, r *claimRecord, purpose string, now t
 		return nil, true
 	}
 	if purpose != "" {
-		g := readGrant(grants, p, r, purpose, now)
+		g := st.readGrant(grants, p, r, purpose, now)
 		return g, g != nil
 	}
 	for _, g := range grants {
-		if readGrant([]*Grant{g}, p, r, g.Purpose, now) != nil {
+		if st.readGrant([]*Grant{g}, p, r, g.Purpose, now) != nil {
 			return g, true
 		}
 	}

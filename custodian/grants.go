@@ -18,6 +18,7 @@ type grantDoc struct {
 	ExpiresAt  time.Time `json:"expires_at"`
 	Usage      string    `json:"usage"`
 	Route      string    `json:"route"`
+	Requires   *Requires `json:"requires"`
 }
 
 // GrantCreated is the answer to a new grant.
@@ -77,6 +78,9 @@ func (s *Service) CreateGrant(ctx context.Context, p Principal, raw []byte) (Gra
 				return fail(op, KindInvalid, "the issuer is not on the trust list (phc trust add)")
 			}
 		}
+		if d.Requires != nil && st.decPolicies[d.Requires.Qualification] == nil {
+			return fail(op, KindInvalid, "requires names no admission policy (phc dec policy add)")
+		}
 		personas, err := st.checkPersonas(op, d.Selectors.Personas)
 		if err != nil {
 			return err
@@ -88,7 +92,7 @@ func (s *Service) CreateGrant(ctx context.Context, p Principal, raw []byte) (Gra
 		g := &Grant{
 			ID: id, Recipient: d.Recipient, Purpose: d.Purpose, Operations: d.Operations,
 			Selectors: Selectors{Keys: d.Selectors.Keys, Personas: personas, Claims: d.Selectors.Claims},
-			ExpiresAt: d.ExpiresAt.UTC(), Usage: d.Usage, Route: d.Route,
+			ExpiresAt: d.ExpiresAt.UTC(), Usage: d.Usage, Route: d.Route, Requires: d.Requires,
 			CreatedAt: b.now, Revision: b.nextRevision(),
 		}
 		st.setGrant(g)

@@ -177,6 +177,14 @@ type Grant struct {
 	// fields, and critical ones when the approval re-entered the password.
 	Request string `json:"request,omitempty"`
 	MaxTier string `json:"max_tier,omitempty"`
+	// Requires adds a condition on reads of sensitive and critical data:
+	// a current DCER admission of the presenting token under the policy.
+	Requires *Requires `json:"requires,omitempty"`
+}
+
+// Requires names the qualification a grant requires (FORMATS.md §2).
+type Requires struct {
+	Qualification string `json:"qualification"`
 }
 
 // allows reports whether g is in force at now for operation op.

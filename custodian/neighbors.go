@@ -247,7 +247,7 @@ func (v *visibility) nodeUncached(n string) bool {
 	}
 	var g *Grant
 	w := v.st.nodeWitness(n, func(r *claimRecord) bool {
-		g = readGrant(v.grants, v.p, r, v.purpose, v.now)
+		g = v.st.readGrant(v.grants, v.p, r, v.purpose, v.now)
 		return g != nil
 	})
 	if w == nil {
@@ -275,7 +275,7 @@ func (v *visibility) edge(e graph.Edge) bool {
 	if v.p.kind == PrincipalOwner {
 		return true
 	}
-	g := readGrant(v.grants, v.p, r, v.purpose, v.now)
+	g := v.st.readGrant(v.grants, v.p, r, v.purpose, v.now)
 	if g == nil {
 		return false
 	}

@@ -258,7 +258,8 @@ func (s *Service) DecideRequest(ctx context.Context, p Principal, id string, app
 		return ContextRequest{}, fail(op, KindInvalid, "malformed request id")
 	}
 	var in struct {
-		Password string `json:"password,omitempty"`
+		Password string    `json:"password,omitempty"`
+		Requires *Requires `json:"requires,omitempty"` // the grant made also requires this qualification
 	}
 	if len(raw) > 0 {
 		if err := decodeStrict(op, raw, &in); err != nil {
@@ -279,12 +280,18 @@ func (s *Service) DecideRequest(ctx context.Context, p Principal, id string, app
 		}
 		passwordOK = true
 	}
-	r, _, err := s.decide(op, p, id, approve, "owner", func(_ *state, r *ContextRequest) error {
+	if in.Requires != nil && !approve {
+		return ContextRequest{}, fail(op, KindInvalid, "requires goes with an approval")
+	}
+	r, _, err := s.decide(op, p, id, approve, "owner", func(st *state, r *ContextRequest) error {
 		if approve && r.Tier == SensitivityCritical && !passwordOK {
 			return fail(op, KindUnauthenticated, "approving critical data needs the owner's password")
 		}
+		if in.Requires != nil && st.decPolicies[in.Requires.Qualification] == nil {
+			return fail(op, KindInvalid, "requires names no admission policy (phc dec policy add)")
+		}
 		return nil
-	})
+	}, in.Requires)
 	return r, err
 }
 
@@ -319,7 +326,7 @@ func (s *Service) DecideByUser(ctx context.Context, p Principal, id string, appr
 				Public: "critical data needs the owner's approval out of band (phc approve, with the password)"}
 		}
 		return nil
-	})
+	}, nil)
 	if err != nil {
 		return RequestView{}, err
 	}
@@ -328,7 +335,7 @@ func (s *Service) DecideByUser(ctx context.Context, p Principal, id string, appr
 
 // decide approves or denies pending request id, after check, in the name
 // of actor.
-func (s *Service) decide(op string, p Principal, id string, approve bool, actor string, check func(st *state, r *ContextRequest) error) (ContextRequest, uint64, error) {
+func (s *Service) decide(op string, p Principal, id string, approve bool, actor string, check func(st *state, r *ContextRequest) error, requires *Requires) (ContextRequest, uint64, error) {
 	var out ContextRequest
 	var outRev uint64
 	err := s.write(op, p, func(st *state, b *batch) error {
@@ -350,6 +357,12 @@ func (s *Service) decide(op string, p Principal, id string, approve bool, actor 
 		records := []string{id}
 		if approve {
 			st.approve(b, &nr, nr.Tier, rev)
+			if g0 := st.grants[nr.GrantID]; requires != nil && g0 != nil {
+				g := *g0
+				g.Requires = requires
+				st.setGrant(&g)
+				b.put(bucketGrants, g.ID, &g)
+			}
 			records = append(records, nr.GrantID)
 		} else {
 			at := b.now

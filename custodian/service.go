@@ -244,7 +244,7 @@ func (s *Service) Unlock(ctx context.Context, password []byte, secretKey string)
 	}
 	st, err := loadState(s.store)
 	if err == nil {
-		st.graph = s.graph
+		st.graph, st.dec = s.graph, s.dec
 		err = s.syncGraph(st)
 	}
 	if err != nil {

@@ -44,6 +44,9 @@ type state struct {
 	decTrust    map[string]*DECIssuer // issuer → pinned DEC keys
 	decPolicies map[string]*DECPolicy // policy id → admission policy
 
+	presentations map[string]*Presentation // tok_… → the DEC document presented with it
+	dec           DECVerifier              // the Service's, for admission on reads
+
 	// bySubject indexes the active claims by subject (self or ent_…),
 	// for deciding which nodes a recipient may see.
 	bySubject map[string]map[string]*claimRecord
@@ -158,21 +161,22 @@ func (r *claimRecord) inPersona(id string) bool {
 
 func newState() *state {
 	st := &state{
-		claims:      make(map[string]*claimRecord),
-		proposals:   make(map[string]*Proposal),
-		personas:    make(map[string]*Persona),
-		grants:      make(map[string]*Grant),
-		consumers:   make(map[string]*Consumer),
-		tokens:      make(map[[32]byte]*ServiceToken),
-		tokenByID:   make(map[string]*ServiceToken),
-		requests:    make(map[string]*ContextRequest),
-		trust:       make(map[string]*TrustedIssuer),
-		decTrust:    make(map[string]*DECIssuer),
-		decPolicies: make(map[string]*DECPolicy),
-		summaries:   make(map[string]*Summary),
-		bySubject:   make(map[string]map[string]*claimRecord),
-		entities:    make(map[string]*Entity),
-		settings:    defaultSettings(),
+		claims:        make(map[string]*claimRecord),
+		proposals:     make(map[string]*Proposal),
+		personas:      make(map[string]*Persona),
+		grants:        make(map[string]*Grant),
+		consumers:     make(map[string]*Consumer),
+		tokens:        make(map[[32]byte]*ServiceToken),
+		tokenByID:     make(map[string]*ServiceToken),
+		requests:      make(map[string]*ContextRequest),
+		trust:         make(map[string]*TrustedIssuer),
+		decTrust:      make(map[string]*DECIssuer),
+		decPolicies:   make(map[string]*DECPolicy),
+		presentations: make(map[string]*Presentation),
+		summaries:     make(map[string]*Summary),
+		bySubject:     make(map[string]map[string]*claimRecord),
+		entities:      make(map[string]*Entity),
+		settings:      defaultSettings(),
 	}
 	st.durCond = sync.NewCond(&st.durMu)
 	return st
@@ -348,6 +352,9 @@ func loadState(store Store) (*state, error) {
 			return err
 		}
 		if err := loadEach(tx, bucketDECPolicies, func(d *DECPolicy) { st.decPolicies[d.ID] = d }); err != nil {
+			return err
+		}
+		if err := loadEach(tx, bucketDECPresentations, func(pr *Presentation) { st.presentations[pr.Token] = pr }); err != nil {
 			return err
 		}
 		return loadEach(tx, bucketTokens, func(t *ServiceToken) {

@@ -52,6 +52,7 @@ func decide(ctx context.Context, env *Env, args []string, verb string) error {
 	var c common
 	fs := newFlags(env, verb, &c)
 	critical := fs.Bool("password", false, "re-enter the password (needed to approve critical data)")
+	requires := fs.String("requires", "", "the grant also requires a current DEC admission under this policy (approve only)")
 	id, rest := firstArg(args)
 	if err := parse(fs, rest); err != nil {
 		return err
@@ -62,13 +63,16 @@ func decide(ctx context.Context, env *Env, args []string, verb string) error {
 	if id == "" {
 		return usageError("usage: phc %s REQUEST_ID", verb)
 	}
-	body := map[string]string{}
+	body := map[string]any{}
 	if *critical {
 		pw, err := password(env, false)
 		if err != nil {
 			return err
 		}
 		body["password"] = string(pw)
+	}
+	if *requires != "" {
+		body["requires"] = map[string]string{"qualification": *requires}
 	}
 	var out struct {
 		Status  string `json:"status"`

@@ -243,3 +243,16 @@ func (s *Server) verifyDEC(w http.ResponseWriter, r *http.Request, p custodian.P
 	writeJSON(w, http.StatusOK, out)
 	return nil
 }
+
+func (s *Server) presentDEC(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
+	raw, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	out, err := s.svc.PresentDEC(r.Context(), p, raw)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}

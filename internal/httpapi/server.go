@@ -42,7 +42,7 @@ type route struct {
 }
 
 // bodyLimits raises the body bound of the routes that take large bodies.
-var bodyLimits = map[string]int64{"POST /context/import": MaxImport, "POST /phc/v1/dec/verify": 5 << 20}
+var bodyLimits = map[string]int64{"POST /context/import": MaxImport, "POST /phc/v1/dec/verify": 5 << 20, "POST /phc/v1/dec/present": 5 << 20}
 
 // Server is the HTTP face of a custodian.Service. It implements
 // http.Handler.
@@ -156,6 +156,7 @@ func (s *Server) routes() []route {
 		{"GET /phc/v1/dec/trust", owner, s.listDECTrust},
 		{"POST /phc/v1/dec/policies", owner, s.addDECPolicy},
 		{"POST /phc/v1/dec/verify", owner, s.verifyDEC},
+		{"POST /phc/v1/dec/present", anyToken, s.presentDEC},
 		{"GET /phc/v1/settings", owner, s.getSettings},
 		{"PUT /phc/v1/settings", owner, s.putSettings},
 	}
