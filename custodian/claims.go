@@ -68,12 +68,16 @@ func (s *Service) GetClaim(ctx context.Context, p Principal, id, purpose string)
 			// Covered but for a qualification not met: the recipient may
 			// know this claim is there (its grant names it), and what to do.
 			_, qualFailed = st.grantFor(grants, p, r, purpose, now)
+			may := func(x *claimRecord) bool { return st.readGrant(grants, p, x, purpose, now) != nil }
+			if qualFailed != nil && !st.endsVisible(r.head(), may, nil) {
+				qualFailed = nil // a relationship to a hidden end: absent, whatever the qualification
+			}
 			return nil, nil
 		}
 		out = ClaimRead{Claim: recipientView(r, g), Revision: st.revision}
 		records = []string{out.Claim.Ref()}
 		if g.Requires != nil {
-			if _, _, head := st.qualified(p, g, now); head != "" {
+			if ok, _, head := st.qualified(p, g, now); ok && head != "" {
 				records = append(records, "policy:"+g.Requires.Qualification, "head:"+head)
 			}
 		}

@@ -215,8 +215,47 @@ func (st *state) qualified(p Principal, g *Grant, now time.Time) (bool, []string
 	if st.dec == nil {
 		return false, []string{"no_verifier"}, ""
 	}
-	_, ok, failed, head := st.dec.Admit(pres.Document, pol.Policy, st.decPins(), now)
-	return ok, failed, head
+	// Verifying a chain costs up to 1,000 signatures: an answer is reused
+	// for a minute, unless the presentation, the policy or the trust store
+	// changed (a revocation takes effect at once; max_age within a minute).
+	key := admissionKey{token: p.token.ID, policy: pol.ID}
+	trustRev := uint64(0)
+	for _, d := range st.decTrust {
+		trustRev = max(trustRev, d.Revision)
+	}
+	st.admMu.Lock()
+	c, ok := st.admCache[key]
+	st.admMu.Unlock()
+	if ok && c.presentedAt.Equal(pres.PresentedAt) && c.policyRev == pol.Revision && c.trustRev == trustRev &&
+		!now.Before(c.at) && now.Sub(c.at) < admissionTTL {
+		return c.ok, c.failed, c.head
+	}
+	_, admitted, failed, head := st.dec.Admit(pres.Document, pol.Policy, st.decPins(), now)
+	st.admMu.Lock()
+	if len(st.admCache) >= maxAdmissionCache {
+		clear(st.admCache)
+	}
+	st.admCache[key] = admission{ok: admitted, failed: failed, head: head, presentedAt: pres.PresentedAt,
+		policyRev: pol.Revision, trustRev: trustRev, at: now}
+	st.admMu.Unlock()
+	return admitted, failed, head
+}
+
+// admissionTTL bounds how long an admission answer is reused.
+const (
+	admissionTTL      = time.Minute
+	maxAdmissionCache = 4096
+)
+
+type admissionKey struct{ token, policy string }
+
+// admission is a cached answer of qualified.
+type admission struct {
+	ok                  bool
+	failed              []string
+	head                string
+	presentedAt, at     time.Time
+	policyRev, trustRev uint64
 }
 
 // Presented is the answer to PresentDEC: the admission under each policy

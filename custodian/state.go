@@ -46,6 +46,8 @@ type state struct {
 
 	presentations map[string]*Presentation // tok_… → the DEC document presented with it
 	dec           DECVerifier              // the Service's, for admission on reads
+	admMu         sync.Mutex               // guards admCache (readers share mu)
+	admCache      map[admissionKey]admission
 
 	// bySubject indexes the active claims by subject (self or ent_…),
 	// for deciding which nodes a recipient may see.
@@ -173,6 +175,7 @@ func newState() *state {
 		decTrust:      make(map[string]*DECIssuer),
 		decPolicies:   make(map[string]*DECPolicy),
 		presentations: make(map[string]*Presentation),
+		admCache:      make(map[admissionKey]admission),
 		summaries:     make(map[string]*Summary),
 		bySubject:     make(map[string]map[string]*claimRecord),
 		entities:      make(map[string]*Entity),

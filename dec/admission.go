@@ -56,6 +56,9 @@ func ParsePolicy(raw []byte) (Policy, error) {
 	return p, nil
 }
 
+// maxClockSkew is how far in the future a chain's last entry may be dated.
+const maxClockSkew = 5 * time.Minute
+
 // Condition codes of an admission's failures.
 const (
 	CondVerified      = "not_verified"          // a verdict failed
@@ -116,8 +119,11 @@ func Admit(rep Report, p Policy, trust Trust, now time.Time) Admission {
 	if p.MaxAge != "" {
 		maxAge, _ := time.ParseDuration(p.MaxAge)
 		last, err := time.Parse(time.RFC3339, rep.LastIat)
-		if err != nil || now.Sub(last) > maxAge {
+		switch {
+		case err != nil || now.Sub(last) > maxAge:
 			fail(CondMaxAge, "the chain's last entry is older than %s", p.MaxAge)
+		case last.Sub(now) > maxClockSkew:
+			fail(CondMaxAge, "the chain's last entry is dated in the future")
 		}
 	}
 	if p.RequireUnrevoked {

@@ -326,13 +326,19 @@ func parseEntry(i int, raw string, st *Verdict) *entry {
 		st.add(i, CodeMalformedEntry, "not a compact JWS")
 		return e
 	}
-	hb, err1 := base64.RawURLEncoding.DecodeString(parts[0])
-	pb, err2 := base64.RawURLEncoding.DecodeString(parts[1])
-	_, err3 := base64.RawURLEncoding.DecodeString(parts[2])
-	if err1 != nil || err2 != nil || err3 != nil {
-		st.add(i, CodeMalformedEntry, "a part of the JWS is not base64url without padding")
-		return e
+	// Strict base64url, and each part exactly the encoding of its bytes:
+	// no line breaks, no stray padding bits, so that one entry has one
+	// form (and one hash) — jwx re-encodes what it verifies.
+	var decoded [3][]byte
+	for k, part := range parts {
+		b, err := base64.RawURLEncoding.Strict().DecodeString(part)
+		if err != nil || base64.RawURLEncoding.EncodeToString(b) != part {
+			st.add(i, CodeMalformedEntry, "a part of the JWS is not canonical base64url without padding")
+			return e
+		}
+		decoded[k] = b
 	}
+	hb, pb := decoded[0], decoded[1]
 	hv, err := schema.Decode(hb, partLimits)
 	hm, isObject := hv.(map[string]any)
 	if err != nil || !isObject {
@@ -505,7 +511,7 @@ func checkSignatures(entries []*entry, trust Trust, sv *Verdict) {
 			sv.add(i, CodeRevokedKey, "the key was revoked in the trust store before the entry's iat")
 			continue
 		}
-		if j, ok := revokedInChain[h.Kid]; ok && e.iat.After(entries[j].iat) {
+		if j, ok := revokedInChain[h.Kid]; ok && !e.iat.Before(entries[j].iat) {
 			sv.add(i, CodeRevokedKey, "the key was revoked by entry %d", j)
 			continue
 		}
