@@ -67,11 +67,7 @@ func (s *Service) GetClaim(ctx context.Context, p Principal, id, purpose string)
 		if g == nil {
 			// Covered but for a qualification not met: the recipient may
 			// know this claim is there (its grant names it), and what to do.
-			_, qualFailed = st.grantFor(grants, p, r, purpose, now)
-			may := func(x *claimRecord) bool { return st.readGrant(grants, p, x, purpose, now) != nil }
-			if qualFailed != nil && !st.endsVisible(r.head(), may, nil) {
-				qualFailed = nil // a relationship to a hidden end: absent, whatever the qualification
-			}
+			qualFailed = st.qualificationFailure(p, r, purpose, now)
 			return nil, nil
 		}
 		out = ClaimRead{Claim: recipientView(r, g), Revision: st.revision}
@@ -88,8 +84,7 @@ func (s *Service) GetClaim(ctx context.Context, p Principal, id, purpose string)
 	}
 	if !disclosed {
 		if qualFailed != nil {
-			return ClaimRead{}, &Error{Op: op, Kind: KindQualificationRequired,
-				Public: "a current DEC admission is required (POST /phc/v1/dec/present); failed: " + strings.Join(qualFailed, ", ")}
+			return ClaimRead{}, qualificationRequired(op, qualFailed)
 		}
 		return ClaimRead{}, notFound(op)
 	}

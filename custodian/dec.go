@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"sort"
+	"strings"
 	"time"
 	"unicode/utf8"
 )
@@ -313,4 +314,42 @@ func (s *Service) PresentDEC(ctx context.Context, p Principal, raw []byte) (Pres
 		return nil
 	})
 	return out, err
+}
+
+// qualificationFailure returns the failed conditions when a grant of p
+// would serve r for purpose (every grant's own purpose when purpose is
+// empty, as PCP reads carry none) but for its qualification; nil otherwise
+// — including for a relationship with an end p may not see, which stays
+// absent whatever the qualification.
+func (st *state) qualificationFailure(p Principal, r *claimRecord, purpose string, now time.Time) []string {
+	grants := st.grantsFor(p.Consumer, OpRead, now)
+	var failed []string
+	if purpose != "" {
+		_, failed = st.grantFor(grants, p, r, purpose, now)
+	} else {
+		for _, g := range grants {
+			if _, failed = st.grantFor([]*Grant{g}, p, r, g.Purpose, now); failed != nil {
+				break
+			}
+		}
+	}
+	may := func(x *claimRecord) bool {
+		for _, g := range grants {
+			if st.readGrant([]*Grant{g}, p, x, g.Purpose, now) != nil {
+				return true
+			}
+		}
+		return false
+	}
+	if failed != nil && !st.endsVisible(r.head(), may, nil) {
+		return nil
+	}
+	return failed
+}
+
+// qualificationRequired is the answer to a read refused for a
+// qualification: 403, naming the failed conditions.
+func qualificationRequired(op string, failed []string) *Error {
+	return &Error{Op: op, Kind: KindQualificationRequired,
+		Public: "a current DEC admission is required (POST /phc/v1/dec/present); failed: " + strings.Join(failed, ", ")}
 }

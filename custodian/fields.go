@@ -171,6 +171,11 @@ func (s *Service) GetField(ctx context.Context, p Principal, id, purpose string)
 		return FieldRead{}, err
 	}
 	if len(fs) == 0 {
+		if p.kind == PrincipalConsumer {
+			if failed := s.fieldQualification(op, p, id, purpose); failed != nil {
+				return FieldRead{}, qualificationRequired(op, failed)
+			}
+		}
 		if p.kind == PrincipalConsumer && tierRank[defaultSensitivity(id)] >= tierRank[SensitivitySensitive] {
 			return FieldRead{}, s.approvalNeeded(op, p, id, purpose)
 		}
@@ -642,4 +647,21 @@ func (s *Service) DeleteField(ctx context.Context, p Principal, id string) (uint
 		return nil
 	})
 	return rev, err
+}
+
+// fieldQualification is qualificationFailure for the field id: a grant of
+// p's would serve it but for a qualification not met.
+func (s *Service) fieldQualification(op string, p Principal, id, purpose string) []string {
+	st, release, err := s.enter(op, p)
+	if err != nil {
+		return nil
+	}
+	defer release()
+	st.mu.RLock()
+	defer st.mu.RUnlock()
+	r := st.field(id)
+	if r == nil || !st.live(p, s.clock.Now()) {
+		return nil
+	}
+	return st.qualificationFailure(p, r, purpose, s.clock.Now())
 }
