@@ -39,29 +39,6 @@ type TrustInput struct {
 	Audience string `json:"audience"`
 }
 
-// validIssuerURL: https, or http on loopback (for a local issuer); no user
-// info, query or fragment; at most 512 bytes.
-func validIssuerURL(s string) bool {
-	// "https://idp#" and "https://idp?" parse with an empty fragment or
-	// query; refused too, so that an issuer is one string, and
-	// "oidc:" + issuer + "#" + sub one recipient.
-	if len(s) > 512 || !utf8.ValidString(s) || strings.ContainsAny(s, "#?") {
-		return false
-	}
-	u, err := url.Parse(s)
-	if err != nil || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
-		return false
-	}
-	switch u.Scheme {
-	case "https":
-		return true
-	case "http":
-		h := u.Hostname()
-		return h == "127.0.0.1" || h == "::1" || h == "localhost"
-	}
-	return false
-}
-
 // AddTrust puts an issuer on the trust list (owner only). One issuer and
 // audience pair is listed once (KindConflict).
 func (s *Service) AddTrust(ctx context.Context, p Principal, raw []byte) (TrustedIssuer, error) {
@@ -73,7 +50,7 @@ func (s *Service) AddTrust(ctx context.Context, p Principal, raw []byte) (Truste
 	if err := decodeStrict(op, raw, &in); err != nil {
 		return TrustedIssuer{}, err
 	}
-	if !validIssuerURL(in.Issuer) {
+	if !identity.ValidIssuerURL(in.Issuer) {
 		return TrustedIssuer{}, fail(op, KindInvalid, "issuer must be an https URL (http only on loopback), without query or fragment")
 	}
 	if in.Audience == "" || len(in.Audience) > 256 || !utf8.ValidString(in.Audience) {

@@ -12,12 +12,12 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/coreos/go-oidc/v3/oidc"
+
+	"github.com/phc-project/phc/internal/identity"
 )
 
 // Algorithms are the signing algorithms accepted: asymmetric ones only, so
@@ -63,22 +63,13 @@ func New(client *http.Client, now func() time.Time) *Verifier {
 // is allowed on loopback only).
 var ErrUntrustedURL = errors.New("oidctoken: an issuer must be an https URL (http only on loopback)")
 
-// CheckIssuerURL reports whether issuer may be trusted as a URL.
+// CheckIssuerURL reports whether issuer may be trusted as a URL (see
+// identity.ValidIssuerURL, the rule the trust list applies too).
 func CheckIssuerURL(issuer string) error {
-	u, err := url.Parse(issuer)
-	if err != nil || u.Host == "" || u.User != nil || strings.ContainsAny(issuer, "?#") {
+	if !identity.ValidIssuerURL(issuer) {
 		return ErrUntrustedURL
 	}
-	switch u.Scheme {
-	case "https":
-		return nil
-	case "http":
-		switch u.Hostname() {
-		case "127.0.0.1", "::1", "localhost":
-			return nil
-		}
-	}
-	return ErrUntrustedURL
+	return nil
 }
 
 // Verify checks raw as an ID token of issuer for audience and returns its
