@@ -64,13 +64,19 @@ func (t *MCPTarget) Close() error {
 	return err
 }
 
-// statusOf is the HTTP status of a constraint code, from the error table
-// (DESIGN.md §6).
-var statusOf = map[string]int{
-	"invalid_request": 400, "schema_violation": 400, "unauthenticated": 401, "vault_locked": 403,
-	"session_required": 403, "user_only_write": 403, "scope_exceeded": 403, "approval_denied": 403,
-	"approval_required": 403, "mode_denied": 403, "restriction_blocked": 403, "qualification_required": 403,
-	"not_found": 404, "conflict": 409, "too_large": 413, "rate_limited": 429, "internal": 500,
+// statusOf is the HTTP status of a constraint code, from the suite's one
+// table of outcome classes (DESIGN.md §6), plus internal's 500. A tool
+// error has no method, so invalid_request is always 400.
+func statusOf(constraint string) (int, bool) {
+	if constraint == "internal" {
+		return 500, true
+	}
+	for name, o := range classes {
+		if o.constraint == constraint && name != "method-not-allowed" {
+			return o.status, true
+		}
+	}
+	return 0, false
 }
 
 // call is a request translated to a tool call.
@@ -217,7 +223,7 @@ func (t *MCPTarget) Do(ctx context.Context, r *Request) (*Response, error) {
 	if res.IsError {
 		constraint, _ := structured["constraint"].(string)
 		var ok bool
-		if status, ok = statusOf[constraint]; !ok {
+		if status, ok = statusOf(constraint); !ok {
 			return nil, fmt.Errorf("mcp %s: a tool error without a known constraint: %s", c.tool, text)
 		}
 		if secs, ok := structured["retry_after"].(float64); ok && secs > 0 {
