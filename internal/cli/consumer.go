@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"flag"
 	"fmt"
 	"net/url"
 	"strings"
@@ -106,6 +107,22 @@ func firstArg(args []string) (string, []string) {
 		return args[0], args[1:]
 	}
 	return "", args
+}
+
+// parseOne parses args, which hold exactly one positional argument before
+// or after the flags; ok is false when there is none or more than one.
+func parseOne(fs *flag.FlagSet, args []string) (arg string, ok bool, err error) {
+	arg, rest := firstArg(args)
+	if err := parse(fs, rest); err != nil {
+		return "", false, err
+	}
+	switch {
+	case arg == "" && fs.NArg() == 1:
+		return fs.Arg(0), true, nil
+	case arg != "" && fs.NArg() == 0:
+		return arg, true, nil
+	}
+	return "", false, nil
 }
 
 func runToken(ctx context.Context, env *Env, args []string) error {

@@ -37,17 +37,11 @@ func runDEC(ctx context.Context, env *Env, args []string) error {
 	issuer := fs.String("issuer", "", "the issuer those keys are pinned for")
 	var revoked revocations
 	fs.Var(&revoked, "revoked", "a key revoked from a moment on, as KID@2026-01-02T03:04:05Z (repeatable)")
-	rest := args[1:]
-	var file string
-	if len(rest) > 0 && !strings.HasPrefix(rest[0], "-") {
-		file, rest = rest[0], rest[1:]
-	}
-	if err := parse(fs, rest); err != nil {
+	file, ok, err := parseOne(fs, args[1:])
+	if err != nil {
 		return err
 	}
-	if file == "" && fs.NArg() == 1 {
-		file = fs.Arg(0)
-	} else if file == "" || fs.NArg() != 0 {
+	if !ok {
 		return usageError(usage)
 	}
 	if (*trustFile == "") != (*issuer == "") {

@@ -18,18 +18,11 @@ func runTrust(ctx context.Context, env *Env, args []string) error {
 	case "add":
 		fs := newFlags(env, "trust add", &c)
 		audience := fs.String("audience", "", "the audience the issuer's ID tokens must name (this custodian's client id there)")
-		// The issuer comes first, flags after it: phc trust add ISSUER --audience AUD.
-		rest := args[1:]
-		var issuer string
-		if len(rest) > 0 && len(rest[0]) > 0 && rest[0][0] != '-' {
-			issuer, rest = rest[0], rest[1:]
-		}
-		if err := parse(fs, rest); err != nil {
+		issuer, ok, err := parseOne(fs, args[1:])
+		if err != nil {
 			return err
 		}
-		if issuer == "" && fs.NArg() == 1 {
-			issuer = fs.Arg(0)
-		} else if fs.NArg() != 0 || issuer == "" {
+		if !ok {
 			return usageError(usage)
 		}
 		if *audience == "" {
