@@ -79,11 +79,8 @@ func (s *Service) Context(ctx context.Context, p Principal, q ContextQuery) (Con
 	if !p.token.canRead() {
 		return ContextResult{}, s.refuse(st, p, "context.read", fail(op, KindModeDenied, "the token does not allow reads"))
 	}
-	st.mu.RLock()
-	ahead := q.MinRevision > st.revision
-	st.mu.RUnlock()
-	if ahead {
-		return ContextResult{}, fail(op, KindConflict, "min_revision is ahead of this custodian")
+	if err := st.reached(op, q.MinRevision); err != nil {
+		return ContextResult{}, err
 	}
 	var (
 		out    ContextResult

@@ -295,6 +295,7 @@ func (s *Service) PresentDEC(ctx context.Context, p Principal, raw []byte) (Pres
 		b.put(bucketDECPresentations, p.token.ID, pres)
 		seen := map[string]bool{}
 		records := []string{}
+		pins := st.decPins()
 		out.Admissions = []json.RawMessage{}
 		for _, g := range st.grantsFor(p.Consumer, OpRead, b.now) {
 			if g.Requires == nil || seen[g.Requires.Qualification] {
@@ -305,7 +306,7 @@ func (s *Service) PresentDEC(ctx context.Context, p Principal, raw []byte) (Pres
 			if pol == nil {
 				continue
 			}
-			adm, _, _, head := v.Admit(raw, pol.Policy, st.decPins(), b.now)
+			adm, _, _, head := v.Admit(raw, pol.Policy, pins, b.now)
 			out.Admissions = append(out.Admissions, adm)
 			records = append(records, "policy:"+pol.ID, "head:"+head)
 		}

@@ -3,6 +3,7 @@ package custodian
 import (
 	"context"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/phc-project/phc/graph"
@@ -194,12 +195,8 @@ func parseCursor(s string) (int, bool) {
 }
 
 func idOfRef(ref string) string {
-	for i := 0; i < len(ref); i++ {
-		if ref[i] == '@' {
-			return ref[:i]
-		}
-	}
-	return ref
+	id, _, _ := strings.Cut(ref, "@")
+	return id
 }
 
 // visibility decides, for one caller and one traversal, which nodes and
