@@ -134,8 +134,8 @@ func (g *Grant) covers(r *claimRecord) bool {
 // grant, and a single-use grant is spent only when nothing else covers.
 func (st *state) grantsFor(consumer, op string, now time.Time) []*Grant {
 	var out []*Grant
-	for _, g := range st.grants {
-		if g.Recipient.name() == consumer && g.allows(op, now) {
+	for _, g := range st.grantsBy[consumer] {
+		if g.allows(op, now) {
 			out = append(out, g)
 		}
 	}

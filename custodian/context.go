@@ -107,7 +107,7 @@ func (s *Service) Context(ctx context.Context, p Principal, q ContextQuery) (Con
 		if len(grants) == 0 {
 			return nil, nil
 		}
-		active := st.activeClaims()
+		active := st.candidates(p, grants, q.Purpose, false)
 		out.Claims = make([]*Claim, 0, len(active))
 		out.raw = make([]json.RawMessage, 0, len(active))
 		records = make([]string, 0, len(active))

@@ -63,12 +63,20 @@ func fieldView(r *claimRecord, withValue bool) Field {
 // owner with that key, the one written last (by revision, which only grows;
 // wall-clock time may step back). Callers hold st.mu.
 func (st *state) field(key string) *claimRecord {
-	active := st.activeClaims()
-	i := sort.Search(len(active), func(i int) bool { return active[i].head().Key >= key })
-	if i == len(active) || active[i].head().Key != key {
-		return nil
+	var best *claimRecord
+	scanPattern(st.active, key, func(r *claimRecord) bool {
+		best = betterField(best, r)
+		return true
+	})
+	return best
+}
+
+// betterField returns whichever of best and r is the field of their key:
+// about the owner, written last. best may be nil; so may the result.
+func betterField(best, r *claimRecord) *claimRecord {
+	if r.head().Subject == SubjectSelf && (best == nil || r.head().Revision > best.head().Revision) {
+		return r
 	}
-	best, _ := fieldOfRun(active, i)
 	return best
 }
 
@@ -76,31 +84,40 @@ func (st *state) field(key string) *claimRecord {
 // by key. Callers hold st.mu.
 func (st *state) fields(pattern string) []*claimRecord {
 	var out []*claimRecord
-	active := st.activeClaims() // sorted by key: one pass, a run per key
-	for i := 0; i < len(active); {
-		k := active[i].head().Key
-		best, next := fieldOfRun(active, i)
-		if best != nil && matchKey(pattern, k) {
-			out = append(out, best)
+	var best *claimRecord
+	key := ""
+	scanPattern(st.active, pattern, func(r *claimRecord) bool {
+		if k := r.head().Key; k != key {
+			if best != nil {
+				out = append(out, best)
+			}
+			key, best = k, nil
 		}
-		i = next
+		best = betterField(best, r)
+		return true
+	})
+	if best != nil {
+		out = append(out, best)
 	}
 	return out
 }
 
-// fieldOfRun picks the field of the run of active (sorted by key) claims
-// that share the key of active[i]: the one about the owner written last. It
-// returns it, or nil, and the index after the run.
-func fieldOfRun(active []*claimRecord, i int) (*claimRecord, int) {
-	key := active[i].head().Key
-	var best *claimRecord
-	for ; i < len(active) && active[i].head().Key == key; i++ {
-		r := active[i]
-		if r.head().Subject == SubjectSelf && (best == nil || r.head().Revision > best.head().Revision) {
-			best = r
+// fieldsOf returns the fields of the keys of records (sorted by key), in
+// order, one per key and only those matching pattern. Callers hold st.mu.
+func (st *state) fieldsOf(records []*claimRecord, pattern string) []*claimRecord {
+	var out []*claimRecord
+	key := ""
+	for _, r := range records {
+		k := r.head().Key
+		if k == key || !matchKey(pattern, k) {
+			continue
+		}
+		key = k
+		if f := st.field(k); f != nil {
+			out = append(out, f)
 		}
 	}
-	return best, i
+	return out
 }
 
 // FieldList is the discovery answer: fields without values.
@@ -344,7 +361,9 @@ func (s *Service) consumerFields(op string, p Principal, purpose, pattern string
 		}
 		seen := map[*Grant]bool{}
 		grants := st.grantsFor(p.Consumer, OpRead, now)
-		for _, r := range st.fields(pattern) {
+		// Only the keys its scope and grants can select (PCP reads name no
+		// purpose when purpose is empty: any read grant counts).
+		for _, r := range st.fieldsOf(st.candidates(p, grants, purpose, true), pattern) {
 			g, ok := st.fieldGrant(p, r, purpose, now, grants)
 			if !ok {
 				continue

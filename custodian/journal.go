@@ -49,6 +49,7 @@ type batch struct {
 type write struct {
 	bucket, key string
 	value       []byte // nil: delete
+	ifAbsent    bool   // put only if the key is absent (content-addressed values)
 }
 
 // put stages v, JSON-encoded, under bucket/key.
@@ -135,6 +136,7 @@ func (s *Service) commitGroup(jobs []*job) (rest []*job) {
 	errs := make([]error, len(jobs))
 	var writes []write
 	var delta graph.Delta
+	var sets []string // digests of the sets this group stores
 
 	st.mu.Lock()
 	for i, j := range jobs {
@@ -171,6 +173,10 @@ func (s *Service) commitGroup(jobs []*job) (rest []*job) {
 			r.Prev = st.head.Hash
 			if r.Records == nil {
 				r.Records = []string{}
+			}
+			if w := st.sets.condense(&r); w != nil {
+				writes = append(writes, *w)
+				sets = append(sets, r.Set)
 			}
 			raw := encodeReceipt(&r)
 			st.head = chainHead{Seq: r.Seq, Hash: r.Hash}
@@ -225,9 +231,15 @@ func (s *Service) commitGroup(jobs []*job) (rest []*job) {
 		err := s.store.Update(func(tx Tx) error {
 			for _, w := range writes {
 				var err error
-				if w.value == nil {
+				switch {
+				case w.value == nil:
 					err = tx.Delete(w.bucket, w.key)
-				} else {
+				case w.ifAbsent:
+					var ok bool
+					if _, ok, err = tx.Get(w.bucket, w.key); err == nil && !ok {
+						err = tx.Put(w.bucket, w.key, w.value)
+					}
+				default:
 					err = tx.Put(w.bucket, w.key, w.value)
 				}
 				if err != nil {
@@ -252,6 +264,9 @@ func (s *Service) commitGroup(jobs []*job) (rest []*job) {
 			}
 			go s.lockBroken(st)
 		} else {
+			for _, d := range sets {
+				st.sets.stored(d)
+			}
 			if hasDelta {
 				s.applyGraph(st, delta)
 			}

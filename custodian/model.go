@@ -255,9 +255,16 @@ type Receipt struct {
 	Decision   string    `json:"decision"` // allow | deny
 	Constraint string    `json:"constraint,omitempty"`
 	Records    []string  `json:"records"`
-	Revision   uint64    `json:"revision,omitempty"`
-	Prev       string    `json:"prev"`
-	Hash       string    `json:"hash"`
+	// Set, when present, names the disclosed set that stands for Records in
+	// the stored receipt: the digest of the refs (see setDigest), each
+	// distinct set stored once; Count is its number of refs. The hash
+	// covers the stored form (records empty, set and count present); a
+	// listing fills Records back in from the set.
+	Set      string `json:"set,omitempty"`
+	Count    int    `json:"count,omitempty"`
+	Revision uint64 `json:"revision,omitempty"`
+	Prev     string `json:"prev"`
+	Hash     string `json:"hash"`
 }
 
 // PrincipalKind says who is calling.

@@ -70,7 +70,21 @@ func publish[T any](st *state, m map[string]*T, noted func(*jobCtx) *map[string]
 }
 
 func (st *state) setGrant(g *Grant) {
+	if old := st.grants[g.ID]; old != nil {
+		delete(st.grantsBy[old.Recipient.name()], g.ID)
+	}
 	publish(st, st.grants, func(j *jobCtx) *map[string]*Grant { return &j.grants }, g.ID, g)
+	st.indexGrant(g)
+}
+
+// indexGrant files g under its recipient.
+func (st *state) indexGrant(g *Grant) {
+	m := st.grantsBy[g.Recipient.name()]
+	if m == nil {
+		m = map[string]*Grant{}
+		st.grantsBy[g.Recipient.name()] = m
+	}
+	m[g.ID] = g
 }
 
 func (st *state) setPersona(p *Persona) {

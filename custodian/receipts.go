@@ -60,6 +60,11 @@ func (s *Service) Receipts(ctx context.Context, p Principal, limit int) ([]Recei
 			if err := json.Unmarshal(raw, &r); err != nil {
 				return fmt.Errorf("receipt %d: %w", seq, err)
 			}
+			if r.Set != "" {
+				if r.Records, err = loadSet(tx, r.Set); err != nil {
+					return fmt.Errorf("receipt %d: %w", seq, err)
+				}
+			}
 			out = append(out, r)
 		}
 		return nil
@@ -138,6 +143,13 @@ func verifyChain(store Store, head chainHead) Verification {
 			}
 			if receiptHash(&r) != r.Hash {
 				problem("receipt %d: hash does not match its content", seq)
+			}
+			if r.Set != "" {
+				if refs, err := loadSet(tx, r.Set); err != nil {
+					problem("receipt %d: its disclosed set is missing or altered", seq)
+				} else if len(refs) != r.Count || len(r.Records) != 0 {
+					problem("receipt %d: its disclosed set does not match its count", seq)
+				}
 			}
 			prev = r.Hash
 		}

@@ -3,9 +3,8 @@ package custodian
 import (
 	"encoding/json"
 	"fmt"
-	"sort"
+	"maps"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 )
@@ -35,8 +34,9 @@ type state struct {
 	proposals map[string]*Proposal    // proposal id → proposal
 	personas  map[string]*Persona
 	grants    map[string]*Grant
-	consumers map[string]*Consumer       // by name
-	tokens    map[[32]byte]*ServiceToken // by token hash
+	grantsBy  map[string]map[string]*Grant // recipient name → its grants
+	consumers map[string]*Consumer         // by name
+	tokens    map[[32]byte]*ServiceToken   // by token hash
 	tokenByID map[string]*ServiceToken
 	requests  map[string]*ContextRequest
 	trust     map[string]*TrustedIssuer // iss_… → trusted OIDC issuer
@@ -56,8 +56,16 @@ type state struct {
 	summaries map[string]*Summary // sum_… → summary
 	entities  map[string]*Entity  // ent_… → entity
 
-	// sorted caches activeClaims' answer; setClaim clears it.
-	sorted atomic.Pointer[[]*claimRecord]
+	// active, byPersona and byTier index the active claims by key (see
+	// index.go); setClaim keeps them current.
+	active    *claimIndex
+	byPersona map[string]*claimIndex
+	byTier    map[string]*claimIndex
+	// categories counts the active claims per category (first key segment).
+	categories map[string]int
+
+	// sets remembers the disclosed sets known to be stored (journal only).
+	sets *knownSets
 
 	// graph is the Service's graph, for reads on the view.
 	graph Graph
@@ -84,11 +92,10 @@ func (st *state) setClaim(r *claimRecord) {
 		noteOld(&st.job.claims, r.meta.ID, old)
 	}
 	st.claims[r.meta.ID] = r
-	st.sorted.Store(nil)
-	if old != nil && old.meta.Status == StatusActive {
-		delete(st.bySubject[old.head().Subject], r.meta.ID)
+	if old != nil {
+		st.unindexClaim(old)
 	}
-	st.indexSubject(r)
+	st.indexClaim(r)
 }
 
 // indexSubject adds r to bySubject if it is active.
@@ -167,6 +174,7 @@ func newState() *state {
 		proposals:     make(map[string]*Proposal),
 		personas:      make(map[string]*Persona),
 		grants:        make(map[string]*Grant),
+		grantsBy:      make(map[string]map[string]*Grant),
 		consumers:     make(map[string]*Consumer),
 		tokens:        make(map[[32]byte]*ServiceToken),
 		tokenByID:     make(map[string]*ServiceToken),
@@ -180,6 +188,11 @@ func newState() *state {
 		bySubject:     make(map[string]map[string]*claimRecord),
 		entities:      make(map[string]*Entity),
 		settings:      defaultSettings(),
+		active:        newClaimIndex(),
+		byPersona:     make(map[string]*claimIndex),
+		byTier:        make(map[string]*claimIndex),
+		categories:    make(map[string]int),
+		sets:          newKnownSets(),
 	}
 	st.durCond = sync.NewCond(&st.durMu)
 	return st
@@ -305,7 +318,7 @@ func loadState(store Store) (*state, error) {
 			if len(r.versions) == 0 || len(r.versions) != r.meta.Head {
 				return fmt.Errorf("claim %s: head %d but %d versions", id, r.meta.Head, len(r.versions))
 			}
-			st.indexSubject(r)
+			st.indexClaim(r)
 		}
 		if err := loadEach(tx, bucketProposals, func(p *Proposal) { st.proposals[p.ID] = p }); err != nil {
 			return err
@@ -339,7 +352,7 @@ func loadState(store Store) (*state, error) {
 			}
 			st.graphFloorKnown = true
 		}
-		if err := loadEach(tx, bucketGrants, func(g *Grant) { st.grants[g.ID] = g }); err != nil {
+		if err := loadEach(tx, bucketGrants, func(g *Grant) { st.grants[g.ID] = g; st.indexGrant(g) }); err != nil {
 			return err
 		}
 		if err := loadEach(tx, bucketConsumers, func(c *Consumer) { st.consumers[c.Name] = c }); err != nil {
@@ -390,37 +403,5 @@ func versionRef(id string, v int) string { return id + "@" + strconv.Itoa(v) }
 // fieldStats counts active claims, in all and per category (the first key
 // segment).
 func (st *state) fieldStats() (int, map[string]int) {
-	n := 0
-	cats := map[string]int{}
-	for _, r := range st.claims {
-		if r.meta.Status == StatusActive {
-			n++
-			cat, _, _ := strings.Cut(r.head().Key, ".")
-			cats[cat]++
-		}
-	}
-	return n, cats
-}
-
-// activeClaims returns the active claim records sorted by key, then id.
-// The slice is shared: callers must not modify it. Callers hold mu.
-func (st *state) activeClaims() []*claimRecord {
-	if cached := st.sorted.Load(); cached != nil {
-		return *cached
-	}
-	out := make([]*claimRecord, 0, len(st.claims))
-	for _, r := range st.claims {
-		if r.meta.Status == StatusActive {
-			out = append(out, r)
-		}
-	}
-	sort.Slice(out, func(i, j int) bool {
-		a, b := out[i].head(), out[j].head()
-		if a.Key != b.Key {
-			return a.Key < b.Key
-		}
-		return a.ID < b.ID
-	})
-	st.sorted.Store(&out)
-	return out
+	return st.active.Len(), maps.Clone(st.categories)
 }

@@ -1,0 +1,214 @@
+package custodian
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/google/btree"
+)
+
+// claimIndex orders claim records by key, then id: the active claims in
+// all, per persona and per tier, kept current by setClaim (O(log n) per
+// change), so that a read walks only the keys it can select.
+type claimIndex = btree.BTreeG[*claimRecord]
+
+// indexDegree is the B-trees' degree: wide nodes, few levels.
+const indexDegree = 32
+
+func newClaimIndex() *claimIndex { return btree.NewG(indexDegree, recordLess) }
+
+// recordLess orders records by key, then id.
+func recordLess(a, b *claimRecord) bool {
+	ka, kb := a.head().Key, b.head().Key
+	if ka != kb {
+		return ka < kb
+	}
+	return a.meta.ID < b.meta.ID
+}
+
+// pivot is a record that sorts before every record with key k.
+func pivot(k string) *claimRecord {
+	return &claimRecord{versions: []*Claim{{Key: k}}}
+}
+
+// scanPattern calls fn, in order, for the records of t whose key matches
+// pattern (see matchKey), until fn returns false.
+func scanPattern(t *claimIndex, pattern string, fn func(*claimRecord) bool) {
+	if t == nil {
+		return
+	}
+	switch prefix, ok := strings.CutSuffix(pattern, "*"); {
+	case pattern == "*":
+		t.Ascend(fn)
+	case ok:
+		// prefix ends with a dot; '/' is the byte after '.'.
+		t.AscendRange(pivot(prefix), pivot(prefix[:len(prefix)-1]+"/"), fn)
+	default:
+		t.AscendRange(pivot(pattern), pivot(pattern+"\x00"), fn)
+	}
+}
+
+// intersectPatterns returns a pattern matching exactly the keys both a and
+// b match, if one of them covers the other, and false when none can match
+// both. (Two patterns always nest or are disjoint.)
+func intersectPatterns(a, b string) (string, bool) {
+	switch {
+	case a == "*":
+		return b, true
+	case b == "*":
+		return a, true
+	}
+	pa, aPrefix := strings.CutSuffix(a, ".*")
+	pb, bPrefix := strings.CutSuffix(b, ".*")
+	switch {
+	case !aPrefix:
+		return a, matchKey(b, a)
+	case !bPrefix:
+		return b, matchKey(a, b)
+	case pa == pb || strings.HasPrefix(pa, pb+"."):
+		return a, true
+	case strings.HasPrefix(pb, pa+"."):
+		return b, true
+	}
+	return "", false
+}
+
+// indexClaim adds r to the indexes if it is active; unindexClaim removes
+// it. Callers hold mu for writing.
+func (st *state) indexClaim(r *claimRecord) {
+	if r.meta.Status != StatusActive {
+		return
+	}
+	if _, dup := st.active.ReplaceOrInsert(r); !dup {
+		st.categories[category(r.head().Key)]++
+	}
+	for _, p := range r.meta.Personas {
+		t := st.byPersona[p]
+		if t == nil {
+			t = newClaimIndex()
+			st.byPersona[p] = t
+		}
+		t.ReplaceOrInsert(r)
+	}
+	tier := r.head().Sensitivity
+	t := st.byTier[tier]
+	if t == nil {
+		t = newClaimIndex()
+		st.byTier[tier] = t
+	}
+	t.ReplaceOrInsert(r)
+	st.indexSubject(r)
+}
+
+func (st *state) unindexClaim(r *claimRecord) {
+	if r.meta.Status != StatusActive {
+		return
+	}
+	if _, ok := st.active.Delete(r); ok {
+		cat := category(r.head().Key)
+		if st.categories[cat]--; st.categories[cat] <= 0 {
+			delete(st.categories, cat)
+		}
+	}
+	for _, p := range r.meta.Personas {
+		if t := st.byPersona[p]; t != nil {
+			t.Delete(r)
+			if t.Len() == 0 {
+				delete(st.byPersona, p)
+			}
+		}
+	}
+	if t := st.byTier[r.head().Sensitivity]; t != nil {
+		t.Delete(r)
+	}
+	delete(st.bySubject[r.head().Subject], r.meta.ID)
+}
+
+// activeClaims returns the active claim records sorted by key, then id, in
+// a new slice. Callers hold mu.
+func (st *state) activeClaims() []*claimRecord {
+	out := make([]*claimRecord, 0, st.active.Len())
+	st.active.Ascend(func(r *claimRecord) bool {
+		out = append(out, r)
+		return true
+	})
+	return out
+}
+
+// candidates returns, sorted by key then id and without repeats, the
+// active records a consumer read could disclose: those inside the token's
+// scope that one of grants selects (grants for purpose only, unless
+// purpose is empty), or whose tier the owner's auto_grant covers (when
+// withAuto). It is a superset of what the read may return, found through
+// the indexes: its cost follows what the grants select, not the vault.
+// Callers hold mu and check every candidate.
+func (st *state) candidates(p Principal, grants []*Grant, purpose string, withAuto bool) []*claimRecord {
+	if p.token == nil {
+		return nil
+	}
+	scope := p.token.Scope
+	var out []*claimRecord
+	add := func(r *claimRecord) bool {
+		out = append(out, r)
+		return true
+	}
+	// scan adds t's records under pattern pat and the token's scope.
+	scan := func(t *claimIndex, pat string) {
+		for _, sp := range scope {
+			if q, ok := intersectPatterns(pat, sp); ok {
+				scanPattern(t, q, add)
+			}
+		}
+	}
+	if withAuto {
+		for _, tier := range []string{SensitivityPublic, SensitivityStandard} {
+			if st.settings.autoGranted(tier) {
+				scan(st.byTier[tier], "*")
+			}
+		}
+	}
+	for _, g := range grants {
+		if purpose != "" && g.Purpose != purpose {
+			continue
+		}
+		sel := g.Selectors
+		keys := sel.Keys
+		if len(keys) == 0 {
+			keys = []string{"*"}
+		}
+		switch {
+		case len(sel.Claims) > 0:
+			for _, id := range sel.Claims {
+				if r := st.claims[id]; r != nil && r.meta.Status == StatusActive {
+					out = append(out, r)
+				}
+			}
+		case len(sel.Personas) > 0:
+			for _, per := range sel.Personas {
+				for _, k := range keys {
+					scan(st.byPersona[per], k)
+				}
+			}
+		case len(sel.Keys) > 0:
+			for _, k := range keys {
+				scan(st.active, k)
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b *claimRecord) int {
+		switch {
+		case recordLess(a, b):
+			return -1
+		case recordLess(b, a):
+			return 1
+		}
+		return 0
+	})
+	return slices.Compact(out)
+}
+
+// category is the first segment of key.
+func category(key string) string {
+	cat, _, _ := strings.Cut(key, ".")
+	return cat
+}
