@@ -100,9 +100,8 @@ func (s *Service) commit(st *state, fn func(st *state, b *batch) error) error {
 }
 
 // journal is the single writer: it applies queued jobs in order, then
-// commits them to the store together, sharing one fsync. A job that changes
-// the graph ends its group: the jobs after it wait for the next group, so
-// that each write sees in the graph every write before it.
+// commits them to the store together, sharing one fsync, and applies their
+// graph changes to the graph as one delta.
 func (s *Service) journal() {
 	defer s.wg.Done()
 	var carry []*job
@@ -128,14 +127,14 @@ func (s *Service) journal() {
 	}
 }
 
-// commitGroup applies and commits jobs, up to and including the first that
-// changes the graph, and returns those it left for the next group.
+// commitGroup applies and commits jobs as one group: one store commit, then
+// one graph update. It returns the jobs it left for the next group (none).
 func (s *Service) commitGroup(jobs []*job) (rest []*job) {
 	st := jobs[0].st
 	group := jobs
 	errs := make([]error, len(jobs))
 	var writes []write
-	var delta graph.Delta
+	var delta deltaMerger
 	var sets []string // digests of the sets this group stores
 
 	st.mu.Lock()
@@ -183,17 +182,13 @@ func (s *Service) commitGroup(jobs []*job) (rest []*job) {
 			writes = append(writes, write{bucket: bucketReceipts, key: receiptKey(r.Seq), value: raw})
 		}
 		writes = append(writes, b.writes...)
-		if len(b.graph.Add)+len(b.graph.Remove) > 0 {
-			delta.Add = append(delta.Add, b.graph.Add...)
-			delta.Remove = append(delta.Remove, b.graph.Remove...)
-			delta.Fresh = append(delta.Fresh, b.graph.Fresh...)
-			group, rest = jobs[:i+1], jobs[i+1:]
-			errs = errs[:i+1]
-			break
-		}
+		// The group's graph changes go in one delta, applied after its
+		// commit; the jobs after this one see its lineage through
+		// st.pendingDerived (see dependents).
+		delta.merge(st, &b.graph)
 	}
 	var applied uint64
-	hasDelta := len(delta.Add)+len(delta.Remove) > 0
+	hasDelta := delta.changes()
 	if len(writes) > 0 || hasDelta {
 		// Deltas the graph has are pruned from the outbox with this
 		// commit, before this group's own is stored.
@@ -202,9 +197,10 @@ func (s *Service) commitGroup(jobs []*job) (rest []*job) {
 		}
 		st.outboxDone = nil
 	}
+	var gd graph.Delta
 	if hasDelta && !st.broken {
-		delta.Watermark = st.revision
-		raw, err := json.Marshal(&delta)
+		gd = delta.delta(st.revision)
+		raw, err := json.Marshal(&gd)
 		if err != nil {
 			st.broken = true
 		}
@@ -268,7 +264,7 @@ func (s *Service) commitGroup(jobs []*job) (rest []*job) {
 				st.sets.stored(d)
 			}
 			if hasDelta {
-				s.applyGraph(st, delta)
+				s.applyGraph(st, gd)
 			}
 			st.markDurable(applied)
 		}
@@ -302,6 +298,7 @@ func (s *Service) applyGraph(st *state, d graph.Delta) {
 		return
 	}
 	st.mu.Lock()
+	clear(st.pendingDerived)
 	st.outboxDone = append(st.outboxDone, receiptKey(d.Watermark))
 	st.graphFloor, st.graphFloorKnown, st.graphFloorDirty = d.Watermark, true, true
 	st.mu.Unlock()

@@ -207,9 +207,10 @@ func diffEdges(d *graph.Delta, before, after []graph.Edge) {
 
 // finishJob computes, at the end of a write, the graph delta of what it
 // changed and invalidates the dependents of every claim it corrected,
-// deleted, retracted or narrowed. The graph holds every earlier write (the
-// journal applies a group's delta before the next group, and a write that
-// changes the graph closes its group), so the lineage it walks is whole.
+// deleted, retracted or narrowed. The graph holds every earlier group's
+// writes (the journal applies a group's delta before the next group), and
+// st.pendingDerived the lineage of this group's, so the lineage it walks is
+// whole.
 func (s *Service) finishJob(st *state, b *batch) error {
 	j := st.job
 	for id, old := range j.claims {
@@ -308,7 +309,7 @@ func sameRestrictions(a, b []Restriction) bool {
 // invalidate marks every current summary that depends on one of roots,
 // transitively along lineage, stale as of this write's revision.
 func (s *Service) invalidate(st *state, b *batch, roots []string, root, cause string) error {
-	deps, err := s.graph.Dependents(context.Background(), roots, graph.DerivedFrom, func(n string) bool {
+	deps, err := s.dependents(st, roots, func(n string) bool {
 		sm := st.summaryByRef(n)
 		return sm != nil && sm.Status == SummaryCurrent
 	})

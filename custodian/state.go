@@ -64,6 +64,10 @@ type state struct {
 	// categories counts the active claims per category (first key segment).
 	categories map[string]int
 
+	// pendingDerived holds the lineage edges (parent ref → summary refs)
+	// of the journal's current group, until the graph has them.
+	pendingDerived map[string][]string
+
 	// sets remembers the disclosed sets known to be stored (journal only).
 	sets *knownSets
 
@@ -170,29 +174,30 @@ func (r *claimRecord) inPersona(id string) bool {
 
 func newState() *state {
 	st := &state{
-		claims:        make(map[string]*claimRecord),
-		proposals:     make(map[string]*Proposal),
-		personas:      make(map[string]*Persona),
-		grants:        make(map[string]*Grant),
-		grantsBy:      make(map[string]map[string]*Grant),
-		consumers:     make(map[string]*Consumer),
-		tokens:        make(map[[32]byte]*ServiceToken),
-		tokenByID:     make(map[string]*ServiceToken),
-		requests:      make(map[string]*ContextRequest),
-		trust:         make(map[string]*TrustedIssuer),
-		decTrust:      make(map[string]*DECIssuer),
-		decPolicies:   make(map[string]*DECPolicy),
-		presentations: make(map[string]*Presentation),
-		admCache:      make(map[admissionKey]admission),
-		summaries:     make(map[string]*Summary),
-		bySubject:     make(map[string]map[string]*claimRecord),
-		entities:      make(map[string]*Entity),
-		settings:      defaultSettings(),
-		active:        newClaimIndex(),
-		byPersona:     make(map[string]*claimIndex),
-		byTier:        make(map[string]*claimIndex),
-		categories:    make(map[string]int),
-		sets:          newKnownSets(),
+		claims:         make(map[string]*claimRecord),
+		proposals:      make(map[string]*Proposal),
+		personas:       make(map[string]*Persona),
+		grants:         make(map[string]*Grant),
+		grantsBy:       make(map[string]map[string]*Grant),
+		consumers:      make(map[string]*Consumer),
+		tokens:         make(map[[32]byte]*ServiceToken),
+		tokenByID:      make(map[string]*ServiceToken),
+		requests:       make(map[string]*ContextRequest),
+		trust:          make(map[string]*TrustedIssuer),
+		decTrust:       make(map[string]*DECIssuer),
+		decPolicies:    make(map[string]*DECPolicy),
+		presentations:  make(map[string]*Presentation),
+		admCache:       make(map[admissionKey]admission),
+		summaries:      make(map[string]*Summary),
+		bySubject:      make(map[string]map[string]*claimRecord),
+		entities:       make(map[string]*Entity),
+		settings:       defaultSettings(),
+		active:         newClaimIndex(),
+		byPersona:      make(map[string]*claimIndex),
+		byTier:         make(map[string]*claimIndex),
+		categories:     make(map[string]int),
+		sets:           newKnownSets(),
+		pendingDerived: make(map[string][]string),
 	}
 	st.durCond = sync.NewCond(&st.durMu)
 	return st

@@ -2,9 +2,11 @@ package custodian_test
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/phc-project/phc/custodian"
 	"github.com/phc-project/phc/graph"
@@ -210,8 +212,15 @@ func TestSummaryRules(t *testing.T) {
 func TestInvalidationRacesDerivation(t *testing.T) {
 	ts := newTestService(t)
 	ctx := t.Context()
-	for round := 0; round < 20; round++ {
+	for round := 0; round < 40; round++ {
 		a := ts.mustClaim("race.a", round).Claim
+		var releaseJournal func()
+		if round%2 == 1 {
+			// Hold the journal in a commit, so that the summaries and the
+			// correction queue up and are applied as one group: the
+			// correction must find lineage the graph does not hold yet.
+			releaseJournal = ts.holdJournal()
+		}
 		var wg sync.WaitGroup
 		var mu sync.Mutex
 		var made []string
@@ -234,6 +243,10 @@ func TestInvalidationRacesDerivation(t *testing.T) {
 				t.Errorf("Correct: %v", err)
 			}
 		}()
+		if releaseJournal != nil {
+			time.Sleep(10 * time.Millisecond) // let the writes queue (not a limit: any order is checked)
+			releaseJournal()
+		}
 		wg.Wait()
 		for _, id := range made {
 			if s := ts.summary(id); s.Status != custodian.SummaryStale {
@@ -422,4 +435,18 @@ func TestFailedRebuildIsRebuiltAtUnlock(t *testing.T) {
 	if err != nil || !rep.OK || rep.Graph.Edges == 0 || !strings.Contains(rep.Graph.Sync, "rebuilt") {
 		t.Fatalf("Check after the unlock = %+v, %v", rep.Graph, err)
 	}
+}
+
+// holdJournal makes the journal's next commit wait, and returns once it
+// waits; the function it returns lets it go on.
+func (ts *testService) holdJournal() func() {
+	entered := make(chan struct{})
+	release := make(chan struct{})
+	var once sync.Once
+	pause := func() { once.Do(func() { close(entered); <-release }) }
+	ts.store.pause.Store(&pause)
+	go ts.mustPersona(fmt.Sprintf("hold-%d", time.Now().UnixNano()))
+	<-entered
+	ts.store.pause.Store(nil)
+	return func() { close(release) }
 }

@@ -1,0 +1,103 @@
+package custodian
+
+import (
+	"context"
+
+	"github.com/phc-project/phc/graph"
+)
+
+// deltaMerger joins the graph changes of a group's jobs into one delta
+// equal to applying them in order: for each edge, the last change wins
+// (Apply is idempotent, so an add of a present edge or a removal of an
+// absent one changes nothing either way).
+type deltaMerger struct {
+	last  map[graph.Edge]bool // edge → added (true) or removed (false)
+	order []graph.Edge        // first-seen order, for a stable delta
+	fresh []string
+}
+
+// merge adds d, a job's delta, after the jobs merged so far, and records
+// its new lineage edges in st.pendingDerived until the graph has them.
+func (m *deltaMerger) merge(st *state, d *graph.Delta) {
+	if len(d.Add)+len(d.Remove) == 0 {
+		return
+	}
+	if m.last == nil {
+		m.last = make(map[graph.Edge]bool, len(d.Add)+len(d.Remove))
+	}
+	set := func(e graph.Edge, add bool) {
+		if _, ok := m.last[e]; !ok {
+			m.order = append(m.order, e)
+		}
+		m.last[e] = add
+	}
+	for _, e := range d.Remove {
+		set(e, false)
+	}
+	for _, e := range d.Add {
+		set(e, true)
+		if e.Predicate == graph.DerivedFrom {
+			st.pendingDerived[e.Object] = append(st.pendingDerived[e.Object], e.Subject)
+		}
+	}
+	m.fresh = append(m.fresh, d.Fresh...)
+}
+
+func (m *deltaMerger) changes() bool { return len(m.order) > 0 }
+
+// delta returns the merged delta, reaching watermark.
+func (m *deltaMerger) delta(watermark uint64) graph.Delta {
+	d := graph.Delta{Fresh: m.fresh, Watermark: watermark}
+	for _, e := range m.order {
+		if m.last[e] {
+			d.Add = append(d.Add, e)
+		} else {
+			d.Remove = append(d.Remove, e)
+		}
+	}
+	return d
+}
+
+// dependents is the graph's Dependents along lineage, joined with the
+// lineage of summaries made earlier in the journal's group and not yet in
+// the graph (st.pendingDerived). Lineage edges are only ever added, so the
+// graph and the pending edges together are the whole lineage.
+func (s *Service) dependents(st *state, roots []string, visit func(string) bool) ([]graph.Dependent, error) {
+	if len(st.pendingDerived) == 0 {
+		return s.graph.Dependents(context.Background(), roots, graph.DerivedFrom, visit)
+	}
+	seen := make(map[string]bool, len(roots))
+	for _, r := range roots {
+		seen[r] = true
+	}
+	once := func(n string) bool {
+		if seen[n] || !visit(n) {
+			return false
+		}
+		seen[n] = true
+		return true
+	}
+	var out []graph.Dependent
+	frontier := roots
+	for len(frontier) > 0 {
+		deps, err := s.graph.Dependents(context.Background(), frontier, graph.DerivedFrom, once)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, deps...)
+		reached := append([]string{}, frontier...)
+		for _, d := range deps {
+			reached = append(reached, d.Node)
+		}
+		frontier = nil
+		for _, n := range reached {
+			for _, c := range st.pendingDerived[n] {
+				if once(c) {
+					out = append(out, graph.Dependent{Node: c, Via: n})
+					frontier = append(frontier, c)
+				}
+			}
+		}
+	}
+	return out, nil
+}
