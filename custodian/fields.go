@@ -574,8 +574,7 @@ func (s *Service) agentPutField(op string, p Principal, id string, in fieldWrite
 				Evidence: []Evidence{}, Sensitivity: tier, Restrictions: []Restriction{},
 				ProposedAt: b.now, Revision: b.nextRevision(),
 			}
-			st.proposals[pid] = pr
-			b.put(bucketProposals, pid, pr)
+			st.filePending(b, pr)
 			b.receipt(Receipt{Actor: p.actor(), Operation: "proposal.create", Recipient: p.Consumer, Decision: "allow",
 				Records: []string{pid}, Revision: pr.Revision})
 			pending = &Proposed{ProposalID: pid, Status: StatusProposed, Revision: pr.Revision}

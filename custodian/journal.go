@@ -207,6 +207,13 @@ func (s *Service) commitGroup(jobs []*job) (rest []*job) {
 		writes = append(writes, write{bucket: bucketOutbox, key: receiptKey(st.revision), value: raw})
 	}
 	if len(writes) > 0 {
+		if st.pendingIndexMissing {
+			for id := range st.pending {
+				writes = append(writes, write{bucket: bucketPending, key: id, value: []byte("{}")})
+			}
+			writes = append(writes, write{bucket: bucketMeta, key: metaPendingIndex, value: []byte("true")})
+			st.pendingIndexMissing = false
+		}
 		if st.graphFloorDirty {
 			floor, _ := json.Marshal(st.graphFloor)
 			writes = append(writes, write{bucket: bucketMeta, key: metaGraphFloor, value: floor})

@@ -3,6 +3,7 @@ package custodian
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"sort"
 	"time"
@@ -106,8 +107,7 @@ func (s *Service) Propose(ctx context.Context, p Principal, raw []byte) (Propose
 			PersonasHint: d.PersonasHint, Note: d.Note,
 			ProposedAt: b.now, Revision: b.nextRevision(),
 		}
-		st.proposals[id] = pr
-		b.put(bucketProposals, id, pr)
+		st.filePending(b, pr)
 		b.receipt(Receipt{Actor: p.actor(), Operation: "proposal.create", Decision: "allow", Records: []string{id}, Revision: pr.Revision})
 		out = Proposed{ProposalID: id, Status: StatusProposed, Revision: pr.Revision}
 		return nil
@@ -137,19 +137,40 @@ func orEmpty[T any](s []T) []T {
 }
 
 // Review returns the owner's queue: every pending proposal, in the order
-// they arrived.
+// they arrived. The queue is read from the store: the view holds only which
+// proposals are pending.
 func (s *Service) Review(ctx context.Context, p Principal) ([]Proposal, error) {
-	return ownerRead(s, "review", p, func(st *state) ([]Proposal, error) {
-		out := make([]Proposal, 0)
-		for _, pr := range st.proposals {
-			if pr.Status == StatusProposed {
+	const op = "review"
+	ids, err := ownerRead(s, op, p, func(st *state) ([]string, error) {
+		ids := make([]string, 0, len(st.pending))
+		for id := range st.pending {
+			ids = append(ids, id)
+		}
+		// Revisions are assigned in the journal's order: first come, first shown.
+		sort.Slice(ids, func(i, j int) bool { return st.pending[ids[i]] < st.pending[ids[j]] })
+		return ids, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Proposal, 0, len(ids))
+	err = s.store.View(func(tx Tx) error {
+		for _, id := range ids {
+			pr, err := loadProposal(tx, id)
+			if err != nil {
+				return err
+			}
+			// Decided since the queue was read: no longer in it.
+			if pr != nil && pr.Status == StatusProposed {
 				out = append(out, *pr)
 			}
 		}
-		// Revisions are assigned in the journal's order: first come, first shown.
-		sort.Slice(out, func(i, j int) bool { return out[i].Revision < out[j].Revision })
-		return out, nil
+		return nil
 	})
+	if err != nil {
+		return nil, wrap(op, KindInternal, err)
+	}
+	return out, nil
 }
 
 // ConfirmInput is the owner's decision to confirm a proposal.
@@ -197,13 +218,13 @@ func (s *Service) Confirm(ctx context.Context, p Principal, id string, raw []byt
 	if in.Edits != nil && in.Edits.Value != nil && !json.Valid(in.Edits.Value) {
 		return Written{}, fail(op, KindInvalid, "edited value is not JSON")
 	}
+	pr, err := s.pendingProposal(op, p, id)
+	if err != nil {
+		return Written{}, err
+	}
 	var out Written
-	err := s.write(op, p, func(st *state, b *batch) error {
-		pr, ok := st.proposals[id]
-		if !ok {
-			return notFound(op)
-		}
-		if pr.Status != StatusProposed {
+	err = s.write(op, p, func(st *state, b *batch) error {
+		if _, ok := st.pending[id]; !ok {
 			return fail(op, KindConflict, "the proposal was already decided")
 		}
 		personas, err := st.checkPersonas(op, in.Personas)
@@ -268,8 +289,7 @@ func (s *Service) Confirm(ctx context.Context, p Principal, id string, raw []byt
 		rev := c.Revision
 		decided := pr.decided(StatusConfirmed, at)
 		decided.ClaimID = cid
-		st.proposals[id] = &decided
-		b.put(bucketProposals, id, &decided)
+		st.decide(b, &decided)
 		b.receipt(Receipt{Actor: "owner", Operation: "proposal.confirm", Decision: "allow", Records: []string{id, c.Ref()}, Revision: rev})
 		out = Written{Claim: rec.view(rec.meta.Head), Revision: rev}
 		return nil
@@ -320,21 +340,20 @@ func (s *Service) Reject(ctx context.Context, p Principal, id string, raw []byte
 	if len(in.Reason) > 1024 {
 		return 0, fail(op, KindInvalid, "the reason is longer than 1024 bytes")
 	}
+	pr, err := s.pendingProposal(op, p, id)
+	if err != nil {
+		return 0, err
+	}
 	var rev uint64
-	err := s.write(op, p, func(st *state, b *batch) error {
-		pr, ok := st.proposals[id]
-		if !ok {
-			return notFound(op)
-		}
-		if pr.Status != StatusProposed {
+	err = s.write(op, p, func(st *state, b *batch) error {
+		if _, ok := st.pending[id]; !ok {
 			return fail(op, KindConflict, "the proposal was already decided")
 		}
 		rev = b.nextRevision()
 		at := b.now
 		decided := pr.decided(StatusRejected, at)
 		decided.Reason = in.Reason
-		st.proposals[id] = &decided
-		b.put(bucketProposals, id, &decided)
+		st.decide(b, &decided)
 		b.receipt(Receipt{Actor: "owner", Operation: "proposal.reject", Decision: "allow", Records: []string{id}, Revision: rev})
 		return nil
 	})
@@ -364,4 +383,65 @@ func (st *state) checkPersonas(op string, ids []string) ([]string, error) {
 	}
 	sort.Strings(out)
 	return out, nil
+}
+
+// Pending proposals. The store holds every proposal (bucketProposals) and
+// an index of the pending ones (bucketPending); the view holds only the
+// pending ones' ids and revisions, so that neither the drafts waiting for
+// review nor the history of decided proposals take memory.
+const (
+	bucketPending    = "proposals_pending" // prp_… → {} while the proposal waits
+	metaPendingIndex = "pending_index"     // set once bucketPending is complete
+)
+
+// filePending stores pr, a new pending proposal, and indexes it.
+func (st *state) filePending(b *batch, pr *Proposal) {
+	st.pending[pr.ID] = pr.Revision
+	b.put(bucketProposals, pr.ID, pr)
+	b.put(bucketPending, pr.ID, struct{}{})
+}
+
+// decide stores the decided form of a pending proposal.
+func (st *state) decide(b *batch, decided *Proposal) {
+	delete(st.pending, decided.ID)
+	b.put(bucketProposals, decided.ID, decided)
+	b.del(bucketPending, decided.ID)
+}
+
+// loadProposal reads proposal id from the store (nil if there is none).
+func loadProposal(tx Tx, id string) (*Proposal, error) {
+	raw, ok, err := tx.Get(bucketProposals, id)
+	if err != nil || !ok {
+		return nil, err
+	}
+	pr := &Proposal{}
+	if err := json.Unmarshal(raw, pr); err != nil {
+		return nil, fmt.Errorf("proposal %s: %w", id, err)
+	}
+	return pr, nil
+}
+
+// pendingProposal reads proposal id for a decision: not found if there is
+// none, a conflict if it was decided. It waits until what the view says of
+// the proposal is durable, so that the store holds it.
+func (s *Service) pendingProposal(op string, p Principal, id string) (*Proposal, error) {
+	_, err := ownerRead(s, op, p, func(st *state) (struct{}, error) { return struct{}{}, nil })
+	if err != nil {
+		return nil, err
+	}
+	var pr *Proposal
+	if err := s.store.View(func(tx Tx) error {
+		var err error
+		pr, err = loadProposal(tx, id)
+		return err
+	}); err != nil {
+		return nil, wrap(op, KindInternal, err)
+	}
+	switch {
+	case pr == nil:
+		return nil, notFound(op)
+	case pr.Status != StatusProposed:
+		return nil, fail(op, KindConflict, "the proposal was already decided")
+	}
+	return pr, nil
 }

@@ -31,7 +31,7 @@ type state struct {
 	failed  bool
 
 	claims    map[string]*claimRecord // claim id → record
-	proposals map[string]*Proposal    // proposal id → proposal
+	pending   map[string]uint64       // pending proposal id → its revision
 	personas  map[string]*Persona
 	grants    map[string]*Grant
 	grantsBy  map[string]map[string]*Grant // recipient name → its grants
@@ -67,6 +67,10 @@ type state struct {
 	// pendingDerived holds the lineage edges (parent ref → summary refs)
 	// of the journal's current group, until the graph has them.
 	pendingDerived map[string][]string
+
+	// pendingIndexMissing: the store predates bucketPending; the journal's
+	// next commit writes it.
+	pendingIndexMissing bool
 
 	// sets remembers the disclosed sets known to be stored (journal only).
 	sets *knownSets
@@ -175,7 +179,7 @@ func (r *claimRecord) inPersona(id string) bool {
 func newState() *state {
 	st := &state{
 		claims:         make(map[string]*claimRecord),
-		proposals:      make(map[string]*Proposal),
+		pending:        make(map[string]uint64),
 		personas:       make(map[string]*Persona),
 		grants:         make(map[string]*Grant),
 		grantsBy:       make(map[string]map[string]*Grant),
@@ -325,7 +329,7 @@ func loadState(store Store) (*state, error) {
 			}
 			st.indexClaim(r)
 		}
-		if err := loadEach(tx, bucketProposals, func(p *Proposal) { st.proposals[p.ID] = p }); err != nil {
+		if err := st.loadPending(tx); err != nil {
 			return err
 		}
 		if err := tx.ForEach(bucketPersonas, func(k string, v []byte) error {
@@ -409,4 +413,31 @@ func versionRef(id string, v int) string { return id + "@" + strconv.Itoa(v) }
 // segment).
 func (st *state) fieldStats() (int, map[string]int) {
 	return st.active.Len(), maps.Clone(st.categories)
+}
+
+// loadPending reads which proposals are pending: from their index, or, in
+// a store written before the index, from every proposal (the next commit
+// then writes the index; see pendingIndexMissing).
+func (st *state) loadPending(tx Tx) error {
+	if _, ok, err := tx.Get(bucketMeta, metaPendingIndex); err != nil {
+		return err
+	} else if ok {
+		return tx.ForEach(bucketPending, func(id string, _ []byte) error {
+			pr, err := loadProposal(tx, id)
+			if err != nil {
+				return err
+			}
+			if pr == nil || pr.Status != StatusProposed {
+				return fmt.Errorf("pending proposal %s: not pending in the store", id)
+			}
+			st.pending[id] = pr.Revision
+			return nil
+		})
+	}
+	st.pendingIndexMissing = true
+	return loadEach(tx, bucketProposals, func(p *Proposal) {
+		if p.Status == StatusProposed {
+			st.pending[p.ID] = p.Revision
+		}
+	})
 }
