@@ -65,6 +65,7 @@ func commands() []command {
 		{"check", "verify that the graph agrees with the store, and the receipt chain", runCheck},
 		{"graph", "rebuild the graph from the store, or export it (N-Quads, PROV-O JSON-LD)", runGraph},
 		{"conformance", "run the conformance suite against a custodian", runConformance},
+		{"bench", "measure a daemon it starts, at several vault sizes (DESIGN.md §8)", runBench},
 	}
 }
 

@@ -1,0 +1,35 @@
+// Package bench is phc bench: it measures a phc daemon from a separate
+// process, at several vault sizes, as DESIGN.md §8 asks ("all figures come
+// from phc bench in a separate process").
+//
+// For each vault size [Run] creates a fresh data dir, starts the daemon
+// (`phc serve`, the password in PHC_PASSWORD, a free loopback port) as a
+// child process, and then talks to it over its HTTP API only:
+//
+//   - Seeding: N active claims, of which exactly [ReadSet] (work.f000 …
+//     work.f299) are readable by a consumer "reader" (a read grant on work.*
+//     for purpose assist); the rest (bulk.k…) are claims it may not read.
+//     Proposals are sent concurrently and confirmed in bulk when the daemon
+//     has a bulk route, else one by one, concurrently. After seeding, the
+//     reader's GET /context/context must return exactly ReadSet fields.
+//   - Workloads, each a closed loop of C clients, each client on its own
+//     keep-alive connection, after an unmeasured warm-up: context300 (the
+//     reader's 300-field GET /context/context), field1 (GET
+//     /context/fields/work.f000), owner-write (PUT /context/fields/… as the
+//     owner, new and existing keys alternating), propose (POST
+//     /phc/v1/proposals with a write token) and traverse (the owner's
+//     3-hop GET /phc/v1/graph/neighbors/self over a small graph). Each
+//     reports requests, req/s, exact p50 and p99, and non-2xx answers.
+//   - Memory: the daemon's RSS, anonymous and file-mapped (bbolt's mmap)
+//     apart, after seeding and idle after a restart (Linux /proc only).
+//   - Restart: SIGTERM, wait, start again; the time from the process start
+//     to the reader's first 200, which includes the Argon2id KDF, measured
+//     alone as well.
+//   - Growth: store size (file and bbolt high-water mark) and RSS before
+//     and after N sequential 300-field reads; bytes of store per read; then
+//     a restart.
+//
+// Figures go to a plain table per size, and to JSON ([Report]). The
+// daemon's output is discarded but for its log's tail, shown when it
+// fails; no token, secret or password is ever printed.
+package bench
