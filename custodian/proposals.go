@@ -227,74 +227,84 @@ func (s *Service) Confirm(ctx context.Context, p Principal, id string, raw []byt
 		if _, ok := st.pending[id]; !ok {
 			return fail(op, KindConflict, "the proposal was already decided")
 		}
-		personas, err := st.checkPersonas(op, in.Personas)
-		if err != nil {
-			return err
-		}
-		cid, err := identity.NewID("clm_")
-		if err != nil {
-			return wrap(op, KindInternal, err)
-		}
-		at := b.now
-		c := &Claim{
-			ID: cid, Version: 1, Key: pr.Key, Value: pr.Value, Subject: pr.Subject,
-			Kind: pr.Kind, Assertion: pr.Assertion,
-			Confirmation: Confirmation{Status: ConfirmationConfirmed, By: "owner", At: &at},
-			Producer:     pr.Producer, Evidence: pr.Evidence,
-			ValidFrom: pr.ValidFrom, ValidTo: pr.ValidTo, RecordedAt: at,
-			Sensitivity: pr.Sensitivity, Restrictions: pr.Restrictions,
-			WrittenBy: writtenByOf(pr.Producer.Authenticated), Note: pr.Note,
-		}
-		if e := in.Edits; e != nil {
-			if e.Value != nil {
-				c.Value = e.Value
-			}
-			if e.Sensitivity != "" {
-				c.Sensitivity = e.Sensitivity
-			}
-			if e.ValidFrom != nil {
-				c.ValidFrom = e.ValidFrom
-			}
-			if e.ValidTo != nil {
-				c.ValidTo = e.ValidTo
-			}
-		}
-		if err := st.checkRelationship(op, c); err != nil {
-			return err
-		}
-		var rec *claimRecord
-		if f := st.field(c.Key); f != nil && c.Subject == SubjectSelf {
-			// The proposal changes an existing field: a new version of its
-			// claim (never a second claim beside it), at the higher tier, in
-			// the personas it had and those given now.
-			rec = st.addVersion(b, f, c.Producer.Authenticated, "owner", func(v *Claim) {
-				v.Value, v.Kind, v.Assertion, v.Producer = c.Value, c.Kind, c.Assertion, c.Producer
-				v.Evidence, v.ValidFrom, v.ValidTo, v.Note = c.Evidence, c.ValidFrom, c.ValidTo, c.Note
-				v.Restrictions = c.Restrictions
-				v.Sensitivity = raiseTier(v.Sensitivity, c.Sensitivity)
-				v.WrittenBy = c.WrittenBy
-			})
-			if merged := mergePersonas(rec.meta.Personas, personas); len(merged) != len(rec.meta.Personas) {
-				nr := &claimRecord{meta: rec.meta, versions: rec.versions}
-				nr.meta.Personas = merged
-				st.setClaim(nr)
-				b.put(bucketClaimMeta, nr.meta.ID, nr.meta)
-				rec = nr
-			}
-			c = rec.head()
-			cid = c.ID
-		} else {
-			rec = st.newClaim(b, c, personas)
-		}
-		rev := c.Revision
-		decided := pr.decided(StatusConfirmed, at)
-		decided.ClaimID = cid
-		st.decide(b, &decided)
-		b.receipt(Receipt{Actor: "owner", Operation: "proposal.confirm", Decision: "allow", Records: []string{id, c.Ref()}, Revision: rev})
-		out = Written{Claim: rec.view(rec.meta.Head), Revision: rev}
-		return nil
+		var err error
+		out, err = st.confirmIn(op, b, pr, in)
+		return err
 	})
 	return out, err
+}
+
+// confirmIn confirms pending proposal pr as in says, in the journal: it
+// validates before it changes the view, so an error leaves nothing staged.
+func (st *state) confirmIn(op string, b *batch, pr *Proposal, in ConfirmInput) (Written, error) {
+	var out Written
+	id := pr.ID
+	personas, err := st.checkPersonas(op, in.Personas)
+	if err != nil {
+		return Written{}, err
+	}
+	cid, err := identity.NewID("clm_")
+	if err != nil {
+		return Written{}, wrap(op, KindInternal, err)
+	}
+	at := b.now
+	c := &Claim{
+		ID: cid, Version: 1, Key: pr.Key, Value: pr.Value, Subject: pr.Subject,
+		Kind: pr.Kind, Assertion: pr.Assertion,
+		Confirmation: Confirmation{Status: ConfirmationConfirmed, By: "owner", At: &at},
+		Producer:     pr.Producer, Evidence: pr.Evidence,
+		ValidFrom: pr.ValidFrom, ValidTo: pr.ValidTo, RecordedAt: at,
+		Sensitivity: pr.Sensitivity, Restrictions: pr.Restrictions,
+		WrittenBy: writtenByOf(pr.Producer.Authenticated), Note: pr.Note,
+	}
+	if e := in.Edits; e != nil {
+		if e.Value != nil {
+			c.Value = e.Value
+		}
+		if e.Sensitivity != "" {
+			c.Sensitivity = e.Sensitivity
+		}
+		if e.ValidFrom != nil {
+			c.ValidFrom = e.ValidFrom
+		}
+		if e.ValidTo != nil {
+			c.ValidTo = e.ValidTo
+		}
+	}
+	if err := st.checkRelationship(op, c); err != nil {
+		return Written{}, err
+	}
+	var rec *claimRecord
+	if f := st.field(c.Key); f != nil && c.Subject == SubjectSelf {
+		// The proposal changes an existing field: a new version of its
+		// claim (never a second claim beside it), at the higher tier, in
+		// the personas it had and those given now.
+		rec = st.addVersion(b, f, c.Producer.Authenticated, "owner", func(v *Claim) {
+			v.Value, v.Kind, v.Assertion, v.Producer = c.Value, c.Kind, c.Assertion, c.Producer
+			v.Evidence, v.ValidFrom, v.ValidTo, v.Note = c.Evidence, c.ValidFrom, c.ValidTo, c.Note
+			v.Restrictions = c.Restrictions
+			v.Sensitivity = raiseTier(v.Sensitivity, c.Sensitivity)
+			v.WrittenBy = c.WrittenBy
+		})
+		if merged := mergePersonas(rec.meta.Personas, personas); len(merged) != len(rec.meta.Personas) {
+			nr := &claimRecord{meta: rec.meta, versions: rec.versions}
+			nr.meta.Personas = merged
+			st.setClaim(nr)
+			b.put(bucketClaimMeta, nr.meta.ID, nr.meta)
+			rec = nr
+		}
+		c = rec.head()
+		cid = c.ID
+	} else {
+		rec = st.newClaim(b, c, personas)
+	}
+	rev := c.Revision
+	decided := pr.decided(StatusConfirmed, at)
+	decided.ClaimID = cid
+	st.decide(b, &decided)
+	b.receipt(Receipt{Actor: "owner", Operation: "proposal.confirm", Decision: "allow", Records: []string{id, c.Ref()}, Revision: rev})
+	out = Written{Claim: rec.view(rec.meta.Head), Revision: rev}
+	return out, nil
 }
 
 // decided is what remains of a proposal once the owner has decided it: its
@@ -349,15 +359,21 @@ func (s *Service) Reject(ctx context.Context, p Principal, id string, raw []byte
 		if _, ok := st.pending[id]; !ok {
 			return fail(op, KindConflict, "the proposal was already decided")
 		}
-		rev = b.nextRevision()
-		at := b.now
-		decided := pr.decided(StatusRejected, at)
-		decided.Reason = in.Reason
-		st.decide(b, &decided)
-		b.receipt(Receipt{Actor: "owner", Operation: "proposal.reject", Decision: "allow", Records: []string{id}, Revision: rev})
+		rev = st.rejectIn(b, pr, in.Reason)
 		return nil
 	})
 	return rev, err
+}
+
+// rejectIn rejects pending proposal pr with reason, in the journal, and
+// returns the revision.
+func (st *state) rejectIn(b *batch, pr *Proposal, reason string) uint64 {
+	rev := b.nextRevision()
+	decided := pr.decided(StatusRejected, b.now)
+	decided.Reason = reason
+	st.decide(b, &decided)
+	b.receipt(Receipt{Actor: "owner", Operation: "proposal.reject", Decision: "allow", Records: []string{pr.ID}, Revision: rev})
+	return rev
 }
 
 // mergePersonas returns the sorted union of a and b.

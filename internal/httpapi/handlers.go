@@ -222,6 +222,32 @@ func (s *Server) confirm(w http.ResponseWriter, r *http.Request, p custodian.Pri
 	return nil
 }
 
+func (s *Server) confirmBulk(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
+	raw, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	out, err := s.svc.ConfirmBulk(r.Context(), p, raw)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func (s *Server) rejectBulk(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
+	raw, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	out, err := s.svc.RejectBulk(r.Context(), p, raw)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
 func (s *Server) reject(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
 	raw, err := readBody(r)
 	if err != nil {

@@ -128,6 +128,8 @@ func (s *Server) routes() []route {
 		{"GET /phc/v1/review", owner, s.review},
 		{"POST /phc/v1/proposals/{id}/confirm", owner, s.confirm},
 		{"POST /phc/v1/proposals/{id}/reject", owner, s.reject},
+		{"POST /phc/v1/review/confirm", owner, s.confirmBulk},
+		{"POST /phc/v1/review/reject", owner, s.rejectBulk},
 
 		{"GET /phc/v1/claims", owner, s.listClaims},
 		{"GET /phc/v1/claims/{id}", anyToken, s.getClaim},

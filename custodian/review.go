@@ -1,0 +1,134 @@
+package custodian
+
+import (
+	"context"
+
+	"github.com/phc-project/phc/internal/identity"
+)
+
+// maxBulk bounds the proposals one bulk review decision names.
+const maxBulk = 1000
+
+// BulkConfirmInput is the owner's decision to confirm many proposals into
+// the same personas.
+type BulkConfirmInput struct {
+	IDs      []string `json:"ids"`
+	Personas []string `json:"personas"`
+}
+
+// BulkRejectInput is the owner's decision to reject many proposals.
+type BulkRejectInput struct {
+	IDs    []string `json:"ids"`
+	Reason string   `json:"reason"`
+}
+
+// BulkItem is the outcome of one proposal of a bulk decision: the claim it
+// became (confirm), or why it was not decided (the constraint code of the
+// error it would have answered alone).
+type BulkItem struct {
+	ProposalID string `json:"proposal_id"`
+	ClaimID    string `json:"claim_id,omitempty"`
+	Version    int    `json:"version,omitempty"`
+	Constraint string `json:"constraint,omitempty"`
+	Error      string `json:"error,omitempty"`
+}
+
+// BulkDecision answers a bulk review decision: one item per id, in the
+// order given, and the revision after it.
+type BulkDecision struct {
+	Decided  int        `json:"decided"`
+	Items    []BulkItem `json:"items"`
+	Revision uint64     `json:"revision"`
+}
+
+// ConfirmBulk confirms up to 1,000 pending proposals into the same
+// personas, as one write: each as Confirm would, with one store commit for
+// all. A proposal that cannot be confirmed (unknown, already decided, about
+// an entity that does not exist) is reported in its item; the others are
+// confirmed. Owner only.
+func (s *Service) ConfirmBulk(ctx context.Context, p Principal, raw []byte) (BulkDecision, error) {
+	const op = "review.confirm"
+	if err := requireOwner(op, p); err != nil {
+		return BulkDecision{}, err
+	}
+	var in BulkConfirmInput
+	if err := decodeStrict(op, raw, &in); err != nil {
+		return BulkDecision{}, err
+	}
+	return s.decideBulk(op, p, in.IDs, func(st *state, b *batch, pr *Proposal) (BulkItem, error) {
+		w, err := st.confirmIn(op, b, pr, ConfirmInput{Personas: in.Personas})
+		return BulkItem{ClaimID: w.Claim.ID, Version: w.Claim.Version}, err
+	})
+}
+
+// RejectBulk rejects up to 1,000 pending proposals with one reason, as one
+// write. Owner only.
+func (s *Service) RejectBulk(ctx context.Context, p Principal, raw []byte) (BulkDecision, error) {
+	const op = "review.reject"
+	if err := requireOwner(op, p); err != nil {
+		return BulkDecision{}, err
+	}
+	var in BulkRejectInput
+	if err := decodeStrict(op, raw, &in); err != nil {
+		return BulkDecision{}, err
+	}
+	if len(in.Reason) > 1024 {
+		return BulkDecision{}, fail(op, KindInvalid, "the reason is longer than 1024 bytes")
+	}
+	return s.decideBulk(op, p, in.IDs, func(st *state, b *batch, pr *Proposal) (BulkItem, error) {
+		st.rejectIn(b, pr, in.Reason)
+		return BulkItem{}, nil
+	})
+}
+
+// decideBulk reads the proposals ids names and decides each pending one
+// with decide, in one journal job.
+func (s *Service) decideBulk(op string, p Principal, ids []string, decide func(*state, *batch, *Proposal) (BulkItem, error)) (BulkDecision, error) {
+	if len(ids) == 0 || len(ids) > maxBulk {
+		return BulkDecision{}, fail(op, KindInvalid, "ids must name 1 to 1000 proposals")
+	}
+	seen := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		if !identity.ValidID(id, "prp_") {
+			return BulkDecision{}, fail(op, KindInvalid, "malformed proposal id")
+		}
+		if seen[id] {
+			return BulkDecision{}, fail(op, KindInvalid, "a proposal id is named twice")
+		}
+		seen[id] = true
+	}
+	prs := make([]*Proposal, len(ids))
+	errs := make([]error, len(ids))
+	for i, id := range ids {
+		prs[i], errs[i] = s.pendingProposal(op, p, id)
+	}
+	out := BulkDecision{Items: make([]BulkItem, len(ids))}
+	err := s.write(op, p, func(st *state, b *batch) error {
+		out.Decided = 0
+		for i, id := range ids {
+			err := errs[i]
+			item := BulkItem{}
+			if err == nil {
+				if _, ok := st.pending[id]; !ok {
+					err = fail(op, KindConflict, "the proposal was already decided")
+				} else {
+					item, err = decide(st, b, prs[i])
+				}
+			}
+			item.ProposalID = id
+			if err != nil {
+				d := Describe(err)
+				item = BulkItem{ProposalID: id, Constraint: d.Constraint, Error: d.Error}
+			} else {
+				out.Decided++
+			}
+			out.Items[i] = item
+		}
+		out.Revision = st.revision
+		return nil
+	})
+	if err != nil {
+		return BulkDecision{}, err
+	}
+	return out, nil
+}
