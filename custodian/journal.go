@@ -184,22 +184,26 @@ func (s *Service) commitGroup(jobs []*job) (rest []*job) {
 		writes = append(writes, b.writes...)
 		// The group's graph changes go in one delta, applied after its
 		// commit; the jobs after this one see its lineage through
-		// st.pendingDerived (see dependents).
-		delta.merge(st, &b.graph)
+		// st.lag (see dependents).
+		delta.mergeJob(st, &b.graph)
 	}
 	var applied uint64
 	hasDelta := delta.changes()
+	var floor uint64
+	var floorDirty bool
 	if len(writes) > 0 || hasDelta {
 		// Deltas the graph has are pruned from the outbox with this
 		// commit, before this group's own is stored.
-		for _, k := range st.outboxDone {
+		var done []string
+		done, floor, floorDirty = st.lag.prunable()
+		for _, k := range done {
 			writes = append(writes, write{bucket: bucketOutbox, key: k})
 		}
-		st.outboxDone = nil
 	}
 	var gd graph.Delta
 	if hasDelta && !st.broken {
 		gd = delta.delta(st.revision)
+		st.lag.sealPending(gd.Watermark)
 		raw, err := json.Marshal(&gd)
 		if err != nil {
 			st.broken = true
@@ -214,10 +218,9 @@ func (s *Service) commitGroup(jobs []*job) (rest []*job) {
 			writes = append(writes, write{bucket: bucketMeta, key: metaPendingIndex, value: []byte("true")})
 			st.pendingIndexMissing = false
 		}
-		if st.graphFloorDirty {
-			floor, _ := json.Marshal(st.graphFloor)
-			writes = append(writes, write{bucket: bucketMeta, key: metaGraphFloor, value: floor})
-			st.graphFloorDirty = false
+		if floorDirty {
+			raw, _ := json.Marshal(floor)
+			writes = append(writes, write{bucket: bucketMeta, key: metaGraphFloor, value: raw})
 		}
 		st.applied++
 		applied = st.applied
@@ -271,7 +274,8 @@ func (s *Service) commitGroup(jobs []*job) (rest []*job) {
 				st.sets.stored(d)
 			}
 			if hasDelta {
-				s.applyGraph(st, gd)
+				st.lag.handed(gd.Watermark)
+				s.graphQ <- graphJob{st: st, d: gd}
 			}
 			st.markDurable(applied)
 		}
@@ -290,25 +294,6 @@ func (s *Service) commitGroup(jobs []*job) (rest []*job) {
 		j.done <- errs[i]
 	}
 	return rest
-}
-
-// applyGraph applies a committed group's delta to the graph. The delta is
-// durable in the outbox, so a failure loses nothing: the vault locks, and
-// the next unlock replays the outbox into the graph.
-func (s *Service) applyGraph(st *state, d graph.Delta) {
-	if err := s.graph.Apply(d); err != nil {
-		s.log.Error("graph update failed; locking the vault until the graph is replayed", "err", err)
-		st.mu.Lock()
-		st.broken = true
-		st.mu.Unlock()
-		go s.lockBroken(st)
-		return
-	}
-	st.mu.Lock()
-	clear(st.pendingDerived)
-	st.outboxDone = append(st.outboxDone, receiptKey(d.Watermark))
-	st.graphFloor, st.graphFloorKnown, st.graphFloorDirty = d.Watermark, true, true
-	st.mu.Unlock()
 }
 
 // lockBroken locks the vault after a failed commit, if st is still current.

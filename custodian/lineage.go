@@ -16,9 +16,8 @@ type deltaMerger struct {
 	fresh []string
 }
 
-// merge adds d, a job's delta, after the jobs merged so far, and records
-// its new lineage edges in st.pendingDerived until the graph has them.
-func (m *deltaMerger) merge(st *state, d *graph.Delta) {
+// merge adds d after the deltas merged so far.
+func (m *deltaMerger) merge(d *graph.Delta) {
 	if len(d.Add)+len(d.Remove) == 0 {
 		return
 	}
@@ -36,9 +35,6 @@ func (m *deltaMerger) merge(st *state, d *graph.Delta) {
 	}
 	for _, e := range d.Add {
 		set(e, true)
-		if e.Predicate == graph.DerivedFrom {
-			st.pendingDerived[e.Object] = append(st.pendingDerived[e.Object], e.Subject)
-		}
 	}
 	m.fresh = append(m.fresh, d.Fresh...)
 }
@@ -58,12 +54,25 @@ func (m *deltaMerger) delta(watermark uint64) graph.Delta {
 	return d
 }
 
+// mergeJob adds a job's delta to the group's, and records the lineage it
+// adds as pending until the graph has it.
+func (m *deltaMerger) mergeJob(st *state, d *graph.Delta) {
+	m.merge(d)
+	for _, e := range d.Add {
+		if e.Predicate == graph.DerivedFrom {
+			st.lag.addPending(e.Object, e.Subject)
+		}
+	}
+}
+
 // dependents is the graph's Dependents along lineage, joined with the
-// lineage of summaries made earlier in the journal's group and not yet in
-// the graph (st.pendingDerived). Lineage edges are only ever added, so the
-// graph and the pending edges together are the whole lineage.
+// lineage the graph does not hold yet (st.lag's pending edges: summaries
+// made in the journal's group, or in groups the graph worker has not
+// applied). Lineage edges are only ever added, so the graph and the pending
+// edges together are the whole lineage.
 func (s *Service) dependents(st *state, roots []string, visit func(string) bool) ([]graph.Dependent, error) {
-	if len(st.pendingDerived) == 0 {
+	pending := st.lag.lineage()
+	if len(pending) == 0 {
 		return s.graph.Dependents(context.Background(), roots, graph.DerivedFrom, visit)
 	}
 	seen := make(map[string]bool, len(roots))
@@ -91,7 +100,7 @@ func (s *Service) dependents(st *state, roots []string, visit func(string) bool)
 		}
 		frontier = nil
 		for _, n := range reached {
-			for _, c := range st.pendingDerived[n] {
+			for _, c := range pending[n] {
 				if once(c) {
 					out = append(out, graph.Dependent{Node: c, Via: n})
 					frontier = append(frontier, c)

@@ -87,6 +87,11 @@ func (s *Service) Traverse(ctx context.Context, p Principal, q NeighborQuery) (N
 	if err := st.reached(op, q.MinRevision); err != nil {
 		return Neighbors{}, err
 	}
+	// The graph follows the store a little behind: read it once it holds
+	// every committed write (a traversal never misses the caller's own).
+	if err := st.awaitGraph(op); err != nil {
+		return Neighbors{}, err
+	}
 	switch p.kind {
 	case PrincipalOwner:
 		return readSettled(op, st, func() (Neighbors, error) {

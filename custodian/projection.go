@@ -394,9 +394,9 @@ func (s *Service) syncGraph(st *state) error {
 	}); err != nil {
 		return err
 	}
-	st.outboxDone = keys
+	st.lag.outboxDone = keys
 	switch {
-	case !st.graphFloorKnown, w < st.graphFloor, w > st.revision, w == 0 && st.revision > 0:
+	case !st.lag.floorKnown, w < st.lag.floor, w > st.revision, w == 0 && st.revision > 0:
 		// Never built, behind what the outbox still holds, ahead of the
 		// store (restored from elsewhere), or emptied (a rebuild that did
 		// not finish).
@@ -418,8 +418,8 @@ func (s *Service) syncGraph(st *state) error {
 	if replayed > 0 {
 		st.graphSync = fmt.Sprintf("replayed %d deltas from the outbox at unlock, to revision %d", replayed, w)
 	}
-	if w > st.graphFloor {
-		st.graphFloor, st.graphFloorDirty = w, true
+	if w > st.lag.floor {
+		st.lag.floor, st.lag.floorDirty = w, true
 	}
 	return nil
 }
@@ -430,7 +430,7 @@ func (s *Service) rebuildGraph(st *state) error {
 	if err := s.graph.Replace(st.projection(), st.revision); err != nil {
 		return err
 	}
-	st.graphFloor, st.graphFloorKnown, st.graphFloorDirty = st.revision, true, true
+	st.lag.applied(st.revision, nil)
 	return nil
 }
 
@@ -472,6 +472,9 @@ func (s *Service) Check(ctx context.Context, p Principal) (CheckReport, error) {
 	var rep CheckReport
 	// Inside the journal: no write moves the view or the graph meanwhile.
 	err = s.commit(st, func(st *state, b *batch) error {
+		if err := st.awaitGraph(op); err != nil {
+			return err
+		}
 		rep.Graph = s.compareGraph(ctx, st)
 		rep.Summaries = st.summaryProblems()
 		return nil
@@ -548,6 +551,9 @@ func (s *Service) RebuildGraph(ctx context.Context, p Principal) (uint64, error)
 		if err := requireOwner(op, p); err != nil {
 			return err
 		}
+		if err := st.awaitGraph(op); err != nil {
+			return err
+		}
 		if err := s.rebuildGraph(st); err != nil {
 			// The graph may be half built: nothing may use it until the
 			// next unlock rebuilds it (its watermark is 0).
@@ -576,6 +582,9 @@ func (s *Service) ExportGraph(ctx context.Context, p Principal, w io.Writer) err
 	// Inside the journal: no write or rebuild moves the graph meanwhile, so
 	// the edges and the watermark are one snapshot.
 	return s.commit(st, func(st *state, b *batch) error {
+		if err := st.awaitGraph(op); err != nil {
+			return err
+		}
 		if err := s.graph.WriteNQuads(ctx, w); err != nil {
 			return wrap(op, KindInternal, err)
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"runtime"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -109,8 +110,9 @@ type Service struct {
 	lastActive atomic.Int64 // unix nanoseconds of the last authenticated request
 	unlocked   atomic.Bool  // mirrors st != nil for lock-free status
 
-	jobs chan *job
-	stop chan struct{}
+	jobs   chan *job
+	graphQ chan graphJob // committed deltas for the graph worker
+	stop   chan struct{}
 	wg   sync.WaitGroup
 }
 
@@ -140,6 +142,7 @@ func New(cfg Config) (*Service, error) {
 		exchangeFailures: newFailures(10*mintFailureLimit, time.Minute),
 		kdf:              make(chan struct{}, runtime.NumCPU()),
 		jobs:             make(chan *job, maxGroup),
+		graphQ:           make(chan graphJob, maxGroup),
 		stop:             make(chan struct{}),
 	}
 	if s.log == nil {
@@ -152,8 +155,9 @@ func New(cfg Config) (*Service, error) {
 	if s.idle == 0 {
 		s.idle = defaultIdleLock
 	}
-	s.wg.Add(1)
+	s.wg.Add(2)
 	go s.journal()
+	go s.graphWorker()
 	if s.idle > 0 {
 		s.wg.Add(1)
 		go s.idleWatch()
@@ -274,6 +278,9 @@ func (s *Service) Unlock(ctx context.Context, password []byte, secretKey string)
 		}
 	}
 	s.log.Info("vault unlocked", "revision", st.revision)
+	// The key derivation's 64 MiB and the load's decoding are garbage now:
+	// give the memory back rather than keep it until the heap grows again.
+	go debug.FreeOSMemory()
 	return token, nil
 }
 
@@ -300,6 +307,11 @@ func (s *Service) Lock(ctx context.Context, p Principal) error {
 // lockLocked locks with s.life held exclusively.
 func (s *Service) lockLocked() {
 	wasOpen := s.st != nil
+	if wasOpen {
+		// The graph follows the store: let it catch up, so that the next
+		// unlock finds it where the outbox says.
+		s.st.lag.wait()
+	}
 	s.vault.Lock()
 	s.st = nil
 	s.unlocked.Store(false)

@@ -64,10 +64,6 @@ type state struct {
 	// categories counts the active claims per category (first key segment).
 	categories map[string]int
 
-	// pendingDerived holds the lineage edges (parent ref → summary refs)
-	// of the journal's current group, until the graph has them.
-	pendingDerived map[string][]string
-
 	// pendingIndexMissing: the store predates bucketPending; the journal's
 	// next commit writes it.
 	pendingIndexMissing bool
@@ -81,15 +77,9 @@ type state struct {
 	// job is the journal's record of the write being applied (nil
 	// outside the journal); see finishJob.
 	job *jobCtx
-	// outboxDone lists outbox keys the graph has applied, to prune with
-	// the next commit; graphFloor is the highest revision pruned so (known:
-	// the store records one; dirty: to be written with the next commit).
-	// The journal's goroutine alone uses them, under mu.
-	outboxDone      []string
-	graphFloor      uint64
-	graphFloorKnown bool
-	graphFloorDirty bool
-	graphSync       string // what the unlock did to the graph, for Check
+	// lag says how far the graph has followed this view (see graphsync.go).
+	lag       *graphLag
+	graphSync string // what the unlock did to the graph, for Check
 }
 
 // setClaim publishes a new or replaced claim record (with mu held for
@@ -178,30 +168,30 @@ func (r *claimRecord) inPersona(id string) bool {
 
 func newState() *state {
 	st := &state{
-		claims:         make(map[string]*claimRecord),
-		pending:        make(map[string]uint64),
-		personas:       make(map[string]*Persona),
-		grants:         make(map[string]*Grant),
-		grantsBy:       make(map[string]map[string]*Grant),
-		consumers:      make(map[string]*Consumer),
-		tokens:         make(map[[32]byte]*ServiceToken),
-		tokenByID:      make(map[string]*ServiceToken),
-		requests:       make(map[string]*ContextRequest),
-		trust:          make(map[string]*TrustedIssuer),
-		decTrust:       make(map[string]*DECIssuer),
-		decPolicies:    make(map[string]*DECPolicy),
-		presentations:  make(map[string]*Presentation),
-		admCache:       make(map[admissionKey]admission),
-		summaries:      make(map[string]*Summary),
-		bySubject:      make(map[string]map[string]*claimRecord),
-		entities:       make(map[string]*Entity),
-		settings:       defaultSettings(),
-		active:         newClaimIndex(),
-		byPersona:      make(map[string]*claimIndex),
-		byTier:         make(map[string]*claimIndex),
-		categories:     make(map[string]int),
-		sets:           newKnownSets(),
-		pendingDerived: make(map[string][]string),
+		claims:        make(map[string]*claimRecord),
+		pending:       make(map[string]uint64),
+		personas:      make(map[string]*Persona),
+		grants:        make(map[string]*Grant),
+		grantsBy:      make(map[string]map[string]*Grant),
+		consumers:     make(map[string]*Consumer),
+		tokens:        make(map[[32]byte]*ServiceToken),
+		tokenByID:     make(map[string]*ServiceToken),
+		requests:      make(map[string]*ContextRequest),
+		trust:         make(map[string]*TrustedIssuer),
+		decTrust:      make(map[string]*DECIssuer),
+		decPolicies:   make(map[string]*DECPolicy),
+		presentations: make(map[string]*Presentation),
+		admCache:      make(map[admissionKey]admission),
+		summaries:     make(map[string]*Summary),
+		bySubject:     make(map[string]map[string]*claimRecord),
+		entities:      make(map[string]*Entity),
+		settings:      defaultSettings(),
+		active:        newClaimIndex(),
+		byPersona:     make(map[string]*claimIndex),
+		byTier:        make(map[string]*claimIndex),
+		categories:    make(map[string]int),
+		sets:          newKnownSets(),
+		lag:           newGraphLag(),
 	}
 	st.durCond = sync.NewCond(&st.durMu)
 	return st
@@ -299,35 +289,8 @@ func loadState(store Store) (*state, error) {
 				return fmt.Errorf("meta receipt head: %w", err)
 			}
 		}
-		if err := tx.ForEach(bucketClaimMeta, func(k string, v []byte) error {
-			r := &claimRecord{}
-			if err := json.Unmarshal(v, &r.meta); err != nil {
-				return fmt.Errorf("claim meta %s: %w", k, err)
-			}
-			st.claims[k] = r
-			return nil
-		}); err != nil {
+		if err := st.loadClaims(tx); err != nil {
 			return err
-		}
-		if err := tx.ForEach(bucketClaims, func(k string, v []byte) error {
-			c := &Claim{}
-			if err := json.Unmarshal(v, c); err != nil {
-				return fmt.Errorf("claim %s: %w", k, err)
-			}
-			r, ok := st.claims[c.ID]
-			if !ok || c.Version != len(r.versions)+1 || k != versionKey(c.ID, c.Version) {
-				return fmt.Errorf("claim %s: out of sequence", k)
-			}
-			r.versions = append(r.versions, c)
-			return nil
-		}); err != nil {
-			return err
-		}
-		for id, r := range st.claims {
-			if len(r.versions) == 0 || len(r.versions) != r.meta.Head {
-				return fmt.Errorf("claim %s: head %d but %d versions", id, r.meta.Head, len(r.versions))
-			}
-			st.indexClaim(r)
 		}
 		if err := st.loadPending(tx); err != nil {
 			return err
@@ -356,10 +319,10 @@ func loadState(store Store) (*state, error) {
 		if raw, ok, err := tx.Get(bucketMeta, metaGraphFloor); err != nil {
 			return err
 		} else if ok {
-			if err := json.Unmarshal(raw, &st.graphFloor); err != nil {
+			if err := json.Unmarshal(raw, &st.lag.floor); err != nil {
 				return fmt.Errorf("meta graph floor: %w", err)
 			}
-			st.graphFloorKnown = true
+			st.lag.floorKnown = true
 		}
 		if err := loadEach(tx, bucketGrants, func(g *Grant) { st.grants[g.ID] = g; st.indexGrant(g) }); err != nil {
 			return err

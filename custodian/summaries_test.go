@@ -289,6 +289,11 @@ func TestGraphCatchesUpFromTheOutbox(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The graph follows the store off the write's path: a traversal waits
+	// for it, so the entity's update is applied before the failures start.
+	if _, err := ts.Traverse(ctx, ts.owner, custodian.NeighborQuery{Node: "self"}); err != nil {
+		t.Fatal(err)
+	}
 	fg.mu.Lock()
 	fg.fail = true
 	fg.mu.Unlock()

@@ -1,0 +1,200 @@
+package custodian
+
+import (
+	"encoding/json"
+	"fmt"
+	"runtime"
+	"slices"
+	"sync"
+	"unique"
+)
+
+// Loading the view at unlock. The store hands values over one by one in key
+// order (decrypting them); decoding them is the larger cost, and runs on
+// every core, in batches, while the store goes on reading.
+
+// loadBatch is how many values a decoding worker takes at once.
+const loadBatch = 256
+
+// decodeEach decodes every value of bucket as a T on all cores and calls
+// add for each, in key order, from the calling goroutine.
+func decodeEach[T any](tx Tx, bucket string, add func(key string, v *T) error) error {
+	type item struct {
+		key string
+		raw []byte
+		v   *T
+		err error
+	}
+	type batch struct {
+		items []item
+		done  chan struct{}
+	}
+	workers := max(1, runtime.GOMAXPROCS(0))
+	todo := make(chan *batch, workers*2)
+	ready := make(chan *batch, workers*4)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for b := range todo {
+				for i := range b.items {
+					it := &b.items[i]
+					it.v = new(T)
+					if err := json.Unmarshal(it.raw, it.v); err != nil {
+						it.err = fmt.Errorf("%s %s: %w", bucket, it.key, err)
+					}
+					it.raw = nil
+				}
+				close(b.done)
+			}
+		})
+	}
+	// The consumer applies batches in order as they are decoded.
+	var addErr error
+	consumed := make(chan struct{})
+	go func() {
+		defer close(consumed)
+		for b := range ready {
+			<-b.done
+			for _, it := range b.items {
+				if addErr != nil {
+					break
+				}
+				if it.err != nil {
+					addErr = it.err
+					break
+				}
+				addErr = add(it.key, it.v)
+			}
+		}
+	}()
+	cur := &batch{done: make(chan struct{})}
+	flush := func() {
+		if len(cur.items) == 0 {
+			return
+		}
+		ready <- cur
+		todo <- cur
+		cur = &batch{done: make(chan struct{})}
+	}
+	err := tx.ForEach(bucket, func(k string, v []byte) error {
+		cur.items = append(cur.items, item{key: k, raw: v})
+		if len(cur.items) == loadBatch {
+			flush()
+		}
+		return nil
+	})
+	flush()
+	close(todo)
+	close(ready)
+	wg.Wait()
+	<-consumed
+	if err != nil {
+		return err
+	}
+	return addErr
+}
+
+// intern returns the canonical copy of s: the view holds a few distinct
+// kinds, tiers, statuses, subjects and producers many times over.
+func intern(s string) string {
+	if s == "" {
+		return s
+	}
+	return unique.Make(s).Value()
+}
+
+// internClaim makes c's repeated strings share one copy each.
+func internClaim(c *Claim) {
+	c.Subject, c.Kind, c.Assertion = intern(c.Subject), intern(c.Kind), intern(c.Assertion)
+	c.Sensitivity, c.Status, c.WrittenBy = intern(c.Sensitivity), intern(c.Status), intern(c.WrittenBy)
+	c.Confirmation.Status, c.Confirmation.By = intern(c.Confirmation.Status), intern(c.Confirmation.By)
+	a := &c.Producer.Authenticated
+	a.Kind, a.ID, a.Issuer = intern(a.Kind), intern(a.ID), intern(a.Issuer)
+}
+
+// loadClaims reads every claim's metadata and versions into st and
+// indexes the active ones.
+func (st *state) loadClaims(tx Tx) error {
+	if err := decodeEach(tx, bucketClaimMeta, func(k string, m *claimMeta) error {
+		m.Status = intern(m.Status)
+		for i, p := range m.Personas {
+			m.Personas[i] = intern(p)
+		}
+		st.claims[k] = &claimRecord{meta: *m}
+		return nil
+	}); err != nil {
+		return err
+	}
+	if err := decodeEach(tx, bucketClaims, func(k string, c *Claim) error {
+		r, ok := st.claims[c.ID]
+		if !ok || c.Version != len(r.versions)+1 || k != versionKey(c.ID, c.Version) {
+			return fmt.Errorf("claim %s: out of sequence", k)
+		}
+		internClaim(c)
+		if c.Version == 1 {
+			r.meta.ID = c.ID // one copy of the id
+		} else {
+			c.ID = r.meta.ID
+		}
+		r.versions = append(r.versions, c)
+		return nil
+	}); err != nil {
+		return err
+	}
+	active := make([]*claimRecord, 0, len(st.claims))
+	for id, r := range st.claims {
+		if len(r.versions) == 0 || len(r.versions) != r.meta.Head {
+			return fmt.Errorf("claim %s: head %d but %d versions", id, r.meta.Head, len(r.versions))
+		}
+		r.versions = slices.Clip(r.versions)
+		if r.meta.Status == StatusActive {
+			active = append(active, r)
+		}
+	}
+	st.indexAll(active)
+	return nil
+}
+
+// indexAll indexes active (the active records, in any order) into st's
+// empty indexes, building them side by side.
+func (st *state) indexAll(active []*claimRecord) {
+	slices.SortFunc(active, func(a, b *claimRecord) int {
+		switch {
+		case recordLess(a, b):
+			return -1
+		case recordLess(b, a):
+			return 1
+		}
+		return 0
+	})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for _, r := range active {
+			st.active.ReplaceOrInsert(r)
+		}
+	})
+	wg.Go(func() {
+		for _, r := range active {
+			tier := r.head().Sensitivity
+			t := st.byTier[tier]
+			if t == nil {
+				t = newClaimIndex()
+				st.byTier[tier] = t
+			}
+			t.ReplaceOrInsert(r)
+		}
+	})
+	for _, r := range active {
+		for _, p := range r.meta.Personas {
+			t := st.byPersona[p]
+			if t == nil {
+				t = newClaimIndex()
+				st.byPersona[p] = t
+			}
+			t.ReplaceOrInsert(r)
+		}
+		st.categories[category(r.head().Key)]++
+		st.indexSubject(r)
+	}
+	wg.Wait()
+}
