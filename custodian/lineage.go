@@ -6,12 +6,15 @@ import (
 	"github.com/phc-project/phc/graph"
 )
 
-// deltaMerger joins the graph changes of a group's jobs into one delta
-// equal to applying them in order: for each edge, the last change wins
-// (Apply is idempotent, so an add of a present edge or a removal of an
-// absent one changes nothing either way).
+// deltaMerger joins consecutive deltas into one equal to applying them in
+// order. Deltas are exact diffs of the projection — an edge is added only
+// when absent and removed only when present — so an edge whose first and
+// last change agree ends as that change says, and one whose first and last
+// change differ (added then removed, or removed then added back) ends as it
+// began: it is left out, never removed from a graph that does not hold it.
 type deltaMerger struct {
-	last  map[graph.Edge]bool // edge → added (true) or removed (false)
+	first map[graph.Edge]bool // edge → its first change: added (true) or removed
+	last  map[graph.Edge]bool // edge → its last change
 	order []graph.Edge        // first-seen order, for a stable delta
 	fresh []string
 }
@@ -22,11 +25,13 @@ func (m *deltaMerger) merge(d *graph.Delta) {
 		return
 	}
 	if m.last == nil {
+		m.first = make(map[graph.Edge]bool, len(d.Add)+len(d.Remove))
 		m.last = make(map[graph.Edge]bool, len(d.Add)+len(d.Remove))
 	}
 	set := func(e graph.Edge, add bool) {
 		if _, ok := m.last[e]; !ok {
 			m.order = append(m.order, e)
+			m.first[e] = add
 		}
 		m.last[e] = add
 	}
@@ -39,12 +44,17 @@ func (m *deltaMerger) merge(d *graph.Delta) {
 	m.fresh = append(m.fresh, d.Fresh...)
 }
 
+// changes reports whether any delta was merged (the group then has an
+// outbox record and a watermark to reach, even if its changes cancel out).
 func (m *deltaMerger) changes() bool { return len(m.order) > 0 }
 
 // delta returns the merged delta, reaching watermark.
 func (m *deltaMerger) delta(watermark uint64) graph.Delta {
 	d := graph.Delta{Fresh: m.fresh, Watermark: watermark}
 	for _, e := range m.order {
+		if m.first[e] != m.last[e] {
+			continue
+		}
 		if m.last[e] {
 			d.Add = append(d.Add, e)
 		} else {

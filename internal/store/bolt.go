@@ -44,9 +44,6 @@ type Cipher interface {
 // unreadable.
 const aadPrefix = "phc/store/v1\x00"
 
-// appendFill is the page fill of a bucket that a transaction appends to.
-const appendFill = 0.95
-
 // lockTimeout bounds the wait for bbolt's file lock, so that a second process
 // fails with a clear error instead of hanging.
 const lockTimeout = time.Second
@@ -216,12 +213,6 @@ func (tx *boltTx) Put(bucket, key string, value []byte) error {
 	b, err := tx.tx.CreateBucketIfNotExists([]byte(bucket))
 	if err != nil {
 		return fmt.Errorf("store: put %q/%q: %w", bucket, key, err)
-	}
-	// Keys appended in order (receipts, the outbox, disclosed sets by
-	// time) would leave every page half empty at bbolt's default fill: an
-	// append fills pages instead.
-	if last, _ := b.Cursor().Last(); last != nil && bytes.Compare([]byte(key), last) > 0 {
-		b.FillPercent = appendFill
 	}
 	// ct is fresh from Seal, so bbolt may keep it until the commit.
 	if err := b.Put([]byte(key), ct); err != nil {
