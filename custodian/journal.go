@@ -50,6 +50,7 @@ type write struct {
 	bucket, key string
 	value       []byte // nil: delete
 	ifAbsent    bool   // put only if the key is absent (content-addressed values)
+	append      bool   // the key sorts after every key of the bucket (see Appender)
 }
 
 // put stages v, JSON-encoded, under bucket/key.
@@ -179,7 +180,7 @@ func (s *Service) commitGroup(jobs []*job) (rest []*job) {
 			}
 			raw := encodeReceipt(&r)
 			st.head = chainHead{Seq: r.Seq, Hash: r.Hash}
-			writes = append(writes, write{bucket: bucketReceipts, key: receiptKey(r.Seq), value: raw})
+			writes = append(writes, write{bucket: bucketReceipts, key: receiptKey(r.Seq), value: raw, append: true})
 		}
 		writes = append(writes, b.writes...)
 		// The group's graph changes go in one delta, applied after its
@@ -208,7 +209,7 @@ func (s *Service) commitGroup(jobs []*job) (rest []*job) {
 		if err != nil {
 			st.broken = true
 		}
-		writes = append(writes, write{bucket: bucketOutbox, key: receiptKey(st.revision), value: raw})
+		writes = append(writes, write{bucket: bucketOutbox, key: receiptKey(st.revision), value: raw, append: true})
 	}
 	if len(writes) > 0 {
 		if st.pendingIndexMissing {
@@ -235,11 +236,14 @@ func (s *Service) commitGroup(jobs []*job) (rest []*job) {
 	broken := st.broken
 	if len(writes) > 0 && !broken {
 		err := s.store.Update(func(tx Tx) error {
+			appender, _ := tx.(Appender)
 			for _, w := range writes {
 				var err error
 				switch {
 				case w.value == nil:
 					err = tx.Delete(w.bucket, w.key)
+				case w.append && appender != nil:
+					err = appender.Append(w.bucket, w.key, w.value)
 				case w.ifAbsent:
 					var ok bool
 					if _, ok, err = tx.Get(w.bucket, w.key); err == nil && !ok {

@@ -113,7 +113,7 @@ type Service struct {
 	jobs   chan *job
 	graphQ chan graphJob // committed deltas for the graph worker
 	stop   chan struct{}
-	wg   sync.WaitGroup
+	wg     sync.WaitGroup
 }
 
 // New returns a Service over cfg. The vault starts as it is (normally

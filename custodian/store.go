@@ -47,3 +47,13 @@ type Tx interface {
 	// unchanged. fn must not modify the bucket.
 	ForEach(bucket string, fn func(key string, value []byte) error) error
 }
+
+// Appender is an optional capability of a [Tx]. Append is Put for a key
+// that sorts after every key already in bucket (receipts by sequence
+// number, the graph outbox by revision), so that an implementation may pack
+// its pages for appends instead of leaving room for inserts between keys.
+// The core uses it where it knows the key is the greatest, and Put where a
+// Tx lacks it.
+type Appender interface {
+	Append(bucket, key string, value []byte) error
+}

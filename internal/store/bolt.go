@@ -15,8 +15,9 @@ import (
 )
 
 var (
-	_ custodian.Store = (*Bolt)(nil)
-	_ custodian.Tx    = (*boltTx)(nil)
+	_ custodian.Store    = (*Bolt)(nil)
+	_ custodian.Tx       = (*boltTx)(nil)
+	_ custodian.Appender = (*boltTx)(nil)
 )
 
 // Cipher seals and opens the values of a [Bolt] store; the vault implements
@@ -199,7 +200,22 @@ func (tx *boltTx) Get(bucket, key string) ([]byte, bool, error) {
 	return v, true, nil
 }
 
+// Append is Put for a key greater than every key of bucket: the bucket's
+// pages are filled for appends rather than left half empty for inserts.
+func (tx *boltTx) Append(bucket, key string, value []byte) error {
+	return tx.put(bucket, key, value, appendFill)
+}
+
+// appendFill is the page fill of a bucket that a transaction appends to.
+const appendFill = 1.0
+
 func (tx *boltTx) Put(bucket, key string, value []byte) error {
+	return tx.put(bucket, key, value, 0)
+}
+
+// put stores value under bucket/key; fill, if not 0, sets the bucket's page
+// fill for this transaction.
+func (tx *boltTx) put(bucket, key string, value []byte, fill float64) error {
 	if err := tx.checkWrite(bucket, key); err != nil {
 		return err
 	}
@@ -213,6 +229,9 @@ func (tx *boltTx) Put(bucket, key string, value []byte) error {
 	b, err := tx.tx.CreateBucketIfNotExists([]byte(bucket))
 	if err != nil {
 		return fmt.Errorf("store: put %q/%q: %w", bucket, key, err)
+	}
+	if fill != 0 {
+		b.FillPercent = fill
 	}
 	// ct is fresh from Seal, so bbolt may keep it until the commit.
 	if err := b.Put([]byte(key), ct); err != nil {

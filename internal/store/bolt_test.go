@@ -393,3 +393,53 @@ func BenchmarkBoltGet(b *testing.B) {
 		i++
 	}
 }
+
+// TestBoltAppend: Append stores like Put, and appended buckets pack their
+// pages: a thousand small appended values take fewer pages than the same
+// values put.
+func TestBoltAppend(t *testing.T) {
+	usedPages := func(appendKeys bool) int {
+		t.Helper()
+		b, err := store.OpenBolt(filepath.Join(t.TempDir(), "s.db"), newTestCipher(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer b.Close()
+		for lo := 0; lo < 1000; lo += 100 {
+			if err := b.Update(func(tx custodian.Tx) error {
+				for i := lo; i < lo+100; i++ {
+					key, val := fmt.Sprintf("%016x", i), []byte(fmt.Sprintf("value %d of some length to fill pages", i))
+					var err error
+					if appendKeys {
+						err = tx.(custodian.Appender).Append("log", key, val)
+					} else {
+						err = tx.Put("log", key, val)
+					}
+					if err != nil {
+						return err
+					}
+				}
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		n := 0
+		if err := b.View(func(tx custodian.Tx) error {
+			return tx.ForEach("log", func(k string, v []byte) error {
+				if want := fmt.Sprintf("value %d of some length to fill pages", n); string(v) != want || k != fmt.Sprintf("%016x", n) {
+					return fmt.Errorf("%s = %q; want %q", k, v, want)
+				}
+				n++
+				return nil
+			})
+		}); err != nil || n != 1000 {
+			t.Fatalf("read back %d values: %v", n, err)
+		}
+		return b.LeafPages("log")
+	}
+	put, appended := usedPages(false), usedPages(true)
+	if appended >= put {
+		t.Errorf("appended values take %d leaf pages, put ones %d; want fewer", appended, put)
+	}
+}
