@@ -126,3 +126,14 @@ func (s *Service) BulkSummaries(p Principal, parent string, n int) error {
 	}
 	return nil
 }
+
+// RollReceipts rolls the receipts older than the retention into a
+// checkpoint now, as the hourly maintenance does.
+func (s *Service) RollReceipts() (uint64, error) { return s.rollReceipts() }
+
+// BucketCheckpoints and BucketSets name the checkpoints' and disclosed
+// sets' buckets.
+const (
+	BucketCheckpoints = bucketCheckpoints
+	BucketSets        = bucketSets
+)

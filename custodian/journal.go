@@ -176,7 +176,7 @@ func (s *Service) commitGroup(jobs []*job) (rest []*job) {
 			}
 			if w := st.sets.condense(&r); w != nil {
 				writes = append(writes, *w)
-				sets = append(sets, r.Set)
+				sets = append(sets, w.key)
 			}
 			raw := encodeReceipt(&r)
 			st.head = chainHead{Seq: r.Seq, Hash: r.Hash}

@@ -41,14 +41,15 @@ func (s *Service) Receipts(ctx context.Context, p Principal, limit int) ([]Recei
 	}
 	defer release()
 	st.mu.RLock()
-	head, g := st.head.Seq, st.applied
+	head, floor, g := st.head.Seq, st.receiptFloor, st.applied
 	st.mu.RUnlock()
 	if err := st.awaitDurable(op, g); err != nil {
 		return nil, err
 	}
 	out := make([]Receipt, 0, min(uint64(limit), head))
 	err = s.store.View(func(tx Tx) error {
-		for seq := head; seq >= 1 && len(out) < limit; seq-- {
+		// Receipts before the floor live on as checkpoints only.
+		for seq := head; seq >= floor && seq >= 1 && len(out) < limit; seq-- {
 			raw, ok, err := tx.Get(bucketReceipts, receiptKey(seq))
 			if err != nil {
 				return err
@@ -61,7 +62,7 @@ func (s *Service) Receipts(ctx context.Context, p Principal, limit int) ([]Recei
 				return fmt.Errorf("receipt %d: %w", seq, err)
 			}
 			if r.Set != "" {
-				if r.Records, err = loadSet(tx, r.Set); err != nil {
+				if r.Records, err = loadSet(tx, &r); err != nil {
 					return fmt.Errorf("receipt %d: %w", seq, err)
 				}
 			}
@@ -77,9 +78,13 @@ func (s *Service) Receipts(ctx context.Context, p Principal, limit int) ([]Recei
 
 // Verification is the result of checking the receipt chain.
 type Verification struct {
-	OK       bool     `json:"ok"`
-	Count    uint64   `json:"count"`
-	Problems []string `json:"problems,omitempty"`
+	OK    bool   `json:"ok"`
+	Count uint64 `json:"count"` // receipts kept in full, checked one by one
+	// Rolled counts the receipts that checkpoints stand for; Checkpoints
+	// counts the checkpoints.
+	Rolled      uint64   `json:"rolled,omitempty"`
+	Checkpoints int      `json:"checkpoints,omitempty"`
+	Problems    []string `json:"problems,omitempty"`
 }
 
 // VerifyReceipts checks the whole receipt chain: every receipt decrypts and
@@ -102,11 +107,14 @@ func (s *Service) VerifyReceipts(ctx context.Context, p Principal) (Verification
 	if err := st.awaitDurable(op, g); err != nil {
 		return Verification{}, err
 	}
-	v := verifyChain(s.store, head)
+	v := verifyChain(s.store, head, s.checkpointMAC)
 	return v, nil
 }
 
-func verifyChain(store Store, head chainHead) Verification {
+// verifyChain checks the checkpoints, then the receipts kept in full, as
+// one chain ending at head; mac recomputes a checkpoint's MAC (nil: MACs
+// are not checked).
+func verifyChain(store Store, head chainHead, mac func(Checkpoint) (string, error)) Verification {
 	var v Verification
 	problem := func(format string, args ...any) {
 		if len(v.Problems) < 20 {
@@ -116,7 +124,15 @@ func verifyChain(store Store, head chainHead) Verification {
 	prev := ""
 	var seq uint64
 	err := store.View(func(tx Tx) error {
-		for seq = 1; seq <= head.Seq; seq++ {
+		floor, last, rolled, err := verifyCheckpoints(tx, mac, problem)
+		if err != nil {
+			return err
+		}
+		v.Rolled, prev = rolled, last
+		if err := tx.ForEach(bucketCheckpoints, func(string, []byte) error { v.Checkpoints++; return nil }); err != nil {
+			return err
+		}
+		for seq = floor; seq <= head.Seq; seq++ {
 			raw, ok, err := tx.Get(bucketReceipts, receiptKey(seq))
 			if err != nil {
 				problem("receipt %d: unreadable (corrupt or tampered)", seq)
@@ -138,14 +154,14 @@ func verifyChain(store Store, head chainHead) Verification {
 			if r.Seq != seq {
 				problem("receipt %d: holds sequence number %d", seq, r.Seq)
 			}
-			if seq > 1 && prev != "" && r.Prev != prev {
+			if (seq > 1 && prev != "" || seq == floor) && r.Prev != prev {
 				problem("receipt %d: does not link to its predecessor", seq)
 			}
 			if receiptHash(&r) != r.Hash {
 				problem("receipt %d: hash does not match its content", seq)
 			}
 			if r.Set != "" {
-				if refs, err := loadSet(tx, r.Set); err != nil {
+				if refs, err := loadSet(tx, &r); err != nil {
 					problem("receipt %d: its disclosed set is missing or altered", seq)
 				} else if len(refs) != r.Count || len(r.Records) != 0 {
 					problem("receipt %d: its disclosed set does not match its count", seq)
@@ -153,10 +169,13 @@ func verifyChain(store Store, head chainHead) Verification {
 			}
 			prev = r.Hash
 		}
-		// Nothing may follow the recorded head.
+		// Nothing may follow the recorded head, nor precede the floor.
 		return tx.ForEach(bucketReceipts, func(k string, _ []byte) error {
 			if k > receiptKey(head.Seq) {
 				problem("receipt %s: beyond the recorded head", k)
+			}
+			if k < receiptKey(floor) {
+				problem("receipt %s: rolled into a checkpoint, yet still stored", k)
 			}
 			return nil
 		})

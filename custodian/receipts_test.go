@@ -3,6 +3,7 @@ package custodian_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -445,5 +446,75 @@ func TestAuditExpiry(t *testing.T) {
 	if len(entries) < 2 || entries[0].Action != "EXPIRE" || entries[0].Operation != "grant.expire" || entries[0].Consumer != "app" ||
 		entries[1].Action != "EXPIRE" || entries[1].Operation != "token.expire" {
 		t.Fatalf("audit after expiry = %+v; want the grant's then the token's EXPIRE first", entries[:min(3, len(entries))])
+	}
+}
+
+// TestReceiptRetention: receipts older than the retention are rolled into
+// a MAC'ed checkpoint (with the disclosed sets only they named); the chain
+// still verifies across it, listings hold the kept receipts only, and an
+// altered checkpoint, or a rolled receipt left behind, is found.
+func TestReceiptRetention(t *testing.T) {
+	ts := newTestService(t)
+	ctx := t.Context()
+	if _, _, err := ts.PutSettings(ctx, ts.owner, []byte(`{"receipt_retention_days": 30, "reads_per_minute": 100000}`)); err != nil {
+		t.Fatal(err)
+	}
+	ts.mustConsumer("app")
+	ts.mustGrant(grantSpec{recipient: "app", ops: []string{"read"}, keys: []string{"ret.*"}, expires: t0.Add(400 * 24 * time.Hour)})
+	for i := 0; i < 12; i++ {
+		ts.mustClaim(fmt.Sprintf("ret.k%02d", i), i)
+	}
+	read := func() {
+		t.Helper()
+		app := ts.mustPrincipal("app", "*", custodian.ModeRead)
+		if res, err := ts.Context(ctx, app, custodian.ContextQuery{Purpose: "assist"}); err != nil || len(res.Claims) != 12 {
+			t.Fatalf("Context = %d claims, %v", len(res.Claims), err)
+		}
+	}
+	read() // a set of 13 refs (12 claims and the grant), stored once
+	old := ts.receipts()
+	ts.clock.Advance(100 * 24 * time.Hour)
+	read() // this month's copy of the same set
+	if n, err := ts.RollReceipts(); err != nil || n != uint64(len(old)) {
+		t.Fatalf("RollReceipts = %d, %v; want the %d receipts made before the retention", n, err, len(old))
+	}
+	v, err := ts.VerifyReceipts(ctx, ts.owner)
+	if err != nil || !v.OK || v.Rolled != uint64(len(old)) || v.Checkpoints != 1 {
+		t.Fatalf("VerifyReceipts after the roll = %+v, %v", v, err)
+	}
+	kept := ts.receipts()
+	for _, r := range kept {
+		if r.Seq <= old[0].Seq {
+			t.Fatalf("receipt %d is listed after it was rolled", r.Seq)
+		}
+		if r.Set != "" && len(r.Records) != r.Count {
+			t.Fatalf("receipt %d lists %d of its set's %d records", r.Seq, len(r.Records), r.Count)
+		}
+	}
+	if n, err := ts.RollReceipts(); err != nil || n != 0 {
+		t.Fatalf("a second RollReceipts = %d, %v; want nothing left to roll", n, err)
+	}
+	months := map[string]bool{}
+	ts.store.View(func(tx custodian.Tx) error {
+		return tx.ForEach(custodian.BucketSets, func(k string, _ []byte) error { months[k[:6]] = true; return nil })
+	})
+	if len(months) != 1 || !months[t0.Add(100*24*time.Hour).Format("200601")] {
+		t.Errorf("disclosed sets kept for months %v; want only the read's after the roll", months)
+	}
+
+	// An altered checkpoint no longer verifies.
+	if err := ts.store.Update(func(tx custodian.Tx) error {
+		return tx.ForEach(custodian.BucketCheckpoints, func(k string, v []byte) error {
+			var cp custodian.Checkpoint
+			json.Unmarshal(v, &cp)
+			cp.Deny, cp.Allow = cp.Deny+1, cp.Allow-1
+			raw, _ := json.Marshal(cp)
+			return tx.Put(custodian.BucketCheckpoints, k, raw)
+		})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := ts.VerifyReceipts(ctx, ts.owner); err != nil || v.OK {
+		t.Fatalf("VerifyReceipts with an altered checkpoint = %+v, %v; want a problem", v, err)
 	}
 }

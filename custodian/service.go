@@ -110,6 +110,8 @@ type Service struct {
 	lastActive atomic.Int64 // unix nanoseconds of the last authenticated request
 	unlocked   atomic.Bool  // mirrors st != nil for lock-free status
 
+	rollMu sync.Mutex // one receipt roll at a time
+
 	jobs   chan *job
 	graphQ chan graphJob // committed deltas for the graph worker
 	stop   chan struct{}
@@ -155,9 +157,10 @@ func New(cfg Config) (*Service, error) {
 	if s.idle == 0 {
 		s.idle = defaultIdleLock
 	}
-	s.wg.Add(2)
+	s.wg.Add(3)
 	go s.journal()
 	go s.graphWorker()
+	go s.maintain()
 	if s.idle > 0 {
 		s.wg.Add(1)
 		go s.idleWatch()
@@ -281,6 +284,7 @@ func (s *Service) Unlock(ctx context.Context, password []byte, secretKey string)
 	// The key derivation's 64 MiB and the load's decoding are garbage now:
 	// give the memory back rather than keep it until the heap grows again.
 	go debug.FreeOSMemory()
+	go s.rollAll()
 	return token, nil
 }
 

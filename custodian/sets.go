@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	lru "github.com/hashicorp/golang-lru/v2"
 )
@@ -35,8 +36,16 @@ func setDigest(refs []string) string {
 	return "sha256:" + hex.EncodeToString(h.Sum(nil))
 }
 
-// setKey is the store key of the set with digest d.
-func setKey(d string) string { return strings.TrimPrefix(d, "sha256:") }
+// setKey is the store key of the set with digest d as a receipt made at
+// at names it: the month, then the digest. A set is stored again in each
+// month it is disclosed in, so that the sets of months whose receipts have
+// all been rolled into checkpoints can be dropped with them.
+func setKey(at time.Time, d string) string {
+	return at.UTC().Format(setMonth) + "-" + strings.TrimPrefix(d, "sha256:")
+}
+
+// setMonth is the layout of a set key's month.
+const setMonth = "200601"
 
 // knownSets remembers digests of sets known to be stored.
 type knownSets struct{ c *lru.Cache[string, struct{}] }
@@ -59,22 +68,26 @@ func (k *knownSets) condense(r *Receipt) *write {
 	d := setDigest(r.Records)
 	refs := r.Records
 	r.Set, r.Count, r.Records = d, len(refs), []string{}
-	if k.c.Contains(d) {
+	key := setKey(r.At, d)
+	if k.c.Contains(key) {
 		return nil
 	}
 	raw, err := json.Marshal(refs)
 	if err != nil {
 		panic(fmt.Sprintf("custodian: encode set: %v", err))
 	}
-	return &write{bucket: bucketSets, key: setKey(d), value: raw, ifAbsent: true}
+	return &write{bucket: bucketSets, key: key, value: raw, ifAbsent: true}
 }
 
-// stored records that the set with digest d is durable.
-func (k *knownSets) stored(d string) { k.c.Add(d, struct{}{}) }
+// stored records that the set under key is durable; forget, that it is
+// gone.
+func (k *knownSets) stored(key string) { k.c.Add(key, struct{}{}) }
+func (k *knownSets) forget(key string) { k.c.Remove(key) }
 
-// loadSet reads the set with digest d and checks it against d.
-func loadSet(tx Tx, d string) ([]string, error) {
-	raw, ok, err := tx.Get(bucketSets, setKey(d))
+// loadSet reads the set receipt r names and checks it against its digest.
+func loadSet(tx Tx, r *Receipt) ([]string, error) {
+	d := r.Set
+	raw, ok, err := tx.Get(bucketSets, setKey(r.At, d))
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"time"
 )
 
 // Settings are the owner's policy switches.
@@ -27,6 +28,21 @@ type Settings struct {
 	// it on trusts every approved app's host to ask truthfully. Critical
 	// data is never approved that way.
 	ElicitedApprovals bool `json:"elicited_approvals,omitempty"`
+	// ReceiptRetentionDays is how long receipts are kept in full, with the
+	// records each disclosed (0: the default of 365 days). Older ones are
+	// rolled into checkpoints that keep the chain verifiable.
+	ReceiptRetentionDays int `json:"receipt_retention_days,omitempty"`
+}
+
+// defaultRetentionDays is how long receipts are kept in full by default.
+const defaultRetentionDays = 365
+
+func (s Settings) retention() time.Duration {
+	days := s.ReceiptRetentionDays
+	if days <= 0 {
+		days = defaultRetentionDays
+	}
+	return time.Duration(days) * 24 * time.Hour
 }
 
 func (s Settings) readsPerMinute() int {
@@ -83,6 +99,7 @@ type settingsPatch struct {
 	ReadsPerMinute    *int      `json:"reads_per_minute"`
 	WritesPerMinute   *int      `json:"writes_per_minute"`
 	ElicitedApprovals *bool     `json:"elicited_approvals"`
+	RetentionDays     *int      `json:"receipt_retention_days"`
 }
 
 // PutSettings changes the owner's settings (owner only): the members given
@@ -107,6 +124,9 @@ func (s *Service) PutSettings(ctx context.Context, p Principal, raw []byte) (Set
 		if r != nil && (*r < 0 || *r > 10_000_000) {
 			return Settings{}, 0, fail(op, KindInvalid, "rates are per minute, from 0 (the default) to 10,000,000")
 		}
+	}
+	if r := in.RetentionDays; r != nil && (*r < 0 || *r > 36500) {
+		return Settings{}, 0, fail(op, KindInvalid, "receipt_retention_days is from 1 to 36,500 (0: the default of 365)")
 	}
 	if in.UserOnlyWrite != nil {
 		if len(*in.UserOnlyWrite) > 256 {
@@ -139,10 +159,13 @@ func (s *Service) PutSettings(ctx context.Context, p Principal, raw []byte) (Set
 		if in.ElicitedApprovals != nil {
 			set.ElicitedApprovals = *in.ElicitedApprovals
 		}
+		if in.RetentionDays != nil {
+			set.ReceiptRetentionDays = *in.RetentionDays
+		}
 		out = set
 		if set.AutoGrant == st.settings.AutoGrant && slices.Equal(set.UserOnlyWrite, st.settings.UserOnlyWrite) &&
 			set.ReadsPerMinute == st.settings.ReadsPerMinute && set.WritesPerMinute == st.settings.WritesPerMinute &&
-			set.ElicitedApprovals == st.settings.ElicitedApprovals {
+			set.ElicitedApprovals == st.settings.ElicitedApprovals && set.ReceiptRetentionDays == st.settings.ReceiptRetentionDays {
 			rev = st.revision // nothing changes: no write
 			return nil
 		}

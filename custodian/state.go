@@ -18,7 +18,10 @@ type state struct {
 	broken   bool // a commit failed; nothing may be served
 	revision uint64
 	head     chainHead
-	settings Settings
+	// receiptFloor is the first receipt kept in full; those before it are
+	// rolled into checkpoints.
+	receiptFloor uint64
+	settings     Settings
 
 	// applied counts the journal's groups applied to the view (under mu);
 	// durable is the highest of them known to be committed. Reads that are
@@ -186,6 +189,7 @@ func newState() *state {
 		bySubject:     make(map[string]map[string]*claimRecord),
 		entities:      make(map[string]*Entity),
 		settings:      defaultSettings(),
+		receiptFloor:  1,
 		active:        newClaimIndex(),
 		byPersona:     make(map[string]*claimIndex),
 		byTier:        make(map[string]*claimIndex),
@@ -281,6 +285,13 @@ func loadState(store Store) (*state, error) {
 		var err error
 		if st.settings, err = loadSettings(tx); err != nil {
 			return err
+		}
+		if raw, ok, err := tx.Get(bucketMeta, metaReceiptFloor); err != nil {
+			return err
+		} else if ok {
+			if err := json.Unmarshal(raw, &st.receiptFloor); err != nil {
+				return fmt.Errorf("meta receipt floor: %w", err)
+			}
 		}
 		if raw, ok, err := tx.Get(bucketMeta, metaHead); err != nil {
 			return err

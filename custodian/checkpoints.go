@@ -1,0 +1,265 @@
+package custodian
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Receipt retention. Receipts are an append-only log in the store, keyed
+// by sequence number. Those older than the owner's retention (a year by
+// default) are rolled, oldest first, into checkpoints: one record per
+// rolled range that keeps what the chain needs — the range, its first
+// receipt's link to the one before, its last receipt's hash, a digest over
+// every hash in it, and the counts of allow and deny decisions — under a
+// MAC with a key derived from the vault's keys. The rolled receipts, and the
+// disclosed sets of months no kept receipt names, are then deleted in the
+// same commit. Verification walks the checkpoints, then the receipts kept
+// in full, as one chain.
+
+const (
+	bucketCheckpoints = "receipt_checkpoints" // %016x last seq → Checkpoint
+	metaReceiptFloor  = "receipt_floor"       // the first seq kept in full
+	// rollBatch bounds the receipts one roll reads and deletes.
+	rollBatch = 50_000
+	// rollEvery is how often the custodian looks for receipts to roll.
+	rollEvery = time.Hour
+	// macLabel names the key checkpoints are MAC'ed under.
+	macLabel = "receipt_checkpoints"
+)
+
+// Checkpoint stands for the receipts From to To, rolled out of the log.
+type Checkpoint struct {
+	From    uint64    `json:"from_seq"`
+	To      uint64    `json:"to_seq"`
+	FirstAt time.Time `json:"first_at"`
+	LastAt  time.Time `json:"last_at"`
+	Allow   uint64    `json:"allow"`
+	Deny    uint64    `json:"deny"`
+	Prev    string    `json:"prev"`   // the Prev of receipt From
+	Head    string    `json:"head"`   // the Hash of receipt To
+	Digest  string    `json:"digest"` // SHA-256 over each receipt's Hash and a newline, in order
+	MadeAt  time.Time `json:"made_at"`
+	MAC     string    `json:"mac"` // HMAC-SHA256 over this JSON with an empty mac
+}
+
+// KeyDeriver is an optional capability of a [Vault]: a key for a purpose
+// other than sealing values, derived from the vault's keys (nil error only
+// while unlocked). Checkpoints are MAC'ed with one when the vault has it.
+type KeyDeriver interface {
+	DeriveKey(category string) ([]byte, error)
+}
+
+// checkpointMAC returns the MAC of cp (its mac member ignored), or "" when
+// the vault derives no keys.
+func (s *Service) checkpointMAC(cp Checkpoint) (string, error) {
+	kd, ok := s.vault.(KeyDeriver)
+	if !ok {
+		return "", nil
+	}
+	key, err := kd.DeriveKey(macLabel)
+	if err != nil {
+		return "", err
+	}
+	defer clear(key)
+	cp.MAC = ""
+	raw, err := json.Marshal(cp)
+	if err != nil {
+		return "", err
+	}
+	m := hmac.New(sha256.New, key)
+	m.Write(raw)
+	return "hmac-sha256:" + hex.EncodeToString(m.Sum(nil)), nil
+}
+
+// errRollDone stops a scan that has found what it needs.
+var errRollDone = errors.New("done")
+
+// rollReceipts rolls the receipts older than the retention into a
+// checkpoint, at most rollBatch of them, and reports how many it rolled.
+// It does nothing while the vault is locked.
+func (s *Service) rollReceipts() (uint64, error) {
+	const op = "receipts.roll"
+	s.rollMu.Lock()
+	defer s.rollMu.Unlock()
+	s.life.RLock()
+	defer s.life.RUnlock()
+	st := s.st
+	if st == nil {
+		return 0, nil
+	}
+	now := s.clock.Now()
+	st.mu.RLock()
+	floor, head, g := st.receiptFloor, st.head.Seq, st.applied
+	cutoff := now.Add(-st.settings.retention())
+	st.mu.RUnlock()
+	if err := st.awaitDurable(op, g); err != nil {
+		return 0, err
+	}
+	// The newest receipt stays in full: the chain always ends in one.
+	if head <= floor {
+		return 0, nil
+	}
+	cp := Checkpoint{From: floor, MadeAt: now}
+	digest := sha256.New()
+	reached := false // every receipt before the cutoff is in cp
+	var sets []string
+	err := s.store.View(func(tx Tx) error {
+		for seq := floor; seq < head; seq++ {
+			if seq-floor == rollBatch {
+				return nil
+			}
+			raw, ok, err := tx.Get(bucketReceipts, receiptKey(seq))
+			if err != nil {
+				return err
+			}
+			if !ok {
+				return fmt.Errorf("receipt %d missing", seq)
+			}
+			var r Receipt
+			if err := json.Unmarshal(raw, &r); err != nil {
+				return fmt.Errorf("receipt %d: %w", seq, err)
+			}
+			if !r.At.Before(cutoff) {
+				reached = true
+				return nil
+			}
+			if seq == floor {
+				cp.Prev, cp.FirstAt = r.Prev, r.At
+			}
+			cp.To, cp.LastAt, cp.Head = seq, r.At, r.Hash
+			if r.Decision == "deny" {
+				cp.Deny++
+			} else {
+				cp.Allow++
+			}
+			digest.Write([]byte(r.Hash))
+			digest.Write([]byte{'\n'})
+		}
+		reached = true
+		return nil
+	})
+	if err != nil {
+		return 0, wrap(op, KindInternal, err)
+	}
+	if cp.To == 0 {
+		return 0, nil
+	}
+	cp.Digest = "sha256:" + hex.EncodeToString(digest.Sum(nil))
+	if reached {
+		// Every kept receipt was made in the cutoff's month or later: the
+		// sets of earlier months are named by rolled receipts only.
+		month := cutoff.UTC().Format(setMonth)
+		err := s.store.View(func(tx Tx) error {
+			err := tx.ForEach(bucketSets, func(k string, _ []byte) error {
+				if k >= month {
+					return errRollDone
+				}
+				sets = append(sets, k)
+				return nil
+			})
+			if errors.Is(err, errRollDone) {
+				return nil
+			}
+			return err
+		})
+		if err != nil {
+			return 0, wrap(op, KindInternal, err)
+		}
+	}
+	if cp.MAC, err = s.checkpointMAC(cp); err != nil {
+		return 0, wrap(op, KindInternal, err)
+	}
+	err = s.commit(st, func(st *state, b *batch) error {
+		if st.receiptFloor != floor {
+			return fail(op, KindConflict, "receipts were rolled meanwhile")
+		}
+		b.put(bucketCheckpoints, receiptKey(cp.To), cp)
+		for seq := cp.From; seq <= cp.To; seq++ {
+			b.del(bucketReceipts, receiptKey(seq))
+		}
+		for _, k := range sets {
+			b.del(bucketSets, k)
+			st.sets.forget(k)
+		}
+		st.receiptFloor = cp.To + 1
+		b.put(bucketMeta, metaReceiptFloor, st.receiptFloor)
+		b.receipt(Receipt{Actor: "custodian", Operation: op, Decision: "allow",
+			Records: []string{fmt.Sprintf("receipts:%d-%d", cp.From, cp.To)}})
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	n := cp.To - cp.From + 1
+	s.log.Info("receipts rolled into a checkpoint", "from", cp.From, "to", cp.To, "sets", len(sets))
+	return n, nil
+}
+
+// maintain rolls receipts now and then while the Service runs.
+func (s *Service) maintain() {
+	defer s.wg.Done()
+	t := time.NewTicker(rollEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+			s.rollAll()
+		}
+	}
+}
+
+// rollAll rolls every receipt past the retention, a batch at a time.
+func (s *Service) rollAll() {
+	for {
+		n, err := s.rollReceipts()
+		if err != nil {
+			s.log.Error("rolling receipts failed", "err", err)
+			return
+		}
+		if n < rollBatch {
+			return
+		}
+	}
+}
+
+// verifyCheckpoints checks the checkpoints in order: each begins where the
+// one before ended and links to its head, and its MAC verifies (when mac
+// is non-nil). It returns the first seq they leave to the log, the hash
+// the log's first receipt must link to, and the receipts they stand for.
+func verifyCheckpoints(tx Tx, mac func(Checkpoint) (string, error), problem func(string, ...any)) (floor uint64, prev string, rolled uint64, err error) {
+	floor = 1
+	err = tx.ForEach(bucketCheckpoints, func(k string, v []byte) error {
+		var cp Checkpoint
+		if err := json.Unmarshal(v, &cp); err != nil {
+			problem("checkpoint %s: malformed", k)
+			return nil
+		}
+		switch {
+		case cp.From != floor || cp.To < cp.From || k != receiptKey(cp.To):
+			problem("checkpoint %s: covers %d to %d, after receipt %d", k, cp.From, cp.To, floor-1)
+		case cp.Prev != prev:
+			problem("checkpoint %s: does not link to what precedes it", k)
+		case cp.Allow+cp.Deny != cp.To-cp.From+1:
+			problem("checkpoint %s: counts do not match its range", k)
+		}
+		if mac != nil {
+			want, err := mac(cp)
+			if err != nil {
+				return err
+			}
+			if want != "" && !hmac.Equal([]byte(want), []byte(cp.MAC)) {
+				problem("checkpoint %s: MAC does not verify (altered, or made under other keys)", k)
+			}
+		}
+		floor, prev, rolled = cp.To+1, cp.Head, rolled+cp.To-cp.From+1
+		return nil
+	})
+	return floor, prev, rolled, err
+}
