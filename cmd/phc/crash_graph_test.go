@@ -34,11 +34,69 @@ func TestCrashGraphConsistency(t *testing.T) {
 	}
 	d.must(t, client, 201, "POST", "/phc/v1/entities", d.owner, map[string]string{"type": "person", "name": "Ana"}, &ent)
 
+	// A reader, so that the load mixes receipted reads (each naming a
+	// disclosed set) with the writes.
+	d.must(t, client, 200, "PUT", "/phc/v1/settings", d.owner, map[string]any{"reads_per_minute": 10000000}, nil)
+	d.must(t, client, 201, "POST", "/phc/v1/consumers", d.owner, map[string]string{"name": "reader", "secret": "reader-secret-0123456789"}, nil)
+	d.must(t, client, 201, "POST", "/phc/v1/grants", d.owner, map[string]any{
+		"recipient": map[string]string{"kind": "consumer", "id": "reader"}, "purpose": "assist", "operations": []string{"read"},
+		"selectors": map[string]any{"keys": []string{"mixed.*"}}, "expires_at": "2099-01-01T00:00:00Z"}, nil)
+	var tok struct {
+		Token string `json:"token"`
+	}
+	d.must(t, client, 201, "POST", "/context/tokens/service", "", map[string]string{
+		"consumer": "reader", "secret": "reader-secret-0123456789", "scope": "*", "mode": "read"}, &tok)
+
 	type done struct{ summary, claim string }
 	var mu sync.Mutex
 	var corrected []done // summaries whose parent was corrected, acknowledged
+	written := map[string]string{} // owner field writes acknowledged: key → value
+	reads := 0
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
+	for w := 0; w < 2; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				key, value := fmt.Sprintf("mixed.w%d.k%d", w, i), fmt.Sprintf("value %d of writer %d", i, w)
+				if try(client, d, "PUT", "/context/fields/"+key, map[string]string{"value": value}, nil) != nil {
+					return
+				}
+				mu.Lock()
+				written[key] = value
+				mu.Unlock()
+			}
+		}(w)
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			req, _ := http.NewRequest("GET", d.base+"/phc/v1/context?purpose=assist", nil)
+			req.Header.Set("Authorization", "Bearer "+tok.Token)
+			resp, err := client.Do(req)
+			if err != nil {
+				return
+			}
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				mu.Lock()
+				reads++
+				mu.Unlock()
+			}
+		}
+	}()
 	for w := 0; w < 4; w++ {
 		wg.Add(1)
 		go func(w int) {
@@ -95,7 +153,8 @@ func TestCrashGraphConsistency(t *testing.T) {
 	if len(corrected) == 0 {
 		t.Fatalf("nothing was acknowledged before the kill; daemon log:\n%s", d.log())
 	}
-	t.Logf("%d confirm, summary and correct sequences acknowledged before kill -9", len(corrected))
+	t.Logf("%d confirm, summary and correct sequences, %d field writes and %d context reads acknowledged before kill -9",
+		len(corrected), len(written), reads)
 
 	// Offline, on the killed daemon's data dir.
 	out, err := runPHC(bin, "check", "--data", dir)
@@ -107,6 +166,23 @@ func TestCrashGraphConsistency(t *testing.T) {
 	out, err = runPHC(bin, "check", "--data", dir)
 	if err != nil || !strings.Contains(out, "ok: the graph agrees with the store") {
 		t.Fatalf("phc check against the restarted daemon: %v\n%s", err, out)
+	}
+	for key, value := range written {
+		var got struct {
+			Value string `json:"value"`
+		}
+		d2.must(t, client, 200, "GET", "/context/fields/"+key, d2.owner, nil, &got)
+		if got.Value != value {
+			t.Errorf("field %s after restart = %q; want the acknowledged %q", key, got.Value, value)
+		}
+	}
+	var v struct {
+		OK    bool   `json:"ok"`
+		Count uint64 `json:"count"`
+	}
+	d2.must(t, client, 200, "GET", "/phc/v1/receipts/verify", d2.owner, nil, &v)
+	if !v.OK || v.Count < uint64(reads) {
+		t.Errorf("receipts after restart: %+v; want a verified chain holding the %d acknowledged reads", v, reads)
 	}
 	for _, c := range corrected {
 		var got struct {
