@@ -239,10 +239,11 @@ func (s *Service) finishJob(st *state, b *batch) error {
 		if cause == "" {
 			continue
 		}
-		roots := make([]string, 0, len(old.versions))
-		for v := 1; v <= old.meta.Head; v++ {
-			roots = append(roots, versionRef(id, v))
-		}
+		// Only the head can have current dependents: each earlier version
+		// made its own stale when it was superseded, and no summary may be
+		// derived from a superseded version. (Walking every version would
+		// make each write cost the claim's whole history.)
+		roots := []string{old.head().Ref()}
 		if err := s.invalidate(st, b, roots, old.head().Ref(), cause); err != nil {
 			return err
 		}
