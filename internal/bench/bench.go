@@ -43,6 +43,9 @@ type Config struct {
 	// Out receives the figures; Progress the progress lines.
 	Out      io.Writer
 	Progress io.Writer
+	// Compare, when set, adds a comparison with another PCP server after
+	// the sizes (which may then be none).
+	Compare *CompareConfig
 }
 
 // ParseSizes reads a comma-separated list of vault sizes ("300,30000").
@@ -76,7 +79,8 @@ type Report struct {
 		Growth    int     `json:"growth_reads"`
 		WriteKeys int     `json:"write_keys"`
 	} `json:"config"`
-	Sizes []*Size `json:"sizes"`
+	Sizes   []*Size     `json:"sizes"`
+	Compare *Comparison `json:"compare,omitempty"`
 }
 
 // Size is the figures of one vault size.
@@ -170,6 +174,11 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	fmt.Fprintln(cfg.Out, rep.Machine)
 	fmt.Fprintf(cfg.Out, "config: each workload %v after a %v warm-up, closed loop, one keep-alive connection per client; "+
 		"the reader's token has scope * and a read grant on work.* (purpose %s)\n", cfg.Duration, cfg.Warmup, readPurpose)
+	if cfg.Compare != nil {
+		if err := cfg.Compare.validate(); err != nil {
+			return rep, err
+		}
+	}
 	for _, n := range cfg.Sizes {
 		r := &runner{cfg: cfg, size: &Size{Claims: n, LoadAvg: loadAvg()}}
 		err := r.run(ctx)
@@ -177,6 +186,14 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		r.size.print(cfg.Out)
 		if err != nil {
 			return rep, fmt.Errorf("%d claims: %w", n, err)
+		}
+	}
+	if cfg.Compare != nil {
+		c, err := compare(ctx, cfg)
+		rep.Compare = c
+		c.print(cfg.Out)
+		if err != nil {
+			return rep, fmt.Errorf("comparison: %w", err)
 		}
 	}
 	return rep, nil
@@ -199,17 +216,79 @@ func (r *runner) progress(format string, args ...any) {
 }
 
 func (r *runner) run(ctx context.Context) (err error) {
-	root, err := os.MkdirTemp(r.cfg.TempDir, "phc-bench-")
+	cleanup, err := r.makeDir()
 	if err != nil {
 		return err
 	}
+	defer cleanup()
+	if err := r.open(ctx); err != nil {
+		return err
+	}
+
+	// Reads.
+	ctxPath, fieldPath := "/context/context", "/context/fields/work.f000"
+	r.workload(ctx, "context300", 1, r.get(ctx, ctxPath, r.s.reader))
+	r.workload(ctx, "context300", r.cfg.Clients, r.get(ctx, ctxPath, r.s.reader))
+	r.workload(ctx, "field1", 1, r.get(ctx, fieldPath, r.s.reader))
+	r.workload(ctx, "field1", r.cfg.Clients, r.get(ctx, fieldPath, r.s.reader))
+
+	// Restart, and the KDF alone.
+	if err := r.restart(ctx, "the read workloads"); err != nil {
+		return err
+	}
+	if r.size.KDFMs, err = kdf(r.dir, r.pw); err != nil {
+		r.size.Notes = append(r.size.Notes, fmt.Sprintf("KDF not measured: %v", err))
+	}
+
+	// Growth.
+	if r.cfg.Growth > 0 {
+		if err := r.growth(ctx, ctxPath); err != nil {
+			return err
+		}
+		if err := r.restart(ctx, "the growth run"); err != nil {
+			return err
+		}
+	}
+
+	// Writes, last: they add claims and proposals.
+	start := time.Now()
+	if err := r.precreate(ctx); err != nil {
+		return err
+	}
+	r.progress("wrote the %d existing keys of owner-write in %.1fs", r.cfg.WriteKeys, time.Since(start).Seconds())
+	r.workload(ctx, "owner-write", 1, r.ownerWrite(ctx))
+	r.workload(ctx, "owner-write", r.cfg.Clients, r.ownerWrite(ctx))
+	r.workload(ctx, "propose", r.cfg.Clients, r.propose(ctx))
+
+	// Traversal.
+	start = time.Now()
+	g, err := r.s.seedGraph(ctx)
+	if err != nil {
+		return fmt.Errorf("graph setup: %w", err)
+	}
+	r.progress("made the graph in %.1fs", time.Since(start).Seconds())
+	r.size.Traverse = g
+	r.workload(ctx, "traverse", 1, r.get(ctx, "/phc/v1/graph/neighbors/self?depth=3&limit=500", r.s.owner))
+
+	r.size.Store, _ = readStore(filepath.Join(r.dir, "phc.db"))
+	r.size.Graph, _ = readStore(filepath.Join(r.dir, "graph.db"))
+	_, err = r.d.stop()
+	r.d = nil
+	return err
+}
+
+// makeDir makes the run's data dir; cleanup ends the daemon and removes
+// the dir unless it is kept.
+func (r *runner) makeDir() (cleanup func(), err error) {
+	root, err := os.MkdirTemp(r.cfg.TempDir, "phc-bench-")
+	if err != nil {
+		return nil, err
+	}
 	if r.cfg.Keep {
 		r.size.DataDir = root
-	} else {
-		defer os.RemoveAll(root)
 	}
 	r.dir, r.pw = filepath.Join(root, "data"), randomText(24)
-	defer func() {
+	return func() {
 		if r.d != nil {
 			r.d.kill()
 		}
@@ -217,8 +296,15 @@ func (r *runner) run(ctx context.Context) (err error) {
 			r.s.api.close()
 			r.size.Notes = append(r.size.Notes, r.s.notes...)
 		}
-	}()
+		if !r.cfg.Keep {
+			os.RemoveAll(root)
+		}
+	}, nil
+}
 
+// open starts the daemon on a new vault, registers the bench's consumers,
+// seeds the vault and verifies it.
+func (r *runner) open(ctx context.Context) (err error) {
 	// First start: the daemon creates the vault and unlocks it.
 	if r.d, err = startDaemon(r.cfg.Bin, r.dir, r.pw); err != nil {
 		return err
@@ -250,58 +336,11 @@ func (r *runner) run(ctx context.Context) (err error) {
 		return err
 	}
 	r.size.MemAfterSeed = r.mem()
-
-	// Reads.
-	ctxPath, fieldPath := "/context/context", "/context/fields/work.f000"
-	r.workload(ctx, "context300", 1, r.get(ctx, ctxPath, r.s.reader))
-	r.workload(ctx, "context300", r.cfg.Clients, r.get(ctx, ctxPath, r.s.reader))
-	r.workload(ctx, "field1", 1, r.get(ctx, fieldPath, r.s.reader))
-	r.workload(ctx, "field1", r.cfg.Clients, r.get(ctx, fieldPath, r.s.reader))
-
-	// Restart, and the KDF alone.
-	if err := r.restart(ctx, "the read workloads"); err != nil {
-		return err
-	}
-	if r.size.KDFMs, err = kdf(r.dir, r.pw); err != nil {
-		r.size.Notes = append(r.size.Notes, fmt.Sprintf("KDF not measured: %v", err))
-	}
-
-	// Growth.
-	if r.cfg.Growth > 0 {
-		if err := r.growth(ctx, ctxPath); err != nil {
-			return err
-		}
-		if err := r.restart(ctx, "the growth run"); err != nil {
-			return err
-		}
-	}
-
-	// Writes, last: they add claims and proposals.
-	start = time.Now()
-	if err := r.precreate(ctx); err != nil {
-		return err
-	}
-	r.progress("wrote the %d existing keys of owner-write in %.1fs", r.cfg.WriteKeys, time.Since(start).Seconds())
-	r.workload(ctx, "owner-write", 1, r.ownerWrite(ctx))
-	r.workload(ctx, "owner-write", r.cfg.Clients, r.ownerWrite(ctx))
-	r.workload(ctx, "propose", r.cfg.Clients, r.propose(ctx))
-
-	// Traversal.
-	start = time.Now()
-	g, err := r.s.seedGraph(ctx)
-	if err != nil {
-		return fmt.Errorf("graph setup: %w", err)
-	}
-	r.progress("made the graph in %.1fs", time.Since(start).Seconds())
-	r.size.Traverse = g
-	r.workload(ctx, "traverse", 1, r.get(ctx, "/phc/v1/graph/neighbors/self?depth=3&limit=500", r.s.owner))
-
-	r.size.Store, _ = readStore(filepath.Join(r.dir, "phc.db"))
-	r.size.Graph, _ = readStore(filepath.Join(r.dir, "graph.db"))
-	_, err = r.d.stop()
-	r.d = nil
-	return err
+	return nil
 }
+
+// errLocked is a status that says locked.
+var errLocked = errors.New("the vault is locked")
 
 // unlocked reports whether GET /context/status answers and says unlocked.
 func unlocked(ctx context.Context, cl *http.Client, base, token string) (bool, error) {
@@ -328,7 +367,7 @@ func unlocked(ctx context.Context, cl *http.Client, base, token string) (bool, e
 		return false, err
 	}
 	if st.Locked {
-		return false, errors.New("the vault is locked")
+		return false, errLocked
 	}
 	return token == "" || st.FieldCount != nil, nil
 }
@@ -393,9 +432,13 @@ func (r *runner) workload(ctx context.Context, name string, clients int, newClie
 // get is the request maker of GET path with token: one request per
 // client, sent again and again.
 func (r *runner) get(ctx context.Context, path, token string) func(c int) request {
-	base := r.d.base
+	return getURL(ctx, r.d.base+path, token)
+}
+
+// getURL is the request maker of GET url with token.
+func getURL(ctx context.Context, url, token string) func(c int) request {
 	return func(int) request {
-		req, err := http.NewRequestWithContext(ctx, "GET", base+path, nil)
+		req, err := http.NewRequestWithContext(ctx, "GET", url, nil)
 		if err == nil {
 			req.Header.Set("Authorization", "Bearer "+token)
 		}

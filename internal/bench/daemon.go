@@ -35,18 +35,29 @@ func startDaemon(bin, dir, password string) (*daemon, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &daemon{bin: bin, dir: dir, password: password, base: "http://" + addr,
-		exited: make(chan struct{}), log: &logTail{}}
-	d.cmd = exec.Command(bin, "serve", "--data", dir, "--addr", addr)
-	d.cmd.Env = childEnv(password)
-	// The first start prints the emergency kit (the Secret Key): never shown.
+	cmd := exec.Command(bin, "serve", "--data", dir, "--addr", addr)
+	cmd.Env = childEnv(password)
+	d, err := startProcess(cmd, "http://"+addr)
+	if err != nil {
+		return nil, err
+	}
+	d.bin, d.dir, d.password = bin, dir, password
+	return d, nil
+}
+
+// startProcess starts cmd, a server that will answer at base, as a child
+// process whose standard output is discarded (the first start of a vault
+// prints its secret key) and whose standard error is kept in its log's
+// tail; it returns at once.
+func startProcess(cmd *exec.Cmd, base string) (*daemon, error) {
+	d := &daemon{base: base, cmd: cmd, exited: make(chan struct{}), log: &logTail{}}
 	d.cmd.Stdout = nil
 	d.cmd.Stderr = d.log
 	setParentDeathSignal(d.cmd)
 	d.started = time.Now()
 	d.log.start = d.started
 	if err := d.cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start the daemon %s: %w", bin, err)
+		return nil, fmt.Errorf("start %s: %w", cmd.Path, err)
 	}
 	go func() {
 		d.waitErr = d.cmd.Wait()

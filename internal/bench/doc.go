@@ -29,6 +29,22 @@
 //     and after N sequential 300-field reads; bytes of store per read; then
 //     a restart.
 //
+// With --pvault BIN or --pcp-target URL (see [CompareConfig]) the bench
+// then compares context300 with another PCP server — pvault, the PCP
+// reference implementation (github.com/lovincyrus/personal-vault), or any
+// server already running — on two fresh 300-field vaults: phc's, seeded
+// as above, and the other's, seeded through the PCP API only (the owner's
+// POST …/unlock, PUT …/fields/work.f000 … work.f299 with the same values,
+// a reader registered as a consumer where the server has
+// POST …/consumers/register, and its read token of scope work.* from
+// POST …/tokens/service), its reader's GET …/context checked to hold
+// exactly those 300 fields. The routes are the spec's /context/… or, where
+// only those answer, pvault's /vault/…. pvault init reads its password
+// from a terminal only: the bench gives it a pseudo-terminal (Linux). Each
+// round runs context300 at 1 and C clients on both servers, one after the
+// other, the side that goes first alternating; the table shows each
+// side's medians over the rounds and phc's over the other's.
+//
 // Figures go to a plain table per size, and to JSON ([Report]). The
 // daemon's output is discarded but for its log's tail, shown when it
 // fails; no token, secret or password is ever printed.

@@ -31,26 +31,33 @@ func machine(bin string) Machine {
 	if raw, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
 		m.Kernel = strings.TrimSpace(string(raw))
 	}
-	if info, err := buildinfo.ReadFile(bin); err == nil {
-		m.DaemonGo = info.GoVersion
-		var rev, modified string
-		for _, s := range info.Settings {
-			switch s.Key {
-			case "vcs.revision":
-				rev = s.Value
-			case "vcs.modified":
-				modified = s.Value
-			}
-		}
-		if len(rev) > 12 {
-			rev = rev[:12]
-		}
-		if rev != "" && modified == "true" {
-			rev += "+modified"
-		}
-		m.DaemonRev = rev
-	}
+	m.DaemonGo, m.DaemonRev = binInfo(bin)
 	return m
+}
+
+// binInfo is the Go version and VCS revision a Go binary was built with
+// ("" where it says none).
+func binInfo(bin string) (goVersion, rev string) {
+	info, err := buildinfo.ReadFile(bin)
+	if err != nil {
+		return "", ""
+	}
+	var modified string
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			modified = s.Value
+		}
+	}
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	if rev != "" && modified == "true" {
+		rev += "+modified"
+	}
+	return info.GoVersion, rev
 }
 
 // cpuModel is the first "model name" of /proc/cpuinfo, or "unknown".

@@ -26,19 +26,44 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 	keep := fs.Bool("keep", false, "keep the data dirs")
 	tmp := fs.String("tmp", "", "directory for the data dirs (default: the system's temporary directory)")
 	jsonPath := fs.String("json", "", "also write every figure as JSON to this file")
+	pvault := fs.String("pvault", "", "also compare context300 with pvault, the PCP reference implementation: the path of a pvault binary, which the bench\n"+
+		"runs as 'pvault init' (on a pseudo-terminal; Linux) and 'pvault serve --password-stdin', VAULT_DIR a fresh dir and VAULT_PORT a free port")
+	target := fs.String("pcp-target", "", "also compare context300 with the PCP server already running at this URL (its routes under /context or /vault)")
+	tokenFile := fs.String("pcp-token-file", "", "with --pcp-target: a file holding its owner's session token (pvault's: $VAULT_DIR/.session)")
+	rounds := fs.Int("compare-rounds", 5, "rounds of the comparison: each runs context300 at 1 and --clients clients on both servers, interleaved")
+	compareOnly := fs.Bool("compare-only", false, "run the comparison only, not the vault sizes of --claims")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return usageError("bench takes no arguments (see phc bench -h)")
 	}
-	sizes, err := bench.ParseSizes(*claims)
-	if err != nil {
-		return usageError("--claims: %v", err)
+	var compare *bench.CompareConfig
+	switch {
+	case *pvault != "" && *target != "":
+		return usageError("--pvault and --pcp-target exclude each other")
+	case *target != "" && *tokenFile == "":
+		return usageError("--pcp-target needs --pcp-token-file, the file of its owner's session token")
+	case *tokenFile != "" && *target == "":
+		return usageError("--pcp-token-file goes with --pcp-target")
+	case *compareOnly && *pvault == "" && *target == "":
+		return usageError("--compare-only needs --pvault or --pcp-target")
+	case *rounds < 1:
+		return usageError("--compare-rounds must be at least 1")
+	case *pvault != "" || *target != "":
+		compare = &bench.CompareConfig{PVault: *pvault, Target: *target, TokenFile: *tokenFile, Rounds: *rounds}
+	}
+	var sizes []int
+	if !*compareOnly {
+		var err error
+		if sizes, err = bench.ParseSizes(*claims); err != nil {
+			return usageError("--claims: %v", err)
+		}
 	}
 	if *duration <= 0 || *warmup < 0 || *growth < 0 || *clients < 1 || *writeKeys < 1 {
 		return usageError("--duration must be positive, --warmup and --growth not negative, --clients and --write-keys at least 1")
 	}
+	var err error
 	if *bin == "" {
 		if *bin, err = os.Executable(); err != nil {
 			return fmt.Errorf("find this binary: %w", err)
@@ -46,7 +71,7 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 	}
 	rep, runErr := bench.Run(ctx, bench.Config{
 		Bin: *bin, Sizes: sizes, Duration: *duration, Warmup: *warmup, Clients: *clients, Growth: *growth,
-		WriteKeys: *writeKeys, Keep: *keep, TempDir: *tmp, Out: env.Stdout, Progress: env.Stderr,
+		WriteKeys: *writeKeys, Keep: *keep, TempDir: *tmp, Out: env.Stdout, Progress: env.Stderr, Compare: compare,
 	})
 	if *jsonPath != "" && rep != nil {
 		if err := writeReport(*jsonPath, rep); err != nil {
