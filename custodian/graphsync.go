@@ -155,6 +155,12 @@ func (st *state) awaitGraph(op string) error {
 	return nil
 }
 
+// maxApplyEdges bounds the edges the worker joins into one graph commit:
+// a bbolt transaction of many random keys costs more than linearly (see
+// BENCHMARKS.md), so a few large commits beat one huge one. A single delta
+// larger than this is still applied whole.
+const maxApplyEdges = 10_000
+
 // graphJob is a committed group's delta for the worker.
 type graphJob struct {
 	st *state
@@ -176,16 +182,18 @@ func (s *Service) graphWorker() {
 			}
 		}
 		batch := []graphJob{*carry}
+		edges := carry.size()
 		carry = nil
 	drain:
 		for len(batch) < maxGroup {
 			select {
 			case j := <-s.graphQ:
-				if j.st != batch[0].st {
+				if j.st != batch[0].st || edges+j.size() > maxApplyEdges {
 					carry = &j
 					break drain
 				}
 				batch = append(batch, j)
+				edges += j.size()
 			default:
 				break drain
 			}
@@ -229,3 +237,6 @@ func (l *graphLag) wait0Failed() bool {
 	defer l.mu.Unlock()
 	return l.failed
 }
+
+// size is the number of edges d changes.
+func (d graphJob) size() int { return len(d.d.Add) + len(d.d.Remove) }
