@@ -2,9 +2,11 @@ package custodian
 
 import (
 	"fmt"
+	"maps"
 	"runtime"
 	"runtime/debug"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"unique"
@@ -109,13 +111,34 @@ func intern(s string) string {
 	return unique.Make(s).Value()
 }
 
-// internClaim makes c's repeated strings share one copy each.
-func internClaim(c *Claim) {
+// internClaim makes c's repeated strings share one copy each, and its
+// reported producer information one map with every claim that reports the
+// same (reported holds those maps, by content; claims never change them).
+func internClaim(c *Claim, reported map[string]map[string]string) {
 	c.Subject, c.Kind, c.Assertion = intern(c.Subject), intern(c.Kind), intern(c.Assertion)
 	c.Sensitivity, c.Status, c.WrittenBy = intern(c.Sensitivity), intern(c.Status), intern(c.WrittenBy)
 	c.Confirmation.Status, c.Confirmation.By = intern(c.Confirmation.Status), intern(c.Confirmation.By)
 	a := &c.Producer.Authenticated
 	a.Kind, a.ID, a.Issuer = intern(a.Kind), intern(a.ID), intern(a.Issuer)
+	// The decoder makes every map with room for many entries (5 KB for a
+	// map of two), and an app reports the same few things again and again.
+	if r := c.Producer.Reported; r != nil {
+		keys := slices.Sorted(maps.Keys(r))
+		var id strings.Builder
+		for _, k := range keys {
+			id.WriteString(strconv.Quote(k))
+			id.WriteString(strconv.Quote(r[k]))
+		}
+		m, ok := reported[id.String()]
+		if !ok {
+			m = make(map[string]string, len(r))
+			for k, v := range r {
+				m[intern(k)] = intern(v)
+			}
+			reported[id.String()] = m
+		}
+		c.Producer.Reported = m
+	}
 }
 
 // loadClaims reads every claim's metadata and versions into st and
@@ -134,12 +157,13 @@ func (st *state) loadClaims(tx Tx) error {
 	}); err != nil {
 		return err
 	}
+	reported := map[string]map[string]string{}
 	if err := decodeEach(tx, bucketClaims, func(k string, c *Claim) error {
 		r, ok := st.claims[c.ID]
 		if !ok || c.Version != len(r.versions)+1 || k != versionKey(c.ID, c.Version) {
 			return fmt.Errorf("claim %s: out of sequence", k)
 		}
-		internClaim(c)
+		internClaim(c, reported)
 		if c.Version == 1 {
 			r.meta.ID = c.ID // one copy of the id
 		} else {
