@@ -120,6 +120,16 @@ func internClaim(c *Claim, reported map[string]map[string]string) {
 	c.Confirmation.Status, c.Confirmation.By = intern(c.Confirmation.Status), intern(c.Confirmation.By)
 	a := &c.Producer.Authenticated
 	a.Kind, a.ID, a.Issuer = intern(a.Kind), intern(a.ID), intern(a.Issuer)
+	for i := range c.Restrictions {
+		if p := c.Restrictions[i].Params; p != nil {
+			m := make(map[string]any, len(p)) // sized to fit (see below); maps.Clone keeps the room
+			for k, v := range p {
+				m[k] = v
+			}
+			c.Restrictions[i].Params = m
+		}
+		c.Restrictions[i].Type = intern(c.Restrictions[i].Type)
+	}
 	// The decoder makes every map with room for many entries (5 KB for a
 	// map of two), and an app reports the same few things again and again.
 	if r := c.Producer.Reported; r != nil {
