@@ -5,9 +5,11 @@ package cayley
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
+	"iter"
 	"os"
 	"slices"
 	"strings"
@@ -37,12 +39,18 @@ var _ graph.Graph = (*Graph)(nil)
 
 // Graph is the knowledge graph on Cayley. It is safe for concurrent use.
 type Graph struct {
-	mu     sync.RWMutex
-	qs     cgraph.QuadStore
-	adj    *lru.Cache[string, []graph.Edge] // node → all its edges, sorted; kept current by Apply
-	db     *bolt.DB                         // nil for the memstore
-	path   string
-	closed bool
+	mu      sync.RWMutex
+	qs      cgraph.QuadStore
+	adj     *lru.Cache[string, *edgeList] // node and predicate → its edges; kept current by Apply
+	db      *bolt.DB                      // nil for the memstore
+	kv      *boltKV                       // Cayley's storage on db; nil for the memstore
+	path    string
+	closed  bool
+	wm      uint64 // the watermark (see watermark.go)
+	wmStale bool   // a failed write left wm unsure: read the file
+	// The kv layer's indexes scan reads a node's edges with one predicate
+	// from (nil: none such): leading with subject or object, predicate.
+	bySubject, byObject *ckv.QuadIndex
 }
 
 // OpenMemory returns an empty graph held in memory (Cayley's memstore).
@@ -57,8 +65,8 @@ func OpenMemory() *Graph {
 // place by every Apply, so it is never stale.
 const cacheNodes = 1 << 18
 
-func newCache() *lru.Cache[string, []graph.Edge] {
-	c, err := lru.New[string, []graph.Edge](cacheNodes)
+func newCache() *lru.Cache[string, *edgeList] {
+	c, err := lru.New[string, *edgeList](cacheNodes)
 	if err != nil {
 		panic(err) // only for a size < 1
 	}
@@ -84,12 +92,16 @@ func Open(path string) (*Graph, error) {
 	if err != nil {
 		return nil, fmt.Errorf("graph: open %s: %w", path, err)
 	}
-	qs, err := openKV(db)
-	if err != nil {
+	g := &Graph{db: db, path: path, adj: newCache()}
+	if err := g.openKV(); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("graph: %s: %w", path, err)
 	}
-	return &Graph{qs: qs, db: db, path: path, adj: newCache()}, nil
+	if err := g.loadWatermark(); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("graph: %s: %w", path, err)
+	}
+	return g, nil
 }
 
 // kvOptions turns off the kv layer's bloom filters: each is sized for 100
@@ -97,16 +109,108 @@ func Open(path string) (*Graph, error) {
 // duplicate checks on write.
 var kvOptions = cgraph.Options{ckv.OptNoBloom: true}
 
-// openKV opens Cayley's kv quad store on db, initialising it when new.
-func openKV(db *bolt.DB) (cgraph.QuadStore, error) {
-	kv := hbolt.New(db)
+// graphIndexes are the kv layer's indexes in the files this package
+// creates. The kv layer keeps, under each key of an index, the list of the
+// ids of every quad ever written with that key — a deleted one stays — and
+// rewrites the whole list to add one. Its default indexes lead with
+// (subject, predicate) and (object, predicate, subject): under the first,
+// a node with many edges of one predicate (self, with a relationship to
+// everyone) has one long list, rewritten by every edge it gains. Keyed by
+// subject, predicate and object, a list only holds the edges between two
+// nodes; the scans by (subject, predicate) read a range of keys instead.
+// Files made before keep the default indexes until they are rebuilt.
+var graphIndexes = []ckv.QuadIndex{
+	{Dirs: []quad.Direction{quad.Subject, quad.Predicate, quad.Object}},
+	{Dirs: []quad.Direction{quad.Object, quad.Predicate, quad.Subject}},
+}
+
+// openKV opens Cayley's kv quad store on g.db, initialising it, with
+// graphIndexes, when new.
+func (g *Graph) openKV() error {
+	kv := &boltKV{DB: hbolt.New(g.db)}
 	qs, err := ckv.New(kv, kvOptions)
 	if errors.Is(err, cgraph.ErrNotInitialized) {
 		if err = ckv.Init(kv, kvOptions); err == nil {
+			err = setIndexes(g.db, graphIndexes)
+		}
+		if err == nil {
 			qs, err = ckv.New(kv, kvOptions)
 		}
 	}
-	return qs, err
+	if err != nil {
+		return err
+	}
+	inds, err := readIndexes(g.db)
+	if err != nil {
+		return err
+	}
+	g.qs, g.kv, g.bySubject, g.byObject = qs, kv, nil, nil
+	for i, ind := range inds {
+		if len(ind.Dirs) < 2 || ind.Dirs[1] != quad.Predicate {
+			continue
+		}
+		switch ind.Dirs[0] {
+		case quad.Subject:
+			g.bySubject = &inds[i]
+		case quad.Object:
+			g.byObject = &inds[i]
+		}
+	}
+	return nil
+}
+
+// Where the kv layer records its indexes, as JSON (see its
+// writeIndexesMeta), and names an index's bucket.
+var metaIndexes = [2][]byte{[]byte("meta"), []byte("indexes")}
+
+func indexBucket(ind ckv.QuadIndex) []byte {
+	b := make([]byte, len(ind.Dirs))
+	for i, d := range ind.Dirs {
+		b[i] = d.Prefix()
+	}
+	return b
+}
+
+// setIndexes makes inds the indexes of a kv store just initialised, empty,
+// with the default ones.
+func setIndexes(db *bolt.DB, inds []ckv.QuadIndex) error {
+	data, err := json.Marshal(inds)
+	if err != nil {
+		return err
+	}
+	return db.Update(func(tx *bolt.Tx) error {
+		for _, ind := range ckv.DefaultQuadIndexes {
+			if err := tx.DeleteBucket(indexBucket(ind)); err != nil && !errors.Is(err, bolt.ErrBucketNotFound) {
+				return err
+			}
+		}
+		for _, ind := range inds {
+			if _, err := tx.CreateBucketIfNotExists(indexBucket(ind)); err != nil {
+				return err
+			}
+		}
+		meta := tx.Bucket(metaIndexes[0])
+		if meta == nil {
+			return errors.New("the kv store has no meta bucket")
+		}
+		return meta.Put(metaIndexes[1], data)
+	})
+}
+
+// readIndexes reads the indexes of a kv store as the kv layer does.
+func readIndexes(db *bolt.DB) ([]ckv.QuadIndex, error) {
+	var inds []ckv.QuadIndex
+	err := db.View(func(tx *bolt.Tx) error {
+		meta := tx.Bucket(metaIndexes[0])
+		if meta == nil {
+			return nil
+		}
+		if data := meta.Get(metaIndexes[1]); data != nil {
+			return json.Unmarshal(data, &inds)
+		}
+		return nil
+	})
+	return inds, err
 }
 
 // replaceChunk is the edges per transaction of a Replace: bbolt makes room
@@ -142,6 +246,7 @@ func (g *Graph) Reset() error {
 	g.adj.Purge()
 	if g.db == nil {
 		g.qs = memstore.New()
+		g.wm = 0
 		return nil
 	}
 	if err := g.db.Update(func(tx *bolt.Tx) error {
@@ -161,11 +266,10 @@ func (g *Graph) Reset() error {
 	}); err != nil {
 		return fmt.Errorf("graph: reset: %w", err)
 	}
-	qs, err := openKV(g.db)
-	if err != nil {
+	g.wm, g.wmStale = 0, false // its bucket went with the rest
+	if err := g.openKV(); err != nil {
 		return fmt.Errorf("graph: reset: %w", err)
 	}
-	g.qs = qs
 	return nil
 }
 
@@ -223,51 +327,93 @@ func valid(e graph.Edge) error {
 	return nil
 }
 
-// Apply applies d in one transaction: its removals, its additions, and the
-// new watermark. A watermark lower than the current one is refused: the
-// graph never goes back.
+// Apply applies d in one transaction: its removals, then its additions,
+// and the new watermark. A watermark lower than the current one is
+// refused: the graph never goes back.
 func (g *Graph) Apply(d graph.Delta) error {
+	return g.ApplyAll([]graph.Delta{d})
+}
+
+// ApplyAll applies ds, in order, in one transaction (one commit of the
+// bolt file), reaching the last one's watermark: the graph ends as if each
+// had been given to Apply in turn, or — if any would be refused — as it
+// was. A delta is refused, and with it the batch, if its watermark is
+// lower than the one before it (the graph's, for the first) or one of its
+// edges is malformed. So a batch replayed after a crash must start, as the
+// custodian's replay does, with the deltas above the watermark (or at it):
+// those replay harmlessly, edges being added and removed idempotently.
+func (g *Graph) ApplyAll(ds []graph.Delta) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.closed {
 		return graph.ErrClosed
 	}
+	if len(ds) == 0 {
+		return nil
+	}
 	cur, err := g.watermark()
 	if err != nil {
 		return err
 	}
-	if d.Watermark < cur {
-		return fmt.Errorf("graph: watermark %d is behind the graph's %d", d.Watermark, cur)
-	}
-	ds := make([]cgraph.Delta, 0, len(d.Add)+len(d.Remove)+2)
-	for _, e := range d.Remove {
-		if err := valid(e); err != nil {
-			return err
+	w := cur
+	for i, d := range ds {
+		if d.Watermark < w {
+			if i == 0 {
+				return fmt.Errorf("graph: watermark %d is behind the graph's %d", d.Watermark, cur)
+			}
+			return fmt.Errorf("graph: delta %d's watermark %d is behind the one before it, %d", i, d.Watermark, w)
 		}
-		ds = append(ds, cgraph.Delta{Quad: quadOf(e), Action: cgraph.Delete})
-	}
-	for _, e := range d.Add {
-		if err := valid(e); err != nil {
-			return err
+		w = d.Watermark
+		for _, es := range [][]graph.Edge{d.Remove, d.Add} {
+			for _, e := range es {
+				if err := valid(e); err != nil {
+					return err
+				}
+			}
 		}
-		ds = append(ds, cgraph.Delta{Quad: quadOf(e), Action: cgraph.Add})
 	}
-	if d.Watermark != cur {
-		if cur > 0 {
-			ds = append(ds, cgraph.Delta{Quad: watermarkQuad(cur), Action: cgraph.Delete})
-		}
-		ds = append(ds, cgraph.Delta{Quad: watermarkQuad(d.Watermark), Action: cgraph.Add})
-	}
-	if len(ds) == 0 {
+	changes := netChanges(ds)
+	if len(changes) == 0 && w == cur {
 		return nil
 	}
-	if err := g.qs.ApplyDeltas(ds, cgraph.IgnoreOpts{IgnoreDup: true, IgnoreMissing: true}); err != nil {
+	if err := g.commit(changes, w); err != nil {
 		g.adj.Purge() // whatever the store kept, the cache is not trusted
-		return fmt.Errorf("graph: apply: %w", err)
+		return err
 	}
-	g.updateCache(d)
-	g.cacheFresh(d)
+	for _, d := range ds {
+		g.updateCache(d)
+		g.cacheFresh(d)
+	}
 	return nil
+}
+
+// netChanges is what ds do to the store, applied in order, each delta's
+// removals before its additions: for each quad they touch, the last thing
+// done to it. Adding and removing are idempotent, so that is exactly what
+// applying them one by one does. (It is also what makes a delta that
+// removes and adds the same edge keep it: Cayley's kv layer, given both in
+// one call, applies every addition first.)
+func netChanges(ds []graph.Delta) []cgraph.Delta {
+	last := map[quad.Quad]int{} // quad → its index in out
+	var out []cgraph.Delta
+	set := func(e graph.Edge, a cgraph.Procedure) {
+		q := quadOf(e)
+		if i, ok := last[q]; ok {
+			out[i].Action = a
+			return
+		}
+		last[q] = len(out)
+		out = append(out, cgraph.Delta{Quad: q, Action: a})
+	}
+	for _, d := range ds {
+		for _, e := range d.Remove {
+			set(e, cgraph.Delete)
+		}
+		for _, e := range d.Add {
+			set(e, cgraph.Add)
+		}
+	}
+	return out
 }
 
 // cachedPreds are the predicates whose adjacency a fresh node gets in the
@@ -305,49 +451,39 @@ func (g *Graph) cacheFresh(d graph.Delta) {
 		if _, ok := g.adj.Peek(k); ok {
 			continue // updateCache kept it current
 		}
-		if list == nil {
-			list = []graph.Edge{}
-		}
 		graph.SortEdges(list)
-		g.adj.Add(k, list)
+		list = slices.CompactFunc(list, func(a, b graph.Edge) bool { return a == b })
+		g.adj.Add(k, newEdgeList(list))
 	}
 }
 
 // updateCache brings the cached edge lists of the nodes d touches up to
-// date. A node not in the cache stays out: its list is read in full when
-// it is next needed.
+// date: its removals, then its additions. A node not in the cache stays
+// out: its list is read in full when it is next needed.
 func (g *Graph) updateCache(d graph.Delta) {
-	touched := map[string]bool{}
-	for _, es := range [][]graph.Edge{d.Remove, d.Add} {
-		for _, e := range es {
-			touched[cacheKey(e.Subject, e.Predicate)], touched[cacheKey(e.Object, e.Predicate)] = true, true
-		}
+	for _, e := range d.Remove {
+		g.cacheEdit(e, (*edgeList).remove)
 	}
-	for k := range touched {
-		old, ok := g.adj.Peek(k)
-		if !ok {
-			continue
-		}
-		// Copy, then insert and delete by binary search: a busy node's
-		// list is never re-sorted whole. Readers may hold the old slice.
-		list := append(make([]graph.Edge, 0, len(old)+1), old...)
-		for _, e := range d.Remove {
-			if i, found := slices.BinarySearchFunc(list, e, graph.CompareEdges); found {
-				list = slices.Delete(list, i, i+1)
-			}
-		}
-		for _, e := range d.Add {
-			if k != cacheKey(e.Subject, e.Predicate) && k != cacheKey(e.Object, e.Predicate) {
-				continue
-			}
-			if i, found := slices.BinarySearchFunc(list, e, graph.CompareEdges); !found {
-				list = slices.Insert(list, i, e)
-			}
-		}
-		g.adj.Add(k, list)
+	for _, e := range d.Add {
+		g.cacheEdit(e, (*edgeList).insert)
 	}
 }
 
+// cacheEdit changes, with edit, the cached lists of e's two ends.
+func (g *Graph) cacheEdit(e graph.Edge, edit func(*edgeList, graph.Edge)) {
+	ks, ko := cacheKey(e.Subject, e.Predicate), cacheKey(e.Object, e.Predicate)
+	if l, ok := g.adj.Peek(ks); ok {
+		edit(l, e)
+	}
+	if ko != ks {
+		if l, ok := g.adj.Peek(ko); ok {
+			edit(l, e)
+		}
+	}
+}
+
+// watermarkQuad is the watermark as WriteNQuads exports it (and as graphs
+// written before watermark.go kept it).
 func watermarkQuad(w uint64) quad.Quad {
 	return quad.Quad{Subject: quad.IRI(watermarkNode), Predicate: quad.IRI(watermarkPred), Object: quad.Int(int64(w))}
 }
@@ -361,17 +497,6 @@ func (g *Graph) Watermark() (uint64, error) {
 		return 0, graph.ErrClosed
 	}
 	return g.watermark()
-}
-
-func (g *Graph) watermark() (uint64, error) {
-	var w uint64
-	err := g.scan(context.Background(), quad.Subject, quad.IRI(watermarkNode), watermarkPred, func(q quad.Quad) error {
-		if n, ok := q.Object.(quad.Int); ok && q.Predicate == quad.IRI(watermarkPred) && uint64(n) > w {
-			w = uint64(n)
-		}
-		return nil
-	})
-	return w, err
 }
 
 // scan calls fn for every quad with v in direction dir and, when pred is
@@ -397,18 +522,18 @@ func (g *Graph) scan(ctx context.Context, dir quad.Direction, v quad.Value, pred
 	}
 	var prims []cgraph.Ref
 	var shape interface{ Iterate() iterator.Scanner } = g.qs.QuadIterator(dir, ref)
-	if kqs, ok := g.qs.(*ckv.QuadStore); ok && predKey != nil {
+	ind := g.bySubject
+	if dir == quad.Object {
+		ind = g.byObject
+	}
+	if kqs, ok := g.qs.(*ckv.QuadStore); ok && predKey != nil && ind != nil {
 		// Scan only this node's edges with this predicate: the kv layer's
-		// default indexes lead with (subject, predicate) and (object,
-		// predicate), but its one-direction iterator does not use the
-		// second part, so a node with many edges of other kinds (self, the
-		// subject of every claim) would be read in full.
-		ind := ckv.DefaultQuadIndexes[0]
-		if dir == quad.Object {
-			ind = ckv.DefaultQuadIndexes[1]
-		}
+		// indexes lead with (subject, predicate) and (object, predicate),
+		// but its one-direction iterator does not use the second part, so
+		// a node with many edges of other kinds (self, the object of every
+		// claim) would be read in full.
 		pr, _ := g.qs.ValueOf(quad.IRI(pred))
-		shape = ckv.IndexScan{Index: ind, Values: []uint64{uint64(ref.(ckv.Int64Value)), uint64(pr.(ckv.Int64Value))}}.BuildIterator(kqs)
+		shape = ckv.IndexScan{Index: *ind, Values: []uint64{uint64(ref.(ckv.Int64Value)), uint64(pr.(ckv.Int64Value))}}.BuildIterator(kqs)
 	}
 	it := shape.Iterate()
 	for it.Next(ctx) {
@@ -464,18 +589,22 @@ func (g *Graph) Edges(ctx context.Context, node string, dir graph.Direction, pre
 }
 
 func (g *Graph) edges(ctx context.Context, node string, dir graph.Direction, pred string) ([]graph.Edge, error) {
-	var all []graph.Edge
-	var err error
+	var all iter.Seq[graph.Edge]
 	if pred == "" {
-		all, err = g.read(ctx, node, "")
+		es, err := g.read(ctx, node, "")
+		if err != nil {
+			return nil, err
+		}
+		all = slices.Values(es)
 	} else {
-		all, err = g.adjacent(ctx, node, pred)
-	}
-	if err != nil {
-		return nil, err
+		l, err := g.adjacent(ctx, node, pred)
+		if err != nil {
+			return nil, err
+		}
+		all = l.all()
 	}
 	var out []graph.Edge
-	for _, e := range all {
+	for e := range all {
 		if (dir&graph.Out != 0 && e.Subject == node) || (dir&graph.In != 0 && e.Object == node) {
 			out = append(out, e)
 		}
@@ -486,18 +615,19 @@ func (g *Graph) edges(ctx context.Context, node string, dir graph.Direction, pre
 func cacheKey(node, pred string) string { return node + " " + pred }
 
 // adjacent returns every edge of node with predicate pred, in either
-// direction, sorted, from the cache or Cayley. The slice is shared: callers
-// must not modify it.
-func (g *Graph) adjacent(ctx context.Context, node, pred string) ([]graph.Edge, error) {
-	if es, ok := g.adj.Get(cacheKey(node, pred)); ok {
-		return es, nil
+// direction, sorted, from the cache or Cayley. The list is shared: callers
+// hold g.mu for reading while they use it, and must not modify it.
+func (g *Graph) adjacent(ctx context.Context, node, pred string) (*edgeList, error) {
+	if l, ok := g.adj.Get(cacheKey(node, pred)); ok {
+		return l, nil
 	}
 	out, err := g.read(ctx, node, pred)
 	if err != nil {
 		return nil, err
 	}
-	g.adj.Add(cacheKey(node, pred), out)
-	return out, nil
+	l := newEdgeList(out)
+	g.adj.Add(cacheKey(node, pred), l)
+	return l, nil
 }
 
 // read reads node's edges with predicate pred (any, if empty) from Cayley.
@@ -627,7 +757,7 @@ func (g *Graph) Dependents(ctx context.Context, roots []string, pred string, vis
 		if err != nil {
 			return nil, err
 		}
-		for _, e := range es {
+		for e := range es.all() {
 			if e.Object != n {
 				continue
 			}

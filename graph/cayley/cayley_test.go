@@ -213,3 +213,15 @@ func BenchmarkBulkApply(b *testing.B) {
 		}
 	}
 }
+
+func TestMemoryBatch(t *testing.T) {
+	graphtest.RunBatch(t, func(t *testing.T) graphtest.Batcher {
+		g := cayley.OpenMemory()
+		t.Cleanup(func() { g.Close() })
+		return g
+	})
+}
+
+func TestBoltBatch(t *testing.T) {
+	graphtest.RunBatch(t, func(t *testing.T) graphtest.Batcher { return openBolt(t) })
+}

@@ -87,6 +87,84 @@ func Run(t *testing.T, open func(t *testing.T) graph.Graph) {
 		}
 	})
 
+	t.Run("RemovalsComeBeforeAdditions", func(t *testing.T) {
+		g := open(t)
+		a, b := rel("ent_A", "ent_B", "clm_1@1"), rel("ent_A", "ent_C", "clm_2@1")
+		apply(t, g, graph.Delta{Add: []graph.Edge{a}, Watermark: 1})
+		if _, err := g.Edges(ctx, "ent_A", graph.Both, graph.Related); err != nil { // warm any cache
+			t.Fatal(err)
+		}
+		// An edge a delta both removes and adds is there after it, whether
+		// it was before or not.
+		apply(t, g, graph.Delta{Remove: []graph.Edge{a, b}, Add: []graph.Edge{a, b}, Watermark: 2})
+		want := []graph.Edge{a, b}
+		if got := all(t, g); !reflect.DeepEqual(got, want) {
+			t.Fatalf("edges = %v, want %v", got, want)
+		}
+		got, err := g.Edges(ctx, "ent_A", graph.Both, graph.Related)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sortEdges(got)
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("Edges = %v, want %v", got, want)
+		}
+	})
+
+	t.Run("AdditionsBesideRemovalsOfTheirNodes", func(t *testing.T) {
+		g := open(t)
+		about := func(label string) graph.Edge {
+			return graph.Edge{Subject: "clm_X", Predicate: graph.About, Object: "self", Label: label}
+		}
+		in := func(p string) graph.Edge { return graph.Edge{Subject: "clm_X", Predicate: graph.InPersona, Object: p} }
+		apply(t, g, graph.Delta{Add: []graph.Edge{about("clm_X@1"), in("per_1"), in("per_2")}, Watermark: 1})
+		// clm_X loses three edges and gains two: more of its edges go than
+		// come, which must not lose the ones that come.
+		apply(t, g, graph.Delta{
+			Remove:    []graph.Edge{about("clm_X@1"), in("per_1"), in("per_2")},
+			Add:       []graph.Edge{about("clm_X@2"), in("per_1")},
+			Watermark: 2,
+		})
+		want := []graph.Edge{about("clm_X@2"), in("per_1")}
+		sortEdges(want)
+		if got := all(t, g); !reflect.DeepEqual(got, want) {
+			t.Fatalf("edges = %v, want %v", got, want)
+		}
+	})
+
+	t.Run("RemovingWhatIsNotThereKeepsTheRest", func(t *testing.T) {
+		g := open(t)
+		apply(t, g, graph.Delta{Add: []graph.Edge{rel("ent_A", "ent_B", "clm_1@1"), rel("ent_A", "ent_D", "clm_3@1")}, Watermark: 1})
+		// A removal of an edge that is not there (of nodes that are), as
+		// a replay makes, beside an addition to the same node...
+		apply(t, g, graph.Delta{Remove: []graph.Edge{rel("ent_A", "ent_D", "clm_1@1")}, Add: []graph.Edge{rel("ent_A", "ent_C", "clm_2@1")}, Watermark: 2})
+		// ...then the removal of the node's other edges: the one added
+		// stays, whole.
+		apply(t, g, graph.Delta{Remove: []graph.Edge{rel("ent_A", "ent_B", "clm_1@1"), rel("ent_A", "ent_D", "clm_3@1")}, Watermark: 3})
+		want := []graph.Edge{rel("ent_A", "ent_C", "clm_2@1")}
+		if got := all(t, g); !reflect.DeepEqual(got, want) {
+			t.Fatalf("edges = %v, want %v", got, want)
+		}
+		if got, err := g.Edges(ctx, "ent_C", graph.Both, graph.Related); err != nil || !reflect.DeepEqual(got, want) {
+			t.Fatalf("Edges(ent_C) = %v, %v; want %v", got, err, want)
+		}
+	})
+
+	t.Run("RemovalNamesItsLabel", func(t *testing.T) {
+		g := open(t)
+		plain, labelled := rel("ent_A", "ent_B", ""), rel("ent_A", "ent_B", "clm_1@1")
+		apply(t, g, graph.Delta{Add: []graph.Edge{plain, labelled}, Watermark: 1})
+		// A label the graph has never held names no edge: nothing goes.
+		apply(t, g, graph.Delta{Remove: []graph.Edge{rel("ent_A", "ent_B", "clm_9@1")}, Watermark: 2})
+		if got, want := all(t, g), []graph.Edge{plain, labelled}; !reflect.DeepEqual(got, want) {
+			t.Fatalf("edges = %v, want %v", got, want)
+		}
+		apply(t, g, graph.Delta{Remove: []graph.Edge{labelled}, Watermark: 3})
+		if got, want := all(t, g), []graph.Edge{plain}; !reflect.DeepEqual(got, want) {
+			t.Fatalf("edges = %v, want %v", got, want)
+		}
+	})
+
 	t.Run("WatermarkNeverGoesBack", func(t *testing.T) {
 		g := open(t)
 		apply(t, g, graph.Delta{Watermark: 10})
@@ -364,6 +442,22 @@ func Run(t *testing.T, open func(t *testing.T) graph.Graph) {
 		}
 	})
 
+	t.Run("ReplaceCutShortLeavesWatermarkZero", func(t *testing.T) {
+		g := open(t)
+		apply(t, g, graph.Delta{Add: []graph.Edge{rel("ent_A", "ent_B", "clm_1@1")}, Watermark: 9})
+		var es []graph.Edge
+		for i := 0; i < 12000; i++ { // more than one transaction's worth
+			es = append(es, rel("ent_A", "ent_C"+itoa(i), "clm_X"+itoa(i)+"@1"))
+		}
+		es = append(es, graph.Edge{Subject: "ent_A", Predicate: "related", Object: "ent_B"}) // refused, late
+		if err := g.Replace(es, 12); err == nil {
+			t.Fatal("Replace loaded a malformed edge")
+		}
+		if w, err := g.Watermark(); err != nil || w != 0 {
+			t.Fatalf("Watermark after a Replace cut short = %d, %v; want 0, to be rebuilt", w, err)
+		}
+	})
+
 	t.Run("NQuadsRoundTrip", func(t *testing.T) {
 		g := open(t)
 		in := []graph.Edge{
@@ -392,6 +486,57 @@ func Run(t *testing.T, open func(t *testing.T) graph.Graph) {
 		}
 		if n != len(in)+1 {
 			t.Fatalf("export has %d quads, want %d (with the watermark)", n, len(in)+1)
+		}
+	})
+
+	t.Run("ReadsDuringWrites", func(t *testing.T) {
+		g := open(t)
+		apply(t, g, graph.Delta{Add: []graph.Edge{rel("self", "ent_0", "clm_0@1"), der("sum_0@1", "clm_0@1")}, Watermark: 1})
+		const writes = 200
+		done := make(chan error, 1)
+		go func() {
+			defer close(done)
+			for i := 1; i <= writes; i++ {
+				d := graph.Delta{
+					Add:       []graph.Edge{rel("self", "ent_"+itoa(i), "clm_"+itoa(i)+"@1"), der("sum_"+itoa(i)+"@1", "clm_0@1")},
+					Fresh:     []string{"ent_" + itoa(i), "sum_" + itoa(i) + "@1"},
+					Watermark: uint64(i + 1),
+				}
+				if i%3 == 0 {
+					d.Remove = []graph.Edge{rel("self", "ent_"+itoa(i-1), "clm_"+itoa(i-1)+"@1")}
+				}
+				if err := g.Apply(d); err != nil {
+					done <- err
+					return
+				}
+			}
+		}()
+		for reading := true; reading; {
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Fatal(err)
+				}
+				reading = false
+			default:
+			}
+			if _, err := g.Traverse(ctx, "self", graph.Related, 2, everything); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := g.Dependents(ctx, []string{"clm_0@1"}, graph.DerivedFrom, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		es, err := g.Edges(ctx, "self", graph.Out, graph.Related)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := writes + 1 - writes/3; len(es) != want {
+			t.Fatalf("self has %d edges, want %d", len(es), want)
+		}
+		deps, _ := g.Dependents(ctx, []string{"clm_0@1"}, graph.DerivedFrom, nil)
+		if len(deps) != writes+1 {
+			t.Fatalf("%d dependents, want %d", len(deps), writes+1)
 		}
 	})
 
