@@ -113,16 +113,9 @@ func (s *Service) rollReceipts() (uint64, error) {
 			if seq-floor == rollBatch {
 				return nil
 			}
-			raw, ok, err := tx.Get(bucketReceipts, receiptKey(seq))
+			r, err := loadReceipt(tx, seq)
 			if err != nil {
 				return err
-			}
-			if !ok {
-				return fmt.Errorf("receipt %d missing", seq)
-			}
-			var r Receipt
-			if err := json.Unmarshal(raw, &r); err != nil {
-				return fmt.Errorf("receipt %d: %w", seq, err)
 			}
 			if !r.At.Before(cutoff) {
 				reached = true

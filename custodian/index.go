@@ -83,21 +83,20 @@ func (st *state) indexClaim(r *claimRecord) {
 		st.categories[category(r.head().Key)]++
 	}
 	for _, p := range r.meta.Personas {
-		t := st.byPersona[p]
-		if t == nil {
-			t = newClaimIndex()
-			st.byPersona[p] = t
-		}
-		t.ReplaceOrInsert(r)
+		indexUnder(st.byPersona, p, r)
 	}
-	tier := r.head().Sensitivity
-	t := st.byTier[tier]
+	indexUnder(st.byTier, r.head().Sensitivity, r)
+	st.indexSubject(r)
+}
+
+// indexUnder adds r to the index m holds under k, making it if needed.
+func indexUnder(m map[string]*claimIndex, k string, r *claimRecord) {
+	t := m[k]
 	if t == nil {
 		t = newClaimIndex()
-		st.byTier[tier] = t
+		m[k] = t
 	}
 	t.ReplaceOrInsert(r)
-	st.indexSubject(r)
 }
 
 func (st *state) unindexClaim(r *claimRecord) {

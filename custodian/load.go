@@ -228,23 +228,12 @@ func (st *state) indexAll(active []*claimRecord) {
 	})
 	wg.Go(func() {
 		for _, r := range active {
-			tier := r.head().Sensitivity
-			t := st.byTier[tier]
-			if t == nil {
-				t = newClaimIndex()
-				st.byTier[tier] = t
-			}
-			t.ReplaceOrInsert(r)
+			indexUnder(st.byTier, r.head().Sensitivity, r)
 		}
 	})
 	for _, r := range active {
 		for _, p := range r.meta.Personas {
-			t := st.byPersona[p]
-			if t == nil {
-				t = newClaimIndex()
-				st.byPersona[p] = t
-			}
-			t.ReplaceOrInsert(r)
+			indexUnder(st.byPersona, p, r)
 		}
 		st.categories[category(r.head().Key)]++
 		st.indexSubject(r)

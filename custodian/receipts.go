@@ -50,16 +50,9 @@ func (s *Service) Receipts(ctx context.Context, p Principal, limit int) ([]Recei
 	err = s.store.View(func(tx Tx) error {
 		// Receipts before the floor live on as checkpoints only.
 		for seq := head; seq >= floor && seq >= 1 && len(out) < limit; seq-- {
-			raw, ok, err := tx.Get(bucketReceipts, receiptKey(seq))
+			r, err := loadReceipt(tx, seq)
 			if err != nil {
 				return err
-			}
-			if !ok {
-				return fmt.Errorf("receipt %d missing", seq)
-			}
-			var r Receipt
-			if err := json.Unmarshal(raw, &r); err != nil {
-				return fmt.Errorf("receipt %d: %w", seq, err)
 			}
 			if r.Set != "" {
 				if r.Records, err = loadSet(tx, &r); err != nil {
@@ -74,6 +67,22 @@ func (s *Service) Receipts(ctx context.Context, p Principal, limit int) ([]Recei
 		return nil, wrap(op, KindInternal, err)
 	}
 	return out, nil
+}
+
+// loadReceipt reads receipt seq as stored (a set's records not filled in).
+func loadReceipt(tx Tx, seq uint64) (Receipt, error) {
+	var r Receipt
+	raw, ok, err := tx.Get(bucketReceipts, receiptKey(seq))
+	if err != nil {
+		return r, err
+	}
+	if !ok {
+		return r, fmt.Errorf("receipt %d missing", seq)
+	}
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return r, fmt.Errorf("receipt %d: %w", seq, err)
+	}
+	return r, nil
 }
 
 // Verification is the result of checking the receipt chain.
