@@ -49,7 +49,7 @@ func TestCrashGraphConsistency(t *testing.T) {
 
 	type done struct{ summary, claim string }
 	var mu sync.Mutex
-	var corrected []done // summaries whose parent was corrected, acknowledged
+	var corrected []done           // summaries whose parent was corrected, acknowledged
 	written := map[string]string{} // owner field writes acknowledged: key → value
 	reads := 0
 	stop := make(chan struct{})
