@@ -62,14 +62,7 @@ func fieldView(r *claimRecord, withValue bool) Field {
 // field returns the record of the field key: of the active claims about the
 // owner with that key, the one written last (by revision, which only grows;
 // wall-clock time may step back). Callers hold st.mu.
-func (st *state) field(key string) *claimRecord {
-	var best *claimRecord
-	scanPattern(st.active, key, func(r *claimRecord) bool {
-		best = betterField(best, r)
-		return true
-	})
-	return best
-}
+func (st *state) field(key string) *claimRecord { return st.fieldOf[key] }
 
 // betterField returns whichever of best and r is the field of their key:
 // about the owner, written last. best may be nil; so may the result.

@@ -82,6 +82,10 @@ func (st *state) indexClaim(r *claimRecord) {
 	if _, dup := st.active.ReplaceOrInsert(r); !dup {
 		st.categories[category(r.head().Key)]++
 	}
+	key := r.head().Key
+	if best := betterField(st.fieldOf[key], r); best != nil {
+		st.fieldOf[key] = best
+	}
 	for _, p := range r.meta.Personas {
 		indexUnder(st.byPersona, p, r)
 	}
@@ -107,6 +111,19 @@ func (st *state) unindexClaim(r *claimRecord) {
 		cat := category(r.head().Key)
 		if st.categories[cat]--; st.categories[cat] <= 0 {
 			delete(st.categories, cat)
+		}
+	}
+	if key := r.head().Key; st.fieldOf[key] == r {
+		// The field falls to the best of the key's other claims, if any.
+		var best *claimRecord
+		scanPattern(st.active, key, func(x *claimRecord) bool {
+			best = betterField(best, x)
+			return true
+		})
+		if best == nil {
+			delete(st.fieldOf, key)
+		} else {
+			st.fieldOf[key] = best
 		}
 	}
 	for _, p := range r.meta.Personas {

@@ -236,6 +236,9 @@ func (st *state) indexAll(active []*claimRecord) {
 			indexUnder(st.byPersona, p, r)
 		}
 		st.categories[category(r.head().Key)]++
+		if best := betterField(st.fieldOf[r.head().Key], r); best != nil {
+			st.fieldOf[r.head().Key] = best
+		}
 		st.indexSubject(r)
 	}
 	wg.Wait()

@@ -64,6 +64,9 @@ type state struct {
 	active    *claimIndex
 	byPersona map[string]*claimIndex
 	byTier    map[string]*claimIndex
+	// fieldOf holds each key's field: of its active claims about the
+	// owner, the one written last (see field).
+	fieldOf map[string]*claimRecord
 	// categories counts the active claims per category (first key segment).
 	categories map[string]int
 
@@ -194,6 +197,7 @@ func newState() *state {
 		byPersona:     make(map[string]*claimIndex),
 		byTier:        make(map[string]*claimIndex),
 		categories:    make(map[string]int),
+		fieldOf:       make(map[string]*claimRecord),
 		sets:          newKnownSets(),
 		lag:           newGraphLag(),
 	}
