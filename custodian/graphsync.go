@@ -207,7 +207,7 @@ func (s *Service) graphWorker() {
 // locks, and the next unlock replays the outbox into the graph.
 func (s *Service) applyGraph(jobs []graphJob) {
 	st := jobs[0].st
-	if st.lag.wait0Failed() {
+	if st.lag.hasFailed() {
 		return
 	}
 	var m deltaMerger
@@ -231,12 +231,12 @@ func (s *Service) applyGraph(jobs []graphJob) {
 	st.lag.applied(w, keys)
 }
 
-// wait0Failed reports whether an update has failed already.
-func (l *graphLag) wait0Failed() bool {
+// hasFailed reports whether an update has failed already.
+func (l *graphLag) hasFailed() bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.failed
 }
 
-// size is the number of edges d changes.
-func (d graphJob) size() int { return len(d.d.Add) + len(d.d.Remove) }
+// size is the number of edges j's delta changes.
+func (j graphJob) size() int { return len(j.d.Add) + len(j.d.Remove) }

@@ -124,19 +124,19 @@ func (s *Service) journal() {
 				break drain
 			}
 		}
-		carry = s.commitGroup(carry)
+		s.commitGroup(carry)
+		carry = carry[:0]
 	}
 }
 
 // commitGroup applies and commits jobs as one group: one store commit, then
-// one graph update. It returns the jobs it left for the next group (none).
-func (s *Service) commitGroup(jobs []*job) (rest []*job) {
+// one graph update.
+func (s *Service) commitGroup(jobs []*job) {
 	st := jobs[0].st
-	group := jobs
 	errs := make([]error, len(jobs))
 	var writes []write
 	var delta deltaMerger
-	var sets []string // digests of the sets this group stores
+	var sets []string // keys of the sets this group stores
 
 	st.mu.Lock()
 	for i, j := range jobs {
@@ -294,10 +294,9 @@ func (s *Service) commitGroup(jobs []*job) (rest []*job) {
 		}
 		go s.lockBroken(st)
 	}
-	for i, j := range group {
+	for i, j := range jobs {
 		j.done <- errs[i]
 	}
-	return rest
 }
 
 // lockBroken locks the vault after a failed commit, if st is still current.

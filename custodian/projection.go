@@ -208,9 +208,8 @@ func diffEdges(d *graph.Delta, before, after []graph.Edge) {
 // finishJob computes, at the end of a write, the graph delta of what it
 // changed and invalidates the dependents of every claim it corrected,
 // deleted, retracted or narrowed. The graph holds every earlier group's
-// writes (the journal applies a group's delta before the next group), and
-// st.pendingDerived the lineage of this group's, so the lineage it walks is
-// whole.
+// writes that the graph worker has applied, and st.lag the lineage of the
+// others, so the lineage it walks is whole (see dependents).
 func (s *Service) finishJob(st *state, b *batch) error {
 	j := st.job
 	for id, old := range j.claims {
@@ -243,8 +242,7 @@ func (s *Service) finishJob(st *state, b *batch) error {
 		// made its own stale when it was superseded, and no summary may be
 		// derived from a superseded version. (Walking every version would
 		// make each write cost the claim's whole history.)
-		roots := []string{old.head().Ref()}
-		if err := s.invalidate(st, b, roots, old.head().Ref(), cause); err != nil {
+		if err := s.invalidate(st, b, old.head().Ref(), cause); err != nil {
 			return err
 		}
 	}
@@ -307,10 +305,10 @@ func sameRestrictions(a, b []Restriction) bool {
 	return string(ra) == string(rb)
 }
 
-// invalidate marks every current summary that depends on one of roots,
-// transitively along lineage, stale as of this write's revision.
-func (s *Service) invalidate(st *state, b *batch, roots []string, root, cause string) error {
-	deps, err := s.dependents(st, roots, func(n string) bool {
+// invalidate marks every current summary that depends on the claim version
+// root, transitively along lineage, stale as of this write's revision.
+func (s *Service) invalidate(st *state, b *batch, root, cause string) error {
+	deps, err := s.dependents(st, []string{root}, func(n string) bool {
 		sm := st.summaryByRef(n)
 		return sm != nil && sm.Status == SummaryCurrent
 	})
