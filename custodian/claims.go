@@ -140,15 +140,16 @@ func (s *Service) ListClaims(ctx context.Context, p Principal, key, persona stri
 	}
 	return ownerRead(s, op, p, func(st *state) (ClaimList, error) {
 		out := ClaimList{Claims: []Claim{}, Revision: st.revision}
-		for _, r := range st.activeClaims() {
-			if key != "" && !matchKey(key, r.head().Key) {
-				continue
-			}
-			if persona != "" && !r.inPersona(persona) {
-				continue
-			}
-			out.Claims = append(out.Claims, r.view(r.meta.Head))
+		pattern := key
+		if pattern == "" {
+			pattern = "*"
 		}
+		scanPattern(st.active, pattern, func(r *claimRecord) bool {
+			if persona == "" || r.inPersona(persona) {
+				out.Claims = append(out.Claims, r.view(r.meta.Head))
+			}
+			return true
+		})
 		return out, nil
 	})
 }

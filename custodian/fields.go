@@ -77,21 +77,16 @@ func betterField(best, r *claimRecord) *claimRecord {
 // by key. Callers hold st.mu.
 func (st *state) fields(pattern string) []*claimRecord {
 	var out []*claimRecord
-	var best *claimRecord
 	key := ""
 	scanPattern(st.active, pattern, func(r *claimRecord) bool {
 		if k := r.head().Key; k != key {
-			if best != nil {
-				out = append(out, best)
+			key = k
+			if f := st.field(k); f != nil {
+				out = append(out, f)
 			}
-			key, best = k, nil
 		}
-		best = betterField(best, r)
 		return true
 	})
-	if best != nil {
-		out = append(out, best)
-	}
 	return out
 }
 

@@ -17,14 +17,15 @@ const indexDegree = 32
 
 func newClaimIndex() *claimIndex { return btree.NewG(indexDegree, recordLess) }
 
-// recordLess orders records by key, then id.
-func recordLess(a, b *claimRecord) bool {
-	ka, kb := a.head().Key, b.head().Key
-	if ka != kb {
-		return ka < kb
+// recordCmp orders records by key, then id; recordLess is its less-than.
+func recordCmp(a, b *claimRecord) int {
+	if c := strings.Compare(a.head().Key, b.head().Key); c != 0 {
+		return c
 	}
-	return a.meta.ID < b.meta.ID
+	return strings.Compare(a.meta.ID, b.meta.ID)
 }
+
+func recordLess(a, b *claimRecord) bool { return recordCmp(a, b) < 0 }
 
 // pivot is a record that sorts before every record with key k.
 func pivot(k string) *claimRecord {
@@ -140,17 +141,6 @@ func (st *state) unindexClaim(r *claimRecord) {
 	delete(st.bySubject[r.head().Subject], r.meta.ID)
 }
 
-// activeClaims returns the active claim records sorted by key, then id, in
-// a new slice. Callers hold mu.
-func (st *state) activeClaims() []*claimRecord {
-	out := make([]*claimRecord, 0, st.active.Len())
-	st.active.Ascend(func(r *claimRecord) bool {
-		out = append(out, r)
-		return true
-	})
-	return out
-}
-
 // candidates returns, sorted by key then id and without repeats, the
 // active records a consumer read could disclose: those inside the token's
 // scope that one of grants selects (grants for purpose only, unless
@@ -211,15 +201,7 @@ func (st *state) candidates(p Principal, grants []*Grant, purpose string, withAu
 			}
 		}
 	}
-	slices.SortFunc(out, func(a, b *claimRecord) int {
-		switch {
-		case recordLess(a, b):
-			return -1
-		case recordLess(b, a):
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(out, recordCmp)
 	return slices.Compact(out)
 }
 
