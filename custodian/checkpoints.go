@@ -225,10 +225,12 @@ func (s *Service) rollAll() {
 // verifyCheckpoints checks the checkpoints in order: each begins where the
 // one before ended and links to its head, and its MAC verifies (when mac
 // is non-nil). It returns the first seq they leave to the log, the hash
-// the log's first receipt must link to, and the receipts they stand for.
-func verifyCheckpoints(tx Tx, mac func(Checkpoint) (string, error), problem func(string, ...any)) (floor uint64, prev string, rolled uint64, err error) {
+// the log's first receipt must link to, the receipts they stand for and
+// how many checkpoints there are.
+func verifyCheckpoints(tx Tx, mac func(Checkpoint) (string, error), problem func(string, ...any)) (floor uint64, prev string, rolled uint64, n int, err error) {
 	floor = 1
 	err = tx.ForEach(bucketCheckpoints, func(k string, v []byte) error {
+		n++
 		var cp Checkpoint
 		if err := json.Unmarshal(v, &cp); err != nil {
 			problem("checkpoint %s: malformed", k)
@@ -254,5 +256,5 @@ func verifyCheckpoints(tx Tx, mac func(Checkpoint) (string, error), problem func
 		floor, prev, rolled = cp.To+1, cp.Head, rolled+cp.To-cp.From+1
 		return nil
 	})
-	return floor, prev, rolled, err
+	return floor, prev, rolled, n, err
 }

@@ -133,14 +133,11 @@ func verifyChain(store Store, head chainHead, mac func(Checkpoint) (string, erro
 	prev := ""
 	var seq uint64
 	err := store.View(func(tx Tx) error {
-		floor, last, rolled, err := verifyCheckpoints(tx, mac, problem)
+		floor, last, rolled, n, err := verifyCheckpoints(tx, mac, problem)
 		if err != nil {
 			return err
 		}
-		v.Rolled, prev = rolled, last
-		if err := tx.ForEach(bucketCheckpoints, func(string, []byte) error { v.Checkpoints++; return nil }); err != nil {
-			return err
-		}
+		v.Rolled, v.Checkpoints, prev = rolled, n, last
 		for seq = floor; seq <= head.Seq; seq++ {
 			raw, ok, err := tx.Get(bucketReceipts, receiptKey(seq))
 			if err != nil {

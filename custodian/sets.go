@@ -13,13 +13,13 @@ import (
 
 // Disclosed sets. A receipt that names more than setMin refs (a context
 // read names every field it disclosed) records the digest of its refs
-// instead of the refs; each distinct set is stored once, under its digest,
-// in bucketSets. A read repeated over unchanged data so costs the store one
+// instead of the refs; each distinct set is stored once a month, under the
+// month and its digest (see setKey), in bucketSets. A read repeated over unchanged data so costs the store one
 // small receipt, and a read of a new set the set's refs, once.
 const (
-	bucketSets = "disclosed_sets" // hex digest → JSON array of refs
+	bucketSets = "disclosed_sets" // yyyymm-hex digest → JSON array of refs
 	setMin     = 8
-	// setCacheSize bounds the digests the journal remembers as stored, so
+	// setCacheSize bounds the set keys the journal remembers as stored, so
 	// that a repeated set is not looked up in the store every time.
 	setCacheSize = 4096
 )
@@ -47,7 +47,7 @@ func setKey(at time.Time, d string) string {
 // setMonth is the layout of a set key's month.
 const setMonth = "200601"
 
-// knownSets remembers digests of sets known to be stored.
+// knownSets remembers the keys of sets known to be stored.
 type knownSets struct{ c *lru.Cache[string, struct{}] }
 
 func newKnownSets() *knownSets {
