@@ -438,26 +438,41 @@ func loadProposal(tx Tx, id string) (*Proposal, error) {
 }
 
 // pendingProposal reads proposal id for a decision: not found if there is
-// none, a conflict if it was decided. It waits until what the view says of
-// the proposal is durable, so that the store holds it.
+// none, a conflict if it was decided (see pendingProposals).
 func (s *Service) pendingProposal(op string, p Principal, id string) (*Proposal, error) {
-	_, err := ownerRead(s, op, p, func(st *state) (struct{}, error) { return struct{}{}, nil })
+	prs, errs, err := s.pendingProposals(op, p, []string{id})
 	if err != nil {
 		return nil, err
 	}
-	var pr *Proposal
+	return prs[0], errs[0]
+}
+
+// pendingProposals reads proposals ids for a decision, in one store read
+// once what the view says of them is durable (so that the store holds
+// them): for each, the proposal, or not found if there is none, or a
+// conflict if it was decided. err is an error of the whole read.
+func (s *Service) pendingProposals(op string, p Principal, ids []string) (prs []*Proposal, errs []error, err error) {
+	if _, err := ownerRead(s, op, p, func(st *state) (struct{}, error) { return struct{}{}, nil }); err != nil {
+		return nil, nil, err
+	}
+	prs, errs = make([]*Proposal, len(ids)), make([]error, len(ids))
 	if err := s.store.View(func(tx Tx) error {
-		var err error
-		pr, err = loadProposal(tx, id)
-		return err
+		for i, id := range ids {
+			pr, err := loadProposal(tx, id)
+			switch {
+			case err != nil:
+				return err
+			case pr == nil:
+				errs[i] = notFound(op)
+			case pr.Status != StatusProposed:
+				errs[i] = fail(op, KindConflict, "the proposal was already decided")
+			default:
+				prs[i] = pr
+			}
+		}
+		return nil
 	}); err != nil {
-		return nil, wrap(op, KindInternal, err)
+		return nil, nil, wrap(op, KindInternal, err)
 	}
-	switch {
-	case pr == nil:
-		return nil, notFound(op)
-	case pr.Status != StatusProposed:
-		return nil, fail(op, KindConflict, "the proposal was already decided")
-	}
-	return pr, nil
+	return prs, errs, nil
 }

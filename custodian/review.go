@@ -97,13 +97,12 @@ func (s *Service) decideBulk(op string, p Principal, ids []string, decide func(*
 		}
 		seen[id] = true
 	}
-	prs := make([]*Proposal, len(ids))
-	errs := make([]error, len(ids))
-	for i, id := range ids {
-		prs[i], errs[i] = s.pendingProposal(op, p, id)
+	prs, errs, err := s.pendingProposals(op, p, ids)
+	if err != nil {
+		return BulkDecision{}, err
 	}
 	out := BulkDecision{Items: make([]BulkItem, len(ids))}
-	err := s.write(op, p, func(st *state, b *batch) error {
+	err = s.write(op, p, func(st *state, b *batch) error {
 		out.Decided = 0
 		for i, id := range ids {
 			err := errs[i]
