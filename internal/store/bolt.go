@@ -2,13 +2,16 @@ package store
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/google/btree"
 	"go.etcd.io/bbolt"
 
 	"github.com/phc-project/phc/custodian"
@@ -50,19 +53,58 @@ const aadPrefix = "phc/store/v1\x00"
 const lockTimeout = time.Second
 
 // Bolt is the product [custodian.Store]: one bbolt file in which every value
-// is encrypted by a [Cipher]. Bucket names and keys are stored in plaintext.
-// An Update is one bbolt read-write transaction, fsync'ed before Update
-// returns; Views run concurrently with it on the last committed state.
+// is encrypted by a [Cipher], with a write-ahead log beside it. Bucket names
+// and keys are stored in plaintext. An Update is durable when its record is
+// in the log (one fdatasync); a flusher copies the log into the bbolt file
+// in batches. Views run concurrently with Updates on the last committed
+// state: the bbolt file under the writes not yet flushed to it.
 type Bolt struct {
 	db     *bbolt.DB
 	c      Cipher
 	path   string
 	closed atomic.Bool
+
+	// Locks, always taken in this order: wmu, fmu, omu.
+	wmu     sync.Mutex // serialises Updates; guards log and seq
+	fmu     sync.Mutex // one flush at a time; guards flushed
+	omu     sync.Mutex // guards publishing ov, and failed
+	log     *wal
+	seq     uint64                  // the last record written to the log
+	flushed uint64                  // the last record in the file
+	failed  error                   // set when the log or a flush failed: Updates refuse
+	ov      atomic.Pointer[overlay] // the writes not yet in the file
+	kick    chan struct{}
+	stop    chan struct{}
+	done    chan struct{}
 }
 
+// The flusher copies the log into the file flushDelay after a write finds
+// nothing waiting, or at once when flushBytes are waiting; an Update waits
+// for a flush when maxOverlayBytes are waiting. A record larger than
+// directBytes skips the log: it is committed to the file with everything
+// before it.
+var flushDelay = 25 * time.Millisecond // tests change it
+
+const (
+	flushBytes      = 4 << 20
+	maxOverlayBytes = 64 << 20
+	directBytes     = 4 << 20
+)
+
+// walBucket holds, under walApplied, the sequence number (8 bytes, big
+// endian) of the last log record the file has. The core's buckets are
+// opaque ids that never contain a dot.
+const (
+	walBucket  = "phc.wal"
+	walApplied = "applied"
+)
+
 // OpenBolt opens the store file at path, creating it with mode 0600 (and its
-// parent directory with mode 0700) if needed. An existing file readable by
-// others is narrowed to 0600. Only one process may have the file open: if
+// parent directory with mode 0700) if needed, and its log, the directory
+// path+".wal". An existing file readable by others is narrowed to 0600.
+// Records of the log the file does not have yet are copied into it first,
+// without the cipher; a log that lost a record it acknowledged fails with an
+// error wrapping [ErrCorrupt]. Only one process may have the file open: if
 // another holds it, OpenBolt fails after about a second with an error that
 // wraps [bbolt.ErrTimeout].
 func OpenBolt(path string, c Cipher) (*Bolt, error) {
@@ -82,11 +124,179 @@ func OpenBolt(path string, c Cipher) (*Bolt, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
+	b := &Bolt{db: db, c: c, path: path, kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	b.ov.Store(emptyOverlay)
 	if err := narrowMode(path); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
-	return &Bolt{db: db, c: c, path: path}, nil
+	if err := b.recover(); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("store: open %s: %w", path, err)
+	}
+	go b.flusher()
+	return b, nil
+}
+
+// recover copies into the file the log's records it does not have, and
+// opens the log for the next record.
+func (b *Bolt) recover() error {
+	var applied uint64
+	if err := b.db.View(func(tx *bbolt.Tx) error {
+		applied = readApplied(tx)
+		return nil
+	}); err != nil {
+		return err
+	}
+	dir := b.path + ".wal"
+	var recs [][]byte
+	var size int
+	last, err := replayLog(dir, applied, func(_ uint64, payload []byte) error {
+		if err := decodeOps(payload, func(walOp) error { return nil }); err != nil {
+			return fmt.Errorf("store: log: %w: %w", err, ErrCorrupt)
+		}
+		recs = append(recs, payload)
+		size += len(payload)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if last > applied {
+		err := b.db.Update(func(tx *bbolt.Tx) error {
+			for _, p := range recs {
+				if err := decodeOps(p, func(o walOp) error { return applyOp(tx, o.op, o.bucket, o.key, o.value) }); err != nil {
+					return err
+				}
+			}
+			return writeApplied(tx, last)
+		})
+		if err != nil {
+			return fmt.Errorf("store: replay the log: %w", err)
+		}
+	}
+	b.seq, b.flushed = last, last
+	b.log, err = openLog(dir, last+1)
+	if err != nil {
+		return fmt.Errorf("store: open the log: %w", err)
+	}
+	return nil
+}
+
+func readApplied(tx *bbolt.Tx) uint64 {
+	if bk := tx.Bucket([]byte(walBucket)); bk != nil {
+		if v := bk.Get([]byte(walApplied)); len(v) == 8 {
+			return binary.BigEndian.Uint64(v)
+		}
+	}
+	return 0
+}
+
+func writeApplied(tx *bbolt.Tx, seq uint64) error {
+	bk, err := tx.CreateBucketIfNotExists([]byte(walBucket))
+	if err != nil {
+		return err
+	}
+	return bk.Put([]byte(walApplied), binary.BigEndian.AppendUint64(nil, seq))
+}
+
+// applyOp makes one write of the log in the file.
+func applyOp(tx *bbolt.Tx, op byte, bucket, key string, value []byte) error {
+	if op == opDelete {
+		if bk := tx.Bucket([]byte(bucket)); bk != nil {
+			return bk.Delete([]byte(key))
+		}
+		return nil
+	}
+	bk, err := tx.CreateBucketIfNotExists([]byte(bucket))
+	if err != nil {
+		return err
+	}
+	if op == opAppend {
+		bk.FillPercent = appendFill
+	}
+	return bk.Put([]byte(key), value)
+}
+
+// flusher copies the log into the file, a batch at a time, until Close.
+func (b *Bolt) flusher() {
+	defer close(b.done)
+	t := time.NewTimer(time.Hour)
+	t.Stop()
+	for {
+		select {
+		case <-b.stop:
+			return
+		case <-b.kick:
+		}
+		if b.ov.Load().bytes < flushBytes {
+			t.Reset(flushDelay)
+			select {
+			case <-b.stop:
+				t.Stop()
+				return
+			case <-t.C:
+			}
+		}
+		b.flush()
+	}
+}
+
+// flush copies every write waiting in the overlay into the file, in one
+// bbolt commit, then drops them from the overlay and lets the log reuse
+// their space. A failure fails later Updates; the log keeps the writes.
+func (b *Bolt) flush() error {
+	b.fmu.Lock()
+	defer b.fmu.Unlock()
+	ov := b.ov.Load()
+	if ov.empty() || ov.maxSeq <= b.flushed {
+		return nil
+	}
+	err := b.db.Update(func(tx *bbolt.Tx) error {
+		if err := applyOverlay(tx, ov, nil); err != nil {
+			return err
+		}
+		return writeApplied(tx, ov.maxSeq)
+	})
+	if err != nil {
+		err = fmt.Errorf("store: flush: %w", err)
+		b.omu.Lock()
+		if b.failed == nil {
+			b.failed = err
+		}
+		b.omu.Unlock()
+		return err
+	}
+	b.flushed = ov.maxSeq
+	b.omu.Lock()
+	b.ov.Store(b.ov.Load().without(ov.maxSeq))
+	b.omu.Unlock()
+	b.log.applied.Store(ov.maxSeq)
+	return nil
+}
+
+// applyOverlay writes ov's entries, then top's (an Update's own), to the file.
+func applyOverlay(tx *bbolt.Tx, ov *overlay, top map[string]*btree.BTreeG[entry]) error {
+	for _, layer := range []map[string]*btree.BTreeG[entry]{ov.buckets, top} {
+		for bucket, t := range layer {
+			var err error
+			t.Ascend(func(e entry) bool {
+				op := byte(opPut)
+				switch {
+				case e.ct == nil:
+					op = opDelete
+				case e.append:
+					op = opAppend
+				}
+				err = applyOp(tx, op, bucket, e.key, e.ct)
+				return err == nil
+			})
+			if err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // narrowMode removes any group or other permission from the file at path.
@@ -104,26 +314,18 @@ func narrowMode(path string) error {
 // Path returns the path of the store file, also after Close.
 func (b *Bolt) Path() string { return b.path }
 
-// View runs fn in a bbolt read-only transaction. fn's error is returned
-// unchanged. Do not wait inside fn for an Update to finish: a commit that
-// grows the file waits for open read transactions.
+// View runs fn on the last committed state. fn's error is returned
+// unchanged. Do not wait inside fn for an Update to finish.
 func (b *Bolt) View(fn func(custodian.Tx) error) error {
-	return b.run("view", b.db.View, fn)
-}
-
-// Update runs fn in a bbolt read-write transaction and commits it, with an
-// fsync, if fn returns nil. If fn returns an error, nothing it wrote is kept
-// and the error is returned unchanged. Updates are serialised.
-func (b *Bolt) Update(fn func(custodian.Tx) error) error {
-	return b.run("update", b.db.Update, fn)
-}
-
-// run calls fn in a transaction begun by managed (bbolt's View or Update),
-// returning fn's error unchanged and wrapping bbolt's own.
-func (b *Bolt) run(op string, managed func(func(*bbolt.Tx) error) error, fn func(custodian.Tx) error) error {
+	if b.closed.Load() {
+		return fmt.Errorf("store: view: %w", errClosed)
+	}
+	// The overlay first: the flusher drops writes from it only after the
+	// file has them, so a bbolt transaction begun after sees them there.
+	ov := b.ov.Load()
 	fnFailed := false
-	err := managed(func(btx *bbolt.Tx) error {
-		tx := &boltTx{tx: btx, c: b.c}
+	err := b.db.View(func(btx *bbolt.Tx) error {
+		tx := &boltTx{tx: btx, c: b.c, ov: ov}
 		defer tx.end()
 		if err := fn(tx); err != nil {
 			fnFailed = true
@@ -132,19 +334,132 @@ func (b *Bolt) run(op string, managed func(func(*bbolt.Tx) error) error, fn func
 		return nil
 	})
 	if err != nil && !fnFailed {
-		return fmt.Errorf("store: %s: %w", op, err)
+		return fmt.Errorf("store: view: %w", err)
 	}
 	return err
 }
 
-// Close waits for running transactions and closes the store file. Later
-// calls, Close included, fail.
+// Update runs fn in a transaction and, if fn returns nil, commits its
+// writes: their record is written to the log and synced before Update
+// returns. If fn returns an error, nothing it wrote is kept and the error is
+// returned unchanged. Updates are serialised.
+func (b *Bolt) Update(fn func(custodian.Tx) error) error {
+	b.wmu.Lock()
+	defer b.wmu.Unlock()
+	if b.closed.Load() {
+		return fmt.Errorf("store: update: %w", errClosed)
+	}
+	b.omu.Lock()
+	failed := b.failed
+	b.omu.Unlock()
+	if failed != nil {
+		return fmt.Errorf("store: update: an earlier write failed, reopen the store: %w", failed)
+	}
+	ov := b.ov.Load()
+	top := map[string]*btree.BTreeG[entry]{}
+	fnFailed := false
+	err := b.db.View(func(btx *bbolt.Tx) error {
+		tx := &boltTx{tx: btx, c: b.c, ov: ov, top: top}
+		defer tx.end()
+		if err := fn(tx); err != nil {
+			fnFailed = true
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		if fnFailed {
+			return err
+		}
+		return fmt.Errorf("store: update: %w", err)
+	}
+	if len(top) == 0 {
+		return nil
+	}
+	var payload []byte
+	for bucket, t := range top {
+		t.Ascend(func(e entry) bool {
+			o := walOp{op: opPut, bucket: bucket, key: e.key, value: e.ct}
+			switch {
+			case e.ct == nil:
+				o.op = opDelete
+			case e.append:
+				o.op = opAppend
+			}
+			payload = appendOp(payload, o)
+			return true
+		})
+	}
+	seq := b.seq + 1
+	if len(payload) > directBytes {
+		return b.commitDirect(top, seq)
+	}
+	if err := b.log.append(seq, payload); err != nil {
+		err = fmt.Errorf("store: update: write the log: %w", err)
+		b.omu.Lock()
+		b.failed = err
+		b.omu.Unlock()
+		return err
+	}
+	b.seq = seq
+	b.omu.Lock()
+	next := b.ov.Load().with(top, seq)
+	b.ov.Store(next)
+	b.omu.Unlock()
+	select {
+	case b.kick <- struct{}{}:
+	default:
+	}
+	if next.bytes > maxOverlayBytes {
+		return b.flush()
+	}
+	return nil
+}
+
+// commitDirect commits a large Update's writes straight to the file,
+// together with every write waiting before them, as record seq. The caller
+// holds wmu.
+func (b *Bolt) commitDirect(top map[string]*btree.BTreeG[entry], seq uint64) error {
+	b.fmu.Lock()
+	defer b.fmu.Unlock()
+	ov := b.ov.Load()
+	err := b.db.Update(func(tx *bbolt.Tx) error {
+		if err := applyOverlay(tx, ov, top); err != nil {
+			return err
+		}
+		return writeApplied(tx, seq)
+	})
+	if err != nil {
+		return fmt.Errorf("store: update: %w", err)
+	}
+	b.seq, b.flushed = seq, seq
+	b.omu.Lock()
+	b.ov.Store(emptyOverlay)
+	b.omu.Unlock()
+	b.log.applied.Store(seq)
+	return nil
+}
+
+// Close flushes the log into the file, waits for running transactions and
+// closes the store. Later calls, Close included, fail.
 func (b *Bolt) Close() error {
 	if b.closed.Swap(true) {
 		return fmt.Errorf("store: close: %w", errClosed)
 	}
+	close(b.stop)
+	<-b.done
+	b.wmu.Lock() // no Update is running, and none will run
+	ferr := b.flush()
+	lerr := b.log.close()
+	b.wmu.Unlock()
 	if err := b.db.Close(); err != nil {
 		return fmt.Errorf("store: close: %w", err)
+	}
+	if ferr != nil {
+		return fmt.Errorf("store: close: %w", ferr)
+	}
+	if lerr != nil {
+		return fmt.Errorf("store: close: %w", lerr)
 	}
 	return nil
 }
@@ -153,6 +468,9 @@ func (b *Bolt) Close() error {
 // first problem it reports, or nil. It checks pages and structure, not that
 // values decrypt. Updates wait while it runs.
 func (b *Bolt) Check() error {
+	if err := b.flush(); err != nil {
+		return fmt.Errorf("store: check: %w", err)
+	}
 	// A writable transaction keeps writers out, which bbolt requires for a
 	// check that is both safe and cheap.
 	tx, err := b.db.Begin(true)
@@ -172,10 +490,13 @@ func (b *Bolt) Check() error {
 	return nil
 }
 
-// boltTx is a transaction of a Bolt store.
+// boltTx is a transaction of a Bolt store: it reads the overlay over a
+// bbolt read transaction, and an Update's writes go to top.
 type boltTx struct {
 	tx   *bbolt.Tx
 	c    Cipher
+	ov   *overlay
+	top  map[string]*btree.BTreeG[entry] // nil in a View
 	done bool
 }
 
@@ -184,6 +505,23 @@ func (tx *boltTx) end() { tx.done = true }
 func (tx *boltTx) Get(bucket, key string) ([]byte, bool, error) {
 	if tx.done {
 		return nil, false, errTxDone
+	}
+	e, ok := entry{}, false
+	if t := tx.top[bucket]; t != nil {
+		e, ok = t.Get(entry{key: key})
+	}
+	if !ok {
+		e, ok = tx.ov.get(bucket, key)
+	}
+	if ok {
+		if e.ct == nil {
+			return nil, false, nil
+		}
+		v, err := tx.open(bucket, key, e.ct)
+		if err != nil {
+			return nil, false, err
+		}
+		return v, true, nil
 	}
 	b := tx.tx.Bucket([]byte(bucket))
 	if b == nil {
@@ -203,19 +541,18 @@ func (tx *boltTx) Get(bucket, key string) ([]byte, bool, error) {
 // Append is Put for a key greater than every key of bucket: the bucket's
 // pages are filled for appends rather than left half empty for inserts.
 func (tx *boltTx) Append(bucket, key string, value []byte) error {
-	return tx.put(bucket, key, value, appendFill)
+	return tx.put(bucket, key, value, true)
 }
 
-// appendFill is the page fill of a bucket that a transaction appends to.
+// appendFill is the page fill of a bucket that a commit appends to.
 const appendFill = 1.0
 
 func (tx *boltTx) Put(bucket, key string, value []byte) error {
-	return tx.put(bucket, key, value, 0)
+	return tx.put(bucket, key, value, false)
 }
 
-// put stores value under bucket/key; fill, if not 0, sets the bucket's page
-// fill for this transaction.
-func (tx *boltTx) put(bucket, key string, value []byte, fill float64) error {
+// put seals value and stages it under bucket/key.
+func (tx *boltTx) put(bucket, key string, value []byte, appending bool) error {
 	if err := tx.checkWrite(bucket, key); err != nil {
 		return err
 	}
@@ -226,31 +563,29 @@ func (tx *boltTx) put(bucket, key string, value []byte, fill float64) error {
 	if err != nil {
 		return fmt.Errorf("store: put %q/%q: %w", bucket, key, err)
 	}
-	b, err := tx.tx.CreateBucketIfNotExists([]byte(bucket))
-	if err != nil {
-		return fmt.Errorf("store: put %q/%q: %w", bucket, key, err)
-	}
-	if fill != 0 {
-		b.FillPercent = fill
-	}
-	// ct is fresh from Seal, so bbolt may keep it until the commit.
-	if err := b.Put([]byte(key), ct); err != nil {
-		return fmt.Errorf("store: put %q/%q: %w", bucket, key, err)
-	}
+	// ct is fresh from Seal and never changed again: the overlay and
+	// bbolt may keep it.
+	tx.stage(bucket, entry{key: key, ct: ct, append: appending})
 	return nil
+}
+
+func (tx *boltTx) stage(bucket string, e entry) {
+	t := tx.top[bucket]
+	if t == nil {
+		t = newTree()
+		tx.top[bucket] = t
+	}
+	t.ReplaceOrInsert(e)
 }
 
 func (tx *boltTx) Delete(bucket, key string) error {
 	if err := tx.checkWrite(bucket, key); err != nil {
 		return err
 	}
-	b := tx.tx.Bucket([]byte(bucket))
-	if b == nil {
+	if bucket == "" || key == "" {
 		return nil
 	}
-	if err := b.Delete([]byte(key)); err != nil {
-		return fmt.Errorf("store: delete %q/%q: %w", bucket, key, err)
-	}
+	tx.stage(bucket, entry{key: key})
 	return nil
 }
 
@@ -258,17 +593,34 @@ func (tx *boltTx) ForEach(bucket string, fn func(key string, value []byte) error
 	if tx.done {
 		return errTxDone
 	}
-	b := tx.tx.Bucket([]byte(bucket))
-	if b == nil {
-		return nil
+	ents := merged(tx.ov, tx.top, bucket)
+	var k, ct []byte
+	var c *bbolt.Cursor
+	if b := tx.tx.Bucket([]byte(bucket)); b != nil {
+		c = b.Cursor()
+		k, ct = c.First()
 	}
-	c := b.Cursor()
-	for k, ct := c.First(); k != nil; k, ct = c.Next() {
-		key := string(k)
-		if ct == nil { // a nested bucket: the store never makes one
-			return fmt.Errorf("store: %q/%q: nested bucket: %w", bucket, key, ErrCorrupt)
+	for k != nil || len(ents) > 0 {
+		var key string
+		var sealed []byte
+		if len(ents) > 0 && (k == nil || ents[0].key <= string(k)) {
+			e := ents[0]
+			ents = ents[1:]
+			if k != nil && e.key == string(k) {
+				k, ct = c.Next()
+			}
+			if e.ct == nil {
+				continue
+			}
+			key, sealed = e.key, e.ct
+		} else {
+			key, sealed = string(k), ct
+			if ct == nil { // a nested bucket: the store never makes one
+				return fmt.Errorf("store: %q/%q: nested bucket: %w", bucket, key, ErrCorrupt)
+			}
+			k, ct = c.Next()
 		}
-		v, err := tx.open(bucket, key, ct)
+		v, err := tx.open(bucket, key, sealed)
 		if err != nil {
 			return err
 		}
@@ -283,15 +635,16 @@ func (tx *boltTx) checkWrite(bucket, key string) error {
 	switch {
 	case tx.done:
 		return errTxDone
-	case !tx.tx.Writable():
+	case tx.top == nil:
 		return fmt.Errorf("store: write %q/%q: %w", bucket, key, errReadOnly)
 	}
 	return nil
 }
 
 // open decrypts the ciphertext stored under bucket/key. stored is bbolt's
-// memory: read-only and valid only during the transaction, so Open gets a
-// copy it may decrypt in place, and the result belongs to the caller.
+// memory (read-only and valid only during the transaction) or the
+// overlay's, so Open gets a copy it may decrypt in place, and the result
+// belongs to the caller.
 func (tx *boltTx) open(bucket, key string, stored []byte) ([]byte, error) {
 	ad := aad(bucket, key)
 	v, err := tx.c.Open(bucket, ad, bytes.Clone(stored))

@@ -1,0 +1,337 @@
+package store_test
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/phc-project/phc/custodian"
+	"github.com/phc-project/phc/internal/store"
+	"github.com/phc-project/phc/internal/store/storetest"
+)
+
+// TestBoltCrashDurable runs the persistence contract with a crash (no
+// Close, nothing flushed) in place of the close.
+func TestBoltCrashDurable(t *testing.T) {
+	storetest.RunDurable(t,
+		func(t *testing.T) custodian.Store { return mustOpenBolt(t) },
+		func(t *testing.T, old custodian.Store) custodian.Store {
+			t.Helper()
+			b := old.(*store.Bolt)
+			b.Crash()
+			return mustReopenBolt(t, b.Path(), newTestCipher(t))
+		})
+}
+
+// model is what a store must hold: bucket → key → value.
+type model map[string]map[string]string
+
+func (m model) check(t *testing.T, s custodian.Store, buckets []string) {
+	t.Helper()
+	err := s.View(func(tx custodian.Tx) error {
+		for _, b := range buckets {
+			got := map[string]string{}
+			if err := tx.ForEach(b, func(k string, v []byte) error {
+				got[k] = string(v)
+				return nil
+			}); err != nil {
+				return err
+			}
+			if len(got) != len(m[b]) {
+				return fmt.Errorf("bucket %s: %d keys, want %d", b, len(got), len(m[b]))
+			}
+			for k, want := range m[b] {
+				if got[k] != want {
+					return fmt.Errorf("%s/%s = %q, want %q", b, k, got[k], want)
+				}
+				v, ok, err := tx.Get(b, k)
+				if err != nil || !ok || string(v) != want {
+					return fmt.Errorf("Get(%s, %s) = %q, %v, %v; want %q", b, k, v, ok, err, want)
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// randomUpdates runs n Updates of random puts, appends and deletes against
+// s, recording them in m, with a flush now and then.
+func randomUpdates(t *testing.T, s *store.Bolt, m model, rng *rand.Rand, n int, buckets []string, seq *int) {
+	t.Helper()
+	for range n {
+		err := s.Update(func(tx custodian.Tx) error {
+			for range 1 + rng.IntN(5) {
+				b := buckets[rng.IntN(len(buckets))]
+				if m[b] == nil {
+					m[b] = map[string]string{}
+				}
+				*seq++
+				switch rng.IntN(4) {
+				case 0:
+					k := fmt.Sprintf("k%03d", rng.IntN(50))
+					delete(m[b], k)
+					if err := tx.Delete(b, k); err != nil {
+						return err
+					}
+				case 1:
+					k := fmt.Sprintf("z%08d", *seq)
+					v := strings.Repeat("a", rng.IntN(300))
+					m[b][k] = v
+					if err := tx.(custodian.Appender).Append(b, k, []byte(v)); err != nil {
+						return err
+					}
+				default:
+					k := fmt.Sprintf("k%03d", rng.IntN(50))
+					v := fmt.Sprintf("v%d-%s", *seq, strings.Repeat("b", rng.IntN(200)))
+					m[b][k] = v
+					if err := tx.Put(b, k, []byte(v)); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatalf("Update = %v", err)
+		}
+		if rng.IntN(40) == 0 {
+			if err := s.Flush(); err != nil {
+				t.Fatalf("Flush = %v", err)
+			}
+		}
+	}
+}
+
+// TestBoltLogReplay crashes a store again and again under random writes,
+// across many small log segments, and checks after each reopen that every
+// acknowledged write is there and nothing else.
+func TestBoltLogReplay(t *testing.T) {
+	store.SetSegmentSize(t, 4096)
+	rng := rand.New(rand.NewPCG(1, 2))
+	buckets := []string{"claims", "receipts", "meta"}
+	path := filepath.Join(t.TempDir(), "phc.db")
+	m := model{}
+	seq := 0
+	s := mustReopenBolt(t, path, newTestCipher(t))
+	for round := range 12 {
+		randomUpdates(t, s, m, rng, 40+rng.IntN(80), buckets, &seq)
+		m.check(t, s, buckets)
+		if round%4 == 3 {
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			s.Crash()
+		}
+		s = mustReopenBolt(t, path, newTestCipher(t))
+		m.check(t, s, buckets)
+		segs, _ := filepath.Glob(filepath.Join(s.LogDir(), "*.seg"))
+		if len(segs) > 3 {
+			t.Fatalf("round %d: %d log segments after reopen, want the one written to and a spare", round, len(segs))
+		}
+	}
+	if err := s.Check(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestBoltLogTornTail checks that a record cut short by a crash (never
+// acknowledged) is dropped and everything before it kept.
+func TestBoltLogTornTail(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "phc.db")
+	s := mustReopenBolt(t, path, newTestCipher(t))
+	m := model{}
+	seq := 0
+	randomUpdates(t, s, m, rand.New(rand.NewPCG(3, 4)), 30, []string{"b"}, &seq)
+	s.Crash()
+
+	seg := onlySegment(t, s.LogDir())
+	data, err := os.ReadFile(seg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := segFirst(t, seg)
+	var last uint64
+	if err := store.ReadSegment(data, first, func(seq uint64, _ byte, _, _ string, _ []byte) { last = seq }); err != nil {
+		t.Fatal(err)
+	}
+	end := logEnd(t, data, first)
+	torn := store.Frame(last+1, "b", "torn", []byte("never acknowledged"))
+	torn = torn[:len(torn)-5]
+	f, err := os.OpenFile(seg, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt(torn, int64(end)); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+
+	s = mustReopenBolt(t, path, newTestCipher(t))
+	m.check(t, s, []string{"b"})
+	// The store goes on writing after the torn record.
+	if err := s.Update(func(tx custodian.Tx) error { return tx.Put("b", "after", []byte("1")) }); err != nil {
+		t.Fatal(err)
+	}
+	m["b"]["after"] = "1"
+	s.Crash()
+	s = mustReopenBolt(t, path, newTestCipher(t))
+	m.check(t, s, []string{"b"})
+}
+
+// TestBoltLogDamaged checks that a damaged record with records after it
+// fails the open (acknowledged writes would be lost) instead of dropping
+// them.
+func TestBoltLogDamaged(t *testing.T) {
+	store.SetSegmentSize(t, 2048)
+	store.SetFlushDelay(t, time.Hour) // nothing reaches the file before the crash
+	path := filepath.Join(t.TempDir(), "phc.db")
+	s := mustReopenBolt(t, path, newTestCipher(t))
+	for i := range 60 {
+		if err := s.Update(func(tx custodian.Tx) error {
+			return tx.Put("b", fmt.Sprint(i), bytes.Repeat([]byte("v"), 100))
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Crash()
+
+	segs, _ := filepath.Glob(filepath.Join(s.LogDir(), "*.seg"))
+	slices.Sort(segs)
+	if len(segs) < 2 {
+		t.Fatalf("%d segments, want several", len(segs))
+	}
+	// Damage the second byte of the first record's payload: the records
+	// after it, in the later segments, are acknowledged.
+	data, err := os.ReadFile(segs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	data[17] ^= 0xff
+	if err := os.WriteFile(segs[0], data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err = store.OpenBolt(path, newTestCipher(t))
+	if !errors.Is(err, store.ErrCorrupt) {
+		t.Fatalf("OpenBolt over a damaged log = %v, want ErrCorrupt", err)
+	}
+}
+
+// TestBoltLargeUpdate checks an Update too large for the log (committed to
+// the file directly) between logged ones.
+func TestBoltLargeUpdate(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "phc.db")
+	s := mustReopenBolt(t, path, newTestCipher(t))
+	m := model{"b": {}}
+	put := func(n, size int) {
+		err := s.Update(func(tx custodian.Tx) error {
+			for i := range n {
+				k := fmt.Sprintf("k%05d", i)
+				v := fmt.Sprintf("%d:%s", n, bytes.Repeat([]byte("v"), size))
+				m["b"][k] = v
+				if err := tx.Put("b", k, []byte(v)); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	put(10, 10)
+	put(5000, 1000) // about 5 MB
+	put(3, 10)
+	m.check(t, s, []string{"b"})
+	s.Crash()
+	s = mustReopenBolt(t, path, newTestCipher(t))
+	m.check(t, s, []string{"b"})
+}
+
+// TestBoltLogFiles checks the log's permissions: a 0700 directory of 0600
+// files.
+func TestBoltLogFiles(t *testing.T) {
+	s := mustOpenBolt(t)
+	if err := s.Update(func(tx custodian.Tx) error { return tx.Put("b", "k", []byte("v")) }); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(s.LogDir())
+	if err != nil || fi.Mode().Perm() != 0o700 {
+		t.Fatalf("log dir: %v, %v; want mode 0700", fi.Mode(), err)
+	}
+	segs, _ := filepath.Glob(filepath.Join(s.LogDir(), "*"))
+	for _, p := range segs {
+		fi, err := os.Stat(p)
+		if err != nil || fi.Mode().Perm() != 0o600 {
+			t.Fatalf("%s: %v, %v; want mode 0600", p, fi.Mode(), err)
+		}
+	}
+}
+
+// FuzzLogSegment feeds arbitrary segment contents to the replay's reader:
+// it must neither panic nor read a record past the data.
+func FuzzLogSegment(f *testing.F) {
+	f.Add(store.Frame(1, "b", "k", []byte("v")), uint64(1))
+	f.Add(append(store.Frame(7, "claims", "c1@1", []byte("x")), store.Frame(8, "meta", "m", nil)...), uint64(7))
+	f.Add([]byte{}, uint64(0))
+	f.Fuzz(func(t *testing.T, data []byte, first uint64) {
+		next := first
+		_ = store.ReadSegment(data, first, func(seq uint64, op byte, bucket, key string, value []byte) {
+			if seq < next || bucket == "" || key == "" {
+				t.Fatalf("record %d after %d, bucket %q key %q", seq, next, bucket, key)
+			}
+			next = seq
+		})
+	})
+}
+
+func onlySegment(t *testing.T, dir string) string {
+	t.Helper()
+	segs, _ := filepath.Glob(filepath.Join(dir, "*.seg"))
+	if len(segs) != 1 {
+		t.Fatalf("%d segments, want 1", len(segs))
+	}
+	return segs[0]
+}
+
+func segFirst(t *testing.T, path string) uint64 {
+	t.Helper()
+	var first uint64
+	if _, err := fmt.Sscanf(filepath.Base(path), "%016x.seg", &first); err != nil {
+		t.Fatal(err)
+	}
+	return first
+}
+
+// logEnd returns the offset after the last record of a segment.
+func logEnd(t *testing.T, data []byte, first uint64) int {
+	t.Helper()
+	end := 0
+	next := first
+	for {
+		fr := data[end:]
+		if len(fr) < 16 {
+			return end
+		}
+		n := int(fr[0]) | int(fr[1])<<8 | int(fr[2])<<16 | int(fr[3])<<24
+		seq := uint64(0)
+		for i := 7; i >= 0; i-- {
+			seq = seq<<8 | uint64(fr[8+i])
+		}
+		if seq != next || n == 0 || 16+n > len(fr) {
+			return end
+		}
+		end += 16 + n
+		next++
+	}
+}
