@@ -228,8 +228,20 @@ func (s *Service) FieldContext(ctx context.Context, p Principal, purpose string)
 		return ContextBundle{}, err
 	}
 	out := ContextBundle{ContextVersion: PCPVersion, Categories: map[string][]Field{}, Revision: rev, Warnings: warnings}
-	for _, f := range fs {
-		out.Categories[f.Category] = append(out.Categories[f.Category], f)
+	// fs is in key order, so a category's fields are one run of it: each
+	// category is a subslice, not a copy.
+	for i := 0; i < len(fs); {
+		j := i + 1
+		for j < len(fs) && fs[j].Category == fs[i].Category {
+			j++
+		}
+		cat := fs[i].Category
+		if prev := out.Categories[cat]; prev != nil {
+			out.Categories[cat] = append(prev, fs[i:j]...)
+		} else {
+			out.Categories[cat] = fs[i:j:j]
+		}
+		i = j
 	}
 	return out, nil
 }
@@ -351,7 +363,9 @@ func (s *Service) consumerFields(op string, p Principal, purpose, pattern string
 		grants := st.grantsFor(p.Consumer, OpRead, now)
 		// Only the keys its scope and grants can select (PCP reads name no
 		// purpose when purpose is empty: any read grant counts).
-		for _, r := range st.fieldsOf(st.candidates(p, grants, purpose, true), pattern) {
+		cands := st.fieldsOf(st.candidates(p, grants, purpose, true), pattern)
+		fs, records = make([]Field, 0, len(cands)), make([]string, 0, len(cands))
+		for _, r := range cands {
 			g, ok := st.fieldGrant(p, r, purpose, now, grants)
 			if !ok {
 				continue

@@ -44,6 +44,7 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 		c.addr = defaultAddr
 	}
 	log := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	tuneGC()
 	d, err := startDaemon(ctx, env, log, c.data, c.addr, *idle)
 	if err != nil {
 		return err
@@ -251,7 +252,7 @@ func writeFile0600(path string, data []byte) error {
 // holds a store or a Secret Key: its vault.json is missing or unreadable,
 // and a new vault would overwrite the Secret Key that unlocks the data.
 func checkNoRemnants(dir string) error {
-	for _, f := range []string{storeFile, "secret.key", "vault.json"} {
+	for _, f := range []string{storeFile, storeFile + ".wal", "secret.key", "vault.json"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("%s already holds %s but no usable vault.json: refusing to create a new vault over it (restore vault.json)", dir, f)
 		}
