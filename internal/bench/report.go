@@ -151,8 +151,8 @@ func (s *Size) print(w io.Writer) {
 			t.Entities, t.Relationships, t.Edges)
 	}
 	if s.Store.FileBytes > 0 {
-		fmt.Fprintf(w, "store at the end: phc.db %.1f MiB (used %.1f MiB), graph.db %.1f MiB (used %.1f MiB)\n",
-			mib(s.Store.FileBytes), mib(s.Store.UsedBytes), mib(s.Graph.FileBytes), mib(s.Graph.UsedBytes))
+		fmt.Fprintf(w, "store at the end: phc.db %.1f MiB (used %.1f MiB) and its log %.1f MiB, graph.db %.1f MiB (used %.1f MiB)\n",
+			mib(s.Store.FileBytes), mib(s.Store.UsedBytes), mib(s.Store.LogBytes), mib(s.Graph.FileBytes), mib(s.Graph.UsedBytes))
 	}
 	if s.DataDir != "" {
 		fmt.Fprintf(w, "data dir kept: %s\n", s.DataDir)
