@@ -2,6 +2,7 @@ package custodian
 
 import (
 	"sync"
+	"time"
 
 	"github.com/phc-project/phc/graph"
 )
@@ -20,8 +21,9 @@ import (
 type graphLag struct {
 	mu     sync.Mutex
 	cond   *sync.Cond
-	want   uint64 // watermark of the last delta handed to the worker
-	at     uint64 // watermark the graph has applied (for this state)
+	hurry  chan struct{} // a waiter asks the worker not to wait for more deltas
+	want   uint64        // watermark of the last delta handed to the worker
+	at     uint64        // watermark the graph has applied (for this state)
 	failed bool
 
 	// pending holds the lineage edges (parent ref → dependents) the graph
@@ -44,7 +46,7 @@ type derivedEdge struct {
 }
 
 func newGraphLag() *graphLag {
-	l := &graphLag{pending: make(map[string][]derivedEdge)}
+	l := &graphLag{pending: make(map[string][]derivedEdge), hurry: make(chan struct{}, 1)}
 	l.cond = sync.NewCond(&l.mu)
 	return l
 }
@@ -131,6 +133,10 @@ func (l *graphLag) wait() bool {
 	defer l.mu.Unlock()
 	want := l.want
 	for l.at < want && !l.failed {
+		select {
+		case l.hurry <- struct{}{}:
+		default:
+		}
 		l.cond.Wait()
 	}
 	return !l.failed
@@ -161,16 +167,26 @@ func (st *state) awaitGraph(op string) error {
 // larger than this is still applied whole.
 const maxApplyEdges = 10_000
 
+// graphDelay is how long the worker collects deltas after the first one
+// before it commits them to the graph, unless a traversal, check or export
+// is waiting for it: a graph commit (two fdatasyncs and a write per page)
+// costs about what a hundred owner writes do, and a key written again and
+// again within the delay changes the graph once (see deltaMerger).
+const graphDelay = 50 * time.Millisecond
+
 // graphJob is a committed group's delta for the worker.
 type graphJob struct {
 	st *state
 	d  graph.Delta
 }
 
-// graphWorker applies committed deltas to the graph, as many at once as
-// have queued up for the same state.
+// graphWorker applies committed deltas to the graph: after the first one
+// it collects more for graphDelay (or until someone waits for the graph),
+// then applies what it has for the same state as one.
 func (s *Service) graphWorker() {
 	defer s.wg.Done()
+	timer := time.NewTimer(graphDelay)
+	timer.Stop()
 	var carry *graphJob
 	for {
 		if carry == nil {
@@ -184,20 +200,40 @@ func (s *Service) graphWorker() {
 		batch := []graphJob{*carry}
 		edges := carry.size()
 		carry = nil
-	drain:
+		lag := batch[0].st.lag
+		timer.Reset(graphDelay)
+		waiting := true
+	collect:
 		for len(batch) < maxGroup {
-			select {
-			case j := <-s.graphQ:
-				if j.st != batch[0].st || edges+j.size() > maxApplyEdges {
-					carry = &j
-					break drain
+			var j graphJob
+			if waiting {
+				select {
+				case j = <-s.graphQ:
+				case <-lag.hurry:
+					waiting = false
+					continue
+				case <-timer.C:
+					waiting = false
+					continue
+				case <-s.stop:
+					waiting = false
+					continue
 				}
-				batch = append(batch, j)
-				edges += j.size()
-			default:
-				break drain
+			} else {
+				select {
+				case j = <-s.graphQ:
+				default:
+					break collect
+				}
 			}
+			if j.st != batch[0].st || edges+j.size() > maxApplyEdges {
+				carry = &j
+				break
+			}
+			batch = append(batch, j)
+			edges += j.size()
 		}
+		timer.Stop()
 		s.applyGraph(batch)
 	}
 }
