@@ -28,10 +28,11 @@ const loadBatch = 256
 // add for each, in key order, from the calling goroutine.
 func decodeEach[T any](tx Tx, bucket string, add func(key string, v *T) error) error {
 	type item struct {
-		key string
-		raw []byte
-		v   *T
-		err error
+		key  string
+		raw  []byte
+		lazy func() ([]byte, error) // opens raw, when the store defers it
+		v    *T
+		err  error
 	}
 	type batch struct {
 		items []item
@@ -43,12 +44,36 @@ func decodeEach[T any](tx Tx, bucket string, add func(key string, v *T) error) e
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Go(func() {
+			// The decoder fills a map already there instead of making one
+			// with room for 64 entries: a claim's reported producer
+			// information goes into scratch, then into a map of its size.
+			scratch := make(map[string]string, 8)
 			for b := range todo {
 				for i := range b.items {
 					it := &b.items[i]
+					if it.lazy != nil {
+						if it.raw, it.err = it.lazy(); it.err != nil {
+							it.lazy = nil
+							continue
+						}
+						it.lazy = nil
+					}
 					it.v = new(T)
+					c, isClaim := any(it.v).(*Claim)
+					if isClaim {
+						c.Producer.Reported = scratch
+					}
 					if err := fastjson.Unmarshal(it.raw, it.v); err != nil {
 						it.err = fmt.Errorf("%s %s: %w", bucket, it.key, err)
+					}
+					if isClaim {
+						c.Producer.Reported = nil
+						if len(scratch) > 0 {
+							m := make(map[string]string, len(scratch)) // maps.Clone would keep scratch's room
+							maps.Copy(m, scratch)
+							c.Producer.Reported = m
+							clear(scratch)
+						}
 					}
 					it.raw = nil
 				}
@@ -84,13 +109,25 @@ func decodeEach[T any](tx Tx, bucket string, add func(key string, v *T) error) e
 		todo <- cur
 		cur = &batch{done: make(chan struct{})}
 	}
-	err := tx.ForEach(bucket, func(k string, v []byte) error {
-		cur.items = append(cur.items, item{key: k, raw: v})
-		if len(cur.items) == loadBatch {
-			flush()
-		}
-		return nil
-	})
+	var err error
+	if lr, ok := tx.(LazyRanger); ok {
+		// Opening (decrypting) runs on the workers too.
+		err = lr.ForEachLazy(bucket, func(k string, v func() ([]byte, error)) error {
+			cur.items = append(cur.items, item{key: k, lazy: v})
+			if len(cur.items) == loadBatch {
+				flush()
+			}
+			return nil
+		})
+	} else {
+		err = tx.ForEach(bucket, func(k string, v []byte) error {
+			cur.items = append(cur.items, item{key: k, raw: v})
+			if len(cur.items) == loadBatch {
+				flush()
+			}
+			return nil
+		})
+	}
 	flush()
 	close(todo)
 	close(ready)
@@ -130,8 +167,8 @@ func internClaim(c *Claim, reported map[string]map[string]string) {
 		}
 		c.Restrictions[i].Type = intern(c.Restrictions[i].Type)
 	}
-	// The decoder makes every map with room for many entries (5 KB for a
-	// map of two), and an app reports the same few things again and again.
+	// An app reports the same few things again and again: claims that
+	// report the same share one map.
 	if r := c.Producer.Reported; r != nil {
 		keys := slices.Sorted(maps.Keys(r))
 		var id strings.Builder
@@ -141,10 +178,7 @@ func internClaim(c *Claim, reported map[string]map[string]string) {
 		}
 		m, ok := reported[id.String()]
 		if !ok {
-			m = make(map[string]string, len(r))
-			for k, v := range r {
-				m[intern(k)] = intern(v)
-			}
+			m = r // decodeEach made it to fit
 			reported[id.String()] = m
 		}
 		c.Producer.Reported = m
@@ -156,7 +190,11 @@ func internClaim(c *Claim, reported map[string]map[string]string) {
 func (st *state) loadClaims(tx Tx) error {
 	// The view is built from nothing: collecting garbage while it grows
 	// mostly traces what is being built. Collect less often meanwhile.
-	defer debug.SetGCPercent(debug.SetGCPercent(400))
+	if prev := debug.SetGCPercent(400); prev > 400 {
+		debug.SetGCPercent(prev) // the daemon allows more already
+	} else {
+		defer debug.SetGCPercent(prev)
+	}
 	if err := decodeEach(tx, bucketClaimMeta, func(k string, m *claimMeta) error {
 		m.Status = intern(m.Status)
 		for i, p := range m.Personas {

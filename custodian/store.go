@@ -57,3 +57,12 @@ type Tx interface {
 type Appender interface {
 	Append(bucket, key string, value []byte) error
 }
+
+// LazyRanger is an optional capability of a [Tx]. ForEachLazy is ForEach
+// that hands fn, in place of each value, a function returning it: opening a
+// value (decrypting it) is then up to whoever calls that function, on any
+// goroutine, any number of times, until the transaction's closure returns.
+// The view's load opens and decodes values on every core this way.
+type LazyRanger interface {
+	ForEachLazy(bucket string, fn func(key string, value func() ([]byte, error)) error) error
+}

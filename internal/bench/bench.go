@@ -121,7 +121,12 @@ type Restart struct {
 	// ServingLogMs is from the process start to its "phc serving" log
 	// line (0 if it logged none).
 	ServingLogMs float64 `json:"serving_log_ms,omitempty"`
-	IdleMem      *Mem    `json:"idle_mem,omitempty"`
+	// KDFMs and LoadMs are the daemon's own logged key derivation and
+	// load of the view at this unlock (-1 if it logged none: an older
+	// build); ReadyMs less KDFMs is the restart "after the KDF".
+	KDFMs   float64 `json:"kdf_ms"`
+	LoadMs  float64 `json:"load_ms"`
+	IdleMem *Mem    `json:"idle_mem,omitempty"`
 }
 
 // Growth is the store's growth over sequential 300-field reads.
@@ -284,10 +289,16 @@ func (r *runner) makeDir() (cleanup func(), err error) {
 	if err != nil {
 		return nil, err
 	}
-	if r.cfg.Keep {
-		r.size.DataDir = root
-	}
 	r.dir, r.pw = filepath.Join(root, "data"), randomText(24)
+	if r.cfg.Keep {
+		// A kept vault is a throwaway one: its password goes beside it,
+		// so that PHC_PASSWORD=$(cat DIR/password) phc serve --data DIR/data
+		// opens it again.
+		r.size.DataDir = root
+		if err := os.WriteFile(filepath.Join(root, "password"), []byte(r.pw), 0o600); err != nil {
+			return nil, err
+		}
+	}
 	return func() {
 		if r.d != nil {
 			r.d.kill()
@@ -545,6 +556,7 @@ func (r *runner) restart(ctx context.Context, after string) error {
 	}
 	rs.ReadyMs = ms(ready)
 	rs.ServingLogMs = ms(r.d.log.servingAfter())
+	rs.KDFMs, rs.LoadMs = r.d.log.unlockTimes()
 	if r.s.owner, err = r.d.ownerToken(); err != nil {
 		return err
 	}

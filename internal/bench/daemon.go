@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -50,7 +51,7 @@ func startDaemon(bin, dir, password string) (*daemon, error) {
 // prints its secret key) and whose standard error is kept in its log's
 // tail; it returns at once.
 func startProcess(cmd *exec.Cmd, base string) (*daemon, error) {
-	d := &daemon{base: base, cmd: cmd, exited: make(chan struct{}), log: &logTail{}}
+	d := &daemon{base: base, cmd: cmd, exited: make(chan struct{}), log: &logTail{kdf: -1, load: -1}}
 	d.cmd.Stdout = nil
 	d.cmd.Stderr = d.log
 	setParentDeathSignal(d.cmd)
@@ -178,6 +179,25 @@ type logTail struct {
 	partial []byte
 	lines   []string
 	serving time.Duration // since start; 0 until seen
+	// kdf and load are what the daemon logged when it unlocked: its key
+	// derivation and its load of the view (-1 until seen).
+	kdf, load float64
+}
+
+// logMs returns the value of the field name=N in a log line, or -1.
+func logMs(line, name string) float64 {
+	_, rest, ok := strings.Cut(line, " "+name+"=")
+	if !ok {
+		return -1
+	}
+	if i := strings.IndexByte(rest, ' '); i >= 0 {
+		rest = rest[:i]
+	}
+	v, err := strconv.ParseFloat(rest, 64)
+	if err != nil {
+		return -1
+	}
+	return v
 }
 
 const tailLines = 20
@@ -196,6 +216,9 @@ func (l *logTail) Write(p []byte) (int, error) {
 		if l.serving == 0 && strings.Contains(line, "phc serving") {
 			l.serving = time.Since(l.start)
 		}
+		if strings.Contains(line, "vault unlocked") {
+			l.kdf, l.load = logMs(line, "kdf_ms"), logMs(line, "load_ms")
+		}
 		l.lines = append(l.lines, line)
 		if len(l.lines) > tailLines {
 			l.lines = l.lines[len(l.lines)-tailLines:]
@@ -205,6 +228,14 @@ func (l *logTail) Write(p []byte) (int, error) {
 		l.partial = l.partial[:0]
 	}
 	return len(p), nil
+}
+
+// unlockTimes is the daemon's logged key derivation and load, in ms (-1
+// when it logged none).
+func (l *logTail) unlockTimes() (kdf, load float64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.kdf, l.load
 }
 
 // servingAfter is when, after the start, the daemon logged "phc serving"

@@ -137,6 +137,9 @@ func (s *Size) print(w io.Writer) {
 		if r.ServingLogMs > 0 {
 			fmt.Fprintf(w, " (\"phc serving\" logged at %.0f ms)", r.ServingLogMs)
 		}
+		if r.KDFMs >= 0 && r.LoadMs >= 0 {
+			fmt.Fprintf(w, "; the daemon's KDF %.0f ms, then its load %.0f ms: %.0f ms after the KDF", r.KDFMs, r.LoadMs, r.ReadyMs-r.KDFMs)
+		}
 		fmt.Fprintf(w, "; stop took %.0f ms; idle RSS %s\n", r.StopMs, r.IdleMem)
 	}
 	if g := s.Growth; g != nil {

@@ -23,7 +23,7 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 	clients := fs.Int("clients", 16, "clients of the concurrent workloads")
 	writeKeys := fs.Int("write-keys", 1000, "existing keys that every other owner-write updates (written first, untimed)")
 	bin := fs.String("bin", "", "the phc binary to run as the daemon (default: this one), to compare with another commit")
-	keep := fs.Bool("keep", false, "keep the data dirs")
+	keep := fs.Bool("keep", false, "keep the data dirs (each with its vault password in a file beside it)")
 	tmp := fs.String("tmp", "", "directory for the data dirs (default: the system's temporary directory)")
 	jsonPath := fs.String("json", "", "also write every figure as JSON to this file")
 	pvault := fs.String("pvault", "", "also compare context300 with pvault, the PCP reference implementation: the path of a pvault binary, which the bench\n"+

@@ -18,9 +18,10 @@ import (
 )
 
 var (
-	_ custodian.Store    = (*Bolt)(nil)
-	_ custodian.Tx       = (*boltTx)(nil)
-	_ custodian.Appender = (*boltTx)(nil)
+	_ custodian.Store      = (*Bolt)(nil)
+	_ custodian.Tx         = (*boltTx)(nil)
+	_ custodian.Appender   = (*boltTx)(nil)
+	_ custodian.LazyRanger = (*boltTx)(nil)
 )
 
 // Cipher seals and opens the values of a [Bolt] store; the vault implements
@@ -590,6 +591,32 @@ func (tx *boltTx) Delete(bucket, key string) error {
 }
 
 func (tx *boltTx) ForEach(bucket string, fn func(key string, value []byte) error) error {
+	return tx.forEach(bucket, func(key string, sealed []byte) error {
+		v, err := tx.open(bucket, key, sealed)
+		if err != nil {
+			return err
+		}
+		return fn(key, v)
+	})
+}
+
+// ForEachLazy is ForEach handing fn a function that opens the value: bbolt's
+// memory stays valid, and the overlay's never changes, until the
+// transaction ends, so the function may run on any goroutine until then.
+func (tx *boltTx) ForEachLazy(bucket string, fn func(key string, value func() ([]byte, error)) error) error {
+	return tx.forEach(bucket, func(key string, sealed []byte) error {
+		return fn(key, func() ([]byte, error) {
+			if tx.done {
+				return nil, errTxDone
+			}
+			return tx.open(bucket, key, sealed)
+		})
+	})
+}
+
+// forEach calls fn with each key of bucket and its sealed value, in key
+// order: the transaction's own writes over the overlay over the file.
+func (tx *boltTx) forEach(bucket string, fn func(key string, sealed []byte) error) error {
 	if tx.done {
 		return errTxDone
 	}
@@ -620,11 +647,7 @@ func (tx *boltTx) ForEach(bucket string, fn func(key string, value []byte) error
 			}
 			k, ct = c.Next()
 		}
-		v, err := tx.open(bucket, key, sealed)
-		if err != nil {
-			return err
-		}
-		if err := fn(key, v); err != nil {
+		if err := fn(key, sealed); err != nil {
 			return err
 		}
 	}

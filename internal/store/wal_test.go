@@ -335,3 +335,93 @@ func logEnd(t *testing.T, data []byte, first uint64) int {
 		next++
 	}
 }
+
+// TestBoltForEachLazy checks that ForEachLazy sees what ForEach sees — the
+// file, the overlay over it and an Update's own writes — and that its
+// values open on other goroutines until the closure returns.
+func TestBoltForEachLazy(t *testing.T) {
+	store.SetFlushDelay(t, time.Hour)
+	s := mustOpenBolt(t)
+	put := func(k, v string) {
+		if err := s.Update(func(tx custodian.Tx) error { return tx.Put("b", k, []byte(v)) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put("a", "1")
+	put("c", "3")
+	if err := s.Flush(); err != nil { // a and c in the file
+		t.Fatal(err)
+	}
+	put("b", "2") // in the overlay
+	if err := s.Update(func(tx custodian.Tx) error { return tx.Delete("b", "c") }); err != nil {
+		t.Fatal(err)
+	}
+	collect := func(tx custodian.Tx) (eager, lazy []string) {
+		if err := tx.ForEach("b", func(k string, v []byte) error {
+			eager = append(eager, k+"="+string(v))
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		var opens []func() ([]byte, error)
+		var keys []string
+		if err := tx.(custodian.LazyRanger).ForEachLazy("b", func(k string, v func() ([]byte, error)) error {
+			keys, opens = append(keys, k), append(opens, v)
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan string, len(opens))
+		for i := range opens {
+			go func() {
+				v, err := opens[i]()
+				if err != nil {
+					done <- err.Error()
+					return
+				}
+				done <- keys[i] + "=" + string(v)
+			}()
+		}
+		for range opens {
+			lazy = append(lazy, <-done)
+		}
+		slices.Sort(lazy)
+		return eager, lazy
+	}
+	err := s.View(func(tx custodian.Tx) error {
+		eager, lazy := collect(tx)
+		if want := []string{"a=1", "b=2"}; !slices.Equal(eager, want) || !slices.Equal(lazy, want) {
+			t.Errorf("View: ForEach %v, ForEachLazy %v; want %v", eager, lazy, want)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = s.Update(func(tx custodian.Tx) error {
+		if err := tx.Put("b", "d", []byte("4")); err != nil {
+			return err
+		}
+		if err := tx.Delete("b", "a"); err != nil {
+			return err
+		}
+		eager, lazy := collect(tx)
+		if want := []string{"b=2", "d=4"}; !slices.Equal(eager, want) || !slices.Equal(lazy, want) {
+			t.Errorf("Update: ForEach %v, ForEachLazy %v; want %v", eager, lazy, want)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var late func() ([]byte, error)
+	s.View(func(tx custodian.Tx) error {
+		return tx.(custodian.LazyRanger).ForEachLazy("b", func(_ string, v func() ([]byte, error)) error {
+			late = v
+			return nil
+		})
+	})
+	if v, err := late(); err == nil {
+		t.Fatalf("a value opened after its transaction = %q, want an error", v)
+	}
+}
