@@ -17,7 +17,7 @@ type Store interface {
 	// transaction commits and Update returns only after the commit is
 	// durable (fsync'ed); when fn returns an error nothing fn wrote is
 	// kept and that error is returned unchanged. Update calls may be
-	// serialised by the implementation.
+	// serialised by the implementation. fn must not call View or Update.
 	Update(fn func(Tx) error) error
 
 	// Close releases the store. Calls after Close fail.

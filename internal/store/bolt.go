@@ -92,6 +92,9 @@ const (
 	directBytes     = 4 << 20
 )
 
+// maxValueSize bounds a value: bbolt's limit, less the cipher's overhead.
+const maxValueSize = bbolt.MaxValueSize - 1024
+
 // walBucket holds, under walApplied, the sequence number (8 bytes, big
 // endian) of the last log record the file has. The core's buckets are
 // opaque ids that never contain a dot.
@@ -177,6 +180,7 @@ func (b *Bolt) recover() error {
 		}
 	}
 	b.seq, b.flushed = last, last
+	b.ov.Store(&overlay{buckets: map[string]*btree.BTreeG[entry]{}, maxSeq: last})
 	b.log, err = openLog(dir, last+1)
 	if err != nil {
 		return fmt.Errorf("store: open the log: %w", err)
@@ -323,21 +327,25 @@ func (b *Bolt) View(fn func(custodian.Tx) error) error {
 	}
 	// The overlay first: the flusher drops writes from it only after the
 	// file has them, so a bbolt transaction begun after sees them there.
-	ov := b.ov.Load()
-	fnFailed := false
-	err := b.db.View(func(btx *bbolt.Tx) error {
-		tx := &boltTx{tx: btx, c: b.c, ov: ov}
-		defer tx.end()
-		if err := fn(tx); err != nil {
-			fnFailed = true
-			return err
+	// But the file may by then hold later records too, which the overlay
+	// would hide under older values: then begin again.
+	var ov *overlay
+	var btx *bbolt.Tx
+	for {
+		ov = b.ov.Load()
+		var err error
+		if btx, err = b.db.Begin(false); err != nil {
+			return fmt.Errorf("store: view: %w", err)
 		}
-		return nil
-	})
-	if err != nil && !fnFailed {
-		return fmt.Errorf("store: view: %w", err)
+		if readApplied(btx) <= ov.maxSeq {
+			break
+		}
+		btx.Rollback()
 	}
-	return err
+	defer btx.Rollback()
+	tx := &boltTx{tx: btx, c: b.c, ov: ov}
+	defer tx.end()
+	return fn(tx)
 }
 
 // Update runs fn in a transaction and, if fn returns nil, commits its
@@ -412,7 +420,9 @@ func (b *Bolt) Update(fn func(custodian.Tx) error) error {
 	default:
 	}
 	if next.bytes > maxOverlayBytes {
-		return b.flush()
+		// The write is durable whatever the flush does; a failed flush
+		// fails the next Update.
+		_ = b.flush()
 	}
 	return nil
 }
@@ -430,14 +440,26 @@ func (b *Bolt) commitDirect(top map[string]*btree.BTreeG[entry], seq uint64) err
 		}
 		return writeApplied(tx, seq)
 	})
-	if err != nil {
-		return fmt.Errorf("store: update: %w", err)
+	// seq is spent either way: a commit that failed may yet reach the disk.
+	b.seq = seq
+	if err == nil {
+		b.flushed = seq
+		b.omu.Lock()
+		b.ov.Store(&overlay{buckets: map[string]*btree.BTreeG[entry]{}, maxSeq: seq})
+		b.omu.Unlock()
+		b.log.applied.Store(seq)
+		// An empty record seq keeps the log's numbers without a gap.
+		err = b.log.append(seq, nil)
 	}
-	b.seq, b.flushed = seq, seq
-	b.omu.Lock()
-	b.ov.Store(emptyOverlay)
-	b.omu.Unlock()
-	b.log.applied.Store(seq)
+	if err != nil {
+		err = fmt.Errorf("store: update: %w", err)
+		b.omu.Lock()
+		if b.failed == nil {
+			b.failed = err
+		}
+		b.omu.Unlock()
+		return err
+	}
 	return nil
 }
 
@@ -467,7 +489,7 @@ func (b *Bolt) Close() error {
 
 // Check runs bbolt's consistency check over the whole file and returns the
 // first problem it reports, or nil. It checks pages and structure, not that
-// values decrypt. Updates wait while it runs.
+// values decrypt. Flushes wait while it runs; Updates go on into the log.
 func (b *Bolt) Check() error {
 	if err := b.flush(); err != nil {
 		return fmt.Errorf("store: check: %w", err)
@@ -560,6 +582,14 @@ func (tx *boltTx) put(bucket, key string, value []byte, appending bool) error {
 	if bucket == "" || key == "" {
 		return fmt.Errorf("store: put %q/%q: %w", bucket, key, errEmptyName)
 	}
+	if bucket == walBucket {
+		return fmt.Errorf("store: put %q/%q: %w", bucket, key, errReserved)
+	}
+	// bbolt's limits, checked now: a logged write the file then refused
+	// would fail every flush and every open.
+	if len(bucket) > bbolt.MaxKeySize || len(key) > bbolt.MaxKeySize || len(value) > maxValueSize {
+		return fmt.Errorf("store: put %q/…: %w", bucket, errTooLarge)
+	}
 	ct, err := tx.c.Seal(bucket, aad(bucket, key), value)
 	if err != nil {
 		return fmt.Errorf("store: put %q/%q: %w", bucket, key, err)
@@ -585,6 +615,9 @@ func (tx *boltTx) Delete(bucket, key string) error {
 	}
 	if bucket == "" || key == "" {
 		return nil
+	}
+	if bucket == walBucket {
+		return fmt.Errorf("store: delete %q/%q: %w", bucket, key, errReserved)
 	}
 	tx.stage(bucket, entry{key: key})
 	return nil
@@ -619,6 +652,9 @@ func (tx *boltTx) ForEachLazy(bucket string, fn func(key string, value func() ([
 func (tx *boltTx) forEach(bucket string, fn func(key string, sealed []byte) error) error {
 	if tx.done {
 		return errTxDone
+	}
+	if bucket == walBucket {
+		return fmt.Errorf("store: read %q: %w", bucket, errReserved)
 	}
 	ents := merged(tx.ov, tx.top, bucket)
 	var k, ct []byte

@@ -53,6 +53,12 @@
 //     together.
 //   - The log holds ciphertexts and plaintext bucket names and keys, like the
 //     file; a clean Close leaves nothing in it that the file lacks.
+//   - Never call View (or Check) inside an Update's closure: the closure
+//     holds a bbolt read transaction, and a flush that grows the file waits
+//     for it while the nested View waits for the flush.
+//   - An Update whose fdatasync failed reports an error, but its record may
+//     still reach the disk and be replayed at the next open (as with any
+//     write-ahead log); the store refuses further Updates until reopened.
 //   - A View that waits for an Update to finish can deadlock: a commit that
 //     grows the file waits until every open View has returned. Long Views
 //     also keep bbolt from reusing freed pages, so the file grows.

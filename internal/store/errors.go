@@ -15,4 +15,6 @@ var (
 	errReadOnly  = errors.New("store: write in a read-only transaction")
 	errTxDone    = errors.New("store: transaction used after its closure returned")
 	errClosed    = errors.New("store: closed")
+	errReserved  = errors.New("store: the bucket is the store's own")
+	errTooLarge  = errors.New("store: key or value larger than the store allows")
 )

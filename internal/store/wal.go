@@ -156,6 +156,18 @@ func readFrames(data []byte, first uint64, fn func(seq uint64, payload []byte) e
 	return off, nil
 }
 
+// frameAt reports whether data starts with a sound frame of record seq.
+func frameAt(data []byte, seq uint64) bool {
+	ok := false
+	readFrames(data, seq, func(uint64, []byte) error {
+		ok = true
+		return errStop
+	})
+	return ok
+}
+
+var errStop = errors.New("stop")
+
 // segment is one log file.
 type segment struct {
 	first uint64 // sequence number of its first record
@@ -250,6 +262,12 @@ func replayLog(dir string, applied uint64, fn func(seq uint64, payload []byte) e
 		// the last record written can be that.
 		if rest := data[off:]; end >= applied && len(rest) >= frameHeader && binary.LittleEndian.Uint64(rest[8:]) > end {
 			damaged = true
+			// A damaged record with a sound one after it was no torn
+			// last write: acknowledged records are lost.
+			if n := binary.LittleEndian.Uint32(rest); uint64(n) <= uint64(len(rest)-frameHeader) &&
+				frameAt(rest[frameHeader+int(n):], end+2) {
+				return 0, fmt.Errorf("store: log record %d is damaged and records follow it: %w", end+1, ErrCorrupt)
+			}
 		}
 	}
 	return next - 1, nil
@@ -263,6 +281,10 @@ func openLog(dir string, first uint64) (*wal, error) {
 		return nil, err
 	}
 	if err := narrowMode(dir); err != nil {
+		return nil, err
+	}
+	// The directory's own entry, made durable before any record is.
+	if err := syncDir(filepath.Dir(dir)); err != nil {
 		return nil, err
 	}
 	segs, err := listSegments(dir)
