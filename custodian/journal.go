@@ -223,6 +223,11 @@ func (s *Service) commitGroup(jobs []*job) {
 			raw, _ := json.Marshal(floor)
 			writes = append(writes, write{bucket: bucketMeta, key: metaGraphFloor, value: raw})
 		}
+		if st.projectionAt != projectionVersion {
+			raw, _ := json.Marshal(projectionVersion)
+			writes = append(writes, write{bucket: bucketMeta, key: metaGraphProjection, value: raw})
+			st.projectionAt = projectionVersion
+		}
 		st.applied++
 		applied = st.applied
 		rev, _ := json.Marshal(st.revision)

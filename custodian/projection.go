@@ -31,9 +31,16 @@ type Graph interface {
 // graph delta under its revision until the graph has it; meta/graph_floor
 // is the highest revision whose delta was applied and pruned.
 const (
-	bucketOutbox   = "graph_outbox" // %016x revision → graph.Delta
-	metaGraphFloor = "graph_floor"
+	bucketOutbox        = "graph_outbox" // %016x revision → graph.Delta
+	metaGraphFloor      = "graph_floor"
+	metaGraphProjection = "graph_projection" // the projectionVersion the graph was built with
 )
+
+// projectionVersion numbers what claimEdges and its siblings project. A
+// graph built with another (a store without the record: 1) is rebuilt at
+// unlock. 2: an About edge has no label (it was the claim's head ref, which
+// made every correction two graph writes).
+const projectionVersion = 2
 
 // jobCtx records, for the write the journal is applying, each object's
 // version before the write: at the end of the write the projection's delta
@@ -100,8 +107,10 @@ func (st *state) setEntity(e *Entity) {
 }
 
 // claimEdges is the projection of one claim record: an active claim is a
-// node about its subject (labelled with its head ref), in its personas; a
-// relationship is also an edge between its ends, labelled with its ref.
+// node about its subject, in its personas; a relationship is also an edge
+// between its ends, labelled with its head ref (which a traversal checks is
+// still the head). A new version that keeps the subject, the personas and
+// the ends changes nothing in the graph.
 // Anything not active — deleted, retracted, proposed, quarantined — is not
 // in the graph.
 func (st *state) claimEdges(r *claimRecord) []graph.Edge {
@@ -110,7 +119,7 @@ func (st *state) claimEdges(r *claimRecord) []graph.Edge {
 	}
 	c := r.head()
 	ref := c.Ref()
-	es := []graph.Edge{{Subject: c.ID, Predicate: graph.About, Object: c.Subject, Label: ref}}
+	es := []graph.Edge{{Subject: c.ID, Predicate: graph.About, Object: c.Subject}}
 	for _, id := range r.meta.Personas {
 		if p := st.personas[id]; p != nil && p.Node != "" {
 			es = append(es, graph.Edge{Subject: c.ID, Predicate: graph.InPersona, Object: p.Node})
@@ -401,6 +410,10 @@ func (s *Service) syncGraph(st *state) error {
 		// not finish).
 		s.log.Info("rebuilding the graph from the store", "watermark", w, "revision", st.revision)
 		st.graphSync = fmt.Sprintf("rebuilt at unlock: the graph was at watermark %d, the store at revision %d", w, st.revision)
+		return s.rebuildGraph(st)
+	case st.projectionAt != projectionVersion:
+		s.log.Info("rebuilding the graph from the store: its projection changed", "from", st.projectionAt, "to", projectionVersion)
+		st.graphSync = fmt.Sprintf("rebuilt at unlock: the graph was built with projection %d, this version projects %d", st.projectionAt, projectionVersion)
 		return s.rebuildGraph(st)
 	}
 	replayed := 0

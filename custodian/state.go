@@ -86,6 +86,10 @@ type state struct {
 	// lag says how far the graph has followed this view (see graphsync.go).
 	lag       *graphLag
 	graphSync string // what the unlock did to the graph, for Check
+	// projectionAt is the projectionVersion recorded in the store; the
+	// first commit after the unlock (which rebuilt a graph of another)
+	// records the current one.
+	projectionAt int
 }
 
 // setClaim publishes a new or replaced claim record (with mu held for
@@ -330,6 +334,14 @@ func loadState(store Store) (*state, error) {
 		}
 		if err := loadEach(tx, bucketEntities, func(e *Entity) { st.entities[e.ID] = e }); err != nil {
 			return err
+		}
+		st.projectionAt = 1 // a store from before the record
+		if raw, ok, err := tx.Get(bucketMeta, metaGraphProjection); err != nil {
+			return err
+		} else if ok {
+			if err := json.Unmarshal(raw, &st.projectionAt); err != nil {
+				return fmt.Errorf("meta graph projection: %w", err)
+			}
 		}
 		if raw, ok, err := tx.Get(bucketMeta, metaGraphFloor); err != nil {
 			return err

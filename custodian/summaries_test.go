@@ -455,3 +455,48 @@ func (ts *testService) holdJournal() func() {
 	ts.store.pause.Store(nil)
 	return func() { close(release) }
 }
+
+// TestOldProjectionIsRebuiltAtUnlock: a graph built by an older projection
+// (About edges labelled with the claim's head ref; the store records no
+// projection) is rebuilt at the next unlock, and the store then records
+// the current one.
+func TestOldProjectionIsRebuiltAtUnlock(t *testing.T) {
+	g := cayley.OpenMemory()
+	ts := newTestService(t, func(c *custodian.Config) { c.Graph = g })
+	ctx := t.Context()
+	c := ts.mustClaim("proj.a", "A").Claim
+	if _, err := ts.Check(ctx, ts.owner); err != nil {
+		t.Fatal(err)
+	}
+	if err := ts.Lock(ctx, ts.owner); err != nil {
+		t.Fatal(err)
+	}
+	w, err := g.Watermark()
+	if err != nil {
+		t.Fatal(err)
+	}
+	unlabelled := graph.Edge{Subject: c.ID, Predicate: graph.About, Object: c.Subject}
+	labelled := unlabelled
+	labelled.Label = ref(c)
+	if err := g.Apply(graph.Delta{Remove: []graph.Edge{unlabelled}, Add: []graph.Edge{labelled}, Watermark: w}); err != nil {
+		t.Fatal(err)
+	}
+	if err := ts.store.Update(func(tx custodian.Tx) error { return tx.Delete(custodian.BucketMeta, "graph_projection") }); err != nil {
+		t.Fatal(err)
+	}
+	ts.unlock()
+	rep, err := ts.Check(ctx, ts.owner)
+	if err != nil || !rep.OK || !strings.Contains(rep.Graph.Sync, "projection 1") {
+		t.Fatalf("Check after the unlock = %+v, %v", rep.Graph, err)
+	}
+	ts.mustPersona("after-rebuild") // a commit, which records the projection
+	var stored string
+	ts.store.View(func(tx custodian.Tx) error {
+		v, _, err := tx.Get(custodian.BucketMeta, "graph_projection")
+		stored = string(v)
+		return err
+	})
+	if stored != "2" {
+		t.Fatalf("recorded projection = %q, want 2", stored)
+	}
+}

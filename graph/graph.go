@@ -16,7 +16,7 @@ const (
 	Type        = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
 	DerivedFrom = "http://www.w3.org/ns/prov#wasDerivedFrom" // summary ref → parent ref
 	Related     = NS + "related"                             // from → to, labelled with the edge claim's ref
-	About       = NS + "about"                               // claim id → its subject node, labelled with the head ref
+	About       = NS + "about"                               // claim id → its subject node (no label)
 	InPersona   = NS + "inPersona"                           // claim id → persona node
 )
 
