@@ -128,6 +128,7 @@ func OpenBolt(path string, c Cipher) (*Bolt, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
+	prefetch(path)
 	b := &Bolt{db: db, c: c, path: path, kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	b.ov.Store(emptyOverlay)
 	if err := narrowMode(path); err != nil {

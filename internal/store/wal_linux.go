@@ -17,3 +17,16 @@ func preallocate(f *os.File, size int64) error {
 	}
 	return nil
 }
+
+// prefetch asks the kernel to read the file at path into the page cache
+// ahead of use: bbolt reads a cold file page by page in key order, which on
+// a fragmented file is random I/O (a minute for a 400 MB store here, against
+// seconds read in order).
+func prefetch(path string) {
+	f, err := os.Open(path)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	_ = unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_WILLNEED)
+}
