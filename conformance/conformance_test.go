@@ -18,6 +18,7 @@ import (
 	"github.com/phc-project/phc/custodian"
 	"github.com/phc-project/phc/dec"
 	"github.com/phc-project/phc/graph/cayley"
+	"github.com/phc-project/phc/internal/bundle"
 	"github.com/phc-project/phc/internal/httpapi"
 	"github.com/phc-project/phc/internal/mcpserver"
 	"github.com/phc-project/phc/internal/store"
@@ -59,7 +60,7 @@ func startDaemon(t *testing.T) *daemon {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { g.Close() })
-	svc, err := custodian.New(custodian.Config{Store: st, Graph: g, Vault: v, Schema: validator, IdleLock: -1, DEC: dec.Service{},
+	svc, err := custodian.New(custodian.Config{Store: st, Graph: g, Vault: v, Schema: validator, IdleLock: -1, DEC: dec.Service{}, Cards: bundle.Codec{},
 		// As phc serve does: a second, throwaway vault checks a re-entered
 		// password (approving a request for critical data).
 		VerifyPassword: func(pw []byte) error {

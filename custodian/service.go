@@ -65,6 +65,9 @@ type Config struct {
 	// DEC verifies DEC documents and evaluates admission policies; nil
 	// refuses the DEC operations.
 	DEC DECVerifier
+	// Cards makes the vault's card keys and reads other custodians'
+	// cards (internal/bundle); nil: this custodian has no card.
+	Cards CardCodec
 }
 
 const (
@@ -90,6 +93,7 @@ type Service struct {
 	verifyPassword func([]byte) error
 	oidc           IDTokenVerifier
 	dec            DECVerifier
+	cards          CardCodec
 
 	// life guards the lock state: every operation holds it shared while it
 	// runs (including its wait for the journal); Lock and Unlock hold it
@@ -136,6 +140,7 @@ func New(cfg Config) (*Service, error) {
 		verifyPassword:   cfg.VerifyPassword,
 		oidc:             cfg.OIDC,
 		dec:              cfg.DEC,
+		cards:            cfg.Cards,
 		sessions:         make(map[[32]byte]struct{}),
 		unlockFailures:   newFailures(unlockFailureLimit, unlockFailureWindow),
 		reentryFailures:  newFailures(unlockFailureLimit, unlockFailureWindow),
@@ -270,6 +275,9 @@ func (s *Service) Unlock(ctx context.Context, password []byte, secretKey string)
 	s.sessions[identity.HashToken(token)] = struct{}{}
 	s.touch()
 	if err := s.commit(st, func(st *state, b *batch) error {
+		if err := s.ensureKeys(st, b); err != nil {
+			return err
+		}
 		b.receipt(Receipt{Actor: "owner", Operation: "vault.unlock", Decision: "allow"})
 		return nil
 	}); err != nil {

@@ -45,6 +45,8 @@ type state struct {
 	trust     map[string]*TrustedIssuer // iss_… → trusted OIDC issuer
 
 	decTrust    map[string]*DECIssuer // issuer → pinned DEC keys
+	keys        *vaultKeys            // the vault's own card keys (nil until made)
+	custodians  map[string]*PinnedCustodian
 	decPolicies map[string]*DECPolicy // policy id → admission policy
 
 	presentations map[string]*Presentation // tok_… → the DEC document presented with it
@@ -189,6 +191,7 @@ func newState() *state {
 		requests:      make(map[string]*ContextRequest),
 		trust:         make(map[string]*TrustedIssuer),
 		decTrust:      make(map[string]*DECIssuer),
+		custodians:    make(map[string]*PinnedCustodian),
 		decPolicies:   make(map[string]*DECPolicy),
 		presentations: make(map[string]*Presentation),
 		admCache:      make(map[admissionKey]admission),
@@ -361,6 +364,17 @@ func loadState(store Store) (*state, error) {
 			return err
 		}
 		if err := loadEach(tx, bucketTrust, func(t *TrustedIssuer) { st.trust[t.ID] = t }); err != nil {
+			return err
+		}
+		if raw, ok, err := tx.Get(bucketKeys, keysSelf); err != nil {
+			return err
+		} else if ok {
+			st.keys = &vaultKeys{}
+			if err := json.Unmarshal(raw, st.keys); err != nil {
+				return fmt.Errorf("custodian keys: %w", err)
+			}
+		}
+		if err := loadEach(tx, bucketCustodians, func(c *PinnedCustodian) { st.custodians[c.CustodianID] = c }); err != nil {
 			return err
 		}
 		if err := loadEach(tx, bucketDECTrust, func(d *DECIssuer) { st.decTrust[d.Issuer] = d }); err != nil {

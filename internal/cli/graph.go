@@ -15,6 +15,7 @@ import (
 
 	"github.com/phc-project/phc/custodian"
 	"github.com/phc-project/phc/graph/cayley"
+	"github.com/phc-project/phc/internal/bundle"
 	"github.com/phc-project/phc/internal/store"
 	"github.com/phc-project/phc/internal/vault"
 	"github.com/phc-project/phc/schema"
@@ -55,7 +56,7 @@ func offline(ctx context.Context, env *Env, dir string, fn func(*custodian.Servi
 	if err != nil {
 		return err
 	}
-	svc, err := custodian.New(custodian.Config{Store: st, Graph: g, Vault: v, Schema: validator, IdleLock: -1})
+	svc, err := custodian.New(custodian.Config{Store: st, Graph: g, Vault: v, Schema: validator, IdleLock: -1, Cards: bundle.Codec{}})
 	if err != nil {
 		return err
 	}

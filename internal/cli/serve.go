@@ -15,6 +15,7 @@ import (
 	"github.com/phc-project/phc/custodian"
 	"github.com/phc-project/phc/dec"
 	"github.com/phc-project/phc/graph/cayley"
+	"github.com/phc-project/phc/internal/bundle"
 	"github.com/phc-project/phc/internal/httpapi"
 	"github.com/phc-project/phc/internal/identity/oidctoken"
 	"github.com/phc-project/phc/internal/mcpserver"
@@ -116,6 +117,7 @@ func startDaemon(ctx context.Context, env *Env, log *slog.Logger, dir, addr stri
 		Store: st, Graph: g, Vault: v, Schema: validator, Logger: log, IdleLock: idle,
 		OIDC:     oidctoken.New(nil, nil),
 		DEC:      dec.Service{},
+		Cards:    bundle.Codec{},
 		OnUnlock: func(token string) error { return writeFile0600(sessionPath, []byte(token+"\n")) },
 		OnLock:   func() { os.Remove(sessionPath) },
 		// A second, throwaway vault checks a re-entered password without

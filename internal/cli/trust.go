@@ -2,14 +2,19 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/url"
+	"os"
+	"strings"
+	"time"
 )
 
 // runTrust manages the trust list of OIDC issuers whose ID tokens
-// recipients may exchange for service tokens.
+// recipients may exchange for service tokens, and the custodians whose
+// cards the owner pinned (whose bundles may be imported).
 func runTrust(ctx context.Context, env *Env, args []string) error {
-	const usage = "usage: phc trust add ISSUER --audience AUD | phc trust list | phc trust remove ID"
+	const usage = "usage: phc trust add ISSUER --audience AUD | phc trust list | phc trust custodian CARD.json | phc trust custodians | phc trust remove ID"
 	if len(args) == 0 {
 		return usageError(usage)
 	}
@@ -53,13 +58,62 @@ func runTrust(ctx context.Context, env *Env, args []string) error {
 			fmt.Fprintf(env.Stdout, "%s  %s  audience %s\n", t.ID, printable(t.Issuer), printable(t.Audience))
 		}
 		return nil
+	case "custodian":
+		fs := newFlags(env, "trust custodian", &c)
+		file, ok, err := parseOne(fs, args[1:])
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return usageError("usage: phc trust custodian CARD.json (another custodian's card, from its phc card)")
+		}
+		raw, err := os.ReadFile(file)
+		if err != nil {
+			return err
+		}
+		if !json.Valid(raw) {
+			return fmt.Errorf("%s is not JSON: a card is what phc card prints", printable(file))
+		}
+		var out struct {
+			CustodianID string `json:"custodian_id"`
+		}
+		if err := ownerDo(ctx, env, c, "POST", "/phc/v1/custodians", json.RawMessage(raw), &out); err != nil {
+			return err
+		}
+		fmt.Fprintf(env.Stdout, "pinned %s: bundles it signs can be imported\n", printable(out.CustodianID))
+		return nil
+	case "custodians":
+		fs := newFlags(env, "trust custodians", &c)
+		if err := parse(fs, args[1:]); err != nil {
+			return err
+		}
+		var out struct {
+			Custodians []struct {
+				CustodianID string    `json:"custodian_id"`
+				PinnedAt    time.Time `json:"pinned_at"`
+			} `json:"custodians"`
+		}
+		if err := ownerDo(ctx, env, c, "GET", "/phc/v1/custodians", nil, &out); err != nil {
+			return err
+		}
+		for _, p := range out.Custodians {
+			fmt.Fprintf(env.Stdout, "%s  pinned %s\n", printable(p.CustodianID), p.PinnedAt.Format(time.RFC3339))
+		}
+		return nil
 	case "remove":
 		fs := newFlags(env, "trust remove", &c)
 		if err := parse(fs, args[1:]); err != nil {
 			return err
 		}
 		if fs.NArg() != 1 {
-			return usageError("usage: phc trust remove ID")
+			return usageError("usage: phc trust remove ID (iss_… or cus_…)")
+		}
+		if id := fs.Arg(0); strings.HasPrefix(id, "cus_") {
+			if err := ownerDo(ctx, env, c, "DELETE", "/phc/v1/custodians/"+url.PathEscape(id), nil, nil); err != nil {
+				return err
+			}
+			fmt.Fprintf(env.Stdout, "unpinned %s: its bundles are refused\n", printable(id))
+			return nil
 		}
 		if err := ownerDo(ctx, env, c, "DELETE", "/phc/v1/trust/"+url.PathEscape(fs.Arg(0)), nil, nil); err != nil {
 			return err
@@ -67,5 +121,33 @@ func runTrust(ctx context.Context, env *Env, args []string) error {
 		fmt.Fprintf(env.Stdout, "removed %s: tokens exchanged for its ID tokens are dead\n", printable(fs.Arg(0)))
 		return nil
 	}
-	return usageError("unknown trust command %q (add, list, remove)", args[0])
+	return usageError("unknown trust command %q (add, list, custodian, custodians, remove)", args[0])
+}
+
+// runCard prints this custodian's public card, to give to another
+// custodian that is to pin it (phc trust custodian CARD.json there).
+func runCard(ctx context.Context, env *Env, args []string) error {
+	var c common
+	fs := newFlags(env, "card", &c)
+	out := fs.String("out", "", "write the card to this file (mode 0600) instead of stdout")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 0 {
+		return usageError("usage: phc card [--out FILE]")
+	}
+	var card json.RawMessage
+	if err := ownerDo(ctx, env, c, "GET", "/phc/v1/card", nil, &card); err != nil {
+		return err
+	}
+	pretty, err := json.MarshalIndent(card, "", "  ")
+	if err != nil {
+		return err
+	}
+	pretty = append(pretty, '\n')
+	if *out == "" {
+		_, err := env.Stdout.Write(pretty)
+		return err
+	}
+	return writeFile0600(*out, pretty)
 }

@@ -1,0 +1,153 @@
+package custodian
+
+import (
+	"context"
+	"encoding/json"
+	"sort"
+	"strings"
+	"time"
+)
+
+// CardCodec makes and reads custodian cards (FORMATS.md §1);
+// internal/bundle implements it with jwx. The core never looks inside a
+// key: it keeps the vault's private key set as an opaque secret.
+type CardCodec interface {
+	// NewKeys returns a new signing and key-agreement key pair, private
+	// parts included, as one opaque blob to keep secret.
+	NewKeys() ([]byte, error)
+	// Card returns the public card of keys, made at created.
+	Card(keys []byte, created time.Time) (Card, error)
+	// ParseCard checks a card from elsewhere (public keys only, its id
+	// the signing key's) and returns it re-encoded.
+	ParseCard(raw []byte) (Card, error)
+}
+
+// Card is a custodian's public identity: its id and its public keys.
+type Card struct {
+	CustodianID string          `json:"custodian_id"`
+	JWKS        json.RawMessage `json:"jwks"`
+	CreatedAt   time.Time       `json:"created_at"`
+}
+
+// PinnedCustodian is another custodian whose card the owner pinned: only
+// bundles it signs can be imported.
+type PinnedCustodian struct {
+	Card
+	PinnedAt time.Time `json:"pinned_at"`
+	Revision uint64    `json:"revision"`
+}
+
+const (
+	bucketKeys       = "custodian_keys" // "self" → vaultKeys
+	bucketCustodians = "custodians"     // cus_… → PinnedCustodian
+	keysSelf         = "self"
+)
+
+// vaultKeys is the vault's own long-term key set, secret, stored encrypted
+// like every value, made at the first unlock that finds none.
+type vaultKeys struct {
+	Keys      json.RawMessage `json:"keys"`
+	CreatedAt time.Time       `json:"created_at"`
+}
+
+// ensureKeys makes the vault's keys in the unlock's commit when it has
+// none (a new vault, or one made before cards existed).
+func (s *Service) ensureKeys(st *state, b *batch) error {
+	if st.keys != nil || s.cards == nil {
+		return nil
+	}
+	raw, err := s.cards.NewKeys()
+	if err != nil {
+		return wrap("unlock", KindInternal, err)
+	}
+	k := &vaultKeys{Keys: raw, CreatedAt: b.now.UTC().Truncate(time.Second)}
+	st.keys = k
+	b.put(bucketKeys, keysSelf, k)
+	return nil
+}
+
+// OwnCard returns this custodian's public card (owner only).
+func (s *Service) OwnCard(ctx context.Context, p Principal) (Card, error) {
+	return ownerRead(s, "card", p, func(st *state) (Card, error) {
+		return s.card(st, "card")
+	})
+}
+
+func (s *Service) card(st *state, op string) (Card, error) {
+	if s.cards == nil || st.keys == nil {
+		return Card{}, fail(op, KindInternal, "this custodian has no card")
+	}
+	c, err := s.cards.Card(st.keys.Keys, st.keys.CreatedAt)
+	if err != nil {
+		return Card{}, wrap(op, KindInternal, err)
+	}
+	return c, nil
+}
+
+// PinCustodian pins another custodian's card (owner only). A card that is
+// not one, this custodian's own, or an id pinned already is refused.
+func (s *Service) PinCustodian(ctx context.Context, p Principal, raw []byte) (PinnedCustodian, error) {
+	const op = "custodian.pin"
+	if err := requireOwner(op, p); err != nil {
+		return PinnedCustodian{}, err
+	}
+	if s.cards == nil {
+		return PinnedCustodian{}, fail(op, KindInvalid, "this custodian cannot read cards")
+	}
+	c, err := s.cards.ParseCard(raw)
+	if err != nil {
+		return PinnedCustodian{}, fail(op, KindInvalid, err.Error())
+	}
+	var out PinnedCustodian
+	err = s.write(op, p, func(st *state, b *batch) error {
+		if own, err := s.card(st, op); err == nil && own.CustodianID == c.CustodianID {
+			return fail(op, KindInvalid, "this is this custodian's own card")
+		}
+		if _, ok := st.custodians[c.CustodianID]; ok {
+			return fail(op, KindConflict, "this custodian is pinned already: remove it first to pin another card")
+		}
+		pc := &PinnedCustodian{Card: c, PinnedAt: b.now, Revision: b.nextRevision()}
+		st.custodians[c.CustodianID] = pc
+		b.put(bucketCustodians, c.CustodianID, pc)
+		b.receipt(Receipt{Actor: "owner", Operation: op, Decision: "allow", Records: []string{c.CustodianID}, Revision: pc.Revision})
+		out = *pc
+		return nil
+	})
+	return out, err
+}
+
+// ListCustodians returns the pinned custodians, oldest first (owner only).
+func (s *Service) ListCustodians(ctx context.Context, p Principal) ([]PinnedCustodian, error) {
+	return ownerRead(s, "custodian.list", p, func(st *state) ([]PinnedCustodian, error) {
+		out := make([]PinnedCustodian, 0, len(st.custodians))
+		for _, c := range st.custodians {
+			out = append(out, *c)
+		}
+		sort.Slice(out, func(i, j int) bool { return out[i].Revision < out[j].Revision })
+		return out, nil
+	})
+}
+
+// UnpinCustodian removes a pinned custodian (owner only): its bundles are
+// refused from the returned revision on.
+func (s *Service) UnpinCustodian(ctx context.Context, p Principal, id string) (uint64, error) {
+	const op = "custodian.unpin"
+	if err := requireOwner(op, p); err != nil {
+		return 0, err
+	}
+	if !strings.HasPrefix(id, "cus_") || len(id) > 64 {
+		return 0, fail(op, KindInvalid, "malformed custodian id")
+	}
+	var rev uint64
+	err := s.write(op, p, func(st *state, b *batch) error {
+		if _, ok := st.custodians[id]; !ok {
+			return notFound(op)
+		}
+		delete(st.custodians, id)
+		b.del(bucketCustodians, id)
+		rev = b.nextRevision()
+		b.receipt(Receipt{Actor: "owner", Operation: op, Decision: "allow", Records: []string{id}, Revision: rev})
+		return nil
+	})
+	return rev, err
+}
