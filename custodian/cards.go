@@ -8,8 +8,8 @@ import (
 	"time"
 )
 
-// CardCodec makes and reads custodian cards (FORMATS.md §1);
-// internal/bundle implements it with jwx. The core never looks inside a
+// CardCodec makes and reads custodian cards (FORMATS.md §1) and seals and
+// opens migration bundles (§3); internal/bundle implements it with jwx. The core never looks inside a
 // key: it keeps the vault's private key set as an opaque secret.
 type CardCodec interface {
 	// NewKeys returns a new signing and key-agreement key pair, private
@@ -20,6 +20,13 @@ type CardCodec interface {
 	// ParseCard checks a card from elsewhere (public keys only, its id
 	// the signing key's) and returns it re-encoded.
 	ParseCard(raw []byte) (Card, error)
+	// Seal signs payload with keys' signing key and encrypts it to the
+	// key-agreement key of the card to (a migration bundle).
+	Seal(keys []byte, to Card, payload []byte) ([]byte, error)
+	// Open decrypts a bundle with keys' key-agreement key and verifies it
+	// with the card signer returns for the custodian it names; it returns
+	// that custodian's id and the payload.
+	Open(keys []byte, bundle []byte, signer func(custodianID string) (Card, bool)) (source string, payload []byte, err error)
 }
 
 // Card is a custodian's public identity: its id and its public keys.

@@ -1,6 +1,6 @@
 // Package bundle is the wire encoding of custodian-to-custodian migration
 // (FORMATS.md §1 and §3) on github.com/lestrrat-go/jwx/v2: a custodian's
-// keys and its public card, and (to come) the signed, encrypted bundle.
+// keys and its public card, and the signed, encrypted bundle.
 //
 // # Keys and cards
 //
@@ -17,4 +17,16 @@
 // most [MaxCardBytes], exactly those two public keys (a private part is
 // refused, so that a card pasted by mistake with its secrets is never
 // stored), and a custodian_id that is the signing key's.
+//
+// # Bundles
+//
+// [Codec.Seal] signs a payload (compact JWS, EdDSA, kid the signing key's
+// thumbprint, so the source's custodian_id is "cus_" and the kid) and
+// encrypts the signed payload to the recipient card's key-agreement key
+// (compact JWE, ECDH-ES+A256KW with A256GCM). [Codec.Open] decrypts with
+// this custodian's key — a bundle made for another custodian does not
+// decrypt — asks the caller for the pinned card of the custodian the
+// signature names, and verifies with it. Every refusal wraps [ErrBundle]
+// and says what to do (pin the card, export again to this card). What the
+// payload holds (the manifest and records of FORMATS.md §3) is the core's.
 package bundle
