@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/phc-project/phc/internal/identity"
 )
 
 // CardCodec makes and reads custodian cards (FORMATS.md §1) and seals and
@@ -46,9 +48,15 @@ type PinnedCustodian struct {
 
 const (
 	bucketKeys       = "custodian_keys" // "self" → vaultKeys
-	bucketCustodians = "custodians"     // cus_… → PinnedCustodian
+	bucketCustodians = "custodians"     // pin_… (random: whom the owner trusts is not in the clear) → PinnedCustodian
 	keysSelf         = "self"
 )
+
+// pinnedEntry is a pinned custodian with the store key it is kept under.
+type pinnedEntry struct {
+	PinnedCustodian
+	key string
+}
 
 // vaultKeys is the vault's own long-term key set, secret, stored encrypted
 // like every value, made at the first unlock that finds none.
@@ -68,8 +76,13 @@ func (s *Service) ensureKeys(st *state, b *batch) error {
 		return wrap("unlock", KindInternal, err)
 	}
 	k := &vaultKeys{Keys: raw, CreatedAt: b.now.UTC().Truncate(time.Second)}
+	c, err := s.cards.Card(k.Keys, k.CreatedAt)
+	if err != nil {
+		return wrap("unlock", KindInternal, err)
+	}
 	st.keys = k
 	b.put(bucketKeys, keysSelf, k)
+	b.receipt(Receipt{Actor: "owner", Operation: "custodian.keys", Decision: "allow", Records: []string{c.CustodianID}})
 	return nil
 }
 
@@ -81,8 +94,11 @@ func (s *Service) OwnCard(ctx context.Context, p Principal) (Card, error) {
 }
 
 func (s *Service) card(st *state, op string) (Card, error) {
-	if s.cards == nil || st.keys == nil {
-		return Card{}, fail(op, KindInternal, "this custodian has no card")
+	if s.cards == nil {
+		return Card{}, fail(op, KindInvalid, "this custodian has no card (it was built without one)")
+	}
+	if st.keys == nil {
+		return Card{}, fail(op, KindInternal, "this custodian's keys are missing")
 	}
 	c, err := s.cards.Card(st.keys.Keys, st.keys.CreatedAt)
 	if err != nil {
@@ -113,11 +129,15 @@ func (s *Service) PinCustodian(ctx context.Context, p Principal, raw []byte) (Pi
 		if _, ok := st.custodians[c.CustodianID]; ok {
 			return fail(op, KindConflict, "this custodian is pinned already: remove it first to pin another card")
 		}
-		pc := &PinnedCustodian{Card: c, PinnedAt: b.now, Revision: b.nextRevision()}
+		key, err := identity.NewID("pin_")
+		if err != nil {
+			return wrap(op, KindInternal, err)
+		}
+		pc := &pinnedEntry{PinnedCustodian: PinnedCustodian{Card: c, PinnedAt: b.now, Revision: b.nextRevision()}, key: key}
 		st.custodians[c.CustodianID] = pc
-		b.put(bucketCustodians, c.CustodianID, pc)
+		b.put(bucketCustodians, key, &pc.PinnedCustodian)
 		b.receipt(Receipt{Actor: "owner", Operation: op, Decision: "allow", Records: []string{c.CustodianID}, Revision: pc.Revision})
-		out = *pc
+		out = pc.PinnedCustodian
 		return nil
 	})
 	return out, err
@@ -128,7 +148,7 @@ func (s *Service) ListCustodians(ctx context.Context, p Principal) ([]PinnedCust
 	return ownerRead(s, "custodian.list", p, func(st *state) ([]PinnedCustodian, error) {
 		out := make([]PinnedCustodian, 0, len(st.custodians))
 		for _, c := range st.custodians {
-			out = append(out, *c)
+			out = append(out, c.PinnedCustodian)
 		}
 		sort.Slice(out, func(i, j int) bool { return out[i].Revision < out[j].Revision })
 		return out, nil
@@ -147,11 +167,12 @@ func (s *Service) UnpinCustodian(ctx context.Context, p Principal, id string) (u
 	}
 	var rev uint64
 	err := s.write(op, p, func(st *state, b *batch) error {
-		if _, ok := st.custodians[id]; !ok {
+		pc, ok := st.custodians[id]
+		if !ok {
 			return notFound(op)
 		}
 		delete(st.custodians, id)
-		b.del(bucketCustodians, id)
+		b.del(bucketCustodians, pc.key)
 		rev = b.nextRevision()
 		b.receipt(Receipt{Actor: "owner", Operation: op, Decision: "allow", Records: []string{id}, Revision: rev})
 		return nil

@@ -137,3 +137,16 @@ const (
 	BucketCheckpoints = bucketCheckpoints
 	BucketSets        = bucketSets
 )
+
+// ReadBundle opens a bundle as the import will (owner only), for tests.
+func (s *Service) ReadBundle(p Principal, raw []byte) (BundleManifest, BundleRecords, error) {
+	type out struct {
+		m BundleManifest
+		r BundleRecords
+	}
+	o, err := ownerRead(s, "import", p, func(st *state) (out, error) {
+		m, r, err := s.readBundle(st, "import", raw)
+		return out{m, r}, err
+	})
+	return o.m, o.r, err
+}

@@ -44,10 +44,10 @@ type state struct {
 	requests  map[string]*ContextRequest
 	trust     map[string]*TrustedIssuer // iss_… → trusted OIDC issuer
 
-	decTrust    map[string]*DECIssuer // issuer → pinned DEC keys
-	keys        *vaultKeys            // the vault's own card keys (nil until made)
-	custodians  map[string]*PinnedCustodian
-	decPolicies map[string]*DECPolicy // policy id → admission policy
+	decTrust    map[string]*DECIssuer   // issuer → pinned DEC keys
+	keys        *vaultKeys              // the vault's own card keys (nil until made)
+	custodians  map[string]*pinnedEntry // custodian_id → pin
+	decPolicies map[string]*DECPolicy   // policy id → admission policy
 
 	presentations map[string]*Presentation // tok_… → the DEC document presented with it
 	dec           DECVerifier              // the Service's, for admission on reads
@@ -191,7 +191,7 @@ func newState() *state {
 		requests:      make(map[string]*ContextRequest),
 		trust:         make(map[string]*TrustedIssuer),
 		decTrust:      make(map[string]*DECIssuer),
-		custodians:    make(map[string]*PinnedCustodian),
+		custodians:    make(map[string]*pinnedEntry),
 		decPolicies:   make(map[string]*DECPolicy),
 		presentations: make(map[string]*Presentation),
 		admCache:      make(map[admissionKey]admission),
@@ -374,7 +374,14 @@ func loadState(store Store) (*state, error) {
 				return fmt.Errorf("custodian keys: %w", err)
 			}
 		}
-		if err := loadEach(tx, bucketCustodians, func(c *PinnedCustodian) { st.custodians[c.CustodianID] = c }); err != nil {
+		if err := tx.ForEach(bucketCustodians, func(k string, v []byte) error {
+			pc := &pinnedEntry{key: k}
+			if err := json.Unmarshal(v, &pc.PinnedCustodian); err != nil {
+				return fmt.Errorf("custodian %s: %w", k, err)
+			}
+			st.custodians[pc.CustodianID] = pc
+			return nil
+		}); err != nil {
 			return err
 		}
 		if err := loadEach(tx, bucketDECTrust, func(d *DECIssuer) { st.decTrust[d.Issuer] = d }); err != nil {

@@ -5,10 +5,12 @@ import (
 	"crypto"
 	"crypto/ed25519"
 	"crypto/rand"
+	"crypto/subtle"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -43,7 +45,7 @@ func (Codec) NewKeys() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	_, encPriv, err := x25519.GenerateKey(rand.Reader)
+	encPriv, err := x25519Of(sigPriv) // bound to the signing key (see bind.go)
 	if err != nil {
 		return nil, err
 	}
@@ -134,11 +136,15 @@ func (Codec) ParseCard(raw []byte) (custodian.Card, error) {
 	if err := dec.Decode(&in); err != nil {
 		return custodian.Card{}, cardErr("malformed JSON, or a member other than custodian_id, jwks and created_at")
 	}
-	if dec.More() {
+	if _, err := dec.Token(); err != io.EOF {
 		return custodian.Card{}, cardErr("trailing data after the card")
 	}
 	if in.CreatedAt == nil || len(in.JWKS) == 0 || !strings.HasPrefix(in.CustodianID, "cus_") {
 		return custodian.Card{}, cardErr("custodian_id (cus_…), jwks and created_at are required")
+	}
+	created := in.CreatedAt.UTC()
+	if created.Year() < 2000 || created.Year() > 9999 {
+		return custodian.Card{}, cardErr("created_at is not a plausible date")
 	}
 	set, err := jwk.Parse(in.JWKS)
 	if err != nil {
@@ -150,23 +156,67 @@ func (Codec) ParseCard(raw []byte) (custodian.Card, error) {
 			return custodian.Card{}, cardErr("jwks holds a private key: a card carries public keys only (do not share this file)")
 		}
 	}
-	sig, _, err := cardKeys(set)
+	sig, enc, err := cardKeys(set)
 	if err != nil {
 		return custodian.Card{}, cardErr("%v", err)
 	}
+	// Rebuilt from the public values alone: no member of the card's keys
+	// (x5u, jku, key_ops, another kid or alg) is kept.
+	clean, err := publicCard(sig, enc)
+	if err != nil {
+		return custodian.Card{}, cardErr("%v", err)
+	}
+	sig, _ = clean.Key(0)
 	id, err := custodianID(sig)
 	if err != nil || id != in.CustodianID {
 		return custodian.Card{}, cardErr("custodian_id is not the signing key's thumbprint")
 	}
-	jwks, err := json.Marshal(set)
+	jwks, err := json.Marshal(clean)
 	if err != nil {
 		return custodian.Card{}, cardErr("jwks does not encode")
 	}
-	return custodian.Card{CustodianID: id, JWKS: jwks, CreatedAt: in.CreatedAt.UTC()}, nil
+	return custodian.Card{CustodianID: id, JWKS: jwks, CreatedAt: created}, nil
+}
+
+// publicCard rebuilds a card's key set from the raw public keys: the
+// Ed25519 signing key (32 bytes) and the X25519 key-agreement key, which
+// must be the signing key's X25519 form (see bind.go).
+func publicCard(sig, enc jwk.Key) (jwk.Set, error) {
+	var sigRaw ed25519.PublicKey
+	if err := sig.Raw(&sigRaw); err != nil || len(sigRaw) != ed25519.PublicKeySize {
+		return nil, errors.New("the signing key is not a 32-byte Ed25519 key")
+	}
+	var encRaw x25519.PublicKey
+	if err := enc.Raw(&encRaw); err != nil || len(encRaw) != x25519.PublicKeySize {
+		return nil, errors.New("the key-agreement key is not a 32-byte X25519 key")
+	}
+	want, err := montgomeryOf(sigRaw)
+	if err != nil {
+		return nil, err
+	}
+	if subtle.ConstantTimeCompare(want, encRaw) != 1 {
+		return nil, errors.New("the key-agreement key is not bound to the signing key (phc cards derive it from the signing key)")
+	}
+	s, err := keyOf(sigRaw, jwk.ForSignature, jwa.EdDSA.String())
+	if err != nil {
+		return nil, err
+	}
+	e, err := keyOf(encRaw, jwk.ForEncryption, jwa.ECDH_ES_A256KW.String())
+	if err != nil {
+		return nil, err
+	}
+	set := jwk.NewSet()
+	if err := set.AddKey(s); err != nil {
+		return nil, err
+	}
+	if err := set.AddKey(e); err != nil {
+		return nil, err
+	}
+	return set, nil
 }
 
 // cardKeys returns a card's two keys: exactly one Ed25519 signing key and
-// one X25519 or P-256 key-agreement key.
+// one X25519 key-agreement key (their values are checked by publicCard).
 func cardKeys(set jwk.Set) (sig, enc jwk.Key, err error) {
 	if set.Len() != 2 {
 		return nil, nil, errors.New("jwks must hold exactly two keys: a signing and a key-agreement key")
@@ -181,17 +231,8 @@ func cardKeys(set jwk.Set) (sig, enc jwk.Key, err error) {
 			}
 			sig = k
 		case use == string(jwk.ForEncryption) && enc == nil:
-			switch kk := k.(type) {
-			case jwk.OKPPublicKey:
-				if kk.Crv() != jwa.X25519 {
-					return nil, nil, errors.New("the key-agreement key must be X25519 or P-256")
-				}
-			case jwk.ECDSAPublicKey:
-				if kk.Crv() != jwa.P256 {
-					return nil, nil, errors.New("the key-agreement key must be X25519 or P-256")
-				}
-			default:
-				return nil, nil, errors.New("the key-agreement key must be X25519 or P-256")
+			if okp, ok := k.(jwk.OKPPublicKey); !ok || okp.Crv() != jwa.X25519 {
+				return nil, nil, errors.New("the key-agreement key must be an X25519 OKP key")
 			}
 			enc = k
 		default:

@@ -2,6 +2,7 @@ package bundle_test
 
 import (
 	"crypto/ecdsa"
+	"crypto/ed25519"
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/rsa"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/lestrrat-go/jwx/v2/jwk"
+	"github.com/lestrrat-go/jwx/v2/x25519"
 
 	"github.com/phc-project/phc/internal/bundle"
 )
@@ -107,24 +109,39 @@ func TestParseCardRefuses(t *testing.T) {
 		return s
 	}
 	threeKeys := set(sigKey, p384, rsaJWK)
+	_, otherX, _ := x25519.GenerateKey(rand.Reader)
+	swapped, _ := jwk.FromRaw(otherX.Public())
+	swapped.Set(jwk.KeyUsageKey, "enc")
+	shortSig, _ := jwk.FromRaw(ed25519.PublicKey([]byte{1}))
+	shortSig.Set(jwk.KeyUsageKey, "sig")
+	var encKey jwk.Key
+	for i := 0; i < pubSet.Len(); i++ {
+		if k, _ := pubSet.Key(i); k.KeyUsage() == "enc" {
+			encKey = k
+		}
+	}
 	for name, raw := range map[string][]byte{
-		"private keys":      with("jwks", privSet),
-		"forged id":         with("custodian_id", "cus_"+strings.Repeat("A", 43)),
-		"no id":             with("custodian_id", nil),
-		"no created_at":     with("created_at", nil),
-		"no jwks":           with("jwks", nil),
-		"unknown member":    with("grants", []string{"x"}),
-		"RSA agreement key": with("jwks", set(sigKey, rsaJWK)),
-		"P-384 agreement":   with("jwks", set(sigKey, p384)),
-		"three keys":        with("jwks", threeKeys),
-		"one key":           with("jwks", set(sigKey)),
-		"not JSON":          []byte("{"),
-		"trailing data":     append(append([]byte{}, card...), []byte(" {}")...),
-		"too large":         with("custodian_id", id+strings.Repeat(" ", bundle.MaxCardBytes)),
-		"jwks not a set":    with("jwks", "keys"),
-		"id of another key": with("custodian_id", "cus_"+rsaJWK.KeyID()),
-		"an array":          []byte(`[]`),
-		"null":              []byte(`null`),
+		"private keys":          with("jwks", privSet),
+		"forged id":             with("custodian_id", "cus_"+strings.Repeat("A", 43)),
+		"no id":                 with("custodian_id", nil),
+		"no created_at":         with("created_at", nil),
+		"no jwks":               with("jwks", nil),
+		"unknown member":        with("grants", []string{"x"}),
+		"RSA agreement key":     with("jwks", set(sigKey, rsaJWK)),
+		"P-384 agreement":       with("jwks", set(sigKey, p384)),
+		"three keys":            with("jwks", threeKeys),
+		"one key":               with("jwks", set(sigKey)),
+		"not JSON":              []byte("{"),
+		"trailing data":         append(append([]byte{}, card...), []byte(" {}")...),
+		"too large":             with("custodian_id", id+strings.Repeat(" ", bundle.MaxCardBytes)),
+		"jwks not a set":        with("jwks", "keys"),
+		"id of another key":     with("custodian_id", "cus_"+rsaJWK.KeyID()),
+		"an array":              []byte(`[]`),
+		"swapped agreement key": with("jwks", set(sigKey, swapped)),
+		"1-byte signing key":    with("jwks", set(shortSig, encKey)),
+		"created in year 0":     with("created_at", "0000-01-01T00:00:00+14:00"),
+		"trailing brace":        append(append([]byte{}, card...), '}'),
+		"null":                  []byte(`null`),
 	} {
 		t.Run(name, func(t *testing.T) {
 			if _, err := (bundle.Codec{}).ParseCard(raw); !errors.Is(err, bundle.ErrCard) {
@@ -152,4 +169,29 @@ func FuzzParseCard(f *testing.F) {
 			t.Fatalf("an accepted card does not parse again: %v", err)
 		}
 	})
+}
+
+// TestParseCardKeepsOnlyPublicValues: members beyond the key values (x5u,
+// jku, key_ops, another alg) do not survive a pin.
+func TestParseCardKeepsOnlyPublicValues(t *testing.T) {
+	_, card, _ := newCard(t)
+	var m map[string]any
+	json.Unmarshal(card, &m)
+	keys := m["jwks"].(map[string]any)["keys"].([]any)
+	for _, k := range keys {
+		km := k.(map[string]any)
+		km["x5u"] = "https://attacker.example/x5u"
+		km["jku"] = "https://attacker.example/jku"
+		km["key_ops"] = []string{"deriveKey"}
+	}
+	raw, _ := json.Marshal(m)
+	c, err := bundle.Codec{}.ParseCard(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{"x5u", "jku", "key_ops", "attacker"} {
+		if strings.Contains(string(c.JWKS), bad) {
+			t.Fatalf("the pinned card keeps %q: %s", bad, c.JWKS)
+		}
+	}
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -86,4 +87,47 @@ func TestCustodianCards(t *testing.T) {
 		t.Fatalf("custodians after remove = %d", len(list.Custodians))
 	}
 	b.constraint(404, "not_found", "DELETE", "/phc/v1/custodians/"+card.CustodianID, b.owner, nil)
+}
+
+// TestExportCommand: phc export --to CARD --out FILE writes the bundle 0600
+// and says on stderr what it holds and what stayed behind.
+func TestExportCommand(t *testing.T) {
+	a := startHarness(t, "")
+	b := startHarness(t, "")
+	envB, _, errB := testEnv(t, map[string]string{"PHC_PASSWORD": testPassword, "PHC_HOME": b.dir})
+	cardB := filepath.Join(t.TempDir(), "b-card.json")
+	if code := Run(t.Context(), envB, []string{"card", "--out", cardB}); code != 0 {
+		t.Fatalf("phc card = %d\n%s", code, errB.String())
+	}
+	a.must(201, "POST", "/phc/v1/personas", a.owner, map[string]any{"id": "work", "name": "Work"}, nil)
+	for i, r := range []any{[]any{}, []any{map[string]any{"type": "no_export", "mandatory": true}}} {
+		var pr struct {
+			ID string `json:"proposal_id"`
+		}
+		a.must(201, "POST", "/phc/v1/proposals", a.owner, map[string]any{"key": fmt.Sprintf("work.k%d", i), "value": "v", "kind": "fact", "assertion": "reported", "restrictions": r}, &pr)
+		a.must(200, "POST", "/phc/v1/proposals/"+pr.ID+"/confirm", a.owner, map[string]any{"personas": []string{"work"}}, nil)
+	}
+	envA, _, errA := testEnv(t, map[string]string{"PHC_PASSWORD": testPassword, "PHC_HOME": a.dir})
+	out := filepath.Join(t.TempDir(), "bundle.jwe")
+	if code := Run(t.Context(), envA, []string{"export", "--to", cardB, "--out", out}); code != 0 {
+		t.Fatalf("phc export = %d\n%s", code, errA.String())
+	}
+	fi, err := os.Stat(out)
+	if err != nil || fi.Mode().Perm() != 0o600 || fi.Size() == 0 {
+		t.Fatalf("bundle file: %v, %v", fi, err)
+	}
+	raw, _ := os.ReadFile(out)
+	if strings.Count(string(raw), ".") != 4 {
+		t.Fatalf("the bundle is not a compact JWE: %.80s", raw)
+	}
+	msg := errA.String()
+	if !strings.Contains(msg, "bundle bnd_") || !strings.Contains(msg, "1 claims (1 versions)") || !strings.Contains(msg, "1 records stay behind") || !strings.Contains(msg, "no_export") {
+		t.Fatalf("phc export said:\n%s", msg)
+	}
+	// A card that is not one is refused before anything is made.
+	bad := filepath.Join(t.TempDir(), "bad.json")
+	os.WriteFile(bad, []byte(`{"custodian_id":"cus_x"}`), 0o600)
+	if code := Run(t.Context(), envA, []string{"export", "--to", bad}); code == 0 {
+		t.Fatal("phc export to a bad card succeeded")
+	}
 }

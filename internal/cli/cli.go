@@ -62,6 +62,7 @@ func commands() []command {
 		{"dec", "verify a DEC 0.1 evidence chain (verify FILE --trust JWKS.json --issuer ISSUER)", runDEC},
 		{"trust", "trust OIDC issuers for recipients (add ISSUER --audience AUD, list, remove ID) and pin other custodians (custodian CARD.json, custodians, remove cus_…)", runTrust},
 		{"card", "print this custodian's public card, for another custodian to pin (--out FILE)", runCard},
+		{"export", "make a signed, encrypted migration bundle for another custodian (--to CARD.json [--persona P] [--out FILE])", runExport},
 		{"mcp", "serve MCP on stdin/stdout for an app, through the running daemon (--token or PHC_TOKEN)", runMCP},
 		{"check", "verify that the graph agrees with the store, and the receipt chain", runCheck},
 		{"graph", "rebuild the graph from the store, or export it (N-Quads, PROV-O JSON-LD)", runGraph},

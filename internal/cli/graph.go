@@ -15,7 +15,6 @@ import (
 
 	"github.com/phc-project/phc/custodian"
 	"github.com/phc-project/phc/graph/cayley"
-	"github.com/phc-project/phc/internal/bundle"
 	"github.com/phc-project/phc/internal/store"
 	"github.com/phc-project/phc/internal/vault"
 	"github.com/phc-project/phc/schema"
@@ -56,7 +55,7 @@ func offline(ctx context.Context, env *Env, dir string, fn func(*custodian.Servi
 	if err != nil {
 		return err
 	}
-	svc, err := custodian.New(custodian.Config{Store: st, Graph: g, Vault: v, Schema: validator, IdleLock: -1, Cards: bundle.Codec{}})
+	svc, err := custodian.New(custodian.Config{Store: st, Graph: g, Vault: v, Schema: validator, IdleLock: -1})
 	if err != nil {
 		return err
 	}

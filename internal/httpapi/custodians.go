@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"encoding/json"
 	"net/http"
 
 	"github.com/phc-project/phc/custodian"
@@ -45,3 +46,32 @@ func (s *Server) unpinCustodian(w http.ResponseWriter, r *http.Request, p custod
 	writeJSON(w, http.StatusOK, map[string]any{"removed": true, "revision": rev})
 	return nil
 }
+
+// exportBundle answers the bundle itself (compact JWE); the header
+// PHC-Bundle-Manifest carries its id, counts and loss report (JSON), the
+// loss report left out when it would make the header too large.
+func (s *Server) exportBundle(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
+	raw, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	sealed, man, err := s.svc.ExportBundle(r.Context(), p, raw)
+	if err != nil {
+		return err
+	}
+	head := map[string]any{"bundle_id": man.BundleID, "recipient": man.Recipient.CustodianID, "counts": man.Counts, "loss_report": man.LossReport}
+	hdr, _ := json.Marshal(head)
+	if len(hdr) > maxManifestHeader {
+		delete(head, "loss_report")
+		hdr, _ = json.Marshal(head)
+	}
+	w.Header().Set("Content-Type", "application/jose")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("PHC-Bundle-Manifest", string(hdr))
+	w.WriteHeader(http.StatusOK)
+	_, err = w.Write(sealed)
+	return err
+}
+
+// maxManifestHeader bounds the PHC-Bundle-Manifest header.
+const maxManifestHeader = 32 << 10

@@ -155,6 +155,7 @@ func (s *Server) routes() []route {
 		{"POST /phc/v1/custodians", owner, s.pinCustodian},
 		{"GET /phc/v1/custodians", owner, s.listCustodians},
 		{"DELETE /phc/v1/custodians/{id}", owner, s.unpinCustodian},
+		{"POST /phc/v1/export", owner, s.exportBundle},
 		{"POST /phc/v1/trust", owner, s.addTrust},
 		{"GET /phc/v1/trust", owner, s.listTrust},
 		{"DELETE /phc/v1/trust/{id}", owner, s.removeTrust},

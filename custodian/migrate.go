@@ -1,0 +1,320 @@
+package custodian
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/phc-project/phc/internal/identity"
+)
+
+// Migration bundles (FORMATS.md §3): what one custodian hands another. The
+// payload is {"manifest", "records"}; the codec signs and encrypts it.
+
+// BundleVersion is the bundle format this custodian writes.
+const BundleVersion = "0.1"
+
+// BundleManifest describes a bundle: who made it for whom, what it holds
+// and what stayed behind.
+type BundleManifest struct {
+	BundleVersion string         `json:"bundle_version"`
+	BundleID      string         `json:"bundle_id"`
+	CreatedAt     time.Time      `json:"created_at"`
+	Source        custodianRef   `json:"source"`
+	Recipient     custodianRef   `json:"recipient"`
+	Counts        map[string]int `json:"counts"`
+	LossReport    []Loss         `json:"loss_report"`
+	RecordsDigest string         `json:"records_digest"` // sha256: over the records' JSON
+}
+
+type custodianRef struct {
+	CustodianID string `json:"custodian_id"`
+}
+
+// Loss is a record that did not travel: its id and why, never its value.
+type Loss struct {
+	Record  string `json:"record"`
+	Dropped string `json:"dropped"` // claim | summary
+	Reason  string `json:"reason"`
+}
+
+// BundleRecords is what a bundle carries: never grants, tokens, consumers,
+// secrets, keys or receipts.
+type BundleRecords struct {
+	Claims     []BundleClaim `json:"claims"`
+	Personas   []Persona     `json:"personas"`
+	Entities   []Entity      `json:"entities"`
+	Summaries  []Summary     `json:"summaries"`
+	Identities []IdentityRef `json:"identities"`
+}
+
+// BundleClaim is one claim with every version and its personas.
+type BundleClaim struct {
+	ID       string   `json:"id"`
+	Personas []string `json:"personas"`
+	Versions []*Claim `json:"versions"`
+}
+
+// IdentityRef names a producer at the source; it stays foreign at the
+// destination until its owner maps it.
+type IdentityRef struct {
+	SourceIssuer string `json:"source_issuer"`
+	SourceID     string `json:"source_id"`
+	Display      string `json:"display"`
+}
+
+// bundlePayload is what the codec signs.
+type bundlePayload struct {
+	Manifest BundleManifest  `json:"manifest"`
+	Records  json.RawMessage `json:"records"`
+}
+
+// ExportInput is the body of POST /phc/v1/export.
+type ExportInput struct {
+	To       json.RawMessage `json:"to"`
+	Personas []string        `json:"personas,omitempty"`
+}
+
+// ExportBundle makes a bundle of this vault's context for the custodian
+// whose card is in.To (owner only): every version of every active claim
+// (of the personas named, if any), personas, entities, summaries whose
+// parents all travel, and the producers' identities. A claim restricted
+// no_export, source_controlled or third_party stays behind, and so does a
+// summary of it; the manifest's loss report lists each by id and reason.
+func (s *Service) ExportBundle(ctx context.Context, p Principal, raw []byte) ([]byte, BundleManifest, error) {
+	const op = "export.bundle"
+	if err := requireOwner(op, p); err != nil {
+		return nil, BundleManifest{}, err
+	}
+	if s.cards == nil {
+		return nil, BundleManifest{}, fail(op, KindInvalid, "this custodian cannot make bundles")
+	}
+	var in ExportInput
+	if err := decodeStrict(op, raw, &in); err != nil {
+		return nil, BundleManifest{}, err
+	}
+	if len(in.To) == 0 {
+		return nil, BundleManifest{}, fail(op, KindInvalid, "to (the recipient custodian's card) is required")
+	}
+	to, err := s.cards.ParseCard(in.To)
+	if err != nil {
+		return nil, BundleManifest{}, fail(op, KindInvalid, err.Error())
+	}
+	id, err := identity.NewID("bnd_")
+	if err != nil {
+		return nil, BundleManifest{}, wrap(op, KindInternal, err)
+	}
+	var keys []byte
+	var man BundleManifest
+	var recs BundleRecords
+	err = s.write(op, p, func(st *state, b *batch) error {
+		own, err := s.card(st, op)
+		if err != nil {
+			return err
+		}
+		if own.CustodianID == to.CustodianID {
+			return fail(op, KindInvalid, "to is this custodian's own card: export to the custodian that is to import")
+		}
+		for _, pe := range in.Personas {
+			if st.personas[pe] == nil {
+				return fail(op, KindInvalid, "unknown persona "+pe)
+			}
+		}
+		recs, man.LossReport = st.bundleRecords(in.Personas)
+		man.BundleVersion, man.BundleID, man.CreatedAt = BundleVersion, id, b.now.UTC()
+		man.Source.CustodianID, man.Recipient.CustodianID = own.CustodianID, to.CustodianID
+		versions := 0
+		for _, c := range recs.Claims {
+			versions += len(c.Versions)
+		}
+		man.Counts = map[string]int{"claims": len(recs.Claims), "versions": versions, "personas": len(recs.Personas),
+			"entities": len(recs.Entities), "summaries": len(recs.Summaries), "identities": len(recs.Identities), "lost": len(man.LossReport)}
+		keys = st.keys.Keys
+		b.receipt(Receipt{Actor: "owner", Operation: op, Decision: "allow", Records: []string{id, to.CustodianID}, Revision: st.revision})
+		return nil
+	})
+	if err != nil {
+		return nil, BundleManifest{}, err
+	}
+	body, err := json.Marshal(recs)
+	if err != nil {
+		return nil, BundleManifest{}, wrap(op, KindInternal, err)
+	}
+	sum := sha256.Sum256(body)
+	man.RecordsDigest = "sha256:" + hex.EncodeToString(sum[:])
+	payload, err := json.Marshal(bundlePayload{Manifest: man, Records: body})
+	if err != nil {
+		return nil, BundleManifest{}, wrap(op, KindInternal, err)
+	}
+	sealed, err := s.cards.Seal(keys, to, payload)
+	if err != nil {
+		return nil, BundleManifest{}, wrap(op, KindInternal, err)
+	}
+	return sealed, man, nil
+}
+
+// mustStay says why a record with these restrictions may not leave this
+// custodian, or "".
+func mustStay(rs []Restriction) string {
+	for _, r := range rs {
+		switch r.Type {
+		case RestrictNoExport:
+			return "no_export"
+		case RestrictSourceControlled:
+			return "source_controlled: its holder is not the person"
+		case RestrictThirdParty:
+			return "third_party: it is about someone else"
+		}
+	}
+	return ""
+}
+
+// bundleRecords collects what a bundle of personas (all, if none) holds,
+// and what stays behind.
+func (st *state) bundleRecords(personas []string) (BundleRecords, []Loss) {
+	recs := BundleRecords{Claims: []BundleClaim{}, Personas: []Persona{}, Entities: []Entity{}, Summaries: []Summary{}, Identities: []IdentityRef{}}
+	loss := []Loss{}
+	included := map[string]bool{} // claim ids, and summary ids, that travel
+	ids := make([]string, 0, len(st.claims))
+	for id, r := range st.claims {
+		if r.meta.Status != StatusActive {
+			continue
+		}
+		if len(personas) > 0 && !slices.ContainsFunc(r.meta.Personas, func(pe string) bool { return slices.Contains(personas, pe) }) {
+			continue
+		}
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	idents := map[IdentityRef]bool{}
+	for _, id := range ids {
+		r := st.claims[id]
+		why := ""
+		for _, v := range r.versions {
+			if why = mustStay(v.Restrictions); why != "" {
+				break
+			}
+		}
+		if why != "" {
+			loss = append(loss, Loss{Record: id, Dropped: "claim", Reason: why})
+			continue
+		}
+		included[id] = true
+		bc := BundleClaim{ID: id, Personas: []string{}, Versions: r.versions}
+		for _, pe := range r.meta.Personas {
+			if len(personas) == 0 || slices.Contains(personas, pe) {
+				bc.Personas = append(bc.Personas, pe)
+			}
+		}
+		recs.Claims = append(recs.Claims, bc)
+		for _, v := range r.versions {
+			a := v.Producer.Authenticated
+			ref := IdentityRef{SourceIssuer: a.Issuer, SourceID: a.ID, Display: a.Kind + ":" + a.ID}
+			if ref.SourceIssuer == "" {
+				ref.SourceIssuer = "phc:" + a.Kind
+			}
+			if !idents[ref] {
+				idents[ref] = true
+				recs.Identities = append(recs.Identities, ref)
+			}
+		}
+	}
+	for _, pe := range st.personas {
+		if len(personas) == 0 || slices.Contains(personas, pe.ID) {
+			recs.Personas = append(recs.Personas, *pe)
+		}
+	}
+	sort.Slice(recs.Personas, func(i, j int) bool { return recs.Personas[i].ID < recs.Personas[j].ID })
+	for _, e := range st.entities {
+		recs.Entities = append(recs.Entities, *e)
+	}
+	sort.Slice(recs.Entities, func(i, j int) bool { return recs.Entities[i].ID < recs.Entities[j].ID })
+	// Summaries in order of creation, so that a summary of summaries
+	// comes after its parents.
+	sums := make([]*Summary, 0, len(st.summaries))
+	for _, sm := range st.summaries {
+		sums = append(sums, sm)
+	}
+	sort.Slice(sums, func(i, j int) bool { return sums[i].Revision < sums[j].Revision })
+	for _, sm := range sums {
+		why := mustStay(sm.Restrictions)
+		if why == "" {
+			for _, parent := range sm.DerivedFrom {
+				if !included[idOfRef(parent)] {
+					why = "a parent stays behind: " + idOfRef(parent)
+					break
+				}
+			}
+		}
+		if why != "" {
+			loss = append(loss, Loss{Record: sm.ID, Dropped: "summary", Reason: why})
+			continue
+		}
+		included[sm.ID] = true
+		recs.Summaries = append(recs.Summaries, *sm)
+		if a := sm.Producer; a != nil {
+			ref := IdentityRef{SourceIssuer: a.Issuer, SourceID: a.ID, Display: a.Kind + ":" + a.ID}
+			if ref.SourceIssuer == "" {
+				ref.SourceIssuer = "phc:" + a.Kind
+			}
+			if !idents[ref] {
+				idents[ref] = true
+				recs.Identities = append(recs.Identities, ref)
+			}
+		}
+	}
+	sort.Slice(recs.Identities, func(i, j int) bool {
+		a, b := recs.Identities[i], recs.Identities[j]
+		return a.SourceIssuer+"\x00"+a.SourceID < b.SourceIssuer+"\x00"+b.SourceID
+	})
+	return recs, loss
+}
+
+// readBundle opens a bundle made for this custodian by a pinned one, checks
+// its manifest against what it holds and returns both. Every refusal is
+// KindInvalid and says what to do.
+func (s *Service) readBundle(st *state, op string, raw []byte) (BundleManifest, BundleRecords, error) {
+	if s.cards == nil || st.keys == nil {
+		return BundleManifest{}, BundleRecords{}, fail(op, KindInvalid, "this custodian cannot read bundles")
+	}
+	own, err := s.card(st, op)
+	if err != nil {
+		return BundleManifest{}, BundleRecords{}, err
+	}
+	source, payload, err := s.cards.Open(st.keys.Keys, raw, func(id string) (Card, bool) {
+		pc := st.custodians[id]
+		if pc == nil {
+			return Card{}, false
+		}
+		return pc.Card, true
+	})
+	if err != nil {
+		return BundleManifest{}, BundleRecords{}, fail(op, KindInvalid, err.Error())
+	}
+	var p bundlePayload
+	if err := decodeStrict(op, payload, &p); err != nil {
+		return BundleManifest{}, BundleRecords{}, err
+	}
+	m := p.Manifest
+	switch {
+	case m.BundleVersion != BundleVersion:
+		return m, BundleRecords{}, fail(op, KindInvalid, "bundle_version "+m.BundleVersion+" is not one this custodian reads (0.1)")
+	case m.Source.CustodianID != source:
+		return m, BundleRecords{}, fail(op, KindInvalid, "the manifest names another source than the signature")
+	case m.Recipient.CustodianID != own.CustodianID:
+		return m, BundleRecords{}, fail(op, KindInvalid, "the bundle is for another custodian")
+	}
+	sum := sha256.Sum256(p.Records)
+	if m.RecordsDigest != "sha256:"+hex.EncodeToString(sum[:]) {
+		return m, BundleRecords{}, fail(op, KindInvalid, "records_digest does not match the records")
+	}
+	var recs BundleRecords
+	if err := decodeStrict(op, p.Records, &recs); err != nil {
+		return m, BundleRecords{}, err
+	}
+	return m, recs, nil
+}

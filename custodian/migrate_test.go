@@ -1,0 +1,129 @@
+package custodian_test
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/phc-project/phc/custodian"
+	"github.com/phc-project/phc/internal/bundle"
+)
+
+func withCards(c *custodian.Config) { c.Cards = bundle.Codec{} }
+
+// pinEach makes a and b pin each other's cards, and returns b's card.
+func pinEach(t *testing.T, a, b *testService) json.RawMessage {
+	t.Helper()
+	ca, err := a.OwnCard(t.Context(), a.owner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cb, err := b.OwnCard(t.Context(), b.owner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.PinCustodian(t.Context(), b.owner, mustJSON(t, ca)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.PinCustodian(t.Context(), a.owner, mustJSON(t, cb)); err != nil {
+		t.Fatal(err)
+	}
+	return mustJSON(t, cb)
+}
+
+// TestExportBundle: A's bundle for B holds every version of every claim
+// that may leave, personas, summaries whose parents travel and the
+// producers; no_export, source_controlled and third_party claims, and a
+// summary of one, stay behind and are named in the loss report; nothing of
+// grants, consumers or tokens is in it; only B opens it.
+func TestExportBundle(t *testing.T) {
+	a := newTestService(t, withCards)
+	b := newTestService(t, withCards)
+	c := newTestService(t, withCards)
+	cardB := pinEach(t, a, b)
+	a.mustPersona("work")
+	kept := a.mustClaim("work.lang", "Go", "work").Claim
+	if _, err := a.Correct(t.Context(), a.owner, kept.ID, []byte(`{"value":"Go and Rust"}`)); err != nil {
+		t.Fatal(err)
+	}
+	stays := map[string]string{}
+	for _, r := range []string{
+		`{"type":"no_export","mandatory":true}`,
+		`{"type":"source_controlled","mandatory":true,"holder":"Example Corp"}`,
+		`{"type":"third_party","mandatory":false,"holder":"a friend"}`,
+	} {
+		var rs map[string]any
+		json.Unmarshal([]byte(r), &rs)
+		pr := a.mustPropose(a.owner, proposal(t, "work.r"+rs["type"].(string), "secret value", map[string]any{"restrictions": []any{rs}}))
+		w := a.mustConfirm(pr.ProposalID, "work")
+		stays[w.Claim.ID] = rs["type"].(string)
+	}
+	var leaving string
+	for id := range stays {
+		leaving = id
+		break
+	}
+	sumKept := a.mustSummary(a.owner, "a summary", "", kept.ID+"@2")
+	sumLost := a.mustSummary(a.owner, "a summary of what stays", "", kept.ID+"@2", leaving+"@1")
+	a.mustConsumer("tutor")
+
+	sealed, man, err := a.ExportBundle(t.Context(), a.owner, mustJSON(t, map[string]any{"to": json.RawMessage(cardB)}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, leak := range []string{"secret value", "tutor", "grt_", "tok_"} {
+		if strings.Contains(string(sealed), leak) {
+			t.Fatalf("the sealed bundle shows %q", leak)
+		}
+	}
+	m, recs, err := b.ReadBundle(b.owner, sealed)
+	if err != nil {
+		t.Fatalf("B reads A's bundle: %v", err)
+	}
+	if m.BundleID != man.BundleID || m.BundleVersion != "0.1" || !strings.HasPrefix(m.BundleID, "bnd_") {
+		t.Fatalf("manifest = %+v", m)
+	}
+	if len(recs.Claims) != 1 || recs.Claims[0].ID != kept.ID || len(recs.Claims[0].Versions) != 2 || !slices.Equal(recs.Claims[0].Personas, []string{"work"}) {
+		t.Fatalf("claims = %+v", recs.Claims)
+	}
+	if len(recs.Summaries) != 1 || recs.Summaries[0].ID != sumKept.ID {
+		t.Fatalf("summaries = %+v", recs.Summaries)
+	}
+	lost := map[string]string{}
+	for _, l := range m.LossReport {
+		lost[l.Record] = l.Reason
+		if strings.Contains(l.Reason, "secret value") {
+			t.Fatalf("the loss report shows a value: %+v", l)
+		}
+	}
+	for id, why := range stays {
+		if !strings.HasPrefix(lost[id], why) {
+			t.Errorf("loss report for %s = %q, want %s", id, lost[id], why)
+		}
+	}
+	// The summary of a claim that stays carries that claim's restriction
+	// (or, without it, "a parent stays behind").
+	if lost[sumLost.ID] == "" || len(lost) != 4 {
+		t.Errorf("loss report = %+v", m.LossReport)
+	}
+	if m.Counts["claims"] != 1 || m.Counts["versions"] != 2 || m.Counts["lost"] != 4 || len(recs.Identities) == 0 {
+		t.Errorf("counts = %v, identities %v", m.Counts, recs.Identities)
+	}
+	// Only the owner exports; only the recipient reads; its own card is no recipient.
+	if _, _, err := c.ReadBundle(c.owner, sealed); err == nil {
+		t.Fatal("a third custodian read the bundle")
+	}
+	ownA, _ := a.OwnCard(t.Context(), a.owner)
+	_, _, err = a.ExportBundle(t.Context(), a.owner, mustJSON(t, map[string]any{"to": ownA}))
+	wantKind(t, "export to the own card", err, custodian.KindInvalid)
+	_, _, err = a.ExportBundle(t.Context(), a.owner, mustJSON(t, map[string]any{"to": json.RawMessage(cardB), "personas": []string{"nope"}}))
+	wantKind(t, "export of an unknown persona", err, custodian.KindInvalid)
+	// A bundle from a custodian B has not pinned is refused.
+	if _, err := b.UnpinCustodian(t.Context(), b.owner, m.Source.CustodianID); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := b.ReadBundle(b.owner, sealed); err == nil || !strings.Contains(err.Error(), "not pinned") {
+		t.Fatalf("ReadBundle from an unpinned custodian = %v", err)
+	}
+}
