@@ -1,6 +1,7 @@
 package custodian
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -204,7 +205,22 @@ func (st *state) bundleRecords(personas []string) (BundleRecords, []Loss) {
 			continue
 		}
 		included[id] = true
-		bc := BundleClaim{ID: id, Personas: []string{}, Versions: r.versions}
+		bc := BundleClaim{ID: id, Personas: []string{}, Versions: make([]*Claim, len(r.versions))}
+		for i, v := range r.versions {
+			// A copy with empty lists where the view keeps nil: the
+			// binding's arrays are never null.
+			c := *v
+			if c.Evidence == nil {
+				c.Evidence = []Evidence{}
+			}
+			if c.Restrictions == nil {
+				c.Restrictions = []Restriction{}
+			}
+			if c.Personas == nil {
+				c.Personas = []string{}
+			}
+			bc.Versions[i] = &c
+		}
 		for _, pe := range r.meta.Personas {
 			if len(personas) == 0 || slices.Contains(personas, pe) {
 				bc.Personas = append(bc.Personas, pe)
@@ -274,16 +290,16 @@ func (st *state) bundleRecords(personas []string) (BundleRecords, []Loss) {
 	return recs, loss
 }
 
-// readBundle opens a bundle made for this custodian by a pinned one, checks
-// its manifest against what it holds and returns both. Every refusal is
-// KindInvalid and says what to do.
-func (s *Service) readBundle(st *state, op string, raw []byte) (BundleManifest, BundleRecords, error) {
+// readManifest opens a bundle made for this custodian by a pinned one and
+// checks its manifest against what it holds; it returns the manifest and
+// the records' JSON. Every refusal is KindInvalid and says what to do.
+func (s *Service) readManifest(st *state, op string, raw []byte) (BundleManifest, []byte, error) {
 	if s.cards == nil || st.keys == nil {
-		return BundleManifest{}, BundleRecords{}, fail(op, KindInvalid, "this custodian cannot read bundles")
+		return BundleManifest{}, nil, fail(op, KindInvalid, "this custodian cannot read bundles")
 	}
 	own, err := s.card(st, op)
 	if err != nil {
-		return BundleManifest{}, BundleRecords{}, err
+		return BundleManifest{}, nil, err
 	}
 	source, payload, err := s.cards.Open(st.keys.Keys, raw, func(id string) (Card, bool) {
 		pc := st.custodians[id]
@@ -293,28 +309,45 @@ func (s *Service) readBundle(st *state, op string, raw []byte) (BundleManifest, 
 		return pc.Card, true
 	})
 	if err != nil {
-		return BundleManifest{}, BundleRecords{}, fail(op, KindInvalid, err.Error())
+		return BundleManifest{}, nil, fail(op, KindInvalid, err.Error())
 	}
+	// Signed by a pinned custodian, but still checked: strict members,
+	// the manifest first.
 	var p bundlePayload
-	if err := decodeStrict(op, payload, &p); err != nil {
-		return BundleManifest{}, BundleRecords{}, err
+	dec := json.NewDecoder(bytes.NewReader(payload))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&p); err != nil {
+		return BundleManifest{}, nil, fail(op, KindInvalid, "the bundle's content is not a manifest and records")
 	}
 	m := p.Manifest
 	switch {
 	case m.BundleVersion != BundleVersion:
-		return m, BundleRecords{}, fail(op, KindInvalid, "bundle_version "+m.BundleVersion+" is not one this custodian reads (0.1)")
+		return m, nil, fail(op, KindInvalid, "bundle_version "+m.BundleVersion+" is not one this custodian reads (0.1)")
 	case m.Source.CustodianID != source:
-		return m, BundleRecords{}, fail(op, KindInvalid, "the manifest names another source than the signature")
+		return m, nil, fail(op, KindInvalid, "the manifest names another source than the signature")
 	case m.Recipient.CustodianID != own.CustodianID:
-		return m, BundleRecords{}, fail(op, KindInvalid, "the bundle is for another custodian")
+		return m, nil, fail(op, KindInvalid, "the bundle is for another custodian")
+	case !identity.ValidID(m.BundleID, "bnd_"):
+		return m, nil, fail(op, KindInvalid, "the manifest's bundle_id is malformed")
 	}
 	sum := sha256.Sum256(p.Records)
 	if m.RecordsDigest != "sha256:"+hex.EncodeToString(sum[:]) {
-		return m, BundleRecords{}, fail(op, KindInvalid, "records_digest does not match the records")
+		return m, nil, fail(op, KindInvalid, "records_digest does not match the records")
+	}
+	return m, p.Records, nil
+}
+
+// readBundle is readManifest with the records decoded.
+func (s *Service) readBundle(st *state, op string, raw []byte) (BundleManifest, BundleRecords, error) {
+	m, body, err := s.readManifest(st, op, raw)
+	if err != nil {
+		return m, BundleRecords{}, err
 	}
 	var recs BundleRecords
-	if err := decodeStrict(op, p.Records, &recs); err != nil {
-		return m, BundleRecords{}, err
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&recs); err != nil {
+		return m, BundleRecords{}, fail(op, KindInvalid, "the bundle's records are not in the bundle format 0.1")
 	}
 	return m, recs, nil
 }

@@ -127,3 +127,84 @@ func TestExportBundle(t *testing.T) {
 		t.Fatalf("ReadBundle from an unpinned custodian = %v", err)
 	}
 }
+
+// TestImportBundleQuarantine: B imports A's bundle into the quarantine: a
+// recipient of B with a grant on everything reads nothing of it (context,
+// counts); the owner sees each record with its problems; the same bundle
+// again is a conflict, a damaged one invalid; reject drops records.
+func TestImportBundleQuarantine(t *testing.T) {
+	a := newTestService(t, withCards)
+	b := newTestService(t, withCards)
+	cardB := pinEach(t, a, b)
+	a.mustPersona("work")
+	a.mustClaim("work.lang", "Go", "work")
+	a.mustClaim("work.editor", "vim", "work")
+	b.mustClaim("work.editor", "emacs")
+	b.mustConsumer("reader")
+	b.mustGrant(grantSpec{recipient: "reader", ops: []string{"read"}, keys: []string{"*"}})
+	reader := b.mustPrincipal("reader", "*", "read")
+	before, err := b.contextKeys(reader, custodian.ContextQuery{Purpose: "assist"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	statusBefore := b.Status(t.Context(), b.owner)
+
+	sealed, _, err := a.ExportBundle(t.Context(), a.owner, mustJSON(t, map[string]any{"to": json.RawMessage(cardB)}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = b.ImportBundle(t.Context(), reader, sealed)
+	wantKind(t, "import by a recipient", err, custodian.KindSessionRequired)
+	rep, err := b.ImportBundle(t.Context(), b.owner, sealed)
+	if err != nil {
+		if e, ok := err.(*custodian.Error); ok {
+			t.Fatalf("%v: %+v", err, e.Violations)
+		}
+		t.Fatal(err)
+	}
+	if rep.Counts[custodian.StatusQuarantined] != 2 || len(rep.Records) != 2 {
+		t.Fatalf("import report = %+v", rep)
+	}
+	problems := map[string][]string{}
+	for _, r := range rep.Records {
+		problems[r.Key] = r.Problems
+		if r.Body != nil {
+			t.Fatal("the report carries record bodies")
+		}
+	}
+	if !slices.ContainsFunc(problems["work.editor"], func(p string) bool { return strings.HasPrefix(p, "conflicts with active claim") }) {
+		t.Errorf("work.editor problems = %v, want a conflict", problems["work.editor"])
+	}
+	if !slices.ContainsFunc(problems["work.lang"], func(p string) bool { return strings.HasPrefix(p, "identity unmapped: foreign:cus_") }) {
+		t.Errorf("work.lang problems = %v, want a foreign identity", problems["work.lang"])
+	}
+	after, err := b.contextKeys(reader, custodian.ContextQuery{Purpose: "assist"})
+	if err != nil || !slices.Equal(after, before) {
+		t.Fatalf("the reader's context after the import = %v, %v; before %v", after, err, before)
+	}
+	if st := b.Status(t.Context(), b.owner); *st.FieldCount != *statusBefore.FieldCount {
+		t.Fatalf("field count after the import = %d, before %d", *st.FieldCount, *statusBefore.FieldCount)
+	}
+	_, err = b.ImportBundle(t.Context(), b.owner, sealed)
+	wantKind(t, "the same bundle again", err, custodian.KindConflict)
+	damaged := append([]byte{}, sealed...)
+	damaged[len(damaged)/3] ^= 1
+	_, err = b.ImportBundle(t.Context(), b.owner, damaged)
+	wantKind(t, "a damaged bundle", err, custodian.KindInvalid)
+
+	list, err := b.ListQuarantine(t.Context(), b.owner, "")
+	if err != nil || len(list) != 2 {
+		t.Fatalf("ListQuarantine = %v, %v", list, err)
+	}
+	if _, err := b.ListQuarantine(t.Context(), reader, ""); err == nil {
+		t.Fatal("a recipient listed the quarantine")
+	}
+	if n, _, err := b.RejectQuarantined(t.Context(), b.owner, []string{list[0].ID}, false); err != nil || n != 1 {
+		t.Fatalf("reject one = %d, %v", n, err)
+	}
+	_, _, err = b.RejectQuarantined(t.Context(), b.owner, []string{list[0].ID}, false)
+	wantKind(t, "reject again", err, custodian.KindNotFound)
+	if n, _, err := b.RejectQuarantined(t.Context(), b.owner, nil, true); err != nil || n != 1 {
+		t.Fatalf("reject all = %d, %v", n, err)
+	}
+}

@@ -47,7 +47,9 @@ type state struct {
 	decTrust    map[string]*DECIssuer   // issuer → pinned DEC keys
 	keys        *vaultKeys              // the vault's own card keys (nil until made)
 	custodians  map[string]*pinnedEntry // custodian_id → pin
-	decPolicies map[string]*DECPolicy   // policy id → admission policy
+	quarantine  map[string]*QuarantineRecord
+	bundlesSeen map[string]bool
+	decPolicies map[string]*DECPolicy // policy id → admission policy
 
 	presentations map[string]*Presentation // tok_… → the DEC document presented with it
 	dec           DECVerifier              // the Service's, for admission on reads
@@ -192,6 +194,8 @@ func newState() *state {
 		trust:         make(map[string]*TrustedIssuer),
 		decTrust:      make(map[string]*DECIssuer),
 		custodians:    make(map[string]*pinnedEntry),
+		quarantine:    make(map[string]*QuarantineRecord),
+		bundlesSeen:   make(map[string]bool),
 		decPolicies:   make(map[string]*DECPolicy),
 		presentations: make(map[string]*Presentation),
 		admCache:      make(map[admissionKey]admission),
@@ -373,6 +377,15 @@ func loadState(store Store) (*state, error) {
 			if err := json.Unmarshal(raw, st.keys); err != nil {
 				return fmt.Errorf("custodian keys: %w", err)
 			}
+		}
+		if err := loadEach(tx, bucketQuarantine, func(q *QuarantineRecord) { st.quarantine[q.ID] = q }); err != nil {
+			return err
+		}
+		if err := tx.ForEach(bucketBundlesSeen, func(k string, _ []byte) error {
+			st.bundlesSeen[k] = true
+			return nil
+		}); err != nil {
+			return err
 		}
 		if err := tx.ForEach(bucketCustodians, func(k string, v []byte) error {
 			pc := &pinnedEntry{key: k}

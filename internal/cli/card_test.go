@@ -124,6 +124,36 @@ func TestExportCommand(t *testing.T) {
 	if !strings.Contains(msg, "bundle bnd_") || !strings.Contains(msg, "1 claims (1 versions)") || !strings.Contains(msg, "1 records stay behind") || !strings.Contains(msg, "no_export") {
 		t.Fatalf("phc export said:\n%s", msg)
 	}
+	// B, having pinned A's card, holds the bundle in its quarantine: its
+	// apps read nothing of it; the same bundle again is refused.
+	cardA := filepath.Join(t.TempDir(), "a-card.json")
+	if code := Run(t.Context(), envA, []string{"card", "--out", cardA}); code != 0 {
+		t.Fatalf("phc card = %d\n%s", code, errA.String())
+	}
+	if code := Run(t.Context(), envB, []string{"trust", "custodian", cardA}); code != 0 {
+		t.Fatalf("phc trust custodian = %d\n%s", code, errB.String())
+	}
+	app := b.consumer("app", "*", "read")
+	b.grant("app", "assist", "read", map[string]any{"keys": []string{"*"}})
+	envB2, outB2, errB2 := testEnv(t, map[string]string{"PHC_PASSWORD": testPassword, "PHC_HOME": b.dir})
+	if code := Run(t.Context(), envB2, []string{"import", out}); code != 0 {
+		t.Fatalf("phc import = %d\n%s", code, errB2.String())
+	}
+	if !strings.Contains(outB2.String(), "1 records held in the quarantine") || !strings.Contains(outB2.String(), "identity unmapped: foreign:cus_") {
+		t.Fatalf("phc import said:\n%s", outB2.String())
+	}
+	b.constraint(404, "not_found", "GET", "/context/fields/work.k0", app, nil)
+	if code := Run(t.Context(), envB2, []string{"import", out}); code == 0 || !strings.Contains(errB2.String(), "conflict") {
+		t.Fatalf("a second import = %d\n%s", code, errB2.String())
+	}
+	outB2.Reset()
+	if code := Run(t.Context(), envB2, []string{"quarantine"}); code != 0 || !strings.Contains(outB2.String(), "work.k0") {
+		t.Fatalf("phc quarantine = %d: %s", code, outB2.String())
+	}
+	outB2.Reset()
+	if code := Run(t.Context(), envB2, []string{"quarantine", "reject", "--all"}); code != 0 || !strings.Contains(outB2.String(), "rejected 1 records") {
+		t.Fatalf("phc quarantine reject --all = %d: %s", code, outB2.String())
+	}
 	// A card that is not one is refused before anything is made.
 	bad := filepath.Join(t.TempDir(), "bad.json")
 	os.WriteFile(bad, []byte(`{"custodian_id":"cus_x"}`), 0o600)

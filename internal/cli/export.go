@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 )
 
@@ -111,3 +112,104 @@ type multiFlag []string
 
 func (m *multiFlag) String() string     { return fmt.Sprint([]string(*m)) }
 func (m *multiFlag) Set(s string) error { *m = append(*m, s); return nil }
+
+// runImport imports a migration bundle into the quarantine: phc import FILE.
+func runImport(ctx context.Context, env *Env, args []string) error {
+	var c common
+	fs := newFlags(env, "import", &c)
+	file, ok, err := parseOne(fs, args)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return usageError("usage: phc import BUNDLE (made by phc export --to this custodian's card)")
+	}
+	raw, err := os.ReadFile(file)
+	if err != nil {
+		return err
+	}
+	var rep struct {
+		BundleID   string         `json:"bundle_id"`
+		Source     string         `json:"source"`
+		Counts     map[string]int `json:"counts"`
+		LossReport []struct {
+			Record, Dropped, Reason string
+		} `json:"loss_report"`
+		Records []struct {
+			ID, Kind, Record, Key, Status string
+			Problems                      []string
+		} `json:"records"`
+	}
+	if err := ownerDo(ctx, env, c, "POST", "/phc/v1/import", rawBody(raw), &rep); err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Stdout, "bundle %s from %s: %d records held in the quarantine (%d blocked); nothing is readable until you adopt it\n",
+		printable(rep.BundleID), printable(rep.Source), len(rep.Records), rep.Counts["blocked"])
+	for _, r := range rep.Records {
+		fmt.Fprintf(env.Stdout, "  %s %s %s %s", r.ID, r.Status, r.Kind, printable(r.Record))
+		if r.Key != "" {
+			fmt.Fprintf(env.Stdout, " (%s)", printable(r.Key))
+		}
+		fmt.Fprintln(env.Stdout)
+		for _, p := range r.Problems {
+			fmt.Fprintf(env.Stdout, "    %s\n", printable(p))
+		}
+	}
+	for _, l := range rep.LossReport {
+		fmt.Fprintf(env.Stdout, "  lost: %s %s: %s\n", l.Dropped, printable(l.Record), printable(l.Reason))
+	}
+	return nil
+}
+
+// runQuarantine lists or rejects held records: phc quarantine [--status S],
+// phc quarantine reject ID…|--all.
+func runQuarantine(ctx context.Context, env *Env, args []string) error {
+	var c common
+	if len(args) > 0 && args[0] == "reject" {
+		fs := newFlags(env, "quarantine reject", &c)
+		all := fs.Bool("all", false, "reject every held record")
+		if err := parse(fs, args[1:]); err != nil {
+			return err
+		}
+		if *all == (fs.NArg() > 0) {
+			return usageError("usage: phc quarantine reject ID… | --all")
+		}
+		var out struct {
+			Rejected int `json:"rejected"`
+		}
+		if err := ownerDo(ctx, env, c, "POST", "/phc/v1/quarantine/reject", map[string]any{"ids": fs.Args(), "all": *all}, &out); err != nil {
+			return err
+		}
+		fmt.Fprintf(env.Stdout, "rejected %d records\n", out.Rejected)
+		return nil
+	}
+	fs := newFlags(env, "quarantine", &c)
+	status := fs.String("status", "", "only records of this status (quarantined, blocked)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	path := "/phc/v1/quarantine"
+	if *status != "" {
+		path += "?status=" + url.QueryEscape(*status)
+	}
+	var out struct {
+		Records []struct {
+			ID, Kind, Record, Key, Status, Source string
+			Problems                              []string
+		} `json:"records"`
+	}
+	if err := ownerDo(ctx, env, c, "GET", path, nil, &out); err != nil {
+		return err
+	}
+	for _, r := range out.Records {
+		fmt.Fprintf(env.Stdout, "%s %s %s %s from %s", r.ID, r.Status, r.Kind, printable(r.Record), printable(r.Source))
+		if r.Key != "" {
+			fmt.Fprintf(env.Stdout, " (%s)", printable(r.Key))
+		}
+		fmt.Fprintln(env.Stdout)
+		for _, p := range r.Problems {
+			fmt.Fprintf(env.Stdout, "  %s\n", printable(p))
+		}
+	}
+	return nil
+}

@@ -75,3 +75,58 @@ func (s *Server) exportBundle(w http.ResponseWriter, r *http.Request, p custodia
 
 // maxManifestHeader bounds the PHC-Bundle-Manifest header.
 const maxManifestHeader = 32 << 10
+
+func (s *Server) importBundle(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
+	raw, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	out, err := s.svc.ImportBundle(r.Context(), p, raw)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, out)
+	return nil
+}
+
+func (s *Server) listQuarantine(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
+	status, err := query(r, "status")
+	if err != nil {
+		return err
+	}
+	out, err := s.svc.ListQuarantine(r.Context(), p, status)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"records": out})
+	return nil
+}
+
+func (s *Server) rejectQuarantined(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
+	n, rev, err := s.svc.RejectQuarantined(r.Context(), p, []string{r.PathValue("id")}, false)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"rejected": n, "revision": rev})
+	return nil
+}
+
+func (s *Server) rejectQuarantinedBulk(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
+	raw, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	var in struct {
+		IDs []string `json:"ids"`
+		All bool     `json:"all"`
+	}
+	if err := custodian.DecodeBody("quarantine.reject", raw, &in); err != nil {
+		return err
+	}
+	n, rev, err := s.svc.RejectQuarantined(r.Context(), p, in.IDs, in.All)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"rejected": n, "revision": rev})
+	return nil
+}

@@ -19,6 +19,8 @@ import (
 const (
 	MaxBody   = 1 << 20
 	MaxImport = 64 << 20
+	// MaxBundle bounds a migration bundle (POST /phc/v1/import).
+	MaxBundle = 256 << 20
 )
 
 // access is the credential a route needs before the core is called; the
@@ -42,7 +44,7 @@ type route struct {
 }
 
 // bodyLimits raises the body bound of the routes that take large bodies.
-var bodyLimits = map[string]int64{"POST /context/import": MaxImport, "POST /phc/v1/dec/verify": 5 << 20, "POST /phc/v1/dec/present": 5 << 20}
+var bodyLimits = map[string]int64{"POST /context/import": MaxImport, "POST /phc/v1/import": MaxBundle, "POST /phc/v1/dec/verify": 5 << 20, "POST /phc/v1/dec/present": 5 << 20}
 
 // Server is the HTTP face of a custodian.Service. It implements
 // http.Handler.
@@ -156,6 +158,10 @@ func (s *Server) routes() []route {
 		{"GET /phc/v1/custodians", owner, s.listCustodians},
 		{"DELETE /phc/v1/custodians/{id}", owner, s.unpinCustodian},
 		{"POST /phc/v1/export", owner, s.exportBundle},
+		{"POST /phc/v1/import", owner, s.importBundle},
+		{"GET /phc/v1/quarantine", owner, s.listQuarantine},
+		{"POST /phc/v1/quarantine/{id}/reject", owner, s.rejectQuarantined},
+		{"POST /phc/v1/quarantine/reject", owner, s.rejectQuarantinedBulk},
 		{"POST /phc/v1/trust", owner, s.addTrust},
 		{"GET /phc/v1/trust", owner, s.listTrust},
 		{"DELETE /phc/v1/trust/{id}", owner, s.removeTrust},

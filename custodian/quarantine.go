@@ -1,0 +1,261 @@
+package custodian
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/phc-project/phc/internal/identity"
+)
+
+// The quarantine (FORMATS.md §3, DESIGN.md §3): an imported bundle's
+// records wait here, apart from every claim, until the owner adopts or
+// rejects them. A quarantined record is not a claim: no read path, count,
+// index or graph edge knows it, so it answers exactly like an absent one to
+// everyone but the owner's quarantine view.
+
+const (
+	bucketQuarantine  = "quarantine"   // qrn_… → QuarantineRecord
+	bucketBundlesSeen = "bundles_seen" // bnd_… → seenBundle
+)
+
+// Quarantine statuses.
+const (
+	StatusQuarantined = "quarantined"
+	StatusBlocked     = "blocked" // an unknown mandatory restriction: no adopt until the owner removes it
+)
+
+// QuarantineRecord is one imported record held for the owner.
+type QuarantineRecord struct {
+	ID         string          `json:"id"`
+	BundleID   string          `json:"bundle_id"`
+	Source     string          `json:"source"` // the exporting custodian
+	Kind       string          `json:"kind"`   // claim | summary
+	Record     string          `json:"record"` // its id at the source
+	Key        string          `json:"key,omitempty"`
+	Status     string          `json:"status"`
+	Problems   []string        `json:"problems"`
+	Body       json.RawMessage `json:"body"` // the record as imported (versions, personas)
+	ImportedAt time.Time       `json:"imported_at"`
+	Revision   uint64          `json:"revision"`
+}
+
+type seenBundle struct {
+	Source     string    `json:"source"`
+	ImportedAt time.Time `json:"imported_at"`
+}
+
+// ImportReport is the answer of an import.
+type ImportReport struct {
+	BundleID   string             `json:"bundle_id"`
+	Source     string             `json:"source"`
+	Counts     map[string]int     `json:"counts"`
+	LossReport []Loss             `json:"loss_report"` // the source's, then what the import dropped
+	Records    []QuarantineRecord `json:"records"`     // without bodies
+	Revision   uint64             `json:"revision"`
+}
+
+// rawRecords is a bundle's records before validation.
+type rawRecords struct {
+	Claims []struct {
+		ID       string            `json:"id"`
+		Personas []string          `json:"personas"`
+		Versions []json.RawMessage `json:"versions"`
+	} `json:"claims"`
+	Personas   []json.RawMessage `json:"personas"`
+	Entities   []json.RawMessage `json:"entities"`
+	Summaries  []json.RawMessage `json:"summaries"`
+	Identities []IdentityRef     `json:"identities"`
+}
+
+// ImportBundle opens a bundle made for this custodian by a pinned one, validates
+// every record with the schema, refuses a bundle imported before, and holds
+// every claim and summary in the quarantine (owner only). An unknown
+// mandatory restriction makes a record blocked; an unknown advisory one is
+// dropped and reported; a producer stays a foreign identity; a key that has
+// an active claim here is reported as a conflict.
+func (s *Service) ImportBundle(ctx context.Context, p Principal, raw []byte) (ImportReport, error) {
+	const op = "import.bundle"
+	if err := requireOwner(op, p); err != nil {
+		return ImportReport{}, err
+	}
+	var rep ImportReport
+	err := s.write(op, p, func(st *state, b *batch) error {
+		m, payload, err := s.readManifest(st, op, raw)
+		if err != nil {
+			return err
+		}
+		if _, seen := st.bundlesSeen[m.BundleID]; seen {
+			return fail(op, KindConflict, "this bundle was imported already ("+m.BundleID+")")
+		}
+		var recs rawRecords
+		dec := json.NewDecoder(bytes.NewReader(payload))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&recs); err != nil {
+			return fail(op, KindInvalid, "the bundle's records are not in the bundle format 0.1")
+		}
+		foreign := map[string]string{} // source producer display → foreign identity
+		for _, id := range recs.Identities {
+			foreign[id.Display] = "foreign:" + m.Source.CustodianID + "/" + id.SourceID
+		}
+		rep = ImportReport{BundleID: m.BundleID, Source: m.Source.CustodianID, LossReport: append([]Loss{}, m.LossReport...),
+			Records: []QuarantineRecord{}, Counts: map[string]int{}}
+		var held []*QuarantineRecord
+		for i, c := range recs.Claims {
+			q := &QuarantineRecord{Kind: "claim", Record: c.ID, Status: StatusQuarantined, Problems: []string{}}
+			var versions []*Claim
+			for j, v := range c.Versions {
+				var cl Claim
+				if err := s.decodeDoc(op, "claim", v, &cl); err != nil {
+					if e, ok := err.(*Error); ok && e.Kind == KindSchema {
+						for k := range e.Violations {
+							e.Violations[k].Path = fmt.Sprintf("/claims/%d/versions/%d%s", i, j, e.Violations[k].Path)
+						}
+					}
+					return err
+				}
+				versions = append(versions, &cl)
+			}
+			if len(versions) == 0 || versions[0].ID != c.ID {
+				return fail(op, KindInvalid, fmt.Sprintf("claim %d of the bundle has no versions, or versions of another claim", i))
+			}
+			head := versions[len(versions)-1]
+			q.Key = head.Key
+			s.checkImported(st, q, head, foreign, &rep.LossReport)
+			body, err := json.Marshal(map[string]any{"personas": c.Personas, "versions": versions})
+			if err != nil {
+				return wrap(op, KindInternal, err)
+			}
+			q.Body = body
+			held = append(held, q)
+		}
+		for i, raw := range recs.Summaries {
+			var sm Summary
+			dec := json.NewDecoder(bytes.NewReader(raw))
+			dec.DisallowUnknownFields()
+			if err := dec.Decode(&sm); err != nil || sm.ID == "" {
+				return fail(op, KindInvalid, fmt.Sprintf("summary %d of the bundle is not a summary", i))
+			}
+			q := &QuarantineRecord{Kind: "summary", Record: sm.ID, Status: StatusQuarantined, Problems: []string{}, Body: raw}
+			for _, r := range sm.Restrictions {
+				if !knownRestriction(r.Type) && r.Mandatory {
+					q.Status = StatusBlocked
+					q.Problems = append(q.Problems, "blocked: unknown mandatory restriction "+r.Type)
+				}
+			}
+			held = append(held, q)
+		}
+		rev := b.nextRevision()
+		for _, q := range held {
+			id, err := identity.NewID("qrn_")
+			if err != nil {
+				return wrap(op, KindInternal, err)
+			}
+			q.ID, q.BundleID, q.Source, q.ImportedAt, q.Revision = id, m.BundleID, m.Source.CustodianID, b.now, rev
+			st.quarantine[id] = q
+			b.put(bucketQuarantine, id, q)
+			rep.Counts[q.Status]++
+			out := *q
+			out.Body = nil
+			rep.Records = append(rep.Records, out)
+		}
+		st.bundlesSeen[m.BundleID] = true
+		b.put(bucketBundlesSeen, m.BundleID, seenBundle{Source: m.Source.CustodianID, ImportedAt: b.now})
+		rep.Revision = rev
+		b.receipt(Receipt{Actor: "owner", Operation: op, Decision: "allow", Records: []string{m.BundleID, m.Source.CustodianID}, Revision: rev})
+		return nil
+	})
+	return rep, err
+}
+
+// checkImported lists a claim's problems: unknown restrictions (mandatory:
+// blocked; advisory: dropped and reported), foreign producers, and a key
+// with an active claim here.
+func (s *Service) checkImported(st *state, q *QuarantineRecord, head *Claim, foreign map[string]string, loss *[]Loss) {
+	kept := head.Restrictions[:0:0]
+	for _, r := range head.Restrictions {
+		switch {
+		case knownRestriction(r.Type):
+			kept = append(kept, r)
+		case r.Mandatory:
+			kept = append(kept, r)
+			q.Status = StatusBlocked
+			q.Problems = append(q.Problems, "blocked: unknown mandatory restriction "+r.Type)
+		default:
+			*loss = append(*loss, Loss{Record: head.ID, Dropped: "restriction " + r.Type, Reason: "unknown advisory restriction"})
+		}
+	}
+	head.Restrictions = kept
+	seen := map[string]bool{}
+	a := head.Producer.Authenticated
+	if f, ok := foreign[a.Kind+":"+a.ID]; ok && !seen[f] {
+		seen[f] = true
+		q.Problems = append(q.Problems, "identity unmapped: "+f)
+	}
+	if r := st.fieldOf[head.Key]; r != nil && r.meta.Status == StatusActive {
+		q.Problems = append(q.Problems, "conflicts with active claim "+r.meta.ID)
+	}
+}
+
+// ListQuarantine returns the held records (owner only), without bodies,
+// filtered by status if given.
+func (s *Service) ListQuarantine(ctx context.Context, p Principal, status string) ([]QuarantineRecord, error) {
+	if status != "" && status != StatusQuarantined && status != StatusBlocked {
+		return nil, fail("quarantine.list", KindInvalid, "status is quarantined or blocked")
+	}
+	return ownerRead(s, "quarantine.list", p, func(st *state) ([]QuarantineRecord, error) {
+		out := make([]QuarantineRecord, 0, len(st.quarantine))
+		for _, q := range st.quarantine {
+			if status == "" || q.Status == status {
+				c := *q
+				c.Body = nil
+				out = append(out, c)
+			}
+		}
+		sort.Slice(out, func(i, j int) bool {
+			if out[i].Revision != out[j].Revision {
+				return out[i].Revision < out[j].Revision
+			}
+			return out[i].ID < out[j].ID
+		})
+		return out, nil
+	})
+}
+
+// RejectQuarantined drops held records (owner only): ids, or all of them.
+func (s *Service) RejectQuarantined(ctx context.Context, p Principal, ids []string, all bool) (int, uint64, error) {
+	const op = "quarantine.reject"
+	if err := requireOwner(op, p); err != nil {
+		return 0, 0, err
+	}
+	if !all && len(ids) == 0 {
+		return 0, 0, fail(op, KindInvalid, "ids, or all, is required")
+	}
+	var n int
+	var rev uint64
+	err := s.write(op, p, func(st *state, b *batch) error {
+		if all {
+			ids = ids[:0]
+			for id := range st.quarantine {
+				ids = append(ids, id)
+			}
+			sort.Strings(ids)
+		}
+		for _, id := range ids {
+			if st.quarantine[id] == nil {
+				return notFound(op)
+			}
+		}
+		for _, id := range ids {
+			delete(st.quarantine, id)
+			b.del(bucketQuarantine, id)
+		}
+		n, rev = len(ids), b.nextRevision()
+		b.receipt(Receipt{Actor: "owner", Operation: op, Decision: "allow", Records: ids, Revision: rev})
+		return nil
+	})
+	return n, rev, err
+}
