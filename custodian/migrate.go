@@ -192,6 +192,17 @@ func (st *state) bundleRecords(personas []string) (BundleRecords, []Loss) {
 	}
 	sort.Strings(ids)
 	idents := map[IdentityRef]bool{}
+	// addIdentity lists a producer once, by its issuer (or kind) and id.
+	addIdentity := func(a Authenticated) {
+		ref := IdentityRef{SourceIssuer: a.Issuer, SourceID: a.ID, Display: a.Kind + ":" + a.ID}
+		if ref.SourceIssuer == "" {
+			ref.SourceIssuer = "phc:" + a.Kind
+		}
+		if !idents[ref] {
+			idents[ref] = true
+			recs.Identities = append(recs.Identities, ref)
+		}
+	}
 	for _, id := range ids {
 		r := st.claims[id]
 		why := ""
@@ -228,15 +239,7 @@ func (st *state) bundleRecords(personas []string) (BundleRecords, []Loss) {
 		}
 		recs.Claims = append(recs.Claims, bc)
 		for _, v := range r.versions {
-			a := v.Producer.Authenticated
-			ref := IdentityRef{SourceIssuer: a.Issuer, SourceID: a.ID, Display: a.Kind + ":" + a.ID}
-			if ref.SourceIssuer == "" {
-				ref.SourceIssuer = "phc:" + a.Kind
-			}
-			if !idents[ref] {
-				idents[ref] = true
-				recs.Identities = append(recs.Identities, ref)
-			}
+			addIdentity(v.Producer.Authenticated)
 		}
 	}
 	for _, pe := range st.personas {
@@ -272,15 +275,8 @@ func (st *state) bundleRecords(personas []string) (BundleRecords, []Loss) {
 		}
 		included[sm.ID] = true
 		recs.Summaries = append(recs.Summaries, *sm)
-		if a := sm.Producer; a != nil {
-			ref := IdentityRef{SourceIssuer: a.Issuer, SourceID: a.ID, Display: a.Kind + ":" + a.ID}
-			if ref.SourceIssuer == "" {
-				ref.SourceIssuer = "phc:" + a.Kind
-			}
-			if !idents[ref] {
-				idents[ref] = true
-				recs.Identities = append(recs.Identities, ref)
-			}
+		if sm.Producer != nil {
+			addIdentity(*sm.Producer)
 		}
 	}
 	sort.Slice(recs.Identities, func(i, j int) bool {
