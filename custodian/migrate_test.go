@@ -208,3 +208,96 @@ func TestImportBundleQuarantine(t *testing.T) {
 		t.Fatalf("reject all = %d, %v", n, err)
 	}
 }
+
+// TestAdoptBundle: adopted claims become active on B in one revision with
+// every version, the personas that exist on B, a foreign producer unless
+// mapped, and no grant of A's: B's recipients read them through B's grants
+// only.
+func TestAdoptBundle(t *testing.T) {
+	a := newTestService(t, withCards)
+	b := newTestService(t, withCards)
+	cardB := pinEach(t, a, b)
+	a.mustPersona("work")
+	lang := a.mustClaim("work.lang", "Go", "work").Claim
+	if _, err := a.Correct(t.Context(), a.owner, lang.ID, []byte(`{"value":"Go and Rust"}`)); err != nil {
+		t.Fatal(err)
+	}
+	editor := a.mustClaim("work.editor", "vim", "work").Claim
+	a.mustConsumer("tutor")
+	a.mustGrant(grantSpec{recipient: "tutor", ops: []string{"read"}, keys: []string{"work.*"}})
+	sealed, _, err := a.ExportBundle(t.Context(), a.owner, mustJSON(t, map[string]any{"to": json.RawMessage(cardB)}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := b.ImportBundle(t.Context(), b.owner, sealed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.mustPersona("work")
+	b.mustConsumer("reader")
+	reader := b.mustPrincipal("reader", "*", "read")
+	if keys, _ := b.contextKeys(reader, custodian.ContextQuery{Purpose: "assist"}); len(keys) != 0 {
+		t.Fatalf("before adoption and any grant, the reader reads %v", keys)
+	}
+	var langQ string
+	for _, r := range rep.Records {
+		if r.Record == lang.ID {
+			langQ = r.ID
+		}
+	}
+	foreignOwner := "foreign:" + rep.Source + "/owner"
+	_, _, err = b.AdoptQuarantined(t.Context(), b.owner, langQ, mustJSON(t, map[string]any{"identities": map[string]string{foreignOwner: "nobody"}}))
+	wantKind(t, "a mapping to an unknown consumer", err, custodian.KindInvalid)
+	_, _, err = b.AdoptQuarantined(t.Context(), reader, langQ, nil)
+	wantKind(t, "adopt by a recipient", err, custodian.KindSessionRequired)
+	n, _, err := b.AdoptQuarantined(t.Context(), b.owner, langQ, mustJSON(t, map[string]any{"identities": map[string]string{foreignOwner: "owner"}}))
+	if err != nil || n != 1 {
+		t.Fatalf("adopt one = %d, %v", n, err)
+	}
+	n, _, err = b.AdoptQuarantined(t.Context(), b.owner, "", []byte(`{"all":true}`))
+	if err != nil || n != 1 {
+		t.Fatalf("adopt all = %d, %v", n, err)
+	}
+	gotR, err := b.GetClaim(t.Context(), b.owner, lang.ID, "")
+	got := gotR.Claim
+	if err != nil || got.Version != 2 || string(got.Value) != `"Go and Rust"` || !slices.Equal(got.Personas, []string{"work"}) || got.Producer.Authenticated.Kind != "owner" {
+		t.Fatalf("adopted claim = %+v, %v", got, err)
+	}
+	edR, err := b.GetClaim(t.Context(), b.owner, editor.ID, "")
+	ed := edR.Claim
+	if err != nil || ed.Producer.Authenticated.Kind != "custodian" || ed.Producer.Authenticated.Issuer != rep.Source {
+		t.Fatalf("unmapped producer = %+v, %v", ed.Producer, err)
+	}
+	// No grant travelled: the reader still reads nothing; a grant of B's
+	// owner opens exactly what it covers.
+	if keys, _ := b.contextKeys(reader, custodian.ContextQuery{Purpose: "assist"}); len(keys) != 0 {
+		t.Fatalf("after adoption, without a grant on B, the reader reads %v", keys)
+	}
+	b.mustGrant(grantSpec{recipient: "reader", ops: []string{"read"}, keys: []string{"work.lang"}})
+	if keys, _ := b.contextKeys(reader, custodian.ContextQuery{Purpose: "assist"}); !slices.Equal(keys, []string{"work.lang"}) {
+		t.Fatalf("with B's grant on work.lang, the reader reads %v", keys)
+	}
+	if list, _ := b.ListQuarantine(t.Context(), b.owner, ""); len(list) != 0 {
+		t.Fatalf("quarantine after adopting all = %v", list)
+	}
+	rep2, err := b.Check(t.Context(), b.owner)
+	if err != nil || !rep2.OK {
+		t.Fatalf("Check after adoption = %+v, %v", rep2, err)
+	}
+}
+
+// FuzzQuarantineAdopt: no adopt body makes the service panic, and one it
+// accepts with nothing held adopts nothing.
+func FuzzQuarantineAdopt(f *testing.F) {
+	ts := newTestService(f)
+	f.Add([]byte(`{"all":true}`))
+	f.Add([]byte(`{"ids":["qrn_AAAAAAAAAAAAAAAAAAAAAAAAAA"],"personas":["work"],"identities":{"foreign:cus_x/tutor":"owner"}}`))
+	f.Add([]byte(`{"ids":[],"all":false}`))
+	f.Add([]byte(`null`))
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		n, _, err := ts.AdoptQuarantined(t.Context(), ts.owner, "", raw)
+		if err == nil && n != 0 {
+			t.Fatalf("adopted %d records from an empty quarantine", n)
+		}
+	})
+}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/phc-project/phc/internal/identity"
@@ -258,4 +259,151 @@ func (s *Service) RejectQuarantined(ctx context.Context, p Principal, ids []stri
 		return nil
 	})
 	return n, rev, err
+}
+
+// AdoptInput is the body of an adopt: which held records (bulk form), the
+// personas to put them in (default: those of the source that exist here),
+// and foreign identities mapped to local ones ("foreign:cus_…/tutor" →
+// "tutor", a consumer here, or "owner").
+type AdoptInput struct {
+	IDs        []string          `json:"ids,omitempty"`
+	All        bool              `json:"all,omitempty"`
+	Personas   []string          `json:"personas,omitempty"`
+	Identities map[string]string `json:"identities,omitempty"`
+}
+
+// AdoptQuarantined makes held claims active claims here, in one revision,
+// with every version and no grant at all (owner only). only, if not empty,
+// is the one record of the single-record route; the body's ids and all
+// select otherwise. A blocked record is refused (restriction_blocked), as
+// is a claim whose id exists here already or whose subject does not, and a
+// summary (adopting summaries is not built yet).
+func (s *Service) AdoptQuarantined(ctx context.Context, p Principal, only string, raw []byte) (int, uint64, error) {
+	const op = "quarantine.adopt"
+	if err := requireOwner(op, p); err != nil {
+		return 0, 0, err
+	}
+	var in AdoptInput
+	if len(bytes.TrimSpace(raw)) > 0 {
+		if err := decodeStrict(op, raw, &in); err != nil {
+			return 0, 0, err
+		}
+	}
+	if only != "" {
+		if in.All || len(in.IDs) > 0 {
+			return 0, 0, fail(op, KindInvalid, "ids and all belong to the bulk route, POST /phc/v1/quarantine/adopt")
+		}
+		in.IDs = []string{only}
+	} else if !in.All && len(in.IDs) == 0 {
+		return 0, 0, fail(op, KindInvalid, "ids, or all, is required")
+	}
+	var n int
+	var rev uint64
+	err := s.write(op, p, func(st *state, b *batch) error {
+		ids := in.IDs
+		if in.All {
+			ids = ids[:0]
+			for id, q := range st.quarantine {
+				if q.Kind == "claim" {
+					ids = append(ids, id)
+				}
+			}
+			sort.Strings(ids)
+		}
+		var personas []string
+		if in.Personas != nil {
+			var err error
+			if personas, err = st.checkPersonas(op, in.Personas); err != nil {
+				return err
+			}
+		}
+		for foreignID, local := range in.Identities {
+			if !strings.HasPrefix(foreignID, "foreign:cus_") {
+				return fail(op, KindInvalid, "identities maps foreign:cus_…/id names")
+			}
+			if local != "owner" && st.consumers[local] == nil {
+				return fail(op, KindInvalid, "identities maps to a consumer of this custodian, or owner")
+			}
+		}
+		// Check every record before changing anything.
+		type adoption struct {
+			q        *QuarantineRecord
+			versions []*Claim
+			personas []string
+		}
+		var todo []adoption
+		for _, id := range ids {
+			q := st.quarantine[id]
+			if q == nil {
+				return notFound(op)
+			}
+			switch {
+			case q.Status == StatusBlocked:
+				return fail(op, KindRestrictionBlocked, "record "+id+" is blocked by an unknown mandatory restriction: remove it first")
+			case q.Kind != "claim":
+				return fail(op, KindInvalid, "record "+id+" is a summary: adopting summaries is not built yet")
+			}
+			var body struct {
+				Personas []string `json:"personas"`
+				Versions []*Claim `json:"versions"`
+			}
+			if err := json.Unmarshal(q.Body, &body); err != nil || len(body.Versions) == 0 {
+				return wrap(op, KindInternal, fmt.Errorf("quarantine %s: %v", id, err))
+			}
+			head := body.Versions[len(body.Versions)-1]
+			if st.claims[head.ID] != nil {
+				return fail(op, KindConflict, "record "+id+": claim "+head.ID+" exists here already")
+			}
+			if err := st.checkRelationship(op, head); err != nil {
+				return err
+			}
+			ps := personas
+			if in.Personas == nil {
+				ps = []string{}
+				for _, pe := range body.Personas {
+					if st.personas[pe] != nil {
+						ps = append(ps, pe)
+					}
+				}
+			}
+			todo = append(todo, adoption{q: q, versions: body.Versions, personas: ps})
+		}
+		rev = b.nextRevision()
+		refs := make([]string, 0, len(todo))
+		for _, a := range todo {
+			for i, v := range a.versions {
+				v.Producer.Authenticated = localIdentity(a.q.Source, v.Producer.Authenticated, in.Identities)
+				v.Revision, v.Personas, v.Status = rev, nil, StatusSuperseded
+				if i == len(a.versions)-1 {
+					v.Status = StatusActive
+				}
+				b.put(bucketClaims, versionKey(v.ID, v.Version), v)
+			}
+			head := a.versions[len(a.versions)-1]
+			r := &claimRecord{meta: claimMeta{ID: head.ID, Head: len(a.versions), Status: StatusActive, Personas: a.personas}, versions: a.versions}
+			st.setClaim(r)
+			b.put(bucketClaimMeta, head.ID, r.meta)
+			delete(st.quarantine, a.q.ID)
+			b.del(bucketQuarantine, a.q.ID)
+			refs = append(refs, a.q.ID, head.Ref())
+		}
+		n = len(todo)
+		b.receipt(Receipt{Actor: "owner", Operation: op, Decision: "allow", Records: refs, Revision: rev})
+		return nil
+	})
+	return n, rev, err
+}
+
+// localIdentity is the producer an adopted version keeps: the local
+// identity the owner mapped its foreign one to, or the foreign one — the
+// source custodian as issuer, the source's producer as id.
+func localIdentity(source string, a Authenticated, mapped map[string]string) Authenticated {
+	foreignID := "foreign:" + source + "/" + a.ID
+	switch local := mapped[foreignID]; {
+	case local == "owner":
+		return ownerAuth
+	case local != "":
+		return Authenticated{Kind: "consumer", ID: local}
+	}
+	return Authenticated{Kind: "custodian", ID: a.Kind + ":" + a.ID, Issuer: source}
 }

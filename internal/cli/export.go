@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"strings"
 )
 
 // runExport makes a migration bundle for another custodian, from its card:
@@ -165,6 +166,42 @@ func runImport(ctx context.Context, env *Env, args []string) error {
 // phc quarantine reject ID…|--all.
 func runQuarantine(ctx context.Context, env *Env, args []string) error {
 	var c common
+	if len(args) > 0 && args[0] == "adopt" {
+		fs := newFlags(env, "quarantine adopt", &c)
+		all := fs.Bool("all", false, "adopt every held claim")
+		var personas, maps multiFlag
+		fs.Var(&personas, "persona", "put the adopted claims in this persona (repeat; default: their personas that exist here)")
+		fs.Var(&maps, "map", "map a foreign identity to a local one: foreign:cus_…/ID=CONSUMER (or =owner); repeat")
+		if err := parse(fs, args[1:]); err != nil {
+			return err
+		}
+		if *all == (fs.NArg() > 0) {
+			return usageError("usage: phc quarantine adopt ID… | --all [--persona P …] [--map foreign:cus_…/ID=NAME …]")
+		}
+		body := map[string]any{"ids": fs.Args(), "all": *all}
+		if len(personas) > 0 {
+			body["personas"] = []string(personas)
+		}
+		if len(maps) > 0 {
+			m := map[string]string{}
+			for _, kv := range maps {
+				k, v, ok := strings.Cut(kv, "=")
+				if !ok {
+					return usageError("--map takes foreign:cus_…/ID=NAME")
+				}
+				m[k] = v
+			}
+			body["identities"] = m
+		}
+		var out struct {
+			Adopted int `json:"adopted"`
+		}
+		if err := ownerDo(ctx, env, c, "POST", "/phc/v1/quarantine/adopt", body, &out); err != nil {
+			return err
+		}
+		fmt.Fprintf(env.Stdout, "adopted %d claims: they are active, and no one reads them until you grant it\n", out.Adopted)
+		return nil
+	}
 	if len(args) > 0 && args[0] == "reject" {
 		fs := newFlags(env, "quarantine reject", &c)
 		all := fs.Bool("all", false, "reject every held record")

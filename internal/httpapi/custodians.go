@@ -130,3 +130,16 @@ func (s *Server) rejectQuarantinedBulk(w http.ResponseWriter, r *http.Request, p
 	writeJSON(w, http.StatusOK, map[string]any{"rejected": n, "revision": rev})
 	return nil
 }
+
+func (s *Server) adoptQuarantined(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
+	raw, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	n, rev, err := s.svc.AdoptQuarantined(r.Context(), p, r.PathValue("id"), raw)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"adopted": n, "revision": rev})
+	return nil
+}

@@ -162,6 +162,8 @@ func (s *Server) routes() []route {
 		{"GET /phc/v1/quarantine", owner, s.listQuarantine},
 		{"POST /phc/v1/quarantine/{id}/reject", owner, s.rejectQuarantined},
 		{"POST /phc/v1/quarantine/reject", owner, s.rejectQuarantinedBulk},
+		{"POST /phc/v1/quarantine/{id}/adopt", owner, s.adoptQuarantined},
+		{"POST /phc/v1/quarantine/adopt", owner, s.adoptQuarantined},
 		{"POST /phc/v1/trust", owner, s.addTrust},
 		{"GET /phc/v1/trust", owner, s.listTrust},
 		{"DELETE /phc/v1/trust/{id}", owner, s.removeTrust},
