@@ -162,7 +162,8 @@ func TestImportBundleQuarantine(t *testing.T) {
 		}
 		t.Fatal(err)
 	}
-	if rep.Counts[custodian.StatusQuarantined] != 2 || len(rep.Records) != 2 {
+	// Two claims and the persona "work".
+	if rep.Counts[custodian.StatusQuarantined] != 3 || len(rep.Records) != 3 {
 		t.Fatalf("import report = %+v", rep)
 	}
 	problems := map[string][]string{}
@@ -193,7 +194,7 @@ func TestImportBundleQuarantine(t *testing.T) {
 	wantKind(t, "a damaged bundle", err, custodian.KindInvalid)
 
 	list, err := b.ListQuarantine(t.Context(), b.owner, "")
-	if err != nil || len(list) != 2 {
+	if err != nil || len(list) != 3 {
 		t.Fatalf("ListQuarantine = %v, %v", list, err)
 	}
 	if _, err := b.ListQuarantine(t.Context(), reader, ""); err == nil {
@@ -204,7 +205,7 @@ func TestImportBundleQuarantine(t *testing.T) {
 	}
 	_, _, err = b.RejectQuarantined(t.Context(), b.owner, []string{list[0].ID}, false)
 	wantKind(t, "reject again", err, custodian.KindNotFound)
-	if n, _, err := b.RejectQuarantined(t.Context(), b.owner, nil, true); err != nil || n != 1 {
+	if n, _, err := b.RejectQuarantined(t.Context(), b.owner, nil, true); err != nil || n != 2 {
 		t.Fatalf("reject all = %d, %v", n, err)
 	}
 }
@@ -254,8 +255,9 @@ func TestAdoptBundle(t *testing.T) {
 	if err != nil || n != 1 {
 		t.Fatalf("adopt one = %d, %v", n, err)
 	}
+	// The editor claim, and the persona "work" (B has one: kept).
 	n, _, err = b.AdoptQuarantined(t.Context(), b.owner, "", []byte(`{"all":true}`))
-	if err != nil || n != 1 {
+	if err != nil || n != 2 {
 		t.Fatalf("adopt all = %d, %v", n, err)
 	}
 	gotR, err := b.GetClaim(t.Context(), b.owner, lang.ID, "")
@@ -300,4 +302,50 @@ func FuzzQuarantineAdopt(f *testing.F) {
 			t.Fatalf("adopted %d records from an empty quarantine", n)
 		}
 	})
+}
+
+// TestAdoptBringsPersonasAndEntities: adopting everything on a custodian
+// that has neither creates the bundle's personas and entities, and the
+// claims about them land in them.
+func TestAdoptBringsPersonasAndEntities(t *testing.T) {
+	a := newTestService(t, withCards)
+	b := newTestService(t, withCards)
+	cardB := pinEach(t, a, b)
+	a.mustPersona("home")
+	ent, err := a.CreateEntity(t.Context(), a.owner, []byte(`{"type": "person", "name": "Ana"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.mustClaim("home.plant", "fern", "home")
+	sealed, _, err := a.ExportBundle(t.Context(), a.owner, mustJSON(t, map[string]any{"to": json.RawMessage(cardB)}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.ImportBundle(t.Context(), b.owner, sealed); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := b.AdoptQuarantined(t.Context(), b.owner, "", []byte(`{"all":true}`)); err != nil {
+		t.Fatal(err)
+	}
+	ps, err := b.ListPersonas(t.Context(), b.owner)
+	if err != nil || len(ps) != 1 || ps[0].ID != "home" {
+		t.Fatalf("personas on B = %+v, %v", ps, err)
+	}
+	claims, err := b.ListClaims(t.Context(), b.owner, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	subjects := map[string]bool{}
+	for _, c := range claims.Claims {
+		subjects[c.Subject] = true
+		if c.Key == "home.plant" && !slices.Equal(c.Personas, []string{"home"}) {
+			t.Fatalf("home.plant personas on B = %v", c.Personas)
+		}
+	}
+	if !subjects[ent.Entity.ID] {
+		t.Fatalf("no claim about the entity %s on B: %v", ent.Entity.ID, subjects)
+	}
+	if rep, err := b.Check(t.Context(), b.owner); err != nil || !rep.OK {
+		t.Fatalf("Check = %+v, %v", rep, err)
+	}
 }

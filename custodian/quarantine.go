@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -131,6 +133,32 @@ func (s *Service) ImportBundle(ctx context.Context, p Principal, raw []byte) (Im
 				return wrap(op, KindInternal, err)
 			}
 			q.Body = body
+			held = append(held, q)
+		}
+		for i, raw := range recs.Personas {
+			var pe Persona
+			dec := json.NewDecoder(bytes.NewReader(raw))
+			dec.DisallowUnknownFields()
+			if err := dec.Decode(&pe); err != nil || !validSegment(pe.ID) {
+				return fail(op, KindInvalid, fmt.Sprintf("persona %d of the bundle is not a persona", i))
+			}
+			q := &QuarantineRecord{Kind: "persona", Record: pe.ID, Status: StatusQuarantined, Problems: []string{}, Body: raw}
+			if st.personas[pe.ID] != nil {
+				q.Problems = append(q.Problems, "a persona with this id exists here: adopting keeps the local one")
+			}
+			held = append(held, q)
+		}
+		for i, raw := range recs.Entities {
+			var e Entity
+			dec := json.NewDecoder(bytes.NewReader(raw))
+			dec.DisallowUnknownFields()
+			if err := dec.Decode(&e); err != nil || !identity.ValidID(e.ID, "ent_") || entityTypes[e.Type] == "" {
+				return fail(op, KindInvalid, fmt.Sprintf("entity %d of the bundle is not an entity", i))
+			}
+			q := &QuarantineRecord{Kind: "entity", Record: e.ID, Status: StatusQuarantined, Problems: []string{}, Body: raw}
+			if st.entities[e.ID] != nil {
+				q.Problems = append(q.Problems, "this entity exists here already")
+			}
 			held = append(held, q)
 		}
 		for i, raw := range recs.Summaries {
@@ -304,12 +332,47 @@ func (s *Service) AdoptQuarantined(ctx context.Context, p Principal, only string
 		if in.All {
 			ids = ids[:0]
 			for id, q := range st.quarantine {
-				if q.Kind == "claim" {
+				if q.Kind != "summary" {
 					ids = append(ids, id)
 				}
 			}
 			sort.Strings(ids)
 		}
+		// Entities and personas first: the claims adopted with them may be
+		// about those entities and in those personas.
+		newEntities, newPersonas := map[string]*Entity{}, map[string]*Persona{}
+		var dropped []*QuarantineRecord // adopted records that add nothing new
+		rest := ids[:0:0]
+		for _, id := range ids {
+			q := st.quarantine[id]
+			if q == nil {
+				return notFound(op)
+			}
+			switch q.Kind {
+			case "entity":
+				var e Entity
+				if err := json.Unmarshal(q.Body, &e); err != nil {
+					return wrap(op, KindInternal, err)
+				}
+				if st.entities[e.ID] == nil {
+					newEntities[e.ID] = &e
+				}
+				dropped = append(dropped, q)
+			case "persona":
+				var pe Persona
+				if err := json.Unmarshal(q.Body, &pe); err != nil {
+					return wrap(op, KindInternal, err)
+				}
+				if st.personas[pe.ID] == nil {
+					newPersonas[pe.ID] = &pe
+				}
+				dropped = append(dropped, q)
+			default:
+				rest = append(rest, id)
+			}
+		}
+		ids = rest
+		entityHere := func(n string) bool { return n == SubjectSelf || st.entities[n] != nil || newEntities[n] != nil }
 		var personas []string
 		if in.Personas != nil {
 			var err error
@@ -354,14 +417,17 @@ func (s *Service) AdoptQuarantined(ctx context.Context, p Principal, only string
 			if st.claims[head.ID] != nil {
 				return fail(op, KindConflict, "record "+id+": claim "+head.ID+" exists here already")
 			}
-			if err := st.checkRelationship(op, head); err != nil {
-				return err
+			if !entityHere(head.Subject) {
+				return fail(op, KindInvalid, "record "+id+" is about an entity that is neither here nor adopted with it")
+			}
+			if rel, ok := relationshipOf(head); head.Kind == KindRelationship && (!ok || !entityHere(rel.From) || !entityHere(rel.To)) {
+				return fail(op, KindInvalid, "record "+id+" relates entities that are neither here nor adopted with it")
 			}
 			ps := personas
 			if in.Personas == nil {
 				ps = []string{}
 				for _, pe := range body.Personas {
-					if st.personas[pe] != nil {
+					if st.personas[pe] != nil || newPersonas[pe] != nil {
 						ps = append(ps, pe)
 					}
 				}
@@ -369,7 +435,28 @@ func (s *Service) AdoptQuarantined(ctx context.Context, p Principal, only string
 			todo = append(todo, adoption{q: q, versions: body.Versions, personas: ps})
 		}
 		rev = b.nextRevision()
-		refs := make([]string, 0, len(todo))
+		refs := make([]string, 0, len(todo)+len(dropped))
+		for _, id := range slices.Sorted(maps.Keys(newEntities)) {
+			e := newEntities[id]
+			e.Revision = rev
+			st.setEntity(e)
+			b.put(bucketEntities, e.ID, e)
+		}
+		for _, id := range slices.Sorted(maps.Keys(newPersonas)) {
+			pe := newPersonas[id]
+			key, err := identity.NewID("per_")
+			if err != nil {
+				return wrap(op, KindInternal, err)
+			}
+			pe.Node, pe.Preferences, pe.Guardrails = key, orEmpty(pe.Preferences), orEmpty(pe.Guardrails)
+			st.setPersona(pe)
+			b.put(bucketPersonas, key, pe)
+		}
+		for _, q := range dropped {
+			delete(st.quarantine, q.ID)
+			b.del(bucketQuarantine, q.ID)
+			refs = append(refs, q.ID)
+		}
 		for _, a := range todo {
 			for i, v := range a.versions {
 				v.Producer.Authenticated = localIdentity(a.q.Source, v.Producer.Authenticated, in.Identities)
@@ -387,7 +474,7 @@ func (s *Service) AdoptQuarantined(ctx context.Context, p Principal, only string
 			b.del(bucketQuarantine, a.q.ID)
 			refs = append(refs, a.q.ID, head.Ref())
 		}
-		n = len(todo)
+		n = len(todo) + len(dropped)
 		b.receipt(Receipt{Actor: "owner", Operation: op, Decision: "allow", Records: refs, Revision: rev})
 		return nil
 	})

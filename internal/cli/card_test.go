@@ -139,7 +139,7 @@ func TestExportCommand(t *testing.T) {
 	if code := Run(t.Context(), envB2, []string{"import", out}); code != 0 {
 		t.Fatalf("phc import = %d\n%s", code, errB2.String())
 	}
-	if !strings.Contains(outB2.String(), "1 records held in the quarantine") || !strings.Contains(outB2.String(), "identity unmapped: foreign:cus_") {
+	if !strings.Contains(outB2.String(), "2 records held in the quarantine") || !strings.Contains(outB2.String(), "identity unmapped: foreign:cus_") {
 		t.Fatalf("phc import said:\n%s", outB2.String())
 	}
 	b.constraint(404, "not_found", "GET", "/context/fields/work.k0", app, nil)
@@ -151,7 +151,7 @@ func TestExportCommand(t *testing.T) {
 		t.Fatalf("phc quarantine = %d: %s", code, outB2.String())
 	}
 	outB2.Reset()
-	if code := Run(t.Context(), envB2, []string{"quarantine", "reject", "--all"}); code != 0 || !strings.Contains(outB2.String(), "rejected 1 records") {
+	if code := Run(t.Context(), envB2, []string{"quarantine", "reject", "--all"}); code != 0 || !strings.Contains(outB2.String(), "rejected 2 records") {
 		t.Fatalf("phc quarantine reject --all = %d: %s", code, outB2.String())
 	}
 	// A card that is not one is refused before anything is made.
