@@ -349,3 +349,54 @@ func TestAdoptBringsPersonasAndEntities(t *testing.T) {
 		t.Fatalf("Check = %+v, %v", rep, err)
 	}
 }
+
+// TestBlockedRecord: a claim with an unknown mandatory restriction arrives
+// blocked and no adopt makes it active until the owner removes that
+// restriction, a receipted act of its own; an unknown advisory restriction
+// is dropped and reported at import.
+func TestBlockedRecord(t *testing.T) {
+	a := newTestService(t, withCards)
+	b := newTestService(t, withCards)
+	cardB := pinEach(t, a, b)
+	pr := a.mustPropose(a.owner, proposal(t, "misc.future", "x", map[string]any{"restrictions": []any{
+		map[string]any{"type": "x_future", "mandatory": true}, map[string]any{"type": "x_hint", "mandatory": false}}}))
+	a.mustConfirm(pr.ProposalID)
+	sealed, _, err := a.ExportBundle(t.Context(), a.owner, mustJSON(t, map[string]any{"to": json.RawMessage(cardB)}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := b.ImportBundle(t.Context(), b.owner, sealed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Records) != 1 || rep.Records[0].Status != custodian.StatusBlocked || rep.Counts[custodian.StatusBlocked] != 1 {
+		t.Fatalf("import report = %+v", rep)
+	}
+	if !slices.ContainsFunc(rep.LossReport, func(l custodian.Loss) bool { return l.Dropped == "restriction x_hint" }) {
+		t.Fatalf("loss report = %+v, want x_hint dropped", rep.LossReport)
+	}
+	id := rep.Records[0].ID
+	_, _, err = b.AdoptQuarantined(t.Context(), b.owner, id, nil)
+	wantKind(t, "adopt a blocked record", err, custodian.KindRestrictionBlocked)
+	if n, _, err := b.AdoptQuarantined(t.Context(), b.owner, "", []byte(`{"all":true}`)); err != nil || n != 0 {
+		t.Fatalf("adopt --all passing over a blocked record = %d, %v", n, err)
+	}
+	_, err = b.UnblockQuarantined(t.Context(), b.owner, id, []byte(`{"remove":["no_export"]}`))
+	wantKind(t, "remove a known restriction", err, custodian.KindInvalid)
+	q, err := b.UnblockQuarantined(t.Context(), b.owner, id, []byte(`{"remove":["x_future"]}`))
+	if err != nil || q.Status != custodian.StatusQuarantined {
+		t.Fatalf("unblock = %+v, %v", q, err)
+	}
+	if n, _, err := b.AdoptQuarantined(t.Context(), b.owner, id, nil); err != nil || n != 1 {
+		t.Fatalf("adopt after unblock = %d, %v", n, err)
+	}
+	ops := map[string]bool{}
+	for _, r := range b.receipts() {
+		ops[r.Operation] = true
+	}
+	for _, op := range []string{"import.bundle", "quarantine.unblock", "quarantine.adopt"} {
+		if !ops[op] {
+			t.Errorf("no %s receipt", op)
+		}
+	}
+}

@@ -305,7 +305,8 @@ type AdoptInput struct {
 // is the one record of the single-record route; the body's ids and all
 // select otherwise. A blocked record is refused (restriction_blocked), as
 // is a claim whose id exists here already or whose subject does not, and a
-// summary (adopting summaries is not built yet).
+// summary (adopting summaries is not built yet); all passes over blocked
+// records and summaries.
 func (s *Service) AdoptQuarantined(ctx context.Context, p Principal, only string, raw []byte) (int, uint64, error) {
 	const op = "quarantine.adopt"
 	if err := requireOwner(op, p); err != nil {
@@ -332,7 +333,7 @@ func (s *Service) AdoptQuarantined(ctx context.Context, p Principal, only string
 		if in.All {
 			ids = ids[:0]
 			for id, q := range st.quarantine {
-				if q.Kind != "summary" {
+				if q.Kind != "summary" && q.Status != StatusBlocked {
 					ids = append(ids, id)
 				}
 			}
@@ -493,4 +494,82 @@ func localIdentity(source string, a Authenticated, mapped map[string]string) Aut
 		return Authenticated{Kind: "consumer", ID: local}
 	}
 	return Authenticated{Kind: "custodian", ID: a.Kind + ":" + a.ID, Issuer: source}
+}
+
+// UnblockInput is the body of an unblock: the unknown restriction types to
+// remove from a blocked record.
+type UnblockInput struct {
+	Remove []string `json:"remove"`
+}
+
+// UnblockQuarantined removes, as its own receipted act, unknown mandatory
+// restrictions from a held claim (owner only); with none left it is
+// quarantined again and may be adopted. Only restrictions this custodian
+// does not know can be removed here: a known one travels with the record.
+func (s *Service) UnblockQuarantined(ctx context.Context, p Principal, id string, raw []byte) (QuarantineRecord, error) {
+	const op = "quarantine.unblock"
+	if err := requireOwner(op, p); err != nil {
+		return QuarantineRecord{}, err
+	}
+	var in UnblockInput
+	if err := decodeStrict(op, raw, &in); err != nil {
+		return QuarantineRecord{}, err
+	}
+	if len(in.Remove) == 0 {
+		return QuarantineRecord{}, fail(op, KindInvalid, "remove (the unknown restriction types to remove) is required")
+	}
+	var out QuarantineRecord
+	err := s.write(op, p, func(st *state, b *batch) error {
+		q := st.quarantine[id]
+		if q == nil {
+			return notFound(op)
+		}
+		if q.Kind != "claim" {
+			return fail(op, KindInvalid, "only a held claim carries restrictions to remove here")
+		}
+		var body struct {
+			Personas []string `json:"personas"`
+			Versions []*Claim `json:"versions"`
+		}
+		if err := json.Unmarshal(q.Body, &body); err != nil || len(body.Versions) == 0 {
+			return wrap(op, KindInternal, fmt.Errorf("quarantine %s: %v", id, err))
+		}
+		head := body.Versions[len(body.Versions)-1]
+		for _, t := range in.Remove {
+			if knownRestriction(t) {
+				return fail(op, KindInvalid, "restriction "+t+" is one this custodian knows: it travels with the record")
+			}
+			if !slices.ContainsFunc(head.Restrictions, func(r Restriction) bool { return r.Type == t }) {
+				return fail(op, KindInvalid, "the record has no restriction "+t)
+			}
+		}
+		head.Restrictions = slices.DeleteFunc(head.Restrictions, func(r Restriction) bool { return slices.Contains(in.Remove, r.Type) })
+		nb, err := json.Marshal(body)
+		if err != nil {
+			return wrap(op, KindInternal, err)
+		}
+		nq := *q
+		nq.Body, nq.Revision = nb, b.nextRevision()
+		nq.Problems = slices.DeleteFunc(slices.Clone(q.Problems), func(pr string) bool {
+			for _, t := range in.Remove {
+				if pr == "blocked: unknown mandatory restriction "+t {
+					return true
+				}
+			}
+			return false
+		})
+		nq.Status = StatusQuarantined
+		for _, r := range head.Restrictions {
+			if !knownRestriction(r.Type) && r.Mandatory {
+				nq.Status = StatusBlocked
+			}
+		}
+		st.quarantine[id] = &nq
+		b.put(bucketQuarantine, id, &nq)
+		b.receipt(Receipt{Actor: "owner", Operation: op, Decision: "allow", Records: append([]string{id}, in.Remove...), Revision: nq.Revision})
+		out = nq
+		out.Body = nil
+		return nil
+	})
+	return out, err
 }

@@ -64,7 +64,7 @@ func commands() []command {
 		{"card", "print this custodian's public card, for another custodian to pin (--out FILE)", runCard},
 		{"export", "make a signed, encrypted migration bundle for another custodian (--to CARD.json [--persona P] [--out FILE])", runExport},
 		{"import", "hold a migration bundle from a pinned custodian in the quarantine (import FILE)", runImport},
-		{"quarantine", "list held imports (--status S), adopt them (adopt ID…|--all [--persona P] [--map foreign:…=NAME]) or reject them (reject ID…|--all)", runQuarantine},
+		{"quarantine", "list held imports (--status S), adopt them (adopt ID…|--all [--persona P] [--map foreign:…=NAME]), unblock one (unblock ID --remove TYPE) or reject them (reject ID…|--all)", runQuarantine},
 		{"mcp", "serve MCP on stdin/stdout for an app, through the running daemon (--token or PHC_TOKEN)", runMCP},
 		{"check", "verify that the graph agrees with the store, and the receipt chain", runCheck},
 		{"graph", "rebuild the graph from the store, or export it (N-Quads, PROV-O JSON-LD)", runGraph},

@@ -202,6 +202,26 @@ func runQuarantine(ctx context.Context, env *Env, args []string) error {
 		fmt.Fprintf(env.Stdout, "adopted %d claims: they are active, and no one reads them until you grant it\n", out.Adopted)
 		return nil
 	}
+	if len(args) > 0 && args[0] == "unblock" {
+		fs := newFlags(env, "quarantine unblock", &c)
+		var remove multiFlag
+		fs.Var(&remove, "remove", "an unknown restriction type to remove from the held record (repeat)")
+		id, ok, err := parseOne(fs, args[1:])
+		if err != nil {
+			return err
+		}
+		if !ok || len(remove) == 0 {
+			return usageError("usage: phc quarantine unblock ID --remove TYPE …")
+		}
+		var out struct {
+			Status string `json:"status"`
+		}
+		if err := ownerDo(ctx, env, c, "POST", "/phc/v1/quarantine/"+url.PathEscape(id)+"/unblock", map[string]any{"remove": []string(remove)}, &out); err != nil {
+			return err
+		}
+		fmt.Fprintf(env.Stdout, "%s is %s\n", printable(id), printable(out.Status))
+		return nil
+	}
 	if len(args) > 0 && args[0] == "reject" {
 		fs := newFlags(env, "quarantine reject", &c)
 		all := fs.Bool("all", false, "reject every held record")

@@ -143,3 +143,16 @@ func (s *Server) adoptQuarantined(w http.ResponseWriter, r *http.Request, p cust
 	writeJSON(w, http.StatusOK, map[string]any{"adopted": n, "revision": rev})
 	return nil
 }
+
+func (s *Server) unblockQuarantined(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
+	raw, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	out, err := s.svc.UnblockQuarantined(r.Context(), p, r.PathValue("id"), raw)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}

@@ -164,6 +164,7 @@ func (s *Server) routes() []route {
 		{"POST /phc/v1/quarantine/reject", owner, s.rejectQuarantinedBulk},
 		{"POST /phc/v1/quarantine/{id}/adopt", owner, s.adoptQuarantined},
 		{"POST /phc/v1/quarantine/adopt", owner, s.adoptQuarantined},
+		{"POST /phc/v1/quarantine/{id}/unblock", owner, s.unblockQuarantined},
 		{"POST /phc/v1/trust", owner, s.addTrust},
 		{"GET /phc/v1/trust", owner, s.listTrust},
 		{"DELETE /phc/v1/trust/{id}", owner, s.removeTrust},
