@@ -2,12 +2,20 @@ package custodian_test
 
 import (
 	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
 
+	"pgregory.net/rapid"
+
 	"github.com/phc-project/phc/custodian"
 	"github.com/phc-project/phc/internal/bundle"
+	"github.com/phc-project/phc/internal/httpapi"
 )
 
 func withCards(c *custodian.Config) { c.Cards = bundle.Codec{} }
@@ -399,4 +407,101 @@ func TestBlockedRecord(t *testing.T) {
 			t.Errorf("no %s receipt", op)
 		}
 	}
+}
+
+// TestHeldRecordsAnswerAsAbsent: for random bundles, imported and partly
+// adopted, B's recipient with a grant on everything sees exactly B's own
+// claims and the adopted ones — never a held one, whose field answers
+// byte for byte as an absent key's.
+func TestHeldRecordsAnswerAsAbsent(t *testing.T) {
+	a := newTestService(t, withCards)
+	b := newTestService(t, withCards)
+	cardB := pinEach(t, a, b)
+	for _, ts := range []*testService{a, b} {
+		if _, _, err := ts.PutSettings(t.Context(), ts.owner, []byte(`{"reads_per_minute": 10000000, "writes_per_minute": 10000000}`)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b.mustConsumer("reader")
+	b.mustGrant(grantSpec{recipient: "reader", ops: []string{"read"}, keys: []string{"*"}})
+	readerTok := b.mustToken("reader", "*", "read")
+	reader, err := b.Authenticate(t.Context(), readerTok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(httpapi.New(b.Service, nil))
+	t.Cleanup(srv.Close)
+	field := func(key string) (int, string) {
+		req, _ := http.NewRequest("GET", srv.URL+"/context/fields/"+key, nil)
+		req.Header.Set("Authorization", "Bearer "+readerTok)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(body)
+	}
+	visible := map[string]bool{}
+	b.mustClaim("own.k", "B's own")
+	visible["own.k"] = true
+	run := 0
+	rapid.Check(t, func(rt *rapid.T) {
+		run++
+		persona := fmt.Sprintf("p%d", run)
+		a.mustPersona(persona)
+		var keys []string
+		for i, n := 0, rapid.IntRange(1, 4).Draw(rt, "claims"); i < n; i++ {
+			key := fmt.Sprintf("r%d.k%d", run, i)
+			extra := map[string]any{}
+			if rapid.Bool().Draw(rt, "restricted") {
+				extra["restrictions"] = []any{map[string]any{"type": rapid.SampledFrom([]string{"no_export", "no_training", "x_unknown"}).Draw(rt, "rtype"), "mandatory": true}}
+			}
+			pr := a.mustPropose(a.owner, proposal(t, key, rapid.IntRange(0, 9).Draw(rt, "value"), extra))
+			a.mustConfirm(pr.ProposalID, persona)
+			keys = append(keys, key)
+		}
+		sealed, _, err := a.ExportBundle(t.Context(), a.owner, mustJSON(t, map[string]any{"to": json.RawMessage(cardB), "personas": []string{persona}}))
+		if err != nil {
+			rt.Fatal(err)
+		}
+		rep, err := b.ImportBundle(t.Context(), b.owner, sealed)
+		if err != nil {
+			rt.Fatal(err)
+		}
+		check := func(when string) {
+			got, err := b.contextKeys(reader, custodian.ContextQuery{Purpose: "assist"})
+			if err != nil {
+				rt.Fatal(err)
+			}
+			want := slices.Sorted(maps.Keys(visible))
+			if !slices.Equal(got, want) {
+				rt.Fatalf("%s: the reader sees %v, want %v", when, got, want)
+			}
+			absentStatus, absentBody := field(fmt.Sprintf("r%d.absent", run))
+			for _, k := range keys {
+				if visible[k] {
+					continue
+				}
+				st, body := field(k)
+				if st != absentStatus || strings.ReplaceAll(body, k, "") != strings.ReplaceAll(absentBody, fmt.Sprintf("r%d.absent", run), "") {
+					rt.Fatalf("%s: held %s answers %d %s; an absent key %d %s", when, k, st, body, absentStatus, absentBody)
+				}
+			}
+		}
+		check("after the import")
+		var adopt []string
+		for _, r := range rep.Records {
+			if r.Kind == "claim" && r.Status == custodian.StatusQuarantined && rapid.Bool().Draw(rt, "adopt") {
+				adopt = append(adopt, r.ID)
+				visible[r.Key] = true
+			}
+		}
+		if len(adopt) > 0 {
+			if _, _, err := b.AdoptQuarantined(t.Context(), b.owner, "", mustJSON(t, map[string]any{"ids": adopt})); err != nil {
+				rt.Fatal(err)
+			}
+		}
+		check("after adopting some")
+	})
 }
