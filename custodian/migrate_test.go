@@ -1,6 +1,9 @@
 package custodian_test
 
 import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -504,4 +507,103 @@ func TestHeldRecordsAnswerAsAbsent(t *testing.T) {
 		}
 		check("after adopting some")
 	})
+}
+
+// TestImportRefusals: each bundle B must refuse, over HTTP, with its
+// status and constraint code.
+func TestImportRefusals(t *testing.T) {
+	b := newTestService(t, withCards)
+	var codec bundle.Codec
+	// A source whose keys the test holds, pinned on B, and one not pinned.
+	newSource := func() ([]byte, custodian.Card) {
+		keys, err := codec.NewKeys()
+		if err != nil {
+			t.Fatal(err)
+		}
+		card, err := codec.Card(keys, b.clock.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return keys, card
+	}
+	srcKeys, srcCard := newSource()
+	strangerKeys, _ := newSource()
+	if _, err := b.PinCustodian(t.Context(), b.owner, mustJSON(t, srcCard)); err != nil {
+		t.Fatal(err)
+	}
+	cardB, err := b.OwnCard(t.Context(), b.owner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, otherCard := newSource()
+	claim := func(extra map[string]any) map[string]any {
+		c := map[string]any{"id": "clm_AAAAAAAAAAAAAAAAAAAAAAAAAA", "version": 1, "key": "work.k", "value": "v", "subject": "self",
+			"kind": "fact", "assertion": "reported", "confirmation": map[string]any{"status": "confirmed", "by": "owner"},
+			"producer":    map[string]any{"authenticated": map[string]any{"kind": "owner", "id": "owner"}},
+			"recorded_at": "2026-01-01T00:00:00Z", "sensitivity": "standard", "status": "active",
+			"evidence": []any{}, "restrictions": []any{}, "personas": []any{}}
+		for k, v := range extra {
+			c[k] = v
+		}
+		return c
+	}
+	payload := func(id string, to custodian.Card, c map[string]any) []byte {
+		recs := mustJSON(t, map[string]any{"claims": []any{map[string]any{"id": c["id"], "personas": []string{}, "versions": []any{c}}},
+			"personas": []any{}, "entities": []any{}, "summaries": []any{}, "identities": []any{}})
+		sum := sha256.Sum256(recs)
+		man := map[string]any{"bundle_version": "0.1", "bundle_id": id, "created_at": "2026-01-01T00:00:00Z",
+			"source": map[string]any{"custodian_id": srcCard.CustodianID}, "recipient": map[string]any{"custodian_id": to.CustodianID},
+			"counts": map[string]int{"claims": 1}, "loss_report": []any{}, "records_digest": "sha256:" + hex.EncodeToString(sum[:])}
+		return mustJSON(t, map[string]any{"manifest": man, "records": json.RawMessage(recs)})
+	}
+	seal := func(keys []byte, to custodian.Card, p []byte) []byte {
+		out, err := codec.Seal(keys, to, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	good := seal(srcKeys, cardB, payload("bnd_AAAAAAAAAAAAAAAAAAAAAAAAAA", cardB, claim(nil)))
+	flipped := append([]byte{}, good...)
+	flipped[len(flipped)/2] ^= 1
+	srv := httptest.NewServer(httpapi.New(b.Service, nil))
+	t.Cleanup(srv.Close)
+	post := func(body []byte) (int, string) {
+		req, _ := http.NewRequest("POST", srv.URL+"/phc/v1/import", bytes.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+b.ownerToken)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var e struct {
+			Constraint string `json:"constraint"`
+		}
+		json.NewDecoder(resp.Body).Decode(&e)
+		return resp.StatusCode, e.Constraint
+	}
+	if st, c := post(good); st != 201 {
+		t.Fatalf("a good bundle = %d %s", st, c)
+	}
+	for _, tc := range []struct {
+		name       string
+		body       []byte
+		status     int
+		constraint string
+	}{
+		{"for another custodian", seal(srcKeys, otherCard, payload("bnd_BBBBBBBBBBBBBBBBBBBBBBBBBB", otherCard, claim(nil))), 400, "invalid_request"},
+		{"naming another recipient inside", seal(srcKeys, cardB, payload("bnd_CCCCCCCCCCCCCCCCCCCCCCCCCC", otherCard, claim(nil))), 400, "invalid_request"},
+		{"signed by an unpinned custodian", seal(strangerKeys, cardB, payload("bnd_DDDDDDDDDDDDDDDDDDDDDDDDDD", cardB, claim(nil))), 400, "invalid_request"},
+		{"a flipped byte", flipped, 400, "invalid_request"},
+		{"replayed", good, 409, "conflict"},
+		{"smuggling a grant", seal(srcKeys, cardB, payload("bnd_EEEEEEEEEEEEEEEEEEEEEEEEEE", cardB, claim(map[string]any{"grant": map[string]any{"recipient": "x"}}))), 400, "schema_violation"},
+		{"smuggling a token", seal(srcKeys, cardB, payload("bnd_FFFFFFFFFFFFFFFFFFFFFFFFFF", cardB, claim(map[string]any{"token": "ctxs_x"}))), 400, "schema_violation"},
+		{"over the size limit", bytes.Repeat([]byte("a"), httpapi.MaxBundle+1), 413, "too_large"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if st, c := post(tc.body); st != tc.status || c != tc.constraint {
+				t.Fatalf("import = %d %s, want %d %s", st, c, tc.status, tc.constraint)
+			}
+		})
+	}
 }
