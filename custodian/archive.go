@@ -20,6 +20,8 @@ import (
 type Archiver interface {
 	SealArchive(plaintext []byte) ([]byte, error)
 	OpenArchive(archive, password []byte, secretKey string) ([]byte, error)
+	// OwnArchive reports whether archive was sealed by this vault.
+	OwnArchive(archive []byte) bool
 }
 
 // archiveContent is what an export holds: claims (every version, with
@@ -100,9 +102,14 @@ type ImportInput struct {
 
 // ImportResult counts what an import did.
 type ImportResult struct {
-	Imported int    `json:"imported"`
-	Skipped  int    `json:"skipped"`
-	Removed  int    `json:"removed"`
+	Imported int `json:"imported"`
+	Skipped  int `json:"skipped"`
+	Removed  int `json:"removed"`
+	// RemovedClaims lists what replace erased.
+	RemovedClaims []string `json:"removed_claims,omitempty"`
+	// Held counts the records of another vault's archive held in the
+	// quarantine (nothing of such an archive is used, or erased, at once).
+	Held     int    `json:"held,omitempty"`
 	Revision uint64 `json:"revision"`
 }
 
@@ -163,15 +170,23 @@ func (s *Service) Import(ctx context.Context, p Principal, raw []byte) (ImportRe
 	if err := checkArchive(&content); err != nil {
 		return ImportResult{}, &Error{Op: op, Kind: KindInvalid, Public: "the archive holds a malformed record", Err: err}
 	}
+	if !arch.OwnArchive(archive) {
+		// Another vault's archive: a migration, not a restore.
+		return s.holdArchive(p, &content)
+	}
 	var out ImportResult
 	err = s.write(op, p, func(st *state, b *batch) error {
 		if in.Mode == "replace" {
 			for _, r := range st.claims {
 				if r.meta.Status == StatusActive {
-					st.erase(b, r)
-					out.Removed++
+					out.RemovedClaims = append(out.RemovedClaims, r.meta.ID)
 				}
 			}
+			sort.Strings(out.RemovedClaims)
+			for _, id := range out.RemovedClaims {
+				st.erase(b, st.claims[id])
+			}
+			out.Removed = len(out.RemovedClaims)
 		}
 		for _, pe := range content.Personas {
 			if _, ok := st.personas[pe.ID]; ok {
@@ -238,7 +253,7 @@ func (s *Service) Import(ctx context.Context, p Principal, raw []byte) (ImportRe
 		}
 		out.Revision = st.revision
 		b.receipt(Receipt{Actor: "owner", Operation: op, Decision: "allow", Revision: out.Revision,
-			Records: []string{fmt.Sprintf("imported:%d", out.Imported), fmt.Sprintf("skipped:%d", out.Skipped), fmt.Sprintf("removed:%d", out.Removed)}})
+			Records: append([]string{fmt.Sprintf("imported:%d", out.Imported), fmt.Sprintf("skipped:%d", out.Skipped), fmt.Sprintf("removed:%d", out.Removed)}, out.RemovedClaims...)})
 		return nil
 	})
 	return out, err
@@ -278,3 +293,65 @@ func checkArchive(c *archiveContent) error {
 	}
 	return nil
 }
+
+// holdArchive holds another vault's archive in the quarantine, as an
+// import of a bundle does: nothing of it is read, used or erased until the
+// owner adopts it. Its producers stay foreign to "archive".
+func (s *Service) holdArchive(p Principal, content *archiveContent) (ImportResult, error) {
+	const op = "import"
+	var out ImportResult
+	err := s.write(op, p, func(st *state, b *batch) error {
+		var held []*QuarantineRecord
+		for _, pe := range content.Personas {
+			body, err := json.Marshal(pe)
+			if err != nil {
+				return wrap(op, KindInternal, err)
+			}
+			q := &QuarantineRecord{Kind: "persona", Record: pe.ID, Status: StatusQuarantined, Problems: []string{}, Body: body}
+			if st.personas[pe.ID] != nil {
+				q.Problems = append(q.Problems, "a persona with this id exists here: adopting keeps the local one")
+			}
+			held = append(held, q)
+		}
+		for _, ac := range content.Claims {
+			for _, v := range ac.Versions {
+				if v.Evidence == nil {
+					v.Evidence = []Evidence{}
+				}
+				if v.Restrictions == nil {
+					v.Restrictions = []Restriction{}
+				}
+				v.Personas = []string{}
+			}
+			head := ac.Versions[len(ac.Versions)-1]
+			q := &QuarantineRecord{Kind: "claim", Record: head.ID, Key: head.Key, Status: StatusQuarantined, Problems: []string{}}
+			s.checkImported(st, q, head, map[string]string{}, &[]Loss{})
+			a := head.Producer.Authenticated
+			q.Problems = append(q.Problems, "identity unmapped: foreign:"+archiveSource+"/"+a.ID)
+			body, err := json.Marshal(map[string]any{"personas": ac.Personas, "versions": ac.Versions})
+			if err != nil {
+				return wrap(op, KindInternal, err)
+			}
+			q.Body = body
+			held = append(held, q)
+		}
+		rev := b.nextRevision()
+		for _, q := range held {
+			id, err := identity.NewID("qrn_")
+			if err != nil {
+				return wrap(op, KindInternal, err)
+			}
+			q.ID, q.Source, q.ImportedAt, q.Revision = id, archiveSource, b.now, rev
+			st.quarantine[id] = q
+			b.put(bucketQuarantine, id, q)
+		}
+		out.Held, out.Revision = len(held), rev
+		b.receipt(Receipt{Actor: "owner", Operation: op, Decision: "allow", Revision: rev,
+			Records: []string{"another vault's archive", fmt.Sprintf("held:%d", out.Held)}})
+		return nil
+	})
+	return out, err
+}
+
+// archiveSource is the source of the records of another vault's archive.
+const archiveSource = "archive"

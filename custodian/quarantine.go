@@ -382,8 +382,8 @@ func (s *Service) AdoptQuarantined(ctx context.Context, p Principal, only string
 			}
 		}
 		for foreignID, local := range in.Identities {
-			if !strings.HasPrefix(foreignID, "foreign:cus_") {
-				return fail(op, KindInvalid, "identities maps foreign:cus_…/id names")
+			if !strings.HasPrefix(foreignID, "foreign:cus_") && !strings.HasPrefix(foreignID, "foreign:"+archiveSource+"/") {
+				return fail(op, KindInvalid, "identities maps foreign:cus_…/id (or foreign:archive/id) names")
 			}
 			if local != "owner" && st.consumers[local] == nil {
 				return fail(op, KindInvalid, "identities maps to a consumer of this custodian, or owner")

@@ -9,8 +9,10 @@ import (
 	"github.com/phc-project/phc/internal/vault"
 )
 
-// TestExportImport: export, then import into a fresh vault with another
-// password; every field, version and provenance is equal.
+// TestExportImport: the PCP archive is the owner's backup of this vault: it
+// restores into the same vault directly (replace lists what it erased);
+// another vault holds it in the quarantine, and after adoption (identities
+// mapped) every field, version and provenance is equal.
 func TestExportImport(t *testing.T) {
 	a := startHarness(t, "")
 	a.must(201, "POST", "/phc/v1/personas", a.owner, map[string]string{"id": "learning", "name": "Learning"}, nil)
@@ -41,15 +43,17 @@ func TestExportImport(t *testing.T) {
 		map[string]any{"archive": json.RawMessage(archive), "mode": "merge", "password": "an entirely different passphrase", "secret_key": sk})
 	b.constraint(400, "invalid_request", "POST", "/context/import", b.owner,
 		map[string]any{"archive": map[string]string{"format": "other"}, "mode": "merge", "password": testPassword, "secret_key": sk})
+	// Another vault's archive is a migration, not a restore: it is held in
+	// the quarantine, nothing of it in use until adopted.
 	var res struct {
-		Imported, Skipped, Removed int
+		Imported, Skipped, Removed, Held int
+		RemovedClaims                    []string `json:"removed_claims"`
 	}
 	b.must(200, "POST", "/context/import", b.owner,
-		map[string]any{"archive": json.RawMessage(archive), "mode": "merge", "password": testPassword, "secret_key": sk}, &res)
-	if res.Imported != 3 {
-		t.Fatalf("import = %+v; want 3 claims", res)
+		map[string]any{"archive": json.RawMessage(archive), "mode": "replace", "password": testPassword, "secret_key": sk}, &res)
+	if res.Held != 4 || res.Imported != 0 || res.Removed != 0 { // three claims and the persona
+		t.Fatalf("import of another vault's archive = %+v; want 4 held, nothing imported or removed", res)
 	}
-
 	type versions struct {
 		Claims []map[string]any `json:"claims"`
 	}
@@ -62,10 +66,17 @@ func TestExportImport(t *testing.T) {
 	var la, lb struct {
 		Claims []map[string]any `json:"claims"`
 	}
+	b.must(200, "GET", "/phc/v1/claims", b.owner, nil, &lb)
+	if len(lb.Claims) != 0 {
+		t.Fatalf("held claims are in use: %v", lb.Claims)
+	}
+	b.consumer("tutor", "*", "read")
+	b.must(200, "POST", "/phc/v1/quarantine/adopt", b.owner, map[string]any{"all": true,
+		"identities": map[string]string{"foreign:archive/owner": "owner", "foreign:archive/tutor": "tutor"}}, nil)
 	a.must(200, "GET", "/phc/v1/claims", a.owner, nil, &la)
 	b.must(200, "GET", "/phc/v1/claims", b.owner, nil, &lb)
 	if diff := cmp.Diff(strip(la.Claims), strip(lb.Claims)); diff != "" {
-		t.Fatalf("claims after import (-exported +imported):\n%s", diff)
+		t.Fatalf("claims after import and adoption (-exported +adopted):\n%s", diff)
 	}
 	for _, c := range la.Claims {
 		id := c["id"].(string)
@@ -73,32 +84,39 @@ func TestExportImport(t *testing.T) {
 		a.must(200, "GET", "/phc/v1/claims/"+id+"/versions", a.owner, nil, &va)
 		b.must(200, "GET", "/phc/v1/claims/"+id+"/versions", b.owner, nil, &vb)
 		if diff := cmp.Diff(strip(va.Claims), strip(vb.Claims)); diff != "" {
-			t.Fatalf("versions of %s (-exported +imported):\n%s", id, diff)
+			t.Fatalf("versions of %s (-exported +adopted):\n%s", id, diff)
 		}
 	}
-	// merge again: nothing new; replace: the same claims again.
-	b.must(200, "POST", "/context/import", b.owner,
+	// This vault's own archive restores directly: merge skips what is
+	// here; replace says what it erased.
+	res.Held = 0
+	a.must(200, "POST", "/context/import", a.owner,
 		map[string]any{"archive": json.RawMessage(archive), "mode": "merge", "password": testPassword, "secret_key": sk}, &res)
-	if res.Imported != 0 || res.Skipped != 3 {
-		t.Fatalf("second merge = %+v", res)
+	if res.Imported != 0 || res.Skipped != 3 || res.Held != 0 {
+		t.Fatalf("merge of the own archive = %+v", res)
 	}
-	b.must(200, "PUT", "/context/fields/work.extra", b.owner, map[string]any{"value": 1}, nil)
-	b.must(200, "POST", "/context/import", b.owner,
+	a.must(200, "PUT", "/context/fields/work.extra", a.owner, map[string]any{"value": 1}, nil)
+	res.RemovedClaims = nil
+	a.must(200, "POST", "/context/import", a.owner,
 		map[string]any{"archive": json.RawMessage(archive), "mode": "replace", "password": testPassword, "secret_key": sk}, &res)
-	if res.Removed != 4 || res.Imported != 3 {
-		t.Fatalf("replace = %+v; want 4 removed and 3 imported", res)
+	if res.Removed != 4 || res.Imported != 3 || len(res.RemovedClaims) != 4 {
+		t.Fatalf("replace = %+v; want 4 removed (listed) and 3 imported", res)
 	}
-	b.must(200, "GET", "/phc/v1/claims", b.owner, nil, &lb)
-	if diff := cmp.Diff(strip(la.Claims), strip(lb.Claims)); diff != "" {
-		t.Fatalf("claims after replace (-exported +imported):\n%s", diff)
+	var lr struct {
+		Claims []map[string]any `json:"claims"`
+	}
+	a.must(200, "GET", "/phc/v1/claims", a.owner, nil, &lr)
+	if diff := cmp.Diff(strip(la.Claims), strip(lr.Claims)); diff != "" {
+		t.Fatalf("claims after replace (-exported +restored):\n%s", diff)
 	}
 	// And it all survives a restart (the stored version sequences are whole).
-	dir := b.dir
-	b.stop()
-	b = startHarnessAs(t, dir, "an entirely different passphrase")
-	b.must(200, "GET", "/phc/v1/claims", b.owner, nil, &lb)
-	if len(lb.Claims) != 3 {
-		t.Fatalf("after restart %d claims", len(lb.Claims))
+	dir := a.dir
+	a.stop()
+	a = startHarness(t, dir)
+	a.must(200, "GET", "/phc/v1/claims", a.owner, nil, &lr)
+	if len(lr.Claims) != 3 {
+		t.Fatalf("after restart %d claims", len(lr.Claims))
 	}
+	tutor = a.consumer("tutor2", "learning.*", "read")
 	a.constraint(403, "session_required", "GET", "/context/export", tutor, nil)
 }

@@ -1,6 +1,7 @@
 package vault
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -78,4 +79,16 @@ func OpenArchive(archive, password []byte, secretKeyText string) ([]byte, error)
 // archiver wherever one is expected.
 func (v *Vault) OpenArchive(archive, password []byte, secretKeyText string) ([]byte, error) {
 	return OpenArchive(archive, password, secretKeyText)
+}
+
+// OwnArchive reports whether archive was sealed by this vault (it names
+// this vault's salt). It opens nothing: a forged salt only makes an archive
+// claim to be this vault's, and it must still open with this vault's
+// password and Secret Key.
+func (v *Vault) OwnArchive(archive []byte) bool {
+	var f archiveFile
+	if json.Unmarshal(archive, &f) != nil || len(f.Salt) != saltSize {
+		return false
+	}
+	return bytes.Equal(f.Salt, v.salt)
 }
