@@ -235,6 +235,7 @@ func TestAdoptBundle(t *testing.T) {
 		t.Fatal(err)
 	}
 	editor := a.mustClaim("work.editor", "vim", "work").Claim
+	sum := a.mustSummary(a.owner, "a summary of lang", "", lang.ID+"@2")
 	a.mustConsumer("tutor")
 	a.mustGrant(grantSpec{recipient: "tutor", ops: []string{"read"}, keys: []string{"work.*"}})
 	sealed, _, err := a.ExportBundle(t.Context(), a.owner, mustJSON(t, map[string]any{"to": json.RawMessage(cardB)}))
@@ -266,9 +267,9 @@ func TestAdoptBundle(t *testing.T) {
 	if err != nil || n != 1 {
 		t.Fatalf("adopt one = %d, %v", n, err)
 	}
-	// The editor claim, and the persona "work" (B has one: kept).
+	// The editor claim, the summary and the persona "work" (B has one: kept).
 	n, _, err = b.AdoptQuarantined(t.Context(), b.owner, "", []byte(`{"all":true}`))
-	if err != nil || n != 2 {
+	if err != nil || n != 3 {
 		t.Fatalf("adopt all = %d, %v", n, err)
 	}
 	gotR, err := b.GetClaim(t.Context(), b.owner, lang.ID, "")
@@ -292,6 +293,9 @@ func TestAdoptBundle(t *testing.T) {
 	}
 	if list, _ := b.ListQuarantine(t.Context(), b.owner, ""); len(list) != 0 {
 		t.Fatalf("quarantine after adopting all = %v", list)
+	}
+	if got := b.summary(sum.ID); !slices.Equal(got.DerivedFrom, []string{lang.ID + "@2"}) || got.Status != sum.Status {
+		t.Fatalf("adopted summary = %+v", got)
 	}
 	rep2, err := b.Check(t.Context(), b.owner)
 	if err != nil || !rep2.OK {

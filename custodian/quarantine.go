@@ -305,8 +305,8 @@ type AdoptInput struct {
 // is the one record of the single-record route; the body's ids and all
 // select otherwise. A blocked record is refused (restriction_blocked), as
 // is a claim whose id exists here already or whose subject does not, and a
-// summary (adopting summaries is not built yet); all passes over blocked
-// records and summaries.
+// summary whose parents are neither here nor adopted with it; all passes
+// over blocked records and such summaries (they stay held).
 func (s *Service) AdoptQuarantined(ctx context.Context, p Principal, only string, raw []byte) (int, uint64, error) {
 	const op = "quarantine.adopt"
 	if err := requireOwner(op, p); err != nil {
@@ -333,7 +333,7 @@ func (s *Service) AdoptQuarantined(ctx context.Context, p Principal, only string
 		if in.All {
 			ids = ids[:0]
 			for id, q := range st.quarantine {
-				if q.Kind != "summary" && q.Status != StatusBlocked {
+				if q.Status != StatusBlocked {
 					ids = append(ids, id)
 				}
 			}
@@ -343,6 +343,7 @@ func (s *Service) AdoptQuarantined(ctx context.Context, p Principal, only string
 		// about those entities and in those personas.
 		newEntities, newPersonas := map[string]*Entity{}, map[string]*Persona{}
 		var dropped []*QuarantineRecord // adopted records that add nothing new
+		var sums []*QuarantineRecord    // summaries, adopted after the claims
 		rest := ids[:0:0]
 		for _, id := range ids {
 			q := st.quarantine[id]
@@ -368,6 +369,8 @@ func (s *Service) AdoptQuarantined(ctx context.Context, p Principal, only string
 					newPersonas[pe.ID] = &pe
 				}
 				dropped = append(dropped, q)
+			case "summary":
+				sums = append(sums, q)
 			default:
 				rest = append(rest, id)
 			}
@@ -404,8 +407,6 @@ func (s *Service) AdoptQuarantined(ctx context.Context, p Principal, only string
 			switch {
 			case q.Status == StatusBlocked:
 				return fail(op, KindRestrictionBlocked, "record "+id+" is blocked by an unknown mandatory restriction: remove it first")
-			case q.Kind != "claim":
-				return fail(op, KindInvalid, "record "+id+" is a summary: adopting summaries is not built yet")
 			}
 			var body struct {
 				Personas []string `json:"personas"`
@@ -435,8 +436,63 @@ func (s *Service) AdoptQuarantined(ctx context.Context, p Principal, only string
 			}
 			todo = append(todo, adoption{q: q, versions: body.Versions, personas: ps})
 		}
+		// Summaries: each needs its parents here, or adopted with it
+		// (claims of this adopt, or summaries before it). In an adopt of
+		// all, one whose parents are not stays held.
+		adoptedClaims := map[string]int{} // id → versions
+		for _, a := range todo {
+			adoptedClaims[a.versions[0].ID] = len(a.versions)
+		}
+		slices.SortFunc(sums, func(x, y *QuarantineRecord) int { return strings.Compare(x.Record, y.Record) })
+		var summaries []*Summary
+		var sumQs []*QuarantineRecord
+		adoptedSums := map[string]int{}
+		for progress := true; progress; {
+			progress = false
+			for i, q := range sums {
+				if q == nil {
+					continue
+				}
+				if q.Status == StatusBlocked {
+					return fail(op, KindRestrictionBlocked, "record "+q.ID+" is blocked by an unknown mandatory restriction: remove it first")
+				}
+				var sm Summary
+				if err := json.Unmarshal(q.Body, &sm); err != nil {
+					return wrap(op, KindInternal, err)
+				}
+				if st.summaries[sm.ID] != nil {
+					return fail(op, KindConflict, "record "+q.ID+": summary "+sm.ID+" exists here already")
+				}
+				ready := true
+				for _, ref := range sm.DerivedFrom {
+					pid, v, ok := parseRef(ref)
+					switch {
+					case !ok:
+						ready = false
+					case strings.HasPrefix(pid, "clm_"):
+						r := st.claims[pid]
+						ready = ready && (adoptedClaims[pid] >= v || (r != nil && len(r.versions) >= v))
+					default:
+						ready = ready && (adoptedSums[pid] >= v || (st.summaries[pid] != nil && st.summaries[pid].Version >= v))
+					}
+				}
+				if !ready {
+					continue
+				}
+				adoptedSums[sm.ID] = sm.Version
+				summaries, sumQs = append(summaries, &sm), append(sumQs, q)
+				sums[i], progress = nil, true
+			}
+		}
+		if !in.All {
+			for _, q := range sums {
+				if q != nil {
+					return fail(op, KindInvalid, "record "+q.ID+" is a summary whose parents are neither here nor adopted with it")
+				}
+			}
+		}
 		rev = b.nextRevision()
-		refs := make([]string, 0, len(todo)+len(dropped))
+		refs := make([]string, 0, len(todo)+len(dropped)+len(summaries))
 		for _, id := range slices.Sorted(maps.Keys(newEntities)) {
 			e := newEntities[id]
 			e.Revision = rev
@@ -475,7 +531,19 @@ func (s *Service) AdoptQuarantined(ctx context.Context, p Principal, only string
 			b.del(bucketQuarantine, a.q.ID)
 			refs = append(refs, a.q.ID, head.Ref())
 		}
-		n = len(todo) + len(dropped)
+		for i, sm := range summaries {
+			if sm.Producer != nil {
+				local := localIdentity(sumQs[i].Source, *sm.Producer, in.Identities)
+				sm.Producer = &local
+			}
+			sm.Revision = rev
+			st.setSummary(sm)
+			b.put(bucketSummaries, sm.ID, sm)
+			delete(st.quarantine, sumQs[i].ID)
+			b.del(bucketQuarantine, sumQs[i].ID)
+			refs = append(refs, sumQs[i].ID, sm.Ref())
+		}
+		n = len(todo) + len(dropped) + len(summaries)
 		b.receipt(Receipt{Actor: "owner", Operation: op, Decision: "allow", Records: refs, Revision: rev})
 		return nil
 	})

@@ -53,6 +53,12 @@ func TestMigrationBetweenDaemons(t *testing.T) {
 	a.must(200, "PUT", "/phc/v1/claims/"+k0, a.owner, map[string]any{"value": "Go and Rust"}, nil)
 	confirm("work.tools", []string{"vim", "make"}, []any{map[string]any{"type": "purpose_only", "mandatory": true, "params": map[string]any{"purposes": []string{"assist"}}}})
 	confirm("work.salary", 100, []any{map[string]any{"type": "no_export", "mandatory": true}})
+	var sum struct {
+		Summary struct {
+			ID string `json:"id"`
+		} `json:"summary"`
+	}
+	a.must(201, "POST", "/phc/v1/summaries", a.owner, map[string]any{"value": "knows Go and Rust", "derived_from": []string{k0 + "@2"}}, &sum)
 	a.consumer("tutor", "*", "read")
 	a.grant("tutor", "assist", "read", map[string]any{"keys": []string{"work.*"}})
 
@@ -62,7 +68,7 @@ func TestMigrationBetweenDaemons(t *testing.T) {
 
 	run(envA, errA, "export", "--to", cardB, "--out", bundle)
 	run(envB, errB, "import", bundle)
-	if !strings.Contains(outB.String(), "3 records held") { // two claims and the persona
+	if !strings.Contains(outB.String(), "4 records held") { // two claims, the summary and the persona
 		t.Fatalf("phc import said:\n%s", outB.String())
 	}
 	// Held: nothing reads as present to B's app, by any route.
@@ -110,6 +116,15 @@ func TestMigrationBetweenDaemons(t *testing.T) {
 			if !reflect.DeepEqual(na.Versions[i]["value"], nb.Versions[i]["value"]) {
 				t.Errorf("%s version %d: A %v, B %v", key, i+1, na.Versions[i]["value"], nb.Versions[i]["value"])
 			}
+		}
+	}
+	// The summary arrives with its lineage.
+	var sa, sb map[string]any
+	a.must(200, "GET", "/phc/v1/summaries/"+sum.Summary.ID, a.owner, nil, &sa)
+	b.must(200, "GET", "/phc/v1/summaries/"+sum.Summary.ID, b.owner, nil, &sb)
+	for _, f := range []string{"value", "derived_from", "status", "restrictions", "sensitivity", "version"} {
+		if !reflect.DeepEqual(sa["summary"].(map[string]any)[f], sb["summary"].(map[string]any)[f]) {
+			t.Errorf("summary.%s: A %v, B %v", f, sa["summary"].(map[string]any)[f], sb["summary"].(map[string]any)[f])
 		}
 	}
 	var salary struct {
