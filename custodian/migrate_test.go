@@ -204,11 +204,24 @@ func TestImportBundleQuarantine(t *testing.T) {
 	_, err = b.ImportBundle(t.Context(), b.owner, damaged)
 	wantKind(t, "a damaged bundle", err, custodian.KindInvalid)
 
-	list, err := b.ListQuarantine(t.Context(), b.owner, "")
-	if err != nil || len(list) != 3 {
-		t.Fatalf("ListQuarantine = %v, %v", list, err)
+	page, err := b.ListQuarantine(t.Context(), b.owner, custodian.QuarantineQuery{})
+	list := page.Records
+	if err != nil || len(list) != 3 || page.Total != 3 {
+		t.Fatalf("ListQuarantine = %v, %v", page, err)
 	}
-	if _, err := b.ListQuarantine(t.Context(), reader, ""); err == nil {
+	p1, err := b.ListQuarantine(t.Context(), b.owner, custodian.QuarantineQuery{Limit: 2})
+	if err != nil || len(p1.Records) != 2 || p1.NextCursor == "" {
+		t.Fatalf("first page = %+v, %v", p1, err)
+	}
+	p2, err := b.ListQuarantine(t.Context(), b.owner, custodian.QuarantineQuery{Limit: 2, Cursor: p1.NextCursor})
+	if err != nil || len(p2.Records) != 1 || p2.NextCursor != "" || p2.Records[0].ID == p1.Records[0].ID {
+		t.Fatalf("second page = %+v, %v", p2, err)
+	}
+	conflicts, err := b.ListQuarantine(t.Context(), b.owner, custodian.QuarantineQuery{Problem: "conflicts with"})
+	if err != nil || len(conflicts.Records) != 1 || conflicts.Records[0].Key != "work.editor" {
+		t.Fatalf("records with a conflict = %+v, %v", conflicts, err)
+	}
+	if _, err := b.ListQuarantine(t.Context(), reader, custodian.QuarantineQuery{}); err == nil {
 		t.Fatal("a recipient listed the quarantine")
 	}
 	if n, _, err := b.RejectQuarantined(t.Context(), b.owner, []string{list[0].ID}, false); err != nil || n != 1 {
@@ -291,8 +304,8 @@ func TestAdoptBundle(t *testing.T) {
 	if keys, _ := b.contextKeys(reader, custodian.ContextQuery{Purpose: "assist"}); !slices.Equal(keys, []string{"work.lang"}) {
 		t.Fatalf("with B's grant on work.lang, the reader reads %v", keys)
 	}
-	if list, _ := b.ListQuarantine(t.Context(), b.owner, ""); len(list) != 0 {
-		t.Fatalf("quarantine after adopting all = %v", list)
+	if page, _ := b.ListQuarantine(t.Context(), b.owner, custodian.QuarantineQuery{}); len(page.Records) != 0 {
+		t.Fatalf("quarantine after adopting all = %v", page.Records)
 	}
 	if got := b.summary(sum.ID); !slices.Equal(got.DerivedFrom, []string{lang.ID + "@2"}) || got.Status != sum.Status {
 		t.Fatalf("adopted summary = %+v", got)

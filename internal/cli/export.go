@@ -242,23 +242,35 @@ func runQuarantine(ctx context.Context, env *Env, args []string) error {
 	}
 	fs := newFlags(env, "quarantine", &c)
 	status := fs.String("status", "", "only records of this status (quarantined, blocked)")
+	problem := fs.String("problem", "", `only records with a problem containing this text (e.g. "conflicts", "identity unmapped")`)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	path := "/phc/v1/quarantine"
-	if *status != "" {
-		path += "?status=" + url.QueryEscape(*status)
+	type held struct {
+		ID, Kind, Record, Key, Status, Source string
+		Problems                              []string
 	}
-	var out struct {
-		Records []struct {
-			ID, Kind, Record, Key, Status, Source string
-			Problems                              []string
-		} `json:"records"`
+	var records []held
+	for cursor := ""; ; {
+		v := url.Values{"limit": {"1000"}}
+		for k, x := range map[string]string{"status": *status, "problem": *problem, "cursor": cursor} {
+			if x != "" {
+				v.Set(k, x)
+			}
+		}
+		var out struct {
+			Records    []held `json:"records"`
+			NextCursor string `json:"next_cursor"`
+		}
+		if err := ownerDo(ctx, env, c, "GET", "/phc/v1/quarantine?"+v.Encode(), nil, &out); err != nil {
+			return err
+		}
+		records = append(records, out.Records...)
+		if cursor = out.NextCursor; cursor == "" {
+			break
+		}
 	}
-	if err := ownerDo(ctx, env, c, "GET", path, nil, &out); err != nil {
-		return err
-	}
-	for _, r := range out.Records {
+	for _, r := range records {
 		fmt.Fprintf(env.Stdout, "%s %s %s %s from %s", r.ID, r.Status, r.Kind, printable(r.Record), printable(r.Source))
 		if r.Key != "" {
 			fmt.Fprintf(env.Stdout, " (%s)", printable(r.Key))

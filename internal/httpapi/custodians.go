@@ -90,15 +90,27 @@ func (s *Server) importBundle(w http.ResponseWriter, r *http.Request, p custodia
 }
 
 func (s *Server) listQuarantine(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
-	status, err := query(r, "status")
+	var q custodian.QuarantineQuery
+	var err error
+	if q.Status, err = query(r, "status"); err != nil {
+		return err
+	}
+	if q.Problem, err = query(r, "problem"); err != nil {
+		return err
+	}
+	if q.Cursor, err = query(r, "cursor"); err != nil {
+		return err
+	}
+	limit, err := queryUint(r, "limit")
 	if err != nil {
 		return err
 	}
-	out, err := s.svc.ListQuarantine(r.Context(), p, status)
+	q.Limit = int(min(limit, 1<<20))
+	out, err := s.svc.ListQuarantine(r.Context(), p, q)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"records": out})
+	writeJSON(w, http.StatusOK, out)
 	return nil
 }
 
