@@ -49,6 +49,7 @@ func runExport(ctx context.Context, env *Env, args []string) error {
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Authorization", "Bearer "+cl.token)
+	fmt.Fprintln(env.Stderr, "making the bundle (the daemon collects, signs and encrypts it first) …")
 	resp, err := cl.http.Do(req)
 	if err != nil {
 		return fmt.Errorf("cannot reach the daemon at %s (is phc serve running?): %w", cl.base, err)
@@ -74,7 +75,7 @@ func runExport(ctx context.Context, env *Env, args []string) error {
 		}
 		w = f
 	}
-	n, err := io.Copy(w, resp.Body)
+	n, err := io.Copy(w, &progress{r: resp.Body, w: env.Stderr, total: resp.ContentLength, every: 16 << 20})
 	if err != nil {
 		return err
 	}
@@ -281,4 +282,26 @@ func runQuarantine(ctx context.Context, env *Env, args []string) error {
 		}
 	}
 	return nil
+}
+
+// progress reports on w, every so many bytes, how much of r was read.
+type progress struct {
+	r           io.Reader
+	w           io.Writer
+	n, total    int64
+	every, mark int64
+}
+
+func (p *progress) Read(b []byte) (int, error) {
+	n, err := p.r.Read(b)
+	p.n += int64(n)
+	if p.n >= p.mark+p.every {
+		p.mark = p.n - p.n%p.every
+		if p.total > 0 {
+			fmt.Fprintf(p.w, "  %d of %d MB\n", p.n>>20, p.total>>20)
+		} else {
+			fmt.Fprintf(p.w, "  %d MB\n", p.n>>20)
+		}
+	}
+	return n, err
 }
