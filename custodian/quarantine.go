@@ -108,6 +108,7 @@ func (s *Service) ImportBundle(ctx context.Context, p Principal, raw []byte) (Im
 		rep = ImportReport{BundleID: m.BundleID, Source: m.Source.CustodianID, LossReport: append([]Loss{}, m.LossReport...),
 			Records: []QuarantineRecord{}, Counts: map[string]int{}}
 		var held []*QuarantineRecord
+		claimIDs := map[string]bool{}
 		for i, c := range recs.Claims {
 			q := &QuarantineRecord{Kind: "claim", Record: c.ID, Status: StatusQuarantined, Problems: []string{}}
 			var versions []*Claim
@@ -123,8 +124,14 @@ func (s *Service) ImportBundle(ctx context.Context, p Principal, raw []byte) (Im
 				}
 				versions = append(versions, &cl)
 			}
-			if len(versions) == 0 || versions[0].ID != c.ID {
-				return fail(op, KindInvalid, fmt.Sprintf("claim %d of the bundle has no versions, or versions of another claim", i))
+			if len(versions) == 0 || !identity.ValidID(c.ID, "clm_") || claimIDs[c.ID] {
+				return fail(op, KindInvalid, fmt.Sprintf("claim %d of the bundle has no versions, a malformed id or one another claim of it has", i))
+			}
+			claimIDs[c.ID] = true
+			for j, v := range versions {
+				if v.ID != c.ID || v.Version != j+1 {
+					return fail(op, KindInvalid, fmt.Sprintf("claim %d of the bundle: version %d is not version %d of the claim", i, j+1, j+1))
+				}
 			}
 			head := versions[len(versions)-1]
 			q.Key = head.Key
@@ -443,6 +450,7 @@ func (s *Service) AdoptQuarantined(ctx context.Context, p Principal, only string
 			personas []string
 		}
 		var todo []adoption
+		adopting := map[string]bool{}
 		for _, id := range ids {
 			q := st.quarantine[id]
 			if q == nil {
@@ -460,9 +468,10 @@ func (s *Service) AdoptQuarantined(ctx context.Context, p Principal, only string
 				return wrap(op, KindInternal, fmt.Errorf("quarantine %s: %v", id, err))
 			}
 			head := body.Versions[len(body.Versions)-1]
-			if st.claims[head.ID] != nil {
-				return fail(op, KindConflict, "record "+id+": claim "+head.ID+" exists here already")
+			if st.claims[head.ID] != nil || adopting[head.ID] {
+				return fail(op, KindConflict, "record "+id+": claim "+head.ID+" exists here already, or is adopted twice")
 			}
+			adopting[head.ID] = true
 			if !entityHere(head.Subject) {
 				return fail(op, KindInvalid, "record "+id+" is about an entity that is neither here nor adopted with it")
 			}
@@ -504,8 +513,8 @@ func (s *Service) AdoptQuarantined(ctx context.Context, p Principal, only string
 				if err := json.Unmarshal(q.Body, &sm); err != nil {
 					return wrap(op, KindInternal, err)
 				}
-				if st.summaries[sm.ID] != nil {
-					return fail(op, KindConflict, "record "+q.ID+": summary "+sm.ID+" exists here already")
+				if st.summaries[sm.ID] != nil || adoptedSums[sm.ID] > 0 || !identity.ValidID(sm.ID, "sum_") {
+					return fail(op, KindConflict, "record "+q.ID+": summary "+sm.ID+" exists here already, or is adopted twice")
 				}
 				ready := true
 				for _, ref := range sm.DerivedFrom {
