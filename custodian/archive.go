@@ -335,13 +335,16 @@ func (s *Service) holdArchive(p Principal, content *archiveContent) (ImportResul
 			q.Body = body
 			held = append(held, q)
 		}
-		rev := b.nextRevision()
 		for _, q := range held {
-			id, err := identity.NewID("qrn_")
-			if err != nil {
+			var err error
+			if q.ID, err = identity.NewID("qrn_"); err != nil {
 				return wrap(op, KindInternal, err)
 			}
-			q.ID, q.Source, q.ImportedAt, q.Revision = id, archiveSource, b.now, rev
+		}
+		rev := b.nextRevision()
+		for _, q := range held {
+			id := q.ID
+			q.Source, q.ImportedAt, q.Revision = archiveSource, b.now, rev
 			st.quarantine[id] = q
 			b.put(bucketQuarantine, id, q)
 		}

@@ -185,13 +185,16 @@ func (s *Service) ImportBundle(ctx context.Context, p Principal, raw []byte) (Im
 			}
 			held = append(held, q)
 		}
-		rev := b.nextRevision()
+		// Every id first: nothing may fail once the view changes.
 		for _, q := range held {
-			id, err := identity.NewID("qrn_")
-			if err != nil {
+			if q.ID, err = identity.NewID("qrn_"); err != nil {
 				return wrap(op, KindInternal, err)
 			}
-			q.ID, q.BundleID, q.Source, q.ImportedAt, q.Revision = id, m.BundleID, m.Source.CustodianID, b.now, rev
+		}
+		rev := b.nextRevision()
+		for _, q := range held {
+			id := q.ID
+			q.BundleID, q.Source, q.ImportedAt, q.Revision = m.BundleID, m.Source.CustodianID, b.now, rev
 			st.quarantine[id] = q
 			b.put(bucketQuarantine, id, q)
 			rep.Counts[q.Status]++
@@ -492,10 +495,11 @@ func (s *Service) AdoptQuarantined(ctx context.Context, p Principal, only string
 		// Summaries: each needs its parents here, or adopted with it
 		// (claims of this adopt, or summaries before it). In an adopt of
 		// all, one whose parents are not stays held.
-		adoptedClaims := map[string]int{} // id → versions
+		adoptedClaims := map[string][]*Claim{} // id → versions
 		for _, a := range todo {
-			adoptedClaims[a.versions[0].ID] = len(a.versions)
+			adoptedClaims[a.versions[0].ID] = a.versions
 		}
+		sumByID := map[string]*Summary{}
 		slices.SortFunc(sums, func(x, y *QuarantineRecord) int { return strings.Compare(x.Record, y.Record) })
 		var summaries []*Summary
 		var sumQs []*QuarantineRecord
@@ -513,25 +517,54 @@ func (s *Service) AdoptQuarantined(ctx context.Context, p Principal, only string
 				if err := json.Unmarshal(q.Body, &sm); err != nil {
 					return wrap(op, KindInternal, err)
 				}
-				if st.summaries[sm.ID] != nil || adoptedSums[sm.ID] > 0 || !identity.ValidID(sm.ID, "sum_") {
+				if !identity.ValidID(sm.ID, "sum_") || sm.Version < 1 || len(sm.DerivedFrom) == 0 {
+					return fail(op, KindInvalid, "record "+q.ID+" is not a well-formed summary")
+				}
+				if st.summaries[sm.ID] != nil || adoptedSums[sm.ID] > 0 {
 					return fail(op, KindConflict, "record "+q.ID+": summary "+sm.ID+" exists here already, or is adopted twice")
 				}
+				// Its parents must come with it, in this adopt: a summary from
+				// elsewhere never derives from what this custodian held
+				// before. What it inherits is computed here, not taken as sent.
 				ready := true
+				restr := append([]Restriction{}, sm.Restrictions...)
+				tier := tierRank[sm.Sensitivity]
 				for _, ref := range sm.DerivedFrom {
 					pid, v, ok := parseRef(ref)
 					switch {
-					case !ok:
+					case !ok || pid == sm.ID:
 						ready = false
 					case strings.HasPrefix(pid, "clm_"):
-						r := st.claims[pid]
-						ready = ready && (adoptedClaims[pid] >= v || (r != nil && len(r.versions) >= v))
+						vs := adoptedClaims[pid]
+						if len(vs) < v || v < 1 {
+							ready = false
+							break
+						}
+						restr = append(restr, vs[v-1].Restrictions...)
+						tier = max(tier, tierRank[vs[v-1].Sensitivity])
 					default:
-						ready = ready && (adoptedSums[pid] >= v || (st.summaries[pid] != nil && st.summaries[pid].Version >= v))
+						ps := sumByID[pid]
+						if ps == nil || ps.Version < v {
+							ready = false
+							break
+						}
+						restr = append(restr, ps.Restrictions...)
+						tier = max(tier, tierRank[ps.Sensitivity])
 					}
 				}
 				if !ready {
 					continue
 				}
+				sm.Restrictions = dedupeRestrictions(restr)
+				for name, rank := range tierRank {
+					if rank == tier {
+						sm.Sensitivity = name
+					}
+				}
+				if sm.Status != SummaryCurrent && sm.Status != SummaryStale && sm.Status != SummaryIneligible {
+					sm.Status = SummaryStale
+				}
+				sumByID[sm.ID] = &sm
 				adoptedSums[sm.ID] = sm.Version
 				summaries, sumQs = append(summaries, &sm), append(sumQs, q)
 				sums[i], progress = nil, true
@@ -544,6 +577,14 @@ func (s *Service) AdoptQuarantined(ctx context.Context, p Principal, only string
 				}
 			}
 		}
+		personaKeys := map[string]string{}
+		for id := range newPersonas {
+			key, err := identity.NewID("per_")
+			if err != nil {
+				return wrap(op, KindInternal, err)
+			}
+			personaKeys[id] = key
+		}
 		rev = b.nextRevision()
 		refs := make([]string, 0, len(todo)+len(dropped)+len(summaries))
 		for _, id := range slices.Sorted(maps.Keys(newEntities)) {
@@ -554,13 +595,9 @@ func (s *Service) AdoptQuarantined(ctx context.Context, p Principal, only string
 		}
 		for _, id := range slices.Sorted(maps.Keys(newPersonas)) {
 			pe := newPersonas[id]
-			key, err := identity.NewID("per_")
-			if err != nil {
-				return wrap(op, KindInternal, err)
-			}
-			pe.Node, pe.Preferences, pe.Guardrails = key, orEmpty(pe.Preferences), orEmpty(pe.Guardrails)
+			pe.Node, pe.Preferences, pe.Guardrails = personaKeys[id], orEmpty(pe.Preferences), orEmpty(pe.Guardrails)
 			st.setPersona(pe)
-			b.put(bucketPersonas, key, pe)
+			b.put(bucketPersonas, pe.Node, pe)
 		}
 		for _, q := range dropped {
 			delete(st.quarantine, q.ID)
@@ -693,4 +730,17 @@ func (s *Service) UnblockQuarantined(ctx context.Context, p Principal, id string
 		return nil
 	})
 	return out, err
+}
+
+// dedupeRestrictions keeps the first restriction of each type.
+func dedupeRestrictions(rs []Restriction) []Restriction {
+	out := make([]Restriction, 0, len(rs))
+	seen := map[string]bool{}
+	for _, r := range rs {
+		if !seen[r.Type] {
+			seen[r.Type] = true
+			out = append(out, r)
+		}
+	}
+	return out
 }

@@ -87,6 +87,20 @@ func TestExportImport(t *testing.T) {
 			t.Fatalf("versions of %s (-exported +adopted):\n%s", id, diff)
 		}
 	}
+	// An archive of B's that names A's salt is not A's: it does not open as
+	// A's own, nor with B's credentials under A's salt.
+	archB := b.must(200, "GET", "/context/export", b.owner, nil, nil)
+	skB, err := vault.ReadSecretKeyFile(b.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fa, fb map[string]any
+	json.Unmarshal(archive, &fa)
+	json.Unmarshal(archB, &fb)
+	fb["salt"] = fa["salt"]
+	forged, _ := json.Marshal(fb)
+	a.constraint(401, "unauthenticated", "POST", "/context/import", a.owner,
+		map[string]any{"archive": json.RawMessage(forged), "mode": "replace", "password": "an entirely different passphrase", "secret_key": skB})
 	// This vault's own archive restores directly: merge skips what is
 	// here; replace says what it erased.
 	res.Held = 0

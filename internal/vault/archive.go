@@ -1,7 +1,6 @@
 package vault
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -81,14 +80,25 @@ func (v *Vault) OpenArchive(archive, password []byte, secretKeyText string) ([]b
 	return OpenArchive(archive, password, secretKeyText)
 }
 
-// OwnArchive reports whether archive was sealed by this vault (it names
-// this vault's salt). It opens nothing: a forged salt only makes an archive
-// claim to be this vault's, and it must still open with this vault's
-// password and Secret Key.
+// OwnArchive reports whether archive was sealed by this vault: whether it
+// opens under this vault's own key (its salt alone proves nothing — every
+// archive shows it). It returns false while the vault is locked.
 func (v *Vault) OwnArchive(archive []byte) bool {
 	var f archiveFile
-	if json.Unmarshal(archive, &f) != nil || len(f.Salt) != saltSize {
+	if json.Unmarshal(archive, &f) != nil || f.Format != archiveFormat || len(f.Sealed) < ctOverhead {
 		return false
 	}
-	return bytes.Equal(f.Salt, v.salt)
+	v.mu.RLock()
+	if !v.unlocked {
+		v.mu.RUnlock()
+		return false
+	}
+	a, err := newAEAD(v.mem.b[:keySize], infoArchive)
+	v.mu.RUnlock()
+	if err != nil {
+		return false
+	}
+	plain, err := open(a, archiveLabel, nil, f.Sealed)
+	clear(plain)
+	return err == nil
 }
