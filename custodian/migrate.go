@@ -1,7 +1,6 @@
 package custodian
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -310,9 +309,7 @@ func (s *Service) readManifest(st *state, op string, raw []byte) (BundleManifest
 	// Signed by a pinned custodian, but still checked: strict members,
 	// the manifest first.
 	var p bundlePayload
-	dec := json.NewDecoder(bytes.NewReader(payload))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&p); err != nil {
+	if err := strictJSON(payload, &p); err != nil {
 		return BundleManifest{}, nil, fail(op, KindInvalid, "the bundle's content is not a manifest and records")
 	}
 	m := p.Manifest
@@ -340,9 +337,7 @@ func (s *Service) readBundle(st *state, op string, raw []byte) (BundleManifest, 
 		return m, BundleRecords{}, err
 	}
 	var recs BundleRecords
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&recs); err != nil {
+	if err := strictJSON(body, &recs); err != nil {
 		return m, BundleRecords{}, fail(op, KindInvalid, "the bundle's records are not in the bundle format 0.1")
 	}
 	return m, recs, nil

@@ -96,9 +96,7 @@ func (s *Service) ImportBundle(ctx context.Context, p Principal, raw []byte) (Im
 			return fail(op, KindConflict, "this bundle was imported already ("+m.BundleID+")")
 		}
 		var recs rawRecords
-		dec := json.NewDecoder(bytes.NewReader(payload))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&recs); err != nil {
+		if err := strictJSON(payload, &recs); err != nil {
 			return fail(op, KindInvalid, "the bundle's records are not in the bundle format 0.1")
 		}
 		foreign := map[string]string{} // source producer display → foreign identity
@@ -145,9 +143,7 @@ func (s *Service) ImportBundle(ctx context.Context, p Principal, raw []byte) (Im
 		}
 		for i, raw := range recs.Personas {
 			var pe Persona
-			dec := json.NewDecoder(bytes.NewReader(raw))
-			dec.DisallowUnknownFields()
-			if err := dec.Decode(&pe); err != nil || !validSegment(pe.ID) {
+			if err := strictJSON(raw, &pe); err != nil || !validSegment(pe.ID) {
 				return fail(op, KindInvalid, fmt.Sprintf("persona %d of the bundle is not a persona", i))
 			}
 			q := &QuarantineRecord{Kind: "persona", Record: pe.ID, Status: StatusQuarantined, Problems: []string{}, Body: raw}
@@ -158,9 +154,7 @@ func (s *Service) ImportBundle(ctx context.Context, p Principal, raw []byte) (Im
 		}
 		for i, raw := range recs.Entities {
 			var e Entity
-			dec := json.NewDecoder(bytes.NewReader(raw))
-			dec.DisallowUnknownFields()
-			if err := dec.Decode(&e); err != nil || !identity.ValidID(e.ID, "ent_") || entityTypes[e.Type] == "" {
+			if err := strictJSON(raw, &e); err != nil || !identity.ValidID(e.ID, "ent_") || entityTypes[e.Type] == "" {
 				return fail(op, KindInvalid, fmt.Sprintf("entity %d of the bundle is not an entity", i))
 			}
 			q := &QuarantineRecord{Kind: "entity", Record: e.ID, Status: StatusQuarantined, Problems: []string{}, Body: raw}
@@ -171,9 +165,7 @@ func (s *Service) ImportBundle(ctx context.Context, p Principal, raw []byte) (Im
 		}
 		for i, raw := range recs.Summaries {
 			var sm Summary
-			dec := json.NewDecoder(bytes.NewReader(raw))
-			dec.DisallowUnknownFields()
-			if err := dec.Decode(&sm); err != nil || sm.ID == "" {
+			if err := strictJSON(raw, &sm); err != nil || sm.ID == "" {
 				return fail(op, KindInvalid, fmt.Sprintf("summary %d of the bundle is not a summary", i))
 			}
 			q := &QuarantineRecord{Kind: "summary", Record: sm.ID, Status: StatusQuarantined, Problems: []string{}, Body: raw}
@@ -743,4 +735,13 @@ func dedupeRestrictions(rs []Restriction) []Restriction {
 		}
 	}
 	return out
+}
+
+// strictJSON decodes one record of a signed bundle into v, refusing
+// members v does not have. (A bundle is larger than the request limits of
+// decodeStrict; each claim version is also checked against the schema.)
+func strictJSON(raw []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	return dec.Decode(v)
 }
