@@ -325,7 +325,7 @@ func (s *Service) holdArchive(p Principal, content *archiveContent) (ImportResul
 			}
 			head := ac.Versions[len(ac.Versions)-1]
 			q := &QuarantineRecord{Kind: "claim", Record: head.ID, Key: head.Key, Status: StatusQuarantined, Problems: []string{}}
-			s.checkImported(st, q, head, map[string]string{}, &[]Loss{})
+			s.checkImported(st, q, ac.Versions, map[string]string{}, &[]Loss{})
 			a := head.Producer.Authenticated
 			q.Problems = append(q.Problems, "identity unmapped: foreign:"+archiveSource+"/"+a.ID)
 			body, err := json.Marshal(map[string]any{"personas": ac.Personas, "versions": ac.Versions})

@@ -247,8 +247,20 @@ func (st *state) bundleRecords(personas []string) (BundleRecords, []Loss) {
 		}
 	}
 	sort.Slice(recs.Personas, func(i, j int) bool { return recs.Personas[i].ID < recs.Personas[j].ID })
+	// Every entity, or with a persona filter only those the claims that
+	// travel are about or relate.
+	used := map[string]bool{}
+	for _, c := range recs.Claims {
+		h := c.Versions[len(c.Versions)-1]
+		used[h.Subject] = true
+		if rel, ok := relationshipOf(h); ok {
+			used[rel.From], used[rel.To] = true, true
+		}
+	}
 	for _, e := range st.entities {
-		recs.Entities = append(recs.Entities, *e)
+		if len(personas) == 0 || used[e.ID] {
+			recs.Entities = append(recs.Entities, *e)
+		}
 	}
 	sort.Slice(recs.Entities, func(i, j int) bool { return recs.Entities[i].ID < recs.Entities[j].ID })
 	// Summaries in order of creation, so that a summary of summaries

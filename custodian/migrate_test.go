@@ -623,3 +623,32 @@ func TestImportRefusals(t *testing.T) {
 		})
 	}
 }
+
+// TestBlockedByAnEarlierVersion: an unknown mandatory restriction on any
+// version blocks the record (adoption keeps every version); unblocking
+// removes it from every version.
+func TestBlockedByAnEarlierVersion(t *testing.T) {
+	a := newTestService(t, withCards)
+	b := newTestService(t, withCards)
+	cardB := pinEach(t, a, b)
+	pr := a.mustPropose(a.owner, proposal(t, "misc.past", "x", map[string]any{"restrictions": []any{map[string]any{"type": "x_future", "mandatory": true}}}))
+	c := a.mustConfirm(pr.ProposalID).Claim
+	if _, err := a.Correct(t.Context(), a.owner, c.ID, []byte(`{"value":"y","restrictions":[]}`)); err != nil {
+		t.Fatal(err)
+	}
+	sealed, _, err := a.ExportBundle(t.Context(), a.owner, mustJSON(t, map[string]any{"to": json.RawMessage(cardB)}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := b.ImportBundle(t.Context(), b.owner, sealed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Records) != 1 || rep.Records[0].Status != custodian.StatusBlocked {
+		t.Fatalf("import = %+v, want the record blocked by its first version", rep.Records)
+	}
+	q, err := b.UnblockQuarantined(t.Context(), b.owner, rep.Records[0].ID, []byte(`{"remove":["x_future"]}`))
+	if err != nil || q.Status != custodian.StatusQuarantined || len(q.Problems) != 1 { // the foreign identity stays
+		t.Fatalf("unblock = %+v, %v", q, err)
+	}
+}

@@ -133,7 +133,7 @@ func (s *Service) ImportBundle(ctx context.Context, p Principal, raw []byte) (Im
 			}
 			head := versions[len(versions)-1]
 			q.Key = head.Key
-			s.checkImported(st, q, head, foreign, &rep.LossReport)
+			s.checkImported(st, q, versions, foreign, &rep.LossReport)
 			body, err := json.Marshal(map[string]any{"personas": c.Personas, "versions": versions})
 			if err != nil {
 				return wrap(op, KindInternal, err)
@@ -206,7 +206,8 @@ func (s *Service) ImportBundle(ctx context.Context, p Principal, raw []byte) (Im
 // checkImported lists a claim's problems: unknown restrictions (mandatory:
 // blocked; advisory: dropped and reported), foreign producers, and a key
 // with an active claim here.
-func (s *Service) checkImported(st *state, q *QuarantineRecord, head *Claim, foreign map[string]string, loss *[]Loss) {
+func (s *Service) checkImported(st *state, q *QuarantineRecord, versions []*Claim, foreign map[string]string, loss *[]Loss) {
+	head := versions[len(versions)-1]
 	kept := head.Restrictions[:0:0]
 	for _, r := range head.Restrictions {
 		switch {
@@ -221,6 +222,16 @@ func (s *Service) checkImported(st *state, q *QuarantineRecord, head *Claim, for
 		}
 	}
 	head.Restrictions = kept
+	// An unknown mandatory restriction on an earlier version blocks too:
+	// adoption keeps every version.
+	for _, v := range versions[:len(versions)-1] {
+		for _, r := range v.Restrictions {
+			if !knownRestriction(r.Type) && r.Mandatory {
+				q.Status = StatusBlocked
+				q.Problems = append(q.Problems, fmt.Sprintf("blocked: unknown mandatory restriction %s (version %d)", r.Type, v.Version))
+			}
+		}
+	}
 	seen := map[string]bool{}
 	a := head.Producer.Authenticated
 	if f, ok := foreign[a.Kind+":"+a.ID]; ok && !seen[f] {
@@ -684,16 +695,19 @@ func (s *Service) UnblockQuarantined(ctx context.Context, p Principal, id string
 		if err := json.Unmarshal(q.Body, &body); err != nil || len(body.Versions) == 0 {
 			return wrap(op, KindInternal, fmt.Errorf("quarantine %s: %v", id, err))
 		}
-		head := body.Versions[len(body.Versions)-1]
 		for _, t := range in.Remove {
 			if knownRestriction(t) {
 				return fail(op, KindInvalid, "restriction "+t+" is one this custodian knows: it travels with the record")
 			}
-			if !slices.ContainsFunc(head.Restrictions, func(r Restriction) bool { return r.Type == t }) {
+			if !slices.ContainsFunc(body.Versions, func(v *Claim) bool {
+				return slices.ContainsFunc(v.Restrictions, func(r Restriction) bool { return r.Type == t })
+			}) {
 				return fail(op, KindInvalid, "the record has no restriction "+t)
 			}
 		}
-		head.Restrictions = slices.DeleteFunc(head.Restrictions, func(r Restriction) bool { return slices.Contains(in.Remove, r.Type) })
+		for _, v := range body.Versions {
+			v.Restrictions = slices.DeleteFunc(v.Restrictions, func(r Restriction) bool { return slices.Contains(in.Remove, r.Type) })
+		}
 		nb, err := json.Marshal(body)
 		if err != nil {
 			return wrap(op, KindInternal, err)
@@ -702,16 +716,18 @@ func (s *Service) UnblockQuarantined(ctx context.Context, p Principal, id string
 		nq.Body, nq.Revision = nb, b.nextRevision()
 		nq.Problems = slices.DeleteFunc(slices.Clone(q.Problems), func(pr string) bool {
 			for _, t := range in.Remove {
-				if pr == "blocked: unknown mandatory restriction "+t {
+				if pr == "blocked: unknown mandatory restriction "+t || strings.HasPrefix(pr, "blocked: unknown mandatory restriction "+t+" (") {
 					return true
 				}
 			}
 			return false
 		})
 		nq.Status = StatusQuarantined
-		for _, r := range head.Restrictions {
-			if !knownRestriction(r.Type) && r.Mandatory {
-				nq.Status = StatusBlocked
+		for _, v := range body.Versions {
+			for _, r := range v.Restrictions {
+				if !knownRestriction(r.Type) && r.Mandatory {
+					nq.Status = StatusBlocked
+				}
 			}
 		}
 		st.quarantine[id] = &nq
