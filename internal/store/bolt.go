@@ -287,14 +287,7 @@ func applyOverlay(tx *bbolt.Tx, ov *overlay, top map[string]*btree.BTreeG[entry]
 		for bucket, t := range layer {
 			var err error
 			t.Ascend(func(e entry) bool {
-				op := byte(opPut)
-				switch {
-				case e.ct == nil:
-					op = opDelete
-				case e.append:
-					op = opAppend
-				}
-				err = applyOp(tx, op, bucket, e.key, e.ct)
+				err = applyOp(tx, e.op(), bucket, e.key, e.ct)
 				return err == nil
 			})
 			if err != nil {
@@ -389,14 +382,7 @@ func (b *Bolt) Update(fn func(custodian.Tx) error) error {
 	var payload []byte
 	for bucket, t := range top {
 		t.Ascend(func(e entry) bool {
-			o := walOp{op: opPut, bucket: bucket, key: e.key, value: e.ct}
-			switch {
-			case e.ct == nil:
-				o.op = opDelete
-			case e.append:
-				o.op = opAppend
-			}
-			payload = appendOp(payload, o)
+			payload = appendOp(payload, walOp{op: e.op(), bucket: bucket, key: e.key, value: e.ct})
 			return true
 		})
 	}

@@ -15,6 +15,17 @@ type entry struct {
 
 func entryLess(a, b entry) bool { return a.key < b.key }
 
+// op is the log op that makes e in the file.
+func (e entry) op() byte {
+	switch {
+	case e.ct == nil:
+		return opDelete
+	case e.append:
+		return opAppend
+	}
+	return opPut
+}
+
 // overlay is the set of writes not yet flushed to the bbolt file, by
 // bucket, each ordered by key. A published overlay is never modified: a
 // change clones the trees it touches (lazily, copy-on-write) and publishes
