@@ -314,21 +314,16 @@ func (s *Service) holdArchive(p Principal, content *archiveContent) (ImportResul
 			held = append(held, q)
 		}
 		for _, ac := range content.Claims {
-			for _, v := range ac.Versions {
-				if v.Evidence == nil {
-					v.Evidence = []Evidence{}
-				}
-				if v.Restrictions == nil {
-					v.Restrictions = []Restriction{}
-				}
-				v.Personas = []string{}
+			for i, v := range ac.Versions {
+				ac.Versions[i] = v.withLists()
+				ac.Versions[i].Personas = []string{}
 			}
 			head := ac.Versions[len(ac.Versions)-1]
 			q := &QuarantineRecord{Kind: "claim", Record: head.ID, Key: head.Key, Status: StatusQuarantined, Problems: []string{}}
-			s.checkImported(st, q, ac.Versions, map[string]string{}, &[]Loss{})
 			a := head.Producer.Authenticated
-			q.Problems = append(q.Problems, "identity unmapped: foreign:"+archiveSource+"/"+a.ID)
-			body, err := json.Marshal(map[string]any{"personas": ac.Personas, "versions": ac.Versions})
+			foreign := map[string]string{a.Kind + ":" + a.ID: foreignID(archiveSource, a.ID)}
+			s.checkImported(st, q, ac.Versions, foreign, &[]Loss{})
+			body, err := json.Marshal(ac)
 			if err != nil {
 				return wrap(op, KindInternal, err)
 			}

@@ -217,19 +217,7 @@ func (st *state) bundleRecords(personas []string) (BundleRecords, []Loss) {
 		included[id] = true
 		bc := BundleClaim{ID: id, Personas: []string{}, Versions: make([]*Claim, len(r.versions))}
 		for i, v := range r.versions {
-			// A copy with empty lists where the view keeps nil: the
-			// binding's arrays are never null.
-			c := *v
-			if c.Evidence == nil {
-				c.Evidence = []Evidence{}
-			}
-			if c.Restrictions == nil {
-				c.Restrictions = []Restriction{}
-			}
-			if c.Personas == nil {
-				c.Personas = []string{}
-			}
-			bc.Versions[i] = &c
+			bc.Versions[i] = v.withLists()
 		}
 		for _, pe := range r.meta.Personas {
 			if len(personas) == 0 || slices.Contains(personas, pe) {
@@ -353,4 +341,20 @@ func (s *Service) readBundle(st *state, op string, raw []byte) (BundleManifest, 
 		return m, BundleRecords{}, fail(op, KindInvalid, "the bundle's records are not in the bundle format 0.1")
 	}
 	return m, recs, nil
+}
+
+// withLists returns a copy of c with empty lists where the view keeps nil:
+// the binding's arrays are never null.
+func (c *Claim) withLists() *Claim {
+	out := *c
+	if out.Evidence == nil {
+		out.Evidence = []Evidence{}
+	}
+	if out.Restrictions == nil {
+		out.Restrictions = []Restriction{}
+	}
+	if out.Personas == nil {
+		out.Personas = []string{}
+	}
+	return &out
 }

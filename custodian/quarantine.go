@@ -101,7 +101,7 @@ func (s *Service) ImportBundle(ctx context.Context, p Principal, raw []byte) (Im
 		}
 		foreign := map[string]string{} // source producer display → foreign identity
 		for _, id := range recs.Identities {
-			foreign[id.Display] = "foreign:" + m.Source.CustodianID + "/" + id.SourceID
+			foreign[id.Display] = foreignID(m.Source.CustodianID, id.SourceID)
 		}
 		rep = ImportReport{BundleID: m.BundleID, Source: m.Source.CustodianID, LossReport: append([]Loss{}, m.LossReport...),
 			Records: []QuarantineRecord{}, Counts: map[string]int{}}
@@ -134,7 +134,7 @@ func (s *Service) ImportBundle(ctx context.Context, p Principal, raw []byte) (Im
 			head := versions[len(versions)-1]
 			q.Key = head.Key
 			s.checkImported(st, q, versions, foreign, &rep.LossReport)
-			body, err := json.Marshal(map[string]any{"personas": c.Personas, "versions": versions})
+			body, err := json.Marshal(archivedClaim{Personas: c.Personas, Versions: versions})
 			if err != nil {
 				return wrap(op, KindInternal, err)
 			}
@@ -232,10 +232,8 @@ func (s *Service) checkImported(st *state, q *QuarantineRecord, versions []*Clai
 			}
 		}
 	}
-	seen := map[string]bool{}
 	a := head.Producer.Authenticated
-	if f, ok := foreign[a.Kind+":"+a.ID]; ok && !seen[f] {
-		seen[f] = true
+	if f, ok := foreign[a.Kind+":"+a.ID]; ok {
 		q.Problems = append(q.Problems, "identity unmapped: "+f)
 	}
 	if r := st.fieldOf[head.Key]; r != nil && r.meta.Status == StatusActive {
@@ -466,12 +464,9 @@ func (s *Service) AdoptQuarantined(ctx context.Context, p Principal, only string
 			case q.Status == StatusBlocked:
 				return fail(op, KindRestrictionBlocked, "record "+id+" is blocked by an unknown mandatory restriction: remove it first")
 			}
-			var body struct {
-				Personas []string `json:"personas"`
-				Versions []*Claim `json:"versions"`
-			}
-			if err := json.Unmarshal(q.Body, &body); err != nil || len(body.Versions) == 0 {
-				return wrap(op, KindInternal, fmt.Errorf("quarantine %s: %v", id, err))
+			body, err := q.heldClaim(op)
+			if err != nil {
+				return err
 			}
 			head := body.Versions[len(body.Versions)-1]
 			if st.claims[head.ID] != nil || adopting[head.ID] {
@@ -647,8 +642,7 @@ func (s *Service) AdoptQuarantined(ctx context.Context, p Principal, only string
 // identity the owner mapped its foreign one to, or the foreign one — the
 // source custodian as issuer, the source's producer as id.
 func localIdentity(source string, a Authenticated, mapped map[string]string) Authenticated {
-	foreignID := "foreign:" + source + "/" + a.ID
-	switch local := mapped[foreignID]; {
+	switch local := mapped[foreignID(source, a.ID)]; {
 	case local == "owner":
 		return ownerAuth
 	case local != "":
@@ -688,12 +682,9 @@ func (s *Service) UnblockQuarantined(ctx context.Context, p Principal, id string
 		if q.Kind != "claim" {
 			return fail(op, KindInvalid, "only a held claim carries restrictions to remove here")
 		}
-		var body struct {
-			Personas []string `json:"personas"`
-			Versions []*Claim `json:"versions"`
-		}
-		if err := json.Unmarshal(q.Body, &body); err != nil || len(body.Versions) == 0 {
-			return wrap(op, KindInternal, fmt.Errorf("quarantine %s: %v", id, err))
+		body, err := q.heldClaim(op)
+		if err != nil {
+			return err
 		}
 		for _, t := range in.Remove {
 			if knownRestriction(t) {
@@ -760,4 +751,18 @@ func strictJSON(raw []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	return dec.Decode(v)
+}
+
+// foreignID names a producer of another custodian (or of another vault's
+// archive) until the owner maps it to a local identity.
+func foreignID(source, id string) string { return "foreign:" + source + "/" + id }
+
+// heldClaim decodes a held claim's body: its personas at the source and
+// every version.
+func (q *QuarantineRecord) heldClaim(op string) (archivedClaim, error) {
+	var body archivedClaim
+	if err := json.Unmarshal(q.Body, &body); err != nil || len(body.Versions) == 0 {
+		return archivedClaim{}, wrap(op, KindInternal, fmt.Errorf("quarantine %s: %v", q.ID, err))
+	}
+	return body, nil
 }
