@@ -150,3 +150,17 @@ func (s *Service) ReadBundle(p Principal, raw []byte) (BundleManifest, BundleRec
 	})
 	return o.m, o.r, err
 }
+
+// readBundle is readManifest with the records decoded, for tests (the
+// import holds records undecoded).
+func (s *Service) readBundle(st *state, op string, raw []byte) (BundleManifest, BundleRecords, error) {
+	m, body, err := s.readManifest(st, op, raw)
+	if err != nil {
+		return m, BundleRecords{}, err
+	}
+	var recs BundleRecords
+	if err := strictJSON(body, &recs); err != nil {
+		return m, BundleRecords{}, fail(op, KindInvalid, "the bundle's records are not in the bundle format 0.1")
+	}
+	return m, recs, nil
+}

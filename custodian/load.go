@@ -109,24 +109,19 @@ func decodeEach[T any](tx Tx, bucket string, add func(key string, v *T) error) e
 		todo <- cur
 		cur = &batch{done: make(chan struct{})}
 	}
+	queue := func(it item) error {
+		cur.items = append(cur.items, it)
+		if len(cur.items) == loadBatch {
+			flush()
+		}
+		return nil
+	}
 	var err error
 	if lr, ok := tx.(LazyRanger); ok {
 		// Opening (decrypting) runs on the workers too.
-		err = lr.ForEachLazy(bucket, func(k string, v func() ([]byte, error)) error {
-			cur.items = append(cur.items, item{key: k, lazy: v})
-			if len(cur.items) == loadBatch {
-				flush()
-			}
-			return nil
-		})
+		err = lr.ForEachLazy(bucket, func(k string, v func() ([]byte, error)) error { return queue(item{key: k, lazy: v}) })
 	} else {
-		err = tx.ForEach(bucket, func(k string, v []byte) error {
-			cur.items = append(cur.items, item{key: k, raw: v})
-			if len(cur.items) == loadBatch {
-				flush()
-			}
-			return nil
-		})
+		err = tx.ForEach(bucket, func(k string, v []byte) error { return queue(item{key: k, raw: v}) })
 	}
 	flush()
 	close(todo)

@@ -330,19 +330,6 @@ func (s *Service) readManifest(st *state, op string, raw []byte) (BundleManifest
 	return m, p.Records, nil
 }
 
-// readBundle is readManifest with the records decoded.
-func (s *Service) readBundle(st *state, op string, raw []byte) (BundleManifest, BundleRecords, error) {
-	m, body, err := s.readManifest(st, op, raw)
-	if err != nil {
-		return m, BundleRecords{}, err
-	}
-	var recs BundleRecords
-	if err := strictJSON(body, &recs); err != nil {
-		return m, BundleRecords{}, fail(op, KindInvalid, "the bundle's records are not in the bundle format 0.1")
-	}
-	return m, recs, nil
-}
-
 // withLists returns a copy of c with empty lists where the view keeps nil:
 // the binding's arrays are never null.
 func (c *Claim) withLists() *Claim {
