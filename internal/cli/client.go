@@ -91,6 +91,17 @@ type rawBody []byte
 
 // send sends a request and returns a successful answer's body.
 func (cl *client) send(ctx context.Context, method, path string, body any) ([]byte, error) {
+	resp, err := cl.request(ctx, method, path, body)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	return io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+}
+
+// request sends a request and returns a successful answer, whose body the
+// caller reads and closes; an answer of 300 or more is an *apiError.
+func (cl *client) request(ctx context.Context, method, path string, body any) (*http.Response, error) {
 	var rd io.Reader
 	switch b := body.(type) {
 	case nil:
@@ -117,19 +128,16 @@ func (cl *client) send(ctx context.Context, method, path string, body any) ([]by
 	if err != nil {
 		return nil, fmt.Errorf("cannot reach the daemon at %s (is phc serve running?): %w", cl.base, err)
 	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
-	if err != nil {
-		return nil, err
-	}
 	if resp.StatusCode >= 300 {
+		defer resp.Body.Close()
+		raw, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 		e := &apiError{Status: resp.StatusCode}
 		if json.Unmarshal(raw, e) != nil || e.Constraint == "" {
 			e.Message, e.Constraint = http.StatusText(resp.StatusCode), "unknown"
 		}
 		return nil, e
 	}
-	return raw, nil
+	return resp, nil
 }
 
 // printJSON writes v indented.

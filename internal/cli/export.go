@@ -1,13 +1,11 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"net/url"
 	"os"
 	"strings"
@@ -35,34 +33,16 @@ func runExport(ctx context.Context, env *Env, args []string) error {
 	if !json.Valid(card) {
 		return fmt.Errorf("%s is not JSON: a card is what phc card prints", printable(*to))
 	}
-	body, err := json.Marshal(map[string]any{"to": json.RawMessage(card), "personas": []string(personas)})
-	if err != nil {
-		return err
-	}
 	cl, err := newClient(env, c, true)
 	if err != nil {
 		return err
 	}
-	req, err := http.NewRequestWithContext(ctx, "POST", cl.base+"/phc/v1/export", bytes.NewReader(body))
+	fmt.Fprintln(env.Stderr, "making the bundle (the daemon collects, signs and encrypts it first) …")
+	resp, err := cl.request(ctx, "POST", "/phc/v1/export", map[string]any{"to": json.RawMessage(card), "personas": []string(personas)})
 	if err != nil {
 		return err
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+cl.token)
-	fmt.Fprintln(env.Stderr, "making the bundle (the daemon collects, signs and encrypts it first) …")
-	resp, err := cl.http.Do(req)
-	if err != nil {
-		return fmt.Errorf("cannot reach the daemon at %s (is phc serve running?): %w", cl.base, err)
-	}
 	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		raw, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-		e := &apiError{Status: resp.StatusCode}
-		if json.Unmarshal(raw, e) != nil || e.Constraint == "" {
-			e.Message, e.Constraint = http.StatusText(resp.StatusCode), "unknown"
-		}
-		return e
-	}
 	var w io.Writer = env.Stdout
 	if *out != "" {
 		f, err := os.OpenFile(*out, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
