@@ -43,6 +43,16 @@ func pinEach(t *testing.T, a, b *testService) json.RawMessage {
 	return mustJSON(t, cb)
 }
 
+// mustExport makes a's bundle of everything for the custodian of card.
+func mustExport(t *testing.T, a *testService, card json.RawMessage) []byte {
+	t.Helper()
+	sealed, _, err := a.ExportBundle(t.Context(), a.owner, mustJSON(t, map[string]any{"to": card}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sealed
+}
+
 // TestExportBundle: A's bundle for B holds every version of every claim
 // that may leave, personas, summaries whose parents travel and the
 // producers; no_export, source_controlled and third_party claims, and a
@@ -160,10 +170,7 @@ func TestImportBundleQuarantine(t *testing.T) {
 	}
 	statusBefore := b.Status(t.Context(), b.owner)
 
-	sealed, _, err := a.ExportBundle(t.Context(), a.owner, mustJSON(t, map[string]any{"to": json.RawMessage(cardB)}))
-	if err != nil {
-		t.Fatal(err)
-	}
+	sealed := mustExport(t, a, cardB)
 	_, err = b.ImportBundle(t.Context(), reader, sealed)
 	wantKind(t, "import by a recipient", err, custodian.KindSessionRequired)
 	rep, err := b.ImportBundle(t.Context(), b.owner, sealed)
@@ -251,10 +258,7 @@ func TestAdoptBundle(t *testing.T) {
 	sum := a.mustSummary(a.owner, "a summary of lang", "", lang.ID+"@2")
 	a.mustConsumer("tutor")
 	a.mustGrant(grantSpec{recipient: "tutor", ops: []string{"read"}, keys: []string{"work.*"}})
-	sealed, _, err := a.ExportBundle(t.Context(), a.owner, mustJSON(t, map[string]any{"to": json.RawMessage(cardB)}))
-	if err != nil {
-		t.Fatal(err)
-	}
+	sealed := mustExport(t, a, cardB)
 	rep, err := b.ImportBundle(t.Context(), b.owner, sealed)
 	if err != nil {
 		t.Fatal(err)
@@ -344,10 +348,7 @@ func TestAdoptBringsPersonasAndEntities(t *testing.T) {
 		t.Fatal(err)
 	}
 	a.mustClaim("home.plant", "fern", "home")
-	sealed, _, err := a.ExportBundle(t.Context(), a.owner, mustJSON(t, map[string]any{"to": json.RawMessage(cardB)}))
-	if err != nil {
-		t.Fatal(err)
-	}
+	sealed := mustExport(t, a, cardB)
 	if _, err := b.ImportBundle(t.Context(), b.owner, sealed); err != nil {
 		t.Fatal(err)
 	}
@@ -388,10 +389,7 @@ func TestBlockedRecord(t *testing.T) {
 	pr := a.mustPropose(a.owner, proposal(t, "misc.future", "x", map[string]any{"restrictions": []any{
 		map[string]any{"type": "x_future", "mandatory": true}, map[string]any{"type": "x_hint", "mandatory": false}}}))
 	a.mustConfirm(pr.ProposalID)
-	sealed, _, err := a.ExportBundle(t.Context(), a.owner, mustJSON(t, map[string]any{"to": json.RawMessage(cardB)}))
-	if err != nil {
-		t.Fatal(err)
-	}
+	sealed := mustExport(t, a, cardB)
 	rep, err := b.ImportBundle(t.Context(), b.owner, sealed)
 	if err != nil {
 		t.Fatal(err)
@@ -636,10 +634,7 @@ func TestBlockedByAnEarlierVersion(t *testing.T) {
 	if _, err := a.Correct(t.Context(), a.owner, c.ID, []byte(`{"value":"y","restrictions":[]}`)); err != nil {
 		t.Fatal(err)
 	}
-	sealed, _, err := a.ExportBundle(t.Context(), a.owner, mustJSON(t, map[string]any{"to": json.RawMessage(cardB)}))
-	if err != nil {
-		t.Fatal(err)
-	}
+	sealed := mustExport(t, a, cardB)
 	rep, err := b.ImportBundle(t.Context(), b.owner, sealed)
 	if err != nil {
 		t.Fatal(err)
