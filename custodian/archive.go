@@ -338,10 +338,8 @@ func (s *Service) holdArchive(p Principal, content *archiveContent) (ImportResul
 		}
 		rev := b.nextRevision()
 		for _, q := range held {
-			id := q.ID
 			q.Source, q.ImportedAt, q.Revision = archiveSource, b.now, rev
-			st.quarantine[id] = q
-			b.put(bucketQuarantine, id, q)
+			st.hold(b, q)
 		}
 		out.Held, out.Revision = len(held), rev
 		b.receipt(Receipt{Actor: "owner", Operation: op, Decision: "allow", Revision: rev,

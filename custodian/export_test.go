@@ -164,3 +164,15 @@ func (s *Service) readBundle(st *state, op string, raw []byte) (BundleManifest, 
 	}
 	return m, recs, nil
 }
+
+// HeldBytesInView counts the bytes of held records' bodies the view keeps
+// (none: they are read from the store when adopted).
+func (s *Service) HeldBytesInView() int {
+	s.st.mu.RLock()
+	defer s.st.mu.RUnlock()
+	n := 0
+	for _, q := range s.st.quarantine {
+		n += len(q.Body)
+	}
+	return n
+}

@@ -273,7 +273,9 @@ func (st *state) bundleRecords(personas []string) (BundleRecords, []Loss) {
 			continue
 		}
 		included[sm.ID] = true
-		recs.Summaries = append(recs.Summaries, *sm)
+		out := *sm
+		out.Origin = "" // this custodian's bookkeeping
+		recs.Summaries = append(recs.Summaries, out)
 		if sm.Producer != nil {
 			addIdentity(*sm.Producer)
 		}

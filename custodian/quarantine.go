@@ -24,6 +24,10 @@ import (
 const (
 	bucketQuarantine  = "quarantine"   // qrn_… → QuarantineRecord
 	bucketBundlesSeen = "bundles_seen" // bnd_… → seenBundle
+	// bucketHeldBodies holds each held record's body apart from its
+	// description, so that the view (which holds the descriptions) stays
+	// small whatever was imported: a body is read when it is adopted.
+	bucketHeldBodies = "quarantine_bodies" // qrn_… → the record as imported
 )
 
 // Quarantine statuses.
@@ -42,7 +46,10 @@ type QuarantineRecord struct {
 	Key        string          `json:"key,omitempty"`
 	Status     string          `json:"status"`
 	Problems   []string        `json:"problems"`
-	Body       json.RawMessage `json:"body"` // the record as imported (versions, personas)
+	// Body is the record as imported (versions, personas). The view's
+	// copy has none (it is in bucketHeldBodies) unless the record was
+	// held before the bodies had a bucket of their own.
+	Body       json.RawMessage `json:"body,omitempty"`
 	ImportedAt time.Time       `json:"imported_at"`
 	Revision   uint64          `json:"revision"`
 }
@@ -185,14 +192,10 @@ func (s *Service) ImportBundle(ctx context.Context, p Principal, raw []byte) (Im
 		}
 		rev := b.nextRevision()
 		for _, q := range held {
-			id := q.ID
 			q.BundleID, q.Source, q.ImportedAt, q.Revision = m.BundleID, m.Source.CustodianID, b.now, rev
-			st.quarantine[id] = q
-			b.put(bucketQuarantine, id, q)
+			held := st.hold(b, q)
 			rep.Counts[q.Status]++
-			out := *q
-			out.Body = nil
-			rep.Records = append(rep.Records, out)
+			rep.Records = append(rep.Records, *held)
 		}
 		st.bundlesSeen[m.BundleID] = true
 		b.put(bucketBundlesSeen, m.BundleID, seenBundle{Source: m.Source.CustodianID, ImportedAt: b.now})
@@ -334,8 +337,7 @@ func (s *Service) RejectQuarantined(ctx context.Context, p Principal, ids []stri
 			}
 		}
 		for _, id := range ids {
-			delete(st.quarantine, id)
-			b.del(bucketQuarantine, id)
+			st.release(b, id)
 		}
 		n, rev = len(ids), b.nextRevision()
 		b.receipt(Receipt{Actor: "owner", Operation: op, Decision: "allow", Records: ids, Revision: rev})
@@ -381,18 +383,36 @@ func (s *Service) AdoptQuarantined(ctx context.Context, p Principal, only string
 	} else if !in.All && len(in.IDs) == 0 {
 		return 0, 0, fail(op, KindInvalid, "ids, or all, is required")
 	}
+	copies, err := s.readHeld(op, p, in.IDs, in.All)
+	if err != nil {
+		return 0, 0, err
+	}
 	var n int
 	var rev uint64
-	err := s.write(op, p, func(st *state, b *batch) error {
+	err = s.write(op, p, func(st *state, b *batch) error {
 		ids := in.IDs
 		if in.All {
+			// What was held when the bodies were read; a record held or
+			// changed since stays for a later adopt.
 			ids = ids[:0]
 			for id, q := range st.quarantine {
-				if q.Status != StatusBlocked {
+				if c, ok := copies[id]; ok && c.rev == q.Revision && q.Status != StatusBlocked {
 					ids = append(ids, id)
 				}
 			}
 			sort.Strings(ids)
+		}
+		bodies := map[string]json.RawMessage{}
+		for _, id := range ids {
+			q := st.quarantine[id]
+			if q == nil {
+				return notFound(op)
+			}
+			c, ok := copies[id]
+			if !ok || c.rev != q.Revision {
+				return fail(op, KindConflict, "record "+id+" changed while it was being adopted: adopt it again")
+			}
+			bodies[id] = c.body
 		}
 		// Entities and personas first: the claims adopted with them may be
 		// about those entities and in those personas.
@@ -408,7 +428,7 @@ func (s *Service) AdoptQuarantined(ctx context.Context, p Principal, only string
 			switch q.Kind {
 			case "entity":
 				var e Entity
-				if err := json.Unmarshal(q.Body, &e); err != nil {
+				if err := json.Unmarshal(bodies[id], &e); err != nil {
 					return wrap(op, KindInternal, err)
 				}
 				if st.entities[e.ID] == nil {
@@ -417,7 +437,7 @@ func (s *Service) AdoptQuarantined(ctx context.Context, p Principal, only string
 				dropped = append(dropped, q)
 			case "persona":
 				var pe Persona
-				if err := json.Unmarshal(q.Body, &pe); err != nil {
+				if err := json.Unmarshal(bodies[id], &pe); err != nil {
 					return wrap(op, KindInternal, err)
 				}
 				if st.personas[pe.ID] == nil {
@@ -464,7 +484,7 @@ func (s *Service) AdoptQuarantined(ctx context.Context, p Principal, only string
 			case q.Status == StatusBlocked:
 				return fail(op, KindRestrictionBlocked, "record "+id+" is blocked by an unknown mandatory restriction: remove it first")
 			}
-			body, err := q.heldClaim(op)
+			body, err := heldClaim(op, id, bodies[id])
 			if err != nil {
 				return err
 			}
@@ -512,7 +532,7 @@ func (s *Service) AdoptQuarantined(ctx context.Context, p Principal, only string
 					return fail(op, KindRestrictionBlocked, "record "+q.ID+" is blocked by an unknown mandatory restriction: remove it first")
 				}
 				var sm Summary
-				if err := json.Unmarshal(q.Body, &sm); err != nil {
+				if err := json.Unmarshal(bodies[q.ID], &sm); err != nil {
 					return wrap(op, KindInternal, err)
 				}
 				if !identity.ValidID(sm.ID, "sum_") || sm.Version < 1 || len(sm.DerivedFrom) == 0 {
@@ -534,6 +554,9 @@ func (s *Service) AdoptQuarantined(ctx context.Context, p Principal, only string
 						ready = false
 					case strings.HasPrefix(pid, "clm_"):
 						vs := adoptedClaims[pid]
+						if r := st.claims[pid]; vs == nil && r != nil && r.meta.Origin == q.BundleID {
+							vs = r.versions // adopted earlier from the same bundle
+						}
 						if len(vs) < v || v < 1 {
 							ready = false
 							break
@@ -542,6 +565,9 @@ func (s *Service) AdoptQuarantined(ctx context.Context, p Principal, only string
 						tier = max(tier, tierRank[vs[v-1].Sensitivity])
 					default:
 						ps := sumByID[pid]
+						if here := st.summaries[pid]; ps == nil && here != nil && here.Origin == q.BundleID {
+							ps = here // adopted earlier from the same bundle
+						}
 						if ps == nil || ps.Version < v {
 							ready = false
 							break
@@ -598,8 +624,7 @@ func (s *Service) AdoptQuarantined(ctx context.Context, p Principal, only string
 			b.put(bucketPersonas, pe.Node, pe)
 		}
 		for _, q := range dropped {
-			delete(st.quarantine, q.ID)
-			b.del(bucketQuarantine, q.ID)
+			st.release(b, q.ID)
 			refs = append(refs, q.ID)
 		}
 		for _, a := range todo {
@@ -612,11 +637,10 @@ func (s *Service) AdoptQuarantined(ctx context.Context, p Principal, only string
 				b.put(bucketClaims, versionKey(v.ID, v.Version), v)
 			}
 			head := a.versions[len(a.versions)-1]
-			r := &claimRecord{meta: claimMeta{ID: head.ID, Head: len(a.versions), Status: StatusActive, Personas: a.personas}, versions: a.versions}
+			r := &claimRecord{meta: claimMeta{ID: head.ID, Head: len(a.versions), Status: StatusActive, Personas: a.personas, Origin: a.q.BundleID}, versions: a.versions}
 			st.setClaim(r)
 			b.put(bucketClaimMeta, head.ID, r.meta)
-			delete(st.quarantine, a.q.ID)
-			b.del(bucketQuarantine, a.q.ID)
+			st.release(b, a.q.ID)
 			refs = append(refs, a.q.ID, head.Ref())
 		}
 		for i, sm := range summaries {
@@ -624,11 +648,10 @@ func (s *Service) AdoptQuarantined(ctx context.Context, p Principal, only string
 				local := localIdentity(sumQs[i].Source, *sm.Producer, in.Identities)
 				sm.Producer = &local
 			}
-			sm.Revision = rev
+			sm.Revision, sm.Origin = rev, sumQs[i].BundleID
 			st.setSummary(sm)
 			b.put(bucketSummaries, sm.ID, sm)
-			delete(st.quarantine, sumQs[i].ID)
-			b.del(bucketQuarantine, sumQs[i].ID)
+			st.release(b, sumQs[i].ID)
 			refs = append(refs, sumQs[i].ID, sm.Ref())
 		}
 		n = len(todo) + len(dropped) + len(summaries)
@@ -673,8 +696,12 @@ func (s *Service) UnblockQuarantined(ctx context.Context, p Principal, id string
 	if len(in.Remove) == 0 {
 		return QuarantineRecord{}, fail(op, KindInvalid, "remove (the unknown restriction types to remove) is required")
 	}
+	copies, err := s.readHeld(op, p, []string{id}, false)
+	if err != nil {
+		return QuarantineRecord{}, err
+	}
 	var out QuarantineRecord
-	err := s.write(op, p, func(st *state, b *batch) error {
+	err = s.write(op, p, func(st *state, b *batch) error {
 		q := st.quarantine[id]
 		if q == nil {
 			return notFound(op)
@@ -682,7 +709,11 @@ func (s *Service) UnblockQuarantined(ctx context.Context, p Principal, id string
 		if q.Kind != "claim" {
 			return fail(op, KindInvalid, "only a held claim carries restrictions to remove here")
 		}
-		body, err := q.heldClaim(op)
+		c, ok := copies[id]
+		if !ok || c.rev != q.Revision {
+			return fail(op, KindConflict, "record "+id+" changed meanwhile: try again")
+		}
+		body, err := heldClaim(op, id, c.body)
 		if err != nil {
 			return err
 		}
@@ -721,11 +752,8 @@ func (s *Service) UnblockQuarantined(ctx context.Context, p Principal, id string
 				}
 			}
 		}
-		st.quarantine[id] = &nq
-		b.put(bucketQuarantine, id, &nq)
+		out = *st.hold(b, &nq)
 		b.receipt(Receipt{Actor: "owner", Operation: op, Decision: "allow", Records: append([]string{id}, in.Remove...), Revision: nq.Revision})
-		out = nq
-		out.Body = nil
 		return nil
 	})
 	return out, err
@@ -757,12 +785,88 @@ func strictJSON(raw []byte, v any) error {
 // archive) until the owner maps it to a local identity.
 func foreignID(source, id string) string { return "foreign:" + source + "/" + id }
 
-// heldClaim decodes a held claim's body: its personas at the source and
-// every version.
-func (q *QuarantineRecord) heldClaim(op string) (archivedClaim, error) {
+// heldClaim decodes the body of held claim id: its personas at the source
+// and every version.
+func heldClaim(op, id string, raw json.RawMessage) (archivedClaim, error) {
 	var body archivedClaim
-	if err := json.Unmarshal(q.Body, &body); err != nil || len(body.Versions) == 0 {
-		return archivedClaim{}, wrap(op, KindInternal, fmt.Errorf("quarantine %s: %v", q.ID, err))
+	if err := json.Unmarshal(raw, &body); err != nil || len(body.Versions) == 0 {
+		return archivedClaim{}, wrap(op, KindInternal, fmt.Errorf("quarantine %s: %v", id, err))
 	}
 	return body, nil
+}
+
+// hold publishes held record q (with mu held for writing): its
+// description in the view and the store, its body in the store only. It
+// returns the view's copy.
+func (st *state) hold(b *batch, q *QuarantineRecord) *QuarantineRecord {
+	desc := *q
+	desc.Body = nil
+	st.quarantine[q.ID] = &desc
+	b.put(bucketQuarantine, q.ID, &desc)
+	b.put(bucketHeldBodies, q.ID, q.Body)
+	return &desc
+}
+
+// release drops held record id, adopted or rejected (with mu held for
+// writing).
+func (st *state) release(b *batch, id string) {
+	delete(st.quarantine, id)
+	b.del(bucketQuarantine, id)
+	b.del(bucketHeldBodies, id)
+}
+
+// heldCopy is a held record's body as read from the store, and the
+// revision of the record it was read for.
+type heldCopy struct {
+	rev  uint64
+	body json.RawMessage
+}
+
+// readHeld reads the bodies of held records ids, or of all of them, once
+// what the view says of them is durable (so that the store holds them).
+// A record the view does not hold is left out; the write that uses the
+// copies checks that each record is still at the revision read.
+func (s *Service) readHeld(op string, p Principal, ids []string, all bool) (map[string]heldCopy, error) {
+	copies, err := ownerRead(s, op, p, func(st *state) (map[string]heldCopy, error) {
+		out := map[string]heldCopy{}
+		add := func(id string) {
+			if q := st.quarantine[id]; q != nil {
+				out[id] = heldCopy{rev: q.Revision, body: q.Body}
+			}
+		}
+		if all {
+			for id := range st.quarantine {
+				add(id)
+			}
+		}
+		for _, id := range ids {
+			add(id)
+		}
+		return out, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	err = s.store.View(func(tx Tx) error {
+		for id, c := range copies {
+			if c.body != nil {
+				continue // held before the bodies had a bucket
+			}
+			raw, ok, err := tx.Get(bucketHeldBodies, id)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				delete(copies, id) // released meanwhile
+				continue
+			}
+			c.body = raw
+			copies[id] = c
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, wrap(op, KindInternal, err)
+	}
+	return copies, nil
 }

@@ -132,6 +132,9 @@ type claimMeta struct {
 	Status    string   `json:"status"`
 	Personas  []string `json:"personas"`
 	CreatedAt string   `json:"created_at,omitempty"`
+	// Origin is the bundle an adopted claim came from (bnd_…), so that a
+	// summary of the same bundle adopted later may derive from it.
+	Origin string `json:"origin,omitempty"`
 }
 
 type claimRecord struct {

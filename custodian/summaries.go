@@ -37,6 +37,7 @@ type Summary struct {
 	Ineligible   string          `json:"ineligible_reason,omitempty"`
 	Stale        *Staleness      `json:"stale,omitempty"`
 	Producer     *Authenticated  `json:"producer,omitempty"` // for the owner only
+	Origin       string          `json:"origin,omitempty"`   // the bundle it was adopted from; for the owner only
 	CreatedAt    time.Time       `json:"created_at"`
 	Revision     uint64          `json:"revision"`
 }
@@ -430,7 +431,7 @@ func (s *Service) GetSummary(ctx context.Context, p Principal, id, purpose strin
 			return nil, nil
 		}
 		view := *sm
-		view.Producer, view.Stale, view.Ineligible = nil, nil, ""
+		view.Producer, view.Stale, view.Ineligible, view.Origin = nil, nil, "", ""
 		out = SummaryRead{Summary: view, Revision: st.revision}
 		return append([]string{sm.Ref()}, sm.DerivedFrom...), distinctGrants(used)
 	})
