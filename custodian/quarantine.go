@@ -38,14 +38,14 @@ const (
 
 // QuarantineRecord is one imported record held for the owner.
 type QuarantineRecord struct {
-	ID         string          `json:"id"`
-	BundleID   string          `json:"bundle_id"`
-	Source     string          `json:"source"` // the exporting custodian
-	Kind       string          `json:"kind"`   // claim | summary
-	Record     string          `json:"record"` // its id at the source
-	Key        string          `json:"key,omitempty"`
-	Status     string          `json:"status"`
-	Problems   []string        `json:"problems"`
+	ID       string   `json:"id"`
+	BundleID string   `json:"bundle_id"`
+	Source   string   `json:"source"` // the exporting custodian
+	Kind     string   `json:"kind"`   // claim | summary
+	Record   string   `json:"record"` // its id at the source
+	Key      string   `json:"key,omitempty"`
+	Status   string   `json:"status"`
+	Problems []string `json:"problems"`
 	// Body is the record as imported (versions, personas). The view's
 	// copy has none (it is in bucketHeldBodies) unless the record was
 	// held before the bodies had a bucket of their own.
