@@ -561,6 +561,7 @@ func (s *Server) decideRequest(w http.ResponseWriter, r *http.Request, p custodi
 }
 
 func (s *Server) export(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
+	defer releaseMemory()
 	archive, err := s.svc.Export(r.Context(), p)
 	if err != nil {
 		return err
@@ -570,6 +571,7 @@ func (s *Server) export(w http.ResponseWriter, r *http.Request, p custodian.Prin
 }
 
 func (s *Server) importArchive(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
+	defer releaseMemory()
 	raw, err := readBody(r)
 	if err != nil {
 		return err
