@@ -642,8 +642,12 @@ func checkErrorExtras(class string, m map[string]any, resp *Response) error {
 			return fmt.Errorf("rate_limited with Retry-After %q; want a positive number of seconds", resp.Header.Get("Retry-After"))
 		}
 	case "approval-required":
-		if id, _ := m["request_id"].(string); id == "" {
-			return fmt.Errorf("approval_required without request_id")
+		// request_id names the app's pending request, when it has filed one
+		// (a read never files one).
+		if id, ok := m["request_id"]; ok {
+			if s, _ := id.(string); !strings.HasPrefix(s, "req_") {
+				return fmt.Errorf("approval_required with request_id %s", show(id))
+			}
 		}
 	}
 	return nil

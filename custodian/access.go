@@ -1,6 +1,9 @@
 package custodian
 
 import (
+	"bytes"
+	"encoding/json"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -221,6 +224,30 @@ func knownRestriction(t string) bool {
 		return true
 	}
 	return false
+}
+
+// mergeRestrictions is what a new version carries: every restriction of
+// the one it replaces (prev), then each of add that prev lacks. Nothing is
+// dropped: only the owner's explicit removal takes a restriction away.
+func mergeRestrictions(prev, add []Restriction) []Restriction {
+	out := append(make([]Restriction, 0, len(prev)+len(add)), prev...)
+	for _, r := range add {
+		if !slices.ContainsFunc(out, func(o Restriction) bool { return sameRestriction(o, r) }) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// sameRestriction reports whether a and b are the same restriction (type,
+// force, holder and parameters).
+func sameRestriction(a, b Restriction) bool {
+	if a.Type != b.Type || a.Mandatory != b.Mandatory || a.Holder != b.Holder || len(a.Params) != len(b.Params) {
+		return false
+	}
+	pa, _ := json.Marshal(a.Params)
+	pb, _ := json.Marshal(b.Params)
+	return bytes.Equal(pa, pb)
 }
 
 // restrictionsAllow reports whether a claim with rs may be read for purpose

@@ -3,6 +3,7 @@ package custodian
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"time"
 
@@ -46,6 +47,9 @@ func (s *Service) GetClaim(ctx context.Context, p Principal, id, purpose string)
 	case PrincipalConsumer:
 	default:
 		return ClaimRead{}, fail(op, KindUnauthenticated, "")
+	}
+	if purpose, err = p.readPurpose(op, purpose); err != nil {
+		return ClaimRead{}, err
 	}
 	if !validPurpose(purpose) {
 		return ClaimRead{}, fail(op, KindInvalid, errPurpose)
@@ -179,7 +183,8 @@ type correction struct {
 	ValidFrom       *time.Time      `json:"valid_from"`
 	ValidTo         *time.Time      `json:"valid_to"`
 	Sensitivity     string          `json:"sensitivity"`
-	Restrictions    []Restriction   `json:"restrictions"`
+	Restrictions    []Restriction   `json:"restrictions"` // added to those the claim has
+	Remove          []string        `json:"remove_restrictions"`
 	Kind            string          `json:"kind"`
 	Assertion       string          `json:"assertion"`
 	Note            *string         `json:"note"`
@@ -211,6 +216,14 @@ func (s *Service) Correct(ctx context.Context, p Principal, id string, raw []byt
 			return fail(op, KindConflict, "the claim has a newer version")
 		}
 		prev := r.head()
+		for _, t := range in.Remove {
+			if t == RestrictSourceControlled || t == RestrictThirdParty {
+				return fail(op, KindRestrictionBlocked, t+" stays with the claim until it is deleted: the material is not only the owner's to release")
+			}
+			if !slices.ContainsFunc(prev.Restrictions, func(r Restriction) bool { return r.Type == t }) {
+				return fail(op, KindInvalid, "the claim has no restriction "+t+" to remove")
+			}
+		}
 		probe := *prev
 		in.apply(&probe)
 		if err := st.checkRelationship(op, &probe); err != nil {
@@ -222,6 +235,11 @@ func (s *Service) Correct(ctx context.Context, p Principal, id string, raw []byt
 		c := nr.head()
 		b.receipt(Receipt{Actor: "owner", Operation: "claim.correct", Decision: "allow",
 			Records: []string{prev.Ref(), c.Ref()}, Revision: c.Revision})
+		if len(in.Remove) > 0 {
+			// The removal is its own act, with its own receipt.
+			b.receipt(Receipt{Actor: "owner", Operation: "claim.restrictions.remove", Decision: "allow",
+				Records: append([]string{c.Ref()}, in.Remove...), Revision: c.Revision})
+		}
 		out = Written{Claim: nr.view(c.Version), Revision: c.Revision}
 		return nil
 	})
@@ -242,9 +260,9 @@ func (in *correction) apply(c *Claim) {
 	if in.Sensitivity != "" {
 		c.Sensitivity = in.Sensitivity
 	}
-	if in.Restrictions != nil {
-		c.Restrictions = in.Restrictions
-	}
+	c.Restrictions = mergeRestrictions(slices.DeleteFunc(slices.Clone(c.Restrictions), func(r Restriction) bool {
+		return slices.Contains(in.Remove, r.Type)
+	}), in.Restrictions)
 	if in.Kind != "" {
 		c.Kind = in.Kind
 	}

@@ -237,6 +237,7 @@ type TokenRequest struct {
 	TTL       json.RawMessage `json:"ttl,omitempty"`
 	Mode      string          `json:"mode,omitempty"`
 	RateLimit *RateLimit      `json:"rate_limit,omitempty"`
+	Purpose   string          `json:"purpose,omitempty"` // the one purpose the token reads under
 }
 
 // TokenIssued carries a new service token. The token is shown once.
@@ -245,6 +246,7 @@ type TokenIssued struct {
 	ExpiresAt time.Time `json:"expires_at"`
 	Scope     []string  `json:"scope"`
 	Mode      string    `json:"mode"`
+	Purpose   string    `json:"purpose,omitempty"`
 	Revision  uint64    `json:"revision"`
 }
 
@@ -282,6 +284,9 @@ func (s *Service) MintServiceToken(ctx context.Context, raw []byte) (TokenIssued
 	ttl, err := parseTTL(in.TTL)
 	if err != nil {
 		return TokenIssued{}, err
+	}
+	if in.Purpose != "" && !validPurpose(in.Purpose) {
+		return TokenIssued{}, fail(op, KindInvalid, errPurpose)
 	}
 	if rl := in.RateLimit; rl != nil && (rl.Reads < 0 || rl.Writes < 0) {
 		return TokenIssued{}, fail(op, KindInvalid, "rate_limit values are requests per minute, 0 or more")
@@ -334,13 +339,13 @@ func (s *Service) MintServiceToken(ctx context.Context, raw []byte) (TokenIssued
 			return fail(op, KindUnauthenticated, "")
 		}
 		t := newToken(id, token)
-		t.Consumer, t.Scope, t.Mode, t.RateLimit = in.Consumer, scope, mode, in.RateLimit
+		t.Consumer, t.Scope, t.Mode, t.RateLimit, t.Purpose = in.Consumer, scope, mode, in.RateLimit, in.Purpose
 		t.CreatedAt, t.ExpiresAt = b.now, b.now.Add(ttl)
 		st.putToken(b, t)
 		rev := b.nextRevision()
 		b.receipt(Receipt{Actor: "consumer:" + in.Consumer, Operation: "token.create", Recipient: in.Consumer,
-			Decision: "allow", Records: []string{id}, Revision: rev})
-		out = TokenIssued{Token: token, ExpiresAt: t.ExpiresAt, Scope: scope, Mode: mode, Revision: rev}
+			Purpose: in.Purpose, Decision: "allow", Records: []string{id}, Revision: rev})
+		out = TokenIssued{Token: token, ExpiresAt: t.ExpiresAt, Scope: scope, Mode: mode, Purpose: in.Purpose, Revision: rev}
 		return nil
 	})
 	return out, err

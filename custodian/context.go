@@ -62,6 +62,10 @@ func (s *Service) Context(ctx context.Context, p Principal, q ContextQuery) (Con
 		}
 		return ContextResult{}, fail(op, KindUnauthenticated, "")
 	}
+	var err error
+	if q.Purpose, err = p.readPurpose(op, q.Purpose); err != nil {
+		return ContextResult{}, err
+	}
 	if !validPurpose(q.Purpose) {
 		return ContextResult{}, fail(op, KindInvalid, errPurpose)
 	}

@@ -132,6 +132,10 @@ func (s *Service) ListFields(ctx context.Context, p Principal, purpose string) (
 // read (see consumerFields).
 func (s *Service) fieldsFor(op string, p Principal, purpose, pattern string, withValue bool) ([]Field, []string, uint64, error) {
 	if p.kind == PrincipalConsumer {
+		var err error
+		if purpose, err = p.readPurpose(op, purpose); err != nil {
+			return nil, nil, 0, err
+		}
 		return s.consumerFields(op, p, purpose, pattern, withValue)
 	}
 	type read struct {
@@ -177,6 +181,7 @@ func (s *Service) GetField(ctx context.Context, p Principal, id, purpose string)
 	}
 	if len(fs) == 0 {
 		if p.kind == PrincipalConsumer {
+			purpose, _ = p.readPurpose(op, purpose) // fieldsFor accepted it
 			if failed := s.fieldQualification(op, p, id, purpose); failed != nil {
 				return FieldRead{}, qualificationRequired(op, failed)
 			}
@@ -324,16 +329,13 @@ func (st *state) fieldGrantOf(p Principal, r *claimRecord, purpose string, now t
 	if st.settings.autoGranted(c.Sensitivity) && restrictionsAllow(c.Restrictions, "", &Grant{}, now) {
 		return nil, true
 	}
-	if purpose != "" {
-		g := st.readGrant(grants, p, r, purpose, now)
-		return g, g != nil
+	// A grant serves only the purpose it was made for: a read under no
+	// purpose gets what auto_grant gives, never the union of the grants.
+	if purpose == "" {
+		return nil, false
 	}
-	for _, g := range grants {
-		if st.readGrant([]*Grant{g}, p, r, g.Purpose, now) != nil {
-			return g, true
-		}
-	}
-	return nil, false
+	g := st.readGrant(grants, p, r, purpose, now)
+	return g, g != nil
 }
 
 // consumerFields is a consumer's read of the fields whose keys match
@@ -554,9 +556,13 @@ func (s *Service) agentPutField(op string, p Principal, id string, in fieldWrite
 			tier = raiseTier(tier, cur.head().Sensitivity)
 		}
 		// Where PCP auto-approves — the owner's auto_grant covers the tier —
-		// the owner's policy confirms the write; anything else waits for
-		// the owner, a contribute grant alone included.
-		confirm := st.settings.autoGranted(tier) && (tier == SensitivityPublic || tier == SensitivityStandard)
+		// the owner's policy confirms the write, unless it would replace a
+		// value the app did not write itself under that same policy (one the
+		// owner confirmed, or another producer wrote): an app that can read
+		// a field cannot silently rewrite it. Anything else waits for the
+		// owner, a contribute grant alone included.
+		mine := cur == nil || (cur.head().Producer.Authenticated == author && cur.head().Confirmation.By == "auto_grant")
+		confirm := mine && st.settings.autoGranted(tier) && (tier == SensitivityPublic || tier == SensitivityStandard)
 		if confirm {
 			w := in
 			w.Sensitivity = tier

@@ -178,7 +178,7 @@ func TestReviewDiscoverySpendsSingleUseGrant(t *testing.T) {
 	ts.ownerPut("work.notes", map[string]any{"value": "engines"})
 	ts.mustConsumer("app")
 	ts.mustGrant(grantSpec{recipient: "app", ops: []string{"read"}, keys: []string{"work.*"}, usage: "single"})
-	app := ts.mustPrincipal("app", "*", "read")
+	app := ts.mustPrincipalFor("app", "*", "read", "assist")
 	l, err := ts.ListFields(t.Context(), app, "")
 	if err != nil || len(l.Fields) != 1 {
 		t.Fatalf("ListFields = %+v, %v", l, err)
@@ -260,9 +260,10 @@ func TestReviewConsumerNamedUserSpoofsOwner(t *testing.T) {
 	}
 }
 
-// R11: a field read with no purpose under a purpose-bound grant leaves a
-// receipt naming neither the purpose nor the grant; one read spends a
-// single-use grant once per field.
+// R11: a field read that names no purpose is decided under its token's
+// purpose and its receipt names it; with a token bound to no purpose, no
+// grant serves it (never the union of the app's grants); one read spends
+// a single-use grant once per field.
 func TestReviewFieldReadReceipt(t *testing.T) {
 	ts := newTestService(t)
 	ts.setAutoGrant("none")
@@ -270,10 +271,17 @@ func TestReviewFieldReadReceipt(t *testing.T) {
 	ts.ownerPut("work.b", map[string]any{"value": 2})
 	ts.mustConsumer("app")
 	g := ts.mustGrant(grantSpec{recipient: "app", purpose: "tax-prep", ops: []string{"read"}, keys: []string{"work.*"}, usage: "single"})
-	app := ts.mustPrincipal("app", "*", "read")
+	unbound := ts.mustPrincipal("app", "*", "read")
+	if got, err := ts.FieldContext(t.Context(), unbound, ""); err != nil || len(got.Categories) != 0 {
+		t.Fatalf("a token bound to no purpose read %+v, %v under the app's grants", got.Categories, err)
+	}
+	if _, err := ts.FieldContext(t.Context(), ts.mustPrincipalFor("app", "*", "read", "marketing"), "tax-prep"); custodian.KindOf(err) != custodian.KindScopeExceeded {
+		t.Fatalf("a token bound to marketing reading for tax-prep = %v; want scope_exceeded", err)
+	}
+	app := ts.mustPrincipalFor("app", "*", "read", "tax-prep")
 	before := ts.revision()
-	if _, err := ts.FieldContext(t.Context(), app, ""); err != nil {
-		t.Fatal(err)
+	if got, err := ts.FieldContext(t.Context(), app, ""); err != nil || len(got.Categories["work"]) != 2 {
+		t.Fatalf("read under the token's purpose = %+v, %v", got, err)
 	}
 	rs := ts.receipts()
 	last := rs[len(rs)-1]
@@ -283,8 +291,8 @@ func TestReviewFieldReadReceipt(t *testing.T) {
 			n++
 		}
 	}
-	if last.Purpose == "" && n == 0 {
-		t.Errorf("receipt %+v names neither purpose nor grant", last)
+	if last.Purpose != "tax-prep" || n != 1 {
+		t.Errorf("receipt %+v does not name the purpose and the grant", last)
 	}
 	if n > 1 || ts.revision()-before > 1 {
 		t.Errorf("one read spent the single-use grant %d times (revision +%d)", n, ts.revision()-before)
@@ -297,13 +305,13 @@ func TestReviewFieldReadReceiptMulti(t *testing.T) {
 	ts.ownerPut("work.a", map[string]any{"value": 1})
 	ts.mustConsumer("app")
 	g := ts.mustGrant(grantSpec{recipient: "app", purpose: "tax-prep", ops: []string{"read"}, keys: []string{"work.*"}})
-	app := ts.mustPrincipal("app", "*", "read")
+	app := ts.mustPrincipalFor("app", "*", "read", "tax-prep")
 	if _, err := ts.GetField(t.Context(), app, "work.a", ""); err != nil {
 		t.Fatal(err)
 	}
 	rs := ts.receipts()
 	last := rs[len(rs)-1]
-	if last.Purpose == "" && !containsStr(last.Records, g.ID) {
+	if last.Purpose != "tax-prep" || !containsStr(last.Records, g.ID) {
 		t.Errorf("receipt %+v names neither the purpose nor the grant that authorised the read", last)
 	}
 }

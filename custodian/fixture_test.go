@@ -250,8 +250,14 @@ func (ts *testService) mustConsumer(name string) {
 // mustToken mints a service token for consumer name, valid for 30 days.
 func (ts *testService) mustToken(name, scope, mode string) string {
 	ts.t.Helper()
+	return ts.mustTokenFor(name, scope, mode, "")
+}
+
+// mustTokenFor mints a token bound to purpose ("" for none).
+func (ts *testService) mustTokenFor(name, scope, mode, purpose string) string {
+	ts.t.Helper()
 	issued, err := ts.MintServiceToken(ts.t.Context(), mustJSON(ts.t, map[string]any{
-		"consumer": name, "secret": secretOf(name), "scope": scope, "mode": mode, "ttl": "720h"}))
+		"consumer": name, "secret": secretOf(name), "scope": scope, "mode": mode, "ttl": "720h", "purpose": purpose}))
 	if err != nil {
 		ts.t.Fatalf("MintServiceToken(%s, %q, %q) = %v", name, scope, mode, err)
 	}
@@ -261,7 +267,13 @@ func (ts *testService) mustToken(name, scope, mode string) string {
 // mustPrincipal mints a token for consumer name and authenticates with it.
 func (ts *testService) mustPrincipal(name, scope, mode string) custodian.Principal {
 	ts.t.Helper()
-	token := ts.mustToken(name, scope, mode)
+	return ts.mustPrincipalFor(name, scope, mode, "")
+}
+
+// mustPrincipalFor is mustPrincipal with a token bound to purpose.
+func (ts *testService) mustPrincipalFor(name, scope, mode, purpose string) custodian.Principal {
+	ts.t.Helper()
+	token := ts.mustTokenFor(name, scope, mode, purpose)
 	p, err := ts.Authenticate(ts.t.Context(), token)
 	if err != nil {
 		ts.t.Fatalf("Authenticate(%s token) = %v", name, err)

@@ -174,7 +174,7 @@ func (st *state) candidates(p Principal, grants []*Grant, purpose string, withAu
 		}
 	}
 	for _, g := range grants {
-		if purpose != "" && g.Purpose != purpose {
+		if g.Purpose != purpose {
 			continue
 		}
 		sel := g.Selectors

@@ -229,6 +229,11 @@ type ServiceToken struct {
 	ExpiresAt time.Time  `json:"expires_at"`
 	RevokedAt *time.Time `json:"revoked_at,omitempty"`
 	RateLimit *RateLimit `json:"rate_limit,omitempty"` // lower rates the token asked for
+	// Purpose is the one purpose the token reads under: the purpose of the
+	// request it came from, or the one named when it was minted; "" for a
+	// token bound to none, whose reads that name no purpose get only what
+	// the owner's auto_grant gives every approved app.
+	Purpose string `json:"purpose,omitempty"`
 	// Trust names the trust-list entry whose ID token this token was
 	// exchanged for (an OIDC recipient's token); "" for a consumer's.
 	Trust string `json:"trust,omitempty"`
@@ -293,6 +298,22 @@ func (p Principal) Kind() PrincipalKind { return p.kind }
 func (p Principal) IsOwner() bool { return p.kind == PrincipalOwner }
 
 // actor is the receipt form of the principal.
+// readPurpose is the one purpose a consumer's read is decided under: the
+// purpose it names, or its token's when it names none. A token bound to a
+// purpose reads under no other; a read that names none with a token bound
+// to none is decided under no purpose — never under the union of the app's
+// grants — and gets only what auto_grant gives every approved app.
+func (p Principal) readPurpose(op, asked string) (string, error) {
+	if p.kind != PrincipalConsumer || p.token == nil || p.token.Purpose == "" {
+		return asked, nil
+	}
+	switch asked {
+	case "", p.token.Purpose:
+		return p.token.Purpose, nil
+	}
+	return "", fail(op, KindScopeExceeded, "this token is bound to another purpose: leave the purpose out, or mint a token for the purpose you name")
+}
+
 func (p Principal) actor() string {
 	switch p.kind {
 	case PrincipalOwner:

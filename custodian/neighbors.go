@@ -108,6 +108,9 @@ func (s *Service) Traverse(ctx context.Context, p Principal, q NeighborQuery) (N
 	default:
 		return Neighbors{}, fail(op, KindUnauthenticated, "")
 	}
+	if q.Purpose, err = p.readPurpose(op, q.Purpose); err != nil {
+		return Neighbors{}, err
+	}
 	if !validPurpose(q.Purpose) {
 		return Neighbors{}, fail(op, KindInvalid, errPurpose)
 	}

@@ -282,7 +282,7 @@ func (st *state) confirmIn(op string, b *batch, pr *Proposal, in ConfirmInput) (
 		rec = st.addVersion(b, f, c.Producer.Authenticated, "owner", func(v *Claim) {
 			v.Value, v.Kind, v.Assertion, v.Producer = c.Value, c.Kind, c.Assertion, c.Producer
 			v.Evidence, v.ValidFrom, v.ValidTo, v.Note = c.Evidence, c.ValidFrom, c.ValidTo, c.Note
-			v.Restrictions = c.Restrictions
+			v.Restrictions = mergeRestrictions(v.Restrictions, c.Restrictions)
 			v.Sensitivity = raiseTier(v.Sensitivity, c.Sensitivity)
 			v.WrittenBy = c.WrittenBy
 		})

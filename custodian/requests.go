@@ -3,6 +3,7 @@ package custodian
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"sort"
 	"time"
 
@@ -136,8 +137,8 @@ func (s *Service) requestContext(ctx context.Context, p Principal, raw []byte, m
 }
 
 // approve turns request r into a grant for its consumer, disclosing at most
-// maxTier (with st.mu held).
-func (st *state) approve(b *batch, r *ContextRequest, maxTier string, rev uint64) {
+// maxTier, in personas (all, if none) (with st.mu held).
+func (st *state) approve(b *batch, r *ContextRequest, maxTier string, personas []string, rev uint64) {
 	gid, err := identity.NewID("grt_")
 	if err != nil {
 		b.err = err
@@ -145,7 +146,7 @@ func (st *state) approve(b *batch, r *ContextRequest, maxTier string, rev uint64
 	}
 	g := &Grant{
 		ID: gid, Recipient: Recipient{Kind: "consumer", ID: r.Consumer}, Purpose: r.Purpose,
-		Operations: []string{OpRead}, Selectors: Selectors{Keys: r.Scope},
+		Operations: []string{OpRead}, Selectors: Selectors{Keys: r.Scope, Personas: personas},
 		ExpiresAt: b.now.Add(time.Duration(r.Duration) * time.Second), Usage: r.Usage,
 		CreatedAt: b.now, Revision: rev, Request: r.ID, MaxTier: maxTier,
 	}
@@ -208,6 +209,7 @@ func (s *Service) pollRequest(ctx context.Context, p Principal, id string, mint 
 		}
 		t := newToken(tid, token)
 		t.Consumer, t.Scope, t.Mode, t.CreatedAt, t.ExpiresAt = r.Consumer, r.Scope, ModeRead, b.now, g.ExpiresAt
+		t.Purpose = r.Purpose // it reads under the purpose it was approved for
 		st.putToken(b, t)
 		nr := *r
 		nr.TokenIssued = true
@@ -356,7 +358,7 @@ func (s *Service) decide(op string, p Principal, id string, approve bool, actor 
 		rev := b.nextRevision()
 		records := []string{id}
 		if approve {
-			st.approve(b, &nr, nr.Tier, rev)
+			st.approve(b, &nr, nr.Tier, nil, rev)
 			if g0 := st.grants[nr.GrantID]; requires != nil && g0 != nil {
 				g := *g0
 				g.Requires = requires
@@ -382,12 +384,11 @@ func (s *Service) decide(op string, p Principal, id string, approve bool, actor 
 // sensitive or critical by default, which it may not read: whether or not
 // the field exists (the answer depends on the key alone), it is
 // KindApprovalDenied if the owner denied this consumer's latest request
-// covering the key, else KindApprovalRequired with the id of a pending
-// request for it — an existing one, or one filed now (single use, an hour).
+// covering the key, else KindApprovalRequired — with the id of its pending
+// request for the key when there is one, else saying how to ask. A read
+// never files a request: the app asks with POST /context/requests, under
+// a purpose it states.
 func (s *Service) approvalNeeded(op string, p Principal, key, purpose string) error {
-	if purpose == "" {
-		purpose = "read"
-	}
 	var answer *Error
 	err := s.write(op, p, func(st *state, b *batch) error {
 		if !st.live(p, b.now) {
@@ -395,28 +396,21 @@ func (s *Service) approvalNeeded(op string, p Principal, key, purpose string) er
 		}
 		var latest *ContextRequest
 		for _, r := range st.requests {
-			if r.Consumer == p.Consumer && matchAny(r.Scope, key) && (latest == nil || r.CreatedAt.After(latest.CreatedAt) ||
-				(r.CreatedAt.Equal(latest.CreatedAt) && r.ID > latest.ID)) {
+			if r.Consumer == p.Consumer && matchAny(r.Scope, key) && (purpose == "" || r.Purpose == purpose) &&
+				(latest == nil || r.CreatedAt.After(latest.CreatedAt) || (r.CreatedAt.Equal(latest.CreatedAt) && r.ID > latest.ID)) {
 				latest = r
 			}
 		}
 		// The latest decision about the key stands: a denial until a newer
-		// request; a pending request is the one to wait for; after an
-		// approval whose grant no longer serves, a new request is filed.
+		// request; a pending request is the one to wait for.
 		switch {
 		case latest != nil && latest.Status == RequestDenied:
 			answer = fail(op, KindApprovalDenied, "")
 		case latest != nil && latest.Status == RequestPending:
 			answer = &Error{Op: op, Kind: KindApprovalRequired, RequestID: latest.ID}
 		default:
-			if answer = st.tooManyPending(op, p.Consumer); answer != nil {
-				break
-			}
-			r, err := st.fileRequest(b, p, []string{key}, purpose, time.Hour, "single")
-			if err != nil {
-				return err
-			}
-			answer = &Error{Op: op, Kind: KindApprovalRequired, RequestID: r.ID}
+			answer = &Error{Op: op, Kind: KindApprovalRequired,
+				Public: "the owner's approval is required: ask for it with POST /context/requests {scope, purpose, duration}, then poll the request"}
 		}
 		b.receipt(denyReceipt(p, op, answer))
 		return nil
@@ -425,6 +419,27 @@ func (s *Service) approvalNeeded(op string, p Principal, key, purpose string) er
 		return err
 	}
 	return answer
+}
+
+// autoPersonas is the persona selector of a grant made automatically for
+// consumer: the personas its live read grants are limited to. When one of
+// them is not limited to personas — or it has none, and the auto_grant
+// tiers it may read everywhere are all an automatic grant discloses — it
+// is nil (every persona).
+func (st *state) autoPersonas(consumer string, now time.Time) []string {
+	var out []string
+	for _, g := range st.grantsFor(consumer, OpRead, now) {
+		if len(g.Selectors.Personas) == 0 {
+			return nil
+		}
+		for _, pe := range g.Selectors.Personas {
+			if !slices.Contains(out, pe) {
+				out = append(out, pe)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // tooManyPending is KindRateLimited when consumer already has as many
@@ -454,8 +469,11 @@ func (st *state) fileRequest(b *batch, p Principal, scope []string, purpose stri
 		Duration: int64(dur / time.Second), Usage: usage, Tier: scopeTier(scope),
 		Status: RequestPending, CreatedAt: b.now}
 	rev := b.nextRevision()
-	if tierRank[r.Tier] <= tierRank[SensitivityStandard] {
-		st.approve(b, r, SensitivityStandard, rev)
+	// Granted at once only for the tiers the owner's auto_grant covers, and
+	// never across personas the app holds no grant for; anything else
+	// waits for the owner.
+	if st.settings.autoGranted(r.Tier) {
+		st.approve(b, r, st.settings.AutoGrant, st.autoPersonas(p.Consumer, b.now), rev)
 	}
 	st.requests[id] = r
 	b.put(bucketRequests, id, r)

@@ -412,6 +412,9 @@ func (s *Service) GetSummary(ctx context.Context, p Principal, id, purpose strin
 	default:
 		return SummaryRead{}, fail(op, KindUnauthenticated, "")
 	}
+	if purpose, err = p.readPurpose(op, purpose); err != nil {
+		return SummaryRead{}, err
+	}
 	if !validPurpose(purpose) {
 		return SummaryRead{}, fail(op, KindInvalid, errPurpose)
 	}

@@ -94,7 +94,9 @@ func (s *session) consumer(ctx context.Context, name, purpose, op, keys, scope, 
 	if s.mints == nil {
 		s.mints = map[string]map[string]any{}
 	}
-	s.mints[name] = map[string]any{"consumer": name, "secret": secret, "scope": scope, "ttl": "720h", "mode": mode}
+	// The token is bound to the grant's purpose: a read that names none is
+	// decided under it (a token bound to none would get no grant's data).
+	s.mints[name] = map[string]any{"consumer": name, "secret": secret, "scope": scope, "ttl": "720h", "mode": mode, "purpose": purpose}
 	return s.mint(ctx, name)
 }
 

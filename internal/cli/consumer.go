@@ -136,6 +136,7 @@ func runToken(ctx context.Context, env *Env, args []string) error {
 	scope := fs.String("scope", "*", "comma-separated key patterns, e.g. identity.*,learning.*")
 	mode := fs.String("mode", "read", "read, write or read-write")
 	ttl := fs.String("ttl", "1h", "lifetime, e.g. 30m, 24h")
+	purpose := fs.String("purpose", "", "the one purpose the token reads under (a read that names none is decided under it)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -143,7 +144,7 @@ func runToken(ctx context.Context, env *Env, args []string) error {
 		*secret = env.Getenv("PHC_CONSUMER_SECRET")
 	}
 	if *consumer == "" || *secret == "" {
-		return usageError("usage: phc token --consumer NAME --secret S [--scope P] [--mode M] [--ttl D]")
+		return usageError("usage: phc token --consumer NAME --secret S [--scope P] [--mode M] [--ttl D] [--purpose P]")
 	}
 	cl, err := newClient(env, c, false)
 	if err != nil {
@@ -154,6 +155,9 @@ func runToken(ctx context.Context, env *Env, args []string) error {
 		ExpiresAt string `json:"expires_at"`
 	}
 	req := map[string]string{"consumer": *consumer, "secret": *secret, "scope": *scope, "mode": *mode, "ttl": *ttl}
+	if *purpose != "" {
+		req["purpose"] = *purpose
+	}
 	if err := cl.do(ctx, "POST", "/context/tokens/service", req, &out); err != nil {
 		return err
 	}

@@ -187,15 +187,22 @@ func TestConsumerFields(t *testing.T) {
 		t.Fatalf("auto_grant none: app discovers %q", got)
 	}
 	h.grant("app", "assist", "read", map[string]any{"keys": []string{"work.*"}})
-	if got := strings.Join(keys(app, "/context/fields"), ","); got != "work.notes" {
+	// A read that names no purpose is decided under its token's: one bound
+	// to none is served by no grant (never by the union of the app's).
+	if got := keys(app, "/context/fields"); len(got) != 0 {
+		t.Fatalf("with a work.* grant for assist, a token bound to no purpose discovers %q", got)
+	}
+	assist := h.tokenFor("app", "secret-of-app-0123456789", "*", "read", "assist")
+	if got := strings.Join(keys(assist, "/context/fields"), ","); got != "work.notes" {
 		t.Fatalf("with a work.* grant: discovers %q", got)
 	}
 	h.must(200, "GET", "/context/fields/work.notes?purpose=assist", app, nil, nil)
 	h.constraint(404, "not_found", "GET", "/context/fields/work.notes?purpose=marketing", app, nil)
+	h.constraint(403, "scope_exceeded", "GET", "/context/fields/work.notes?purpose=marketing", assist, nil)
 	var cat struct {
 		Fields []wireField `json:"fields"`
 	}
-	h.must(200, "GET", "/context/fields/category/work", app, nil, &cat)
+	h.must(200, "GET", "/context/fields/category/work", assist, nil, &cat)
 	if len(cat.Fields) != 1 || cat.Fields[0].Value != "engines" {
 		t.Fatalf("category work = %+v", cat)
 	}
@@ -212,7 +219,7 @@ func TestConsumerFields(t *testing.T) {
 		wireField
 		Warnings []string `json:"warnings"`
 	}
-	h.must(200, "GET", "/context/fields/work.notes", app, nil, &warned)
+	h.must(200, "GET", "/context/fields/work.notes", assist, nil, &warned)
 	if warned.Value != "looms" || len(warned.Warnings) != 1 || !strings.Contains(warned.Warnings[0], "tutor") {
 		t.Fatalf("a value written by another app = %+v", warned)
 	}

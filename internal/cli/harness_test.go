@@ -188,20 +188,36 @@ func (h *harness) constraint(wantStatus int, wantConstraint, method, path, token
 	return raw
 }
 
-// consumer registers a consumer and returns a service token for it.
+// consumer registers a consumer and returns a service token for it, bound
+// to no purpose.
 func (h *harness) consumer(name, scope, mode string) string {
+	h.t.Helper()
+	return h.consumerFor(name, scope, mode, "")
+}
+
+// consumerFor is consumer with a token bound to purpose.
+func (h *harness) consumerFor(name, scope, mode, purpose string) string {
 	h.t.Helper()
 	secret := "secret-of-" + name + "-0123456789"
 	h.must(201, "POST", "/phc/v1/consumers", h.owner, map[string]string{"name": name, "secret": secret}, nil)
-	return h.token(name, secret, scope, mode)
+	return h.tokenFor(name, secret, scope, mode, purpose)
 }
 
 func (h *harness) token(name, secret, scope, mode string) string {
 	h.t.Helper()
+	return h.tokenFor(name, secret, scope, mode, "")
+}
+
+// tokenFor mints a service token bound to purpose ("" for none).
+func (h *harness) tokenFor(name, secret, scope, mode, purpose string) string {
+	h.t.Helper()
 	var tok struct {
 		Token string `json:"token"`
 	}
-	h.must(201, "POST", "/context/tokens/service", "",
-		map[string]any{"consumer": name, "secret": secret, "scope": scope, "ttl": 3600, "mode": mode}, &tok)
+	body := map[string]any{"consumer": name, "secret": secret, "scope": scope, "ttl": 3600, "mode": mode}
+	if purpose != "" {
+		body["purpose"] = purpose
+	}
+	h.must(201, "POST", "/context/tokens/service", "", body, &tok)
 	return tok.Token
 }

@@ -51,7 +51,7 @@ func call(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any)
 func TestMCPWorkflowOverHTTP(t *testing.T) {
 	h := startHarness(t, "")
 	tutor := h.consumer("tutor", "learning.*", "write")
-	coach := h.consumer("coach", "*", "read")
+	coach := h.consumerFor("coach", "*", "read", "learning")
 	budget := h.consumer("budget", "*", "read")
 	tomorrow := time.Now().Add(24 * time.Hour).UTC().Format(time.RFC3339)
 	h.must(201, "POST", "/phc/v1/grants", h.owner, map[string]any{
@@ -140,8 +140,9 @@ func TestMCPWorkflowOverHTTP(t *testing.T) {
 	if fs, _ := out["fields"].([]any); len(fs) != 1 || fs[0].(map[string]any)["value"] != nil {
 		t.Fatalf("context_list = %v; want one field without its value", out)
 	}
+	// Its token is bound to learning: another purpose is refused outright.
 	out, isErr = call(t, cs, "context_get", map[string]any{"id": "learning.spanish.schedule", "purpose": "marketing"})
-	if !isErr || out["constraint"] != "not_found" {
+	if !isErr || out["constraint"] != "scope_exceeded" {
 		t.Fatalf("coach for marketing = %v", out)
 	}
 	out, isErr = call(t, cs, "context_get", map[string]any{"id": "learning.spanish.schedule", "unknown": 1})

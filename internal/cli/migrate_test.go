@@ -63,7 +63,7 @@ func TestMigrationBetweenDaemons(t *testing.T) {
 	a.grant("tutor", "assist", "read", map[string]any{"keys": []string{"work.*"}})
 
 	// B's app may read everything B's owner grants: all of it.
-	app := b.consumer("app", "*", "read")
+	app := b.consumerFor("app", "*", "read", "assist")
 	b.grant("app", "assist", "read", map[string]any{"keys": []string{"*"}})
 
 	run(envA, errA, "export", "--to", cardB, "--out", bundle)

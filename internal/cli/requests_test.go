@@ -26,7 +26,9 @@ func TestContextRequests(t *testing.T) {
 	app := h.consumer("app", "*", "read")
 	other := h.consumer("other", "*", "read")
 
-	// A standard scope is granted at once, with a token for that scope.
+	// Under PCP's own policy (auto_grant standard) a standard scope is
+	// granted at once, with a token for that scope.
+	h.must(200, "PUT", "/phc/v1/settings", h.owner, map[string]any{"auto_grant": "standard"}, nil)
 	var req requestAnswer
 	h.must(201, "POST", "/context/requests", app, map[string]any{"scope": "preferences.*", "purpose": "assist", "duration": "1h"}, &req)
 	if req.Status != "approved" || !strings.HasPrefix(req.Token, "ctxs_") || req.ExpiresAt == "" {
@@ -39,14 +41,17 @@ func TestContextRequests(t *testing.T) {
 	}
 	h.constraint(404, "not_found", "GET", "/context/fields/identity.nickname", req.Token, nil)
 
-	// A sensitive field needs a per-request approval: the read names the
-	// request to poll, whether or not the field exists.
-	raw := h.constraint(403, "approval_required", "GET", "/context/fields/identity.dob", app, nil)
+	// A sensitive field needs a per-request approval: the app asks for it
+	// (a read files none); its read then names the request to poll,
+	// whether or not the field exists.
+	h.constraint(403, "approval_required", "GET", "/context/fields/identity.dob", app, nil)
 	var e struct {
 		RequestID string `json:"request_id"`
 	}
-	if json.Unmarshal(raw, &e) != nil || e.RequestID == "" {
-		t.Fatalf("approval_required without a request_id: %s", raw)
+	h.must(202, "POST", "/context/requests", app, map[string]any{"scope": "identity.dob", "purpose": "forms", "usage": "single"}, &req)
+	raw := h.constraint(403, "approval_required", "GET", "/context/fields/identity.dob", app, nil)
+	if json.Unmarshal(raw, &e) != nil || e.RequestID != req.ID {
+		t.Fatalf("approval_required without the pending request_id %s: %s", req.ID, raw)
 	}
 	h.constraint(403, "approval_required", "GET", "/context/fields/identity.date_of_birth", app, nil)
 	req = requestAnswer{}
@@ -79,8 +84,9 @@ func TestContextRequests(t *testing.T) {
 	h.constraint(403, "approval_required", "GET", "/context/fields/identity.dob", dobToken, nil)
 
 	// Critical data: approval needs the password again.
-	raw = h.constraint(403, "approval_required", "GET", "/context/fields/identity.ssn", app, nil)
-	_ = json.Unmarshal(raw, &e)
+	req = requestAnswer{}
+	h.must(202, "POST", "/context/requests", app, map[string]any{"scope": "identity.ssn", "purpose": "taxes", "usage": "single"}, &req)
+	e.RequestID = req.ID
 	h.constraint(401, "unauthenticated", "POST", "/context/requests/"+e.RequestID+"/approve", h.owner, nil)
 	h.constraint(401, "unauthenticated", "POST", "/context/requests/"+e.RequestID+"/approve", h.owner, map[string]string{"password": "wrong"})
 	h.phcOK("approve", e.RequestID, "--password")
@@ -103,14 +109,15 @@ func TestContextRequests(t *testing.T) {
 	h.constraint(400, "invalid_request", "POST", "/context/requests", app, map[string]any{"scope": "a.*", "purpose": "assist", "usage": "twice"})
 }
 
-// TestReadRequestsBounded: reads of sensitive keys file requests, but no
-// more than twenty may wait for one consumer.
-func TestReadRequestsBounded(t *testing.T) {
+// TestPendingRequestsBounded: no more than twenty requests may wait for one
+// consumer; reads, which file none, are not counted.
+func TestPendingRequestsBounded(t *testing.T) {
 	h := startHarness(t, "")
 	app := h.consumer("app", "*", "read")
 	for i := range 20 {
-		h.constraint(403, "approval_required", "GET", fmt.Sprintf("/context/fields/health.k%d", i), app, nil)
+		h.must(202, "POST", "/context/requests", app, map[string]any{"scope": fmt.Sprintf("health.k%d", i), "purpose": "care"}, nil)
 	}
-	h.constraint(429, "rate_limited", "GET", "/context/fields/health.k20", app, nil)
-	h.constraint(403, "approval_required", "GET", "/context/fields/health.k3", app, nil) // an existing request still answers
+	h.constraint(429, "rate_limited", "POST", "/context/requests", app, map[string]any{"scope": "health.k20", "purpose": "care"})
+	h.constraint(403, "approval_required", "GET", "/context/fields/health.k20", app, nil)
+	h.constraint(403, "approval_required", "GET", "/context/fields/health.k3", app, nil) // its pending request answers
 }

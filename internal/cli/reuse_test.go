@@ -1,0 +1,294 @@
+package cli
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// The rules of reuse (issue 12), over a real daemon: what a later version,
+// an app's write, a context request and a read may and may not do.
+
+type wireRestriction struct {
+	Type      string `json:"type"`
+	Mandatory bool   `json:"mandatory"`
+	Holder    string `json:"holder,omitempty"`
+}
+
+func restrictionTypes(rs []wireRestriction) []string {
+	out := make([]string, 0, len(rs))
+	for _, r := range rs {
+		out = append(out, r.Type)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestRestrictionsTravelWithVersions: a new version inherits the
+// restrictions of the one it replaces — through a confirmed proposal that
+// carries none and through an owner's correction that sends an empty list —
+// and only the owner's explicit, receipted removal takes one away;
+// source_controlled cannot be removed at all.
+func TestRestrictionsTravelWithVersions(t *testing.T) {
+	h := startHarness(t, "")
+	h.must(201, "POST", "/phc/v1/personas", h.owner, map[string]any{"id": "work", "name": "Work"}, nil)
+	tutor := h.consumer("tutor", "work.*", "write")
+	h.grant("tutor", "assist", "contribute", map[string]any{"keys": []string{"work.*"}})
+	propose := func(value string, restrictions []wireRestriction) string {
+		t.Helper()
+		var out struct {
+			ID string `json:"proposal_id"`
+		}
+		h.must(201, "POST", "/phc/v1/proposals", tutor, map[string]any{"key": "work.secret.project", "value": value,
+			"kind": "fact", "assertion": "reported", "restrictions": restrictions}, &out)
+		return out.ID
+	}
+	confirm := func(id string) {
+		t.Helper()
+		h.must(200, "POST", "/phc/v1/proposals/"+id+"/confirm", h.owner, map[string]any{"personas": []string{"work"}}, nil)
+	}
+	confirm(propose("Atlas", []wireRestriction{{Type: "source_controlled", Mandatory: true, Holder: "employer"}, {Type: "no_export", Mandatory: true}}))
+	var list struct {
+		Claims []struct {
+			ID string `json:"id"`
+		} `json:"claims"`
+	}
+	h.must(200, "GET", "/phc/v1/claims?key=work.secret.project", h.owner, nil, &list)
+	if len(list.Claims) != 1 {
+		t.Fatalf("claims = %+v", list.Claims)
+	}
+	id := list.Claims[0].ID
+	current := func() (int, []string) {
+		t.Helper()
+		var out struct {
+			Claim struct {
+				Version      int               `json:"version"`
+				Restrictions []wireRestriction `json:"restrictions"`
+			} `json:"claim"`
+		}
+		h.must(200, "GET", "/phc/v1/claims/"+id, h.owner, nil, &out)
+		return out.Claim.Version, restrictionTypes(out.Claim.Restrictions)
+	}
+	both := []string{"no_export", "source_controlled"}
+
+	confirm(propose("Atlas II", []wireRestriction{}))
+	if v, rs := current(); v != 2 || !slices.Equal(rs, both) {
+		t.Fatalf("after a proposal without restrictions: version %d, restrictions %v; want 2, %v", v, rs, both)
+	}
+	h.must(200, "PUT", "/phc/v1/claims/"+id, h.owner, map[string]any{"value": "Atlas III", "restrictions": []any{}}, nil)
+	if v, rs := current(); v != 3 || !slices.Equal(rs, both) {
+		t.Fatalf("after a correction with an empty list: version %d, restrictions %v; want 3, %v", v, rs, both)
+	}
+	h.constraint(403, "restriction_blocked", "PUT", "/phc/v1/claims/"+id, h.owner, map[string]any{"remove_restrictions": []string{"source_controlled"}})
+	h.constraint(403, "restriction_blocked", "PUT", "/phc/v1/claims/"+id, h.owner, map[string]any{"remove_restrictions": []string{"third_party"}})
+	h.constraint(400, "invalid_request", "PUT", "/phc/v1/claims/"+id, h.owner, map[string]any{"remove_restrictions": []string{"no_training"}})
+	if v, rs := current(); v != 3 || !slices.Equal(rs, both) {
+		t.Fatalf("after refused removals: version %d, restrictions %v", v, rs)
+	}
+	h.must(200, "PUT", "/phc/v1/claims/"+id, h.owner, map[string]any{"remove_restrictions": []string{"no_export"}}, nil)
+	if v, rs := current(); v != 4 || !slices.Equal(rs, []string{"source_controlled"}) {
+		t.Fatalf("after removing no_export: version %d, restrictions %v", v, rs)
+	}
+	var receipts struct {
+		Receipts []struct {
+			Operation string   `json:"operation"`
+			Records   []string `json:"records"`
+		} `json:"receipts"`
+	}
+	h.must(200, "GET", "/phc/v1/receipts?limit=1000", h.owner, nil, &receipts)
+	if !slices.ContainsFunc(receipts.Receipts, func(r struct {
+		Operation string   `json:"operation"`
+		Records   []string `json:"records"`
+	}) bool {
+		return r.Operation == "claim.restrictions.remove" && slices.Equal(r.Records, []string{id + "@4", "no_export"})
+	}) {
+		t.Fatalf("no receipt of the removal among %+v", receipts.Receipts)
+	}
+}
+
+// TestReaderCannotRewrite: with auto_grant standard (PCP's policy), an
+// app's write of a field the owner wrote, or another app wrote, becomes a
+// proposal and changes nothing; a field the app wrote itself under that
+// policy it may write again; a new field is committed at once.
+func TestReaderCannotRewrite(t *testing.T) {
+	h := startHarness(t, "")
+	h.must(200, "PUT", "/phc/v1/settings", h.owner, map[string]any{"auto_grant": "standard"}, nil)
+	h.must(200, "PUT", "/context/fields/work.secret.project", h.owner, map[string]any{"value": "Atlas"}, nil)
+	app := h.consumer("reader", "work.*", "read-write")
+	other := h.consumer("other", "work.*", "read-write")
+
+	var pending struct {
+		ProposalID string `json:"proposal_id"`
+		Status     string `json:"status"`
+	}
+	h.must(202, "PUT", "/context/fields/work.secret.project", app, map[string]any{"value": "Overwritten"}, &pending)
+	if pending.Status != "proposed" || !strings.HasPrefix(pending.ProposalID, "prp_") {
+		t.Fatalf("an app's write over the owner's value = %+v; want a pending proposal", pending)
+	}
+	value := func(key string) any {
+		t.Helper()
+		var f wireField
+		h.must(200, "GET", "/context/fields/"+key, h.owner, nil, &f)
+		return f.Value
+	}
+	if v := value("work.secret.project"); v != "Atlas" {
+		t.Fatalf("the owner's value became %v", v)
+	}
+
+	// Its own field: committed, and again. (A field the app could not
+	// read before answers an opaque 202 whatever happened.)
+	if status, raw := h.do("PUT", "/context/fields/work.notes", app, map[string]any{"value": "first"}); status != 200 && status != 202 {
+		t.Fatalf("a new field = %d %s", status, raw)
+	}
+	if v := value("work.notes"); v != "first" {
+		t.Fatalf("the app's new field = %v", v)
+	}
+	h.must(200, "PUT", "/context/fields/work.notes", app, map[string]any{"value": "second"}, nil)
+	if v := value("work.notes"); v != "second" {
+		t.Fatalf("the app's own field = %v", v)
+	}
+	// Another app may not replace it.
+	h.must(202, "PUT", "/context/fields/work.notes", other, map[string]any{"value": "third"}, nil)
+	if v := value("work.notes"); v != "second" {
+		t.Fatalf("another app replaced the field: %v", v)
+	}
+	// Once the owner confirms a value, the app's later write waits too.
+	h.must(200, "PUT", "/context/fields/work.notes", h.owner, map[string]any{"value": "the owner's"}, nil)
+	h.must(202, "PUT", "/context/fields/work.notes", app, map[string]any{"value": "fourth"}, nil)
+	if v := value("work.notes"); v != "the owner's" {
+		t.Fatalf("the app replaced the owner's confirmed value: %v", v)
+	}
+}
+
+// TestRequestsFollowAutoGrant: a context request is granted at once only
+// for the tiers auto_grant covers (under the default, public, a standard
+// scope waits for the owner), and an automatic grant never reaches beyond
+// the personas the app's grants are limited to.
+func TestRequestsFollowAutoGrant(t *testing.T) {
+	h := startHarness(t, "")
+	h.must(200, "PUT", "/phc/v1/settings", h.owner, map[string]any{"auto_grant": "public"}, nil)
+	r := h.consumer("learner", "learning.*", "read")
+	var req struct {
+		ID     string `json:"request_id"`
+		Status string `json:"status"`
+		Token  string `json:"token"`
+	}
+	h.must(202, "POST", "/context/requests", r, map[string]any{"scope": "learning.*", "purpose": "tutoring", "duration": "1h"}, &req)
+	if req.Status != "pending" || req.Token != "" {
+		t.Fatalf("a standard request under auto_grant public = %+v; want pending", req)
+	}
+
+	h.must(200, "PUT", "/phc/v1/settings", h.owner, map[string]any{"auto_grant": "standard"}, nil)
+	h.must(201, "POST", "/phc/v1/personas", h.owner, map[string]any{"id": "home", "name": "Home"}, nil)
+	s := h.consumer("scout", "*", "read")
+	h.grant("scout", "chores", "read", map[string]any{"personas": []string{"home"}})
+	h.must(201, "POST", "/context/requests", s, map[string]any{"scope": "work.*", "purpose": "planning", "duration": "1h"}, &req)
+	if req.Status != "approved" {
+		t.Fatalf("a standard request under auto_grant standard = %+v; want approved", req)
+	}
+	var grants struct {
+		Grants []struct {
+			Request   string `json:"request"`
+			MaxTier   string `json:"max_tier"`
+			Selectors struct {
+				Keys     []string `json:"keys"`
+				Personas []string `json:"personas"`
+			} `json:"selectors"`
+		} `json:"grants"`
+	}
+	h.must(200, "GET", "/phc/v1/grants", h.owner, nil, &grants)
+	i := slices.IndexFunc(grants.Grants, func(g struct {
+		Request   string `json:"request"`
+		MaxTier   string `json:"max_tier"`
+		Selectors struct {
+			Keys     []string `json:"keys"`
+			Personas []string `json:"personas"`
+		} `json:"selectors"`
+	}) bool {
+		return g.Request == req.ID
+	})
+	if i < 0 {
+		t.Fatalf("no grant for request %s", req.ID)
+	}
+	g := grants.Grants[i]
+	if !slices.Equal(g.Selectors.Personas, []string{"home"}) || !slices.Equal(g.Selectors.Keys, []string{"work.*"}) || g.MaxTier != "standard" {
+		t.Fatalf("the automatic grant = %+v; want work.* in persona home only, standard data", g)
+	}
+}
+
+// TestReadFilesNoRequest: reading a sensitive key the app may not read
+// answers approval_required and files nothing, however often it is tried.
+func TestReadFilesNoRequest(t *testing.T) {
+	h := startHarness(t, "")
+	h.must(200, "PUT", "/context/fields/health.allergy", h.owner, map[string]any{"value": "peanuts"}, nil)
+	app := h.consumer("nosy", "health.*", "read")
+	for range 20 {
+		raw := h.constraint(403, "approval_required", "GET", "/context/fields/health.allergy", app, nil)
+		var e map[string]any
+		if err := json.Unmarshal(raw, &e); err != nil || e["request_id"] != nil || strings.Contains(string(raw), "peanuts") {
+			t.Fatalf("answer = %s", raw)
+		}
+	}
+	var reqs struct {
+		Requests []any `json:"requests"`
+	}
+	h.must(200, "GET", "/context/requests", h.owner, nil, &reqs)
+	if len(reqs.Requests) != 0 {
+		t.Fatalf("reads filed %d requests", len(reqs.Requests))
+	}
+}
+
+// TestPurposeBinding: every disclosure happens under exactly one purpose.
+// A grant for marketing serves no read that names no purpose with a token
+// bound to none (PCP reads name none); a token minted for marketing (phc
+// token --purpose) reads under it, its receipts name it, and it reads
+// under no other purpose.
+func TestPurposeBinding(t *testing.T) {
+	h := startHarness(t, "")
+	h.must(200, "PUT", "/phc/v1/settings", h.owner, map[string]any{"auto_grant": "none"}, nil)
+	h.must(200, "PUT", "/context/fields/work.slogan", h.owner, map[string]any{"value": "engines first"}, nil)
+	unbound := h.consumer("ads", "*", "read")
+	h.grant("ads", "marketing", "read", map[string]any{"keys": []string{"work.*"}})
+
+	var bundle struct {
+		Categories map[string][]wireField `json:"categories"`
+	}
+	h.must(200, "GET", "/context/context", unbound, nil, &bundle)
+	if len(bundle.Categories) != 0 {
+		t.Fatalf("a read naming no purpose, token bound to none, got %+v", bundle.Categories)
+	}
+	h.constraint(404, "not_found", "GET", "/context/fields/work.slogan", unbound, nil)
+
+	bound := strings.TrimSpace(h.phcOK("token", "--consumer", "ads", "--secret", "secret-of-ads-0123456789", "--scope", "*", "--purpose", "marketing"))
+	h.must(200, "GET", "/context/context", bound, nil, &bundle)
+	if len(bundle.Categories["work"]) != 1 || bundle.Categories["work"][0].Value != "engines first" {
+		t.Fatalf("a read under the token's purpose = %+v", bundle.Categories)
+	}
+	h.must(200, "GET", "/context/fields/work.slogan?purpose=marketing", bound, nil, nil)
+	raw := h.constraint(403, "scope_exceeded", "GET", "/context/fields/work.slogan?purpose=research", bound, nil)
+	if strings.Contains(string(raw), "engines") {
+		t.Fatalf("the refusal shows the value: %s", raw)
+	}
+	var receipts struct {
+		Receipts []struct {
+			Operation string `json:"operation"`
+			Recipient string `json:"recipient"`
+			Purpose   string `json:"purpose"`
+			Decision  string `json:"decision"`
+		} `json:"receipts"`
+	}
+	h.must(200, "GET", "/phc/v1/receipts?limit=1000", h.owner, nil, &receipts)
+	var allows int
+	for _, r := range receipts.Receipts {
+		if r.Recipient == "ads" && r.Decision == "allow" && strings.HasPrefix(r.Operation, "field.") {
+			allows++
+			if r.Purpose != "marketing" {
+				t.Errorf("an allow receipt names purpose %q: %+v", r.Purpose, r)
+			}
+		}
+	}
+	if allows != 2 {
+		t.Fatalf("%d allow receipts for ads; want 2", allows)
+	}
+}
