@@ -217,12 +217,20 @@ func (s *Service) ExchangeToken(ctx context.Context, raw []byte) (Exchanged, err
 	if s.oidc == nil {
 		return Exchanged{}, fail(op, KindUnauthenticated, "")
 	}
-	if wait := s.exchangeFailures.wait("", s.clock.Now()); wait > 0 {
+	// Failures are counted per the (unverified) issuer and subject the
+	// token claims, so that nobody's failures make another recipient wait;
+	// a token that names none counts among the malformed ones, which never
+	// hold up a well-formed token.
+	issuer, claimedSub := unverifiedIssuerSubject(idToken)
+	failKey := exchangeMalformed
+	if issuer != "" && claimedSub != "" {
+		failKey = OIDCRecipient(issuer, claimedSub)
+	}
+	if wait := s.exchangeFailures.wait(failKey, s.clock.Now()); wait > 0 {
 		return Exchanged{}, &Error{Op: op, Kind: KindRateLimited, RetryAfter: wait}
 	}
 	// The issuer is read from the token only to pick the trust entries to
 	// verify it against; nothing else of it counts before it verifies.
-	issuer := unverifiedIssuer(idToken)
 	st, release, err := s.enter(op, Principal{})
 	if err != nil {
 		return Exchanged{}, err
@@ -249,7 +257,7 @@ func (s *Service) ExchangeToken(ctx context.Context, raw []byte) (Exchanged, err
 		}
 	}
 	if trust.ID == "" || len(sub) > 255 || !utf8.ValidString(sub) {
-		s.exchangeFailures.note("", s.clock.Now())
+		s.exchangeFailures.note(failKey, s.clock.Now())
 		s.log.Debug("token exchange refused", "err", err)
 		return Exchanged{}, fail(op, KindUnauthenticated, "")
 	}
@@ -289,22 +297,32 @@ func (s *Service) ExchangeToken(ctx context.Context, raw []byte) (Exchanged, err
 	return out, err
 }
 
-// unverifiedIssuer reads the iss claim of a compact JWS without verifying
-// anything ("" when it cannot).
-func unverifiedIssuer(jws string) string {
+// exchangeMalformed is the failures key of ID tokens that name no issuer
+// and subject; every other key is an OIDCRecipient name.
+const exchangeMalformed = ""
+
+// unverifiedIssuerSubject reads the iss and sub claims of a compact JWS
+// without verifying anything: both "" when it cannot, or when either is
+// missing, not a string or too long.
+func unverifiedIssuerSubject(jws string) (issuer, subject string) {
 	parts := strings.Split(jws, ".")
 	if len(parts) != 3 || len(parts[1]) > maxIDToken {
-		return ""
+		return "", ""
 	}
 	payload, err := base64.RawURLEncoding.DecodeString(parts[1])
 	if err != nil {
-		return ""
+		return "", ""
 	}
 	var claims struct {
 		Iss string `json:"iss"`
+		Sub string `json:"sub"`
 	}
-	if json.Unmarshal(payload, &claims) != nil || len(claims.Iss) > 512 {
-		return ""
+	if json.Unmarshal(payload, &claims) != nil || len(claims.Iss) > 512 || len(claims.Sub) > 255 ||
+		!utf8.ValidString(claims.Iss) || !utf8.ValidString(claims.Sub) {
+		return "", ""
 	}
-	return claims.Iss
+	if claims.Iss == "" || claims.Sub == "" {
+		return "", ""
+	}
+	return claims.Iss, claims.Sub
 }
