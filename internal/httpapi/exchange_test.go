@@ -334,3 +334,105 @@ func TestExchangeFailuresCountPerSubject(t *testing.T) {
 		})
 	}
 }
+
+// azpCase is an ID token for a subject of its own, of the audiences aud
+// and authorized party azp, and whether it is exchanged.
+type azpCase struct {
+	name string
+	aud  []string
+	azp  string
+	ok   bool
+}
+
+// runAZPCases exchanges a token of p for each case.
+func runAZPCases(t *testing.T, e *exchangeEnv, p *provider, tests []azpCase) {
+	t.Helper()
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e.t = t
+			sub := fmt.Sprintf("user-%d", i)
+			status, body := e.exchange(p.sign(t, e.clock.Now(), idToken{sub: sub, aud: tt.aud, azp: tt.azp}))
+			if tt.ok {
+				if tok, _ := body["access_token"].(string); status != 200 || !strings.HasPrefix(tok, "ctxs_") {
+					t.Fatalf("exchange(aud %v, azp %q) = %d %v; want 200 with a ctxs_ token", tt.aud, tt.azp, status, body)
+				}
+				return
+			}
+			if status != 401 || body["constraint"] != "unauthenticated" {
+				t.Fatalf("exchange(aud %v, azp %q) = %d %v; want 401 unauthenticated", tt.aud, tt.azp, status, body)
+			}
+		})
+	}
+}
+
+// TestExchangeAuthorizedParty: an ID token is exchanged only when every
+// audience and its authorized party (azp) is a client the trust entry
+// names, and a token of several audiences names its azp (OpenID Connect
+// Core 1.0 §2, §3.1.3.7). A token another client of the same provider
+// asked for, even with our audience among its own, is refused.
+func TestExchangeAuthorizedParty(t *testing.T) {
+	e := newExchangeEnv(t)
+	p := newProvider(t)
+	if status, body := e.trust(p.srv.URL); status != 201 {
+		t.Fatalf("trust = %d %v", status, body)
+	}
+	const ours = exchangeAudience
+	runAZPCases(t, e, p, []azpCase{
+		{"our audience alone, no azp", []string{ours}, "", true},
+		{"our audience alone, azp ours", []string{ours}, ours, true},
+		{"azp another client among the audiences", []string{ours, "tutor"}, "tutor", false},
+		{"several audiences, no azp", []string{ours, "tutor"}, "", false},
+		{"our audience alone, azp another client", []string{ours}, "tutor", false},
+		{"azp ours, another audience untrusted", []string{ours, "ads"}, ours, false},
+	})
+}
+
+// TestExchangeTrustedAuthorizedParties: a client the owner trusts besides
+// the audience (authorized_parties) may be a token's azp and audience.
+func TestExchangeTrustedAuthorizedParties(t *testing.T) {
+	e := newExchangeEnv(t)
+	p := newProvider(t)
+	status, body := e.trust(p.srv.URL, "tutor")
+	if got, _ := json.Marshal(body["authorized_parties"]); status != 201 || string(got) != `["tutor"]` {
+		t.Fatalf("trust with authorized_parties [tutor] = %d %v", status, body)
+	}
+	const ours = exchangeAudience
+	runAZPCases(t, e, p, []azpCase{
+		{"azp a trusted client", []string{ours, "tutor"}, "tutor", true},
+		{"azp ours, the other audience trusted", []string{ours, "tutor"}, ours, true},
+		{"our audience alone, no azp", []string{ours}, "", true},
+		{"azp a trusted client, another audience untrusted", []string{ours, "tutor", "ads"}, "tutor", false},
+		{"several trusted audiences, no azp", []string{ours, "tutor"}, "", false},
+		{"azp an untrusted client", []string{ours, "ads"}, "ads", false},
+		{"a trusted client's token without our audience", []string{"tutor"}, "tutor", false},
+	})
+}
+
+// TestTrustAuthorizedPartiesInput: authorized parties are client ids,
+// each listed once, other than the audience, at most sixteen.
+func TestTrustAuthorizedPartiesInput(t *testing.T) {
+	e := newExchangeEnv(t)
+	seventeen := make([]string, 17)
+	for i := range seventeen {
+		seventeen[i] = fmt.Sprintf("client-%d", i)
+	}
+	tests := []struct {
+		name    string
+		parties []string
+	}{
+		{"empty id", []string{""}},
+		{"listed twice", []string{"tutor", "tutor"}},
+		{"the audience", []string{exchangeAudience}},
+		{"too long", []string{strings.Repeat("x", 257)}},
+		{"too many", seventeen},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e.t = t
+			status, body := e.trust(fmt.Sprintf("https://issuer-%d.example", i), tt.parties...)
+			if status != 400 || body["constraint"] != "invalid_request" {
+				t.Fatalf("trust with authorized_parties %q = %d %v; want 400 invalid_request", tt.parties, status, body)
+			}
+		})
+	}
+}
