@@ -1,41 +1,68 @@
 package custodian
 
 import (
+	"container/list"
 	"sync"
 	"time"
 )
 
+// maxFailureKeys bounds the keys a failures limiter tracks.
+const maxFailureKeys = 10_000
+
 // failures limits failed attempts per key within a sliding window: after
 // limit failures within window, further attempts wait until the oldest
 // failure leaves the window. It guards the credential checks anyone on the
-// machine can call (unlock, token minting).
+// machine can call (unlock, token minting, token exchange).
+//
+// Memory is bounded whatever the keys: at most maxKeys keys, each with at
+// most limit failures. When a new key would exceed maxKeys, the key whose
+// last failure is oldest is forgotten. Forgetting only ever lifts a block,
+// so a flood of new keys can never make another key wait.
 type failures struct {
-	limit  int
-	window time.Duration
+	limit   int
+	window  time.Duration
+	maxKeys int
 
-	mu sync.Mutex
-	m  map[string][]time.Time
+	mu    sync.Mutex
+	m     map[string]*list.Element // of *failureKey
+	order list.List                // of *failureKey, least recently failed first
+}
+
+type failureKey struct {
+	key   string
+	times []time.Time // oldest first, at most limit
 }
 
 func newFailures(limit int, window time.Duration) *failures {
-	return &failures{limit: limit, window: window, m: make(map[string][]time.Time)}
+	return newFailuresCap(limit, window, maxFailureKeys)
+}
+
+// newFailuresCap is newFailures tracking at most maxKeys keys.
+func newFailuresCap(limit int, window time.Duration, maxKeys int) *failures {
+	return &failures{limit: limit, window: window, maxKeys: max(maxKeys, 1), m: make(map[string]*list.Element)}
 }
 
 // wait returns how long an attempt for key must wait at now (0: go ahead).
 func (f *failures) wait(key string, now time.Time) time.Duration {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	kept := f.m[key][:0]
-	for _, t := range f.m[key] {
+	e, ok := f.m[key]
+	if !ok {
+		return 0
+	}
+	fk := e.Value.(*failureKey)
+	kept := fk.times[:0]
+	for _, t := range fk.times {
 		if now.Sub(t) < f.window {
 			kept = append(kept, t)
 		}
 	}
 	if len(kept) == 0 {
+		f.order.Remove(e)
 		delete(f.m, key)
 		return 0
 	}
-	f.m[key] = kept
+	fk.times = kept
 	if len(kept) < f.limit {
 		return 0
 	}
@@ -46,8 +73,26 @@ func (f *failures) wait(key string, now time.Time) time.Duration {
 func (f *failures) note(key string, now time.Time) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if len(f.m) > 10_000 { // bound the memory an attacker can make us use
-		clear(f.m)
+	if e, ok := f.m[key]; ok {
+		fk := e.Value.(*failureKey)
+		if len(fk.times) >= f.limit { // only the newest limit failures matter
+			fk.times = append(fk.times[:0], fk.times[len(fk.times)-f.limit+1:]...)
+		}
+		fk.times = append(fk.times, now)
+		f.order.MoveToBack(e)
+		return
 	}
-	f.m[key] = append(f.m[key], now)
+	for len(f.m) >= f.maxKeys {
+		oldest := f.order.Front()
+		f.order.Remove(oldest)
+		delete(f.m, oldest.Value.(*failureKey).key)
+	}
+	f.m[key] = f.order.PushBack(&failureKey{key: key, times: []time.Time{now}})
+}
+
+// tracked returns how many keys f tracks.
+func (f *failures) tracked() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.m)
 }

@@ -75,7 +75,12 @@ const (
 	unlockFailureLimit  = 5
 	unlockFailureWindow = time.Minute
 	mintFailureLimit    = 10 // wrong secrets per consumer name a minute; ten times that in all
-	maxGroup            = 512
+	// exchangeFailureLimit is how many ID tokens claiming one issuer and
+	// subject (or, together, naming none) may be refused a minute;
+	// exchangeFailureKeys bounds how many such claimants are remembered.
+	exchangeFailureLimit = 10
+	exchangeFailureKeys  = 4096
+	maxGroup             = 512
 )
 
 // Service is the custodian core. It is safe for concurrent use.
@@ -107,7 +112,7 @@ type Service struct {
 	reentryFailures  *failures     // wrong passwords re-entered in a session (critical approvals, imports)
 	mintFailures     *failures     // wrong consumer secrets, per consumer name
 	mintFailuresAll  *failures     // wrong consumer secrets, in all
-	exchangeFailures *failures     // ID tokens refused at token exchange, in all
+	exchangeFailures *failures     // ID tokens refused at token exchange, per claimed issuer and subject
 	kdf              chan struct{} // bounds concurrent Argon2id hashing of consumer secrets
 	rates            buckets       // service tokens' request rates
 
@@ -146,7 +151,7 @@ func New(cfg Config) (*Service, error) {
 		reentryFailures:  newFailures(unlockFailureLimit, unlockFailureWindow),
 		mintFailures:     newFailures(mintFailureLimit, time.Minute),
 		mintFailuresAll:  newFailures(10*mintFailureLimit, time.Minute),
-		exchangeFailures: newFailures(10*mintFailureLimit, time.Minute),
+		exchangeFailures: newFailuresCap(exchangeFailureLimit, time.Minute, exchangeFailureKeys),
 		kdf:              make(chan struct{}, runtime.NumCPU()),
 		jobs:             make(chan *job, maxGroup),
 		graphQ:           make(chan graphJob, maxGroup),

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -14,29 +16,72 @@ import (
 )
 
 // IDTokenVerifier checks an OIDC ID token for one trusted issuer and
-// audience — discovery, keys, signature, issuer, audience, expiry — and
-// returns its subject and expiry. internal/identity/oidctoken implements it
-// with go-oidc; the core never fetches anything itself.
+// audience — discovery, keys, signature, issuer, that audience is among the
+// token's, expiry — and returns the claims the core decides on.
+// internal/identity/oidctoken implements it with go-oidc; the core never
+// fetches anything itself. Which other audiences and which authorized party
+// are acceptable is the core's decision, not the verifier's.
 type IDTokenVerifier interface {
-	Verify(ctx context.Context, issuer, audience, rawIDToken string) (subject string, expiry time.Time, err error)
+	Verify(ctx context.Context, issuer, audience, rawIDToken string) (VerifiedIDToken, error)
 }
+
+// VerifiedIDToken is what an [IDTokenVerifier] vouches for in an ID token
+// that verified: its subject, expiry, every audience and the authorized
+// party (azp) if it names one.
+type VerifiedIDToken = identity.IDToken
 
 const bucketTrust = "trust" // iss_… → TrustedIssuer
 
 // TrustedIssuer is an OIDC issuer on the owner's trust list, with the
-// audience its ID tokens must name (this custodian's client id there).
+// audience its ID tokens must name (this custodian's client id there) and
+// the other clients of that issuer whose ID tokens are accepted too.
+//
+// An ID token is accepted only when every one of its audiences, and its
+// authorized party (azp) if it names one, is Audience or one of
+// AuthorizedParties; a token with several audiences must name its
+// authorized party (OpenID Connect Core 1.0 §2, §3.1.3.7).
 type TrustedIssuer struct {
-	ID        string    `json:"id"`
-	Issuer    string    `json:"issuer"`
-	Audience  string    `json:"audience"`
-	CreatedAt time.Time `json:"created_at"`
-	Revision  uint64    `json:"revision"`
+	ID                string    `json:"id"`
+	Issuer            string    `json:"issuer"`
+	Audience          string    `json:"audience"`
+	AuthorizedParties []string  `json:"authorized_parties,omitempty"`
+	CreatedAt         time.Time `json:"created_at"`
+	Revision          uint64    `json:"revision"`
 }
 
 // TrustInput is the body of POST /phc/v1/trust.
 type TrustInput struct {
-	Issuer   string `json:"issuer"`
-	Audience string `json:"audience"`
+	Issuer            string   `json:"issuer"`
+	Audience          string   `json:"audience"`
+	AuthorizedParties []string `json:"authorized_parties,omitempty"`
+}
+
+// maxAuthorizedParties bounds the additional clients of one trust entry.
+const maxAuthorizedParties = 16
+
+// validClientID reports whether id may name a client of an issuer.
+func validClientID(id string) bool {
+	return id != "" && len(id) <= 256 && utf8.ValidString(id)
+}
+
+// trustsClient reports whether client is this entry's audience or one of
+// its authorized parties.
+func (t *TrustedIssuer) trustsClient(client string) bool {
+	return client == t.Audience || slices.Contains(t.AuthorizedParties, client)
+}
+
+// accepts applies the audience and authorized-party rules (see
+// [TrustedIssuer]) to a token that verified for t.
+func (t *TrustedIssuer) accepts(tok VerifiedIDToken) bool {
+	for _, a := range tok.Audience {
+		if !t.trustsClient(a) {
+			return false
+		}
+	}
+	if tok.AuthorizedParty == "" {
+		return len(tok.Audience) == 1 && tok.Audience[0] == t.Audience
+	}
+	return t.trustsClient(tok.AuthorizedParty)
 }
 
 // AddTrust puts an issuer on the trust list (owner only). One issuer and
@@ -53,8 +98,19 @@ func (s *Service) AddTrust(ctx context.Context, p Principal, raw []byte) (Truste
 	if !identity.ValidIssuerURL(in.Issuer) {
 		return TrustedIssuer{}, fail(op, KindInvalid, "issuer must be an https URL (http only on loopback), without query or fragment")
 	}
-	if in.Audience == "" || len(in.Audience) > 256 || !utf8.ValidString(in.Audience) {
+	if !validClientID(in.Audience) {
 		return TrustedIssuer{}, fail(op, KindInvalid, "audience is required: at most 256 bytes")
+	}
+	if len(in.AuthorizedParties) > maxAuthorizedParties {
+		return TrustedIssuer{}, fail(op, KindInvalid, "at most 16 authorized parties")
+	}
+	for i, c := range in.AuthorizedParties {
+		if !validClientID(c) || c == in.Audience || slices.Contains(in.AuthorizedParties[:i], c) {
+			return TrustedIssuer{}, fail(op, KindInvalid, "an authorized party is a client id of at most 256 bytes, listed once, other than the audience")
+		}
+	}
+	if len(in.AuthorizedParties) == 0 {
+		in.AuthorizedParties = nil
 	}
 	var out TrustedIssuer
 	err := s.write(op, p, func(st *state, b *batch) error {
@@ -67,7 +123,8 @@ func (s *Service) AddTrust(ctx context.Context, p Principal, raw []byte) (Truste
 		if err != nil {
 			return wrap(op, KindInternal, err)
 		}
-		t := &TrustedIssuer{ID: id, Issuer: in.Issuer, Audience: in.Audience, CreatedAt: b.now, Revision: b.nextRevision()}
+		t := &TrustedIssuer{ID: id, Issuer: in.Issuer, Audience: in.Audience, AuthorizedParties: in.AuthorizedParties,
+			CreatedAt: b.now, Revision: b.nextRevision()}
 		st.trust[id] = t
 		b.put(bucketTrust, id, t)
 		b.receipt(Receipt{Actor: "owner", Operation: op, Decision: "allow", Records: []string{id}, Revision: t.Revision})
@@ -162,9 +219,13 @@ type Exchanged struct {
 // grant_type, subject_token — an OIDC ID token —, subject_token_type, and
 // optionally scope, space-separated key patterns, default "*", and mode,
 // read by default) and returns a short-lived ctxs_ token for the token's
-// subject. The token must come from an issuer on the trust list and verify
-// (see IDTokenVerifier); every failure of it is KindUnauthenticated, the
-// same answer whatever failed. What the token may read is, as for every
+// subject. The token must come from an issuer on the trust list, verify
+// (see IDTokenVerifier) and name as its audiences and authorized party only
+// clients the trust entry trusts (see TrustedIssuer); every failure of it is
+// KindUnauthenticated, the same answer whatever failed. Refused tokens are
+// counted per the issuer and subject they claim (KindRateLimited beyond ten
+// a minute); tokens that claim none are counted apart, so neither can hold
+// up another subject's exchange. What the token may read is, as for every
 // recipient, its scope ∩ the grants naming {kind: oidc, issuer, id: sub}.
 func (s *Service) ExchangeToken(ctx context.Context, raw []byte) (Exchanged, error) {
 	const op = "token.exchange"
@@ -217,12 +278,20 @@ func (s *Service) ExchangeToken(ctx context.Context, raw []byte) (Exchanged, err
 	if s.oidc == nil {
 		return Exchanged{}, fail(op, KindUnauthenticated, "")
 	}
-	if wait := s.exchangeFailures.wait("", s.clock.Now()); wait > 0 {
+	// Failures are counted per the (unverified) issuer and subject the
+	// token claims, so that nobody's failures make another recipient wait;
+	// a token that names none counts among the malformed ones, which never
+	// hold up a well-formed token.
+	issuer, claimedSub := unverifiedIssuerSubject(idToken)
+	failKey := exchangeMalformed
+	if issuer != "" && claimedSub != "" {
+		failKey = OIDCRecipient(issuer, claimedSub)
+	}
+	if wait := s.exchangeFailures.wait(failKey, s.clock.Now()); wait > 0 {
 		return Exchanged{}, &Error{Op: op, Kind: KindRateLimited, RetryAfter: wait}
 	}
 	// The issuer is read from the token only to pick the trust entries to
 	// verify it against; nothing else of it counts before it verifies.
-	issuer := unverifiedIssuer(idToken)
 	st, release, err := s.enter(op, Principal{})
 	if err != nil {
 		return Exchanged{}, err
@@ -240,16 +309,23 @@ func (s *Service) ExchangeToken(ctx context.Context, raw []byte) (Exchanged, err
 	release()
 	sort.Slice(candidates, func(i, j int) bool { return candidates[i].ID < candidates[j].ID })
 	var trust TrustedIssuer
-	var sub string
-	var exp time.Time
+	var tok VerifiedIDToken
 	for _, c := range candidates {
-		if sub, exp, err = s.oidc.Verify(ctx, c.Issuer, c.Audience, idToken); err == nil {
-			trust = c
-			break
+		v, verr := s.oidc.Verify(ctx, c.Issuer, c.Audience, idToken)
+		if verr != nil {
+			err = verr
+			continue
 		}
+		if !c.accepts(v) {
+			err = errUntrustedClient
+			continue
+		}
+		trust, tok = c, v
+		break
 	}
+	sub, exp := tok.Subject, tok.Expiry
 	if trust.ID == "" || len(sub) > 255 || !utf8.ValidString(sub) {
-		s.exchangeFailures.note("", s.clock.Now())
+		s.exchangeFailures.note(failKey, s.clock.Now())
 		s.log.Debug("token exchange refused", "err", err)
 		return Exchanged{}, fail(op, KindUnauthenticated, "")
 	}
@@ -289,22 +365,36 @@ func (s *Service) ExchangeToken(ctx context.Context, raw []byte) (Exchanged, err
 	return out, err
 }
 
-// unverifiedIssuer reads the iss claim of a compact JWS without verifying
-// anything ("" when it cannot).
-func unverifiedIssuer(jws string) string {
+// exchangeMalformed is the failures key of ID tokens that name no issuer
+// and subject; every other key is an OIDCRecipient name.
+const exchangeMalformed = ""
+
+// errUntrustedClient is why a token that verified is refused: one of its
+// audiences or its authorized party is not a client the trust entry names.
+var errUntrustedClient = errors.New("the token's audiences or authorized party name a client that is not trusted")
+
+// unverifiedIssuerSubject reads the iss and sub claims of a compact JWS
+// without verifying anything: both "" when it cannot, or when either is
+// missing, not a string or too long.
+func unverifiedIssuerSubject(jws string) (issuer, subject string) {
 	parts := strings.Split(jws, ".")
 	if len(parts) != 3 || len(parts[1]) > maxIDToken {
-		return ""
+		return "", ""
 	}
 	payload, err := base64.RawURLEncoding.DecodeString(parts[1])
 	if err != nil {
-		return ""
+		return "", ""
 	}
 	var claims struct {
 		Iss string `json:"iss"`
+		Sub string `json:"sub"`
 	}
-	if json.Unmarshal(payload, &claims) != nil || len(claims.Iss) > 512 {
-		return ""
+	if json.Unmarshal(payload, &claims) != nil || len(claims.Iss) > 512 || len(claims.Sub) > 255 ||
+		!utf8.ValidString(claims.Iss) || !utf8.ValidString(claims.Sub) {
+		return "", ""
 	}
-	return claims.Iss
+	if claims.Iss == "" || claims.Sub == "" {
+		return "", ""
+	}
+	return claims.Iss, claims.Sub
 }

@@ -225,3 +225,35 @@ func TestOIDCRecipients(t *testing.T) {
 		t.Fatalf("exchange after the issuer left the trust list = %d", status)
 	}
 }
+
+// TestTrustAuthorizedParty: phc trust add --authorized-party trusts another
+// client of the issuer, whose ID tokens (azp, with our audience among
+// theirs) are then exchanged; phc trust list shows it; a client not named
+// is still refused.
+func TestTrustAuthorizedParty(t *testing.T) {
+	h := startHarness(t, "")
+	iss := newTestIssuer(t)
+	const aud = "phc-test-audience"
+	env, out, errb := testEnv(t, map[string]string{"PHC_PASSWORD": testPassword, "PHC_HOME": h.dir})
+	if code := Run(t.Context(), env, []string{"trust", "add", iss.srv.URL, "--audience", aud, "--authorized-party", "tutor", "--authorized-party", "notes"}); code != 0 {
+		t.Fatalf("phc trust add --authorized-party = %d\n%s", code, errb.String())
+	}
+	out.Reset()
+	if code := Run(t.Context(), env, []string{"trust", "list"}); code != 0 {
+		t.Fatalf("phc trust list = %d\n%s", code, errb.String())
+	}
+	if !strings.Contains(out.String(), "authorized parties tutor, notes") {
+		t.Fatalf("phc trust list = %q; want the authorized parties", out.String())
+	}
+	for _, c := range []struct {
+		azp  string
+		want int
+	}{{"tutor", 200}, {"notes", 200}, {"ads", 401}} {
+		tok := iss.sign(t, iss.claims(t, "alice-"+c.azp, aud, func(b *jwt.Builder) {
+			b.Audience([]string{aud, c.azp}).Claim("azp", c.azp)
+		}), jwa.RS256, iss.rsa)
+		if status, got := exchange(h, tok, ""); status != c.want {
+			t.Errorf("exchange of a token with azp %s = %d %v; want %d", c.azp, status, got, c.want)
+		}
+	}
+}

@@ -14,7 +14,7 @@ import (
 // recipients may exchange for service tokens, and the custodians whose
 // cards the owner pinned (whose bundles may be imported).
 func runTrust(ctx context.Context, env *Env, args []string) error {
-	const usage = "usage: phc trust add ISSUER --audience AUD | phc trust list | phc trust custodian CARD.json | phc trust custodians | phc trust remove ID"
+	const usage = "usage: phc trust add ISSUER --audience AUD [--authorized-party CLIENT]... | phc trust list | phc trust custodian CARD.json | phc trust custodians | phc trust remove ID"
 	if len(args) == 0 {
 		return usageError(usage)
 	}
@@ -23,6 +23,8 @@ func runTrust(ctx context.Context, env *Env, args []string) error {
 	case "add":
 		fs := newFlags(env, "trust add", &c)
 		audience := fs.String("audience", "", "the audience the issuer's ID tokens must name (this custodian's client id there)")
+		var parties multiFlag
+		fs.Var(&parties, "authorized-party", "another client id of the issuer whose ID tokens (as azp or audience) are accepted too; repeatable")
 		issuer, ok, err := parseOne(fs, args[1:])
 		if err != nil {
 			return err
@@ -36,10 +38,14 @@ func runTrust(ctx context.Context, env *Env, args []string) error {
 		var out struct {
 			ID string `json:"id"`
 		}
-		if err := ownerDo(ctx, env, c, "POST", "/phc/v1/trust", map[string]string{"issuer": issuer, "audience": *audience}, &out); err != nil {
+		body := map[string]any{"issuer": issuer, "audience": *audience}
+		if len(parties) > 0 {
+			body["authorized_parties"] = []string(parties)
+		}
+		if err := ownerDo(ctx, env, c, "POST", "/phc/v1/trust", body, &out); err != nil {
 			return err
 		}
-		fmt.Fprintf(env.Stdout, "trusted %s for audience %s (%s)\n", printable(issuer), printable(*audience), out.ID)
+		fmt.Fprintf(env.Stdout, "trusted %s for audience %s%s (%s)\n", printable(issuer), printable(*audience), partiesText(parties), out.ID)
 		return nil
 	case "list":
 		fs := newFlags(env, "trust list", &c)
@@ -49,13 +55,14 @@ func runTrust(ctx context.Context, env *Env, args []string) error {
 		var out struct {
 			Trust []struct {
 				ID, Issuer, Audience string
+				AuthorizedParties    []string `json:"authorized_parties"`
 			} `json:"trust"`
 		}
 		if err := ownerDo(ctx, env, c, "GET", "/phc/v1/trust", nil, &out); err != nil {
 			return err
 		}
 		for _, t := range out.Trust {
-			fmt.Fprintf(env.Stdout, "%s  %s  audience %s\n", t.ID, printable(t.Issuer), printable(t.Audience))
+			fmt.Fprintf(env.Stdout, "%s  %s  audience %s%s\n", t.ID, printable(t.Issuer), printable(t.Audience), partiesText(t.AuthorizedParties))
 		}
 		return nil
 	case "custodian":
@@ -122,6 +129,19 @@ func runTrust(ctx context.Context, env *Env, args []string) error {
 		return nil
 	}
 	return usageError("unknown trust command %q (add, list, custodian, custodians, remove)", args[0])
+}
+
+// partiesText is ", authorized parties a, b" for a trust entry's
+// authorized parties, or "" when there are none.
+func partiesText(parties []string) string {
+	if len(parties) == 0 {
+		return ""
+	}
+	shown := make([]string, len(parties))
+	for i, p := range parties {
+		shown[i] = printable(p)
+	}
+	return ", authorized parties " + strings.Join(shown, ", ")
 }
 
 // runCard prints this custodian's public card, to give to another

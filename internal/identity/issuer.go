@@ -3,6 +3,7 @@ package identity
 import (
 	"net/url"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
@@ -27,4 +28,13 @@ func ValidIssuerURL(s string) bool {
 		return h == "127.0.0.1" || h == "::1" || h == "localhost"
 	}
 	return false
+}
+
+// IDToken is what a verifier vouches for in an OIDC ID token that verified
+// (signature, issuer, expiry, and one expected audience among its own).
+type IDToken struct {
+	Subject         string    // sub, never empty
+	Expiry          time.Time // exp
+	Audience        []string  // aud: every audience the token names
+	AuthorizedParty string    // azp: the client it was issued to; "" when absent
 }

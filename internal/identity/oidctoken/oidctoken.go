@@ -1,6 +1,8 @@
 // Package oidctoken verifies OIDC ID tokens for the custodian's trusted
 // issuers with github.com/coreos/go-oidc/v3: discovery, the issuer's JWKS,
-// signature (asymmetric algorithms only), issuer, audience and expiry.
+// signature (asymmetric algorithms only), issuer, audience and expiry. It
+// reports every audience and the authorized party (azp), for the core to
+// decide which clients it trusts.
 //
 // It lives apart from internal/identity because go-oidc fetches discovery
 // documents and keys over HTTP, and the core, which uses identity, must not
@@ -72,25 +74,40 @@ func CheckIssuerURL(issuer string) error {
 	return nil
 }
 
-// Verify checks raw as an ID token of issuer for audience and returns its
-// subject and expiry.
-func (v *Verifier) Verify(ctx context.Context, issuer, audience, raw string) (string, time.Time, error) {
+// Verify checks raw as an ID token of issuer for audience (one of the
+// token's audiences) and returns its subject, expiry, audiences and
+// authorized party. Whether the other audiences and the authorized party
+// are acceptable is the caller's decision.
+func (v *Verifier) Verify(ctx context.Context, issuer, audience, raw string) (identity.IDToken, error) {
 	if err := CheckIssuerURL(issuer); err != nil {
-		return "", time.Time{}, err
+		return identity.IDToken{}, err
 	}
 	ctx = oidc.ClientContext(ctx, v.client)
 	p, err := v.provider(ctx, issuer)
 	if err != nil {
-		return "", time.Time{}, err
+		return identity.IDToken{}, err
 	}
 	tok, err := p.VerifierContext(ctx, &oidc.Config{ClientID: audience, SupportedSigningAlgs: Algorithms, Now: v.now}).Verify(ctx, raw)
 	if err != nil {
-		return "", time.Time{}, fmt.Errorf("oidctoken: %w", err)
+		return identity.IDToken{}, fmt.Errorf("oidctoken: %w", err)
 	}
 	if tok.Subject == "" {
-		return "", time.Time{}, errors.New("oidctoken: the token has no subject")
+		return identity.IDToken{}, errors.New("oidctoken: the token has no subject")
 	}
-	return tok.Subject, tok.Expiry, nil
+	var extra struct {
+		AZP *string `json:"azp"`
+	}
+	if err := tok.Claims(&extra); err != nil {
+		return identity.IDToken{}, fmt.Errorf("oidctoken: claims: %w", err)
+	}
+	if extra.AZP != nil && *extra.AZP == "" {
+		return identity.IDToken{}, errors.New("oidctoken: the token's azp is empty")
+	}
+	out := identity.IDToken{Subject: tok.Subject, Expiry: tok.Expiry, Audience: tok.Audience}
+	if extra.AZP != nil {
+		out.AuthorizedParty = *extra.AZP
+	}
+	return out, nil
 }
 
 func (v *Verifier) provider(ctx context.Context, issuer string) (*oidc.Provider, error) {

@@ -37,7 +37,7 @@ func TestCheckIssuerURL(t *testing.T) {
 
 func TestVerifyRefusesAnUntrustableIssuerWithoutFetching(t *testing.T) {
 	v := New(nil, nil)
-	if _, _, err := v.Verify(context.Background(), "http://accounts.example.com", "aud", "x.y.z"); !errors.Is(err, ErrUntrustedURL) {
+	if _, err := v.Verify(context.Background(), "http://accounts.example.com", "aud", "x.y.z"); !errors.Is(err, ErrUntrustedURL) {
 		t.Fatalf("Verify over plain http to a remote host = %v; want ErrUntrustedURL", err)
 	}
 }
