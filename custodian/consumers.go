@@ -344,6 +344,9 @@ func (s *Service) MintServiceToken(ctx context.Context, raw []byte) (TokenIssued
 		if cur, ok := st.consumers[in.Consumer]; !ok || cur.Status != ConsumerApproved {
 			return fail(op, KindUnauthenticated, "")
 		}
+		if err := st.tooManyTokens(op, in.Consumer, b.now); err != nil {
+			return err
+		}
 		t := newToken(id, token)
 		t.Consumer, t.Scope, t.Mode, t.RateLimit = in.Consumer, scope, mode, in.RateLimit
 		t.CreatedAt, t.ExpiresAt = b.now, b.now.Add(ttl)
