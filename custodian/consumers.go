@@ -3,6 +3,7 @@ package custodian
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"sort"
 	"strconv"
 	"strings"
@@ -38,33 +39,6 @@ const (
 	maxSecretLen = 256
 )
 
-// reservedNames are words that name the owner or its policy in written_by
-// and confirmation.by: no app may be called so.
-var reservedNames = []string{WrittenByUser, "owner", "auto_grant", "custodian", "anonymous"}
-
-// validConsumerName: 1–64 of [A-Za-z0-9_.-], starting with a letter or
-// digit, and none of the reserved names (in any case).
-func validConsumerName(n string) bool {
-	if n == "" || len(n) > 64 {
-		return false
-	}
-	for _, r := range reservedNames {
-		if strings.EqualFold(n, r) {
-			return false
-		}
-	}
-	for i := 0; i < len(n); i++ {
-		c := n[i]
-		switch {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
-		case (c == '_' || c == '.' || c == '-') && i > 0:
-		default:
-			return false
-		}
-	}
-	return true
-}
-
 // AddConsumer registers a consumer (owner only). A consumer the owner
 // registers is approved at once. Only an Argon2id hash of the secret is kept.
 func (s *Service) AddConsumer(ctx context.Context, p Principal, raw []byte) (ConsumerView, error) {
@@ -94,6 +68,9 @@ func (s *Service) addConsumer(op string, p Principal, raw []byte, status string)
 	if !validConsumerName(in.Name) {
 		return ConsumerView{}, fail(op, KindInvalid, "name must be 1-64 letters, digits, '_', '.' or '-'")
 	}
+	if reservedName(in.Name) {
+		return ConsumerView{}, fail(op, KindInvalid, "the name is reserved, or looks like a reserved word (self, owner, user, custodian, phc, auto_grant, anonymous)")
+	}
 	if len(in.Secret) < minSecretLen || len(in.Secret) > maxSecretLen {
 		return ConsumerView{}, fail(op, KindInvalid, "secret must be 16 to 256 bytes")
 	}
@@ -103,16 +80,21 @@ func (s *Service) addConsumer(op string, p Principal, raw []byte, status string)
 	}
 	var out ConsumerView
 	err = s.write(op, p, func(st *state, b *batch) error {
-		var replaced *Consumer
+		// A name is taken by a consumer of the same name or of one that
+		// looks like it (see nameKey). The owner's own registration wins
+		// over pending self-registrations: anyone on the machine could
+		// have squatted the name or a lookalike of it.
+		taken := st.lookalikes(in.Name)
 		if old, ok := st.consumers[in.Name]; ok {
-			// The owner's own registration wins over a pending
-			// self-registration of the same name: anyone on the machine
-			// could have squatted it.
-			if status != ConsumerApproved || old.Status != ConsumerPending {
-				return fail(op, KindConflict, "a consumer with this name exists")
-			}
-			replaced = old
+			taken = append(taken, old)
 		}
+		sort.Slice(taken, func(i, j int) bool { return taken[i].Name < taken[j].Name })
+		for _, old := range taken {
+			if status != ConsumerApproved || old.Status != ConsumerPending {
+				return nameTaken(op, in.Name, old.Name)
+			}
+		}
+		replaced := taken
 		if status == ConsumerPending {
 			pending := 0
 			for _, c := range st.consumers {
@@ -132,9 +114,20 @@ func (s *Service) addConsumer(op string, p Principal, raw []byte, status string)
 		rev := b.nextRevision()
 		st.consumers[c.Name] = c
 		records := []string{id}
-		if replaced != nil {
-			b.del(bucketConsumers, replaced.ID)
-			records = append(records, replaced.ID)
+		for _, old := range replaced {
+			b.del(bucketConsumers, old.ID)
+			records = append(records, old.ID)
+			if old.Name == c.Name {
+				continue
+			}
+			// A squatter's lookalike goes with what the owner gave it.
+			delete(st.consumers, old.Name)
+			for _, g := range st.grants {
+				if g.Recipient.Kind == "consumer" && g.Recipient.ID == old.Name && g.RevokedAt == nil {
+					st.revokeGrant(b, g, rev)
+					records = append(records, g.ID)
+				}
+			}
 		}
 		b.put(bucketConsumers, id, c)
 		b.receipt(Receipt{Actor: p.actor(), Operation: op, Recipient: c.Name, Decision: "allow", Records: records, Revision: rev})
@@ -162,6 +155,14 @@ func (s *Service) ApproveConsumer(ctx context.Context, p Principal, name string)
 		}
 		if c.Status != ConsumerPending {
 			return fail(op, KindConflict, "the consumer is already approved")
+		}
+		// A vault may hold lookalike names from before they were refused:
+		// approving one next to an approved app would make two apps the
+		// owner cannot tell apart.
+		for _, other := range st.lookalikes(name) {
+			if other.Status == ConsumerApproved {
+				return nameTaken(op, name, other.Name)
+			}
 		}
 		nc := *c
 		nc.Status = ConsumerApproved
@@ -224,6 +225,16 @@ func (s *Service) ListConsumers(ctx context.Context, p Principal) ([]ConsumerVie
 		sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 		return out, nil
 	})
+}
+
+// nameTaken is the KindConflict of a name already taken by the consumer
+// called existing, named literally (a consumer name is 1-64 of
+// [A-Za-z0-9_.-], so it is safe to show).
+func nameTaken(op, name, existing string) *Error {
+	if name == existing {
+		return fail(op, KindConflict, fmt.Sprintf("a consumer named %q exists", existing))
+	}
+	return fail(op, KindConflict, fmt.Sprintf("the name looks like that of the registered app %q: app names must differ by more than case or lookalike characters", existing))
 }
 
 // TokenRequest asks for a service token with a consumer's name and secret.
@@ -337,6 +348,9 @@ func (s *Service) MintServiceToken(ctx context.Context, raw []byte) (TokenIssued
 	err = s.commit(st, func(st *state, b *batch) error {
 		if cur, ok := st.consumers[in.Consumer]; !ok || cur.Status != ConsumerApproved {
 			return fail(op, KindUnauthenticated, "")
+		}
+		if err := st.tooManyTokens(op, in.Consumer, b.now); err != nil {
+			return err
 		}
 		t := newToken(id, token)
 		t.Consumer, t.Scope, t.Mode, t.RateLimit, t.Purpose = in.Consumer, scope, mode, in.RateLimit, in.Purpose

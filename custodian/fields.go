@@ -572,6 +572,9 @@ func (s *Service) agentPutField(op string, p Principal, id string, in fieldWrite
 				Records: append(records, c.Ref()), Revision: c.Revision})
 			out = FieldRead{Field: fieldView(r, true), Revision: c.Revision}
 		} else {
+			if err := st.tooManyProposals(op, p.Consumer); err != nil {
+				return err
+			}
 			pid, err := identity.NewID("prp_")
 			if err != nil {
 				return wrap(op, KindInternal, err)

@@ -370,7 +370,7 @@ func TestRecipientSelection(t *testing.T) {
 	ts.mustConsumer("someone-else")
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			consumer := "reader-" + string(rune('a'+i))
+			consumer := fmt.Sprintf("reader-%d", i) // letters would be lookalikes: i and l
 			ts.mustConsumer(consumer)
 			for _, g := range tt.grants {
 				if g.recipient == "" {

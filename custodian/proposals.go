@@ -87,6 +87,11 @@ func (s *Service) Propose(ctx context.Context, p Principal, raw []byte) (Propose
 			b.receipt(denyReceipt(p, "proposal.create", refused))
 			return nil
 		}
+		if p.kind == PrincipalConsumer {
+			if err := st.tooManyProposals(op, p.Consumer); err != nil {
+				return err
+			}
+		}
 		// A proposal never lowers the tier of the field it would change.
 		tier := raiseTier(defaultSensitivity(d.Key), d.Sensitivity)
 		if f := st.field(d.Key); f != nil && d.Subject == SubjectSelf {
@@ -413,12 +418,38 @@ const (
 // filePending stores pr, a new pending proposal, and indexes it.
 func (st *state) filePending(b *batch, pr *Proposal) {
 	st.pending[pr.ID] = pr.Revision
+	st.countPending(pr, 1)
 	b.put(bucketProposals, pr.ID, pr)
 	b.put(bucketPending, pr.ID, struct{}{})
 }
 
+// countPending adds n to the pending proposals of pr's app; the owner's
+// own proposals are not counted (with st.mu held for writing).
+func (st *state) countPending(pr *Proposal, n int) {
+	a := pr.Producer.Authenticated
+	if a.Kind == "owner" {
+		return
+	}
+	if st.pendingBy[a.ID] += n; st.pendingBy[a.ID] <= 0 {
+		delete(st.pendingBy, a.ID)
+	}
+}
+
+// tooManyProposals is KindRateLimited when app already has as many
+// proposals waiting for the owner as the settings allow (with st.mu held).
+func (st *state) tooManyProposals(op, app string) *Error {
+	if st.pendingBy[app] < st.settings.pendingProposals() {
+		return nil
+	}
+	return &Error{Op: op, Kind: KindRateLimited, RetryAfter: time.Minute,
+		Public: "too many of the app's proposals wait for the owner's review"}
+}
+
 // decide stores the decided form of a pending proposal.
 func (st *state) decide(b *batch, decided *Proposal) {
+	if _, ok := st.pending[decided.ID]; ok {
+		st.countPending(decided, -1)
+	}
 	delete(st.pending, decided.ID)
 	b.put(bucketProposals, decided.ID, decided)
 	b.del(bucketPending, decided.ID)

@@ -13,9 +13,16 @@ const (
 	defaultWritesPerMinute = 10
 )
 
-// buckets rate-limits service tokens: one token bucket per token and kind,
-// refilled continuously at its per-minute rate, holding at most a minute's
-// worth.
+// Default quotas of an app (a consumer, or an OIDC subject), whichever of
+// its tokens it uses; the owner's settings may change them.
+const (
+	defaultLiveTokens       = 10  // service tokens unexpired and unrevoked at once
+	defaultPendingProposals = 100 // proposals waiting in the review queue
+)
+
+// buckets rate-limits the apps: one token bucket per key (an app, or a
+// token that asked for less) and kind, refilled continuously at its
+// per-minute rate, holding at most a minute's worth.
 type buckets struct {
 	mu sync.Mutex
 	m  map[string]*bucket
@@ -26,39 +33,59 @@ type bucket struct {
 	last   time.Time
 }
 
-// take spends one request of key at rate per minute at now, or reports how
-// long to wait for one.
-func (b *buckets) take(key string, rate int, now time.Time) time.Duration {
-	if rate <= 0 {
-		return time.Minute
-	}
+// limit is one bucket a request must find a token in: its key and rate per
+// minute.
+type limit struct {
+	key  string
+	rate int
+}
+
+// take spends one request from every bucket of limits at now, or, when one
+// of them is empty, spends nothing and reports how long to wait.
+func (b *buckets) take(now time.Time, limits ...limit) time.Duration {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.m == nil {
 		b.m = make(map[string]*bucket)
 	}
-	bk, ok := b.m[key]
-	if !ok {
-		if len(b.m) > 100_000 {
-			clear(b.m)
+	var wait time.Duration
+	bks := make([]*bucket, len(limits))
+	for i, l := range limits {
+		if l.rate <= 0 {
+			return time.Minute
 		}
-		bk = &bucket{tokens: float64(rate), last: now}
-		b.m[key] = bk
+		bk, ok := b.m[l.key]
+		if !ok {
+			if len(b.m) > 100_000 {
+				clear(b.m)
+			}
+			bk = &bucket{tokens: float64(l.rate), last: now}
+			b.m[l.key] = bk
+		}
+		perSec := float64(l.rate) / 60
+		if el := now.Sub(bk.last).Seconds(); el > 0 {
+			bk.tokens = min(float64(l.rate), bk.tokens+el*perSec)
+			bk.last = now
+		}
+		if bk.tokens < 1 {
+			wait = max(wait, time.Duration((1-bk.tokens)/perSec*float64(time.Second)), time.Second)
+		}
+		bks[i] = bk
 	}
-	perSec := float64(rate) / 60
-	if el := now.Sub(bk.last).Seconds(); el > 0 {
-		bk.tokens = min(float64(rate), bk.tokens+el*perSec)
-		bk.last = now
+	if wait > 0 {
+		return wait
 	}
-	if bk.tokens >= 1 {
+	for _, bk := range bks {
 		bk.tokens--
-		return 0
 	}
-	return max(time.Duration((1-bk.tokens)/perSec*float64(time.Second)), time.Second)
+	return 0
 }
 
-// rateLimit spends one read or write of consumer principal p's token; the
-// owner is not limited. Callers must not hold s.life.
+// rateLimit spends one read or write of consumer principal p; the owner is
+// not limited. The rates count per app (a consumer, or an OIDC subject),
+// whichever of its tokens it uses, so minting more tokens buys nothing; a
+// token that asked for less also has a bucket of its own. Callers must not
+// hold s.life.
 func (s *Service) rateLimit(op string, p Principal, write bool) error {
 	if p.kind != PrincipalConsumer || p.token == nil {
 		return nil
@@ -77,15 +104,17 @@ func (s *Service) rateLimit(op string, p Principal, write bool) error {
 	if write {
 		rate, kind = set.writesPerMinute(), "w:"
 	}
+	limits := []limit{{key: kind + "app:" + p.Consumer, rate: rate}}
 	if t := p.token.RateLimit; t != nil {
-		if write && t.Writes > 0 {
-			rate = min(rate, t.Writes)
+		own := t.Reads
+		if write {
+			own = t.Writes
 		}
-		if !write && t.Reads > 0 {
-			rate = min(rate, t.Reads)
+		if own > 0 && own < rate {
+			limits = append(limits, limit{key: kind + "token:" + p.token.ID, rate: own})
 		}
 	}
-	if wait := s.rates.take(kind+p.token.ID, rate, s.clock.Now()); wait > 0 {
+	if wait := s.rates.take(s.clock.Now(), limits...); wait > 0 {
 		return &Error{Op: op, Kind: KindRateLimited, RetryAfter: wait}
 	}
 	return nil

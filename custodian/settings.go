@@ -22,6 +22,12 @@ type Settings struct {
 	// do (0: the PCP defaults of 60 and 10); a token may ask for less.
 	ReadsPerMinute  int `json:"reads_per_minute,omitempty"`
 	WritesPerMinute int `json:"writes_per_minute,omitempty"`
+	// LiveTokens is the most service tokens an app (a consumer, or an OIDC
+	// subject) may hold unexpired and unrevoked at once (0: the default of
+	// 10); PendingProposals the most of its proposals that may wait in the
+	// review queue (0: the default of 100).
+	LiveTokens       int `json:"live_tokens_per_app,omitempty"`
+	PendingProposals int `json:"pending_proposals_per_app,omitempty"`
 	// ElicitedApprovals lets the person approve an app's request for
 	// sensitive data when the app's own MCP host asks them (an
 	// elicitation). Off by default: the host relays the answer, so turning
@@ -57,6 +63,20 @@ func (s Settings) writesPerMinute() int {
 		return s.WritesPerMinute
 	}
 	return defaultWritesPerMinute
+}
+
+func (s Settings) liveTokens() int {
+	if s.LiveTokens > 0 {
+		return s.LiveTokens
+	}
+	return defaultLiveTokens
+}
+
+func (s Settings) pendingProposals() int {
+	if s.PendingProposals > 0 {
+		return s.PendingProposals
+	}
+	return defaultPendingProposals
 }
 
 const metaSettings = "settings"
@@ -98,6 +118,8 @@ type settingsPatch struct {
 	UserOnlyWrite     *[]string `json:"user_only_write"`
 	ReadsPerMinute    *int      `json:"reads_per_minute"`
 	WritesPerMinute   *int      `json:"writes_per_minute"`
+	LiveTokens        *int      `json:"live_tokens_per_app"`
+	PendingProposals  *int      `json:"pending_proposals_per_app"`
 	ElicitedApprovals *bool     `json:"elicited_approvals"`
 	RetentionDays     *int      `json:"receipt_retention_days"`
 }
@@ -123,6 +145,11 @@ func (s *Service) PutSettings(ctx context.Context, p Principal, raw []byte) (Set
 	for _, r := range []*int{in.ReadsPerMinute, in.WritesPerMinute} {
 		if r != nil && (*r < 0 || *r > 10_000_000) {
 			return Settings{}, 0, fail(op, KindInvalid, "rates are per minute, from 0 (the default) to 10,000,000")
+		}
+	}
+	for _, r := range []*int{in.LiveTokens, in.PendingProposals} {
+		if r != nil && (*r < 0 || *r > 10_000_000) {
+			return Settings{}, 0, fail(op, KindInvalid, "live_tokens_per_app and pending_proposals_per_app are from 0 (the default) to 10,000,000")
 		}
 	}
 	if r := in.RetentionDays; r != nil && (*r < 0 || *r > 36500) {
@@ -156,6 +183,12 @@ func (s *Service) PutSettings(ctx context.Context, p Principal, raw []byte) (Set
 		if in.WritesPerMinute != nil {
 			set.WritesPerMinute = *in.WritesPerMinute
 		}
+		if in.LiveTokens != nil {
+			set.LiveTokens = *in.LiveTokens
+		}
+		if in.PendingProposals != nil {
+			set.PendingProposals = *in.PendingProposals
+		}
 		if in.ElicitedApprovals != nil {
 			set.ElicitedApprovals = *in.ElicitedApprovals
 		}
@@ -165,6 +198,7 @@ func (s *Service) PutSettings(ctx context.Context, p Principal, raw []byte) (Set
 		out = set
 		if set.AutoGrant == st.settings.AutoGrant && slices.Equal(set.UserOnlyWrite, st.settings.UserOnlyWrite) &&
 			set.ReadsPerMinute == st.settings.ReadsPerMinute && set.WritesPerMinute == st.settings.WritesPerMinute &&
+			set.LiveTokens == st.settings.LiveTokens && set.PendingProposals == st.settings.PendingProposals &&
 			set.ElicitedApprovals == st.settings.ElicitedApprovals && set.ReceiptRetentionDays == st.settings.ReceiptRetentionDays {
 			rev = st.revision // nothing changes: no write
 			return nil

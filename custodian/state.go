@@ -35,6 +35,7 @@ type state struct {
 
 	claims    map[string]*claimRecord // claim id → record
 	pending   map[string]uint64       // pending proposal id → its revision
+	pendingBy map[string]int          // app (consumer or OIDC subject) → its pending proposals
 	personas  map[string]*Persona
 	grants    map[string]*Grant
 	grantsBy  map[string]map[string]*Grant // recipient name → its grants
@@ -187,6 +188,7 @@ func newState() *state {
 	st := &state{
 		claims:        make(map[string]*claimRecord),
 		pending:       make(map[string]uint64),
+		pendingBy:     make(map[string]int),
 		personas:      make(map[string]*Persona),
 		grants:        make(map[string]*Grant),
 		grantsBy:      make(map[string]map[string]*Grant),
@@ -458,6 +460,7 @@ func (st *state) loadPending(tx Tx) error {
 				return fmt.Errorf("pending proposal %s: not pending in the store", id)
 			}
 			st.pending[id] = pr.Revision
+			st.countPending(pr, 1)
 			return nil
 		})
 	}
@@ -465,6 +468,7 @@ func (st *state) loadPending(tx Tx) error {
 	return loadEach(tx, bucketProposals, func(p *Proposal) {
 		if p.Status == StatusProposed {
 			st.pending[p.ID] = p.Revision
+			st.countPending(p, 1)
 		}
 	})
 }

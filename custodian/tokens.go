@@ -106,3 +106,25 @@ func (st *state) revokeToken(b *batch, t *ServiceToken) {
 	nt.RevokedAt = &at
 	st.putToken(b, &nt)
 }
+
+// tooManyTokens is KindRateLimited when app (a consumer, or an OIDC
+// subject) already holds as many live service tokens as the settings allow
+// (with st.mu held); it may retry when the first of them expires.
+func (st *state) tooManyTokens(op, app string, now time.Time) *Error {
+	live := 0
+	var first time.Time
+	for _, t := range st.tokenByID {
+		if t.Consumer != app || t.RevokedAt != nil || !now.Before(t.ExpiresAt) {
+			continue
+		}
+		live++
+		if first.IsZero() || t.ExpiresAt.Before(first) {
+			first = t.ExpiresAt
+		}
+	}
+	if live < st.settings.liveTokens() {
+		return nil
+	}
+	return &Error{Op: op, Kind: KindRateLimited, RetryAfter: max(first.Sub(now), time.Second),
+		Public: "the app holds as many live tokens as it may: revoke one, or wait until one expires"}
+}

@@ -352,6 +352,9 @@ func (s *Service) ExchangeToken(ctx context.Context, raw []byte) (Exchanged, err
 		if ttl <= 0 {
 			return fail(op, KindUnauthenticated, "")
 		}
+		if err := st.tooManyTokens(op, name, b.now); err != nil {
+			return err
+		}
 		t := newToken(id, token)
 		t.Consumer, t.Scope, t.Mode, t.Trust = name, scope, mode, trust.ID
 		t.CreatedAt, t.ExpiresAt = b.now, b.now.Add(min(ttl, maxExchangedTTL))

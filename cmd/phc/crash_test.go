@@ -52,9 +52,10 @@ func TestCrashConsistency(t *testing.T) {
 	d := startPHC(t, bin, dir, "first")
 
 	// Setup: a consumer with a write token, and a contribute grant on notes.*;
-	// the load is far above the default ten writes a minute per token.
+	// the load is far above the default ten writes a minute and 100 pending
+	// proposals per app.
 	tomorrow := time.Now().Add(24 * time.Hour).UTC().Format(time.RFC3339)
-	d.must(t, client, 200, "PUT", "/phc/v1/settings", d.owner, map[string]int{"writes_per_minute": 10_000_000}, nil)
+	d.must(t, client, 200, "PUT", "/phc/v1/settings", d.owner, map[string]int{"writes_per_minute": 10_000_000, "pending_proposals_per_app": 10_000_000}, nil)
 	d.must(t, client, 201, "POST", "/phc/v1/consumers", d.owner,
 		map[string]string{"name": crashConsumer, "secret": crashSecret}, nil)
 	var tok struct {

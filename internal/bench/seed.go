@@ -56,12 +56,13 @@ const (
 	readPurpose = "assist"
 )
 
-// setup lifts the rate limits and registers the reader (a read grant on
+// setup lifts the rate limits and quotas and registers the reader (a read grant on
 // work.* for purpose assist, a read token of scope *) and the seeder (a
 // contribute grant on bulk.*, a write token of that scope).
 func (s *session) setup(ctx context.Context) error {
 	if err := s.api.call(ctx, "PUT", "/phc/v1/settings", s.owner,
-		map[string]int{"reads_per_minute": 10_000_000, "writes_per_minute": 10_000_000}, 200, nil); err != nil {
+		map[string]int{"reads_per_minute": 10_000_000, "writes_per_minute": 10_000_000,
+			"live_tokens_per_app": 10_000_000, "pending_proposals_per_app": 10_000_000}, 200, nil); err != nil {
 		return err
 	}
 	expires := time.Now().Add(30 * 24 * time.Hour).UTC().Format(time.RFC3339)

@@ -257,3 +257,38 @@ func TestTrustAuthorizedParty(t *testing.T) {
 		}
 	}
 }
+
+// TestOIDCSubjectQuotas: an OIDC subject is one app however many tokens it
+// exchanges ID tokens for: at most 10 live at once, and one rate limit
+// over all of them.
+func TestOIDCSubjectQuotas(t *testing.T) {
+	h := startHarness(t, "")
+	iss := newTestIssuer(t)
+	const aud = "phc-test-audience"
+	env, _, errb := testEnv(t, map[string]string{"PHC_PASSWORD": testPassword, "PHC_HOME": h.dir})
+	if code := Run(t.Context(), env, []string{"trust", "add", iss.srv.URL, "--audience", aud}); code != 0 {
+		t.Fatalf("phc trust add = %d\n%s", code, errb.String())
+	}
+	h.must(200, "PUT", "/phc/v1/settings", h.owner, map[string]int{"reads_per_minute": 2, "live_tokens_per_app": 0}, nil)
+	form := func(sub string) []byte {
+		return []byte(url.Values{"grant_type": {"urn:ietf:params:oauth:grant-type:token-exchange"},
+			"subject_token_type": {"urn:ietf:params:oauth:token-type:id_token"},
+			"subject_token":      {iss.sign(t, iss.claims(t, sub, aud, nil), jwa.RS256, iss.rsa)}}.Encode())
+	}
+	var tokens []string
+	for i := range 10 {
+		status, got := exchange(h, iss.sign(t, iss.claims(t, "alice", aud, nil), jwa.RS256, iss.rsa), "")
+		if status != 200 {
+			t.Fatalf("exchange %d = %d %v; want 200", i+1, status, got)
+		}
+		tokens = append(tokens, got["access_token"].(string))
+	}
+	h.retryAfter("POST", "/phc/v1/token", "", form("alice"))
+	if status, got := exchange(h, iss.sign(t, iss.claims(t, "bob", aud, nil), jwa.RS256, iss.rsa), ""); status != 200 {
+		t.Fatalf("bob's exchange = %d %v; want 200", status, got)
+	}
+	// Two reads a minute for alice, whichever of her tokens reads.
+	h.must(200, "GET", "/phc/v1/context?purpose=learning", tokens[0], nil, nil)
+	h.must(200, "GET", "/phc/v1/context?purpose=learning", tokens[1], nil, nil)
+	h.retryAfter("GET", "/phc/v1/context?purpose=learning", tokens[2], nil)
+}
