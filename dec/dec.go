@@ -165,10 +165,11 @@ type Report struct {
 	ChainID      string   `json:"chain_id,omitempty"`
 	Issuer       string   `json:"issuer,omitempty"`
 	Subject      *Subject `json:"subject,omitempty"`
-	Release      *Release `json:"release,omitempty"`
+	Release      *Release `json:"release,omitempty"` // release, method, purpose and runtime: from release and qualification entries only
 	Method       string   `json:"method,omitempty"`
 	Purpose      string   `json:"purpose,omitempty"`
 	Runtime      *Runtime `json:"runtime,omitempty"`
+	QualifiedAt  string   `json:"qualified_at,omitempty"` // iat of the last release or qualification entry; "" if none (run evidence only)
 	Head         string   `json:"head,omitempty"`
 	LastIat      string   `json:"last_iat,omitempty"`
 	Entries      int      `json:"entries"`
@@ -296,6 +297,13 @@ func Verify(raw []byte, trust Trust) (rep Report) {
 		p := e.payload
 		rep.Issuer, rep.Subject = p.Issuer, p.Subject
 		rep.KeysUsed = append(rep.KeysUsed, e.header.Kid)
+		// Release, method, purpose and runtime qualify a client only as a
+		// release or qualification entry states them: run.* entries are
+		// evidence about a run, never a qualification (PHC draft §5).
+		if p.Type != TypeRelease && p.Type != TypeQualification {
+			continue
+		}
+		rep.QualifiedAt = p.Iat
 		if p.Release != nil {
 			rep.Release = p.Release
 		}
