@@ -379,23 +379,30 @@ func (st *state) live(p Principal, now time.Time) bool {
 // read-locked snapshot and then, when any write has come in between or a
 // single-use grant is involved, again inside the journal in commit order:
 // no revocation, deletion or narrowing acknowledged before the read's
-// receipt is ever bypassed, and a single-use grant serves one read. The
-// receipt rc (allow with the refs, or deny as not_found) and the spending of
-// single-use grants commit before the answer. disclosed reports whether
-// anything was disclosed.
-func (s *Service) recipientRead(st *state, p Principal, rc Receipt, decide func(st *state, now time.Time) (records []string, used []*Grant)) (disclosed bool, err error) {
+// receipt is ever bypassed, and a single-use grant serves one read. When it
+// discloses nothing, decide may name the refusal (qualification_required,
+// where the recipient may know the record is there); nil means not_found.
+// The receipt rc (allow with the refs, or deny with the refusal's
+// constraint) and the spending of single-use grants commit before the
+// answer, so that receipt and answer come from one decision. disclosed
+// reports whether anything was disclosed; err is the refusal decide named,
+// if any, when nothing was.
+func (s *Service) recipientRead(st *state, p Principal, rc Receipt, decide func(st *state, now time.Time) (records []string, used []*Grant, refused *Error)) (disclosed bool, err error) {
 	st.mu.RLock()
 	snap := st.revision
-	records, used := decide(st, s.clock.Now())
+	records, used, refused := decide(st, s.clock.Now())
 	st.mu.RUnlock()
 	err = s.commit(st, func(st *state, b *batch) error {
 		if st.revision != snap || anySingle(used) {
-			records, used = decide(st, b.now)
+			records, used, refused = decide(st, b.now)
 		}
 		r := rc
 		r.Revision = st.revision
 		if len(records) == 0 {
-			r.Decision, r.Constraint, r.Records = "deny", "not_found", nil
+			r.Decision, r.Constraint, r.Records = "deny", KindNotFound.Row().Constraint, nil
+			if refused != nil {
+				r.Constraint = refused.Kind.Row().Constraint
+			}
 			b.receipt(r)
 			return nil
 		}
@@ -416,6 +423,9 @@ func (s *Service) recipientRead(st *state, p Principal, rc Receipt, decide func(
 		disclosed = true
 		return nil
 	})
+	if err == nil && !disclosed && refused != nil {
+		return false, refused
+	}
 	return disclosed, err
 }
 

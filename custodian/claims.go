@@ -58,21 +58,22 @@ func (s *Service) GetClaim(ctx context.Context, p Principal, id, purpose string)
 		return ClaimRead{}, s.refuse(st, p, "claim.read", fail(op, KindModeDenied, "the token does not allow reads"))
 	}
 	var out ClaimRead
-	var qualFailed []string
 	rc := Receipt{Actor: p.actor(), Operation: "claim.read", Recipient: p.Consumer, Purpose: purpose}
-	disclosed, err := s.recipientRead(st, p, rc, func(st *state, now time.Time) (records []string, used []*Grant) {
-		out, qualFailed = ClaimRead{}, nil
+	disclosed, err := s.recipientRead(st, p, rc, func(st *state, now time.Time) (records []string, used []*Grant, refused *Error) {
+		out = ClaimRead{}
 		r, ok := st.claims[id]
 		if !ok || !st.live(p, now) {
-			return nil, nil
+			return nil, nil, nil
 		}
 		grants := st.grantsFor(p.Consumer, OpRead, now)
 		g := st.recipientGrant(grants, p, r, purpose, now, nil)
 		if g == nil {
 			// Covered but for a qualification not met: the recipient may
 			// know this claim is there (its grant names it), and what to do.
-			qualFailed = st.qualificationFailure(p, r, purpose, now)
-			return nil, nil
+			if failed := st.qualificationFailure(p, r, purpose, now); failed != nil {
+				return nil, nil, qualificationRequired(op, failed)
+			}
+			return nil, nil, nil
 		}
 		out = ClaimRead{Claim: recipientView(r, g), Revision: st.revision}
 		records = []string{out.Claim.Ref()}
@@ -81,15 +82,12 @@ func (s *Service) GetClaim(ctx context.Context, p Principal, id, purpose string)
 				records = append(records, "policy:"+g.Requires.Qualification, "head:"+head)
 			}
 		}
-		return records, []*Grant{g}
+		return records, []*Grant{g}, nil
 	})
 	if err != nil {
 		return ClaimRead{}, err
 	}
 	if !disclosed {
-		if qualFailed != nil {
-			return ClaimRead{}, qualificationRequired(op, qualFailed)
-		}
 		return ClaimRead{}, notFound(op)
 	}
 	return out, nil

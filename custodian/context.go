@@ -91,10 +91,10 @@ func (s *Service) Context(ctx context.Context, p Principal, q ContextQuery) (Con
 		encErr error
 	)
 	rc := Receipt{Actor: p.actor(), Operation: "context.read", Recipient: p.Consumer, Purpose: q.Purpose}
-	_, err = s.recipientRead(st, p, rc, func(st *state, now time.Time) (records []string, used []*Grant) {
+	_, err = s.recipientRead(st, p, rc, func(st *state, now time.Time) (records []string, used []*Grant, _ *Error) {
 		out, encErr = ContextResult{Revision: st.revision, Claims: []*Claim{}}, nil
 		if !st.live(p, now) {
-			return nil, nil
+			return nil, nil, nil
 		}
 		grants := st.grantsFor(p.Consumer, OpRead, now)
 		if q.Persona != "" {
@@ -109,7 +109,7 @@ func (s *Service) Context(ctx context.Context, p Principal, q ContextQuery) (Con
 			grants = named
 		}
 		if len(grants) == 0 {
-			return nil, nil
+			return nil, nil, nil
 		}
 		active := st.candidates(p, grants, q.Purpose, false)
 		out.Claims = make([]*Claim, 0, len(active))
@@ -131,7 +131,7 @@ func (s *Service) Context(ctx context.Context, p Principal, q ContextQuery) (Con
 			sc, err := served(r, g)
 			if err != nil {
 				encErr = err
-				return nil, nil
+				return nil, nil, nil
 			}
 			out.Claims = append(out.Claims, &sc.claim)
 			out.raw = append(out.raw, sc.raw)
@@ -141,7 +141,7 @@ func (s *Service) Context(ctx context.Context, p Principal, q ContextQuery) (Con
 				used = append(used, g)
 			}
 		}
-		return records, used
+		return records, used, nil
 	})
 	if err == nil && encErr != nil {
 		err = wrap(op, KindInternal, encErr)

@@ -269,7 +269,10 @@ type Presented struct {
 // PresentDEC takes a recipient's DEC document, bound to the token it is
 // presented with, and answers its admission under every policy the
 // recipient's grants require. Admission is an extra condition on top of
-// consent, never a substitute: it is evaluated again at every read.
+// consent, never a substitute: it is evaluated again at every read. The
+// receipt says, per policy, "policy:ID", "admission:admit" or
+// "admission:deny" and the chain's "head:…"; it is a deny
+// (qualification_required) when any policy denies.
 func (s *Service) PresentDEC(ctx context.Context, p Principal, raw []byte) (Presented, error) {
 	const op = "dec.present"
 	if p.Kind() != PrincipalConsumer {
@@ -295,6 +298,7 @@ func (s *Service) PresentDEC(ctx context.Context, p Principal, raw []byte) (Pres
 		b.put(bucketDECPresentations, p.token.ID, pres)
 		seen := map[string]bool{}
 		records := []string{}
+		allAdmitted := true
 		pins := st.decPins()
 		out.Admissions = []json.RawMessage{}
 		for _, g := range st.grantsFor(p.Consumer, OpRead, b.now) {
@@ -306,15 +310,31 @@ func (s *Service) PresentDEC(ctx context.Context, p Principal, raw []byte) (Pres
 			if pol == nil {
 				continue
 			}
-			adm, _, _, head := v.Admit(raw, pol.Policy, pins, b.now)
+			adm, admitted, _, head := v.Admit(raw, pol.Policy, pins, b.now)
 			out.Admissions = append(out.Admissions, adm)
-			records = append(records, "policy:"+pol.ID, "head:"+head)
+			records = append(records, "policy:"+pol.ID, admissionRecord(admitted))
+			if head != "" {
+				records = append(records, "head:"+head)
+			}
+			allAdmitted = allAdmitted && admitted
 		}
 		out.Revision = b.nextRevision()
-		b.receipt(Receipt{Actor: p.actor(), Operation: op, Recipient: p.Consumer, Decision: "allow", Records: records, Revision: out.Revision})
+		rc := Receipt{Actor: p.actor(), Operation: op, Recipient: p.Consumer, Decision: "allow", Records: records, Revision: out.Revision}
+		if !allAdmitted {
+			rc.Decision, rc.Constraint = "deny", KindQualificationRequired.Row().Constraint
+		}
+		b.receipt(rc)
 		return nil
 	})
 	return out, err
+}
+
+// admissionRecord is how a receipt records an admission's decision.
+func admissionRecord(admitted bool) string {
+	if admitted {
+		return "admission:admit"
+	}
+	return "admission:deny"
 }
 
 // qualificationFailure returns the failed conditions when a grant of p

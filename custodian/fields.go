@@ -182,9 +182,6 @@ func (s *Service) GetField(ctx context.Context, p Principal, id, purpose string)
 	if len(fs) == 0 {
 		if p.kind == PrincipalConsumer {
 			purpose, _ = p.readPurpose(op, purpose) // fieldsFor accepted it
-			if failed := s.fieldQualification(op, p, id, purpose); failed != nil {
-				return FieldRead{}, qualificationRequired(op, failed)
-			}
 		}
 		if p.kind == PrincipalConsumer && tierRank[defaultSensitivity(id)] >= tierRank[SensitivitySensitive] {
 			return FieldRead{}, s.approvalNeeded(op, p, id, purpose)
@@ -339,7 +336,10 @@ func (st *state) fieldGrantOf(p Principal, r *claimRecord, purpose string, now t
 }
 
 // consumerFields is a consumer's read of the fields whose keys match
-// pattern, decided and receipted like every recipient read.
+// pattern, decided and receipted like every recipient read. The read of one
+// field (a pattern without a wildcard) that a grant would serve but for its
+// qualification is refused as qualification_required, in the answer and in
+// the receipt alike.
 func (s *Service) consumerFields(op string, p Principal, purpose, pattern string, withValue bool) (fs []Field, warnings []string, rev uint64, err error) {
 	if purpose != "" && !validPurpose(purpose) {
 		return nil, nil, 0, fail(op, KindInvalid, errPurpose)
@@ -356,10 +356,10 @@ func (s *Service) consumerFields(op string, p Principal, purpose, pattern string
 		return nil, nil, 0, s.refuse(st, p, op, fail(op, KindModeDenied, "the token does not allow reads"))
 	}
 	rc := Receipt{Actor: p.actor(), Operation: op, Recipient: p.Consumer, Purpose: purpose}
-	_, err = s.recipientRead(st, p, rc, func(st *state, now time.Time) (records []string, used []*Grant) {
+	_, err = s.recipientRead(st, p, rc, func(st *state, now time.Time) (records []string, used []*Grant, refused *Error) {
 		fs, warnings, rev = []Field{}, nil, st.revision
 		if !st.live(p, now) {
-			return nil, nil
+			return nil, nil, nil
 		}
 		seen := map[*Grant]bool{}
 		grants := st.grantsFor(p.Consumer, OpRead, now)
@@ -387,7 +387,14 @@ func (s *Service) consumerFields(op string, p Principal, purpose, pattern string
 				warnings = append(warnings, "the value of "+f.ID+" was written by another app: "+author.ID)
 			}
 		}
-		return records, used
+		if len(records) == 0 && withValue && !strings.Contains(pattern, "*") {
+			if r := st.field(pattern); r != nil {
+				if failed := st.qualificationFailure(p, r, purpose, now); failed != nil {
+					return nil, nil, qualificationRequired(op, failed)
+				}
+			}
+		}
+		return records, used, nil
 	})
 	return fs, warnings, rev, err
 }
@@ -676,21 +683,4 @@ func (s *Service) DeleteField(ctx context.Context, p Principal, id string) (uint
 		return nil
 	})
 	return rev, err
-}
-
-// fieldQualification is qualificationFailure for the field id: a grant of
-// p's would serve it but for a qualification not met.
-func (s *Service) fieldQualification(op string, p Principal, id, purpose string) []string {
-	st, release, err := s.enter(op, p)
-	if err != nil {
-		return nil
-	}
-	defer release()
-	st.mu.RLock()
-	defer st.mu.RUnlock()
-	r := st.field(id)
-	if r == nil || !st.live(p, s.clock.Now()) {
-		return nil
-	}
-	return st.qualificationFailure(p, r, purpose, s.clock.Now())
 }

@@ -120,18 +120,18 @@ func (s *Service) Traverse(ctx context.Context, p Principal, q NeighborQuery) (N
 	var out Neighbors
 	var failure error
 	rc := Receipt{Actor: p.actor(), Operation: "graph.read", Recipient: p.Consumer, Purpose: q.Purpose}
-	disclosed, err := s.recipientRead(st, p, rc, func(st *state, now time.Time) ([]string, []*Grant) {
+	disclosed, err := s.recipientRead(st, p, rc, func(st *state, now time.Time) ([]string, []*Grant, *Error) {
 		out, failure = Neighbors{}, nil
 		if !st.live(p, now) {
-			return nil, nil
+			return nil, nil, nil
 		}
 		res, records, used, ok, err := s.neighbors(ctx, st, p, q, offset, now)
 		if err != nil || !ok {
 			failure = err
-			return nil, nil
+			return nil, nil, nil
 		}
 		out = res
-		return records, used
+		return records, used, nil
 	})
 	if err == nil {
 		err = failure

@@ -423,20 +423,20 @@ func (s *Service) GetSummary(ctx context.Context, p Principal, id, purpose strin
 	}
 	var out SummaryRead
 	rc := Receipt{Actor: p.actor(), Operation: "summary.read", Recipient: p.Consumer, Purpose: purpose}
-	disclosed, err := s.recipientRead(st, p, rc, func(st *state, now time.Time) ([]string, []*Grant) {
+	disclosed, err := s.recipientRead(st, p, rc, func(st *state, now time.Time) ([]string, []*Grant, *Error) {
 		out = SummaryRead{}
 		sm, ok := st.summaries[id]
 		if !ok || !st.live(p, now) {
-			return nil, nil
+			return nil, nil, nil
 		}
 		var used []*Grant
 		if !st.summaryVisible(p, sm, purpose, now, st.grantsFor(p.Consumer, OpRead, now), &used) {
-			return nil, nil
+			return nil, nil, nil
 		}
 		view := *sm
 		view.Producer, view.Stale, view.Ineligible, view.Origin = nil, nil, "", ""
 		out = SummaryRead{Summary: view, Revision: st.revision}
-		return append([]string{sm.Ref()}, sm.DerivedFrom...), distinctGrants(used)
+		return append([]string{sm.Ref()}, sm.DerivedFrom...), distinctGrants(used), nil
 	})
 	if err != nil {
 		return SummaryRead{}, err

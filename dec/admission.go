@@ -62,6 +62,7 @@ const maxClockSkew = 5 * time.Minute
 // Condition codes of an admission's failures.
 const (
 	CondVerified      = "not_verified"          // a verdict failed
+	CondQualification = "no_qualification"      // no release or qualification entry: run evidence only
 	CondIssuer        = "issuer"                // another issuer
 	CondClientID      = "client_id"             // another client
 	CondReleaseDigest = "release_digest"        // a release the policy does not list
@@ -89,7 +90,9 @@ type Condition struct {
 
 // Admit evaluates a verified report against policy and the trust store as
 // of now. It is an extra condition on top of consent, never a substitute:
-// admission grants nothing by itself.
+// admission grants nothing by itself. Release, method, purpose and runtime
+// are those of the chain's release and qualification entries (see
+// [Report]); a chain without one — evidence about runs only — is denied.
 func Admit(rep Report, p Policy, trust Trust, now time.Time) Admission {
 	a := Admission{Policy: p.ID, Head: rep.Head, Failed: []Condition{}}
 	fail := func(code, format string, args ...any) {
@@ -97,6 +100,9 @@ func Admit(rep Report, p Policy, trust Trust, now time.Time) Admission {
 	}
 	if !rep.OK {
 		fail(CondVerified, "the chain does not pass all three verdicts")
+	}
+	if rep.QualifiedAt == "" {
+		fail(CondQualification, "the chain has no release or qualification entry: evidence about a run is not a qualification")
 	}
 	if rep.Issuer != p.Issuer {
 		fail(CondIssuer, "the chain's issuer is not the policy's")

@@ -94,3 +94,74 @@ func TestAdmit(t *testing.T) {
 		})
 	}
 }
+
+// TestAdmitQualifiesByReleaseEntriesOnly: admission reads release, method,
+// purpose and runtime only from release and qualification entries; run.*
+// entries are evidence about a run, never a qualification (PHC draft §5).
+func TestAdmitQualifiesByReleaseEntriesOnly(t *testing.T) {
+	const issuer = "https://releases.example/tutor"
+	s := newSigner(t, issuer, "ed-1", jwa.EdDSA)
+	set, err := jwk.Parse(jwks(t, s.public))
+	if err != nil {
+		t.Fatal(err)
+	}
+	trust := Trust{Keys: map[string]jwk.Set{issuer: set}}
+	released, ran := "sha256:"+strings.Repeat("ab", 32), "sha256:"+strings.Repeat("ef", 32)
+	runtimeOK, runtimeRun := "sha256:"+strings.Repeat("cd", 32), "sha256:"+strings.Repeat("99", 32)
+	// says edits a payload to state what a run did: another release, method,
+	// purpose and runtime than the qualification.
+	says := func(p map[string]any) {
+		p["release"] = map[string]any{"name": "tutor", "version": "9.9.9", "digest": ran}
+		p["method"], p["purpose"] = "self-report", "marketing"
+		p["runtime"] = map[string]any{"config_digest": runtimeRun}
+	}
+	chain := func(types ...string) []byte {
+		ps := payloads(s, len(types))
+		for i, typ := range types {
+			ps[i]["type"] = typ
+			if typ != TypeRelease && typ != TypeQualification {
+				says(ps[i])
+			}
+		}
+		return []byte(doc(s.build(t, ps)))
+	}
+	policy := func(digest, method, purpose, runtime string) Policy {
+		return Policy{ID: "p", Issuer: issuer, ClientID: "tutor-app", ReleaseDigests: []string{digest}, Method: method,
+			Purpose: purpose, RuntimeConfigDigests: []string{runtime}}
+	}
+	asQualified := policy(released, "build-attestation", "learning", runtimeOK)
+	asRun := policy(ran, "self-report", "marketing", runtimeRun)
+	consentOnly := Policy{ID: "p", Issuer: issuer, ClientID: "tutor-app"}
+	cases := []struct {
+		name   string
+		doc    []byte
+		policy Policy
+		denied []string
+	}{
+		{"release then runs: the release qualifies", chain(TypeRelease, TypeRunStart, TypeRunEnd), asQualified, nil},
+		{"release then runs: what the runs say does not", chain(TypeRelease, TypeRunStart, TypeRunEnd), asRun,
+			[]string{CondReleaseDigest, CondMethod, CondPurpose, CondRuntimeDigest}},
+		{"qualification entry qualifies", chain(TypeQualification, TypeRunStep), asQualified, nil},
+		{"runs only: nothing qualifies", chain(TypeRunStart, TypeRunStep, TypeRunEnd), asRun,
+			[]string{CondQualification, CondReleaseDigest, CondMethod, CondPurpose, CondRuntimeDigest}},
+		{"runs only, a policy of issuer and client", chain(TypeRunStart, TypeRunEnd), consentOnly, []string{CondQualification}},
+		{"release only, a policy of issuer and client", chain(TypeRelease), consentOnly, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			rep := Verify(c.doc, trust)
+			if !rep.OK {
+				t.Fatalf("the chain does not verify: %s", problems(rep))
+			}
+			a := Admit(rep, c.policy, trust, t0.Add(time.Hour))
+			var got []string
+			for _, f := range a.Failed {
+				got = append(got, f.Code)
+			}
+			if !reflect.DeepEqual(got, c.denied) || (a.Decision == "admit") != (len(c.denied) == 0) {
+				raw, _ := json.Marshal(a)
+				t.Errorf("Admit = %s; want failed %v", raw, c.denied)
+			}
+		})
+	}
+}

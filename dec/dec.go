@@ -11,7 +11,6 @@
 package dec
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
@@ -52,7 +51,6 @@ const (
 	// structural
 	CodeMalformedDocument = "malformed_document" // not one strict JSON object of the format
 	CodeTooLarge          = "document_too_large"
-	CodeNonCanonical      = "non_canonical" // valid, but not the format's one encoding
 	CodeVersion           = "unsupported_version"
 	CodeChainID           = "bad_chain_id"
 	CodeNoEntries         = "no_entries"
@@ -62,6 +60,7 @@ const (
 	CodeBadPayload        = "bad_payload"     // a payload member out of its form (detail names it)
 	CodeChainIDMismatch   = "chain_id_mismatch"
 	CodeMixedIssuers      = "mixed_issuers"
+	CodeMixedSubjects     = "mixed_subjects"     // an entry about another client than entry 0
 	CodeSeq               = "seq_not_contiguous" // missing, skipped or out of order
 	CodeIatDecreasing     = "iat_decreasing"
 	// signature
@@ -148,8 +147,10 @@ type Document struct {
 	Entries []string `json:"entries"`
 }
 
-// Encode is the format's one encoding of d: compact JSON, members in the
-// order of FORMATS.md §2.
+// Encode is the compact encoding of d, members in the order of FORMATS.md
+// §2. It is one encoding among many: the wrapper is ordinary JSON, whose
+// member order and whitespace carry no meaning, and Verify accepts any of
+// them (what is signed and hashed is each entry's compact JWS bytes).
 func (d *Document) Encode() []byte {
 	raw, _ := json.Marshal(d)
 	return raw
@@ -164,10 +165,11 @@ type Report struct {
 	ChainID      string   `json:"chain_id,omitempty"`
 	Issuer       string   `json:"issuer,omitempty"`
 	Subject      *Subject `json:"subject,omitempty"`
-	Release      *Release `json:"release,omitempty"`
+	Release      *Release `json:"release,omitempty"` // release, method, purpose and runtime: from release and qualification entries only
 	Method       string   `json:"method,omitempty"`
 	Purpose      string   `json:"purpose,omitempty"`
 	Runtime      *Runtime `json:"runtime,omitempty"`
+	QualifiedAt  string   `json:"qualified_at,omitempty"` // iat of the last release or qualification entry; "" if none (run evidence only)
 	Head         string   `json:"head,omitempty"`
 	LastIat      string   `json:"last_iat,omitempty"`
 	Entries      int      `json:"entries"`
@@ -262,9 +264,6 @@ func Verify(raw []byte, trust Trust) (rep Report) {
 		st.add(-1, CodeMalformedDocument, "%v", err)
 		return rep
 	}
-	if !bytes.Equal(doc.Encode(), raw) {
-		st.add(-1, CodeNonCanonical, "the document must be compact JSON with members dec_version, chain_id, entries in that order")
-	}
 	if doc.Version != Version {
 		st.add(-1, CodeVersion, "dec_version must be %q", Version)
 	}
@@ -297,6 +296,14 @@ func Verify(raw []byte, trust Trust) (rep Report) {
 		}
 		p := e.payload
 		rep.Issuer, rep.Subject = p.Issuer, p.Subject
+		rep.KeysUsed = append(rep.KeysUsed, e.header.Kid)
+		// Release, method, purpose and runtime qualify a client only as a
+		// release or qualification entry states them: run.* entries are
+		// evidence about a run, never a qualification (PHC draft §5).
+		if p.Type != TypeRelease && p.Type != TypeQualification {
+			continue
+		}
+		rep.QualifiedAt = p.Iat
 		if p.Release != nil {
 			rep.Release = p.Release
 		}
@@ -309,7 +316,6 @@ func Verify(raw []byte, trust Trust) (rep Report) {
 		if p.Runtime != nil {
 			rep.Runtime = p.Runtime
 		}
-		rep.KeysUsed = append(rep.KeysUsed, e.header.Kid)
 	}
 	return rep
 }
@@ -429,6 +435,7 @@ func revokedKid(p *Payload) string {
 
 func checkStructure(doc Document, entries []*entry, st *Verdict, rep *Report) {
 	issuer := ""
+	var subject *Subject
 	var lastIat time.Time
 	for i, e := range entries {
 		if !e.ok {
@@ -442,6 +449,11 @@ func checkStructure(doc Document, entries []*entry, st *Verdict, rep *Report) {
 			issuer = p.Issuer
 		} else if p.Issuer != issuer {
 			st.add(i, CodeMixedIssuers, "the entry's issuer differs from entry 0's")
+		}
+		if subject == nil {
+			subject = p.Subject
+		} else if *p.Subject != *subject {
+			st.add(i, CodeMixedSubjects, "the entry's subject differs from entry 0's: a chain is about one client")
 		}
 		if *p.Seq != i {
 			st.add(i, CodeSeq, "seq %d at position %d: seq starts at 0 and is contiguous", *p.Seq, i)

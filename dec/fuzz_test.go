@@ -1,8 +1,8 @@
 package dec
 
 import (
-	"bytes"
 	"encoding/json"
+	"reflect"
 	"testing"
 
 	"github.com/lestrrat-go/jwx/v2/jwa"
@@ -10,8 +10,9 @@ import (
 )
 
 // FuzzVerify: nothing panics; every problem has a known code; a document
-// that is structurally sound re-encodes to the same bytes (a verifying one
-// a fortiori). Seeded from the vectors.
+// that is structurally sound gives the same report as its compact
+// re-encoding (the wrapper's member order and whitespace mean nothing; the
+// entries' bytes are what is signed). Seeded from the vectors.
 //
 //	go test -fuzz=FuzzVerify -fuzztime=60s -fuzzminimizetime=2s ./dec
 func FuzzVerify(f *testing.F) {
@@ -41,9 +42,15 @@ func FuzzVerify(f *testing.F) {
 			}
 		}
 		if rep.Structural.OK {
+			// Member order and whitespace of the wrapper carry no meaning:
+			// the compact form of a sound document says exactly the same.
 			var d Document
-			if err := json.Unmarshal(raw, &d); err != nil || !bytes.Equal(d.Encode(), raw) {
-				t.Fatalf("a structurally sound document does not re-encode to its bytes")
+			if err := json.Unmarshal(raw, &d); err != nil {
+				t.Fatalf("a structurally sound document does not decode: %v", err)
+			}
+			again := Verify(d.Encode(), trust)
+			if !reflect.DeepEqual(again, rep) {
+				t.Fatalf("the compact form of a sound document verifies differently:\n%+v\n%+v", again, rep)
 			}
 		}
 		if rep.Replay != "not_asserted" || rep.GrantsAccess {
@@ -55,8 +62,8 @@ func FuzzVerify(f *testing.F) {
 var knownCodes = map[string]bool{}
 
 func init() {
-	for _, c := range []string{CodeMalformedDocument, CodeTooLarge, CodeNonCanonical, CodeVersion, CodeChainID, CodeNoEntries,
-		CodeTooManyEntries, CodeEntryTooLarge, CodeMalformedEntry, CodeBadPayload, CodeChainIDMismatch, CodeMixedIssuers, CodeSeq,
+	for _, c := range []string{CodeMalformedDocument, CodeTooLarge, CodeVersion, CodeChainID, CodeNoEntries,
+		CodeTooManyEntries, CodeEntryTooLarge, CodeMalformedEntry, CodeBadPayload, CodeChainIDMismatch, CodeMixedIssuers, CodeMixedSubjects, CodeSeq,
 		CodeIatDecreasing, CodeBadHeader, CodeKeyInHeader, CodeUnknownCrit, CodeAlgNotAllowed, CodeAlgKeyMismatch, CodeUnknownIssuer,
 		CodeUnknownKid, CodeBadSignature, CodeRevokedKey, CodePrevNotNull, CodePrevMismatch, CodeFork} {
 		knownCodes[c] = true
