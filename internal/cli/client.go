@@ -155,3 +155,18 @@ func ownerDo(ctx context.Context, env *Env, c common, method, path string, body,
 	}
 	return cl.do(ctx, method, path, body, out)
 }
+
+// bulkTimeout bounds a request that moves a whole vault (an export, an
+// import, an adopt of everything held): minutes for 100,000 claims on a
+// slow machine, where every other request takes a minute at most.
+const bulkTimeout = 30 * time.Minute
+
+// ownerBulk is ownerDo for such a request.
+func ownerBulk(ctx context.Context, env *Env, c common, method, path string, body, out any) error {
+	cl, err := newClient(env, c, true)
+	if err != nil {
+		return err
+	}
+	cl.http.Timeout = bulkTimeout
+	return cl.do(ctx, method, path, body, out)
+}

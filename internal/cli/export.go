@@ -37,6 +37,7 @@ func runExport(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	cl.http.Timeout = bulkTimeout
 	fmt.Fprintln(env.Stderr, "making the bundle (the daemon collects, signs and encrypts it first) …")
 	resp, err := cl.request(ctx, "POST", "/phc/v1/export", map[string]any{"to": json.RawMessage(card), "personas": []string(personas)})
 	if err != nil {
@@ -122,7 +123,7 @@ func runImport(ctx context.Context, env *Env, args []string) error {
 			Problems                      []string
 		} `json:"records"`
 	}
-	if err := ownerDo(ctx, env, c, "POST", "/phc/v1/import", rawBody(raw), &rep); err != nil {
+	if err := ownerBulk(ctx, env, c, "POST", "/phc/v1/import", rawBody(raw), &rep); err != nil {
 		return err
 	}
 	fmt.Fprintf(env.Stdout, "bundle %s from %s: %d records held in the quarantine (%d blocked); nothing is readable until you adopt it\n",
@@ -177,7 +178,7 @@ func runQuarantine(ctx context.Context, env *Env, args []string) error {
 		var out struct {
 			Adopted int `json:"adopted"`
 		}
-		if err := ownerDo(ctx, env, c, "POST", "/phc/v1/quarantine/adopt", body, &out); err != nil {
+		if err := ownerBulk(ctx, env, c, "POST", "/phc/v1/quarantine/adopt", body, &out); err != nil {
 			return err
 		}
 		fmt.Fprintf(env.Stdout, "adopted %d claims: they are active, and no one reads them until you grant it\n", out.Adopted)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"runtime/debug"
+	"time"
 
 	"github.com/phc-project/phc/custodian"
 )
@@ -52,6 +53,7 @@ func (s *Server) unpinCustodian(w http.ResponseWriter, r *http.Request, p custod
 // PHC-Bundle-Manifest carries its id, counts and loss report (JSON), the
 // loss report left out when it would make the header too large.
 func (s *Server) exportBundle(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
+	bulkDeadlines(w)
 	defer releaseMemory()
 	raw, err := readBody(r)
 	if err != nil {
@@ -81,10 +83,25 @@ func (s *Server) exportBundle(w http.ResponseWriter, r *http.Request, p custodia
 // daemon idling after a migration is as small as before it.
 func releaseMemory() { go debug.FreeOSMemory() }
 
+// bulkDeadline is how long a request that moves a whole vault may take to
+// send its body and receive its answer (the server's usual limit is 30 s).
+const bulkDeadline = 30 * time.Minute
+
+// bulkDeadlines extends the read and write deadlines of such a request's
+// connection: an import of 100,000 records took 45 s on a busy machine, and
+// its answer was cut off although the import had succeeded.
+func bulkDeadlines(w http.ResponseWriter) {
+	rc := http.NewResponseController(w)
+	at := time.Now().Add(bulkDeadline)
+	_ = rc.SetReadDeadline(at)
+	_ = rc.SetWriteDeadline(at)
+}
+
 // maxManifestHeader bounds the PHC-Bundle-Manifest header.
 const maxManifestHeader = 32 << 10
 
 func (s *Server) importBundle(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
+	bulkDeadlines(w)
 	defer releaseMemory()
 	raw, err := readBody(r)
 	if err != nil {
@@ -153,6 +170,7 @@ func (s *Server) rejectQuarantinedBulk(w http.ResponseWriter, r *http.Request, p
 }
 
 func (s *Server) adoptQuarantined(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
+	bulkDeadlines(w)
 	defer releaseMemory()
 	raw, err := readBody(r)
 	if err != nil {

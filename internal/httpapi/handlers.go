@@ -561,6 +561,7 @@ func (s *Server) decideRequest(w http.ResponseWriter, r *http.Request, p custodi
 }
 
 func (s *Server) export(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
+	bulkDeadlines(w)
 	defer releaseMemory()
 	archive, err := s.svc.Export(r.Context(), p)
 	if err != nil {
@@ -571,6 +572,7 @@ func (s *Server) export(w http.ResponseWriter, r *http.Request, p custodian.Prin
 }
 
 func (s *Server) importArchive(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
+	bulkDeadlines(w)
 	defer releaseMemory()
 	raw, err := readBody(r)
 	if err != nil {
