@@ -217,6 +217,30 @@ const (
 	RestrictLocalProcessingOnly = "local_processing_only"
 )
 
+// Purpose categories (DESIGN.md §4), aligned with W3C DPV purposes:
+// dpv:ServiceProvision, dpv:Personalisation, dpv:ResearchAndDevelopment,
+// dpv:Marketing, the training of AI models, dpv:LegalCompliance and
+// dpv:EnforceSecurity.
+const (
+	CategoryServiceProvision = "service_provision"
+	CategoryPersonalisation  = "personalisation"
+	CategoryResearch         = "research_and_development"
+	CategoryMarketing        = "marketing"
+	CategoryModelTraining    = "model_training"
+	CategoryLegalCompliance  = "legal_compliance"
+	CategorySecurity         = "security"
+)
+
+// PurposeCategories is the closed vocabulary of purpose categories.
+var PurposeCategories = []string{CategoryServiceProvision, CategoryPersonalisation, CategoryResearch,
+	CategoryMarketing, CategoryModelTraining, CategoryLegalCompliance, CategorySecurity}
+
+// notTraining reports whether a use of category is known not to train
+// models: it names a category, and not model training.
+func notTraining(category string) bool {
+	return category != "" && category != CategoryModelTraining
+}
+
 func knownRestriction(t string) bool {
 	switch t {
 	case RestrictNoExport, RestrictPurposeOnly, RestrictExpires, RestrictSourceControlled,
@@ -275,7 +299,10 @@ func restrictionsAllow(rs []Restriction, purpose string, g *Grant, now time.Time
 				return false
 			}
 		case RestrictNoTraining:
-			if strings.EqualFold(purpose, "training") {
+			// The purpose's category decides, never its free text: a grant
+			// for model training, or one that does not say what kind of use
+			// it is (auto_grant's included), may not read it.
+			if !notTraining(g.Category) {
 				return false
 			}
 		case RestrictNoExport, RestrictSourceControlled, RestrictThirdParty:

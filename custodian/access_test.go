@@ -244,9 +244,12 @@ func TestRestrictionsAllow(t *testing.T) {
 		{"local_processing_only, local route", []Restriction{{Type: RestrictLocalProcessingOnly, Mandatory: true}}, "assist", local, true},
 		{"local_processing_only, hosted route", []Restriction{{Type: RestrictLocalProcessingOnly, Mandatory: true}}, "assist", hosted, false},
 
-		{"no_training, other purpose", []Restriction{{Type: RestrictNoTraining, Mandatory: true}}, "assist", unrouted, true},
-		{"no_training, training", []Restriction{{Type: RestrictNoTraining, Mandatory: true}}, "training", unrouted, false},
-		{"no_training, Training", []Restriction{{Type: RestrictNoTraining, Mandatory: true}}, "Training", unrouted, false},
+		// no_training tests the grant's purpose category, never the purpose's text.
+		{"no_training, personalisation", []Restriction{{Type: RestrictNoTraining, Mandatory: true}}, "assist", &Grant{Category: CategoryPersonalisation}, true},
+		{"no_training, model training", []Restriction{{Type: RestrictNoTraining, Mandatory: true}}, "assist", &Grant{Category: CategoryModelTraining}, false},
+		{"no_training, model-training named as personalisation", []Restriction{{Type: RestrictNoTraining, Mandatory: true}}, "fine_tuning", &Grant{Category: CategoryModelTraining}, false},
+		{"no_training, no category", []Restriction{{Type: RestrictNoTraining, Mandatory: true}}, "assist", unrouted, false},
+		{"no_training, purpose text model-training, no category", []Restriction{{Type: RestrictNoTraining, Mandatory: true}}, "model-training", unrouted, false},
 
 		{"no_export does not limit a read", []Restriction{{Type: RestrictNoExport, Mandatory: true}}, "assist", hosted, true},
 		{"source_controlled does not limit a read", []Restriction{{Type: RestrictSourceControlled, Mandatory: true, Holder: "Example Corp"}}, "assist", unrouted, true},
@@ -266,7 +269,7 @@ func TestRestrictionsAllow(t *testing.T) {
 			{Type: RestrictLocalProcessingOnly, Mandatory: true},
 			{Type: RestrictNoTraining, Mandatory: true},
 			{Type: "x-future", Mandatory: false},
-		}, "assist", local, true},
+		}, "assist", &Grant{Route: "local", Category: CategoryServiceProvision}, true},
 		{"one of several fails", []Restriction{
 			{Type: RestrictPurposeOnly, Mandatory: true, Params: purposes("assist")},
 			{Type: RestrictLocalProcessingOnly, Mandatory: true},

@@ -295,6 +295,7 @@ type grantSpec struct {
 	expires   time.Time
 	route     string
 	usage     string
+	category  string // purpose_category
 }
 
 func (ts *testService) grantDoc(g grantSpec) []byte {
@@ -323,6 +324,9 @@ func (ts *testService) grantDoc(g grantSpec) []byte {
 	}
 	if g.route != "" {
 		doc["route"] = g.route
+	}
+	if g.category != "" {
+		doc["purpose_category"] = g.category
 	}
 	if g.usage != "" {
 		doc["usage"] = g.usage

@@ -13,6 +13,7 @@ import (
 type grantDoc struct {
 	Recipient  Recipient `json:"recipient"`
 	Purpose    string    `json:"purpose"`
+	Category   string    `json:"purpose_category"`
 	Operations []string  `json:"operations"`
 	Selectors  Selectors `json:"selectors"`
 	ExpiresAt  time.Time `json:"expires_at"`
@@ -90,7 +91,7 @@ func (s *Service) CreateGrant(ctx context.Context, p Principal, raw []byte) (Gra
 			return wrap(op, KindInternal, err)
 		}
 		g := &Grant{
-			ID: id, Recipient: d.Recipient, Purpose: d.Purpose, Operations: d.Operations,
+			ID: id, Recipient: d.Recipient, Purpose: d.Purpose, Category: d.Category, Operations: d.Operations,
 			Selectors: Selectors{Keys: d.Selectors.Keys, Personas: personas, Claims: d.Selectors.Claims},
 			ExpiresAt: d.ExpiresAt.UTC(), Usage: d.Usage, Route: d.Route, Requires: d.Requires,
 			CreatedAt: b.now, Revision: b.nextRevision(),

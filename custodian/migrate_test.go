@@ -452,7 +452,7 @@ func TestHeldRecordsAnswerAsAbsent(t *testing.T) {
 		}
 	}
 	b.mustConsumer("reader")
-	b.mustGrant(grantSpec{recipient: "reader", ops: []string{"read"}, keys: []string{"*"}})
+	b.mustGrant(grantSpec{recipient: "reader", ops: []string{"read"}, keys: []string{"*"}, category: custodian.CategoryPersonalisation})
 	readerTok := b.mustToken("reader", "*", "read")
 	reader, err := b.Authenticate(t.Context(), readerTok)
 	if err != nil {

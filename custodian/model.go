@@ -159,9 +159,13 @@ type Selectors struct {
 
 // Grant is a sharing decision, the only source of authority.
 type Grant struct {
-	ID         string     `json:"id"`
-	Recipient  Recipient  `json:"recipient"`
-	Purpose    string     `json:"purpose"`
+	ID        string    `json:"id"`
+	Recipient Recipient `json:"recipient"`
+	Purpose   string    `json:"purpose"`
+	// Category is what kind of use Purpose is (PurposeCategories), shown
+	// to the owner; no_training tests it, never the purpose's free text.
+	// "" is unspecified: it may be any use.
+	Category   string     `json:"purpose_category,omitempty"`
 	Operations []string   `json:"operations"`
 	Selectors  Selectors  `json:"selectors"`
 	ExpiresAt  time.Time  `json:"expires_at"`

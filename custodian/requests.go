@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/phc-project/phc/internal/identity"
@@ -26,6 +27,7 @@ type ContextRequest struct {
 	Consumer    string     `json:"consumer"`
 	Scope       []string   `json:"scope"`
 	Purpose     string     `json:"purpose"`
+	Category    string     `json:"purpose_category,omitempty"` // as the app states it; shown to the owner
 	Duration    int64      `json:"duration_seconds"`
 	Usage       string     `json:"usage"`
 	Tier        string     `json:"tier"` // the highest tier the scope may reach, from the key defaults
@@ -52,6 +54,7 @@ type RequestView struct {
 type requestDoc struct {
 	Scope    string          `json:"scope"`
 	Purpose  string          `json:"purpose"`
+	Category string          `json:"purpose_category,omitempty"`
 	Duration json.RawMessage `json:"duration,omitempty"`
 	Usage    string          `json:"usage,omitempty"`
 }
@@ -104,6 +107,9 @@ func (s *Service) requestContext(ctx context.Context, p Principal, raw []byte, m
 	if !validPurpose(in.Purpose) {
 		return RequestView{}, fail(op, KindInvalid, errPurpose)
 	}
+	if in.Category != "" && !slices.Contains(PurposeCategories, in.Category) {
+		return RequestView{}, fail(op, KindInvalid, "purpose_category must be one of "+strings.Join(PurposeCategories, ", "))
+	}
 	dur, err := parseTTL(in.Duration)
 	if err != nil {
 		return RequestView{}, err
@@ -123,7 +129,7 @@ func (s *Service) requestContext(ctx context.Context, p Principal, raw []byte, m
 		if err := st.tooManyPending(op, p.Consumer); err != nil {
 			return err
 		}
-		r, err := st.fileRequest(b, p, scope, in.Purpose, dur, in.Usage)
+		r, err := st.fileRequest(b, p, scope, in.Purpose, in.Category, dur, in.Usage)
 		if err != nil {
 			return err
 		}
@@ -146,7 +152,7 @@ func (st *state) approve(b *batch, r *ContextRequest, maxTier string, personas [
 	}
 	g := &Grant{
 		ID: gid, Recipient: Recipient{Kind: "consumer", ID: r.Consumer}, Purpose: r.Purpose,
-		Operations: []string{OpRead}, Selectors: Selectors{Keys: r.Scope, Personas: personas},
+		Category: r.Category, Operations: []string{OpRead}, Selectors: Selectors{Keys: r.Scope, Personas: personas},
 		ExpiresAt: b.now.Add(time.Duration(r.Duration) * time.Second), Usage: r.Usage,
 		CreatedAt: b.now, Revision: rev, Request: r.ID, MaxTier: maxTier,
 	}
@@ -460,12 +466,12 @@ func (st *state) tooManyPending(op, consumer string) *Error {
 // fileRequest records p's request for scope and receipts it; a scope that
 // can hold only public or standard data (by the key defaults) is approved
 // at once, for standard data (with st.mu held for writing).
-func (st *state) fileRequest(b *batch, p Principal, scope []string, purpose string, dur time.Duration, usage string) (*ContextRequest, error) {
+func (st *state) fileRequest(b *batch, p Principal, scope []string, purpose, category string, dur time.Duration, usage string) (*ContextRequest, error) {
 	id, err := identity.NewID("req_")
 	if err != nil {
 		return nil, wrap("request.create", KindInternal, err)
 	}
-	r := &ContextRequest{ID: id, Consumer: p.Consumer, Scope: scope, Purpose: purpose,
+	r := &ContextRequest{ID: id, Consumer: p.Consumer, Scope: scope, Purpose: purpose, Category: category,
 		Duration: int64(dur / time.Second), Usage: usage, Tier: scopeTier(scope),
 		Status: RequestPending, CreatedAt: b.now}
 	rev := b.nextRevision()

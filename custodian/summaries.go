@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -352,6 +353,11 @@ func (st *state) summaryVisibleDepth(p Principal, sm *Summary, purpose string, n
 		if g == nil {
 			return false
 		}
+		// An inherited no_training holds whatever the parent says: the
+		// grant that serves the parent must not be for training either.
+		if !notTraining(g.Category) && slices.ContainsFunc(sm.Restrictions, func(r Restriction) bool { return r.Type == RestrictNoTraining }) {
+			return false
+		}
 		if used != nil {
 			*used = append(*used, g)
 		}
@@ -361,12 +367,12 @@ func (st *state) summaryVisibleDepth(p Principal, sm *Summary, purpose string, n
 }
 
 // restrictionsAllowSummary applies the restrictions a summary inherited
-// that depend only on purpose and time (route-bound ones were checked with
-// each parent's grant).
+// that depend only on purpose and time (route- and category-bound ones are
+// checked with each parent's grant).
 func restrictionsAllowSummary(sm *Summary, purpose string, now time.Time) bool {
 	rs := make([]Restriction, 0, len(sm.Restrictions))
 	for _, r := range sm.Restrictions {
-		if r.Type != RestrictLocalProcessingOnly {
+		if r.Type != RestrictLocalProcessingOnly && r.Type != RestrictNoTraining {
 			rs = append(rs, r)
 		}
 	}

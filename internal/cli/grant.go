@@ -24,6 +24,7 @@ func runGrant(ctx context.Context, env *Env, args []string) error {
 					ID   string `json:"id"`
 				} `json:"recipient"`
 				Purpose    string   `json:"purpose"`
+				Category   string   `json:"purpose_category"`
 				Operations []string `json:"operations"`
 				Selectors  struct {
 					Keys     []string `json:"keys"`
@@ -44,8 +45,12 @@ func runGrant(ctx context.Context, env *Env, args []string) error {
 			if g.RevokedAt != nil {
 				state = "revoked " + *g.RevokedAt
 			}
-			fmt.Fprintf(env.Stdout, "%s  %s:%s  purpose %s  %s  keys [%s] personas [%s]  %s\n",
-				g.ID, g.Recipient.Kind, printable(g.Recipient.ID), printable(g.Purpose),
+			category := g.Category
+			if category == "" {
+				category = "unspecified"
+			}
+			fmt.Fprintf(env.Stdout, "%s  %s:%s  purpose %s (%s)  %s  keys [%s] personas [%s]  %s\n",
+				g.ID, g.Recipient.Kind, printable(g.Recipient.ID), printable(g.Purpose), category,
 				strings.Join(g.Operations, ","), printable(strings.Join(g.Selectors.Keys, ",")),
 				printable(strings.Join(g.Selectors.Personas, ",")), state)
 		}
@@ -54,6 +59,7 @@ func runGrant(ctx context.Context, env *Env, args []string) error {
 	fs := newFlags(env, "grant", &c)
 	to := fs.String("to", "", "recipient consumer name")
 	purpose := fs.String("purpose", "", "the purpose the grant is for")
+	category := fs.String("category", "", "what kind of use the purpose is: service_provision, personalisation, research_and_development, marketing, model_training, legal_compliance, security (no_training claims need one that is not model_training)")
 	ops := fs.String("ops", "read", "comma-separated operations: read, contribute, confirm, share")
 	keys := fs.String("keys", "", "comma-separated key patterns, e.g. learning.*")
 	personas := fs.String("personas", "", "comma-separated persona ids")
@@ -62,7 +68,7 @@ func runGrant(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	if *to == "" || *purpose == "" {
-		return usageError("usage: phc grant --to CONSUMER --purpose P [--ops read] [--keys K] [--personas P] [--expires 24h]")
+		return usageError("usage: phc grant --to CONSUMER --purpose P [--category C] [--ops read] [--keys K] [--personas P] [--expires 24h]")
 	}
 	at, err := parseExpiry(*expires)
 	if err != nil {
@@ -81,6 +87,9 @@ func runGrant(ctx context.Context, env *Env, args []string) error {
 		"operations": splitList(*ops),
 		"selectors":  sel,
 		"expires_at": at.UTC().Format(time.RFC3339),
+	}
+	if *category != "" {
+		body["purpose_category"] = *category
 	}
 	var out struct {
 		ID       string `json:"id"`

@@ -20,6 +20,7 @@ func runRequests(ctx context.Context, env *Env, args []string) error {
 			Consumer string   `json:"consumer"`
 			Scope    []string `json:"scope"`
 			Purpose  string   `json:"purpose"`
+			Category string   `json:"purpose_category"`
 			Tier     string   `json:"tier"`
 			Status   string   `json:"status"`
 			Duration int64    `json:"duration_seconds"`
@@ -33,8 +34,12 @@ func runRequests(ctx context.Context, env *Env, args []string) error {
 		return printJSON(env.Stdout, out)
 	}
 	for _, r := range out.Requests {
-		fmt.Fprintf(env.Stdout, "%s  %-8s %s wants [%s] for %s (%s data, %ds, %s)\n", r.ID, r.Status,
-			printable(r.Consumer), printable(strings.Join(r.Scope, ",")), printable(r.Purpose), r.Tier, r.Duration, r.Usage)
+		category := r.Category // as the app states it
+		if category == "" {
+			category = "unspecified"
+		}
+		fmt.Fprintf(env.Stdout, "%s  %-8s %s wants [%s] for %s, category %s (%s data, %ds, %s)\n", r.ID, r.Status,
+			printable(r.Consumer), printable(strings.Join(r.Scope, ",")), printable(r.Purpose), category, r.Tier, r.Duration, r.Usage)
 	}
 	return nil
 }

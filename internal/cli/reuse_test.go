@@ -292,3 +292,44 @@ func TestPurposeBinding(t *testing.T) {
 		t.Fatalf("%d allow receipts for ads; want 2", allows)
 	}
 }
+
+// TestNoTrainingByCategory: no_training tests the grant's purpose
+// category, never its purpose text — a grant for fine_tuning or
+// model-training in the model_training category reads nothing of it, nor
+// does a grant that names no category; phc grant --category sets it and
+// phc grant list shows it.
+func TestNoTrainingByCategory(t *testing.T) {
+	h := startHarness(t, "")
+	var p struct {
+		ID string `json:"proposal_id"`
+	}
+	h.must(201, "POST", "/phc/v1/proposals", h.owner, map[string]any{"key": "notes.diary", "value": "private thoughts",
+		"kind": "note", "assertion": "reported", "restrictions": []map[string]any{{"type": "no_training", "mandatory": true}}}, &p)
+	h.must(200, "POST", "/phc/v1/proposals/"+p.ID+"/confirm", h.owner, map[string]any{"personas": []string{}}, nil)
+	app := h.consumer("lab", "*", "read")
+	for _, g := range []struct{ purpose, category string }{
+		{"fine_tuning", "model_training"}, {"model-training", "model_training"}, {"journaling", "personalisation"}, {"misc", ""},
+	} {
+		args := []string{"grant", "--to", "lab", "--purpose", g.purpose, "--keys", "notes.*"}
+		if g.category != "" {
+			args = append(args, "--category", g.category)
+		}
+		h.phcOK(args...)
+	}
+	for _, c := range []struct {
+		purpose string
+		want    int
+	}{{"fine_tuning", 0}, {"model-training", 0}, {"misc", 0}, {"journaling", 1}} {
+		var ctx contextAnswer
+		h.must(200, "GET", "/phc/v1/context?purpose="+c.purpose, app, nil, &ctx)
+		if len(ctx.Claims) != c.want {
+			t.Errorf("a no_training claim under a grant for %s: %d claims; want %d", c.purpose, len(ctx.Claims), c.want)
+		}
+	}
+	if out := h.phcOK("grant", "list"); !strings.Contains(out, "purpose fine_tuning (model_training)") || !strings.Contains(out, "purpose misc (unspecified)") {
+		t.Fatalf("phc grant list = %s", out)
+	}
+	h.constraint(400, "schema_violation", "POST", "/phc/v1/grants", h.owner, map[string]any{
+		"recipient": map[string]string{"kind": "consumer", "id": "lab"}, "purpose": "ads", "purpose_category": "advertising",
+		"operations": []string{"read"}, "selectors": map[string]any{"keys": []string{"*"}}, "expires_at": "2099-01-01T00:00:00Z"})
+}
