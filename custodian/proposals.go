@@ -142,9 +142,11 @@ func orEmpty[T any](s []T) []T {
 }
 
 // Review returns the owner's queue: every pending proposal, in the order
-// they arrived. The queue is read from the store: the view holds only which
+// they arrived, each with the active claim it would supersede (its key,
+// about the same subject), if any, and how its value differs from that
+// claim's. The queue is read from the store: the view holds only which
 // proposals are pending.
-func (s *Service) Review(ctx context.Context, p Principal) ([]Proposal, error) {
+func (s *Service) Review(ctx context.Context, p Principal) ([]ReviewItem, error) {
 	const op = "review"
 	ids, err := ownerRead(s, op, p, func(st *state) ([]string, error) {
 		ids := make([]string, 0, len(st.pending))
@@ -175,7 +177,23 @@ func (s *Service) Review(ctx context.Context, p Principal) ([]Proposal, error) {
 	if err != nil {
 		return nil, wrap(op, KindInternal, err)
 	}
-	return out, nil
+	// What each would change, as the view holds it now.
+	return ownerRead(s, op, p, func(st *state) ([]ReviewItem, error) {
+		items := make([]ReviewItem, len(out))
+		for i, pr := range out {
+			items[i].Proposal = pr
+			r := st.current(pr.Key, pr.Subject)
+			if r == nil {
+				continue
+			}
+			c := r.head()
+			items[i].Current = &ReviewCurrent{ClaimID: c.ID, Version: c.Version, Value: c.Value,
+				Sensitivity: c.Sensitivity, Restrictions: orEmpty(c.Restrictions), WrittenBy: c.WrittenBy}
+			items[i].Diff = diffValues(c.Value, pr.Value)
+			items[i].Conflict = true
+		}
+		return items, nil
+	})
 }
 
 // ConfirmInput is the owner's decision to confirm a proposal.

@@ -2,6 +2,7 @@ package custodian
 
 import (
 	"context"
+	"encoding/json"
 
 	"github.com/phc-project/phc/internal/identity"
 )
@@ -130,4 +131,40 @@ func (s *Service) decideBulk(op string, p Principal, ids []string, decide func(*
 		return BulkDecision{}, err
 	}
 	return out, nil
+}
+
+// ReviewItem is a proposal in the owner's review queue, with what it would
+// change: when its key (about the same subject) already has an active
+// claim, that claim's current version, how the proposed value differs from
+// it, and Conflict set.
+type ReviewItem struct {
+	Proposal
+	Current  *ReviewCurrent `json:"current,omitempty"`
+	Diff     []ValueChange  `json:"diff,omitempty"`
+	Conflict bool           `json:"conflict,omitempty"`
+}
+
+// ReviewCurrent is the active claim a proposal would supersede.
+type ReviewCurrent struct {
+	ClaimID      string          `json:"claim_id"`
+	Version      int             `json:"version"`
+	Value        json.RawMessage `json:"value"`
+	Sensitivity  string          `json:"sensitivity"`
+	Restrictions []Restriction   `json:"restrictions"`
+	WrittenBy    string          `json:"written_by"`
+}
+
+// current is the active claim a proposal for key about subject would
+// supersede, or nil (with st.mu held).
+func (st *state) current(key, subject string) *claimRecord {
+	if subject == SubjectSelf {
+		return st.field(key)
+	}
+	var best *claimRecord
+	for _, r := range st.bySubject[subject] {
+		if r.meta.Status == StatusActive && r.head().Key == key && (best == nil || r.head().Revision > best.head().Revision) {
+			best = r
+		}
+	}
+	return best
 }

@@ -333,3 +333,77 @@ func TestNoTrainingByCategory(t *testing.T) {
 		"recipient": map[string]string{"kind": "consumer", "id": "lab"}, "purpose": "ads", "purpose_category": "advertising",
 		"operations": []string{"read"}, "selectors": map[string]any{"keys": []string{"*"}}, "expires_at": "2099-01-01T00:00:00Z"})
 }
+
+// TestReviewShowsConflicts: the review queue shows, for a proposal whose
+// key already has an active claim, that claim's value and how the proposal
+// differs from it, flagged as a conflict; the CLI prints it with the
+// evidence; several proposals are confirmed or rejected in one write.
+func TestReviewShowsConflicts(t *testing.T) {
+	h := startHarness(t, "")
+	h.must(200, "PUT", "/context/fields/prefs.coffee", h.owner, map[string]any{"value": map[string]any{"beans": "arabica", "milk": "oat"}}, nil)
+	tutor := h.consumer("barista", "prefs.*", "write")
+	h.grant("barista", "assist", "contribute", map[string]any{"keys": []string{"prefs.*"}})
+	propose := func(key string, value any) string {
+		t.Helper()
+		var p struct {
+			ID string `json:"proposal_id"`
+		}
+		h.must(201, "POST", "/phc/v1/proposals", tutor, map[string]any{"key": key, "value": value, "kind": "preference",
+			"assertion": "reported", "evidence": []map[string]string{{"ref": "chat://barista/42"}}}, &p)
+		return p.ID
+	}
+	conflicting := propose("prefs.coffee", map[string]any{"beans": "robusta", "sugar": true})
+	fresh := propose("prefs.tea", "green")
+	var queue struct {
+		Proposals []struct {
+			ID      string `json:"proposal_id"`
+			Current *struct {
+				Version int            `json:"version"`
+				Value   map[string]any `json:"value"`
+			} `json:"current"`
+			Diff []struct {
+				Path string          `json:"path"`
+				From json.RawMessage `json:"from"`
+				To   json.RawMessage `json:"to"`
+			} `json:"diff"`
+			Conflict bool `json:"conflict"`
+		} `json:"proposals"`
+	}
+	h.must(200, "GET", "/phc/v1/review", h.owner, nil, &queue)
+	if len(queue.Proposals) != 2 {
+		t.Fatalf("queue = %+v", queue)
+	}
+	for _, p := range queue.Proposals {
+		switch p.ID {
+		case conflicting:
+			if !p.Conflict || p.Current == nil || p.Current.Value["beans"] != "arabica" || len(p.Diff) != 3 ||
+				p.Diff[0].Path != "/beans" || string(p.Diff[0].From) != `"arabica"` || string(p.Diff[0].To) != `"robusta"` ||
+				p.Diff[1].Path != "/milk" || p.Diff[1].To != nil || p.Diff[2].Path != "/sugar" || p.Diff[2].From != nil {
+				t.Fatalf("the conflicting proposal = %+v", p)
+			}
+		case fresh:
+			if p.Conflict || p.Current != nil || p.Diff != nil {
+				t.Fatalf("a proposal for a new key = %+v", p)
+			}
+		}
+	}
+	out := h.phcOK("review")
+	for _, want := range []string{"CONFLICT: prefs.coffee already has", `diff: ~ /beans "arabica" -> "robusta"`, `diff: - /milk "oat"`,
+		"diff: + /sugar true", "evidence: chat://barista/42"} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("phc review lacks %q:\n%s", want, out)
+		}
+	}
+	out = h.phcOK("review", "reject", conflicting, fresh, "--reason", "not now")
+	if !strings.Contains(out, "2 of 2 rejected in one write") {
+		t.Fatalf("bulk reject = %s", out)
+	}
+	a, b := propose("prefs.juice", "orange"), propose("prefs.water", "still")
+	out = h.phcOK("review", "confirm", a, b)
+	if !strings.Contains(out, "2 of 2 confirmed in one write") {
+		t.Fatalf("bulk confirm = %s", out)
+	}
+	if code, _, _ := h.phc("review", "confirm", a, "prp_AAAAAAAAAAAAAAAAAAAAAAAAAA"); code == 0 {
+		t.Fatal("a bulk confirm of decided and unknown proposals succeeded")
+	}
+}
