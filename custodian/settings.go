@@ -84,6 +84,19 @@ const metaSettings = "settings"
 func defaultSettings() Settings { return Settings{AutoGrant: SensitivityPublic} }
 
 // autoGranted reports whether tier is granted to every approved consumer.
+// Warnings says in plain words what the settings let every approved app
+// do that the owner may not expect; the answer to a settings change
+// carries them.
+func (s Settings) Warnings() []string {
+	var out []string
+	if s.AutoGrant == SensitivityStandard {
+		out = append(out, "auto_grant standard: every app you approve may read every public and standard field in its token's scope without asking you, "+
+			"and may write new public and standard fields without review (a change to a value you confirmed or another app wrote still waits for you). "+
+			"Sensitive and critical data still need your approval of each request.")
+	}
+	return out
+}
+
 func (s Settings) autoGranted(tier string) bool {
 	switch s.AutoGrant {
 	case SensitivityPublic:

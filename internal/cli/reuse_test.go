@@ -113,7 +113,13 @@ func TestRestrictionsTravelWithVersions(t *testing.T) {
 // policy it may write again; a new field is committed at once.
 func TestReaderCannotRewrite(t *testing.T) {
 	h := startHarness(t, "")
-	h.must(200, "PUT", "/phc/v1/settings", h.owner, map[string]any{"auto_grant": "standard"}, nil)
+	var set struct {
+		Warnings []string `json:"warnings"`
+	}
+	h.must(200, "PUT", "/phc/v1/settings", h.owner, map[string]any{"auto_grant": "standard"}, &set)
+	if len(set.Warnings) != 1 || !strings.Contains(set.Warnings[0], "without asking you") {
+		t.Fatalf("auto_grant standard set with warnings %q; want a plain warning of what it allows", set.Warnings)
+	}
 	h.must(200, "PUT", "/context/fields/work.secret.project", h.owner, map[string]any{"value": "Atlas"}, nil)
 	app := h.consumer("reader", "work.*", "read-write")
 	other := h.consumer("other", "work.*", "read-write")

@@ -500,7 +500,11 @@ func (s *Server) putSettings(w http.ResponseWriter, r *http.Request, p custodian
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"settings": out, "revision": rev})
+	answer := map[string]any{"settings": out, "revision": rev}
+	if ws := out.Warnings(); len(ws) > 0 {
+		answer["warnings"] = ws
+	}
+	writeJSON(w, http.StatusOK, answer)
 	return nil
 }
 
