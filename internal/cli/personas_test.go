@@ -534,3 +534,58 @@ func TestDisputeAndRetract(t *testing.T) {
 	h.must(200, "DELETE", "/phc/v1/claims/"+id, h.owner, nil, nil)
 	h.checkOK()
 }
+
+// TestCLIPersonaAndClaimVerbs: phc persona rename|set|remove and phc claims
+// dispute|undispute|retract, against a real daemon.
+func TestCLIPersonaAndClaimVerbs(t *testing.T) {
+	h := startHarness(t, "")
+	h.phcOK("persona", "add", "learning", "Learning")
+	h.phcOK("persona", "add", "work", "Work")
+	id := h.ownerClaim("learning.spanish.level", "B1", "", "learning", "work")
+	h.phcOK("persona", "rename", "learning", "Languages")
+	h.phcOK("persona", "set", "learning", "--preference", "short answers",
+		"--guardrail", "no_training", "--guardrail", "purpose_only=learning,assist", "--guardrail", `{"type":"keys_only","params":{"keys":["learning.*"]}}`)
+	out := h.phcOK("persona", "list")
+	for _, want := range []string{"Languages", "preference (advisory): short answers", `"no_training"`, `"purposes":["learning","assist"]`, `"keys_only"`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("persona list = %q; want %q in it", out, want)
+		}
+	}
+	h.phcOK("persona", "set", "learning", "--no-guardrails")
+	if out := h.phcOK("persona", "list"); strings.Contains(out, "guardrail:") {
+		t.Errorf("persona list after --no-guardrails = %q", out)
+	}
+	for _, args := range [][]string{
+		{"persona", "set", "learning"},
+		{"persona", "set", "learning", "--guardrail", "no_training=x"},
+		{"persona", "set", "learning", "--preference", "a", "--no-preferences"},
+		{"persona", "rename", "learning"},
+		{"persona", "remove"},
+		{"claims", "bogus", id},
+	} {
+		if code, _, errs := h.phc(args...); code != 2 {
+			t.Errorf("phc %q = exit %d (%s); want 2", args, code, errs)
+		}
+	}
+	if code, _, _ := h.phc("persona", "set", "learning", "--guardrail", "be_nice"); code != 1 {
+		t.Errorf("phc persona set --guardrail be_nice = exit %d; want 1", code)
+	}
+
+	if out := h.phcOK("claims", "dispute", id); !strings.Contains(out, "disputed") {
+		t.Errorf("claims dispute = %q", out)
+	}
+	if out := h.phcOK("claims", "undispute", id); !strings.Contains(out, "confirmed") {
+		t.Errorf("claims undispute = %q", out)
+	}
+	if out := h.phcOK("claims", "retract", id); !strings.Contains(out, "retracted") {
+		t.Errorf("claims retract = %q", out)
+	}
+	out = h.phcOK("persona", "remove", "work")
+	if !strings.Contains(out, "persona work removed") || !strings.Contains(out, "1 claims left it") {
+		t.Errorf("persona remove = %q", out)
+	}
+	if out := h.phcOK("persona", "list"); strings.Contains(out, "Work") {
+		t.Errorf("persona list after remove = %q", out)
+	}
+	h.checkOK()
+}
