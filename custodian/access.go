@@ -159,8 +159,9 @@ func (st *state) grantsFor(consumer, op string, now time.Time) []*Grant {
 // for purpose at now, or nil. It applies, in order: the token's read mode
 // and scope, the claim's status, its sensitivity tier (sensitive and
 // critical data need a per-request approval, which owner grants are not),
-// its restrictions, and a grant for this recipient, operation and purpose
-// whose selectors cover the claim.
+// its restrictions, the guardrails of the personas the grant reaches it
+// through, and a grant for this recipient, operation and purpose whose
+// selectors cover the claim.
 func (st *state) readGrant(grants []*Grant, p Principal, r *claimRecord, purpose string, now time.Time) *Grant {
 	g, _ := st.grantFor(grants, p, r, purpose, now)
 	return g
@@ -181,7 +182,7 @@ func (st *state) grantFor(grants []*Grant, p Principal, r *claimRecord, purpose 
 		if g.Purpose != purpose || !g.covers(r) || tierRank[c.Sensitivity] > tierRank[g.maxTier()] {
 			continue
 		}
-		if !restrictionsAllow(c.Restrictions, purpose, g, now) {
+		if !restrictionsAllow(c.Restrictions, purpose, g, now) || !st.guardrailsAllow(g, r, purpose) {
 			continue
 		}
 		if g.Requires != nil && tierRank[c.Sensitivity] >= tierRank[SensitivitySensitive] {
@@ -315,6 +316,7 @@ func restrictionsAllow(rs []Restriction, purpose string, g *Grant, now time.Time
 	}
 	return true
 }
+
 
 func paramHas(params map[string]any, name, want string) bool {
 	list, ok := params[name].([]any)

@@ -28,11 +28,12 @@ func auditAction(r *Receipt) string {
 	switch r.Operation {
 	case "grant.create", "token.create", "consumer.approve":
 		return "GRANT"
-	case "grant.revoke", "token.revoke", "consumer.delete":
+	case "grant.revoke", "grant.narrow", "token.revoke", "consumer.delete":
 		return "REVOKE"
 	case "claim.read", "context.read":
 		return "READ"
-	case "proposal.create", "proposal.confirm", "proposal.reject", "claim.correct", "claim.delete", "claim.personas":
+	case "proposal.create", "proposal.confirm", "proposal.reject", "claim.correct", "claim.delete", "claim.personas",
+		"claim.dispute", "claim.undispute", "claim.retract":
 		return "WRITE"
 	}
 	return "ADMIN"

@@ -295,6 +295,9 @@ func (st *state) addVersion(b *batch, r *claimRecord, author Authenticated, conf
 	c.Personas = nil
 	nr := &claimRecord{meta: r.meta, versions: append(r.versions[:len(r.versions):len(r.versions)], &c)}
 	nr.meta.Head = c.Version
+	if confirmedBy == "owner" {
+		nr.meta.DisputedAt = nil // the owner's own new version settles the dispute
+	}
 	st.setClaim(nr)
 	b.put(bucketClaims, versionKey(c.ID, c.Version), &c)
 	b.put(bucketClaimMeta, c.ID, nr.meta)
@@ -402,4 +405,89 @@ func (st *state) erase(b *batch, r *claimRecord) {
 	}
 	st.setClaim(nr)
 	b.put(bucketClaimMeta, nr.meta.ID, nr.meta)
+}
+
+// DisputeClaim marks the current version of an active claim disputed
+// (owner only; PHC draft §1). It stays active: a recipient whose grant
+// covers it receives it with confirmation.status "disputed", never
+// without. What was derived from it goes stale. Disputing a disputed claim
+// is KindConflict.
+func (s *Service) DisputeClaim(ctx context.Context, p Principal, id string) (Written, error) {
+	return s.setDispute(p, "claim.dispute", id, true)
+}
+
+// WithdrawDispute takes the owner's dispute of a claim back (owner only);
+// a claim that is not disputed is KindConflict.
+func (s *Service) WithdrawDispute(ctx context.Context, p Principal, id string) (Written, error) {
+	return s.setDispute(p, "claim.undispute", id, false)
+}
+
+func (s *Service) setDispute(p Principal, op, id string, disputed bool) (Written, error) {
+	if err := requireOwner(op, p); err != nil {
+		return Written{}, err
+	}
+	if !identity.ValidID(id, "clm_") {
+		return Written{}, fail(op, KindInvalid, "malformed claim id")
+	}
+	var out Written
+	err := s.write(op, p, func(st *state, b *batch) error {
+		r, ok := st.claims[id]
+		if !ok || r.meta.Status != StatusActive {
+			return notFound(op)
+		}
+		if (r.meta.DisputedAt != nil) == disputed {
+			if disputed {
+				return fail(op, KindConflict, "the claim is already disputed")
+			}
+			return fail(op, KindConflict, "the claim is not disputed")
+		}
+		rev := b.nextRevision()
+		nr := &claimRecord{meta: r.meta, versions: r.versions}
+		nr.meta.DisputedAt = nil
+		if disputed {
+			at := b.now
+			nr.meta.DisputedAt = &at
+		}
+		st.setClaim(nr)
+		b.put(bucketClaimMeta, id, nr.meta)
+		b.receipt(Receipt{Actor: "owner", Operation: op, Decision: "allow", Records: []string{r.head().Ref()}, Revision: rev})
+		out = Written{Claim: nr.view(nr.meta.Head), Revision: rev}
+		return nil
+	})
+	return out, err
+}
+
+// RetractClaim retracts an active claim (owner only; PHC draft §1): it is
+// kept, with every version and its personas, for the owner, who reads it
+// with status "retracted", but no recipient receives it again, it leaves
+// the graph and the owner's list of active claims, and what was derived
+// from it goes stale. Retraction is final (the owner may still delete the
+// claim); retracting a retracted claim is KindConflict.
+func (s *Service) RetractClaim(ctx context.Context, p Principal, id string) (Written, error) {
+	const op = "claim.retract"
+	if err := requireOwner(op, p); err != nil {
+		return Written{}, err
+	}
+	if !identity.ValidID(id, "clm_") {
+		return Written{}, fail(op, KindInvalid, "malformed claim id")
+	}
+	var out Written
+	err := s.write(op, p, func(st *state, b *batch) error {
+		r, ok := st.claims[id]
+		if !ok || (r.meta.Status != StatusActive && r.meta.Status != StatusRetracted) {
+			return notFound(op)
+		}
+		if r.meta.Status == StatusRetracted {
+			return fail(op, KindConflict, "the claim is already retracted")
+		}
+		rev := b.nextRevision()
+		nr := &claimRecord{meta: r.meta, versions: r.versions}
+		nr.meta.Status = StatusRetracted
+		st.setClaim(nr)
+		b.put(bucketClaimMeta, id, nr.meta)
+		b.receipt(Receipt{Actor: "owner", Operation: "claim.retract", Decision: "allow", Records: []string{r.head().Ref()}, Revision: rev})
+		out = Written{Claim: nr.view(nr.meta.Head), Revision: rev}
+		return nil
+	})
+	return out, err
 }

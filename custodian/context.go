@@ -21,8 +21,26 @@ type ContextResult struct {
 	// Claims are shared with the custodian's cache: read them, never
 	// modify them.
 	Claims []*Claim `json:"claims"`
+	// Persona is the persona the read named, when a grant for the purpose
+	// selects it and its guardrails allow the read: its preferences,
+	// labelled advisory.
+	Persona *PersonaContext `json:"persona,omitempty"`
 
 	raw []json.RawMessage // Claims, encoded (from the records' caches)
+}
+
+// PersonaContext is what a recipient receives about the persona its read
+// named: the persona's id and its preferences, which are advisory.
+type PersonaContext struct {
+	ID          string              `json:"id"`
+	Preferences AdvisoryPreferences `json:"preferences"`
+}
+
+// AdvisoryPreferences are a persona's preferences as served: guidance for
+// the response, labelled advisory (never a restriction, never a fact).
+type AdvisoryPreferences struct {
+	Advisory bool     `json:"advisory"`
+	Items    []string `json:"items"`
 }
 
 // MarshalJSON encodes r from the claims' cached encodings: a read of many
@@ -46,13 +64,26 @@ func (r ContextResult) MarshalJSON() ([]byte, error) {
 		}
 		b = append(b, c...)
 	}
-	return append(b, "]}"...), nil
+	b = append(b, ']')
+	if r.Persona != nil {
+		pc, err := json.Marshal(r.Persona)
+		if err != nil {
+			return nil, err
+		}
+		b = append(b, `,"persona":`...)
+		b = append(b, pc...)
+	}
+	return append(b, '}'), nil
 }
 
 // Context returns every active claim the consumer p may read for q.Purpose:
 // covered by one of its grants in force for that purpose, inside its token's
-// scope, eligible under its restrictions and tier. Claims it may not see are
-// simply absent. The disclosure is receipted, and durable, before it is
+// scope, eligible under its restrictions, tier and the guardrails of the
+// personas its grants reach it through. Claims it may not see are simply
+// absent. A read naming a persona that a grant for the purpose selects also
+// receives the persona's preferences, labelled advisory; when the persona's
+// guardrails forbid the read itself under every such grant (its purpose or
+// route), it is KindRestrictionBlocked. The disclosure is receipted, and durable, before it is
 // returned. A MinRevision this custodian has not reached is KindConflict.
 func (s *Service) Context(ctx context.Context, p Principal, q ContextQuery) (ContextResult, error) {
 	const op = "context"
@@ -111,6 +142,26 @@ func (s *Service) Context(ctx context.Context, p Principal, q ContextQuery) (Con
 		if len(grants) == 0 {
 			return nil, nil, nil
 		}
+		var personaGrant *Grant // the grant that delivers the persona's preferences
+		if pe := st.personas[q.Persona]; q.Persona != "" && pe != nil {
+			named := false
+			for _, g := range grants {
+				if g.Purpose != q.Purpose {
+					continue
+				}
+				named = true
+				if personaReadAllowed(pe, q.Purpose, g) {
+					personaGrant = g
+					break
+				}
+			}
+			if named && personaGrant == nil {
+				return nil, nil, fail(op, KindRestrictionBlocked, "a guardrail of this persona forbids this read")
+			}
+			if personaGrant != nil {
+				out.Persona = &PersonaContext{ID: pe.ID, Preferences: AdvisoryPreferences{Advisory: true, Items: orEmpty(pe.Preferences)}}
+			}
+		}
 		active := st.candidates(p, grants, q.Purpose, false)
 		out.Claims = make([]*Claim, 0, len(active))
 		out.raw = make([]json.RawMessage, 0, len(active))
@@ -139,6 +190,12 @@ func (s *Service) Context(ctx context.Context, p Principal, q ContextQuery) (Con
 			if !seen[g] {
 				seen[g] = true
 				used = append(used, g)
+			}
+		}
+		if out.Persona != nil {
+			records = append(records, "persona:"+out.Persona.ID)
+			if !seen[personaGrant] {
+				used = append(used, personaGrant)
 			}
 		}
 		return records, used, nil

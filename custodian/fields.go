@@ -28,6 +28,9 @@ type Field struct {
 	Version     int             `json:"version"`
 	WrittenBy   string          `json:"written_by"`
 	ClaimID     string          `json:"claim_id"`
+	// Status is "disputed" when the owner disputes the field's claim, and
+	// absent otherwise.
+	Status string `json:"status,omitempty"`
 
 	raw json.RawMessage // the field's JSON, from its record's cache
 }
@@ -55,6 +58,9 @@ func fieldView(r *claimRecord, withValue bool) Field {
 		UpdatedAt: c.RecordedAt, Version: c.Version, WrittenBy: c.WrittenBy, ClaimID: c.ID}
 	if withValue {
 		f.Value = c.Value
+	}
+	if r.meta.DisputedAt != nil {
+		f.Status = ConfirmationDisputed
 	}
 	return f
 }

@@ -11,6 +11,7 @@ const (
 
 	ConfirmationConfirmed   = "confirmed"
 	ConfirmationUnconfirmed = "unconfirmed"
+	ConfirmationDisputed    = "disputed"
 
 	SensitivityPublic    = "public"
 	SensitivityStandard  = "standard"
@@ -104,13 +105,16 @@ type Restriction struct {
 }
 
 // Persona selects context and response preferences for a role. It is not an
-// identity, a tenant or a permission.
+// identity, a tenant or a permission. Its preferences are advisory: they
+// are delivered, labelled so, with context read under it. Its guardrails
+// are restrictions on every read under it, and are enforced (see
+// guardrails.go).
 type Persona struct {
-	ID          string    `json:"id"`
-	Name        string    `json:"name"`
-	Preferences []string  `json:"preferences"`
-	Guardrails  []string  `json:"guardrails"`
-	CreatedAt   time.Time `json:"created_at"`
+	ID          string      `json:"id"`
+	Name        string      `json:"name"`
+	Preferences []string    `json:"preferences"`
+	Guardrails  []Guardrail `json:"guardrails"`
+	CreatedAt   time.Time   `json:"created_at"`
 	// Node is the persona's opaque key (per_…): its node in the graph and
 	// its key in the store. The id is the owner's own word and stays
 	// encrypted.

@@ -2,8 +2,11 @@ package custodian
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"sort"
 
+	"github.com/phc-project/phc/graph"
 	"github.com/phc-project/phc/internal/identity"
 
 	"github.com/phc-project/phc/schema"
@@ -53,4 +56,143 @@ func (s *Service) ListPersonas(ctx context.Context, p Principal) ([]Persona, err
 		sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 		return out, nil
 	})
+}
+
+// personaUpdate is the body of UpdatePersona: each member given replaces
+// the persona's.
+type personaUpdate struct {
+	Name        *string      `json:"name"`
+	Preferences *[]string    `json:"preferences"`
+	Guardrails  *[]Guardrail `json:"guardrails"`
+}
+
+// UpdatePersona renames a persona and replaces its preferences or
+// guardrails (owner only). Its id, which claims and grants name, stays. A
+// persona that does not exist is KindNotFound. New guardrails apply to the
+// next read.
+func (s *Service) UpdatePersona(ctx context.Context, p Principal, id string, raw []byte) (Persona, uint64, error) {
+	const op = "persona.update"
+	if err := requireOwner(op, p); err != nil {
+		return Persona{}, 0, err
+	}
+	if !validSegment(id) {
+		return Persona{}, 0, fail(op, KindInvalid, "malformed persona id")
+	}
+	var in personaUpdate
+	if err := s.decodeDoc(op, schema.PersonaUpdate, raw, &in); err != nil {
+		return Persona{}, 0, err
+	}
+	var (
+		out Persona
+		rev uint64
+	)
+	err := s.write(op, p, func(st *state, b *batch) error {
+		old, ok := st.personas[id]
+		if !ok {
+			return notFound(op)
+		}
+		np := *old
+		if in.Name != nil {
+			np.Name = *in.Name
+		}
+		if in.Preferences != nil {
+			np.Preferences = orEmpty(*in.Preferences)
+		}
+		if in.Guardrails != nil {
+			np.Guardrails = orEmpty(*in.Guardrails)
+		}
+		rev = b.nextRevision()
+		st.setPersona(&np)
+		b.put(bucketPersonas, np.Node, &np)
+		b.receipt(Receipt{Actor: "owner", Operation: "persona.update", Decision: "allow", Records: []string{id}, Revision: rev})
+		out = np
+		return nil
+	})
+	return out, rev, err
+}
+
+// PersonaDeleted is the answer to DeletePersona.
+type PersonaDeleted struct {
+	ID string `json:"id"`
+	// Claims are the claims taken out of the persona (they stay, in any
+	// other personas they are in).
+	Claims []string `json:"claims"`
+	// GrantsNarrowed no longer select the persona; they keep their other
+	// persona selectors. GrantsRevoked selected no other persona: left
+	// without one they would cover every persona, so they are revoked.
+	GrantsNarrowed []string `json:"grants_narrowed"`
+	GrantsRevoked  []string `json:"grants_revoked"`
+	Revision       uint64   `json:"revision"`
+}
+
+// DeletePersona removes a persona (owner only): it leaves every claim's
+// associations (a new claim meta, no new version; no claim is deleted),
+// every grant's persona selector, and the graph. A grant whose only persona
+// selectors named it is revoked rather than left to widen. All in one
+// revision, receipted with ids only.
+func (s *Service) DeletePersona(ctx context.Context, p Principal, id string) (PersonaDeleted, error) {
+	const op = "persona.delete"
+	if err := requireOwner(op, p); err != nil {
+		return PersonaDeleted{}, err
+	}
+	if !validSegment(id) {
+		return PersonaDeleted{}, fail(op, KindInvalid, "malformed persona id")
+	}
+	var out PersonaDeleted
+	err := s.write(op, p, func(st *state, b *batch) error {
+		pe, ok := st.personas[id]
+		if !ok {
+			return notFound(op)
+		}
+		out = PersonaDeleted{ID: id, Claims: []string{}, GrantsNarrowed: []string{}, GrantsRevoked: []string{}}
+		rev := b.nextRevision()
+		out.Revision = rev
+		without := func(ids []string) []string {
+			return slices.DeleteFunc(slices.Clone(ids), func(x string) bool { return x == id })
+		}
+		for _, cid := range slices.Sorted(maps.Keys(st.claims)) {
+			r := st.claims[cid]
+			if !r.inPersona(id) {
+				continue
+			}
+			if r.meta.Status == StatusActive && pe.Node != "" {
+				// The projection of the claim is computed after the
+				// persona is gone, so it cannot name this edge: remove it
+				// here.
+				b.graph.Remove = append(b.graph.Remove, graph.Edge{Subject: cid, Predicate: graph.InPersona, Object: pe.Node})
+			}
+			nr := &claimRecord{meta: r.meta, versions: r.versions}
+			nr.meta.Personas = without(r.meta.Personas)
+			st.setClaim(nr)
+			b.put(bucketClaimMeta, cid, nr.meta)
+			out.Claims = append(out.Claims, cid)
+		}
+		for _, gid := range slices.Sorted(maps.Keys(st.grants)) {
+			g := st.grants[gid]
+			if g.RevokedAt != nil || !slices.Contains(g.Selectors.Personas, id) {
+				continue
+			}
+			rest := without(g.Selectors.Personas)
+			if len(rest) == 0 {
+				st.revokeGrant(b, g, rev)
+				out.GrantsRevoked = append(out.GrantsRevoked, gid)
+				b.receipt(Receipt{Actor: "owner", Operation: "grant.revoke", Recipient: g.Recipient.ID,
+					Purpose: g.Purpose, Decision: "allow", Records: []string{gid, "persona:" + id}, Revision: rev})
+				continue
+			}
+			ng := *g
+			ng.Selectors.Personas = rest
+			st.setGrant(&ng)
+			b.put(bucketGrants, gid, &ng)
+			out.GrantsNarrowed = append(out.GrantsNarrowed, gid)
+			b.receipt(Receipt{Actor: "owner", Operation: "grant.narrow", Recipient: g.Recipient.ID,
+				Purpose: g.Purpose, Decision: "allow", Records: []string{gid, "persona:" + id}, Revision: rev})
+		}
+		st.deletePersona(id)
+		b.del(bucketPersonas, pe.Node)
+		b.receipt(Receipt{Actor: "owner", Operation: "persona.delete", Decision: "allow",
+			Records: append([]string{id}, out.Claims...), Revision: rev})
+		return nil
+	})
+	return out, err
 }

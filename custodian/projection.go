@@ -98,6 +98,15 @@ func (st *state) setPersona(p *Persona) {
 	publish(st, st.personas, func(j *jobCtx) *map[string]*Persona { return &j.personas }, p.ID, p)
 }
 
+// deletePersona takes persona id out of the view (its node leaves the
+// graph at the end of the write).
+func (st *state) deletePersona(id string) {
+	if st.job != nil {
+		noteOld(&st.job.personas, id, st.personas[id])
+	}
+	delete(st.personas, id)
+}
+
 func (st *state) setSummary(s *Summary) {
 	publish(st, st.summaries, func(j *jobCtx) *map[string]*Summary { return &j.summaries }, s.ID, s)
 }
@@ -271,6 +280,7 @@ const (
 	CauseCorrected           = "corrected"
 	CauseDeleted             = "deleted"
 	CauseRetracted           = "retracted"
+	CauseDisputed            = "disputed"
 	CausePersonasNarrowed    = "personas_narrowed"
 	CauseRestrictionsChanged = "restrictions_changed"
 	CauseSensitivityChanged  = "sensitivity_changed"
@@ -299,6 +309,9 @@ func invalidationCause(old, nw *claimRecord) string {
 			return CauseSensitivityChanged
 		}
 		return CauseCorrected // any new version supersedes the one derived from
+	}
+	if old.meta.DisputedAt == nil && nw.meta.DisputedAt != nil {
+		return CauseDisputed
 	}
 	for _, p := range old.meta.Personas {
 		if !nw.inPersona(p) {

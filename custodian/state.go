@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // state is the in-memory view of the canonical store, loaded at unlock and
@@ -136,6 +137,11 @@ type claimMeta struct {
 	// Origin is the bundle an adopted claim came from (bnd_…), so that a
 	// summary of the same bundle adopted later may derive from it.
 	Origin string `json:"origin,omitempty"`
+	// DisputedAt is when the owner disputed the current version (nil: not
+	// disputed). The head is then served with confirmation.status
+	// "disputed"; the owner's next version, or withdrawing the dispute,
+	// clears it.
+	DisputedAt *time.Time `json:"disputed_at,omitempty"`
 }
 
 type claimRecord struct {
@@ -171,6 +177,9 @@ func (r *claimRecord) view(v int) Claim {
 		c.Status = StatusSuperseded
 	default:
 		c.Status = StatusActive
+	}
+	if v == r.meta.Head && r.meta.DisputedAt != nil {
+		c.Confirmation = Confirmation{Status: ConfirmationDisputed, By: "owner", At: r.meta.DisputedAt}
 	}
 	return c
 }

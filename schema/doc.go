@@ -24,8 +24,8 @@
 // # Schemas
 //
 // The binding is a set of JSON Schema (draft 2020-12) files embedded from
-// v0.1/: proposal.json, claim.json, correction.json, grant.json and
-// persona.json, with shared definitions in common.json. Their $ids are
+// v0.1/: proposal.json, claim.json, correction.json, grant.json,
+// persona.json and persona_update.json, with shared definitions in common.json. Their $ids are
 // https://phc.local/schema/0.1/<file>; they are registered with the
 // compiler directly and nothing is ever fetched, from that host or any
 // other. Formats (date-time, uri) are asserted. Every object is closed
@@ -38,7 +38,11 @@
 //   - claim: a stored or served claim version, as in DESIGN.md §4.
 //   - correction: the body of PUT /phc/v1/claims/{id}; at least one member.
 //   - grant: the body of POST /phc/v1/grants.
-//   - persona: the body of POST /phc/v1/personas.
+//   - persona: the body of POST /phc/v1/personas. Its guardrails are
+//     objects of a closed set of types (common.json#/$defs/guardrail);
+//     any other type is a violation.
+//   - persona_update: the body of PUT /phc/v1/personas/{id}; at least one
+//     of name, preferences and guardrails, each replacing the persona's.
 //
 // Keys are dot notation of 1 to 16 segments matching
 // ^[a-z0-9][a-z0-9_-]{0,63}$, at most 256 characters in all. Restrictions

@@ -18,6 +18,8 @@ const (
 	Correction = "correction" // body of PUT /phc/v1/claims/{id}
 	Grant      = "grant"      // body of POST /phc/v1/grants
 	Persona    = "persona"    // body of POST /phc/v1/personas
+	// PersonaUpdate is the body of PUT /phc/v1/personas/{id}.
+	PersonaUpdate = "persona_update"
 )
 
 // baseURL is the base of the $id of every schema file of binding 0.1; the
@@ -45,7 +47,7 @@ func New() (*Validator, error) {
 		return nil, err
 	}
 	v := &Validator{schemas: make(map[string]*jsonschema.Schema)}
-	for _, name := range []string{Proposal, Claim, Correction, Grant, Persona} {
+	for _, name := range []string{Proposal, Claim, Correction, Grant, Persona, PersonaUpdate} {
 		sch, err := c.Compile(baseURL + name + ".json")
 		if err != nil {
 			return nil, fmt.Errorf("schema: compiling %s: %w", name, err)
@@ -97,9 +99,9 @@ func (refusingLoader) Load(url string) (any, error) {
 }
 
 // Validate checks doc, a value as returned by [Decode], against the schema
-// called name ([Proposal], [Claim], [Correction], [Grant] or [Persona]). It
-// returns nil when doc is valid, and otherwise at most 50 violations, sorted
-// by path, then keyword, then message; see [Violation]. An unknown name
+// called name ([Proposal], [Claim], [Correction], [Grant], [Persona] or
+// [PersonaUpdate]). It returns nil when doc is valid, and otherwise at most
+// 50 violations, sorted by path, then keyword, then message; see [Violation]. An unknown name
 // yields the single violation {Path: "", Keyword: "$schema", Message:
 // "unknown schema"}.
 func (v *Validator) Validate(name string, doc any) []Violation {

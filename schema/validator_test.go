@@ -57,7 +57,7 @@ func readFile(t testing.TB, name string) []byte {
 
 func TestGoodDocumentsValidate(t *testing.T) {
 	v := mustNew(t)
-	for _, name := range []string{Proposal, Claim, Correction, Grant, Persona} {
+	for _, name := range []string{Proposal, Claim, Correction, Grant, Persona, PersonaUpdate} {
 		for _, file := range testFiles(t, filepath.Join("good", name)) {
 			t.Run(name+"/"+filepath.Base(file), func(t *testing.T) {
 				doc, vs, err := v.DecodeValid(name, readFile(t, file), DefaultLimits())
@@ -477,7 +477,7 @@ func TestEmbeddedSchemasAreStrictJSON(t *testing.T) {
 	for _, e := range entries {
 		names = append(names, e.Name())
 	}
-	want := []string{"claim.json", "common.json", "correction.json", "grant.json", "persona.json", "proposal.json"}
+	want := []string{"claim.json", "common.json", "correction.json", "grant.json", "persona.json", "persona_update.json", "proposal.json"}
 	if !slices.Equal(names, want) {
 		t.Errorf("embedded schema files = %v; want %v", names, want)
 	}

@@ -46,9 +46,9 @@ func runClaims(ctx context.Context, env *Env, args []string) error {
 		persona = fs.String("persona", "", "only claims in this persona")
 	case "correct":
 		value = fs.String("value", "", "the corrected value as JSON (a bare word is taken as a string)")
-	case "show", "versions", "delete":
+	case "show", "versions", "delete", "dispute", "undispute", "retract":
 	default:
-		return usageError("unknown claims command %q (list, show, versions, correct, delete)", sub)
+		return usageError("unknown claims command %q (list, show, versions, correct, delete, dispute, undispute, retract)", sub)
 	}
 	id, rest := firstArg(args)
 	if err := parse(fs, rest); err != nil {
@@ -92,6 +92,12 @@ func runClaims(ctx context.Context, env *Env, args []string) error {
 		err = cl.do(ctx, "PUT", path, map[string]any{"value": raw}, &out)
 	case "delete":
 		err = cl.do(ctx, "DELETE", path, nil, &out)
+	case "dispute":
+		err = cl.do(ctx, "POST", path+"/dispute", nil, &out)
+	case "undispute":
+		err = cl.do(ctx, "DELETE", path+"/dispute", nil, &out)
+	case "retract":
+		err = cl.do(ctx, "POST", path+"/retract", nil, &out)
 	}
 	if err != nil {
 		return err

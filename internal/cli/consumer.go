@@ -166,47 +166,6 @@ func runToken(ctx context.Context, env *Env, args []string) error {
 	return nil
 }
 
-func runPersona(ctx context.Context, env *Env, args []string) error {
-	if len(args) == 0 {
-		return usageError("usage: phc persona add ID NAME | phc persona list")
-	}
-	var c common
-	switch args[0] {
-	case "add":
-		fs := newFlags(env, "persona add", &c)
-		if err := parse(fs, args[1:]); err != nil {
-			return err
-		}
-		if fs.NArg() != 2 {
-			return usageError("usage: phc persona add ID NAME")
-		}
-		if err := ownerDo(ctx, env, c, "POST", "/phc/v1/personas", map[string]string{"id": fs.Arg(0), "name": fs.Arg(1)}, nil); err != nil {
-			return err
-		}
-		fmt.Fprintf(env.Stdout, "persona %s created\n", printable(fs.Arg(0)))
-		return nil
-	case "list":
-		fs := newFlags(env, "persona list", &c)
-		if err := parse(fs, args[1:]); err != nil {
-			return err
-		}
-		var out struct {
-			Personas []struct {
-				ID   string `json:"id"`
-				Name string `json:"name"`
-			} `json:"personas"`
-		}
-		if err := ownerDo(ctx, env, c, "GET", "/phc/v1/personas", nil, &out); err != nil {
-			return err
-		}
-		for _, p := range out.Personas {
-			fmt.Fprintf(env.Stdout, "%-20s %s\n", printable(p.ID), printable(p.Name))
-		}
-		return nil
-	}
-	return usageError("unknown persona command %q", args[0])
-}
-
 // runTokenAdmin lists or revokes service tokens (owner).
 func runTokenAdmin(ctx context.Context, env *Env, c common, args []string) error {
 	fs := newFlags(env, "token "+args[0], &c)

@@ -152,7 +152,7 @@ func setupHostileVault(t *testing.T, h *harness) *hostileFixture {
 	f.secretKey = sk
 	for _, p := range []map[string]any{
 		{"id": "learning", "name": "Learning", "preferences": []string{"short answers"}},
-		{"id": "work", "name": "Work", "guardrails": []string{"no personal data"}},
+		{"id": "work", "name": "Work", "guardrails": []any{map[string]any{"type": "no_training"}}},
 		{"id": "personal", "name": "Personal"},
 	} {
 		h.must(201, "POST", "/phc/v1/personas", h.owner, p, nil)
@@ -455,7 +455,7 @@ func hostileBodyRoutes(f *hostileFixture) []bodyRoute {
 				"personas_hint": []any{"learning"}, "note": "n"}
 		}},
 		{"persona", "POST", "/phc/v1/personas", h.owner, true, "id", func() map[string]any {
-			return map[string]any{"id": "hostile", "name": "Hostile", "preferences": []any{"p"}, "guardrails": []any{"g"}}
+			return map[string]any{"id": "hostile", "name": "Hostile", "preferences": []any{"p"}, "guardrails": []any{map[string]any{"type": "max_sensitivity", "params": map[string]any{"tier": "standard"}}}}
 		}},
 		{"grant", "POST", "/phc/v1/grants", h.owner, true, "purpose", func() map[string]any {
 			return map[string]any{"recipient": map[string]any{"kind": "consumer", "id": "budget"}, "purpose": "learning",
@@ -588,7 +588,7 @@ func hostileCases(t *testing.T, f *hostileFixture) []hostileCase {
 			"evidence/0/digest:s", "reported:o", "reported/app:s", "valid_from:s", "valid_to:s", "sensitivity:s",
 			"restrictions:a", "restrictions/0:o", "restrictions/0/type:s", "restrictions/0/mandatory:b",
 			"restrictions/0/params:o", "personas_hint:a", "personas_hint/0:s", "note:s"},
-		"persona": {"id:s", "name:s", "preferences:a", "preferences/0:s", "guardrails:a", "guardrails/0:s"},
+		"persona": {"id:s", "name:s", "preferences:a", "preferences/0:s", "guardrails:a", "guardrails/0:o", "guardrails/0/type:s", "guardrails/0/params:o", "guardrails/0/params/tier:s"},
 		"grant": {"recipient:o", "recipient/kind:s", "recipient/id:s", "recipient/issuer:s", "purpose:s", "operations:a",
 			"operations/0:s", "selectors:o", "selectors/keys:a", "selectors/keys/0:s", "selectors/personas:a",
 			"selectors/claims:a", "expires_at:s", "usage:s", "route:s"},
@@ -624,7 +624,7 @@ func hostileCases(t *testing.T, f *hostileFixture) []hostileCase {
 	}{
 		{"proposal", "zz_extra", ""}, {"proposal", "evidence/0/url", ""}, {"proposal", "reported/ip", ""},
 		{"proposal", "restrictions/0/extra", ""}, {"proposal", "KEY", "key"},
-		{"persona", "zz_extra", ""}, {"persona", "Name", "name"},
+		{"persona", "zz_extra", ""}, {"persona", "guardrails/0/extra", ""}, {"persona", "Name", "name"},
 		{"grant", "zz_extra", ""}, {"grant", "recipient/extra", ""}, {"grant", "selectors/extra", ""},
 		{"grant", "Purpose", "purpose"},
 		{"correction", "zz_extra", ""}, {"correction", "restrictions/0/extra", ""},

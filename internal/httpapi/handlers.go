@@ -156,6 +156,28 @@ func (s *Server) listPersonas(w http.ResponseWriter, r *http.Request, p custodia
 	return nil
 }
 
+func (s *Server) updatePersona(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
+	raw, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	out, rev, err := s.svc.UpdatePersona(r.Context(), p, r.PathValue("id"), raw)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"persona": out, "revision": rev})
+	return nil
+}
+
+func (s *Server) deletePersona(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
+	out, err := s.svc.DeletePersona(r.Context(), p, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
 func (s *Server) createGrant(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
 	raw, err := readBody(r)
 	if err != nil {
@@ -328,6 +350,33 @@ func (s *Server) setPersonas(w http.ResponseWriter, r *http.Request, p custodian
 		return err
 	}
 	out, err := s.svc.SetPersonas(r.Context(), p, r.PathValue("id"), raw)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func (s *Server) disputeClaim(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
+	out, err := s.svc.DisputeClaim(r.Context(), p, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func (s *Server) withdrawDispute(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
+	out, err := s.svc.WithdrawDispute(r.Context(), p, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func (s *Server) retractClaim(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
+	out, err := s.svc.RetractClaim(r.Context(), p, r.PathValue("id"))
 	if err != nil {
 		return err
 	}

@@ -122,6 +122,8 @@ func (s *Server) routes() []route {
 		{"POST /phc/v1/consumers/{name}/approve", owner, s.approveConsumer},
 		{"POST /phc/v1/personas", owner, s.createPersona},
 		{"GET /phc/v1/personas", owner, s.listPersonas},
+		{"PUT /phc/v1/personas/{id}", owner, s.updatePersona},
+		{"DELETE /phc/v1/personas/{id}", owner, s.deletePersona},
 		{"POST /phc/v1/grants", owner, s.createGrant},
 		{"GET /phc/v1/grants", owner, s.listGrants},
 		{"DELETE /phc/v1/grants/{id}", owner, s.revokeGrant},
@@ -139,6 +141,9 @@ func (s *Server) routes() []route {
 		{"PUT /phc/v1/claims/{id}", owner, s.correct},
 		{"DELETE /phc/v1/claims/{id}", owner, s.deleteClaim},
 		{"POST /phc/v1/claims/{id}/personas", owner, s.setPersonas},
+		{"POST /phc/v1/claims/{id}/dispute", owner, s.disputeClaim},
+		{"DELETE /phc/v1/claims/{id}/dispute", owner, s.withdrawDispute},
+		{"POST /phc/v1/claims/{id}/retract", owner, s.retractClaim},
 
 		{"GET /phc/v1/context", anyToken, s.context},
 		{"GET /phc/v1/receipts", owner, s.receipts},
