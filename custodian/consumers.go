@@ -356,6 +356,7 @@ func (s *Service) MintServiceToken(ctx context.Context, raw []byte) (TokenIssued
 		t.Consumer, t.Scope, t.Mode, t.RateLimit, t.Purpose = in.Consumer, scope, mode, in.RateLimit, in.Purpose
 		t.CreatedAt, t.ExpiresAt = b.now, b.now.Add(ttl)
 		st.putToken(b, t)
+		st.purgePresentations(b) // a new token: the old ones' documents may go
 		rev := b.nextRevision()
 		b.receipt(Receipt{Actor: "consumer:" + in.Consumer, Operation: "token.create", Recipient: in.Consumer,
 			Purpose: in.Purpose, Decision: "allow", Records: []string{id}, Revision: rev})

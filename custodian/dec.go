@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -72,8 +73,10 @@ func (s *Service) decVerifier(op string) (DECVerifier, error) {
 	return s.dec, nil
 }
 
-// PinDECIssuer pins (or replaces) an issuer's public keys and revocations
-// (owner only).
+// PinDECIssuer pins an issuer's public keys (owner only). Pinning again
+// replaces the keys but merges the revocations: a revocation stays until
+// the owner withdraws it explicitly ([Service.UnrevokeDECKey]); a kid
+// revoked twice stays revoked from the earlier moment.
 func (s *Service) PinDECIssuer(ctx context.Context, p Principal, raw []byte) (DECIssuer, error) {
 	const op = "dec.trust"
 	if err := requireOwner(op, p); err != nil {
@@ -93,17 +96,95 @@ func (s *Service) PinDECIssuer(ctx context.Context, p Principal, raw []byte) (DE
 	if err := v.CheckKeys(in.JWKS); err != nil {
 		return DECIssuer{}, fail(op, KindInvalid, "jwks must be 1 to 64 public Ed25519 or P-256 keys, each with a kid")
 	}
-	if len(in.Revoked) > 256 {
+	if len(in.Revoked) > maxDECRevocations {
 		return DECIssuer{}, fail(op, KindInvalid, "at most 256 revocations")
+	}
+	for _, r := range in.Revoked {
+		if r.Kid == "" || len(r.Kid) > 256 || !utf8.ValidString(r.Kid) {
+			return DECIssuer{}, fail(op, KindInvalid, "a revocation names a kid: at most 256 bytes")
+		}
 	}
 	var out DECIssuer
 	err = s.write(op, p, func(st *state, b *batch) error {
-		d := &DECIssuer{Issuer: in.Issuer, JWKS: in.JWKS, Revoked: in.Revoked, PinnedAt: b.now, Revision: b.nextRevision()}
+		revoked := in.Revoked
+		if old := st.decTrust[in.Issuer]; old != nil {
+			revoked = mergeRevocations(old.Revoked, in.Revoked)
+		}
+		if len(revoked) > maxDECRevocations {
+			return fail(op, KindInvalid, "at most 256 revocations per issuer: withdraw some first")
+		}
+		d := &DECIssuer{Issuer: in.Issuer, JWKS: in.JWKS, Revoked: revoked, PinnedAt: b.now, Revision: b.nextRevision()}
 		st.decTrust[in.Issuer] = d
 		key := opaqueKey("dis_", in.Issuer)
 		b.put(bucketDECTrust, key, d)
 		b.receipt(Receipt{Actor: "owner", Operation: op, Decision: "allow", Records: []string{key}, Revision: d.Revision})
 		out = *d
+		return nil
+	})
+	return out, err
+}
+
+// maxDECRevocations bounds an issuer's revocations.
+const maxDECRevocations = 256
+
+// mergeRevocations is the union of old and added, one per kid, each from
+// its earliest moment, in kid order.
+func mergeRevocations(old, added []DECRevocation) []DECRevocation {
+	at := map[string]time.Time{}
+	for _, r := range append(append([]DECRevocation{}, old...), added...) {
+		if t, ok := at[r.Kid]; !ok || r.At.Before(t) {
+			at[r.Kid] = r.At
+		}
+	}
+	out := make([]DECRevocation, 0, len(at))
+	for kid, t := range at {
+		out = append(out, DECRevocation{Kid: kid, At: t})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Kid < out[j].Kid })
+	return out
+}
+
+// DECUnrevokeInput is the body of POST /phc/v1/dec/trust/unrevoke.
+type DECUnrevokeInput struct {
+	Issuer string `json:"issuer"`
+	Kid    string `json:"kid"`
+}
+
+// UnrevokeDECKey withdraws the revocation of one pinned issuer's key (owner
+// only): the explicit act that undoes a revocation made by mistake, which
+// re-pinning never does. An issuer not pinned, or a kid it has not revoked,
+// is KindNotFound. The receipt names the pin and the kid by opaque ids.
+func (s *Service) UnrevokeDECKey(ctx context.Context, p Principal, raw []byte) (DECIssuer, error) {
+	const op = "dec.unrevoke"
+	if err := requireOwner(op, p); err != nil {
+		return DECIssuer{}, err
+	}
+	var in DECUnrevokeInput
+	if err := decodeStrict(op, raw, &in); err != nil {
+		return DECIssuer{}, err
+	}
+	if in.Issuer == "" || in.Kid == "" {
+		return DECIssuer{}, fail(op, KindInvalid, "issuer and kid are required")
+	}
+	var out DECIssuer
+	err := s.write(op, p, func(st *state, b *batch) error {
+		old := st.decTrust[in.Issuer]
+		if old == nil {
+			return notFound(op)
+		}
+		i := slices.IndexFunc(old.Revoked, func(r DECRevocation) bool { return r.Kid == in.Kid })
+		if i < 0 {
+			return notFound(op)
+		}
+		d := *old
+		d.Revoked = slices.Delete(slices.Clone(old.Revoked), i, i+1)
+		d.Revision = b.nextRevision()
+		st.decTrust[in.Issuer] = &d
+		key := opaqueKey("dis_", in.Issuer)
+		b.put(bucketDECTrust, key, &d)
+		b.receipt(Receipt{Actor: "owner", Operation: op, Decision: "allow",
+			Records: []string{key, opaqueKey("kid_", in.Issuer+"\x00"+in.Kid)}, Revision: d.Revision})
+		out = d
 		return nil
 	})
 	return out, err
@@ -189,11 +270,92 @@ func (s *Service) VerifyDEC(ctx context.Context, p Principal, raw []byte) (json.
 const bucketDECPresentations = "dec_presentations" // tok_… → Presentation
 
 // Presentation is a DEC document a recipient presented, bound to the token
-// it presented it with.
+// it presented it with and to the recipient the chain is about.
 type Presentation struct {
 	Token       string    `json:"token"`
 	Document    []byte    `json:"document"`
 	PresentedAt time.Time `json:"presented_at"`
+	// Subject is the chain's subject, which was the presenting recipient's
+	// identity when it was presented (see presenterSubject).
+	Subject *DECSubject `json:"subject,omitempty"`
+}
+
+// DECSubject names the client a DEC chain is about (FORMATS.md §2).
+type DECSubject struct {
+	ClientID string `json:"client_id"`
+	Issuer   string `json:"issuer,omitempty"`
+}
+
+// presenterSubject is the DEC subject a chain presented by p must name: a
+// registered consumer is {client_id: its name}; an OIDC recipient is
+// {client_id: its subject, issuer: its issuer} — the identity the
+// custodian authenticated, never one the presenter claims.
+func (st *state) presenterSubject(p Principal) DECSubject {
+	if t := p.token; t != nil && t.Trust != "" {
+		if tr := st.trust[t.Trust]; tr != nil {
+			return DECSubject{ClientID: strings.TrimPrefix(p.Consumer, OIDCRecipient(tr.Issuer, "")), Issuer: tr.Issuer}
+		}
+	}
+	return DECSubject{ClientID: p.Consumer}
+}
+
+// reportSubject reads the subject of a verification report (nil when the
+// document names none that could be read).
+func reportSubject(report json.RawMessage) *DECSubject {
+	var rep struct {
+		Subject *DECSubject `json:"subject"`
+	}
+	if json.Unmarshal(report, &rep) != nil {
+		return nil
+	}
+	return rep.Subject
+}
+
+// dropPresentation removes the document presented with token id, if any
+// (with st.mu held for writing).
+func (st *state) dropPresentation(b *batch, id string) {
+	if _, ok := st.presentations[id]; !ok {
+		return
+	}
+	delete(st.presentations, id)
+	b.del(bucketDECPresentations, id)
+}
+
+// purgePresentations drops every presentation no token can use any more:
+// its token revoked, expired, gone, or an OIDC recipient's whose issuer is
+// no longer trusted (with st.mu held for writing).
+func (st *state) purgePresentations(b *batch) {
+	for id := range st.presentations {
+		t := st.tokenByID[id]
+		if t == nil || t.RevokedAt != nil || !b.now.Before(t.ExpiresAt) || (t.Trust != "" && st.trust[t.Trust] == nil) {
+			st.dropPresentation(b, id)
+		}
+	}
+}
+
+// PresentationView is a stored presentation as the owner lists it: ids,
+// never the document.
+type PresentationView struct {
+	Token       string    `json:"token"`
+	Recipient   string    `json:"recipient"`
+	PresentedAt time.Time `json:"presented_at"`
+}
+
+// ListDECPresentations lists the stored presentations (owner only): one per
+// token that presented a document and can still use it.
+func (s *Service) ListDECPresentations(ctx context.Context, p Principal) ([]PresentationView, error) {
+	return ownerRead(s, "dec.presentations", p, func(st *state) ([]PresentationView, error) {
+		out := make([]PresentationView, 0, len(st.presentations))
+		for id, pr := range st.presentations {
+			v := PresentationView{Token: id, PresentedAt: pr.PresentedAt}
+			if t := st.tokenByID[id]; t != nil {
+				v.Recipient = t.Consumer
+			}
+			out = append(out, v)
+		}
+		sort.Slice(out, func(i, j int) bool { return out[i].Token < out[j].Token })
+		return out, nil
+	})
 }
 
 // qualified reports whether p's presented document is admitted now under
@@ -212,6 +374,9 @@ func (st *state) qualified(p Principal, g *Grant, now time.Time) (bool, []string
 	pres := st.presentations[p.token.ID]
 	if pres == nil {
 		return false, []string{"no_presentation"}, ""
+	}
+	if pres.Subject == nil || *pres.Subject != st.presenterSubject(p) {
+		return false, []string{"recipient"}, "" // not bound to this recipient
 	}
 	if st.dec == nil {
 		return false, []string{"no_verifier"}, ""
@@ -273,6 +438,15 @@ type Presented struct {
 // receipt says, per policy, "policy:ID", "admission:admit" or
 // "admission:deny" and the chain's "head:…"; it is a deny
 // (qualification_required) when any policy denies.
+//
+// A presentation is bound to its recipient: the chain's subject must be
+// the presenter as the custodian authenticated it (see presenterSubject).
+// A document about another client — or about none that can be read — is
+// refused with KindQualificationRequired: it can never qualify this
+// recipient, whoever may read it. The refusal is receipted (deny,
+// "subject:not_presenter") and withdraws the token's earlier
+// presentation, as any new presentation replaces the last one. Every
+// presentation also purges those no token can use any more.
 func (s *Service) PresentDEC(ctx context.Context, p Principal, raw []byte) (Presented, error) {
 	const op = "dec.present"
 	if p.Kind() != PrincipalConsumer {
@@ -289,17 +463,33 @@ func (s *Service) PresentDEC(ctx context.Context, p Principal, raw []byte) (Pres
 		return Presented{}, err
 	}
 	var out Presented
+	var refused *Error
 	err = s.write(op, p, func(st *state, b *batch) error {
 		if !st.live(p, b.now) {
 			return fail(op, KindUnauthenticated, "")
 		}
-		pres := &Presentation{Token: p.token.ID, Document: append([]byte{}, raw...), PresentedAt: b.now}
+		st.purgePresentations(b)
+		pins := st.decPins()
+		report, _, head := v.Verify(raw, pins)
+		subject, want := reportSubject(report), st.presenterSubject(p)
+		if subject == nil || *subject != want {
+			st.dropPresentation(b, p.token.ID)
+			refused = &Error{Op: op, Kind: KindQualificationRequired,
+				Public: "the document is not about the presenting recipient: its subject must be " + subjectText(want)}
+			records := []string{"subject:not_presenter"}
+			if head != "" {
+				records = append(records, "head:"+head)
+			}
+			b.receipt(Receipt{Actor: p.actor(), Operation: op, Recipient: p.Consumer, Decision: "deny",
+				Constraint: KindQualificationRequired.Row().Constraint, Records: records, Revision: b.nextRevision()})
+			return nil
+		}
+		pres := &Presentation{Token: p.token.ID, Document: append([]byte{}, raw...), PresentedAt: b.now, Subject: subject}
 		st.presentations[p.token.ID] = pres
 		b.put(bucketDECPresentations, p.token.ID, pres)
 		seen := map[string]bool{}
 		records := []string{}
 		allAdmitted := true
-		pins := st.decPins()
 		out.Admissions = []json.RawMessage{}
 		for _, g := range st.grantsFor(p.Consumer, OpRead, b.now) {
 			if g.Requires == nil || seen[g.Requires.Qualification] {
@@ -326,7 +516,16 @@ func (s *Service) PresentDEC(ctx context.Context, p Principal, raw []byte) (Pres
 		b.receipt(rc)
 		return nil
 	})
+	if err == nil && refused != nil {
+		err = refused
+	}
 	return out, err
+}
+
+// subjectText is a DEC subject as an answer states it.
+func subjectText(s DECSubject) string {
+	raw, _ := json.Marshal(s)
+	return string(raw)
 }
 
 // admissionRecord is how a receipt records an admission's decision.

@@ -143,8 +143,9 @@ func (s *Service) requestContext(ctx context.Context, p Principal, raw []byte, m
 }
 
 // approve turns request r into a grant for its consumer, disclosing at most
-// maxTier, in personas (all, if none) (with st.mu held).
-func (st *state) approve(b *batch, r *ContextRequest, maxTier string, personas []string, rev uint64) {
+// maxTier, in personas (all, if none), requiring requires (none if nil)
+// (with st.mu held).
+func (st *state) approve(b *batch, r *ContextRequest, maxTier string, personas []string, rev uint64, requires *Requires) {
 	gid, err := identity.NewID("grt_")
 	if err != nil {
 		b.err = err
@@ -154,7 +155,7 @@ func (st *state) approve(b *batch, r *ContextRequest, maxTier string, personas [
 		ID: gid, Recipient: Recipient{Kind: "consumer", ID: r.Consumer}, Purpose: r.Purpose,
 		Category: r.Category, Operations: []string{OpRead}, Selectors: Selectors{Keys: r.Scope, Personas: personas},
 		ExpiresAt: b.now.Add(time.Duration(r.Duration) * time.Second), Usage: r.Usage,
-		CreatedAt: b.now, Revision: rev, Request: r.ID, MaxTier: maxTier,
+		CreatedAt: b.now, Revision: rev, Request: r.ID, MaxTier: maxTier, Requires: requires,
 	}
 	st.setGrant(g)
 	b.put(bucketGrants, gid, g)
@@ -217,6 +218,7 @@ func (s *Service) pollRequest(ctx context.Context, p Principal, id string, mint 
 		t.Consumer, t.Scope, t.Mode, t.CreatedAt, t.ExpiresAt = r.Consumer, r.Scope, ModeRead, b.now, g.ExpiresAt
 		t.Purpose = r.Purpose // it reads under the purpose it was approved for
 		st.putToken(b, t)
+		st.purgePresentations(b)
 		nr := *r
 		nr.TokenIssued = true
 		st.requests[id] = &nr
@@ -268,6 +270,9 @@ func (s *Service) DecideRequest(ctx context.Context, p Principal, id string, app
 	var in struct {
 		Password string    `json:"password,omitempty"`
 		Requires *Requires `json:"requires,omitempty"` // the grant made also requires this qualification
+		// DropRequires approves without the qualification the consumer's
+		// earlier grants over the scope require (see inheritedRequires).
+		DropRequires bool `json:"drop_requires,omitempty"`
 	}
 	if len(raw) > 0 {
 		if err := decodeStrict(op, raw, &in); err != nil {
@@ -288,8 +293,11 @@ func (s *Service) DecideRequest(ctx context.Context, p Principal, id string, app
 		}
 		passwordOK = true
 	}
-	if in.Requires != nil && !approve {
-		return ContextRequest{}, fail(op, KindInvalid, "requires goes with an approval")
+	if (in.Requires != nil || in.DropRequires) && !approve {
+		return ContextRequest{}, fail(op, KindInvalid, "requires and drop_requires go with an approval")
+	}
+	if in.Requires != nil && in.DropRequires {
+		return ContextRequest{}, fail(op, KindInvalid, "requires names a qualification; drop_requires drops one: give one of them")
 	}
 	r, _, err := s.decide(op, p, id, approve, "owner", func(st *state, r *ContextRequest) error {
 		if approve && r.Tier == SensitivityCritical && !passwordOK {
@@ -299,7 +307,7 @@ func (s *Service) DecideRequest(ctx context.Context, p Principal, id string, app
 			return fail(op, KindInvalid, "requires names no admission policy (phc dec policy add)")
 		}
 		return nil
-	}, in.Requires)
+	}, in.Requires, in.DropRequires)
 	return r, err
 }
 
@@ -334,7 +342,7 @@ func (s *Service) DecideByUser(ctx context.Context, p Principal, id string, appr
 				Public: "critical data needs the owner's approval out of band (phc approve, with the password)"}
 		}
 		return nil
-	}, nil)
+	}, nil, false)
 	if err != nil {
 		return RequestView{}, err
 	}
@@ -342,8 +350,12 @@ func (s *Service) DecideByUser(ctx context.Context, p Principal, id string, appr
 }
 
 // decide approves or denies pending request id, after check, in the name
-// of actor.
-func (s *Service) decide(op string, p Principal, id string, approve bool, actor string, check func(st *state, r *ContextRequest) error, requires *Requires) (ContextRequest, uint64, error) {
+// of actor. An approval's grant requires requires when it is given, else
+// the qualification the consumer's earlier grants over the scope require —
+// unless drop (the owner's explicit act) drops it; the receipt records
+// "policy:ID" of the qualification the grant requires, and
+// "requires_dropped:ID" of one dropped.
+func (s *Service) decide(op string, p Principal, id string, approve bool, actor string, check func(st *state, r *ContextRequest) error, requires *Requires, drop bool) (ContextRequest, uint64, error) {
 	var out ContextRequest
 	var outRev uint64
 	err := s.write(op, p, func(st *state, b *batch) error {
@@ -360,18 +372,33 @@ func (s *Service) decide(op string, p Principal, id string, approve bool, actor 
 		if err := check(st, r); err != nil {
 			return err
 		}
-		nr := *r
-		rev := b.nextRevision()
 		records := []string{id}
 		if approve {
-			st.approve(b, &nr, nr.Tier, nil, rev)
-			if g0 := st.grants[nr.GrantID]; requires != nil && g0 != nil {
-				g := *g0
-				g.Requires = requires
-				st.setGrant(&g)
-				b.put(bucketGrants, g.ID, &g)
+			inherited, all, ok := st.inheritedRequires(r.Consumer, r.Scope)
+			switch {
+			case requires != nil:
+			case drop:
+				for _, q := range all {
+					records = append(records, "requires_dropped:"+q)
+				}
+			case !ok && p.kind == PrincipalConsumer:
+				return &Error{Op: op, Kind: KindApprovalRequired, RequestID: r.ID,
+					Public: "the app's earlier grants over this scope require different qualifications: the owner decides"}
+			case !ok:
+				return fail(op, KindInvalid, "the app's earlier grants over this scope require different qualifications ("+
+					strings.Join(all, ", ")+"): name one in requires, or drop them with drop_requires")
+			default:
+				requires = inherited
 			}
+		}
+		nr := *r
+		rev := b.nextRevision()
+		if approve {
+			st.approve(b, &nr, nr.Tier, nil, rev, requires)
 			records = append(records, nr.GrantID)
+			if requires != nil {
+				records = append(records, "policy:"+requires.Qualification)
+			}
 		} else {
 			at := b.now
 			nr.Status, nr.DecidedAt = RequestDenied, &at
@@ -384,6 +411,60 @@ func (s *Service) decide(op string, p Principal, id string, approve bool, actor 
 		return nil
 	})
 	return out, outRev, err
+}
+
+// inheritedRequires is the qualification a new grant to consumer over scope
+// must require: the one its earlier grants whose keys may meet scope
+// require — revoked, expired and spent ones included, so that asking again
+// never walks around a qualification; a grant selecting no keys meets
+// every scope. all lists the policies they name, sorted; ok is false when
+// they name more than one, which only the owner can settle.
+func (st *state) inheritedRequires(consumer string, scope []string) (req *Requires, all []string, ok bool) {
+	for _, g := range st.grantsBy[consumer] {
+		if g.Requires == nil || g.Recipient.Kind != "consumer" || slices.Contains(all, g.Requires.Qualification) {
+			continue
+		}
+		if len(g.Selectors.Keys) == 0 || scopesMeet(g.Selectors.Keys, scope) {
+			all = append(all, g.Requires.Qualification)
+		}
+	}
+	slices.Sort(all)
+	switch len(all) {
+	case 0:
+		return nil, nil, true
+	case 1:
+		return &Requires{Qualification: all[0]}, all, true
+	}
+	return nil, all, false
+}
+
+// scopesMeet reports whether some key matches a pattern of a and one of b.
+func scopesMeet(a, b []string) bool {
+	for _, p := range a {
+		for _, q := range b {
+			if patternsMeet(p, q) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// patternsMeet reports whether some key matches both key patterns.
+func patternsMeet(p, q string) bool {
+	pp, pPrefix := strings.CutSuffix(p, ".*")
+	qp, qPrefix := strings.CutSuffix(q, ".*")
+	switch {
+	case p == "*" || q == "*":
+		return true
+	case pPrefix && qPrefix:
+		return underKey(pp, qp) || underKey(qp, pp)
+	case pPrefix:
+		return matchKey(p, q)
+	case qPrefix:
+		return matchKey(q, p)
+	}
+	return p == q
 }
 
 // approvalNeeded answers a consumer's read of a field whose key is
@@ -478,8 +559,11 @@ func (st *state) fileRequest(b *batch, p Principal, scope []string, purpose, cat
 	// Granted at once only for the tiers the owner's auto_grant covers, and
 	// never across personas the app holds no grant for; anything else
 	// waits for the owner.
-	if st.settings.autoGranted(r.Tier) {
-		st.approve(b, r, st.settings.AutoGrant, st.autoPersonas(p.Consumer, b.now), rev)
+	// A qualification the app's earlier grants over the scope require is
+	// required again: asking anew never walks around it. Where they require
+	// different ones, the owner decides.
+	if requires, _, ok := st.inheritedRequires(p.Consumer, scope); ok && st.settings.autoGranted(r.Tier) {
+		st.approve(b, r, st.settings.AutoGrant, st.autoPersonas(p.Consumer, b.now), rev, requires)
 	}
 	st.requests[id] = r
 	b.put(bucketRequests, id, r)

@@ -99,12 +99,14 @@ func newToken(id, token string) *ServiceToken {
 	return &ServiceToken{ID: id, Hash: h[:], Prefix: token[:len(identity.ServicePrefix)+8]}
 }
 
-// revokeToken revokes t at b.now (with st.mu held for writing).
+// revokeToken revokes t at b.now, and drops the DEC document presented
+// with it (with st.mu held for writing).
 func (st *state) revokeToken(b *batch, t *ServiceToken) {
 	nt := *t
 	at := b.now
 	nt.RevokedAt = &at
 	st.putToken(b, &nt)
+	st.dropPresentation(b, t.ID)
 }
 
 // tooManyTokens is KindRateLimited when app (a consumer, or an OIDC

@@ -162,6 +162,7 @@ func (s *Service) RemoveTrust(ctx context.Context, p Principal, id string) (uint
 			return notFound(op)
 		}
 		delete(st.trust, id)
+		st.purgePresentations(b) // its recipients' tokens are dead
 		b.del(bucketTrust, id)
 		rev = b.nextRevision()
 		b.receipt(Receipt{Actor: "owner", Operation: op, Decision: "allow", Records: []string{id}, Revision: rev})
@@ -359,6 +360,7 @@ func (s *Service) ExchangeToken(ctx context.Context, raw []byte) (Exchanged, err
 		t.Consumer, t.Scope, t.Mode, t.Trust = name, scope, mode, trust.ID
 		t.CreatedAt, t.ExpiresAt = b.now, b.now.Add(min(ttl, maxExchangedTTL))
 		st.putToken(b, t)
+		st.purgePresentations(b)
 		rev := b.nextRevision()
 		b.receipt(Receipt{Actor: "oidc:" + trust.ID, Operation: op, Recipient: name, Decision: "allow", Records: []string{id, trust.ID}, Revision: rev})
 		out = Exchanged{AccessToken: token, IssuedTokenType: tokenTypeAccessToken, TokenType: "Bearer",

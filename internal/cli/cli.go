@@ -19,6 +19,8 @@ import (
 	"strings"
 	"syscall"
 	"unicode/utf8"
+
+	"github.com/phc-project/phc/custodian"
 )
 
 // Env is what a command sees of its process: arguments aside, everything it
@@ -32,6 +34,9 @@ type Env struct {
 	IsTerminal func() bool
 	// ReadPassword reads a password from the terminal without echo.
 	ReadPassword func(prompt string) ([]byte, error)
+	// Clock tells the daemon the time; nil is the system clock (tests
+	// pass a fake, never a wall-clock wait).
+	Clock custodian.Clock
 }
 
 // command is one verb.

@@ -13,11 +13,12 @@ import (
 	"github.com/phc-project/phc/dec"
 )
 
-// runDEC is phc dec: trust ISSUER JWKS.json, policy add POLICY.json, and
-// verify FILE — offline against keys given on the command line, or by the
+// runDEC is phc dec: trust ISSUER JWKS.json, unrevoke ISSUER KID, policy
+// add POLICY.json, and verify FILE — offline against keys given on the command line, or by the
 // daemon against its pinned trust store.
 func runDEC(ctx context.Context, env *Env, args []string) error {
-	const usage = "usage: phc dec trust ISSUER JWKS.json [--revoked KID@TIME …] | phc dec policy add POLICY.json |\n" +
+	const usage = "usage: phc dec trust ISSUER JWKS.json [--revoked KID@TIME …] | phc dec unrevoke ISSUER KID |\n" +
+		"       phc dec policy add POLICY.json |\n" +
 		"       phc dec verify FILE [--trust JWKS.json --issuer ISSUER [--revoked KID@TIME …]]"
 	if len(args) == 0 {
 		return usageError(usage)
@@ -25,6 +26,8 @@ func runDEC(ctx context.Context, env *Env, args []string) error {
 	switch args[0] {
 	case "trust":
 		return runDECTrust(ctx, env, args[1:])
+	case "unrevoke":
+		return runDECUnrevoke(ctx, env, args[1:])
 	case "policy":
 		return runDECPolicy(ctx, env, args[1:])
 	case "verify":
@@ -150,6 +153,29 @@ func runDECTrust(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	fmt.Fprintf(env.Stdout, "pinned the keys of %s\n", printable(pos[0]))
+	return nil
+}
+
+// runDECUnrevoke withdraws a revocation of a pinned issuer's key: pinning
+// again merges revocations, it never withdraws one.
+func runDECUnrevoke(ctx context.Context, env *Env, args []string) error {
+	var c common
+	fs := newFlags(env, "dec unrevoke", &c)
+	var pos []string
+	for len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		pos, args = append(pos, args[0]), args[1:]
+	}
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	pos = append(pos, fs.Args()...)
+	if len(pos) != 2 {
+		return usageError("usage: phc dec unrevoke ISSUER KID")
+	}
+	if err := ownerDo(ctx, env, c, "POST", "/phc/v1/dec/trust/unrevoke", map[string]string{"issuer": pos[0], "kid": pos[1]}, nil); err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Stdout, "withdrew the revocation of %s of %s\n", printable(pos[1]), printable(pos[0]))
 	return nil
 }
 

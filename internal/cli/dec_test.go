@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -97,6 +98,16 @@ func checkVectors(t *testing.T, h *harness) {
 				env, _, errb := testEnv(t, vars)
 				if code := Run(t.Context(), env, append([]string{"dec", "trust", iss, keyFile}, revokedArgs...)); code != 0 {
 					t.Fatalf("phc dec trust = %d\n%s", code, errb)
+				}
+				// Pinning again never withdraws a revocation: the next
+				// vector starts from none only by the explicit act.
+				for _, r := range v.Revoked[iss] {
+					t.Cleanup(func() {
+						env, _, errb := testEnv(t, vars)
+						if code := Run(context.Background(), env, []string{"dec", "unrevoke", iss, r.Kid}); code != 0 {
+							t.Errorf("phc dec unrevoke = %d\n%s", code, errb)
+						}
+					})
 				}
 			}
 			env, out, errb := testEnv(t, vars)

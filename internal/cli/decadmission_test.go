@@ -114,32 +114,40 @@ func TestDECAdmissionOverHTTP(t *testing.T) {
 		return b.Bytes()
 	}
 	const cid = "urn:uuid:6f1c1b2e-3a4d-4e5f-8a9b-0c1d2e3f4a5b"
+	// Each case's recipient is a consumer named like the client its chain
+	// is about (self): a presentation is bound to its recipient.
 	cases := []struct {
-		name   string
-		policy map[string]any
-		doc    []byte
-		failed []string // nil: admitted
+		name    string
+		policy  map[string]any
+		doc     func(self string) []byte
+		failed  []string // nil: admitted
+		refused bool     // the presentation itself: not about its recipient
 	}{
-		{"the release entry qualifies", map[string]any{"release_digests": []string{released}},
-			compact(c.document(cid, entry{dec.TypeRelease, "tutor-app", released}, entry{dec.TypeRunEnd, "tutor-app", ran})), nil},
-		{"a run entry does not", map[string]any{"release_digests": []string{ran}},
-			compact(c.document(cid, entry{dec.TypeRelease, "tutor-app", released}, entry{dec.TypeRunEnd, "tutor-app", ran})),
-			[]string{dec.CondReleaseDigest}},
-		{"run entries only qualify nothing", map[string]any{},
-			compact(c.document(cid, entry{dec.TypeRunStart, "tutor-app", ran}, entry{dec.TypeRunEnd, "tutor-app", ran})),
-			[]string{dec.CondQualification}},
-		{"a pretty-printed document", map[string]any{"release_digests": []string{released}},
-			pretty(c.document(cid, entry{dec.TypeRelease, "tutor-app", released})), nil},
-		{"entries about two clients", map[string]any{},
-			compact(c.document(cid, entry{dec.TypeRelease, "tutor-app", released}, entry{dec.TypeRunEnd, "coach-app", ran})),
-			[]string{dec.CondVerified, dec.CondClientID}},
+		{"the release entry qualifies", map[string]any{"release_digests": []string{released}}, func(self string) []byte {
+			return compact(c.document(cid, entry{dec.TypeRelease, self, released}, entry{dec.TypeRunEnd, self, ran}))
+		}, nil, false},
+		{"a run entry does not", map[string]any{"release_digests": []string{ran}}, func(self string) []byte {
+			return compact(c.document(cid, entry{dec.TypeRelease, self, released}, entry{dec.TypeRunEnd, self, ran}))
+		}, []string{dec.CondReleaseDigest}, false},
+		{"run entries only qualify nothing", map[string]any{}, func(self string) []byte {
+			return compact(c.document(cid, entry{dec.TypeRunStart, self, ran}, entry{dec.TypeRunEnd, self, ran}))
+		}, []string{dec.CondQualification}, false},
+		{"a pretty-printed document", map[string]any{"release_digests": []string{released}}, func(self string) []byte {
+			return pretty(c.document(cid, entry{dec.TypeRelease, self, released}))
+		}, nil, false},
+		{"entries about two clients", map[string]any{}, func(self string) []byte {
+			return compact(c.document(cid, entry{dec.TypeRelease, "coach-app", released}, entry{dec.TypeRunEnd, self, ran}))
+		}, []string{dec.CondVerified}, false},
+		{"entries about another client last", map[string]any{}, func(self string) []byte {
+			return compact(c.document(cid, entry{dec.TypeRelease, self, released}, entry{dec.TypeRunEnd, "coach-app", ran}))
+		}, nil, true},
 	}
 	defer func(t testing.TB) { h.t = t }(h.t)
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			h.t = t
 			name := fmt.Sprintf("adm-%d", i)
-			policy := map[string]any{"id": name, "issuer": issuer, "client_id": "tutor-app"}
+			policy := map[string]any{"id": name, "issuer": issuer, "client_id": name}
 			for k, v := range tc.policy {
 				policy[k] = v
 			}
@@ -151,10 +159,15 @@ func TestDECAdmissionOverHTTP(t *testing.T) {
 			h.must(202, "POST", "/context/requests", tok, map[string]any{"scope": "health.*", "purpose": "care"}, &req)
 			h.must(200, "POST", "/context/requests/"+req.ID+"/approve", h.owner, map[string]any{"requires": map[string]string{"qualification": name}}, nil)
 
+			if tc.refused {
+				h.constraint(403, "qualification_required", "POST", "/phc/v1/dec/present", tok, tc.doc(name))
+				h.constraint(403, "qualification_required", "GET", "/phc/v1/claims/"+confirmed.Claim.ID+"?purpose=care", tok, nil)
+				return
+			}
 			var presented struct {
 				Admissions []dec.Admission `json:"admissions"`
 			}
-			h.must(200, "POST", "/phc/v1/dec/present", tok, tc.doc, &presented)
+			h.must(200, "POST", "/phc/v1/dec/present", tok, tc.doc(name), &presented)
 			var got []string
 			for _, f := range presented.Admissions[0].Failed {
 				got = append(got, f.Code)

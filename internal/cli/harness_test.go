@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/phc-project/phc/custodian"
 )
 
 const testPassword = "correct horse battery staple"
@@ -51,10 +53,18 @@ func startHarness(t testing.TB, dir string) *harness {
 // startHarnessAs is startHarness with the vault's password.
 func startHarnessAs(t testing.TB, dir, password string) *harness {
 	t.Helper()
+	return startHarnessClock(t, dir, password, nil)
+}
+
+// startHarnessClock is startHarnessAs with the daemon's clock (nil: the
+// system's).
+func startHarnessClock(t testing.TB, dir, password string, clock custodian.Clock) *harness {
+	t.Helper()
 	if dir == "" {
 		dir = filepath.Join(t.TempDir(), "phc")
 	}
 	env, _, _ := testEnv(t, map[string]string{"PHC_PASSWORD": password})
+	env.Clock = clock
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	d, err := startDaemon(context.Background(), env, log, dir, "127.0.0.1:0", 0)
 	if err != nil {

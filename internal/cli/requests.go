@@ -58,6 +58,7 @@ func decide(ctx context.Context, env *Env, args []string, verb string) error {
 	fs := newFlags(env, verb, &c)
 	critical := fs.Bool("password", false, "re-enter the password (needed to approve critical data)")
 	requires := fs.String("requires", "", "the grant also requires a current DEC admission under this policy (approve only)")
+	dropRequires := fs.Bool("drop-requires", false, "drop the qualification the app's earlier grants over the scope require (approve only)")
 	id, rest := firstArg(args)
 	if err := parse(fs, rest); err != nil {
 		return err
@@ -78,6 +79,9 @@ func decide(ctx context.Context, env *Env, args []string, verb string) error {
 	}
 	if *requires != "" {
 		body["requires"] = map[string]string{"qualification": *requires}
+	}
+	if *dropRequires {
+		body["drop_requires"] = true
 	}
 	var out struct {
 		Status  string `json:"status"`

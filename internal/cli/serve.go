@@ -114,7 +114,7 @@ func startDaemon(ctx context.Context, env *Env, log *slog.Logger, dir, addr stri
 		return nil, err
 	}
 	svc, err := custodian.New(custodian.Config{
-		Store: st, Graph: g, Vault: v, Schema: validator, Logger: log, IdleLock: idle,
+		Store: st, Graph: g, Vault: v, Schema: validator, Logger: log, IdleLock: idle, Clock: env.Clock,
 		OIDC:     oidctoken.New(nil, nil),
 		DEC:      dec.Service{},
 		Cards:    bundle.Codec{},

@@ -256,3 +256,26 @@ func (s *Server) presentDEC(w http.ResponseWriter, r *http.Request, p custodian.
 	writeJSON(w, http.StatusOK, out)
 	return nil
 }
+
+// unrevokeDECKey withdraws one revocation of a pinned DEC issuer's key.
+func (s *Server) unrevokeDECKey(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
+	raw, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	out, err := s.svc.UnrevokeDECKey(r.Context(), p, raw)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func (s *Server) listDECPresentations(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
+	out, err := s.svc.ListDECPresentations(r.Context(), p)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"presentations": out})
+	return nil
+}

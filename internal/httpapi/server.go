@@ -178,6 +178,8 @@ func (s *Server) routes() []route {
 		{"POST /phc/v1/dec/policies", owner, s.addDECPolicy},
 		{"POST /phc/v1/dec/verify", owner, s.verifyDEC},
 		{"POST /phc/v1/dec/present", anyToken, s.presentDEC},
+		{"GET /phc/v1/dec/presentations", owner, s.listDECPresentations},
+		{"POST /phc/v1/dec/trust/unrevoke", owner, s.unrevokeDECKey},
 		{"GET /phc/v1/settings", owner, s.getSettings},
 		{"PUT /phc/v1/settings", owner, s.putSettings},
 	}
