@@ -317,7 +317,6 @@ func restrictionsAllow(rs []Restriction, purpose string, g *Grant, now time.Time
 	return true
 }
 
-
 func paramHas(params map[string]any, name, want string) bool {
 	list, ok := params[name].([]any)
 	if !ok {
