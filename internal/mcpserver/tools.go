@@ -199,24 +199,24 @@ func (s *Server) tools() []tool {
 				if in.Scope != "" || in.Purpose != "" || in.Duration != nil || in.Usage != "" {
 					return nil, &custodian.Error{Op: "request_context", Kind: custodian.KindInvalid, Public: "request_id is asked about alone"}
 				}
-				v, err = svc.RequestStatus(ctx, p, in.RequestID)
+				v, err = svc.PollRequest(ctx, custodian.ChannelMCP, p, in.RequestID)
 			} else {
 				body, _ := json.Marshal(map[string]any{"scope": in.Scope, "purpose": in.Purpose, "duration": in.Duration, "usage": in.Usage})
 				if in.Duration == nil {
 					body, _ = json.Marshal(map[string]any{"scope": in.Scope, "purpose": in.Purpose, "usage": in.Usage})
 				}
-				v, err = svc.FileRequest(ctx, p, body)
-				if err == nil && v.Status == custodian.RequestPending {
+				// Over MCP the core mints no token: a bearer token never
+				// enters the model's context. The grant is this consumer's
+				// either way, and the app fetches a token with the new
+				// scope over HTTP, outside it.
+				v, err = svc.RequestContext(ctx, custodian.ChannelMCP, p, body)
+				if err == nil && svc.MayAskInHost(custodian.ChannelMCP, v) {
 					v, err = s.askUser(ctx, p, req, v)
 				}
 			}
 			if err != nil {
 				return nil, err
 			}
-			// No token was minted: a bearer token never enters the model's
-			// context. The grant is this consumer's either way, and the app
-			// fetches a token with the new scope over HTTP, outside it.
-			v.Token = ""
 			return v, nil
 		}},
 	}
@@ -247,14 +247,15 @@ func (s *Server) addTools() {
 }
 
 // askUser asks the person, through the host's elicitation, to decide a
-// pending request, when the host supports it. The consumer and purpose are
-// shown literally (quoted, control characters escaped). The answer is
-// relayed to the core, which never lets it approve critical data. A host
-// without elicitation, or a person who cancels, leaves the request pending.
+// pending request the core lets the host put to them (MayAskInHost), when
+// the host supports it. The consumer and purpose are shown literally
+// (quoted, control characters escaped). The answer is relayed to the core,
+// which never lets it approve critical data. A host without elicitation,
+// or a person who cancels, leaves the request pending.
 func (s *Server) askUser(ctx context.Context, p custodian.Principal, req *mcp.CallToolRequest, v custodian.RequestView) (custodian.RequestView, error) {
 	ss := req.Session
-	if ss == nil || v.Tier == custodian.SensitivityCritical || !s.svc.AllowsElicitedApprovals() {
-		return v, nil // critical data, or approvals the owner keeps: out of band only
+	if ss == nil {
+		return v, nil
 	}
 	if ip := ss.InitializeParams(); ip == nil || ip.Capabilities == nil || ip.Capabilities.Elicitation == nil {
 		return v, nil
