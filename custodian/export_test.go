@@ -201,3 +201,11 @@ func (s *Service) CommitFailingAfterChange(p Principal, key string) error {
 		return fail("test", KindInvalid, "refused after changing the view")
 	})
 }
+
+// The grammars of keys, key patterns and purposes as the core checks them,
+// for the test that holds them to the schema's.
+var (
+	ValidKey     = validKey
+	ValidPattern = validPattern
+	ValidPurpose = validPurpose
+)

@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/phc-project/phc/custodian"
+	binding "github.com/phc-project/phc/schema"
 )
 
 // anyJSON is the explicit schema of a value that may be any JSON. The Go
@@ -18,15 +19,40 @@ import (
 // SDK's client refuses (it then rejects the whole tools/list).
 const anyJSON = `{"description": "any JSON value", "type": ["string", "number", "integer", "boolean", "object", "array", "null"]}`
 
-const purposeSchema = `{"type": "string", "minLength": 1, "maxLength": 128, "pattern": "^[A-Za-z0-9][A-Za-z0-9 _.:-]*$",
-	"description": "why the context is needed; grants are per purpose"}`
+// The grammars the tools share are the binding's own (schema.Def), never a
+// copy of them.
+var (
+	purposeSchema = fromDef("purpose", "why the context is needed; grants are per purpose")
+	fieldIDSchema = fromDef("key", "a field id in dot notation, e.g. identity.full_name")
+	tierSchema    = fromDef("sensitivity", "")
+	kindSchema    = fromDef("kind", "")
+	assertSchema  = fromDef("assertion", "")
+	subjectSchema = fromDef("subject", "")
+)
 
-const fieldIDSchema = `{"type": "string", "maxLength": 256, "pattern": "^[a-z0-9][a-z0-9_-]{0,63}(\\.[a-z0-9][a-z0-9_-]{0,63}){0,15}$",
-	"description": "a field id in dot notation, e.g. identity.full_name"}`
+// fromDef is the binding's definition name as a schema literal, with
+// description desc ("": as the binding has it).
+func fromDef(name, desc string) string {
+	raw, err := binding.Def(name)
+	if err != nil {
+		panic("mcpserver: " + err.Error())
+	}
+	if desc == "" {
+		return string(raw)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		panic("mcpserver: definition " + name + ": " + err.Error())
+	}
+	m["description"] = desc
+	out, err := json.Marshal(m)
+	if err != nil {
+		panic("mcpserver: definition " + name + ": " + err.Error())
+	}
+	return string(out)
+}
 
-const tierSchema = `{"type": "string", "enum": ["public", "standard", "sensitive", "critical"]}`
-
-const fieldSchema = `{"type": "object", "properties": {
+var fieldSchema = `{"type": "object", "properties": {
 	"id": {"type": "string"}, "category": {"type": "string"}, "field_name": {"type": "string"},
 	"value": ` + anyJSON + `, "sensitivity": ` + tierSchema + `, "updated_at": {"type": "string"},
 	"version": {"type": "integer"}, "written_by": {"type": "string"}, "claim_id": {"type": "string"}}}`
@@ -61,9 +87,9 @@ func (s *Server) tools() []tool {
 				"properties": {
 					"key": ` + fieldIDSchema + `,
 					"value": ` + anyJSON + `,
-					"kind": {"type": "string", "enum": ["fact", "preference", "goal", "commitment", "decision", "relationship", "note"]},
-					"assertion": {"type": "string", "enum": ["reported", "observed", "inferred", "source_reference"]},
-					"subject": {"type": "string", "pattern": "^(self|ent_[A-Z2-7]{26})$"},
+					"kind": ` + kindSchema + `,
+					"assertion": ` + assertSchema + `,
+					"subject": ` + subjectSchema + `,
 					"evidence": {"type": "array", "maxItems": 32, "items": {"type": "object", "required": ["ref"], "additionalProperties": false,
 						"properties": {"ref": {"type": "string", "minLength": 1, "maxLength": 2048}, "digest": {"type": "string"}}}},
 					"reported": {"type": "object", "additionalProperties": {"type": "string"}, "description": "what the app says about itself: app, run_id, model"},
