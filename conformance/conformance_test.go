@@ -16,24 +16,19 @@ import (
 
 	"github.com/phc-project/phc/conformance"
 	"github.com/phc-project/phc/custodian"
-	"github.com/phc-project/phc/dec"
-	"github.com/phc-project/phc/graph/cayley"
-	"github.com/phc-project/phc/internal/bundle"
-	"github.com/phc-project/phc/internal/httpapi"
-	"github.com/phc-project/phc/internal/mcpserver"
-	"github.com/phc-project/phc/internal/store"
+	wire "github.com/phc-project/phc/internal/daemon"
 	"github.com/phc-project/phc/internal/vault"
-	"github.com/phc-project/phc/schema"
 )
 
 const testPassword = "conformance password, not a secret"
 
 // daemon is an in-process custodian served over real HTTP on a loopback
-// port, wired the way phc serve wires it.
+// port, wired by the function phc serve uses (daemon.Open).
 type daemon struct {
 	url       string
 	owner     string
 	secretKey string
+	dir       string
 }
 
 func startDaemon(t *testing.T) *daemon {
@@ -43,51 +38,24 @@ func startDaemon(t *testing.T) *daemon {
 	if err != nil {
 		t.Fatalf("vault.Create: %v", err)
 	}
-	v, err := vault.Open(dir)
+	core, err := wire.Open(wire.Options{Dir: dir, IdleLock: -1})
 	if err != nil {
-		t.Fatalf("vault.Open: %v", err)
+		t.Fatalf("daemon.Open: %v", err)
 	}
-	st, err := store.OpenBolt(filepath.Join(dir, "phc.db"), v)
-	if err != nil {
-		t.Fatalf("store.OpenBolt: %v", err)
-	}
-	validator, err := schema.New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := cayley.Open(filepath.Join(dir, "graph.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { g.Close() })
-	svc, err := custodian.New(custodian.Config{Store: st, Graph: g, Vault: v, Schema: validator, IdleLock: -1, DEC: dec.Service{}, Cards: bundle.Codec{},
-		// As phc serve does: a second, throwaway vault checks a re-entered
-		// password (approving a request for critical data).
-		VerifyPassword: func(pw []byte) error {
-			check, err := vault.Open(dir)
-			if err != nil {
-				return err
-			}
-			defer check.Lock()
-			return check.Unlock(pw, sk)
-		},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	owner, err := svc.Unlock(context.Background(), []byte(testPassword), sk)
+	owner, err := core.Svc.Unlock(context.Background(), []byte(testPassword), sk)
 	if err != nil {
 		t.Fatalf("unlock: %v", err)
 	}
-	api := httpapi.New(svc, nil)
-	api.Mount("/mcp", mcpserver.New(svc, nil).Handler("http://127.0.0.1/.well-known/oauth-protected-resource/mcp"))
-	srv := httptest.NewServer(api)
+	srv := httptest.NewUnstartedServer(nil)
+	srv.Config.Handler = core.Handler("http://" + srv.Listener.Addr().String())
+	srv.Start()
 	t.Cleanup(func() {
 		srv.Close()
-		svc.Close()
-		st.Close()
+		if err := core.Close(); err != nil {
+			t.Errorf("close: %v", err)
+		}
 	})
-	return &daemon{url: srv.URL, owner: owner, secretKey: sk}
+	return &daemon{url: srv.URL, owner: owner, secretKey: sk, dir: dir}
 }
 
 func (d *daemon) target(t *testing.T) conformance.Target {

@@ -9,8 +9,10 @@
 //
 // The daemon builds a [Store] (internal/store), a [Vault] (internal/vault), a
 // schema validator and a logger, and hands them to [New]. Adapters (HTTP,
-// MCP, CLI) authenticate a bearer credential with [Service.Authenticate] and
-// call one Service method per request with the resulting [Principal]. Every
+// MCP, CLI) authenticate a bearer credential with [Service.AuthenticateOn],
+// naming the [Channel] it came through, and call one Service method per
+// request with the resulting [Principal]; the rules that differ by channel
+// are the core's (see channel.go). Every
 // failure is an [*Error] whose [Kind] maps, through the single table in
 // errors.go, to an HTTP status and a PCP constraint code.
 //

@@ -191,3 +191,21 @@ func (s *Service) AddLegacyConsumer(p Principal, name, secret, status string) er
 		return nil
 	})
 }
+
+// CommitFailingAfterChange commits a job that breaks "validate before you
+// mutate": it publishes an active claim under key (taking a revision and
+// staging its write), then fails with KindInvalid.
+func (s *Service) CommitFailingAfterChange(p Principal, key string) error {
+	return s.write("test", p, func(st *state, b *batch) error {
+		bulkClaim(st, b, key, SubjectSelf, "fact", json.RawMessage(`"half-applied"`))
+		return fail("test", KindInvalid, "refused after changing the view")
+	})
+}
+
+// The grammars of keys, key patterns and purposes as the core checks them,
+// for the test that holds them to the schema's.
+var (
+	ValidKey     = validKey
+	ValidPattern = validPattern
+	ValidPurpose = validPurpose
+)

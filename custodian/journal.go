@@ -91,9 +91,14 @@ func (s *Service) write(op string, p Principal, fn func(st *state, b *batch) err
 }
 
 // commit queues fn for the journal and waits until it is durable. fn runs
-// alone against st with st.mu held for writing; it must validate before it
-// mutates st, because an error from fn discards only what it staged in b.
-// Callers hold s.life (shared or exclusive) so that st stays current.
+// alone against st with st.mu held for writing. It should validate before
+// it mutates st: an error from fn discards what it staged in b, but cannot
+// undo what it changed in st. So an error from fn after it changed the view
+// — took a revision, staged a write or a receipt, or published a record —
+// breaks the view: the write fails with KindInternal (its group with it),
+// nothing more is served from st, and the vault locks so that the next
+// unlock reloads from the store. An error before any of that is returned as
+// it is. Callers hold s.life (shared or exclusive) so that st stays current.
 func (s *Service) commit(st *state, fn func(st *state, b *batch) error) error {
 	j := &job{st: st, apply: fn, done: make(chan error, 1)}
 	s.jobs <- j
@@ -153,16 +158,22 @@ func (s *Service) commitGroup(jobs []*job) {
 				b.err = errors.Join(b.err, ferr)
 			}
 		}
+		changed := st.revision != rev || len(b.writes) > 0 || len(b.receipts) > 0 || st.job.changed()
 		st.job = nil
-		if err == nil && b.err != nil {
+		switch {
+		case err == nil && b.err != nil:
 			// The job changed the view but a staged write could not be
 			// encoded: the view no longer matches what can be stored.
-			st.broken = true
+			st.breakView()
 			errs[i] = wrap("journal", KindInternal, b.err)
 			continue
-		}
-		if err != nil {
-			st.revision = rev
+		case err != nil && changed:
+			// The job failed after it changed the view: what it changed
+			// is neither stored nor undone (see commit).
+			st.breakView()
+			errs[i] = wrap("journal", KindInternal, fmt.Errorf("a job failed after changing the view: %w", err))
+			continue
+		case err != nil:
 			errs[i] = err
 			continue
 		}
@@ -207,7 +218,7 @@ func (s *Service) commitGroup(jobs []*job) {
 		st.lag.sealPending(gd.Watermark)
 		raw, err := json.Marshal(&gd)
 		if err != nil {
-			st.broken = true
+			st.breakView()
 		}
 		writes = append(writes, write{bucket: bucketOutbox, key: receiptKey(st.revision), value: raw, append: true})
 	}
@@ -268,9 +279,8 @@ func (s *Service) commitGroup(jobs []*job) {
 			// be served from it again. Fail the group, then lock so that the
 			// next unlock reloads from the store.
 			st.mu.Lock()
-			st.broken = true
+			st.breakView()
 			st.mu.Unlock()
-			st.markFailed()
 			s.log.Error("commit failed; locking the vault", "err", err)
 			for i := range errs {
 				if errs[i] == nil {
@@ -290,7 +300,7 @@ func (s *Service) commitGroup(jobs []*job) {
 		}
 	}
 	if broken {
-		s.log.Error("a write could not be encoded; locking the vault")
+		s.log.Error("a write broke the view; locking the vault")
 		st.markFailed()
 		for i := range errs {
 			if errs[i] == nil {

@@ -326,6 +326,72 @@ func TestUnencodableWriteLocks(t *testing.T) {
 	}
 }
 
+// TestFailedJobAfterChangeLocks runs a job that changes the view (an
+// active claim, a revision, a staged write) and then fails. What it changed
+// is never stored: the write answers KindInternal, no read serves the
+// half-applied claim, the service locks, and after the next unlock the view
+// is the store's again.
+func TestFailedJobAfterChangeLocks(t *testing.T) {
+	ts := newTestService(t)
+	ctx := t.Context()
+	ts.mustConsumer("app")
+	ts.mustGrant(grantSpec{recipient: "app", ops: []string{"read"}, keys: []string{"*"}})
+	app := ts.mustPrincipal("app", "*", custodian.ModeRead)
+	kept := ts.mustClaim("identity.full_name", "Ada")
+
+	// A write refused before it changes anything is only refused.
+	_, err := ts.Propose(ctx, ts.owner, []byte(`{"key":"Not A Key"}`))
+	wantKind(t, "Propose(bad key)", err, custodian.KindSchema)
+	if ts.Locked() {
+		t.Fatal("a refused write locked the service")
+	}
+
+	rev := ts.revision()
+	before := ts.store.dump(t)
+	err = ts.CommitFailingAfterChange(ts.owner, "identity.nickname")
+	wantKind(t, "a job that fails after changing the view", err, custodian.KindInternal)
+
+	// Until the lock, every read fails or shows only what is stored.
+	if l, err := ts.ListClaims(ctx, ts.owner, "", ""); err == nil {
+		for _, c := range l.Claims {
+			if c.Key == "identity.nickname" {
+				t.Errorf("ListClaims(owner) served the half-applied claim %s at revision %d", c.ID, l.Revision)
+			}
+		}
+	}
+	if res, err := ts.Context(ctx, app, custodian.ContextQuery{Purpose: "assist"}); err == nil {
+		for _, c := range res.Claims {
+			if c.Key == "identity.nickname" {
+				t.Errorf("Context(app) served the half-applied claim %s", c.ID)
+			}
+		}
+	}
+	if f, err := ts.GetField(ctx, ts.owner, "identity.nickname", ""); err == nil {
+		t.Errorf("GetField(owner, identity.nickname) = %+v; want an error", f)
+	}
+	if !eventually(ts.Locked) {
+		t.Fatal("the service did not lock after a job failed having changed the view")
+	}
+	if after := ts.store.dump(t); !bytes.Equal(before, after) {
+		t.Errorf("the failed job changed the store")
+	}
+
+	ts.unlock()
+	if got := ts.revision(); got != rev || got != ts.store.storedRevision(t) {
+		t.Errorf("revision after reload = %d (stored %d); want %d", got, ts.store.storedRevision(t), rev)
+	}
+	l, err := ts.ListClaims(ctx, ts.owner, "", "")
+	if err != nil || len(l.Claims) != 1 || l.Claims[0].ID != kept.Claim.ID {
+		t.Errorf("ListClaims after reload = %+v, %v; want only the committed claim", l.Claims, err)
+	}
+	if rep, err := ts.Check(ctx, ts.owner); err != nil || !rep.OK {
+		t.Errorf("Check after reload = %+v, %v; want ok", rep, err)
+	}
+	if w := ts.mustClaim("identity.nickname", "real"); w.Revision <= rev {
+		t.Errorf("first write after reload has revision %d; want above %d", w.Revision, rev)
+	}
+}
+
 // TestConcurrentOwnerWritesOnDisk: sixteen owners' writers new and
 // correcting the same fields, on the daemon's own storage, share group
 // commits and graph updates; every write is answered and the graph agrees

@@ -58,6 +58,11 @@ type jobCtx struct {
 // most jobs (receipted reads) change nothing.
 func newJobCtx() *jobCtx { return &jobCtx{} }
 
+// changed reports whether the job published any record.
+func (j *jobCtx) changed() bool {
+	return j.claims != nil || j.summaries != nil || j.entities != nil || j.personas != nil || j.grants != nil
+}
+
 func noteOld[T any](m *map[string]*T, id string, old *T) {
 	if *m == nil {
 		*m = map[string]*T{}

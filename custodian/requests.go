@@ -73,19 +73,15 @@ func scopeTier(scope []string) string {
 	return tier
 }
 
-// RequestContext files a consumer's request for context. A scope whose
-// keys can only be public or standard (by the key defaults) is granted at
-// once, as a grant limited to standard data, and answers with a token for
-// that scope; anything else waits for the owner and answers pending.
-func (s *Service) RequestContext(ctx context.Context, p Principal, raw []byte) (RequestView, error) {
-	return s.requestContext(ctx, p, raw, true)
-}
-
-// FileRequest is RequestContext without a token: for a face (MCP) whose
-// answers reach a model, which must never hold a bearer token. The app
-// gets the token by polling over HTTP (GET /context/requests/{id}).
-func (s *Service) FileRequest(ctx context.Context, p Principal, raw []byte) (RequestView, error) {
-	return s.requestContext(ctx, p, raw, false)
+// RequestContext files a consumer's request for context, made on ch. A
+// scope whose keys can only be public or standard (by the key defaults) is
+// granted at once, as a grant limited to standard data, and answers with a
+// token for that scope where ch may carry one (HTTP; over MCP the answer
+// reaches a model, and the app gets the token by polling over HTTP);
+// anything else waits for the owner and answers pending.
+func (s *Service) RequestContext(ctx context.Context, ch Channel, p Principal, raw []byte) (RequestView, error) {
+	v, err := s.requestContext(ctx, p, raw, ch.holdsTokens())
+	return onChannel(ch, v), err
 }
 
 func (s *Service) requestContext(ctx context.Context, p Principal, raw []byte, mint bool) (RequestView, error) {
@@ -163,17 +159,14 @@ func (st *state) approve(b *batch, r *ContextRequest, maxTier string, personas [
 	r.Status, r.DecidedAt, r.GrantID = RequestApproved, &at, gid
 }
 
-// PollRequest answers the consumer that made request id: its status and,
-// on the first answer after approval, a token limited to the request's
-// scope (read mode, expiring with the grant). Another consumer's request
-// answers like a missing one.
-func (s *Service) PollRequest(ctx context.Context, p Principal, id string) (RequestView, error) {
-	return s.pollRequest(ctx, p, id, true)
-}
-
-// RequestStatus is PollRequest without a token (see FileRequest).
-func (s *Service) RequestStatus(ctx context.Context, p Principal, id string) (RequestView, error) {
-	return s.pollRequest(ctx, p, id, false)
+// PollRequest answers the consumer that made request id, asking on ch:
+// its status and, on the first answer after approval where ch may carry a
+// token (see RequestContext), a token limited to the request's scope (read
+// mode, expiring with the grant). Another consumer's request answers like
+// a missing one.
+func (s *Service) PollRequest(ctx context.Context, ch Channel, p Principal, id string) (RequestView, error) {
+	v, err := s.pollRequest(ctx, p, id, ch.holdsTokens())
+	return onChannel(ch, v), err
 }
 
 func (s *Service) pollRequest(ctx context.Context, p Principal, id string, mint bool) (RequestView, error) {

@@ -224,16 +224,3 @@ func (s *Service) PutSettings(ctx context.Context, p Principal, raw []byte) (Set
 	})
 	return out, rev, err
 }
-
-// AllowsElicitedApprovals reports whether the owner lets a person approve
-// an app's sensitive request through the app's own host (see Settings).
-func (s *Service) AllowsElicitedApprovals() bool {
-	s.life.RLock()
-	defer s.life.RUnlock()
-	if s.st == nil {
-		return false
-	}
-	s.st.mu.RLock()
-	defer s.st.mu.RUnlock()
-	return s.st.settings.ElicitedApprovals
-}

@@ -240,8 +240,16 @@ func (st *state) markDurable(g uint64) {
 	st.durCond.Broadcast()
 }
 
+// breakView records that the view no longer matches the store (with mu
+// held for writing): nothing may be served from it again, and every read
+// waiting for a commit fails. The journal then locks the vault.
+func (st *state) breakView() {
+	st.broken = true
+	st.markFailed()
+}
+
 // markFailed records that a commit failed: groups after the durable one
-// never will be.
+// never will be, and no read of the view may answer any more.
 func (st *state) markFailed() {
 	st.durMu.Lock()
 	st.failed = true
@@ -287,15 +295,16 @@ func readSettled[T any](op string, st *state, fn func() (T, error)) (T, error) {
 // read of the view may see a write that is not yet durable; a read that
 // answers without a receipt of its own calls this before answering, so that
 // it never discloses a write that a failed commit then loses. It fails if
-// the commit of g failed.
+// the commit of g failed, and once the view is broken (see breakView) even
+// if g is durable: the view read may hold a failed job's half-made change.
 func (st *state) awaitDurable(op string, g uint64) error {
 	st.durMu.Lock()
 	defer st.durMu.Unlock()
 	for st.durable < g && !st.failed {
 		st.durCond.Wait()
 	}
-	if st.durable < g {
-		return internalf(op, "the commit of group %d failed", g)
+	if st.failed {
+		return internalf(op, "the view is broken (group %d)", g)
 	}
 	return nil
 }

@@ -7,17 +7,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
-	"path/filepath"
-	"time"
 
 	"go.etcd.io/bbolt"
 
 	"github.com/phc-project/phc/custodian"
-	"github.com/phc-project/phc/graph/cayley"
-	"github.com/phc-project/phc/internal/store"
+	"github.com/phc-project/phc/internal/daemon"
 	"github.com/phc-project/phc/internal/vault"
-	"github.com/phc-project/phc/schema"
 )
 
 // errInUse: the data dir's store is held by a running daemon.
@@ -30,36 +25,18 @@ func offline(ctx context.Context, env *Env, dir string, fn func(*custodian.Servi
 	if !vault.Exists(dir) {
 		return fmt.Errorf("no vault in %s", dir)
 	}
-	v, err := vault.Open(dir)
-	if err != nil {
-		return fmt.Errorf("open vault: %w", err)
-	}
-	defer v.Lock()
-	st, err := store.OpenBolt(filepath.Join(dir, storeFile), v)
+	// Warnings only: an offline command prints its result, not the
+	// service's comings and goings.
+	log := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	core, err := daemon.Open(daemon.Options{Dir: dir, Log: log, IdleLock: -1, Offline: true})
 	if errors.Is(err, bbolt.ErrTimeout) {
 		return errInUse
 	}
 	if err != nil {
-		return fmt.Errorf("open store: %w", err)
-	}
-	defer func() { err = errors.Join(err, st.Close()) }()
-	g, err := openGraph(dir, slog.New(slog.NewTextHandler(env.Stderr, nil)))
-	if errors.Is(err, bbolt.ErrTimeout) {
-		return errInUse
-	}
-	if err != nil {
-		return fmt.Errorf("open graph: %w", err)
-	}
-	defer func() { err = errors.Join(err, g.Close()) }()
-	validator, err := schema.New()
-	if err != nil {
 		return err
 	}
-	svc, err := custodian.New(custodian.Config{Store: st, Graph: g, Vault: v, Schema: validator, IdleLock: -1})
-	if err != nil {
-		return err
-	}
-	defer svc.Close()
+	defer func() { err = errors.Join(err, core.Close()) }()
+	svc := core.Svc
 	pw, err := password(env, false)
 	if err != nil {
 		return err
@@ -184,23 +161,4 @@ func runGraph(ctx context.Context, env *Env, args []string) error {
 		return writeFile0600(*outPath, buf.Bytes())
 	}
 	return usageError("unknown graph command %q (rebuild, export)", args[0])
-}
-
-// openGraph opens the data dir's graph. The graph is a projection the
-// custodian rebuilds from the store, so a file that cannot be opened (torn
-// by a power loss, say) is moved aside — kept for inspection, never read
-// again — and replaced by an empty one, which the unlock rebuilds. A file
-// held by another process is an error, not damage.
-func openGraph(dir string, log *slog.Logger) (*cayley.Graph, error) {
-	path := filepath.Join(dir, graphFile)
-	g, err := cayley.Open(path)
-	if err == nil || errors.Is(err, bbolt.ErrTimeout) {
-		return g, err
-	}
-	aside := fmt.Sprintf("%s.unreadable-%d", path, time.Now().Unix())
-	if rerr := os.Rename(path, aside); rerr != nil {
-		return nil, fmt.Errorf("open graph: %w (and cannot move it aside: %v)", err, rerr)
-	}
-	log.Warn("the graph file could not be opened; moved it aside, the unlock rebuilds it from the store", "err", err, "moved_to", aside)
-	return cayley.Open(path)
 }

@@ -39,7 +39,7 @@ func testEnv(t testing.TB, vars map[string]string) (*Env, *bytes.Buffer, *bytes.
 type harness struct {
 	t     testing.TB
 	dir   string
-	d     *daemon
+	d     *daemonRun
 	base  string
 	owner string
 	http  *http.Client

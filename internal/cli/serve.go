@@ -12,23 +12,15 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/phc-project/phc/custodian"
-	"github.com/phc-project/phc/dec"
-	"github.com/phc-project/phc/graph/cayley"
-	"github.com/phc-project/phc/internal/bundle"
-	"github.com/phc-project/phc/internal/httpapi"
-	"github.com/phc-project/phc/internal/identity/oidctoken"
-	"github.com/phc-project/phc/internal/mcpserver"
-	"github.com/phc-project/phc/internal/store"
+	"github.com/phc-project/phc/internal/daemon"
 	"github.com/phc-project/phc/internal/vault"
-	"github.com/phc-project/phc/schema"
 )
 
 // Files of a data dir besides the vault's own.
 const (
-	storeFile   = "phc.db"
-	sessionFile = "session"
-	graphFile   = "graph.db"
+	storeFile   = daemon.StoreFile
+	sessionFile = daemon.SessionFile
+	graphFile   = daemon.GraphFile
 	addrFile    = "addr"
 )
 
@@ -55,21 +47,20 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 	return d.close()
 }
 
-// daemon is a running custodian: store, core and HTTP server.
-type daemon struct {
-	dir   string
-	addr  string
-	store *store.Bolt
-	graph *cayley.Graph
-	svc   *custodian.Service
-	http  *http.Server
-	done  chan error
+// daemonRun is a running custodian: its core (store, graph, service) and
+// HTTP server.
+type daemonRun struct {
+	dir  string
+	addr string
+	core *daemon.Core
+	http *http.Server
+	done chan error
 }
 
 // startDaemon opens (creating, if needed) the vault in dir, unlocks it when
 // a password is available, and serves the HTTP API on addr, which must be
 // a loopback address.
-func startDaemon(ctx context.Context, env *Env, log *slog.Logger, dir, addr string, idle time.Duration) (*daemon, error) {
+func startDaemon(ctx context.Context, env *Env, log *slog.Logger, dir, addr string, idle time.Duration) (*daemonRun, error) {
 	if err := checkLoopback(addr); err != nil {
 		return nil, err
 	}
@@ -91,59 +82,18 @@ func startDaemon(ctx context.Context, env *Env, log *slog.Logger, dir, addr stri
 		}
 		printKit(env.Stdout, dir, sk)
 	}
-	v, err := vault.Open(dir)
-	if err != nil {
-		return nil, fmt.Errorf("open vault: %w", err)
-	}
-	st, err := store.OpenBolt(filepath.Join(dir, storeFile), v)
-	if err != nil {
-		return nil, fmt.Errorf("open store: %w", err)
-	}
-	validator, err := schema.New()
-	if err != nil {
-		st.Close()
-		return nil, err
-	}
-	sessionPath := filepath.Join(dir, sessionFile)
 	if idle == 0 {
 		idle = -1
 	}
-	g, err := openGraph(dir, log)
+	core, err := daemon.Open(daemon.Options{Dir: dir, Log: log, IdleLock: idle, Clock: env.Clock})
 	if err != nil {
-		st.Close()
 		return nil, err
 	}
-	svc, err := custodian.New(custodian.Config{
-		Store: st, Graph: g, Vault: v, Schema: validator, Logger: log, IdleLock: idle, Clock: env.Clock,
-		OIDC:     oidctoken.New(nil, nil),
-		DEC:      dec.Service{},
-		Cards:    bundle.Codec{},
-		OnUnlock: func(token string) error { return writeFile0600(sessionPath, []byte(token+"\n")) },
-		OnLock:   func() { os.Remove(sessionPath) },
-		// A second, throwaway vault checks a re-entered password without
-		// touching the lock state of the daemon's own.
-		VerifyPassword: func(pw []byte) error {
-			check, err := vault.Open(dir)
-			if err != nil {
-				return err
-			}
-			sk, err := vault.ReadSecretKeyFile(dir)
-			if err != nil {
-				return err
-			}
-			defer check.Lock()
-			return check.Unlock(pw, sk)
-		},
-	})
-	if err != nil {
-		st.Close()
-		g.Close()
-		return nil, err
-	}
+	svc := core.Svc
 	// The session and address of an earlier run (one killed, say) are void.
-	os.Remove(sessionPath)
+	os.Remove(filepath.Join(dir, sessionFile))
 	os.Remove(filepath.Join(dir, addrFile))
-	d := &daemon{dir: dir, store: st, graph: g, svc: svc, done: make(chan error, 1)}
+	d := &daemonRun{dir: dir, core: core, done: make(chan error, 1)}
 	if pw == nil {
 		pw, err = password(env, false)
 	}
@@ -174,14 +124,8 @@ func startDaemon(ctx context.Context, env *Env, log *slog.Logger, dir, addr stri
 		d.closeCore()
 		return nil, err
 	}
-	api := httpapi.New(svc, log)
-	base := "http://" + d.addr
-	metadata := mcpserver.MetadataHandler(base)
-	api.Mount("/mcp", mcpserver.New(svc, log).Handler(base+"/.well-known/oauth-protected-resource/mcp"))
-	api.Mount("GET /.well-known/oauth-protected-resource", metadata)
-	api.Mount("GET /.well-known/oauth-protected-resource/mcp", metadata)
 	d.http = &http.Server{
-		Handler:           api,
+		Handler:           core.Handler("http://" + d.addr),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      30 * time.Second,
@@ -194,7 +138,7 @@ func startDaemon(ctx context.Context, env *Env, log *slog.Logger, dir, addr stri
 	return d, nil
 }
 
-func (d *daemon) close() error {
+func (d *daemonRun) close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	err := d.http.Shutdown(ctx)
@@ -205,10 +149,7 @@ func (d *daemon) close() error {
 	return errors.Join(err, d.closeCore())
 }
 
-func (d *daemon) closeCore() error {
-	err := d.svc.Close()
-	return errors.Join(err, d.store.Close(), d.graph.Close())
-}
+func (d *daemonRun) closeCore() error { return d.core.Close() }
 
 func checkLoopback(addr string) error {
 	host, _, err := net.SplitHostPort(addr)
@@ -225,31 +166,6 @@ func checkLoopback(addr string) error {
 	return nil
 }
 
-// writeFile0600 writes a state file atomically with mode 0600.
-func writeFile0600(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if err := tmp.Chmod(0o600); err != nil {
-		tmp.Close()
-		return err
-	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
-}
-
 // checkNoRemnants refuses to create a vault in a data dir that already
 // holds a store or a Secret Key: its vault.json is missing or unreadable,
 // and a new vault would overwrite the Secret Key that unlocks the data.
@@ -261,3 +177,6 @@ func checkNoRemnants(dir string) error {
 	}
 	return nil
 }
+
+// writeFile0600 writes a state file atomically with mode 0600.
+func writeFile0600(path string, data []byte) error { return daemon.WriteFile0600(path, data) }

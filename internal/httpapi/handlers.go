@@ -12,7 +12,7 @@ func (s *Server) status(w http.ResponseWriter, r *http.Request, _ custodian.Prin
 	if bearer, ok := bearerToken(r); ok {
 		// Counts are for the owner's session only; any other credential,
 		// valid or not, sees what an anonymous caller sees.
-		if pp, err := s.svc.Authenticate(r.Context(), bearer); err == nil {
+		if pp, err := s.svc.AuthenticateOn(r.Context(), custodian.ChannelHTTP, bearer); err == nil {
 			p = pp
 		}
 	}
@@ -562,7 +562,7 @@ func (s *Server) requestContext(w http.ResponseWriter, r *http.Request, p custod
 	if err != nil {
 		return err
 	}
-	out, err := s.svc.RequestContext(r.Context(), p, raw)
+	out, err := s.svc.RequestContext(r.Context(), custodian.ChannelHTTP, p, raw)
 	if err != nil {
 		return err
 	}
@@ -575,7 +575,7 @@ func (s *Server) requestContext(w http.ResponseWriter, r *http.Request, p custod
 }
 
 func (s *Server) pollRequest(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
-	out, err := s.svc.PollRequest(r.Context(), p, r.PathValue("id"))
+	out, err := s.svc.PollRequest(r.Context(), custodian.ChannelHTTP, p, r.PathValue("id"))
 	if err != nil {
 		return err
 	}

@@ -262,7 +262,7 @@ func (s *Server) wrap(rt route) http.Handler {
 					err = &custodian.Error{Op: "http", Kind: custodian.KindLocked}
 				}
 			} else {
-				p, err = s.svc.Authenticate(r.Context(), bearer)
+				p, err = s.svc.AuthenticateOn(r.Context(), custodian.ChannelHTTP, bearer)
 			}
 			if err == nil && rt.access == owner && !p.IsOwner() {
 				err = &custodian.Error{Op: "http", Kind: custodian.KindSessionRequired}

@@ -97,13 +97,12 @@ func (s *Server) Handler(resourceMetadata string) http.Handler {
 // elicitation included.
 const maxCall = 15 * time.Minute
 
-// verify resolves a bearer token to a principal through the core. Only an
-// app's service token is accepted: MCP is the models' channel, and the
-// owner's session — which reads everything, critical data included, and
-// confirms what it writes — never goes into it.
+// verify resolves a bearer token presented on MCP to a principal through
+// the core, which decides what the channel accepts (an app's service
+// token; never the owner's session).
 func (s *Server) verify(ctx context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
-	p, err := s.svc.Authenticate(ctx, token)
-	if err != nil || p.Kind() != custodian.PrincipalConsumer {
+	p, err := s.svc.AuthenticateOn(ctx, custodian.ChannelMCP, token)
+	if err != nil {
 		return nil, auth.ErrInvalidToken
 	}
 	who := "consumer:" + p.Consumer

@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/phc-project/phc/custodian"
+	binding "github.com/phc-project/phc/schema"
 )
 
 // anyJSON is the explicit schema of a value that may be any JSON. The Go
@@ -18,15 +19,40 @@ import (
 // SDK's client refuses (it then rejects the whole tools/list).
 const anyJSON = `{"description": "any JSON value", "type": ["string", "number", "integer", "boolean", "object", "array", "null"]}`
 
-const purposeSchema = `{"type": "string", "minLength": 1, "maxLength": 128, "pattern": "^[A-Za-z0-9][A-Za-z0-9 _.:-]*$",
-	"description": "why the context is needed; grants are per purpose"}`
+// The grammars the tools share are the binding's own (schema.Def), never a
+// copy of them.
+var (
+	purposeSchema = fromDef("purpose", "why the context is needed; grants are per purpose")
+	fieldIDSchema = fromDef("key", "a field id in dot notation, e.g. identity.full_name")
+	tierSchema    = fromDef("sensitivity", "")
+	kindSchema    = fromDef("kind", "")
+	assertSchema  = fromDef("assertion", "")
+	subjectSchema = fromDef("subject", "")
+)
 
-const fieldIDSchema = `{"type": "string", "maxLength": 256, "pattern": "^[a-z0-9][a-z0-9_-]{0,63}(\\.[a-z0-9][a-z0-9_-]{0,63}){0,15}$",
-	"description": "a field id in dot notation, e.g. identity.full_name"}`
+// fromDef is the binding's definition name as a schema literal, with
+// description desc ("": as the binding has it).
+func fromDef(name, desc string) string {
+	raw, err := binding.Def(name)
+	if err != nil {
+		panic("mcpserver: " + err.Error())
+	}
+	if desc == "" {
+		return string(raw)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		panic("mcpserver: definition " + name + ": " + err.Error())
+	}
+	m["description"] = desc
+	out, err := json.Marshal(m)
+	if err != nil {
+		panic("mcpserver: definition " + name + ": " + err.Error())
+	}
+	return string(out)
+}
 
-const tierSchema = `{"type": "string", "enum": ["public", "standard", "sensitive", "critical"]}`
-
-const fieldSchema = `{"type": "object", "properties": {
+var fieldSchema = `{"type": "object", "properties": {
 	"id": {"type": "string"}, "category": {"type": "string"}, "field_name": {"type": "string"},
 	"value": ` + anyJSON + `, "sensitivity": ` + tierSchema + `, "updated_at": {"type": "string"},
 	"version": {"type": "integer"}, "written_by": {"type": "string"}, "claim_id": {"type": "string"}}}`
@@ -61,9 +87,9 @@ func (s *Server) tools() []tool {
 				"properties": {
 					"key": ` + fieldIDSchema + `,
 					"value": ` + anyJSON + `,
-					"kind": {"type": "string", "enum": ["fact", "preference", "goal", "commitment", "decision", "relationship", "note"]},
-					"assertion": {"type": "string", "enum": ["reported", "observed", "inferred", "source_reference"]},
-					"subject": {"type": "string", "pattern": "^(self|ent_[A-Z2-7]{26})$"},
+					"kind": ` + kindSchema + `,
+					"assertion": ` + assertSchema + `,
+					"subject": ` + subjectSchema + `,
 					"evidence": {"type": "array", "maxItems": 32, "items": {"type": "object", "required": ["ref"], "additionalProperties": false,
 						"properties": {"ref": {"type": "string", "minLength": 1, "maxLength": 2048}, "digest": {"type": "string"}}}},
 					"reported": {"type": "object", "additionalProperties": {"type": "string"}, "description": "what the app says about itself: app, run_id, model"},
@@ -199,24 +225,24 @@ func (s *Server) tools() []tool {
 				if in.Scope != "" || in.Purpose != "" || in.Duration != nil || in.Usage != "" {
 					return nil, &custodian.Error{Op: "request_context", Kind: custodian.KindInvalid, Public: "request_id is asked about alone"}
 				}
-				v, err = svc.RequestStatus(ctx, p, in.RequestID)
+				v, err = svc.PollRequest(ctx, custodian.ChannelMCP, p, in.RequestID)
 			} else {
 				body, _ := json.Marshal(map[string]any{"scope": in.Scope, "purpose": in.Purpose, "duration": in.Duration, "usage": in.Usage})
 				if in.Duration == nil {
 					body, _ = json.Marshal(map[string]any{"scope": in.Scope, "purpose": in.Purpose, "usage": in.Usage})
 				}
-				v, err = svc.FileRequest(ctx, p, body)
-				if err == nil && v.Status == custodian.RequestPending {
+				// Over MCP the core mints no token: a bearer token never
+				// enters the model's context. The grant is this consumer's
+				// either way, and the app fetches a token with the new
+				// scope over HTTP, outside it.
+				v, err = svc.RequestContext(ctx, custodian.ChannelMCP, p, body)
+				if err == nil && svc.MayAskInHost(custodian.ChannelMCP, v) {
 					v, err = s.askUser(ctx, p, req, v)
 				}
 			}
 			if err != nil {
 				return nil, err
 			}
-			// No token was minted: a bearer token never enters the model's
-			// context. The grant is this consumer's either way, and the app
-			// fetches a token with the new scope over HTTP, outside it.
-			v.Token = ""
 			return v, nil
 		}},
 	}
@@ -247,14 +273,15 @@ func (s *Server) addTools() {
 }
 
 // askUser asks the person, through the host's elicitation, to decide a
-// pending request, when the host supports it. The consumer and purpose are
-// shown literally (quoted, control characters escaped). The answer is
-// relayed to the core, which never lets it approve critical data. A host
-// without elicitation, or a person who cancels, leaves the request pending.
+// pending request the core lets the host put to them (MayAskInHost), when
+// the host supports it. The consumer and purpose are shown literally
+// (quoted, control characters escaped). The answer is relayed to the core,
+// which never lets it approve critical data. A host without elicitation,
+// or a person who cancels, leaves the request pending.
 func (s *Server) askUser(ctx context.Context, p custodian.Principal, req *mcp.CallToolRequest, v custodian.RequestView) (custodian.RequestView, error) {
 	ss := req.Session
-	if ss == nil || v.Tier == custodian.SensitivityCritical || !s.svc.AllowsElicitedApprovals() {
-		return v, nil // critical data, or approvals the owner keeps: out of band only
+	if ss == nil {
+		return v, nil
 	}
 	if ip := ss.InitializeParams(); ip == nil || ip.Capabilities == nil || ip.Capabilities.Elicitation == nil {
 		return v, nil

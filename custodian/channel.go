@@ -1,0 +1,87 @@
+package custodian
+
+import "context"
+
+// Channel is the face a request came through. The rules that differ by
+// face are decided here, from the channel the adapter names, so that the
+// HTTP API and the MCP server cannot drift apart.
+type Channel int
+
+const (
+	// ChannelHTTP is the HTTP API and the PCP facade: the owner's tools
+	// and the apps themselves.
+	ChannelHTTP Channel = iota + 1
+	// ChannelMCP is the MCP face (streamable HTTP at /mcp, or phc mcp):
+	// what it answers goes into a model's context.
+	ChannelMCP
+)
+
+func (ch Channel) String() string {
+	switch ch {
+	case ChannelHTTP:
+		return "http"
+	case ChannelMCP:
+		return "mcp"
+	}
+	return "unknown"
+}
+
+// holdsTokens reports whether an answer on ch may carry a bearer token. A
+// model must never hold one: over MCP the app fetches its token over HTTP,
+// outside the model's context.
+func (ch Channel) holdsTokens() bool { return ch == ChannelHTTP }
+
+// acceptsOwner reports whether the owner's session may be used on ch. MCP
+// is the models' channel, and the owner's session — which reads
+// everything, critical data included, and confirms what it writes — never
+// goes into it.
+func (ch Channel) acceptsOwner() bool { return ch == ChannelHTTP }
+
+// AuthenticateOn resolves a bearer credential presented on ch, as
+// [Service.Authenticate] does, and refuses one that ch does not accept:
+// the owner's session anywhere but over HTTP is KindUnauthenticated, as an
+// unknown token is. An unknown channel accepts nothing.
+func (s *Service) AuthenticateOn(ctx context.Context, ch Channel, bearer string) (Principal, error) {
+	const op = "authenticate"
+	if ch != ChannelHTTP && ch != ChannelMCP {
+		return Principal{}, fail(op, KindUnauthenticated, "")
+	}
+	p, err := s.Authenticate(ctx, bearer)
+	if err != nil {
+		return Principal{}, err
+	}
+	if p.kind == PrincipalOwner && !ch.acceptsOwner() {
+		return Principal{}, fail(op, KindUnauthenticated, "")
+	}
+	return p, nil
+}
+
+// onChannel is v as it may be answered on ch: without a token where ch
+// may not carry one.
+func onChannel(ch Channel, v RequestView) RequestView {
+	if !ch.holdsTokens() {
+		v.Token = ""
+	}
+	return v
+}
+
+// MayAskInHost reports whether the pending request v may be put to the
+// person through the host of the app that made it (an MCP elicitation),
+// whose answer [Service.DecideByUser] then records: only on a channel with
+// such a host (MCP), never for critical data (the owner approves that out
+// of band, with the password), and only where the owner's settings allow
+// approvals that way (elicited_approvals). Whether the host supports
+// elicitation is the adapter's to find out.
+func (s *Service) MayAskInHost(ch Channel, v RequestView) bool {
+	if ch != ChannelMCP || v.Status != RequestPending || v.Tier == SensitivityCritical {
+		return false
+	}
+	s.life.RLock()
+	defer s.life.RUnlock()
+	if s.st == nil {
+		return false
+	}
+	s.st.mu.RLock()
+	defer s.st.mu.RUnlock()
+	return s.st.settings.ElicitedApprovals
+}

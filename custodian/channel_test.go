@@ -1,0 +1,99 @@
+package custodian_test
+
+import (
+	"testing"
+
+	"github.com/phc-project/phc/custodian"
+)
+
+// TestChannelRules checks the rules that differ by face: the owner's
+// session is refused on MCP, an answer on MCP never carries a token, and
+// only a pending, non-critical request on MCP, with the owner's leave, may
+// be put to the person in the app's host.
+func TestChannelRules(t *testing.T) {
+	ts := newTestService(t)
+	ctx := t.Context()
+	ts.mustConsumer("app")
+	appToken := ts.mustToken("app", "notes.*", custodian.ModeRead)
+
+	for _, tc := range []struct {
+		name   string
+		ch     custodian.Channel
+		bearer string
+		want   custodian.Kind // KindInternal: accepted
+	}{
+		{"owner on HTTP", custodian.ChannelHTTP, ts.ownerToken, custodian.KindInternal},
+		{"owner on MCP", custodian.ChannelMCP, ts.ownerToken, custodian.KindUnauthenticated},
+		{"app on HTTP", custodian.ChannelHTTP, appToken, custodian.KindInternal},
+		{"app on MCP", custodian.ChannelMCP, appToken, custodian.KindInternal},
+		{"app on no channel", custodian.Channel(0), appToken, custodian.KindUnauthenticated},
+		{"garbage on HTTP", custodian.ChannelHTTP, "ctx_nope", custodian.KindUnauthenticated},
+	} {
+		p, err := ts.AuthenticateOn(ctx, tc.ch, tc.bearer)
+		if tc.want == custodian.KindInternal {
+			if err != nil {
+				t.Errorf("%s: AuthenticateOn = %v; want accepted", tc.name, err)
+			}
+			continue
+		}
+		if err == nil {
+			t.Errorf("%s: AuthenticateOn = %+v; want refused", tc.name, p)
+			continue
+		}
+		wantKind(t, tc.name, err, tc.want)
+	}
+
+	// A standard scope is granted at once (auto_grant standard): with a
+	// token over HTTP only.
+	if _, _, err := ts.PutSettings(ctx, ts.owner, []byte(`{"auto_grant":"standard"}`)); err != nil {
+		t.Fatal(err)
+	}
+	app, err := ts.AuthenticateOn(ctx, custodian.ChannelHTTP, appToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := []byte(`{"scope":"notes.*","purpose":"assist","duration":"1h"}`)
+	v, err := ts.RequestContext(ctx, custodian.ChannelHTTP, app, req)
+	if err != nil || v.Status != custodian.RequestApproved || v.Token == "" {
+		t.Errorf("RequestContext(HTTP) = %+v, %v; want approved with a token", v, err)
+	}
+	v, err = ts.RequestContext(ctx, custodian.ChannelMCP, app, req)
+	if err != nil || v.Status != custodian.RequestApproved || v.Token != "" {
+		t.Errorf("RequestContext(MCP) = %+v, %v; want approved without a token", v, err)
+	}
+	if w, err := ts.PollRequest(ctx, custodian.ChannelMCP, app, v.ID); err != nil || w.Token != "" {
+		t.Errorf("PollRequest(MCP) = %+v, %v; want no token", w, err)
+	}
+	if ts.MayAskInHost(custodian.ChannelMCP, v) {
+		t.Errorf("MayAskInHost(an approved request) = true")
+	}
+
+	sensitive, err := ts.RequestContext(ctx, custodian.ChannelMCP, app, []byte(`{"scope":"health.*","purpose":"assist"}`))
+	if err != nil || sensitive.Status != custodian.RequestPending {
+		t.Fatalf("RequestContext(health.*) = %+v, %v; want pending", sensitive, err)
+	}
+	critical, err := ts.RequestContext(ctx, custodian.ChannelMCP, app, []byte(`{"scope":"credentials.*","purpose":"assist"}`))
+	if err != nil || critical.Status != custodian.RequestPending || critical.Tier != custodian.SensitivityCritical {
+		t.Fatalf("RequestContext(credentials.*) = %+v, %v; want pending, critical", critical, err)
+	}
+	if ts.MayAskInHost(custodian.ChannelMCP, sensitive) {
+		t.Errorf("MayAskInHost(sensitive) = true before the owner allows elicited approvals")
+	}
+	if _, _, err := ts.PutSettings(ctx, ts.owner, []byte(`{"elicited_approvals":true}`)); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		ch   custodian.Channel
+		v    custodian.RequestView
+		want bool
+	}{
+		{"sensitive on MCP", custodian.ChannelMCP, sensitive, true},
+		{"sensitive on HTTP", custodian.ChannelHTTP, sensitive, false},
+		{"critical on MCP", custodian.ChannelMCP, critical, false},
+	} {
+		if got := ts.MayAskInHost(tc.ch, tc.v); got != tc.want {
+			t.Errorf("%s: MayAskInHost = %v; want %v", tc.name, got, tc.want)
+		}
+	}
+}
