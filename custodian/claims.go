@@ -363,10 +363,7 @@ func (s *Service) SetPersonas(ctx context.Context, p Principal, id string, raw [
 			return err
 		}
 		rev := b.nextRevision()
-		nr := &claimRecord{meta: r.meta, versions: r.versions}
-		nr.meta.Personas = personas
-		st.setClaim(nr)
-		b.put(bucketClaimMeta, id, nr.meta)
+		nr := st.setMeta(b, r, func(m *claimMeta) { m.Personas = personas })
 		b.receipt(Receipt{Actor: "owner", Operation: "claim.personas", Decision: "allow",
 			Records: []string{r.head().Ref()}, Revision: rev})
 		out = Written{Claim: nr.view(nr.meta.Head), Revision: rev}
@@ -442,14 +439,13 @@ func (s *Service) setDispute(p Principal, op, id string, disputed bool) (Written
 			return fail(op, KindConflict, "the claim is not disputed")
 		}
 		rev := b.nextRevision()
-		nr := &claimRecord{meta: r.meta, versions: r.versions}
-		nr.meta.DisputedAt = nil
-		if disputed {
-			at := b.now
-			nr.meta.DisputedAt = &at
-		}
-		st.setClaim(nr)
-		b.put(bucketClaimMeta, id, nr.meta)
+		nr := st.setMeta(b, r, func(m *claimMeta) {
+			m.DisputedAt = nil
+			if disputed {
+				at := b.now
+				m.DisputedAt = &at
+			}
+		})
 		b.receipt(Receipt{Actor: "owner", Operation: op, Decision: "allow", Records: []string{r.head().Ref()}, Revision: rev})
 		out = Written{Claim: nr.view(nr.meta.Head), Revision: rev}
 		return nil
@@ -481,10 +477,7 @@ func (s *Service) RetractClaim(ctx context.Context, p Principal, id string) (Wri
 			return fail(op, KindConflict, "the claim is already retracted")
 		}
 		rev := b.nextRevision()
-		nr := &claimRecord{meta: r.meta, versions: r.versions}
-		nr.meta.Status = StatusRetracted
-		st.setClaim(nr)
-		b.put(bucketClaimMeta, id, nr.meta)
+		nr := st.setMeta(b, r, func(m *claimMeta) { m.Status = StatusRetracted })
 		b.receipt(Receipt{Actor: "owner", Operation: "claim.retract", Decision: "allow", Records: []string{r.head().Ref()}, Revision: rev})
 		out = Written{Claim: nr.view(nr.meta.Head), Revision: rev}
 		return nil

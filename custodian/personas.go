@@ -161,10 +161,7 @@ func (s *Service) DeletePersona(ctx context.Context, p Principal, id string) (Pe
 				// here.
 				b.graph.Remove = append(b.graph.Remove, graph.Edge{Subject: cid, Predicate: graph.InPersona, Object: pe.Node})
 			}
-			nr := &claimRecord{meta: r.meta, versions: r.versions}
-			nr.meta.Personas = without(r.meta.Personas)
-			st.setClaim(nr)
-			b.put(bucketClaimMeta, cid, nr.meta)
+			st.setMeta(b, r, func(m *claimMeta) { m.Personas = without(r.meta.Personas) })
 			out.Claims = append(out.Claims, cid)
 		}
 		for _, gid := range slices.Sorted(maps.Keys(st.grants)) {

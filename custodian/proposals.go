@@ -310,11 +310,7 @@ func (st *state) confirmIn(op string, b *batch, pr *Proposal, in ConfirmInput) (
 			v.WrittenBy = c.WrittenBy
 		})
 		if merged := mergePersonas(rec.meta.Personas, personas); len(merged) != len(rec.meta.Personas) {
-			nr := &claimRecord{meta: rec.meta, versions: rec.versions}
-			nr.meta.Personas = merged
-			st.setClaim(nr)
-			b.put(bucketClaimMeta, nr.meta.ID, nr.meta)
-			rec = nr
+			rec = st.setMeta(b, rec, func(m *claimMeta) { m.Personas = merged })
 		}
 		c = rec.head()
 		cid = c.ID

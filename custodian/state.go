@@ -112,6 +112,17 @@ func (st *state) setClaim(r *claimRecord) {
 	st.indexClaim(r)
 }
 
+// setMeta publishes r with edit applied to its meta — its status, personas
+// or dispute, never its content: no new version (with mu held for
+// writing). It returns the new record.
+func (st *state) setMeta(b *batch, r *claimRecord, edit func(m *claimMeta)) *claimRecord {
+	nr := &claimRecord{meta: r.meta, versions: r.versions}
+	edit(&nr.meta)
+	st.setClaim(nr)
+	b.put(bucketClaimMeta, nr.meta.ID, nr.meta)
+	return nr
+}
+
 // indexSubject adds r to bySubject if it is active.
 func (st *state) indexSubject(r *claimRecord) {
 	if r.meta.Status != StatusActive {
