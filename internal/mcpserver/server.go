@@ -67,8 +67,8 @@ const principalKey = "phc.principal"
 // resourceMetadata (RFC 9728), as the MCP authorization spec asks.
 func (s *Server) Handler(resourceMetadata string) http.Handler {
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
-		Logger:              s.log,
-		SessionTimeout:      time.Hour,
+		Logger:         s.log,
+		SessionTimeout: time.Hour,
 		// Large enough for any message the stdio bridge may relay: a tool's
 		// arguments over the bound of a request body (1 MiB) are then a
 		// tool error (too_large), not an HTTP failure that ends the session.
