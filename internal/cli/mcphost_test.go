@@ -226,3 +226,180 @@ func TestMCPHostSurvivesOverStdio(t *testing.T) {
 		t.Fatalf("phc mcp said on stderr %q; want that the token expired and what to do", msg)
 	}
 }
+
+// TestMCPToolSchemas: every tool's input schema, as tools/list serves it,
+// is a plain object at the top level — "type": "object", no anyOf, oneOf
+// or allOf there — with no type given as an array anywhere, which hosts
+// whose dialects allow one type refuse.
+func TestMCPToolSchemas(t *testing.T) {
+	h, _, tok := hostFixture(t)
+	cs, err := mcpSession(t, h, tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools, err := cs.ListTools(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var typeArrays func(path string, v any) []string
+	typeArrays = func(path string, v any) []string {
+		var out []string
+		switch v := v.(type) {
+		case map[string]any:
+			if _, ok := v["type"].([]any); ok {
+				out = append(out, path)
+			}
+			for k, c := range v {
+				out = append(out, typeArrays(path+"/"+k, c)...)
+			}
+		case []any:
+			for i, c := range v {
+				out = append(out, typeArrays(path+"/"+string(rune('0'+i)), c)...)
+			}
+		}
+		return out
+	}
+	for _, tool := range tools.Tools {
+		raw, _ := json.Marshal(tool.InputSchema)
+		var s map[string]any
+		if err := json.Unmarshal(raw, &s); err != nil {
+			t.Fatalf("%s: input schema %s: %v", tool.Name, raw, err)
+		}
+		if s["type"] != "object" {
+			t.Errorf("%s: input schema type = %v; want object", tool.Name, s["type"])
+		}
+		for _, k := range []string{"anyOf", "oneOf", "allOf", "not", "if"} {
+			if _, ok := s[k]; ok {
+				t.Errorf("%s: input schema has %s at the top level", tool.Name, k)
+			}
+		}
+		if ps := typeArrays("", s); len(ps) > 0 {
+			t.Errorf("%s: type given as an array at %v", tool.Name, ps)
+		}
+	}
+	// Schema errors name the path and keyword on every tool; request_context's
+	// alternatives are enforced by its handler, in the same terms.
+	for _, c := range []struct {
+		tool          string
+		args          map[string]any
+		path, keyword string
+	}{
+		{"context_status", map[string]any{"x": 1}, "/x", "additionalProperties"},
+		{"context_list", map[string]any{"purpose": 7}, "/purpose", "type"},
+		{"context_get", map[string]any{}, "/id", "required"},
+		{"context_context", map[string]any{"purpose": []any{}}, "/purpose", "type"},
+		{"context_set", map[string]any{"id": "learning.x"}, "/value", "required"},
+		{"context_search", map[string]any{"query": "a", "limit": 500}, "/limit", "maximum"},
+		{"memory_status", map[string]any{"proposal_id": "nope"}, "/proposal_id", "pattern"},
+		{"memory_withdraw", map[string]any{}, "/proposal_id", "required"},
+		{"memory_propose", map[string]any{"key": "learning.x", "value": 1, "kind": "note"}, "/assertion", "required"},
+		{"request_context", map[string]any{"scope": "learning.*"}, "/purpose", "required"},
+		{"request_context", map[string]any{"request_id": "req_AAAAAAAAAAAAAAAAAAAAAAAAAA", "scope": "learning.*"}, "/scope", "not"},
+	} {
+		out, isErr := call(t, cs, c.tool, c.args)
+		vs, _ := out["violations"].([]any)
+		if !isErr || out["constraint"] != "schema_violation" || len(vs) == 0 {
+			t.Errorf("%s(%v) = %v; want schema_violation", c.tool, c.args, out)
+			continue
+		}
+		v := vs[0].(map[string]any)
+		if v["path"] != c.path || v["keyword"] != c.keyword {
+			t.Errorf("%s(%v): violation %v; want %s %s", c.tool, c.args, v, c.path, c.keyword)
+		}
+	}
+	// request_context accepts a duration as text or as seconds.
+	for _, d := range []any{"1h", 3600} {
+		out, isErr := call(t, cs, "request_context", map[string]any{"scope": "learning.*", "purpose": "learning", "duration": d})
+		if isErr {
+			t.Errorf("request_context with duration %v = %v", d, out)
+		}
+	}
+}
+
+// TestMCPSearchAndProposals: context_search finds what the app may read,
+// ranked, and nothing else; memory_status tells the app how its own
+// proposals stand, never the owner's edits; it may withdraw a pending one,
+// over MCP and over HTTP.
+func TestMCPSearchAndProposals(t *testing.T) {
+	h, _, tok := hostFixture(t)
+	h.must(200, "PUT", "/context/fields/learning.language", h.owner, map[string]any{"value": "Spanish, level B1"}, nil)
+	h.must(200, "PUT", "/context/fields/health.allergies", h.owner, map[string]any{"value": "Spanish peanuts"}, nil)
+	h.must(200, "PUT", "/context/fields/identity.full_name", h.owner, map[string]any{"value": "Ana Level"}, nil)
+	cs, err := mcpSession(t, h, tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := func(out map[string]any) []string {
+		var ks []string
+		fs, _ := out["fields"].([]any)
+		for _, f := range fs {
+			ks = append(ks, f.(map[string]any)["id"].(string))
+		}
+		return ks
+	}
+	out, isErr := call(t, cs, "context_search", map[string]any{"query": "level", "purpose": "learning"})
+	if got := keys(out); isErr || strings.Join(got, " ") != "learning.level learning.language" {
+		t.Fatalf("context_search level = %v (%v); want learning.level then learning.language, nothing outside the app's reach", got, out)
+	}
+	out, _ = call(t, cs, "context_search", map[string]any{"query": "spanish", "purpose": "learning"})
+	if got := keys(out); strings.Join(got, " ") != "learning.language" {
+		t.Fatalf("context_search spanish = %v; want only learning.language (health.allergies is not the app's to read)", got)
+	}
+	out, _ = call(t, cs, "context_search", map[string]any{"query": "learning.", "purpose": "learning", "limit": 1})
+	if got := keys(out); len(got) != 1 {
+		t.Fatalf("context_search with limit 1 = %v", got)
+	}
+
+	out, isErr = call(t, cs, "memory_propose", map[string]any{"key": "learning.goal", "value": "C1", "kind": "goal", "assertion": "reported"})
+	if isErr {
+		t.Fatal(out)
+	}
+	first := out["proposal_id"].(string)
+	out, _ = call(t, cs, "memory_propose", map[string]any{"key": "learning.pace", "value": "fast", "kind": "note", "assertion": "reported"})
+	second := out["proposal_id"].(string)
+	h.must(201, "POST", "/phc/v1/proposals", h.owner, map[string]any{"key": "learning.owner", "value": 1, "kind": "note", "assertion": "reported"}, nil)
+
+	out, _ = call(t, cs, "memory_status", map[string]any{})
+	if ps, _ := out["proposals"].([]any); len(ps) != 2 {
+		t.Fatalf("memory_status = %v; want the app's two proposals, not the owner's", out)
+	}
+	h.must(200, "POST", "/phc/v1/proposals/"+first+"/confirm", h.owner, map[string]any{"personas": []string{}, "edits": map[string]any{"value": "C2"}}, nil)
+	out, _ = call(t, cs, "memory_status", map[string]any{"proposal_id": first})
+	p0 := out["proposals"].([]any)[0].(map[string]any)
+	if p0["status"] != "confirmed" || p0["value"] != nil || p0["key"] != nil {
+		t.Fatalf("memory_status of a confirmed proposal = %v; want confirmed, nothing of the owner's edit", p0)
+	}
+	out, isErr = call(t, cs, "memory_withdraw", map[string]any{"proposal_id": second})
+	if isErr || out["status"] != "withdrawn" {
+		t.Fatalf("memory_withdraw = %v", out)
+	}
+	out, isErr = call(t, cs, "memory_withdraw", map[string]any{"proposal_id": first})
+	if !isErr || out["constraint"] != "conflict" {
+		t.Fatalf("memory_withdraw of a decided proposal = %v; want conflict", out)
+	}
+	var review struct {
+		Proposals []map[string]any `json:"proposals"`
+	}
+	h.must(200, "GET", "/phc/v1/review", h.owner, nil, &review)
+	for _, r := range review.Proposals {
+		if r["proposal_id"] == second {
+			t.Fatal("a withdrawn proposal is still in the owner's review queue")
+		}
+	}
+	// Over HTTP: the same, with the app's token.
+	var pr struct {
+		ID string `json:"proposal_id"`
+	}
+	h.must(201, "POST", "/phc/v1/proposals", tok, map[string]any{"key": "learning.x", "value": 1, "kind": "note", "assertion": "reported"}, &pr)
+	h.must(200, "POST", "/phc/v1/proposals/"+pr.ID+"/withdraw", tok, nil, nil)
+	var st struct {
+		Proposals []map[string]any `json:"proposals"`
+	}
+	h.must(200, "GET", "/phc/v1/proposals/"+pr.ID, tok, nil, &st)
+	if len(st.Proposals) != 1 || st.Proposals[0]["status"] != "withdrawn" {
+		t.Fatalf("GET /phc/v1/proposals/%s = %v", pr.ID, st)
+	}
+	other := h.consumer("other", "*", "read-write")
+	h.constraint(404, "not_found", "GET", "/phc/v1/proposals/"+pr.ID, other, nil)
+	h.constraint(404, "not_found", "POST", "/phc/v1/proposals/"+first+"/withdraw", other, nil)
+}
