@@ -1,12 +1,18 @@
 // Package mcpserver is the custodian's MCP face (DESIGN.md §7), on the
-// official Go SDK: the tools memory_propose, context_status, context_list,
-// context_get, context_context, context_set and request_context, the
+// official Go SDK: the tools memory_propose, memory_status,
+// memory_withdraw, context_status, context_list, context_get,
+// context_context, context_search, context_set and request_context, the
 // resources context://{category} (field metadata, no values) and the
 // prompts form-fill, letter-draft and tax-prep.
 //
 // Every request carries a bearer token, resolved to a principal by the core
 // per request, and every tool calls one core method: the same access
-// control as the HTTP API. Errors go through the core's one translator
+// control as the HTTP API. Every tool's input schema is a plain object at
+// the top level, and the arguments are checked against it by the server:
+// a violation is a tool error naming its path and keyword, arguments over
+// the bound of a request body are too_large, and a locked vault is
+// vault_locked — tool errors all, never an HTTP failure that ends the
+// host's session. Errors go through the core's one translator
 // (custodian.Describe) and reach the model as a tool error with the same
 // constraint code as HTTP; a Go error's text never does.
 package mcpserver
