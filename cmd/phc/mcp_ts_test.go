@@ -50,6 +50,7 @@ type tsRun struct {
 		Name       string         `json:"name"`
 		IsError    bool           `json:"isError"`
 		Structured map[string]any `json:"structured"`
+		Thrown     string         `json:"thrown"`
 	} `json:"calls"`
 	Resources []string `json:"resources"`
 	Prompts   []string `json:"prompts"`

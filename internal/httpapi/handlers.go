@@ -639,8 +639,7 @@ func (s *Server) importArchive(w http.ResponseWriter, r *http.Request, p custodi
 	return nil
 }
 
-// ownProposals answers an app how its proposals stand: all of them, or the
-// one named by the path.
+// ownProposals answers an app how its proposal named by the path stands.
 func (s *Server) ownProposals(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
 	out, err := s.svc.OwnProposals(r.Context(), p, r.PathValue("id"))
 	if err != nil {

@@ -129,7 +129,6 @@ func (s *Server) routes() []route {
 		{"DELETE /phc/v1/grants/{id}", owner, s.revokeGrant},
 
 		{"POST /phc/v1/proposals", anyToken, s.propose},
-		{"GET /phc/v1/proposals", anyToken, s.ownProposals},
 		{"GET /phc/v1/proposals/{id}", anyToken, s.ownProposals},
 		{"POST /phc/v1/proposals/{id}/withdraw", anyToken, s.withdrawProposal},
 		{"GET /context/search", anyToken, s.search},

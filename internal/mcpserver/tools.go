@@ -355,9 +355,15 @@ func fieldSchemaWith(more string) string {
 
 func (s *Server) addTools() {
 	for _, t := range s.tools() {
-		in, err := binding.Compile("mcp-"+t.def.Name, t.def.InputSchema.(json.RawMessage))
-		if err != nil {
-			panic("mcpserver: " + t.def.Name + ": " + err.Error())
+		var in *binding.Schema
+		// memory_propose's schema is the binding's proposal, which the core
+		// checks itself (schema_violation, as over HTTP).
+		if t.def.Name != "memory_propose" {
+			var err error
+			in, err = binding.Compile("mcp-"+t.def.Name, t.def.InputSchema.(json.RawMessage))
+			if err != nil {
+				panic("mcpserver: " + t.def.Name + ": " + err.Error())
+			}
 		}
 		s.mcp.AddTool(t.def, s.handler(t.def.Name, in, t.fn))
 	}
@@ -367,20 +373,24 @@ func (s *Server) addTools() {
 // cannot say at its top level (alternatives between members).
 type schemaViolation struct{ path, keyword, message string }
 
-// violationsError is KindSchema with vs, for tool's arguments.
+// violationsError is KindInvalid, as HTTP answers a malformed request, with
+// vs naming each path and keyword, for tool's arguments.
 func violationsError(tool string, vs ...schemaViolation) error {
 	out := make([]binding.Violation, 0, len(vs))
 	for _, v := range vs {
 		out = append(out, binding.Violation{Path: v.path, Keyword: v.keyword, Message: v.message})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
-	return &custodian.Error{Op: tool, Kind: custodian.KindSchema, Subject: "arguments", Violations: out}
+	return &custodian.Error{Op: tool, Kind: custodian.KindInvalid, Public: argsMismatch, Subject: "arguments", Violations: out}
 }
 
-// checkArgs checks a tool's arguments against its input schema, within the
-// bounds of every request body: too large is KindTooLarge, and a schema
-// failure is KindSchema with each violation's path and keyword — tool
-// errors both, so that the host's session goes on.
+const argsMismatch = "the arguments do not match the tool's input schema"
+
+// checkArgs checks a tool's arguments within the bounds of every request
+// body (too large is KindTooLarge) and against its input schema in (nil:
+// the core checks them), where a failure is KindInvalid — what HTTP
+// answers a malformed request — with each violation's path and keyword:
+// tool errors all, so that the host's session goes on.
 func checkArgs(tool string, in *binding.Schema, raw json.RawMessage) error {
 	if len(raw) == 0 {
 		raw = json.RawMessage(`{}`)
@@ -392,8 +402,11 @@ func checkArgs(tool string, in *binding.Schema, raw json.RawMessage) error {
 	case err != nil:
 		return &custodian.Error{Op: tool, Kind: custodian.KindInvalid, Public: "the arguments are not valid JSON", Err: err}
 	}
+	if in == nil {
+		return nil
+	}
 	if vs := in.Validate(doc); vs != nil {
-		return &custodian.Error{Op: tool, Kind: custodian.KindSchema, Subject: "arguments", Violations: vs}
+		return &custodian.Error{Op: tool, Kind: custodian.KindInvalid, Public: argsMismatch, Subject: "arguments", Violations: vs}
 	}
 	return nil
 }
