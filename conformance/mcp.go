@@ -170,6 +170,37 @@ func translate(r *Request) *call {
 			}
 			return http.StatusAccepted // a write waiting for the owner
 		}}
+	case r.Method == "GET" && path == "/context/search" && r.Body == nil:
+		args := map[string]any{}
+		for k, v := range q {
+			if len(v) != 1 {
+				return nil
+			}
+			switch k {
+			case "q":
+				args["query"] = v[0]
+			case "purpose":
+				args["purpose"] = v[0]
+			case "limit":
+				n, err := strconv.Atoi(v[0])
+				if err != nil {
+					return nil
+				}
+				args["limit"] = n
+			default:
+				return nil
+			}
+		}
+		return &call{"context_search", args, ok200}
+	case r.Method == "GET" && strings.HasPrefix(path, "/phc/v1/proposals/") && rawQuery == "" && r.Body == nil:
+		if v, ok := id("/phc/v1/proposals/"); ok {
+			return &call{"memory_status", map[string]any{"proposal_id": v}, ok200}
+		}
+	case r.Method == "POST" && strings.HasPrefix(path, "/phc/v1/proposals/") && strings.HasSuffix(path, "/withdraw") && rawQuery == "" && r.Body == nil:
+		rest := strings.TrimSuffix(strings.TrimPrefix(path, "/phc/v1/proposals/"), "/withdraw")
+		if v, err := url.PathUnescape(rest); err == nil && v != "" && !strings.Contains(v, "/") {
+			return &call{"memory_withdraw", map[string]any{"proposal_id": v}, ok200}
+		}
 	case r.Method == "POST" && path == "/phc/v1/proposals" && rawQuery == "":
 		if body := object(nil); body != nil {
 			return &call{"memory_propose", body, func(map[string]any) int { return http.StatusCreated }}

@@ -1,6 +1,11 @@
 package custodian
 
-import "context"
+import (
+	"context"
+	"encoding/hex"
+
+	"github.com/phc-project/phc/internal/identity"
+)
 
 // Channel is the face a request came through. The rules that differ by
 // face are decided here, from the channel the adapter names, so that the
@@ -37,16 +42,36 @@ func (ch Channel) holdsTokens() bool { return ch == ChannelHTTP }
 // goes into it.
 func (ch Channel) acceptsOwner() bool { return ch == ChannelHTTP }
 
+// answersLocked reports whether ch answers a locked vault inside its own
+// protocol rather than by refusing the credential. An MCP host treats a
+// refused credential as the end of the server (it shows a dead server
+// until restarted), so over MCP a locked vault is an answer to each tool
+// call — KindLocked — and the session outlives the lock.
+func (ch Channel) answersLocked() bool { return ch == ChannelMCP }
+
 // AuthenticateOn resolves a bearer credential presented on ch, as
 // [Service.Authenticate] does, and refuses one that ch does not accept:
 // the owner's session anywhere but over HTTP is KindUnauthenticated, as an
 // unknown token is. An unknown channel accepts nothing.
+//
+// While the vault is locked the token records are sealed with it, so no
+// token can be checked. Over HTTP that is KindLocked. Over MCP any
+// well-formed service token (ctxs_ and 43 base64url characters) is then
+// accepted as a [PrincipalSealed] principal, whose every operation answers
+// KindLocked and whose status says locked: the answer is the same for a
+// valid, expired, revoked or made-up token, so nothing about the token is
+// disclosed, and a host's session goes on until the vault is unlocked,
+// when the token is checked again on the next request. A malformed bearer
+// stays KindUnauthenticated.
 func (s *Service) AuthenticateOn(ctx context.Context, ch Channel, bearer string) (Principal, error) {
 	const op = "authenticate"
 	if ch != ChannelHTTP && ch != ChannelMCP {
 		return Principal{}, fail(op, KindUnauthenticated, "")
 	}
 	p, err := s.Authenticate(ctx, bearer)
+	if KindOf(err) == KindLocked && ch.answersLocked() && identity.LooksLikeToken(bearer, identity.ServicePrefix) {
+		return Principal{kind: PrincipalSealed, binding: tokenBinding(bearer)}, nil
+	}
 	if err != nil {
 		return Principal{}, err
 	}
@@ -85,3 +110,16 @@ func (s *Service) MayAskInHost(ch Channel, v RequestView) bool {
 	defer s.st.mu.RUnlock()
 	return s.st.settings.ElicitedApprovals
 }
+
+// tokenBinding is the session binding of a service token: its hash, which
+// is the same whether the vault is locked or not.
+func tokenBinding(bearer string) string {
+	h := identity.HashToken(bearer)
+	return "token:" + hex.EncodeToString(h[:16])
+}
+
+// SessionBinding is what a session opened by p (an MCP session, say) is
+// bound to: the same service token, before and after a lock, so that a
+// session id presented with another credential is refused. It is empty
+// for any other principal.
+func (p Principal) SessionBinding() string { return p.binding }

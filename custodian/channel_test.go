@@ -1,6 +1,7 @@
 package custodian_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/phc-project/phc/custodian"
@@ -96,4 +97,58 @@ func TestChannelRules(t *testing.T) {
 			t.Errorf("%s: MayAskInHost = %v; want %v", tc.name, got, tc.want)
 		}
 	}
+}
+
+// TestSealedWhileLocked: while the vault is locked no token can be
+// checked. Over MCP any well-formed service token is then a sealed
+// principal — the same for a valid and a made-up one — whose every
+// operation answers KindLocked and whose status says locked; over HTTP it
+// is KindLocked. After the unlock the token is checked again, and its
+// session binding is the same as before the lock.
+func TestSealedWhileLocked(t *testing.T) {
+	ts := newTestService(t)
+	ctx := t.Context()
+	ts.mustConsumer("app")
+	appToken := ts.mustToken("app", "notes.*", custodian.ModeRead)
+	before, err := ts.AuthenticateOn(ctx, custodian.ChannelMCP, appToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ts.Lock(ctx, ts.owner); err != nil {
+		t.Fatal(err)
+	}
+	madeUp := "ctxs_" + strings.Repeat("A", 43)
+	var bindings []string
+	for _, bearer := range []string{appToken, madeUp} {
+		p, err := ts.AuthenticateOn(ctx, custodian.ChannelMCP, bearer)
+		if err != nil || p.Kind() != custodian.PrincipalSealed {
+			t.Fatalf("AuthenticateOn(MCP, locked) = %+v, %v; want a sealed principal", p, err)
+		}
+		bindings = append(bindings, p.SessionBinding())
+		if st := ts.Status(ctx, p); !st.Locked {
+			t.Errorf("Status(sealed) = %+v; want locked", st)
+		}
+		_, err = ts.GetField(ctx, p, "notes.a", "")
+		wantKind(t, "GetField(sealed)", err, custodian.KindLocked)
+		_, err = ts.SearchFields(ctx, p, "notes", "", 0)
+		wantKind(t, "SearchFields(sealed)", err, custodian.KindLocked)
+		_, err = ts.OwnProposals(ctx, p, "")
+		wantKind(t, "OwnProposals(sealed)", err, custodian.KindLocked)
+		_, err = ts.RequestContext(ctx, custodian.ChannelMCP, p, []byte(`{"scope":"notes.*","purpose":"assist"}`))
+		wantKind(t, "RequestContext(sealed)", err, custodian.KindLocked)
+	}
+	if bindings[0] != before.SessionBinding() || bindings[0] == bindings[1] {
+		t.Errorf("session bindings %q (before the lock %q): want the token's own, the same across the lock", bindings, before.SessionBinding())
+	}
+	_, err = ts.AuthenticateOn(ctx, custodian.ChannelHTTP, appToken)
+	wantKind(t, "AuthenticateOn(HTTP, locked)", err, custodian.KindLocked)
+	_, err = ts.AuthenticateOn(ctx, custodian.ChannelMCP, "ctxs_short")
+	wantKind(t, "AuthenticateOn(MCP, locked, malformed)", err, custodian.KindLocked)
+
+	ts.unlock()
+	if p, err := ts.AuthenticateOn(ctx, custodian.ChannelMCP, appToken); err != nil || p.Kind() != custodian.PrincipalConsumer {
+		t.Errorf("AuthenticateOn(MCP) after unlock = %+v, %v", p, err)
+	}
+	_, err = ts.AuthenticateOn(ctx, custodian.ChannelMCP, madeUp)
+	wantKind(t, "AuthenticateOn(MCP, made-up) after unlock", err, custodian.KindUnauthenticated)
 }

@@ -347,6 +347,13 @@ func (st *state) fieldGrantOf(p Principal, r *claimRecord, purpose string, now t
 // qualification is refused as qualification_required, in the answer and in
 // the receipt alike.
 func (s *Service) consumerFields(op string, p Principal, purpose, pattern string, withValue bool) (fs []Field, warnings []string, rev uint64, err error) {
+	return s.consumerFieldsWhere(op, p, purpose, pattern, withValue, nil)
+}
+
+// consumerFieldsWhere is consumerFields keeping, of the fields p may read,
+// only those pick returns, in the order it returns them (nil: all of them,
+// in key order). Only the fields kept are disclosed and receipted.
+func (s *Service) consumerFieldsWhere(op string, p Principal, purpose, pattern string, withValue bool, pick func([]*claimRecord) []*claimRecord) (fs []Field, warnings []string, rev uint64, err error) {
 	if purpose != "" && !validPurpose(purpose) {
 		return nil, nil, 0, fail(op, KindInvalid, errPurpose)
 	}
@@ -372,6 +379,15 @@ func (s *Service) consumerFields(op string, p Principal, purpose, pattern string
 		// Only the keys its scope and grants can select (PCP reads name no
 		// purpose when purpose is empty: any read grant counts).
 		cands := st.fieldsOf(st.candidates(p, grants, purpose, true), pattern)
+		if pick != nil {
+			readable := cands[:0:0]
+			for _, r := range cands {
+				if _, ok := st.fieldGrant(p, r, purpose, now, grants); ok {
+					readable = append(readable, r)
+				}
+			}
+			cands = pick(readable)
+		}
 		fs, records = make([]Field, 0, len(cands)), make([]string, 0, len(cands))
 		for _, r := range cands {
 			g, ok := st.fieldGrant(p, r, purpose, now, grants)

@@ -25,6 +25,9 @@ const (
 	StatusDeleted    = "deleted"
 	StatusRejected   = "rejected"
 	StatusConfirmed  = "confirmed"
+	// StatusWithdrawn is a proposal its app withdrew before the owner
+	// decided it.
+	StatusWithdrawn = "withdrawn"
 
 	SubjectSelf = "self"
 
@@ -287,6 +290,11 @@ const (
 	PrincipalAnonymous PrincipalKind = iota
 	PrincipalOwner
 	PrincipalConsumer
+	// PrincipalSealed is a well-formed service token presented on MCP
+	// while the vault is locked, when it cannot be checked (the token
+	// records are encrypted with the vault): every operation of it fails
+	// with KindLocked, whether the vault has been unlocked since or not.
+	PrincipalSealed
 )
 
 // Principal is an authenticated caller, produced by [Service.Authenticate].
@@ -297,6 +305,7 @@ type Principal struct {
 	Consumer string        // consumer name, for PrincipalConsumer
 	token    *ServiceToken // the token used, for PrincipalConsumer
 	session  [32]byte      // the session token's hash, for PrincipalOwner
+	binding  string        // the token's session binding: PrincipalConsumer, PrincipalSealed
 }
 
 // Kind says who is calling.

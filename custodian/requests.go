@@ -86,6 +86,9 @@ func (s *Service) RequestContext(ctx context.Context, ch Channel, p Principal, r
 
 func (s *Service) requestContext(ctx context.Context, p Principal, raw []byte, mint bool) (RequestView, error) {
 	const op = "request.create"
+	if p.kind == PrincipalSealed {
+		return RequestView{}, fail(op, KindLocked, "")
+	}
 	if p.kind != PrincipalConsumer || p.token.Trust != "" {
 		return RequestView{}, fail(op, KindInvalid, "requests are made by registered consumers, with their service token")
 	}
@@ -171,6 +174,9 @@ func (s *Service) PollRequest(ctx context.Context, ch Channel, p Principal, id s
 
 func (s *Service) pollRequest(ctx context.Context, p Principal, id string, mint bool) (RequestView, error) {
 	const op = "request.get"
+	if p.kind == PrincipalSealed {
+		return RequestView{}, fail(op, KindLocked, "")
+	}
 	if p.kind != PrincipalConsumer {
 		return RequestView{}, fail(op, KindInvalid, "requests are polled by the consumer that made them")
 	}
@@ -315,6 +321,9 @@ func (s *Service) DecideByUser(ctx context.Context, p Principal, id string, appr
 	op := "request.deny"
 	if approve {
 		op = "request.approve"
+	}
+	if p.kind == PrincipalSealed {
+		return RequestView{}, fail(op, KindLocked, "")
 	}
 	if p.kind != PrincipalConsumer {
 		return RequestView{}, fail(op, KindInvalid, "only the app whose host asked may relay the answer")

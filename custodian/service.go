@@ -402,7 +402,7 @@ func (s *Service) Authenticate(ctx context.Context, bearer string) (Principal, e
 		defer st.mu.RUnlock()
 		h := identity.HashToken(bearer)
 		if t, ok := st.tokens[h]; ok && t.RevokedAt == nil && s.clock.Now().Before(t.ExpiresAt) {
-			p := Principal{kind: PrincipalConsumer, Consumer: t.Consumer, token: t}
+			p := Principal{kind: PrincipalConsumer, Consumer: t.Consumer, token: t, binding: tokenBinding(bearer)}
 			if st.live(p, s.clock.Now()) {
 				s.touch()
 				return p, nil
@@ -417,7 +417,7 @@ func (s *Service) Authenticate(ctx context.Context, bearer string) (Principal, e
 // KindUnauthenticated for an owner principal whose session has ended.
 func (s *Service) enter(op string, p Principal) (st *state, release func(), err error) {
 	s.life.RLock()
-	if s.st == nil {
+	if s.st == nil || p.kind == PrincipalSealed {
 		s.life.RUnlock()
 		return nil, nil, fail(op, KindLocked, "")
 	}
@@ -432,6 +432,9 @@ func (s *Service) enter(op string, p Principal) (st *state, release func(), err 
 
 // requireOwner fails with KindSessionRequired unless p is the owner.
 func requireOwner(op string, p Principal) error {
+	if p.kind == PrincipalSealed {
+		return fail(op, KindLocked, "")
+	}
 	if !p.IsOwner() {
 		return fail(op, KindSessionRequired, "")
 	}

@@ -138,3 +138,47 @@ func (v *Validator) DecodeValid(name string, raw []byte, lim Limits) (any, []Vio
 	}
 	return doc, nil, nil
 }
+
+// A Schema is one standalone schema compiled by [Compile]. It is
+// immutable and safe for concurrent use.
+type Schema struct {
+	s *jsonschema.Schema
+}
+
+// Compile compiles raw, a JSON Schema (draft 2020-12, format assertions
+// on) that refers to nothing but itself and the binding's files — an MCP
+// tool's input schema, say — under name, a unique name used only to tell
+// schemas apart. It fails if raw is not a valid schema.
+func Compile(name string, raw []byte) (*Schema, error) {
+	c, err := newCompiler()
+	if err != nil {
+		return nil, err
+	}
+	doc, err := Decode(raw, DefaultLimits())
+	if err != nil {
+		return nil, fmt.Errorf("schema: decoding %s: %w", name, err)
+	}
+	url := baseURL + "adhoc/" + name + ".json"
+	if err := c.AddResource(url, doc); err != nil {
+		return nil, fmt.Errorf("schema: adding %s: %w", name, err)
+	}
+	sch, err := c.Compile(url)
+	if err != nil {
+		return nil, fmt.Errorf("schema: compiling %s: %w", name, err)
+	}
+	return &Schema{s: sch}, nil
+}
+
+// Validate checks doc, a value as returned by [Decode], as
+// [Validator.Validate] does: nil when valid, else at most 50 violations.
+func (s *Schema) Validate(doc any) []Violation {
+	err := s.s.Validate(doc)
+	if err == nil {
+		return nil
+	}
+	var verr *jsonschema.ValidationError
+	if !errors.As(err, &verr) {
+		return []Violation{{Path: "", Keyword: "$schema", Message: "cannot be validated"}}
+	}
+	return violations(verr)
+}

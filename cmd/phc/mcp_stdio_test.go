@@ -58,7 +58,7 @@ func TestMCPStdio(t *testing.T) {
 	}
 	defer cs.Close()
 	tools, err := cs.ListTools(t.Context(), nil)
-	if err != nil || len(tools.Tools) != 7 {
+	if err != nil || len(tools.Tools) != 10 {
 		t.Fatalf("tools/list = %v, %v", tools, err)
 	}
 	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "memory_propose", Arguments: map[string]any{

@@ -50,6 +50,7 @@ type tsRun struct {
 		Name       string         `json:"name"`
 		IsError    bool           `json:"isError"`
 		Structured map[string]any `json:"structured"`
+		Thrown     string         `json:"thrown"`
 	} `json:"calls"`
 	Resources []string `json:"resources"`
 	Prompts   []string `json:"prompts"`
@@ -109,7 +110,7 @@ func TestMCPTypeScriptClient(t *testing.T) {
 		if jerr := json.Unmarshal(out, &run); jerr != nil || err != nil || run.Error != "" {
 			t.Fatalf("%s: the TypeScript client failed: %v %v\n%s", face, err, jerr, out)
 		}
-		if len(run.Tools) != 7 || len(run.Calls) != len(calls) || len(run.Resources) != 1 || len(run.Prompts) != 3 || run.Prompt != 2 {
+		if len(run.Tools) != 10 || len(run.Calls) != len(calls) || len(run.Resources) != 1 || len(run.Prompts) != 3 || run.Prompt != 2 {
 			t.Fatalf("%s: %+v", face, run)
 		}
 		for i, c := range run.Calls {

@@ -146,8 +146,9 @@ func TestMCPWorkflowOverHTTP(t *testing.T) {
 		t.Fatalf("coach for marketing = %v", out)
 	}
 	out, isErr = call(t, cs, "context_get", map[string]any{"id": "learning.spanish.schedule", "unknown": 1})
-	if !isErr || out["constraint"] != "invalid_request" {
-		t.Fatalf("context_get with an unknown argument = %v", out)
+	if vs, _ := out["violations"].([]any); !isErr || out["constraint"] != "invalid_request" || len(vs) != 1 ||
+		vs[0].(map[string]any)["path"] != "/unknown" || vs[0].(map[string]any)["keyword"] != "additionalProperties" {
+		t.Fatalf("context_get with an unknown argument = %v; want invalid_request naming /unknown and additionalProperties", out)
 	}
 	res, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "context://learning"})
 	if err != nil || len(res.Contents) != 1 || !strings.Contains(res.Contents[0].Text, "learning.spanish.schedule") ||

@@ -638,3 +638,48 @@ func (s *Server) importArchive(w http.ResponseWriter, r *http.Request, p custodi
 	writeJSON(w, http.StatusOK, out)
 	return nil
 }
+
+// ownProposals answers an app how its proposal named by the path stands.
+func (s *Server) ownProposals(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
+	out, err := s.svc.OwnProposals(r.Context(), p, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func (s *Server) withdrawProposal(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
+	out, err := s.svc.WithdrawProposal(r.Context(), p, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// search is GET /context/search?q=…&purpose=…&limit=…, as the MCP tool
+// context_search.
+func (s *Server) search(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
+	q, err := query(r, "q")
+	if err != nil {
+		return err
+	}
+	purpose, err := query(r, "purpose")
+	if err != nil {
+		return err
+	}
+	limit, err := queryUint(r, "limit")
+	if err != nil {
+		return err
+	}
+	if limit > 1000 {
+		limit = 1000 // the core refuses anything over its bound
+	}
+	out, err := s.svc.SearchFields(r.Context(), p, q, purpose, int(limit))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}

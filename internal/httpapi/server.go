@@ -129,6 +129,9 @@ func (s *Server) routes() []route {
 		{"DELETE /phc/v1/grants/{id}", owner, s.revokeGrant},
 
 		{"POST /phc/v1/proposals", anyToken, s.propose},
+		{"GET /phc/v1/proposals/{id}", anyToken, s.ownProposals},
+		{"POST /phc/v1/proposals/{id}/withdraw", anyToken, s.withdrawProposal},
+		{"GET /context/search", anyToken, s.search},
 		{"GET /phc/v1/review", owner, s.review},
 		{"POST /phc/v1/proposals/{id}/confirm", owner, s.confirm},
 		{"POST /phc/v1/proposals/{id}/reject", owner, s.reject},

@@ -1,12 +1,18 @@
 // Package mcpserver is the custodian's MCP face (DESIGN.md §7), on the
-// official Go SDK: the tools memory_propose, context_status, context_list,
-// context_get, context_context, context_set and request_context, the
+// official Go SDK: the tools memory_propose, memory_status,
+// memory_withdraw, context_status, context_list, context_get,
+// context_context, context_search, context_set and request_context, the
 // resources context://{category} (field metadata, no values) and the
 // prompts form-fill, letter-draft and tax-prep.
 //
 // Every request carries a bearer token, resolved to a principal by the core
 // per request, and every tool calls one core method: the same access
-// control as the HTTP API. Errors go through the core's one translator
+// control as the HTTP API. Every tool's input schema is a plain object at
+// the top level, and the arguments are checked against it by the server:
+// a violation is a tool error naming its path and keyword, arguments over
+// the bound of a request body are too_large, and a locked vault is
+// vault_locked — tool errors all, never an HTTP failure that ends the
+// host's session. Errors go through the core's one translator
 // (custodian.Describe) and reach the model as a tool error with the same
 // constraint code as HTTP; a Go error's text never does.
 package mcpserver
@@ -26,6 +32,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
 	"github.com/phc-project/phc/custodian"
+	binding "github.com/phc-project/phc/schema"
 )
 
 // Version is the server's version in the MCP handshake.
@@ -66,9 +73,12 @@ const principalKey = "phc.principal"
 // resourceMetadata (RFC 9728), as the MCP authorization spec asks.
 func (s *Server) Handler(resourceMetadata string) http.Handler {
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
-		Logger:              s.log,
-		SessionTimeout:      time.Hour,
-		MaxRequestBodyBytes: 1 << 20, // as every body of the HTTP API
+		Logger:         s.log,
+		SessionTimeout: time.Hour,
+		// Large enough for any message the stdio bridge may relay: a tool's
+		// arguments over the bound of a request body (1 MiB) are then a
+		// tool error (too_large), not an HTTP failure that ends the session.
+		MaxRequestBodyBytes: MaxMessage,
 	})
 	authed := auth.RequireBearerToken(s.verify, &auth.RequireBearerTokenOptions{
 		ResourceMetadataURL: resourceMetadata,
@@ -93,6 +103,11 @@ func (s *Server) Handler(resourceMetadata string) http.Handler {
 	})
 }
 
+// MaxMessage bounds one MCP message on the daemon's /mcp endpoint: the
+// line limit of the SDK's stdio transport, so that whatever phc mcp reads
+// from a host it may relay.
+const MaxMessage = mcp.DefaultMaxLineLength
+
 // maxCall bounds one MCP request's answer, a person's answer to an
 // elicitation included.
 const maxCall = 15 * time.Minute
@@ -101,14 +116,17 @@ const maxCall = 15 * time.Minute
 // the core, which decides what the channel accepts (an app's service
 // token; never the owner's session).
 func (s *Server) verify(ctx context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
+	// While the vault is locked the core accepts any well-formed service
+	// token as a sealed principal, whose every tool call answers
+	// vault_locked: the host's session outlives the lock.
 	p, err := s.svc.AuthenticateOn(ctx, custodian.ChannelMCP, token)
 	if err != nil {
 		return nil, auth.ErrInvalidToken
 	}
-	who := "consumer:" + p.Consumer
-	// UserID binds an MCP session to who opened it: a session id alone,
-	// presented with another credential, is refused.
-	return &auth.TokenInfo{UserID: who, Extra: map[string]any{principalKey: p}}, nil
+	// UserID binds an MCP session to the token that opened it, the same
+	// before and after a lock: a session id alone, presented with another
+	// credential, is refused.
+	return &auth.TokenInfo{UserID: p.SessionBinding(), Extra: map[string]any{principalKey: p}}, nil
 }
 
 // principal is the caller of a request, from its bearer token.
@@ -171,7 +189,7 @@ func args(raw json.RawMessage, v any) error {
 }
 
 // handler adapts fn — one core call for principal p — to a tool handler.
-func (s *Server) handler(tool string, fn func(ctx context.Context, p custodian.Principal, req *mcp.CallToolRequest) (any, error)) mcp.ToolHandler {
+func (s *Server) handler(tool string, in *binding.Schema, fn func(ctx context.Context, p custodian.Principal, req *mcp.CallToolRequest) (any, error)) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
 		// The SDK recovers no panic: one here must not take the daemon.
 		defer func() {
@@ -183,7 +201,11 @@ func (s *Server) handler(tool string, fn func(ctx context.Context, p custodian.P
 		if !ok {
 			return s.toolError(tool, errNoPrincipal), nil
 		}
-		out, err := fn(ctx, p, req)
+		err = checkArgs(tool, in, req.Params.Arguments)
+		var out any
+		if err == nil {
+			out, err = fn(ctx, p, req)
+		}
 		if err != nil {
 			var ce *custodian.Error
 			if !errors.As(err, &ce) {

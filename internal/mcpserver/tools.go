@@ -3,7 +3,9 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -14,10 +16,12 @@ import (
 	binding "github.com/phc-project/phc/schema"
 )
 
-// anyJSON is the explicit schema of a value that may be any JSON. The Go
-// SDK would infer the boolean schema true for it, which the TypeScript
-// SDK's client refuses (it then rejects the whole tools/list).
-const anyJSON = `{"description": "any JSON value", "type": ["string", "number", "integer", "boolean", "object", "array", "null"]}`
+// anyJSON is the explicit schema of a value that may be any JSON: an
+// object without a type. The Go SDK would infer the boolean schema true,
+// which the TypeScript SDK's client refuses (it then rejects the whole
+// tools/list), and a type array is refused by hosts whose dialect allows a
+// single type.
+const anyJSON = `{"description": "any JSON value"}`
 
 // The grammars the tools share are the binding's own (schema.Def), never a
 // copy of them.
@@ -200,10 +204,9 @@ func (s *Server) tools() []tool {
 			InputSchema: schema(`{"type": "object", "additionalProperties": false, "properties": {
 				"scope": {"type": "string", "maxLength": 1024, "description": "key patterns, comma separated: identity.*, health.allergies"},
 				"purpose": ` + purposeSchema + `,
-				"duration": {"type": ["string", "integer"], "description": "how long, as 3600 (seconds) or 1h"},
+				"duration": {"description": "how long: 1h, or seconds as 3600"},
 				"usage": {"type": "string", "enum": ["single", "multi"]},
-				"request_id": {"type": "string", "pattern": "^req_[A-Z2-7]{26}$", "description": "ask how an earlier request stands"}},
-				"anyOf": [{"required": ["scope", "purpose"]}, {"required": ["request_id"]}]}`),
+				"request_id": {"type": "string", "pattern": "^req_[A-Z2-7]{26}$", "description": "ask how an earlier request stands (alone, without scope and purpose)"}}}`),
 			OutputSchema: schema(`{"type": "object", "properties": {"request_id": {"type": "string"}, "status": {"type": "string"},
 				"scope": {"type": "array", "items": {"type": "string"}}, "purpose": {"type": "string"}, "tier": {"type": "string"}, "expires_at": {"type": "string"},
 				"revision": {"type": "integer"}, ` + errorProps + `}}`),
@@ -221,12 +224,30 @@ func (s *Server) tools() []tool {
 			}
 			var v custodian.RequestView
 			var err error
+			// The alternatives the schema cannot say at its top level:
+			// request_id alone, or a scope and a purpose.
 			if in.RequestID != "" {
-				if in.Scope != "" || in.Purpose != "" || in.Duration != nil || in.Usage != "" {
-					return nil, &custodian.Error{Op: "request_context", Kind: custodian.KindInvalid, Public: "request_id is asked about alone"}
+				var extra []schemaViolation
+				for name, set := range map[string]bool{"scope": in.Scope != "", "purpose": in.Purpose != "", "duration": in.Duration != nil, "usage": in.Usage != ""} {
+					if set {
+						extra = append(extra, schemaViolation{"/" + name, "not", "is not allowed with request_id"})
+					}
+				}
+				if len(extra) > 0 {
+					return nil, violationsError("request_context", extra...)
 				}
 				v, err = svc.PollRequest(ctx, custodian.ChannelMCP, p, in.RequestID)
 			} else {
+				var missing []schemaViolation
+				if in.Scope == "" {
+					missing = append(missing, schemaViolation{"/scope", "required", "is required (or request_id alone)"})
+				}
+				if in.Purpose == "" {
+					missing = append(missing, schemaViolation{"/purpose", "required", "is required (or request_id alone)"})
+				}
+				if len(missing) > 0 {
+					return nil, violationsError("request_context", missing...)
+				}
 				body, _ := json.Marshal(map[string]any{"scope": in.Scope, "purpose": in.Purpose, "duration": in.Duration, "usage": in.Usage})
 				if in.Duration == nil {
 					body, _ = json.Marshal(map[string]any{"scope": in.Scope, "purpose": in.Purpose, "usage": in.Usage})
@@ -245,8 +266,74 @@ func (s *Server) tools() []tool {
 			}
 			return v, nil
 		}},
+
+		{&mcp.Tool{
+			Name:  "context_search",
+			Title: "Search context",
+			Description: "Find the fields you may read for the purpose whose key or value matches the query " +
+				"(a key prefix such as addresses.current, a word such as city or a word of a value), best first, with their values. " +
+				"It reads what context_get would, and nothing else.",
+			InputSchema: schema(`{"type": "object", "required": ["query"], "additionalProperties": false, "properties": {
+				"query": {"type": "string", "minLength": 1, "maxLength": 256, "description": "words or a key prefix"},
+				"purpose": ` + purposeSchema + `,
+				"limit": {"type": "integer", "minimum": 1, "maximum": 50, "description": "results at most (default 10)"}}}`),
+			OutputSchema: schema(`{"type": "object", "properties": {"query": {"type": "string"}, "fields": {"type": "array", "items": ` + fieldSchema + `},
+				"revision": {"type": "integer"}, "warnings": {"type": "array", "items": {"type": "string"}}, ` + errorProps + `}}`),
+			Annotations: readOnly,
+		}, func(ctx context.Context, p custodian.Principal, req *mcp.CallToolRequest) (any, error) {
+			var in struct {
+				Query   string `json:"query"`
+				Purpose string `json:"purpose"`
+				Limit   int    `json:"limit"`
+			}
+			if err := args(req.Params.Arguments, &in); err != nil {
+				return nil, err
+			}
+			return svc.SearchFields(ctx, p, in.Query, in.Purpose, in.Limit)
+		}},
+
+		{&mcp.Tool{
+			Name:  "memory_status",
+			Title: "How your proposals stand",
+			Description: "Whether your proposals (memory_propose, or a context_set that waits for review) are still proposed, " +
+				"or were confirmed, rejected or withdrawn: one, by proposal_id, or your newest 100. Never what the person changed.",
+			InputSchema: schema(`{"type": "object", "additionalProperties": false, "properties": {
+				"proposal_id": {"type": "string", "pattern": "^prp_[A-Z2-7]{26}$"}}}`),
+			OutputSchema: schema(`{"type": "object", "properties": {"proposals": {"type": "array", "items": ` + proposalStatusSchema + `},
+				"revision": {"type": "integer"}, ` + errorProps + `}}`),
+			Annotations: readOnly,
+		}, func(ctx context.Context, p custodian.Principal, req *mcp.CallToolRequest) (any, error) {
+			var in struct {
+				ID string `json:"proposal_id"`
+			}
+			if err := args(req.Params.Arguments, &in); err != nil {
+				return nil, err
+			}
+			return svc.OwnProposals(ctx, p, in.ID)
+		}},
+
+		{&mcp.Tool{
+			Name:         "memory_withdraw",
+			Title:        "Withdraw a proposal",
+			Description:  "Withdraw one of your proposals while it still waits for the person's review.",
+			InputSchema:  schema(`{"type": "object", "required": ["proposal_id"], "additionalProperties": false, "properties": {"proposal_id": {"type": "string", "pattern": "^prp_[A-Z2-7]{26}$"}}}`),
+			OutputSchema: schema(`{"type": "object", "properties": {"proposal_id": {"type": "string"}, "status": {"type": "string"}, "proposed_at": {"type": "string"}, "decided_at": {"type": "string"}, ` + errorProps + `}}`),
+			Annotations:  &mcp.ToolAnnotations{Title: "Withdraw a proposal", DestructiveHint: boolPtr(true), IdempotentHint: false, OpenWorldHint: boolPtr(false)},
+		}, func(ctx context.Context, p custodian.Principal, req *mcp.CallToolRequest) (any, error) {
+			var in struct {
+				ID string `json:"proposal_id"`
+			}
+			if err := args(req.Params.Arguments, &in); err != nil {
+				return nil, err
+			}
+			return svc.WithdrawProposal(ctx, p, in.ID)
+		}},
 	}
 }
+
+const proposalStatusSchema = `{"type": "object", "properties": {"proposal_id": {"type": "string"},
+	"status": {"type": "string", "enum": ["proposed", "confirmed", "rejected", "withdrawn"]}, "key": {"type": "string"},
+	"proposed_at": {"type": "string"}, "decided_at": {"type": "string"}}}`
 
 // purposeOnly adapts a core read whose only argument is a purpose.
 func purposeOnly[T any](read func(context.Context, custodian.Principal, string) (T, error)) func(context.Context, custodian.Principal, *mcp.CallToolRequest) (any, error) {
@@ -268,8 +355,60 @@ func fieldSchemaWith(more string) string {
 
 func (s *Server) addTools() {
 	for _, t := range s.tools() {
-		s.mcp.AddTool(t.def, s.handler(t.def.Name, t.fn))
+		var in *binding.Schema
+		// memory_propose's schema is the binding's proposal, which the core
+		// checks itself (schema_violation, as over HTTP).
+		if t.def.Name != "memory_propose" {
+			var err error
+			in, err = binding.Compile("mcp-"+t.def.Name, t.def.InputSchema.(json.RawMessage))
+			if err != nil {
+				panic("mcpserver: " + t.def.Name + ": " + err.Error())
+			}
+		}
+		s.mcp.AddTool(t.def, s.handler(t.def.Name, in, t.fn))
 	}
+}
+
+// schemaViolation is one violation a handler finds of what the schema
+// cannot say at its top level (alternatives between members).
+type schemaViolation struct{ path, keyword, message string }
+
+// violationsError is KindInvalid, as HTTP answers a malformed request, with
+// vs naming each path and keyword, for tool's arguments.
+func violationsError(tool string, vs ...schemaViolation) error {
+	out := make([]binding.Violation, 0, len(vs))
+	for _, v := range vs {
+		out = append(out, binding.Violation{Path: v.path, Keyword: v.keyword, Message: v.message})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return &custodian.Error{Op: tool, Kind: custodian.KindInvalid, Public: argsMismatch, Subject: "arguments", Violations: out}
+}
+
+const argsMismatch = "the arguments do not match the tool's input schema"
+
+// checkArgs checks a tool's arguments within the bounds of every request
+// body (too large is KindTooLarge) and against its input schema in (nil:
+// the core checks them), where a failure is KindInvalid — what HTTP
+// answers a malformed request — with each violation's path and keyword:
+// tool errors all, so that the host's session goes on.
+func checkArgs(tool string, in *binding.Schema, raw json.RawMessage) error {
+	if len(raw) == 0 {
+		raw = json.RawMessage(`{}`)
+	}
+	doc, err := binding.Decode(raw, binding.DefaultLimits())
+	switch {
+	case errors.Is(err, binding.ErrTooLarge):
+		return &custodian.Error{Op: tool, Kind: custodian.KindTooLarge, Public: "the arguments are larger than a request may be (1 MiB, strings of 64 KiB)", Err: err}
+	case err != nil:
+		return &custodian.Error{Op: tool, Kind: custodian.KindInvalid, Public: "the arguments are not valid JSON", Err: err}
+	}
+	if in == nil {
+		return nil
+	}
+	if vs := in.Validate(doc); vs != nil {
+		return &custodian.Error{Op: tool, Kind: custodian.KindInvalid, Public: argsMismatch, Subject: "arguments", Violations: vs}
+	}
+	return nil
 }
 
 // askUser asks the person, through the host's elicitation, to decide a

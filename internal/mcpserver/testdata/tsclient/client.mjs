@@ -2,8 +2,11 @@
 // what it saw as one JSON document. Usage:
 //   node client.mjs http URL TOKEN CALLS.json
 //   node client.mjs stdio COMMAND ARGS... -- CALLS.json   (PHC_TOKEN in the environment)
-// CALLS.json: [{"name": tool, "arguments": {...}}, ...]
+// CALLS.json: [{"name": tool, "arguments": {...}}, ...]; an entry {"wait": LABEL} writes "WAIT LABEL" on
+// standard error and waits for a line on standard input (the test changes the daemon meanwhile). A call that
+// throws is recorded with "thrown". With ONLY_CALLS=1 in the environment, the listings after the calls are left out.
 import { readFileSync } from "node:fs";
+import { createInterface } from "node:readline";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -29,10 +32,25 @@ try {
   await client.connect(transport);
   const tools = await client.listTools(); // validates every tool definition
   out.tools = tools.tools.map((t) => t.name);
+  const lines = createInterface({ input: process.stdin })[Symbol.asyncIterator]();
   for (const c of calls) {
-    // callTool checks structuredContent against the tool's output schema.
-    const r = await client.callTool({ name: c.name, arguments: c.arguments });
-    out.calls.push({ name: c.name, isError: !!r.isError, structured: r.structuredContent ?? null });
+    if (c.wait) {
+      process.stderr.write(`WAIT ${c.wait}\n`);
+      await lines.next();
+      continue;
+    }
+    try {
+      // callTool checks structuredContent against the tool's output schema.
+      const r = await client.callTool({ name: c.name, arguments: c.arguments });
+      out.calls.push({ name: c.name, isError: !!r.isError, structured: r.structuredContent ?? null });
+    } catch (e) {
+      out.calls.push({ name: c.name, isError: true, structured: null, thrown: String(e && e.message ? e.message : e) });
+    }
+  }
+  if (process.env.ONLY_CALLS === "1") {
+    await client.close().catch(() => {});
+    process.stdout.write(JSON.stringify(out) + "\n");
+    process.exit(0);
   }
   const templates = await client.listResourceTemplates();
   out.resources = templates.resourceTemplates.map((t) => t.uriTemplate);

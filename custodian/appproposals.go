@@ -1,0 +1,167 @@
+package custodian
+
+import (
+	"context"
+	"encoding/json"
+	"sort"
+	"time"
+
+	"github.com/phc-project/phc/internal/identity"
+)
+
+// maxOwnProposals bounds the proposals [Service.OwnProposals] lists.
+const maxOwnProposals = 100
+
+// ProposalStatus is what an app may know of one of its own proposals: its
+// id, whether it is still proposed (waiting for the owner), confirmed,
+// rejected or withdrawn, and when. While it waits, the key it proposed is
+// shown; once decided, nothing of the owner's decision but the outcome is
+// — not the value confirmed, which the owner may have edited, nor the
+// owner's reason for a rejection.
+type ProposalStatus struct {
+	ProposalID string     `json:"proposal_id"`
+	Status     string     `json:"status"`
+	Key        string     `json:"key,omitempty"`
+	ProposedAt time.Time  `json:"proposed_at"`
+	DecidedAt  *time.Time `json:"decided_at,omitempty"`
+}
+
+// OwnProposals is the answer to an app's question about its proposals.
+type OwnProposals struct {
+	Proposals []ProposalStatus `json:"proposals"`
+	Revision  uint64           `json:"revision"`
+}
+
+func statusOf(pr *Proposal) ProposalStatus {
+	ps := ProposalStatus{ProposalID: pr.ID, Status: pr.Status, ProposedAt: pr.ProposedAt, DecidedAt: pr.DecidedAt}
+	if pr.Status == StatusProposed {
+		ps.Key = pr.Key
+	}
+	return ps
+}
+
+// ownedBy reports whether consumer p made pr.
+func ownedBy(pr *Proposal, p Principal) bool {
+	a := pr.Producer.Authenticated
+	return p.kind == PrincipalConsumer && a.Kind == "consumer" && a.ID == p.Consumer
+}
+
+// OwnProposals returns how the proposals of consumer p stand: the one
+// called id, or (id "") its newest 100, newest first. A proposal of
+// another app, or of the owner, is KindNotFound like one that does not
+// exist. Only an app asks: the owner has the review queue.
+func (s *Service) OwnProposals(ctx context.Context, p Principal, id string) (OwnProposals, error) {
+	const op = "proposal.status"
+	if id != "" && !identity.ValidID(id, "prp_") {
+		return OwnProposals{}, fail(op, KindInvalid, "malformed proposal id")
+	}
+	if err := s.rateLimit(op, p, false); err != nil {
+		return OwnProposals{}, err
+	}
+	st, release, err := s.enter(op, p)
+	if err != nil {
+		return OwnProposals{}, err
+	}
+	defer release()
+	if p.kind != PrincipalConsumer {
+		return OwnProposals{}, fail(op, KindInvalid, "only an app asks how its proposals stand; the owner reviews them")
+	}
+	// Wait until what the view has applied is durable, so that the store
+	// holds every proposal the app was told about.
+	rev, err := readSettled(op, st, func() (uint64, error) { return st.revision, nil })
+	if err != nil {
+		return OwnProposals{}, err
+	}
+	out := OwnProposals{Proposals: []ProposalStatus{}, Revision: rev}
+	err = s.store.View(func(tx Tx) error {
+		if id != "" {
+			pr, err := loadProposal(tx, id)
+			if err != nil {
+				return err
+			}
+			if pr != nil && ownedBy(pr, p) {
+				out.Proposals = append(out.Proposals, statusOf(pr))
+			}
+			return nil
+		}
+		return tx.ForEach(bucketProposals, func(_ string, raw []byte) error {
+			var pr Proposal
+			if err := json.Unmarshal(raw, &pr); err != nil {
+				return err
+			}
+			if ownedBy(&pr, p) {
+				out.Proposals = append(out.Proposals, statusOf(&pr))
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return OwnProposals{}, wrap(op, KindInternal, err)
+	}
+	if id != "" && len(out.Proposals) == 0 {
+		return OwnProposals{}, notFound(op)
+	}
+	sort.SliceStable(out.Proposals, func(i, j int) bool {
+		a, b := out.Proposals[i], out.Proposals[j]
+		if !a.ProposedAt.Equal(b.ProposedAt) {
+			return a.ProposedAt.After(b.ProposedAt)
+		}
+		return a.ProposalID > b.ProposalID
+	})
+	if len(out.Proposals) > maxOwnProposals {
+		out.Proposals = out.Proposals[:maxOwnProposals]
+	}
+	return out, nil
+}
+
+// WithdrawProposal withdraws consumer p's own proposal id while it waits
+// for the owner: its draft is erased as a rejection's is, and the owner no
+// longer sees it. A proposal of another app, or none, is KindNotFound; one
+// already decided is KindConflict. The token needs write mode.
+func (s *Service) WithdrawProposal(ctx context.Context, p Principal, id string) (ProposalStatus, error) {
+	const op = "proposal.withdraw"
+	if !identity.ValidID(id, "prp_") {
+		return ProposalStatus{}, fail(op, KindInvalid, "malformed proposal id")
+	}
+	if err := s.rateLimit(op, p, true); err != nil {
+		return ProposalStatus{}, err
+	}
+	st, release, err := s.enter(op, p)
+	if err != nil {
+		return ProposalStatus{}, err
+	}
+	defer release()
+	if p.kind != PrincipalConsumer {
+		return ProposalStatus{}, fail(op, KindInvalid, "only the app that made a proposal withdraws it; the owner rejects it")
+	}
+	if !p.token.canWrite() {
+		return ProposalStatus{}, s.refuse(st, p, op, fail(op, KindModeDenied, "the token does not allow writes"))
+	}
+	if _, err := readSettled(op, st, func() (struct{}, error) { return struct{}{}, nil }); err != nil {
+		return ProposalStatus{}, err
+	}
+	var pr *Proposal
+	if err := s.store.View(func(tx Tx) error {
+		var err error
+		pr, err = loadProposal(tx, id)
+		return err
+	}); err != nil {
+		return ProposalStatus{}, wrap(op, KindInternal, err)
+	}
+	if pr == nil || !ownedBy(pr, p) {
+		return ProposalStatus{}, notFound(op)
+	}
+	var out ProposalStatus
+	err = s.commit(st, func(st *state, b *batch) error {
+		if _, ok := st.pending[id]; !ok {
+			return fail(op, KindConflict, "the proposal was already decided")
+		}
+		rev := b.nextRevision()
+		decided := pr.decided(StatusWithdrawn, b.now)
+		st.decide(b, &decided)
+		b.receipt(Receipt{Actor: p.actor(), Operation: op, Recipient: p.Consumer, Decision: "allow", Records: []string{id}, Revision: rev})
+		out = statusOf(&decided)
+		return nil
+	})
+	return out, err
+}
