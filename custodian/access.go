@@ -349,15 +349,6 @@ func paramHas(params map[string]any, name, want string) bool {
 	return false
 }
 
-// tierRoots are the keys whose subtrees default to a tier above standard.
-var tierRoots = []struct{ root, tier string }{
-	{"identity.ssn", SensitivityCritical}, {"identity.tax_id", SensitivityCritical},
-	{"identity.passport_number", SensitivityCritical}, {"financial.bank_routing", SensitivityCritical},
-	{"financial.bank_account_number", SensitivityCritical}, {"credentials", SensitivityCritical},
-	{"identity.dob", SensitivitySensitive}, {"identity.date_of_birth", SensitivitySensitive},
-	{"health", SensitivitySensitive}, {"financial", SensitivitySensitive}, {"addresses", SensitivitySensitive},
-}
-
 // defaultSensitivity is the tier a key gets unless the owner overrides it.
 func defaultSensitivity(key string) string {
 	tier := SensitivityStandard
