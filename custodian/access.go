@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // matchKey reports whether key matches pattern: "*" matches every key, a
@@ -59,22 +60,40 @@ func validKey(k string) bool {
 	return true
 }
 
+// maxPurposeLen is the longest purpose, in characters (code points, as
+// JSON Schema's maxLength counts them).
+const maxPurposeLen = 200
+
 // validPurpose reports whether p is a purpose as the grant binding defines
-// it: 1–128 bytes of [A-Za-z0-9 _.:-], starting with a letter or digit.
+// it: free text of 1–200 characters of valid UTF-8 that neither begins nor
+// ends with a space and holds none of the characters that could make what
+// the owner sees differ from what was sent (refusedInPurpose). A purpose is
+// shown literally everywhere, never interpreted.
 func validPurpose(p string) bool {
-	if p == "" || len(p) > 128 {
+	if p == "" || !utf8.ValidString(p) || utf8.RuneCountInString(p) > maxPurposeLen {
 		return false
 	}
-	for i := 0; i < len(p); i++ {
-		c := p[i]
-		switch {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
-		case (c == ' ' || c == '_' || c == '.' || c == ':' || c == '-') && i > 0:
-		default:
-			return false
-		}
+	if p[0] == ' ' || p[len(p)-1] == ' ' {
+		return false
 	}
-	return true
+	return !strings.ContainsFunc(p, refusedInPurpose)
+}
+
+// refusedInPurpose reports whether r may not appear in a purpose: a C0 or
+// C1 control, a line or paragraph separator, or a bidirectional formatting
+// character (the marks LRM, RLM and ALM, the embeddings and overrides
+// U+202A–U+202E, the isolates U+2066–U+2069), which could reorder or hide
+// what an approval shows. common.json's purpose pattern says the same.
+func refusedInPurpose(r rune) bool {
+	switch {
+	case r < 0x20, r >= 0x7f && r <= 0x9f:
+		return true
+	case r == 0x061c, r == 0x200e, r == 0x200f, r == 0x2028, r == 0x2029:
+		return true
+	case r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069:
+		return true
+	}
+	return false
 }
 
 // validSegment also serves persona ids.
@@ -328,15 +347,6 @@ func paramHas(params map[string]any, name, want string) bool {
 		}
 	}
 	return false
-}
-
-// tierRoots are the keys whose subtrees default to a tier above standard.
-var tierRoots = []struct{ root, tier string }{
-	{"identity.ssn", SensitivityCritical}, {"identity.tax_id", SensitivityCritical},
-	{"identity.passport_number", SensitivityCritical}, {"financial.bank_routing", SensitivityCritical},
-	{"financial.bank_account_number", SensitivityCritical}, {"credentials", SensitivityCritical},
-	{"identity.dob", SensitivitySensitive}, {"identity.date_of_birth", SensitivitySensitive},
-	{"health", SensitivitySensitive}, {"financial", SensitivitySensitive}, {"addresses", SensitivitySensitive},
 }
 
 // defaultSensitivity is the tier a key gets unless the owner overrides it.

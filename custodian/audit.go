@@ -3,21 +3,31 @@ package custodian
 import (
 	"context"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 )
 
-// AuditEntry is one receipt in the shape PCP's audit log uses: an action,
-// the consumer concerned, the fields (keys) concerned, and when.
+// AuditEntry is one receipt in the shape PCP's audit log uses (PCP §4
+// "Audit trail"): an action, the consumer concerned, the fields (keys)
+// concerned, and when; for a token, a context request, its approval or
+// denial and a grant, also the scope asked for or given and for how long
+// (PCP's "identity.full_name, identity.ssn   30min").
 type AuditEntry struct {
-	Seq        uint64    `json:"seq"`
-	Timestamp  time.Time `json:"timestamp"`
-	Action     string    `json:"action"` // GRANT | READ | WRITE | DENY | EXPIRE | REVOKE | ADMIN
-	Operation  string    `json:"operation"`
-	Consumer   string    `json:"consumer,omitempty"`
-	Purpose    string    `json:"purpose,omitempty"`
-	Fields     []string  `json:"fields"`
-	Constraint string    `json:"constraint,omitempty"`
+	Seq       uint64    `json:"seq"`
+	Timestamp time.Time `json:"timestamp"`
+	Action    string    `json:"action"` // GRANT | REQUEST | READ | WRITE | DENY | EXPIRE | REVOKE | ADMIN
+	Operation string    `json:"operation"`
+	Consumer  string    `json:"consumer,omitempty"`
+	Purpose   string    `json:"purpose,omitempty"`
+	Fields    []string  `json:"fields"`
+	// Scope and Duration are those of the token, request or grant the
+	// receipt names (key patterns, never values); DurationSeconds is
+	// Duration for machines.
+	Scope           []string `json:"scope,omitempty"`
+	Duration        string   `json:"duration,omitempty"`
+	DurationSeconds int64    `json:"duration_seconds,omitempty"`
+	Constraint      string   `json:"constraint,omitempty"`
 }
 
 // auditAction maps a receipt to PCP's audit action.
@@ -26,14 +36,20 @@ func auditAction(r *Receipt) string {
 		return "DENY"
 	}
 	switch r.Operation {
-	case "grant.create", "token.create", "consumer.approve":
+	case "grant.create", "token.create", "token.exchange", "consumer.approve", "request.approve":
 		return "GRANT"
+	case "request.deny":
+		return "DENY"
+	case "request.create":
+		return "REQUEST"
 	case "grant.revoke", "grant.narrow", "token.revoke", "consumer.delete":
 		return "REVOKE"
-	case "claim.read", "context.read":
+	case "claim.read", "context.read", "field.get", "field.list", "field.category", "field.context",
+		"graph.read", "summary.read":
+		// A recipient's read, whatever the face it came through.
 		return "READ"
 	case "proposal.create", "proposal.confirm", "proposal.reject", "claim.correct", "claim.delete", "claim.personas",
-		"claim.dispute", "claim.undispute", "claim.retract":
+		"claim.dispute", "claim.undispute", "claim.retract", "field.put", "field.delete", "field.sensitivity":
 		return "WRITE"
 	}
 	return "ADMIN"
@@ -63,6 +79,10 @@ func (s *Service) Audit(ctx context.Context, p Principal, limit int) ([]AuditEnt
 			e.Consumer = strings.TrimPrefix(r.Actor, "consumer:")
 		} else if r.Recipient != "" {
 			e.Consumer = r.Recipient
+		}
+		e.Scope, e.DurationSeconds = st.auditScope(r.Records)
+		if e.DurationSeconds > 0 {
+			e.Duration = auditDuration(e.DurationSeconds)
 		}
 		seen := map[string]bool{}
 		for _, ref := range r.Records {
@@ -111,4 +131,40 @@ func (s *Service) Audit(ctx context.Context, p Principal, limit int) ([]AuditEnt
 		out = out[:n]
 	}
 	return out, nil
+}
+
+// auditScope is the scope and duration (in seconds) of what records name:
+// a context request (what it asked for, and for how long), else a token
+// (its scope and lifetime), else a grant (its key selectors and lifetime).
+// Callers hold st.mu.
+func (st *state) auditScope(records []string) ([]string, int64) {
+	for _, id := range records {
+		if r, ok := st.requests[id]; ok {
+			return r.Scope, r.Duration
+		}
+	}
+	for _, id := range records {
+		if t, ok := st.tokenByID[id]; ok {
+			return t.Scope, int64(t.ExpiresAt.Sub(t.CreatedAt) / time.Second)
+		}
+	}
+	for _, id := range records {
+		if g, ok := st.grants[id]; ok {
+			return g.Selectors.Keys, int64(g.ExpiresAt.Sub(g.CreatedAt) / time.Second)
+		}
+	}
+	return nil, 0
+}
+
+// auditDuration writes seconds as PCP's audit lines do: "30min", "1h",
+// "8760h"; anything else as Go writes a duration ("1h30m0s").
+func auditDuration(seconds int64) string {
+	d := time.Duration(seconds) * time.Second
+	switch {
+	case d < time.Hour && d%time.Minute == 0:
+		return strconv.FormatInt(seconds/60, 10) + "min"
+	case d%time.Hour == 0:
+		return strconv.FormatInt(seconds/3600, 10) + "h"
+	}
+	return d.String()
 }

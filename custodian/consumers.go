@@ -25,7 +25,10 @@ type ConsumerView struct {
 	Name      string    `json:"name"`
 	Status    string    `json:"status"`
 	CreatedAt time.Time `json:"created_at"`
-	Revision  uint64    `json:"revision,omitempty"` // of the write that registered it, in AddConsumer's answer
+	// RegisteredAt is CreatedAt under PCP's name (PCP §4 "Consumer
+	// registration": 201 {name, registered_at}).
+	RegisteredAt time.Time `json:"registered_at"`
+	Revision     uint64    `json:"revision,omitempty"` // of the write that registered it, in AddConsumer's answer
 }
 
 // Consumer statuses.
@@ -131,7 +134,7 @@ func (s *Service) addConsumer(op string, p Principal, raw []byte, status string)
 		}
 		b.put(bucketConsumers, id, c)
 		b.receipt(Receipt{Actor: p.actor(), Operation: op, Recipient: c.Name, Decision: "allow", Records: records, Revision: rev})
-		out = ConsumerView{Name: c.Name, Status: c.Status, CreatedAt: c.CreatedAt, Revision: rev}
+		out = ConsumerView{Name: c.Name, Status: c.Status, CreatedAt: c.CreatedAt, RegisteredAt: c.CreatedAt, Revision: rev}
 		return nil
 	})
 	return out, err
@@ -170,7 +173,7 @@ func (s *Service) ApproveConsumer(ctx context.Context, p Principal, name string)
 		st.consumers[name] = &nc
 		b.put(bucketConsumers, nc.ID, &nc)
 		b.receipt(Receipt{Actor: "owner", Operation: op, Recipient: name, Decision: "allow", Records: []string{nc.ID}, Revision: rev})
-		out = ConsumerView{Name: nc.Name, Status: nc.Status, CreatedAt: nc.CreatedAt, Revision: rev}
+		out = ConsumerView{Name: nc.Name, Status: nc.Status, CreatedAt: nc.CreatedAt, RegisteredAt: nc.CreatedAt, Revision: rev}
 		return nil
 	})
 	return out, err
@@ -220,7 +223,7 @@ func (s *Service) ListConsumers(ctx context.Context, p Principal) ([]ConsumerVie
 	return ownerRead(s, "consumer.list", p, func(st *state) ([]ConsumerView, error) {
 		out := make([]ConsumerView, 0, len(st.consumers))
 		for _, c := range st.consumers {
-			out = append(out, ConsumerView{Name: c.Name, Status: c.Status, CreatedAt: c.CreatedAt})
+			out = append(out, ConsumerView{Name: c.Name, Status: c.Status, CreatedAt: c.CreatedAt, RegisteredAt: c.CreatedAt})
 		}
 		sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 		return out, nil

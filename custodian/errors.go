@@ -178,7 +178,7 @@ func internalf(op, format string, args ...any) *Error {
 }
 
 // errPurpose is the public text for a missing or malformed purpose.
-const errPurpose = "purpose is required: 1-128 letters, digits, spaces or _ . : -, starting with a letter or digit"
+const errPurpose = "purpose is required: free text of 1-200 characters, not beginning or ending with a space, without control or bidirectional formatting characters"
 
 // notFound is the single answer for absent or hidden records.
 func notFound(op string) *Error { return &Error{Op: op, Kind: KindNotFound} }

@@ -445,6 +445,10 @@ func (s *Service) PutField(ctx context.Context, p Principal, id string, raw []by
 	if !validKey(id) {
 		return FieldRead{}, nil, fail(op, KindInvalid, "malformed field id")
 	}
+	if !strings.Contains(id, ".") {
+		// PCP §2: a field is addressed as category.field_name.
+		return FieldRead{}, nil, fail(op, KindInvalid, "a field id is category.field_name: at least two dot-separated segments")
+	}
 	var in fieldWrite
 	if err := decodeStrict(op, raw, &in); err != nil {
 		return FieldRead{}, nil, err

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/phc-project/phc/custodian"
@@ -833,14 +834,14 @@ func TestGetClaimPurposeBound(t *testing.T) {
 	ts := newTestService(t)
 	ts.mustConsumer("app")
 	app := ts.mustPrincipal("app", "*", custodian.ModeRead)
-	long := strings.Repeat("p", 129)
+	long := strings.Repeat("é", 201)
 	_, err := ts.Context(t.Context(), app, custodian.ContextQuery{Purpose: long})
-	wantKind(t, "Context(129-byte purpose)", err, custodian.KindInvalid)
+	wantKind(t, "Context(201-character purpose)", err, custodian.KindInvalid)
 	_, err = ts.GetClaim(t.Context(), app, "clm_AAAAAAAAAAAAAAAAAAAAAAAAAA", long)
-	wantKind(t, "GetClaim(129-byte purpose)", err, custodian.KindInvalid)
+	wantKind(t, "GetClaim(201-character purpose)", err, custodian.KindInvalid)
 	for _, r := range ts.receipts() {
-		if len(r.Purpose) > 128 {
-			t.Errorf("receipt %d (%s) holds a %d-byte purpose from the recipient", r.Seq, r.Operation, len(r.Purpose))
+		if n := utf8.RuneCountInString(r.Purpose); n > 200 {
+			t.Errorf("receipt %d (%s) holds a %d-character purpose from the recipient", r.Seq, r.Operation, n)
 		}
 	}
 }
@@ -862,13 +863,13 @@ func TestContextValidation(t *testing.T) {
 	wantKind(t, "GetClaim(no purpose)", err, custodian.KindInvalid)
 	// A recipient's purpose is untrusted text that lands in receipts: both
 	// read paths accept only what the grant binding allows.
-	for _, purpose := range []string{" assist", "-assist", "as\x00sist", "as\nsist", "\xff\xfe", "zweck-für", strings.Repeat("p", 129)} {
+	for _, purpose := range []string{" assist", "assist ", "as\x00sist", "as\nsist", "\xff\xfe", "as\u202esist", "as\u2066sist", strings.Repeat("p", 201)} {
 		_, err := ts.Context(ctx, app, custodian.ContextQuery{Purpose: purpose})
 		wantKind(t, fmt.Sprintf("Context(purpose %q)", purpose), err, custodian.KindInvalid)
 		_, err = ts.GetClaim(ctx, app, "clm_AAAAAAAAAAAAAAAAAAAAAAAAAA", purpose)
 		wantKind(t, fmt.Sprintf("GetClaim(purpose %q)", purpose), err, custodian.KindInvalid)
 	}
-	for _, purpose := range []string{"a", "Tax prep: 2025", "calendar.sync_v2", strings.Repeat("p", 128)} {
+	for _, purpose := range []string{"a", "Tax prep: 2025", "calendar.sync_v2", "-assist", "zweck-für", "Fill the form; page 2", strings.Repeat("é", 200)} {
 		if _, err := ts.Context(ctx, app, custodian.ContextQuery{Purpose: purpose}); err != nil {
 			t.Errorf("Context(purpose %q) = %v; want it accepted", purpose, err)
 		}

@@ -1017,10 +1017,10 @@ func hostileCases(t *testing.T, f *hostileFixture) []hostileCase {
 		{"purpose-missing", "/phc/v1/context", f.coachR, "invalid_request"},
 		{"purpose-empty", "/phc/v1/context?purpose=", f.coachR, "invalid_request"},
 		{"purpose-repeated", "/phc/v1/context?purpose=learning&purpose=work", f.coachR, "invalid_request"},
-		{"purpose-129-bytes", "/phc/v1/context?purpose=" + strings.Repeat("p", 129), f.coachR, "invalid_request"},
+		{"purpose-201-characters", "/phc/v1/context?purpose=" + strings.Repeat("p", 201), f.coachR, "invalid_request"},
 		{"purpose-invalid-utf8", "/phc/v1/context?purpose=learning%FF", f.coachR, "invalid_request"},
 		{"purpose-nul", "/phc/v1/context?purpose=learning%00", f.coachR, "invalid_request"},
-		{"purpose-markup", "/phc/v1/context?purpose=%3Cscript%3E", f.coachR, "invalid_request"},
+		{"purpose-bidi-override-markup", "/phc/v1/context?purpose=%E2%80%AE%3Cscript%3E", f.coachR, "invalid_request"},
 		{"persona-traversal", "/phc/v1/context?purpose=learning&persona=../work", f.coachR, "invalid_request"},
 		{"persona-upper-case", "/phc/v1/context?purpose=learning&persona=Learning", f.coachR, "invalid_request"},
 		{"persona-repeated", "/phc/v1/context?purpose=learning&persona=learning&persona=work", f.coachR, "invalid_request"},
@@ -1029,7 +1029,7 @@ func hostileCases(t *testing.T, f *hostileFixture) []hostileCase {
 		{"claim-purpose-missing", "/phc/v1/claims/" + f.claim, f.coachR, "invalid_request"},
 		{"claim-purpose-repeated", "/phc/v1/claims/" + f.claim + "?purpose=learning&purpose=learning", f.coachR, "invalid_request"},
 		{"claim-purpose-invalid-utf8", "/phc/v1/claims/" + f.claim + "?purpose=learning%FF", f.coachR, "invalid_request"},
-		{"claim-purpose-129-bytes", "/phc/v1/claims/" + f.claim + "?purpose=" + strings.Repeat("p", 129), f.coachR, "invalid_request"},
+		{"claim-purpose-201-characters", "/phc/v1/claims/" + f.claim + "?purpose=" + strings.Repeat("p", 201), f.coachR, "invalid_request"},
 		{"receipts-limit-word", "/phc/v1/receipts?limit=abc", owner, "invalid_request"},
 		{"receipts-limit-negative", "/phc/v1/receipts?limit=-1", owner, "invalid_request"},
 		{"receipts-limit-1001", "/phc/v1/receipts?limit=1001", owner, "invalid_request"},
@@ -1114,8 +1114,8 @@ func hostileCases(t *testing.T, f *hostileFixture) []hostileCase {
 		{"grant", "selectors-empty", "/selectors", jsonBytes(t, map[string]any{
 			"recipient": map[string]any{"kind": "consumer", "id": "budget"}, "purpose": "learning", "operations": []any{"read"},
 			"selectors": map[string]any{}, "expires_at": f.tomorrow})},
-		{"grant", "purpose-markup", "/purpose", jsonBytes(t, map[string]any{
-			"recipient": map[string]any{"kind": "consumer", "id": "budget"}, "purpose": "<script>" + m, "operations": []any{"read"},
+		{"grant", "purpose-bidi-override-markup", "/purpose", jsonBytes(t, map[string]any{
+			"recipient": map[string]any{"kind": "consumer", "id": "budget"}, "purpose": "\u202e<script>" + m, "operations": []any{"read"},
 			"selectors": map[string]any{"keys": []any{"learning.*"}}, "expires_at": f.tomorrow})},
 		{"grant", "selector-key-traversal", "/selectors/keys/0", jsonBytes(t, map[string]any{
 			"recipient": map[string]any{"kind": "consumer", "id": "budget"}, "purpose": "learning", "operations": []any{"read"},

@@ -39,12 +39,12 @@ func runMCP(ctx context.Context, env *Env, args []string) error {
 	if *token == "" {
 		*token = env.Getenv("PHC_TOKEN")
 	}
-	if *token == "" {
-		return usageError("phc mcp needs the app's token: --token or PHC_TOKEN (see phc token)")
-	}
 	cl, err := newClient(env, c, false)
 	if err != nil {
 		return err
+	}
+	if *token == "" {
+		return servePublic(ctx, env, cl)
 	}
 	// A clear error before the host's first message: daemon down.
 	var status struct {
@@ -78,6 +78,27 @@ func runMCP(ctx context.Context, env *Env, args []string) error {
 	defer host.Close()
 	b.host, b.up = host, upstream
 	return b.relay(ctx)
+}
+
+// servePublic serves a host that gave phc mcp no token: it starts, and
+// answers context_status (public in PCP §9) with the daemon's status;
+// every other tool answers unauthenticated. It says so on standard error,
+// where a host shows a server's log.
+func servePublic(ctx context.Context, env *Env, cl *client) error {
+	fmt.Fprintln(env.Stderr, "phc mcp: no token (PHC_TOKEN or --token): only context_status answers; "+
+		"every other tool is unauthenticated until the server is started with the app's token (see phc token)")
+	srv := mcpserver.Public(func(ctx context.Context) (any, error) {
+		var status json.RawMessage
+		if err := cl.do(ctx, "GET", "/context/status", nil, &status); err != nil {
+			return nil, err
+		}
+		return status, nil
+	}, nil)
+	err := srv.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(env.Stdin), Writer: nopWriteCloser{env.Stdout}})
+	if errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return err
 }
 
 // refusalWatch is the bridge's HTTP transport: it notes when the daemon

@@ -470,16 +470,26 @@ func (s *Server) putField(w http.ResponseWriter, r *http.Request, p custodian.Pr
 	if err != nil {
 		return err
 	}
-	out, pending, err := s.svc.PutField(r.Context(), p, r.PathValue("id"), raw)
+	id := r.PathValue("id")
+	out, pending, err := s.svc.PutField(r.Context(), p, id, raw)
 	if err != nil {
 		return err
 	}
+	// The write is done as asked; a key that looks like another name for a
+	// well-known one says so (custodian.FieldHints).
+	hints := custodian.FieldHints(id)
 	if pending != nil {
 		// Waiting for the owner's consent: accepted, not yet written.
-		writeJSON(w, http.StatusAccepted, pending)
+		writeJSON(w, http.StatusAccepted, struct {
+			*custodian.Proposed
+			Warnings []custodian.Hint `json:"warnings,omitempty"`
+		}{pending, hints})
 		return nil
 	}
-	writeJSON(w, http.StatusOK, out)
+	writeJSON(w, http.StatusOK, struct {
+		custodian.FieldRead
+		Warnings []custodian.Hint `json:"warnings,omitempty"`
+	}{out, hints})
 	return nil
 }
 

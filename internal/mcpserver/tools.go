@@ -170,7 +170,9 @@ func (s *Server) tools() []tool {
 				"anything else waits for the person's review (status pending).",
 			InputSchema: schema(`{"type": "object", "required": ["id", "value"], "additionalProperties": false,
 				"properties": {"id": ` + fieldIDSchema + `, "value": ` + anyJSON + `, "sensitivity": ` + tierSchema + `}}`),
-			OutputSchema: schema(fieldSchemaWith(`"revision": {"type": "integer"}, "warnings": {"type": "array", "items": {"type": "string"}},
+			OutputSchema: schema(fieldSchemaWith(`"revision": {"type": "integer"},
+				"warnings": {"type": "array", "description": "a key that looks like another name for a well-known one: the write is done as asked, and suggest names that key",
+					"items": {"type": "object", "properties": {"suggest": {"type": "string"}, "reason": {"type": "string"}}}},
 				"proposal_id": {"type": "string"}, "status": {"type": "string"}, ` + errorProps)),
 			Annotations: &mcp.ToolAnnotations{Title: "Write one field", DestructiveHint: boolPtr(true), IdempotentHint: true, OpenWorldHint: boolPtr(false)},
 		}, func(ctx context.Context, p custodian.Principal, req *mcp.CallToolRequest) (any, error) {
@@ -188,10 +190,18 @@ func (s *Server) tools() []tool {
 			if err != nil {
 				return nil, err
 			}
+			// As PUT /context/fields/{id} answers: the hints of the key written.
+			hints := custodian.FieldHints(id)
 			if pending != nil {
-				return pending, nil
+				return struct {
+					*custodian.Proposed
+					Warnings []custodian.Hint `json:"warnings,omitempty"`
+				}{pending, hints}, nil
 			}
-			return f, nil
+			return struct {
+				custodian.FieldRead
+				Warnings []custodian.Hint `json:"warnings,omitempty"`
+			}{f, hints}, nil
 		}},
 
 		{&mcp.Tool{
