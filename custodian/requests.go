@@ -443,8 +443,21 @@ func scopesMeet(a, b []string) bool {
 	return false
 }
 
-// patternsMeet reports whether some key matches both key patterns.
+// patternsMeet reports whether some key is covered by both scope patterns.
 func patternsMeet(p, q string) bool {
+	for _, a := range scopePatterns([]string{p}) {
+		for _, b := range scopePatterns([]string{q}) {
+			if keyPatternsMeet(a, b) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// keyPatternsMeet reports whether some key matches both key patterns (of
+// matchKey's language).
+func keyPatternsMeet(p, q string) bool {
 	pp, pPrefix := strings.CutSuffix(p, ".*")
 	qp, qPrefix := strings.CutSuffix(q, ".*")
 	switch {
