@@ -110,6 +110,9 @@ func (s *Service) requestContext(ctx context.Context, p Principal, raw []byte, m
 	if err != nil {
 		return RequestView{}, err
 	}
+	if dur > maxTokenTTL {
+		return RequestView{}, fail(op, KindInvalid, "duration must be at most 30 days")
+	}
 	switch in.Usage {
 	case "":
 		in.Usage = "multi"
