@@ -244,7 +244,7 @@ func nameTaken(op, name, existing string) *Error {
 type TokenRequest struct {
 	Consumer  string          `json:"consumer"`
 	Secret    string          `json:"secret"`
-	Scope     string          `json:"scope"`
+	Scope     scopeList       `json:"scope"`
 	TTL       json.RawMessage `json:"ttl,omitempty"`
 	Mode      string          `json:"mode,omitempty"`
 	RateLimit *RateLimit      `json:"rate_limit,omitempty"`
@@ -293,7 +293,7 @@ func (s *Service) MintServiceToken(ctx context.Context, raw []byte) (TokenIssued
 	if err := decodeStrict(op, raw, &in); err != nil {
 		return TokenIssued{}, err
 	}
-	scope, err := parseScope(in.Scope)
+	scope, err := parseScope(string(in.Scope))
 	if err != nil {
 		return TokenIssued{}, err
 	}
@@ -379,6 +379,30 @@ func (s *Service) MintServiceToken(ctx context.Context, raw []byte) (TokenIssued
 		return nil
 	})
 	return out, err
+}
+
+// scopeList is a scope as a request body gives it: a comma-separated string
+// ("identity.*, addresses.current", PCP §10) or an array of patterns
+// (["identity.full_name", "addresses.current"], PCP §9), held as the string.
+type scopeList string
+
+func (l *scopeList) UnmarshalJSON(raw []byte) error {
+	var str string
+	if err := json.Unmarshal(raw, &str); err == nil {
+		*l = scopeList(str)
+		return nil
+	}
+	var list []string
+	if err := json.Unmarshal(raw, &list); err != nil {
+		return fail("token.create", KindInvalid, "scope must be a string of comma-separated key patterns or an array of them")
+	}
+	for _, p := range list {
+		if strings.Contains(p, ",") {
+			return fail("token.create", KindInvalid, "scope holds a malformed key pattern")
+		}
+	}
+	*l = scopeList(strings.Join(list, ","))
+	return nil
 }
 
 // parseScope splits a comma-separated list of key patterns.

@@ -52,7 +52,7 @@ type RequestView struct {
 }
 
 type requestDoc struct {
-	Scope    string          `json:"scope"`
+	Scope    scopeList       `json:"scope"`
 	Purpose  string          `json:"purpose"`
 	Category string          `json:"purpose_category,omitempty"`
 	Duration json.RawMessage `json:"duration,omitempty"`
@@ -96,7 +96,7 @@ func (s *Service) requestContext(ctx context.Context, p Principal, raw []byte, m
 	if err := decodeStrict(op, raw, &in); err != nil {
 		return RequestView{}, err
 	}
-	scope, err := parseScope(in.Scope)
+	scope, err := parseScope(string(in.Scope))
 	if err != nil {
 		return RequestView{}, err
 	}
@@ -117,8 +117,10 @@ func (s *Service) requestContext(ctx context.Context, p Principal, raw []byte, m
 	case "":
 		in.Usage = "multi"
 	case "single", "multi":
+	case "single-use", "multi-use": // as PCP §4 writes them
+		in.Usage = strings.TrimSuffix(in.Usage, "-use")
 	default:
-		return RequestView{}, fail(op, KindInvalid, "usage must be single or multi")
+		return RequestView{}, fail(op, KindInvalid, "usage must be single or multi (or single-use, multi-use)")
 	}
 	var out RequestView
 	err = s.write(op, p, func(st *state, b *batch) error {

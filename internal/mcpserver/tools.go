@@ -198,10 +198,11 @@ func (s *Server) tools() []tool {
 				"supports it; otherwise, and always for critical data, the request waits for the person (status pending, " +
 				"with a request_id: call again with only request_id to see how it stands).",
 			InputSchema: schema(`{"type": "object", "additionalProperties": false, "properties": {
-				"scope": {"type": "string", "maxLength": 1024, "description": "key patterns, comma separated: identity.*, health.allergies"},
+				"scope": {"description": "key patterns, comma separated (identity.*, health.allergies) or as an array ([\"identity.full_name\", \"addresses.current\"]); a field covers the keys below it",
+					"anyOf": [{"type": "string", "maxLength": 1024}, {"type": "array", "maxItems": 64, "items": {"type": "string", "maxLength": 256}}]},
 				"purpose": ` + purposeSchema + `,
-				"duration": {"type": ["string", "integer"], "description": "how long, as 3600 (seconds) or 1h"},
-				"usage": {"type": "string", "enum": ["single", "multi"]},
+				"duration": {"type": ["string", "integer"], "description": "how long, as 3600 (seconds), 1h or 30 minutes"},
+				"usage": {"type": "string", "enum": ["single", "multi", "single-use", "multi-use"]},
 				"request_id": {"type": "string", "pattern": "^req_[A-Z2-7]{26}$", "description": "ask how an earlier request stands"}},
 				"anyOf": [{"required": ["scope", "purpose"]}, {"required": ["request_id"]}]}`),
 			OutputSchema: schema(`{"type": "object", "properties": {"request_id": {"type": "string"}, "status": {"type": "string"},
@@ -210,7 +211,7 @@ func (s *Server) tools() []tool {
 			Annotations: &mcp.ToolAnnotations{Title: "Ask for more context", DestructiveHint: boolPtr(false), OpenWorldHint: boolPtr(false)},
 		}, func(ctx context.Context, p custodian.Principal, req *mcp.CallToolRequest) (any, error) {
 			var in struct {
-				Scope     string          `json:"scope"`
+				Scope     json.RawMessage `json:"scope,omitempty"`
 				Purpose   string          `json:"purpose"`
 				Duration  json.RawMessage `json:"duration,omitempty"`
 				Usage     string          `json:"usage,omitempty"`
@@ -222,15 +223,19 @@ func (s *Server) tools() []tool {
 			var v custodian.RequestView
 			var err error
 			if in.RequestID != "" {
-				if in.Scope != "" || in.Purpose != "" || in.Duration != nil || in.Usage != "" {
+				if in.Scope != nil || in.Purpose != "" || in.Duration != nil || in.Usage != "" {
 					return nil, &custodian.Error{Op: "request_context", Kind: custodian.KindInvalid, Public: "request_id is asked about alone"}
 				}
 				v, err = svc.PollRequest(ctx, custodian.ChannelMCP, p, in.RequestID)
 			} else {
-				body, _ := json.Marshal(map[string]any{"scope": in.Scope, "purpose": in.Purpose, "duration": in.Duration, "usage": in.Usage})
-				if in.Duration == nil {
-					body, _ = json.Marshal(map[string]any{"scope": in.Scope, "purpose": in.Purpose, "usage": in.Usage})
+				doc := map[string]any{"scope": in.Scope, "purpose": in.Purpose, "usage": in.Usage}
+				if in.Scope == nil {
+					doc["scope"] = ""
 				}
+				if in.Duration != nil {
+					doc["duration"] = in.Duration
+				}
+				body, _ := json.Marshal(doc)
 				// Over MCP the core mints no token: a bearer token never
 				// enters the model's context. The grant is this consumer's
 				// either way, and the app fetches a token with the new
