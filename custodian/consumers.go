@@ -361,7 +361,7 @@ func (s *Service) MintServiceToken(ctx context.Context, raw []byte) (TokenIssued
 		// daemon asking for PCP's year still gets a token, and is told.
 		var warnings []string
 		if limit := st.settings.maxTTL(); ttl > limit {
-			w := "ttl clamped to " + limit.String() + ", the longest this vault allows; the token expires at expires_at"
+			w := "ttl clamped to " + strconv.Itoa(int(limit/(24*time.Hour))) + " days, the longest this vault allows; the token expires at expires_at"
 			if !st.settings.LongLivedTokens {
 				w += " (the owner may allow up to one year with the setting long_lived_tokens)"
 			}
