@@ -2,6 +2,8 @@ package cli
 
 import (
 	"bytes"
+	"encoding/json"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -49,6 +51,33 @@ func TestPCPScopePrefixes(t *testing.T) {
 	secret := h.registerConsumer("visa-agent")
 	agent := h.token("visa-agent", secret, "*", "read")
 
+	// One field at a time, under a service token scoped to a field.
+	h.must(200, "PUT", "/phc/v1/settings", h.owner, map[string]any{"auto_grant": "standard"}, nil)
+	for key, value := range map[string]string{"work.project": "Atlas", "work.project.lead": "Ada", "work.projects": "many", "work.project-x": "x"} {
+		h.must(200, "PUT", "/context/fields/"+key, h.owner, map[string]any{"value": value}, nil)
+	}
+	scoped := h.token("visa-agent", secret, "work.project", "read")
+	tests := []struct {
+		key        string
+		status     int
+		constraint string
+	}{
+		{"work.project", 200, ""},
+		{"work.project.lead", 200, ""},
+		{"work.projects", 403, "scope_exceeded"},
+		{"work.project-x", 403, "scope_exceeded"},
+		{"work", 403, "scope_exceeded"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.key, func(t *testing.T) {
+			if tt.status == 200 {
+				h.must(200, "GET", "/context/fields/"+tt.key, scoped, nil, nil)
+				return
+			}
+			h.constraint(tt.status, tt.constraint, "GET", "/context/fields/"+tt.key, scoped, nil)
+		})
+	}
+
 	// PCP §4's request, as written.
 	var req struct {
 		ID     string   `json:"request_id"`
@@ -91,33 +120,6 @@ func TestPCPScopePrefixes(t *testing.T) {
 		if got[k] != v {
 			t.Fatalf("GET /context/context = %v; want %v", got, want)
 		}
-	}
-
-	// One field at a time, under a service token scoped to a field.
-	h.must(200, "PUT", "/phc/v1/settings", h.owner, map[string]any{"auto_grant": "standard"}, nil)
-	for key, value := range map[string]string{"work.project": "Atlas", "work.project.lead": "Ada", "work.projects": "many", "work.project-x": "x"} {
-		h.must(200, "PUT", "/context/fields/"+key, h.owner, map[string]any{"value": value}, nil)
-	}
-	scoped := h.token("visa-agent", secret, "work.project", "read")
-	tests := []struct {
-		key        string
-		status     int
-		constraint string
-	}{
-		{"work.project", 200, ""},
-		{"work.project.lead", 200, ""},
-		{"work.projects", 403, "scope_exceeded"},
-		{"work.project-x", 403, "scope_exceeded"},
-		{"work", 403, "scope_exceeded"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.key, func(t *testing.T) {
-			if tt.status == 200 {
-				h.must(200, "GET", "/context/fields/"+tt.key, scoped, nil, nil)
-				return
-			}
-			h.constraint(tt.status, tt.constraint, "GET", "/context/fields/"+tt.key, scoped, nil)
-		})
 	}
 }
 
@@ -322,6 +324,22 @@ func TestPCPRequestBodies(t *testing.T) {
 			}
 			t.Fatalf("request %s is not listed", req.ID)
 		})
+	}
+	// PCP §9's request_context call, as written, over MCP.
+	cs, err := mcpSession(t, h, agent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var args map[string]any
+	if err := json.Unmarshal([]byte(`{
+    "scope": ["identity.full_name", "addresses.current", "identity.dob"],
+    "purpose": "Fill Australian visa application"
+  }`), &args); err != nil {
+		t.Fatal(err)
+	}
+	out, isErr := call(t, cs, "request_context", args)
+	if isErr || out["status"] != "pending" || !strings.HasPrefix(fmt.Sprint(out["request_id"]), "req_") {
+		t.Fatalf("request_context (PCP §9) = %v (error %v); want a pending request", out, isErr)
 	}
 	for _, bad := range []string{
 		`{"scope": ["identity.dob, health.*"], "purpose": "visa"}`,

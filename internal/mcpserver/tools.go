@@ -162,8 +162,9 @@ func (s *Server) tools() []tool {
 		{&mcp.Tool{
 			Name:  "context_set",
 			Title: "Write one field",
-			Description: "Write a field under PCP rules: an app's write of public or standard data is confirmed by the person's policy, " +
-				"anything else waits for the person's review (status pending).",
+			Description: "Write a field under PCP rules: where the person's policy auto-approves it (public or standard data, " +
+				"nothing replaced that this app did not write) it is committed (status committed, with the field); anything " +
+				"else waits for the person's review (status pending, with a proposal_id).",
 			InputSchema: schema(`{"type": "object", "required": ["id", "value"], "additionalProperties": false,
 				"properties": {"id": ` + fieldIDSchema + `, "value": ` + anyJSON + `, "sensitivity": ` + tierSchema + `}}`),
 			OutputSchema: schema(fieldSchemaWith(`"revision": {"type": "integer"}, "warnings": {"type": "array", "items": {"type": "string"}},
