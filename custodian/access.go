@@ -24,9 +24,36 @@ func matchKey(pattern, key string) bool {
 	return pattern == key
 }
 
+// coversKey reports whether scope pattern p covers key. A scope (of a
+// token, a grant's key selectors, a request, a setting) names "*", a
+// prefix followed by ".*" (every key below it), or a field, which covers
+// that key and every key below it: "addresses.current" covers
+// "addresses.current" and "addresses.current.city" (PCP §4, §10).
+func coversKey(p, key string) bool {
+	if p == "*" || strings.HasSuffix(p, ".*") {
+		return matchKey(p, key)
+	}
+	return underKey(p, key)
+}
+
+// scopePatterns rewrites scope patterns into the pattern language of
+// matchKey and scanPattern: a field "a.b" becomes "a.b" and "a.b.*".
+func scopePatterns(scope []string) []string {
+	out := make([]string, 0, 2*len(scope))
+	for _, p := range scope {
+		out = append(out, p)
+		if p != "*" && !strings.HasSuffix(p, ".*") {
+			out = append(out, p+".*")
+		}
+	}
+	return out
+}
+
+// matchAny reports whether one of the scope patterns covers key (see
+// coversKey).
 func matchAny(patterns []string, key string) bool {
 	for _, p := range patterns {
-		if matchKey(p, key) {
+		if coversKey(p, key) {
 			return true
 		}
 	}
@@ -360,16 +387,17 @@ func defaultSensitivity(key string) string {
 	return tier
 }
 
-// patternTier is the highest default tier of any key pattern p covers. It
-// is computed from the defaults alone, never from what exists, so that an
-// answer that depends on it discloses nothing.
+// patternTier is the highest default tier of any key scope pattern p
+// covers (a field covers the keys below it too). It is computed from the
+// defaults alone, never from what exists, so that an answer that depends on
+// it discloses nothing.
 func patternTier(p string) string {
 	if p == "*" {
 		return SensitivityCritical
 	}
 	prefix, isPrefix := strings.CutSuffix(p, ".*")
 	if !isPrefix {
-		return defaultSensitivity(p)
+		return raiseTier(defaultSensitivity(p), patternTier(p+".*"))
 	}
 	tier := SensitivityStandard
 	for _, r := range tierRoots {

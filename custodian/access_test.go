@@ -38,6 +38,37 @@ func TestMatchKey(t *testing.T) {
 	}
 }
 
+// TestScopeCoversPrefix: a scope names a field or a dotted prefix; a field
+// covers the keys below it (PCP §4/§10: addresses.current covers
+// addresses.current.city), never a sibling that merely starts alike.
+func TestScopeCoversPrefix(t *testing.T) {
+	tests := []struct {
+		pattern, key string
+		want         bool
+	}{
+		{"addresses.current", "addresses.current", true},
+		{"addresses.current", "addresses.current.city", true},
+		{"addresses.current", "addresses.current.geo.lat", true},
+		{"addresses.current", "addresses.currently", false},
+		{"addresses.current", "addresses.current-old", false},
+		{"addresses.current", "addresses", false},
+		{"addresses.*", "addresses", false},
+		{"addresses.*", "addresses.current.city", true},
+		{"*", "a", true},
+	}
+	for _, tt := range tests {
+		if got := coversKey(tt.pattern, tt.key); got != tt.want {
+			t.Errorf("coversKey(%q, %q) = %v; want %v", tt.pattern, tt.key, got, tt.want)
+		}
+	}
+	if got := patternTier("identity"); got != SensitivityCritical {
+		t.Errorf("patternTier(identity) = %s; want critical (it covers identity.ssn)", got)
+	}
+	if !patternsMeet("addresses.current", "addresses.current.*") || patternsMeet("a.b", "a.c") {
+		t.Errorf("patternsMeet ignores a field's subtree")
+	}
+}
+
 func TestValidKey(t *testing.T) {
 	seg64 := strings.Repeat("a", 64)
 	tests := []struct {

@@ -247,7 +247,7 @@ func nameTaken(op, name, existing string) *Error {
 type TokenRequest struct {
 	Consumer  string          `json:"consumer"`
 	Secret    string          `json:"secret"`
-	Scope     string          `json:"scope"`
+	Scope     scopeList       `json:"scope"`
 	TTL       json.RawMessage `json:"ttl,omitempty"`
 	Mode      string          `json:"mode,omitempty"`
 	RateLimit *RateLimit      `json:"rate_limit,omitempty"`
@@ -262,12 +262,17 @@ type TokenIssued struct {
 	Mode      string    `json:"mode"`
 	Purpose   string    `json:"purpose,omitempty"`
 	Revision  uint64    `json:"revision"`
+	// Warnings says what was not as asked: a ttl beyond what the owner
+	// allows is clamped, and ExpiresAt is the real expiry.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 const (
-	defaultTokenTTL = time.Hour
-	minTokenTTL     = time.Minute
-	maxTokenTTL     = 30 * 24 * time.Hour
+	defaultTokenTTL   = time.Hour
+	minTokenTTL       = time.Minute
+	maxTokenTTL       = 30 * 24 * time.Hour
+	longLivedTokenTTL = 365 * 24 * time.Hour // with the owner's long_lived_tokens
+	ttlCeiling        = 10 * 365 * 24 * time.Hour
 )
 
 // dummySecretHash makes a check for an unknown consumer cost what a check
@@ -291,7 +296,7 @@ func (s *Service) MintServiceToken(ctx context.Context, raw []byte) (TokenIssued
 	if err := decodeStrict(op, raw, &in); err != nil {
 		return TokenIssued{}, err
 	}
-	scope, err := parseScope(in.Scope)
+	scope, err := parseScope(string(in.Scope))
 	if err != nil {
 		return TokenIssued{}, err
 	}
@@ -355,6 +360,16 @@ func (s *Service) MintServiceToken(ctx context.Context, raw []byte) (TokenIssued
 		if err := st.tooManyTokens(op, in.Consumer, b.now); err != nil {
 			return err
 		}
+		// A ttl beyond what the owner allows is clamped, never refused: a
+		// daemon asking for PCP's year still gets a token, and is told.
+		var warnings []string
+		if limit := st.settings.maxTTL(); ttl > limit {
+			w := "ttl clamped to " + strconv.Itoa(int(limit/(24*time.Hour))) + " days, the longest this vault allows; the token expires at expires_at"
+			if !st.settings.LongLivedTokens {
+				w += " (the owner may allow up to one year with the setting long_lived_tokens)"
+			}
+			warnings, ttl = append(warnings, w), limit
+		}
 		t := newToken(id, token)
 		t.Consumer, t.Scope, t.Mode, t.RateLimit, t.Purpose = in.Consumer, scope, mode, in.RateLimit, in.Purpose
 		t.CreatedAt, t.ExpiresAt = b.now, b.now.Add(ttl)
@@ -363,10 +378,34 @@ func (s *Service) MintServiceToken(ctx context.Context, raw []byte) (TokenIssued
 		rev := b.nextRevision()
 		b.receipt(Receipt{Actor: "consumer:" + in.Consumer, Operation: "token.create", Recipient: in.Consumer,
 			Purpose: in.Purpose, Decision: "allow", Records: []string{id}, Revision: rev})
-		out = TokenIssued{Token: token, ExpiresAt: t.ExpiresAt, Scope: scope, Mode: mode, Purpose: in.Purpose, Revision: rev}
+		out = TokenIssued{Token: token, ExpiresAt: t.ExpiresAt, Scope: scope, Mode: mode, Purpose: in.Purpose, Revision: rev, Warnings: warnings}
 		return nil
 	})
 	return out, err
+}
+
+// scopeList is a scope as a request body gives it: a comma-separated string
+// ("identity.*, addresses.current", PCP §10) or an array of patterns
+// (["identity.full_name", "addresses.current"], PCP §9), held as the string.
+type scopeList string
+
+func (l *scopeList) UnmarshalJSON(raw []byte) error {
+	var str string
+	if err := json.Unmarshal(raw, &str); err == nil {
+		*l = scopeList(str)
+		return nil
+	}
+	var list []string
+	if err := json.Unmarshal(raw, &list); err != nil {
+		return fail("token.create", KindInvalid, "scope must be a string of comma-separated key patterns or an array of them")
+	}
+	for _, p := range list {
+		if strings.Contains(p, ",") {
+			return fail("token.create", KindInvalid, "scope holds a malformed key pattern")
+		}
+	}
+	*l = scopeList(strings.Join(list, ","))
+	return nil
 }
 
 // parseScope splits a comma-separated list of key patterns.
@@ -391,7 +430,11 @@ func parseScope(s string) ([]string, error) {
 	return out, nil
 }
 
-// parseTTL reads a TTL given as seconds or as a Go duration string.
+// parseTTL reads a TTL given as seconds, as a Go duration string ("1h",
+// "8760h") or as PCP writes a duration ("30 minutes", "2 hours", "1 day").
+// It refuses one under a minute; the caller bounds it from above (a token
+// is clamped to what the owner allows, a request refused beyond 30 days).
+// Anything beyond ten years reads as ten years.
 func parseTTL(raw json.RawMessage) (time.Duration, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return defaultTokenTTL, nil
@@ -399,22 +442,56 @@ func parseTTL(raw json.RawMessage) (time.Duration, error) {
 	var d time.Duration
 	var str string
 	if err := json.Unmarshal(raw, &str); err == nil {
-		v, err := time.ParseDuration(str)
-		if err != nil {
-			return 0, fail("token.create", KindInvalid, "ttl is not a duration")
+		v, ok := parseDuration(str)
+		if !ok {
+			return 0, fail("token.create", KindInvalid, "ttl is not a duration: give seconds, \"30m\", \"8760h\" or \"30 minutes\"")
 		}
 		d = v
 	} else {
 		n, err := strconv.ParseInt(string(raw), 10, 64)
-		if err != nil || n > int64(maxTokenTTL/time.Second) {
+		if err != nil {
 			return 0, fail("token.create", KindInvalid, "ttl must be whole seconds or a duration such as \"1h\"")
 		}
-		d = time.Duration(n) * time.Second
+		d = time.Duration(min(n, int64(ttlCeiling/time.Second))) * time.Second
 	}
-	if d < minTokenTTL || d > maxTokenTTL {
-		return 0, fail("token.create", KindInvalid, "ttl must be between one minute and 30 days")
+	if d < minTokenTTL {
+		return 0, fail("token.create", KindInvalid, "ttl must be at least one minute")
 	}
-	return d, nil
+	return min(d, ttlCeiling), nil
+}
+
+// durationUnits are the words PCP's examples use for a duration's unit.
+var durationUnits = map[string]time.Duration{
+	"s": time.Second, "sec": time.Second, "secs": time.Second, "second": time.Second, "seconds": time.Second,
+	"m": time.Minute, "min": time.Minute, "mins": time.Minute, "minute": time.Minute, "minutes": time.Minute,
+	"h": time.Hour, "hr": time.Hour, "hrs": time.Hour, "hour": time.Hour, "hours": time.Hour,
+	"d": 24 * time.Hour, "day": 24 * time.Hour, "days": 24 * time.Hour,
+	"w": 7 * 24 * time.Hour, "week": 7 * 24 * time.Hour, "weeks": 7 * 24 * time.Hour,
+}
+
+// parseDuration reads a Go duration ("1h30m") or a count and a unit word
+// ("30 minutes", "1 day", "30min"), case-insensitively.
+func parseDuration(s string) (time.Duration, bool) {
+	s = strings.TrimSpace(s)
+	if d, err := time.ParseDuration(s); err == nil {
+		return d, true
+	}
+	i := 0
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	if i == 0 || i > 6 {
+		return 0, false
+	}
+	n, err := strconv.Atoi(s[:i])
+	if err != nil {
+		return 0, false
+	}
+	unit, ok := durationUnits[strings.ToLower(strings.TrimSpace(s[i:]))]
+	if !ok {
+		return 0, false
+	}
+	return time.Duration(n) * unit, true
 }
 
 // hashSecret and verifySecret run Argon2id (19 MiB each) at most NumCPU at a

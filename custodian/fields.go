@@ -170,7 +170,10 @@ type FieldRead struct {
 	Warnings []string `json:"warnings,omitempty"`
 }
 
-// GetField returns field id with its value. A consumer may read it when its
+// GetField returns field id with its value. A key outside the consumer
+// token's scope is KindScopeExceeded whether or not the field exists: the
+// answer depends on the token's own scope, which the app knows, and never
+// files a request or names a purpose. A consumer may read it when its
 // token's mode and scope allow, and either the field's tier is one the
 // owner's auto_grant setting grants every approved consumer, or one of its
 // read grants covers it (for purpose, when given). Anything else — and a
@@ -180,6 +183,9 @@ func (s *Service) GetField(ctx context.Context, p Principal, id, purpose string)
 	const op = "field.get"
 	if !validKey(id) {
 		return FieldRead{}, fail(op, KindInvalid, "malformed field id")
+	}
+	if p.kind == PrincipalConsumer && p.token != nil && p.token.canRead() && !matchAny(p.token.Scope, id) {
+		return FieldRead{}, s.outOfScope(op, p)
 	}
 	fs, warnings, rev, err := s.fieldsFor(op, p, purpose, id, true)
 	if err != nil {
@@ -195,6 +201,30 @@ func (s *Service) GetField(ctx context.Context, p Principal, id, purpose string)
 		return FieldRead{}, notFound(op)
 	}
 	return FieldRead{Field: fs[0], Revision: rev, Warnings: warnings}, nil
+}
+
+// outOfScope refuses consumer p's use of a key outside its token's scope,
+// with a deny receipt, after the rate limit every read counts against.
+func (s *Service) outOfScope(op string, p Principal) error {
+	if err := s.rateLimit(op, p, false); err != nil {
+		return err
+	}
+	st, release, err := s.enter(op, p)
+	if err != nil {
+		return err
+	}
+	defer release()
+	refused := fail(op, KindScopeExceeded, "the key is outside the token's scope")
+	if err := s.commit(st, func(st *state, b *batch) error {
+		if !st.live(p, b.now) {
+			refused = fail(op, KindUnauthenticated, "")
+		}
+		b.receipt(denyReceipt(p, op, refused))
+		return nil
+	}); err != nil {
+		return err
+	}
+	return refused
 }
 
 // CategoryFields lists the fields of one category, with values.
@@ -421,6 +451,19 @@ func (s *Service) consumerFieldsWhere(op string, p Principal, purpose, pattern s
 	return fs, warnings, rev, err
 }
 
+// The outcomes of a field write (PUT /context/fields/{id}, context_set).
+const (
+	WriteCommitted = "committed" // written: the answer carries the field and its revision
+	WritePending   = "pending"   // a proposal waits for the owner: the answer carries its id
+)
+
+// FieldWritten answers a committed field write: the field as written, with
+// status "committed" (which stands in for the field's own status member).
+type FieldWritten struct {
+	FieldRead
+	Status string `json:"status"`
+}
+
 // fieldWrite is the body of PUT /context/fields/{id}.
 type fieldWrite struct {
 	Value       json.RawMessage `json:"value"`
@@ -431,34 +474,33 @@ type fieldWrite struct {
 // field's claim when there is one, else a new claim (a confirmed, reported
 // fact about the owner, written by the user); the previous value stays as a
 // superseded version. An app's write needs a token with write mode whose
-// scope covers the key, never touches a user-only-write field, and needs
-// authority: a contribute grant covering the key, or a tier the owner's
-// auto_grant setting grants. Where PCP auto-approves — a public or standard
-// field whose tier the owner's auto_grant covers — the owner's policy
-// confirms it at once (written_by names the app, confirmation.by is
-// "auto_grant"); anything else becomes a proposal waiting for the owner. An
-// app learns the outcome (the field, or the pending proposal) only for a
-// field it could already read; for any other key the answer is a uniform
-// "accepted", so a write never tells whether a hidden field exists.
-func (s *Service) PutField(ctx context.Context, p Principal, id string, raw []byte) (FieldRead, *Proposed, error) {
+// scope covers the key (else KindModeDenied, KindScopeExceeded) and never
+// touches a user-only-write field (KindUserOnlyWrite). Where PCP
+// auto-approves (see agentPutField) it is committed at once — written_by
+// names the app, confirmation.by is "auto_grant" — and the answer is the
+// field with status "committed"; anything else, sensitive data included,
+// becomes a proposal waiting for the owner, answered with its proposal_id
+// and status "pending". Which one never depends on a field the app cannot
+// read.
+func (s *Service) PutField(ctx context.Context, p Principal, id string, raw []byte) (FieldWritten, *Proposed, error) {
 	const op = "field.put"
 	if !validKey(id) {
-		return FieldRead{}, nil, fail(op, KindInvalid, "malformed field id")
+		return FieldWritten{}, nil, fail(op, KindInvalid, "malformed field id")
 	}
 	if !strings.Contains(id, ".") {
 		// PCP §2: a field is addressed as category.field_name.
-		return FieldRead{}, nil, fail(op, KindInvalid, "a field id is category.field_name: at least two dot-separated segments")
+		return FieldWritten{}, nil, fail(op, KindInvalid, "a field id is category.field_name: at least two dot-separated segments")
 	}
 	var in fieldWrite
 	if err := decodeStrict(op, raw, &in); err != nil {
-		return FieldRead{}, nil, err
+		return FieldWritten{}, nil, err
 	}
 	if len(in.Value) == 0 || string(in.Value) == "null" {
-		return FieldRead{}, nil, fail(op, KindInvalid, "value is required")
+		return FieldWritten{}, nil, fail(op, KindInvalid, "value is required")
 	}
 	if in.Sensitivity != "" {
 		if _, ok := tierRank[in.Sensitivity]; !ok {
-			return FieldRead{}, nil, fail(op, KindInvalid, "unknown sensitivity tier")
+			return FieldWritten{}, nil, fail(op, KindInvalid, "unknown sensitivity tier")
 		}
 	}
 	switch p.kind {
@@ -468,17 +510,17 @@ func (s *Service) PutField(ctx context.Context, p Principal, id string, raw []by
 	case PrincipalConsumer:
 		return s.agentPutField(op, p, id, in)
 	}
-	return FieldRead{}, nil, fail(op, KindUnauthenticated, "")
+	return FieldWritten{}, nil, fail(op, KindUnauthenticated, "")
 }
 
-func (s *Service) ownerPutField(op string, p Principal, id string, in fieldWrite) (FieldRead, error) {
-	var out FieldRead
+func (s *Service) ownerPutField(op string, p Principal, id string, in fieldWrite) (FieldWritten, error) {
+	var out FieldWritten
 	err := s.write(op, p, func(st *state, b *batch) error {
 		r, records := st.writeField(b, id, in, ownerAuth, "owner")
 		c := r.head()
 		b.receipt(Receipt{Actor: "owner", Operation: op, Decision: "allow",
 			Records: append(records, c.Ref()), Revision: c.Revision})
-		out = FieldRead{Field: fieldView(r, true), Revision: c.Revision}
+		out = FieldWritten{FieldRead: FieldRead{Field: fieldView(r, true), Revision: c.Revision}, Status: WriteCommitted}
 		return nil
 	})
 	return out, err
@@ -536,23 +578,23 @@ func underKey(k, key string) bool {
 	return key == k || strings.HasPrefix(key, k+".")
 }
 
-func (s *Service) agentPutField(op string, p Principal, id string, in fieldWrite) (FieldRead, *Proposed, error) {
+func (s *Service) agentPutField(op string, p Principal, id string, in fieldWrite) (FieldWritten, *Proposed, error) {
 	if err := s.rateLimit(op, p, true); err != nil {
-		return FieldRead{}, nil, err
+		return FieldWritten{}, nil, err
 	}
 	st, release, err := s.enter(op, p)
 	if err != nil {
-		return FieldRead{}, nil, err
+		return FieldWritten{}, nil, err
 	}
 	defer release()
 	switch {
 	case !p.token.canWrite():
-		return FieldRead{}, nil, s.refuse(st, p, op, fail(op, KindModeDenied, "the token does not allow writes"))
+		return FieldWritten{}, nil, s.refuse(st, p, op, fail(op, KindModeDenied, "the token does not allow writes"))
 	case !matchAny(p.token.Scope, id):
-		return FieldRead{}, nil, s.refuse(st, p, op, fail(op, KindScopeExceeded, "the key is outside the token's scope"))
+		return FieldWritten{}, nil, s.refuse(st, p, op, fail(op, KindScopeExceeded, "the key is outside the token's scope"))
 	}
 	var (
-		out     FieldRead
+		out     FieldWritten
 		pending *Proposed
 		refused *Error
 	)
@@ -569,8 +611,9 @@ func (s *Service) agentPutField(op string, p Principal, id string, in fieldWrite
 		if st.userOnly(id) {
 			return deny(fail(op, KindUserOnlyWrite, ""))
 		}
-		// Decide only on what the app may know: the key's default tier and
-		// the tier it asks for; a field it cannot read counts as absent.
+		// Decide only on what the app may know: the key's default tier, the
+		// tier it asks for, and the field itself only if it may read it; a
+		// field it cannot read counts as one it did not write.
 		cur := st.field(id)
 		visible := false
 		if cur != nil {
@@ -580,22 +623,23 @@ func (s *Service) agentPutField(op string, p Principal, id string, in fieldWrite
 		if visible {
 			known = raiseTier(known, cur.head().Sensitivity)
 		}
-		if !mayContribute(st.grantsFor(p.Consumer, OpContribute, b.now), id) && !st.settings.autoGranted(known) {
-			return deny(fail(op, KindScopeExceeded, "no grant lets this app write this field"))
-		}
 		// The tier written is never lower than the field's own.
 		tier := known
 		if cur != nil {
 			tier = raiseTier(tier, cur.head().Sensitivity)
 		}
-		// Where PCP auto-approves — the owner's auto_grant covers the tier —
-		// the owner's policy confirms the write, unless it would replace a
-		// value the app did not write itself under that same policy (one the
-		// owner confirmed, or another producer wrote): an app that can read
-		// a field cannot silently rewrite it. Anything else waits for the
-		// owner, a contribute grant alone included.
-		mine := cur == nil || (cur.head().Producer.Authenticated == author && cur.head().Confirmation.By == "auto_grant")
-		confirm := mine && st.settings.autoGranted(tier) && (tier == SensitivityPublic || tier == SensitivityStandard)
+		// PCP auto-approves a public or standard write: here where the
+		// owner's auto_grant covers the tier, and nothing is replaced that
+		// the app did not write itself under that same policy (one the owner
+		// confirmed, or another producer wrote). "committed" tells the app
+		// that no value it could not read was there; so it is given only
+		// where the app could read the result back anyway (a token that
+		// reads this key, a tier auto_grant lets it read). Everything else —
+		// a write-only token, a field the app cannot read, whether or not it
+		// exists, a contribute grant alone — is a proposal for the owner.
+		readBack := p.token.canRead() && st.settings.autoGranted(known)
+		mine := cur == nil || (visible && cur.head().Producer.Authenticated == author && cur.head().Confirmation.By == "auto_grant")
+		confirm := readBack && mine && st.settings.autoGranted(tier) && tierRank[tier] <= tierRank[SensitivityStandard]
 		if confirm {
 			w := in
 			w.Sensitivity = tier
@@ -603,35 +647,30 @@ func (s *Service) agentPutField(op string, p Principal, id string, in fieldWrite
 			c := r.head()
 			b.receipt(Receipt{Actor: p.actor(), Operation: op, Recipient: p.Consumer, Decision: "allow",
 				Records: append(records, c.Ref()), Revision: c.Revision})
-			out = FieldRead{Field: fieldView(r, true), Revision: c.Revision}
-		} else {
-			if err := st.tooManyProposals(op, p.Consumer); err != nil {
-				return err
-			}
-			pid, err := identity.NewID("prp_")
-			if err != nil {
-				return wrap(op, KindInternal, err)
-			}
-			pr := &Proposal{
-				ID: pid, Status: StatusProposed, Key: id, Value: in.Value, Subject: SubjectSelf,
-				Kind: "fact", Assertion: AssertionReported, Producer: Producer{Authenticated: author},
-				Evidence: []Evidence{}, Sensitivity: tier, Restrictions: []Restriction{},
-				ProposedAt: b.now, Revision: b.nextRevision(),
-			}
-			st.filePending(b, pr)
-			b.receipt(Receipt{Actor: p.actor(), Operation: "proposal.create", Recipient: p.Consumer, Decision: "allow",
-				Records: []string{pid}, Revision: pr.Revision})
-			pending = &Proposed{ProposalID: pid, Status: StatusProposed, Revision: pr.Revision}
+			out = FieldWritten{FieldRead: FieldRead{Field: fieldView(r, true), Revision: c.Revision}, Status: WriteCommitted}
+			return nil
 		}
-		if !visible {
-			// The app could not read the field before: whether it existed,
-			// and what happened to it, stays hidden. One answer for all.
-			pending = &Proposed{Status: "accepted", Revision: st.revision}
+		if err := st.tooManyProposals(op, p.Consumer); err != nil {
+			return err
 		}
+		pid, err := identity.NewID("prp_")
+		if err != nil {
+			return wrap(op, KindInternal, err)
+		}
+		pr := &Proposal{
+			ID: pid, Status: StatusProposed, Key: id, Value: in.Value, Subject: SubjectSelf,
+			Kind: "fact", Assertion: AssertionReported, Producer: Producer{Authenticated: author},
+			Evidence: []Evidence{}, Sensitivity: tier, Restrictions: []Restriction{},
+			ProposedAt: b.now, Revision: b.nextRevision(),
+		}
+		st.filePending(b, pr)
+		b.receipt(Receipt{Actor: p.actor(), Operation: "proposal.create", Recipient: p.Consumer, Decision: "allow",
+			Records: []string{pid}, Revision: pr.Revision})
+		pending = &Proposed{ProposalID: pid, Status: WritePending, Revision: pr.Revision}
 		return nil
 	})
 	if err == nil && refused != nil {
-		return FieldRead{}, nil, refused
+		return FieldWritten{}, nil, refused
 	}
 	return out, pending, err
 }

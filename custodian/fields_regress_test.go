@@ -22,7 +22,7 @@ func (ts *testService) ownerPut(id string, body map[string]any) custodian.FieldR
 	if err != nil {
 		ts.t.Fatalf("owner PutField(%s) = %v", id, err)
 	}
-	return out
+	return out.FieldRead
 }
 
 func kindOrOK(err error) string {
@@ -63,28 +63,63 @@ func TestReviewAppCannotLowerTier(t *testing.T) {
 	}
 }
 
-// R2: an app's write answers differently for a hidden (sensitive) field and
-// an absent one: an existence oracle.
+// R2: an app's write must not answer differently for a hidden field and an
+// absent one where the app could not learn the difference by reading. A
+// write is committed only where the app could read the result back (a
+// token that reads the key, a tier auto_grant lets it read) — where reading
+// its own write back discloses the same — so a write-only token, and a tier
+// the app cannot read, get a pending proposal for present and absent alike.
 func TestReviewAgentWriteExistenceOracle(t *testing.T) {
 	ts := newTestService(t)
 	ts.setAutoGrant("standard")
 	ts.ownerPut("work.salary", map[string]any{"value": 100000, "sensitivity": "sensitive"})
+	ts.ownerPut("work.level", map[string]any{"value": "senior"})
 	ts.mustConsumer("app")
+	writer := ts.mustPrincipal("app", "*", "write")
 	app := ts.mustPrincipal("app", "*", "read-write")
 	if _, err := ts.GetField(t.Context(), app, "work.salary", ""); custodian.KindOf(err) != custodian.KindNotFound {
 		t.Fatalf("work.salary is not hidden from app: %v", err)
 	}
-	_, _, errHidden := ts.PutField(t.Context(), app, "work.salary", mustJSON(t, map[string]any{"value": 1}))
-	_, _, errAbsent := ts.PutField(t.Context(), app, "work.bonus", mustJSON(t, map[string]any{"value": 1}))
-	if kindOrOK(errHidden) != kindOrOK(errAbsent) {
-		t.Errorf("PUT of a hidden field = %s, of an absent one = %s: existence disclosed", kindOrOK(errHidden), kindOrOK(errAbsent))
+	outcome := func(p custodian.Principal, key string, body map[string]any) string {
+		t.Helper()
+		f, pending, err := ts.PutField(t.Context(), p, key, mustJSON(t, body))
+		switch {
+		case err != nil:
+			return kindOrOK(err)
+		case pending != nil:
+			if pending.Status != custodian.WritePending || pending.ProposalID == "" {
+				t.Fatalf("PutField(%s) pending = %+v", key, pending)
+			}
+			return pending.Status
+		}
+		return f.Status
 	}
-	// With a contribute grant: 202 (pending) vs 200 (written).
-	ts.mustGrant(grantSpec{recipient: "app", ops: []string{"contribute"}, keys: []string{"work.*"}})
-	_, pHidden, _ := ts.PutField(t.Context(), app, "work.salary", mustJSON(t, map[string]any{"value": 2}))
-	_, pAbsent, _ := ts.PutField(t.Context(), app, "work.bonus2", mustJSON(t, map[string]any{"value": 2}))
-	if (pHidden == nil) != (pAbsent == nil) {
-		t.Errorf("with a contribute grant: hidden pending=%v, absent pending=%v", pHidden != nil, pAbsent != nil)
+	tests := []struct {
+		name          string
+		p             custodian.Principal
+		present, body map[string]any
+		hidden        string
+	}{
+		{"write-only token", writer, nil, map[string]any{"value": 1}, "work.salary"},
+		{"write-only token, a field it cannot read at all", writer, nil, map[string]any{"value": 1}, "work.level"},
+		{"a tier the app cannot read", app, nil, map[string]any{"value": 1, "sensitivity": "sensitive"}, "work.salary"},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			absent := "work.absent" + string(rune('a'+i))
+			h, a := outcome(tt.p, tt.hidden, tt.body), outcome(tt.p, absent, tt.body)
+			if h != a || h != custodian.WritePending {
+				t.Errorf("PUT of a hidden field = %s, of an absent one = %s; want pending for both", h, a)
+			}
+		})
+	}
+	// Where the app reads what it writes, committed says no value it could
+	// not read was there — as reading back its own write would.
+	if got := outcome(app, "work.bonus", map[string]any{"value": 2}); got != custodian.WriteCommitted {
+		t.Errorf("PUT of a new field it may read back = %s; want committed", got)
+	}
+	if f, err := ts.GetField(t.Context(), app, "work.bonus", ""); err != nil || string(f.Value) != "2" {
+		t.Errorf("read back = %+v, %v", f, err)
 	}
 }
 

@@ -30,7 +30,8 @@ func FuzzParseScope(f *testing.F) {
 
 // FuzzParseTTL: a TTL is refused or lies within the bounds.
 func FuzzParseTTL(f *testing.F) {
-	for _, s := range []string{`3600`, `"1h"`, `"30m"`, `-1`, `0`, `1e9`, `"1h30m"`, `null`, `"-5m"`, `99999999999999999999`, `{}`} {
+	for _, s := range []string{`3600`, `"1h"`, `"30m"`, `-1`, `0`, `1e9`, `"1h30m"`, `null`, `"-5m"`, `99999999999999999999`, `{}`,
+		`"30 minutes"`, `"8760h"`, `"1 day"`, `"999999 weeks"`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
@@ -44,7 +45,7 @@ func FuzzParseTTL(f *testing.F) {
 			}
 			return
 		}
-		if d < minTokenTTL || d > maxTokenTTL {
+		if d < minTokenTTL || d > ttlCeiling {
 			t.Fatalf("parseTTL(%s) = %v, outside the bounds", raw, d)
 		}
 	})

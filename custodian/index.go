@@ -152,7 +152,7 @@ func (st *state) candidates(p Principal, grants []*Grant, purpose string, withAu
 	if p.token == nil {
 		return nil
 	}
-	scope := p.token.Scope
+	scope := scopePatterns(p.token.Scope)
 	var out []*claimRecord
 	add := func(r *claimRecord) bool {
 		out = append(out, r)
@@ -178,7 +178,7 @@ func (st *state) candidates(p Principal, grants []*Grant, purpose string, withAu
 			continue
 		}
 		sel := g.Selectors
-		keys := sel.Keys
+		keys := scopePatterns(sel.Keys)
 		if len(keys) == 0 {
 			keys = []string{"*"}
 		}

@@ -52,7 +52,7 @@ type RequestView struct {
 }
 
 type requestDoc struct {
-	Scope    string          `json:"scope"`
+	Scope    scopeList       `json:"scope"`
 	Purpose  string          `json:"purpose"`
 	Category string          `json:"purpose_category,omitempty"`
 	Duration json.RawMessage `json:"duration,omitempty"`
@@ -99,7 +99,7 @@ func (s *Service) requestContext(ctx context.Context, p Principal, raw []byte, m
 	if err := decodeStrict(op, raw, &in); err != nil {
 		return RequestView{}, err
 	}
-	scope, err := parseScope(in.Scope)
+	scope, err := parseScope(string(in.Scope))
 	if err != nil {
 		return RequestView{}, err
 	}
@@ -113,12 +113,17 @@ func (s *Service) requestContext(ctx context.Context, p Principal, raw []byte, m
 	if err != nil {
 		return RequestView{}, err
 	}
+	if dur > maxTokenTTL {
+		return RequestView{}, fail(op, KindInvalid, "duration must be at most 30 days")
+	}
 	switch in.Usage {
 	case "":
 		in.Usage = "multi"
 	case "single", "multi":
+	case "single-use", "multi-use": // as PCP §4 writes them
+		in.Usage = strings.TrimSuffix(in.Usage, "-use")
 	default:
-		return RequestView{}, fail(op, KindInvalid, "usage must be single or multi")
+		return RequestView{}, fail(op, KindInvalid, "usage must be single or multi (or single-use, multi-use)")
 	}
 	var out RequestView
 	err = s.write(op, p, func(st *state, b *batch) error {
@@ -452,8 +457,21 @@ func scopesMeet(a, b []string) bool {
 	return false
 }
 
-// patternsMeet reports whether some key matches both key patterns.
+// patternsMeet reports whether some key is covered by both scope patterns.
 func patternsMeet(p, q string) bool {
+	for _, a := range scopePatterns([]string{p}) {
+		for _, b := range scopePatterns([]string{q}) {
+			if keyPatternsMeet(a, b) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// keyPatternsMeet reports whether some key matches both key patterns (of
+// matchKey's language).
+func keyPatternsMeet(p, q string) bool {
 	pp, pPrefix := strings.CutSuffix(p, ".*")
 	qp, qPrefix := strings.CutSuffix(q, ".*")
 	switch {

@@ -38,6 +38,18 @@ type Settings struct {
 	// records each disclosed (0: the default of 365 days). Older ones are
 	// rolled into checkpoints that keep the chain verifiable.
 	ReceiptRetentionDays int `json:"receipt_retention_days,omitempty"`
+	// LongLivedTokens lets a service token live up to one year (PCP's
+	// "ttl": "8760h" for a personal AI daemon). Off by default: a longer ttl
+	// is then clamped to 30 days, and the answer says so.
+	LongLivedTokens bool `json:"long_lived_tokens,omitempty"`
+}
+
+// maxTTL is the longest a service token may live under s.
+func (s Settings) maxTTL() time.Duration {
+	if s.LongLivedTokens {
+		return longLivedTokenTTL
+	}
+	return maxTokenTTL
 }
 
 // defaultRetentionDays is how long receipts are kept in full by default.
@@ -135,6 +147,7 @@ type settingsPatch struct {
 	PendingProposals  *int      `json:"pending_proposals_per_app"`
 	ElicitedApprovals *bool     `json:"elicited_approvals"`
 	RetentionDays     *int      `json:"receipt_retention_days"`
+	LongLivedTokens   *bool     `json:"long_lived_tokens"`
 }
 
 // PutSettings changes the owner's settings (owner only): the members given
@@ -208,11 +221,15 @@ func (s *Service) PutSettings(ctx context.Context, p Principal, raw []byte) (Set
 		if in.RetentionDays != nil {
 			set.ReceiptRetentionDays = *in.RetentionDays
 		}
+		if in.LongLivedTokens != nil {
+			set.LongLivedTokens = *in.LongLivedTokens
+		}
 		out = set
 		if set.AutoGrant == st.settings.AutoGrant && slices.Equal(set.UserOnlyWrite, st.settings.UserOnlyWrite) &&
 			set.ReadsPerMinute == st.settings.ReadsPerMinute && set.WritesPerMinute == st.settings.WritesPerMinute &&
 			set.LiveTokens == st.settings.LiveTokens && set.PendingProposals == st.settings.PendingProposals &&
-			set.ElicitedApprovals == st.settings.ElicitedApprovals && set.ReceiptRetentionDays == st.settings.ReceiptRetentionDays {
+			set.ElicitedApprovals == st.settings.ElicitedApprovals && set.ReceiptRetentionDays == st.settings.ReceiptRetentionDays &&
+			set.LongLivedTokens == st.settings.LongLivedTokens {
 			rev = st.revision // nothing changes: no write
 			return nil
 		}

@@ -136,6 +136,7 @@ func runToken(ctx context.Context, env *Env, args []string) error {
 	scope := fs.String("scope", "*", "comma-separated key patterns, e.g. identity.*,learning.*")
 	mode := fs.String("mode", "read", "read, write or read-write")
 	ttl := fs.String("ttl", "1h", "lifetime, e.g. 30m, 24h")
+	longLived := fs.Bool("long-lived", false, "ask for a one-year token (8760h), for a daemon or an MCP host; the vault clamps it to what the owner allows (setting long_lived_tokens) and says so")
 	purpose := fs.String("purpose", "", "the one purpose the token reads under (a read that names none is decided under it)")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -144,15 +145,24 @@ func runToken(ctx context.Context, env *Env, args []string) error {
 		*secret = env.Getenv("PHC_CONSUMER_SECRET")
 	}
 	if *consumer == "" || *secret == "" {
-		return usageError("usage: phc token --consumer NAME --secret S [--scope P] [--mode M] [--ttl D] [--purpose P]")
+		return usageError("usage: phc token --consumer NAME --secret S [--scope P] [--mode M] [--ttl D | --long-lived] [--purpose P]")
+	}
+	if *longLived {
+		ttlSet := false
+		fs.Visit(func(f *flag.Flag) { ttlSet = ttlSet || f.Name == "ttl" })
+		if ttlSet {
+			return usageError("phc token: give --ttl or --long-lived, not both")
+		}
+		*ttl = "8760h"
 	}
 	cl, err := newClient(env, c, false)
 	if err != nil {
 		return err
 	}
 	var out struct {
-		Token     string `json:"token"`
-		ExpiresAt string `json:"expires_at"`
+		Token     string   `json:"token"`
+		ExpiresAt string   `json:"expires_at"`
+		Warnings  []string `json:"warnings"`
 	}
 	req := map[string]string{"consumer": *consumer, "secret": *secret, "scope": *scope, "mode": *mode, "ttl": *ttl}
 	if *purpose != "" {
@@ -162,6 +172,9 @@ func runToken(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	fmt.Fprintln(env.Stdout, out.Token)
+	for _, w := range out.Warnings {
+		fmt.Fprintf(env.Stderr, "warning: %s\n", w)
+	}
 	fmt.Fprintf(env.Stderr, "expires at %s\n", out.ExpiresAt)
 	return nil
 }

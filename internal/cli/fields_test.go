@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -247,17 +248,19 @@ func TestAgentFieldWrites(t *testing.T) {
 	reader := h.token("app", "secret-of-app-0123456789", "*", "read")
 	narrow := h.token("app", "secret-of-app-0123456789", "work.*", "write")
 
-	h.constraint(403, "scope_exceeded", "PUT", "/context/fields/preferences.color", app, map[string]any{"value": "blue"})
-	h.must(200, "PUT", "/phc/v1/settings", h.owner, map[string]string{"auto_grant": "standard"}, nil)
-	// A key the app cannot read yet (absent here, or hidden) answers one
-	// uniform "accepted": a write never tells whether a hidden field exists.
-	var accepted struct {
-		ProposalID string `json:"proposal_id"`
-		Status     string `json:"status"`
+	// Under the default auto_grant (public) a standard write is not
+	// auto-approved: it is a proposal, and the answer says so.
+	var answer writeAnswer
+	h.must(202, "PUT", "/context/fields/preferences.shade", app, map[string]any{"value": "teal"}, &answer)
+	if answer.Status != "pending" || !strings.HasPrefix(answer.ProposalID, "prp_") {
+		t.Fatalf("a standard write under auto_grant public = %+v; want pending with a proposal_id", answer)
 	}
-	h.must(202, "PUT", "/context/fields/preferences.color", app, map[string]any{"value": "blue"}, &accepted)
-	if accepted.Status != "accepted" || accepted.ProposalID != "" {
-		t.Fatalf("write of an unreadable key = %+v; want a bare accepted", accepted)
+	h.must(200, "PUT", "/phc/v1/settings", h.owner, map[string]string{"auto_grant": "standard"}, nil)
+	// Where PCP auto-approves, and the app reads what it writes: committed.
+	answer = writeAnswer{}
+	h.must(200, "PUT", "/context/fields/preferences.color", app, map[string]any{"value": "blue"}, &answer)
+	if answer.Status != "committed" || answer.ProposalID != "" || answer.Revision == 0 {
+		t.Fatalf("write of a new field = %+v; want committed with a revision", answer)
 	}
 	var f wireField
 	h.must(200, "GET", "/context/fields/preferences.color", app, nil, &f)
@@ -285,11 +288,15 @@ func TestAgentFieldWrites(t *testing.T) {
 	h.constraint(403, "user_only_write", "PUT", "/context/fields/identity.ssn", app, map[string]any{"value": "078-05-1120"})
 	h.constraint(403, "mode_denied", "PUT", "/context/fields/preferences.color", reader, map[string]any{"value": "red"})
 	h.constraint(403, "scope_exceeded", "PUT", "/context/fields/preferences.color", narrow, map[string]any{"value": "red"})
-	h.constraint(403, "scope_exceeded", "PUT", "/context/fields/identity.dob", app, map[string]any{"value": "1815-12-10"})
 
-	// A sensitive write waits for the owner's consent.
+	// A sensitive write waits for the owner's consent, with or without a
+	// contribute grant.
+	h.must(202, "PUT", "/context/fields/health.allergy", app, map[string]any{"value": "peanuts"}, &answer)
+	if answer.Status != "pending" || !strings.HasPrefix(answer.ProposalID, "prp_") {
+		t.Fatalf("a sensitive write = %+v; want pending with a proposal_id", answer)
+	}
 	h.grant("app", "assist", "contribute", map[string]any{"keys": []string{"identity.*"}})
-	h.must(202, "PUT", "/context/fields/identity.dob", app, map[string]any{"value": "1815-12-10"}, &accepted)
+	h.must(202, "PUT", "/context/fields/identity.dob", app, map[string]any{"value": "1815-12-10"}, &answer)
 	h.constraint(404, "not_found", "GET", "/context/fields/identity.dob", h.owner, nil)
 	var review struct {
 		Proposals []struct {
@@ -298,10 +305,15 @@ func TestAgentFieldWrites(t *testing.T) {
 		} `json:"proposals"`
 	}
 	h.must(200, "GET", "/phc/v1/review", h.owner, nil, &review)
-	if len(review.Proposals) != 1 || review.Proposals[0].Key != "identity.dob" {
-		t.Fatalf("review = %+v; want the sensitive write waiting", review)
+	if i := slices.IndexFunc(review.Proposals, func(p struct {
+		ID  string `json:"proposal_id"`
+		Key string `json:"key"`
+	}) bool {
+		return p.ID == answer.ProposalID
+	}); len(review.Proposals) != 3 || i < 0 || review.Proposals[i].Key != "identity.dob" {
+		t.Fatalf("review = %+v; want the three writes waiting, the sensitive one among them", review)
 	}
-	h.must(200, "POST", "/phc/v1/proposals/"+review.Proposals[0].ID+"/confirm", h.owner, map[string]any{"personas": []string{}}, nil)
+	h.must(200, "POST", "/phc/v1/proposals/"+answer.ProposalID+"/confirm", h.owner, map[string]any{"personas": []string{}}, nil)
 	h.must(200, "GET", "/context/fields/identity.dob", h.owner, nil, &f)
 	if f.Value != "1815-12-10" || f.WrittenBy != "app" || f.Sensitivity != "sensitive" {
 		t.Fatalf("confirmed sensitive write = %+v", f)

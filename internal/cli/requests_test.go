@@ -39,7 +39,7 @@ func TestContextRequests(t *testing.T) {
 	if f.Value != "earl grey" {
 		t.Fatalf("read under the granted request = %+v", f)
 	}
-	h.constraint(404, "not_found", "GET", "/context/fields/identity.nickname", req.Token, nil)
+	h.constraint(403, "scope_exceeded", "GET", "/context/fields/identity.nickname", req.Token, nil)
 
 	// A sensitive field needs a per-request approval: the app asks for it
 	// (a read files none); its read then names the request to poll,

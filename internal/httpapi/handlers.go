@@ -487,7 +487,7 @@ func (s *Server) putField(w http.ResponseWriter, r *http.Request, p custodian.Pr
 		return nil
 	}
 	writeJSON(w, http.StatusOK, struct {
-		custodian.FieldRead
+		custodian.FieldWritten
 		Warnings []custodian.Hint `json:"warnings,omitempty"`
 	}{out, hints})
 	return nil

@@ -166,8 +166,9 @@ func (s *Server) tools() []tool {
 		{&mcp.Tool{
 			Name:  "context_set",
 			Title: "Write one field",
-			Description: "Write a field under PCP rules: an app's write of public or standard data is confirmed by the person's policy, " +
-				"anything else waits for the person's review (status pending).",
+			Description: "Write a field under PCP rules: where the person's policy auto-approves it (public or standard data, " +
+				"nothing replaced that this app did not write) it is committed (status committed, with the field); anything " +
+				"else waits for the person's review (status pending, with a proposal_id).",
 			InputSchema: schema(`{"type": "object", "required": ["id", "value"], "additionalProperties": false,
 				"properties": {"id": ` + fieldIDSchema + `, "value": ` + anyJSON + `, "sensitivity": ` + tierSchema + `}}`),
 			OutputSchema: schema(fieldSchemaWith(`"revision": {"type": "integer"},
@@ -199,7 +200,7 @@ func (s *Server) tools() []tool {
 				}{pending, hints}, nil
 			}
 			return struct {
-				custodian.FieldRead
+				custodian.FieldWritten
 				Warnings []custodian.Hint `json:"warnings,omitempty"`
 			}{f, hints}, nil
 		}},
@@ -212,10 +213,10 @@ func (s *Server) tools() []tool {
 				"supports it; otherwise, and always for critical data, the request waits for the person (status pending, " +
 				"with a request_id: call again with only request_id to see how it stands).",
 			InputSchema: schema(`{"type": "object", "additionalProperties": false, "properties": {
-				"scope": {"type": "string", "maxLength": 1024, "description": "key patterns, comma separated: identity.*, health.allergies"},
+				"scope": {"description": "key patterns: a string, comma separated (identity.*, health.allergies), or an array of strings ([\"identity.full_name\", \"addresses.current\"]); a field covers the keys below it. Either form; the server checks it."},
 				"purpose": ` + purposeSchema + `,
-				"duration": {"description": "how long: 1h, or seconds as 3600"},
-				"usage": {"type": "string", "enum": ["single", "multi"]},
+				"duration": {"description": "how long: 3600 (seconds), 1h or 30 minutes"},
+				"usage": {"type": "string", "enum": ["single", "multi", "single-use", "multi-use"]},
 				"request_id": {"type": "string", "pattern": "^req_[A-Z2-7]{26}$", "description": "ask how an earlier request stands (alone, without scope and purpose)"}}}`),
 			OutputSchema: schema(`{"type": "object", "properties": {"request_id": {"type": "string"}, "status": {"type": "string"},
 				"scope": {"type": "array", "items": {"type": "string"}}, "purpose": {"type": "string"}, "tier": {"type": "string"}, "expires_at": {"type": "string"},
@@ -223,7 +224,7 @@ func (s *Server) tools() []tool {
 			Annotations: &mcp.ToolAnnotations{Title: "Ask for more context", DestructiveHint: boolPtr(false), OpenWorldHint: boolPtr(false)},
 		}, func(ctx context.Context, p custodian.Principal, req *mcp.CallToolRequest) (any, error) {
 			var in struct {
-				Scope     string          `json:"scope"`
+				Scope     json.RawMessage `json:"scope,omitempty"`
 				Purpose   string          `json:"purpose"`
 				Duration  json.RawMessage `json:"duration,omitempty"`
 				Usage     string          `json:"usage,omitempty"`
@@ -238,7 +239,7 @@ func (s *Server) tools() []tool {
 			// request_id alone, or a scope and a purpose.
 			if in.RequestID != "" {
 				var extra []schemaViolation
-				for name, set := range map[string]bool{"scope": in.Scope != "", "purpose": in.Purpose != "", "duration": in.Duration != nil, "usage": in.Usage != ""} {
+				for name, set := range map[string]bool{"scope": in.Scope != nil, "purpose": in.Purpose != "", "duration": in.Duration != nil, "usage": in.Usage != ""} {
 					if set {
 						extra = append(extra, schemaViolation{"/" + name, "not", "is not allowed with request_id"})
 					}
@@ -249,7 +250,7 @@ func (s *Server) tools() []tool {
 				v, err = svc.PollRequest(ctx, custodian.ChannelMCP, p, in.RequestID)
 			} else {
 				var missing []schemaViolation
-				if in.Scope == "" {
+				if in.Scope == nil {
 					missing = append(missing, schemaViolation{"/scope", "required", "is required (or request_id alone)"})
 				}
 				if in.Purpose == "" {
@@ -258,10 +259,11 @@ func (s *Server) tools() []tool {
 				if len(missing) > 0 {
 					return nil, violationsError("request_context", missing...)
 				}
-				body, _ := json.Marshal(map[string]any{"scope": in.Scope, "purpose": in.Purpose, "duration": in.Duration, "usage": in.Usage})
-				if in.Duration == nil {
-					body, _ = json.Marshal(map[string]any{"scope": in.Scope, "purpose": in.Purpose, "usage": in.Usage})
+				doc := map[string]any{"scope": in.Scope, "purpose": in.Purpose, "usage": in.Usage}
+				if in.Duration != nil {
+					doc["duration"] = in.Duration
 				}
+				body, _ := json.Marshal(doc)
 				// Over MCP the core mints no token: a bearer token never
 				// enters the model's context. The grant is this consumer's
 				// either way, and the app fetches a token with the new
