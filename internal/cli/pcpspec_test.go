@@ -15,21 +15,20 @@ import (
 // (README, "PCP clients written from the spec"): then the test says so, and
 // checks the answer a client can act on.
 //
-// Examples that need what issue 13 part 1 changes (scope prefixes, agent
+// Examples that needed what issue 13 part 1 changed (scope prefixes, agent
 // writes, long-lived tokens, request bodies as the spec writes them) are
-// written to the spec's expectation, and skip while they fail for that
-// reason, so that the merge enables them.
+// written to the spec's expectation; they fail if it regresses.
 
 // specClient is a PCP client: the daemon's address and the tokens it holds.
 type specClient struct {
 	*harness
 }
 
-// part1 skips t when the answer shows the example still needs issue 13
-// part 1.
+// part1 fails t: the answer shows an example that issue 13 part 1 made
+// work no longer does.
 func part1(t *testing.T, what string, status int, raw []byte) {
 	t.Helper()
-	t.Skipf("depends on %s: issue 13 part 1 (answered %d %s)", what, status, raw)
+	t.Fatalf("%s: answered %d %s", what, status, raw)
 }
 
 // register registers a consumer as PCP §4 does, and has the owner approve
