@@ -420,6 +420,30 @@ func (s *Service) WithdrawDispute(ctx context.Context, p Principal, id string) (
 }
 
 func (s *Service) setDispute(p Principal, op, id string, disputed bool) (Written, error) {
+	return s.markClaim(op, p, id, func(r *claimRecord) error {
+		if r.meta.Status != StatusActive {
+			return notFound(op)
+		}
+		if (r.meta.DisputedAt != nil) == disputed {
+			if disputed {
+				return fail(op, KindConflict, "the claim is already disputed")
+			}
+			return fail(op, KindConflict, "the claim is not disputed")
+		}
+		return nil
+	}, func(m *claimMeta, now time.Time) {
+		m.DisputedAt = nil
+		if disputed {
+			m.DisputedAt = &now
+		}
+	})
+}
+
+// markClaim is an owner's act on claim id's meta alone — a dispute, a
+// retraction — with no new version: check refuses a claim that may not
+// take it (absent, or in the wrong state), edit changes the meta, and the
+// receipt names the claim's head.
+func (s *Service) markClaim(op string, p Principal, id string, check func(r *claimRecord) error, edit func(m *claimMeta, now time.Time)) (Written, error) {
 	if err := requireOwner(op, p); err != nil {
 		return Written{}, err
 	}
@@ -429,23 +453,14 @@ func (s *Service) setDispute(p Principal, op, id string, disputed bool) (Written
 	var out Written
 	err := s.write(op, p, func(st *state, b *batch) error {
 		r, ok := st.claims[id]
-		if !ok || r.meta.Status != StatusActive {
+		if !ok {
 			return notFound(op)
 		}
-		if (r.meta.DisputedAt != nil) == disputed {
-			if disputed {
-				return fail(op, KindConflict, "the claim is already disputed")
-			}
-			return fail(op, KindConflict, "the claim is not disputed")
+		if err := check(r); err != nil {
+			return err
 		}
 		rev := b.nextRevision()
-		nr := st.setMeta(b, r, func(m *claimMeta) {
-			m.DisputedAt = nil
-			if disputed {
-				at := b.now
-				m.DisputedAt = &at
-			}
-		})
+		nr := st.setMeta(b, r, func(m *claimMeta) { edit(m, b.now) })
 		b.receipt(Receipt{Actor: "owner", Operation: op, Decision: "allow", Records: []string{r.head().Ref()}, Revision: rev})
 		out = Written{Claim: nr.view(nr.meta.Head), Revision: rev}
 		return nil
@@ -461,26 +476,13 @@ func (s *Service) setDispute(p Principal, op, id string, disputed bool) (Written
 // claim); retracting a retracted claim is KindConflict.
 func (s *Service) RetractClaim(ctx context.Context, p Principal, id string) (Written, error) {
 	const op = "claim.retract"
-	if err := requireOwner(op, p); err != nil {
-		return Written{}, err
-	}
-	if !identity.ValidID(id, "clm_") {
-		return Written{}, fail(op, KindInvalid, "malformed claim id")
-	}
-	var out Written
-	err := s.write(op, p, func(st *state, b *batch) error {
-		r, ok := st.claims[id]
-		if !ok || (r.meta.Status != StatusActive && r.meta.Status != StatusRetracted) {
-			return notFound(op)
-		}
-		if r.meta.Status == StatusRetracted {
+	return s.markClaim(op, p, id, func(r *claimRecord) error {
+		switch r.meta.Status {
+		case StatusRetracted:
 			return fail(op, KindConflict, "the claim is already retracted")
+		case StatusActive:
+			return nil
 		}
-		rev := b.nextRevision()
-		nr := st.setMeta(b, r, func(m *claimMeta) { m.Status = StatusRetracted })
-		b.receipt(Receipt{Actor: "owner", Operation: "claim.retract", Decision: "allow", Records: []string{r.head().Ref()}, Revision: rev})
-		out = Written{Claim: nr.view(nr.meta.Head), Revision: rev}
-		return nil
-	})
-	return out, err
+		return notFound(op)
+	}, func(m *claimMeta, _ time.Time) { m.Status = StatusRetracted })
 }
