@@ -325,6 +325,9 @@ func sameRestriction(a, b Restriction) bool {
 // under g at now. An unknown mandatory restriction blocks every use; an
 // unknown advisory one is ignored.
 func restrictionsAllow(rs []Restriction, purpose string, g *Grant, now time.Time) bool {
+	if g.Auto {
+		purpose = "" // the app's own words: no purpose_only is met by them
+	}
 	for _, r := range rs {
 		switch r.Type {
 		case RestrictPurposeOnly:
@@ -349,7 +352,7 @@ func restrictionsAllow(rs []Restriction, purpose string, g *Grant, now time.Time
 			// The purpose's category decides, never its free text: a grant
 			// for model training, or one that does not say what kind of use
 			// it is (auto_grant's included), may not read it.
-			if !notTraining(g.Category) {
+			if g.Auto || !notTraining(g.Category) {
 				return false
 			}
 		case RestrictNoExport, RestrictSourceControlled, RestrictThirdParty:

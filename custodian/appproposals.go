@@ -40,10 +40,23 @@ func statusOf(pr *Proposal) ProposalStatus {
 	return ps
 }
 
-// ownedBy reports whether consumer p made pr.
-func ownedBy(pr *Proposal, p Principal) bool {
+// ownedBy reports whether consumer p made pr: its name, and made since p's
+// consumer record was created (since; see consumerSince) — an app that
+// takes a deleted app's name inherits none of its proposals.
+func ownedBy(pr *Proposal, p Principal, since time.Time) bool {
 	a := pr.Producer.Authenticated
-	return p.kind == PrincipalConsumer && a.Kind == "consumer" && a.ID == p.Consumer
+	return p.kind == PrincipalConsumer && a.Kind == "consumer" && a.ID == p.Consumer && !pr.ProposedAt.Before(since)
+}
+
+// consumerSince is when consumer name's record was created: what was
+// written under that name before belongs to another app of the same name,
+// since removed. Zero for an OIDC recipient (no record; its identity is
+// its issuer and subject). Callers hold st.mu.
+func (st *state) consumerSince(name string) time.Time {
+	if c := st.consumers[name]; c != nil {
+		return c.CreatedAt
+	}
+	return time.Time{}
 }
 
 // OwnProposals returns how the proposals of consumer p stand: the one
@@ -73,13 +86,16 @@ func (s *Service) OwnProposals(ctx context.Context, p Principal, id string) (Own
 		return OwnProposals{}, err
 	}
 	out := OwnProposals{Proposals: []ProposalStatus{}, Revision: rev}
+	st.mu.RLock()
+	since := st.consumerSince(p.Consumer)
+	st.mu.RUnlock()
 	err = s.store.View(func(tx Tx) error {
 		if id != "" {
 			pr, err := loadProposal(tx, id)
 			if err != nil {
 				return err
 			}
-			if pr != nil && ownedBy(pr, p) {
+			if pr != nil && ownedBy(pr, p, since) {
 				out.Proposals = append(out.Proposals, statusOf(pr))
 			}
 			return nil
@@ -89,7 +105,7 @@ func (s *Service) OwnProposals(ctx context.Context, p Principal, id string) (Own
 			if err := json.Unmarshal(raw, &pr); err != nil {
 				return err
 			}
-			if ownedBy(&pr, p) {
+			if ownedBy(&pr, p, since) {
 				out.Proposals = append(out.Proposals, statusOf(&pr))
 			}
 			return nil
@@ -148,7 +164,10 @@ func (s *Service) WithdrawProposal(ctx context.Context, p Principal, id string) 
 	}); err != nil {
 		return ProposalStatus{}, wrap(op, KindInternal, err)
 	}
-	if pr == nil || !ownedBy(pr, p) {
+	st.mu.RLock()
+	since := st.consumerSince(p.Consumer)
+	st.mu.RUnlock()
+	if pr == nil || !ownedBy(pr, p, since) {
 		return ProposalStatus{}, notFound(op)
 	}
 	var out ProposalStatus

@@ -638,7 +638,11 @@ func (s *Service) agentPutField(op string, p Principal, id string, in fieldWrite
 		// a write-only token, a field the app cannot read, whether or not it
 		// exists, a contribute grant alone — is a proposal for the owner.
 		readBack := p.token.canRead() && st.settings.autoGranted(known)
-		mine := cur == nil || (visible && cur.head().Producer.Authenticated == author && cur.head().Confirmation.By == "auto_grant")
+		// Its own: written by this app — under this name, and since this
+		// consumer record exists (a removed app's namesake inherits
+		// nothing) — under the auto_grant policy.
+		mine := cur == nil || (visible && cur.head().Producer.Authenticated == author && cur.head().Confirmation.By == "auto_grant" &&
+			!cur.head().RecordedAt.Before(st.consumerSince(p.Consumer)))
 		confirm := readBack && mine && st.settings.autoGranted(tier) && tierRank[tier] <= tierRank[SensitivityStandard]
 		if confirm {
 			w := in

@@ -60,10 +60,14 @@ func (g Guardrail) readLevel() bool {
 // claim c; c nil asks about the read as a whole (claim-level guardrails
 // then allow). An unknown type allows nothing.
 func (g Guardrail) allows(c *Claim, purpose string, gr *Grant) bool {
+	if gr.Auto {
+		purpose = "" // as restrictionsAllow: an auto-approved grant's purpose is the app's word
+	}
 	switch g.Type {
 	case GuardNoTraining:
-		// As the restriction: the grant's purpose category decides.
-		return notTraining(gr.Category)
+		// As the restriction: the grant's purpose category decides, and an
+		// auto-approved grant's category is the app's word.
+		return !gr.Auto && notTraining(gr.Category)
 	case GuardLocalProcessingOnly:
 		return gr.Route == "local"
 	case GuardPurposeOnly:

@@ -188,6 +188,11 @@ type Grant struct {
 	// fields, and critical ones when the approval re-entered the password.
 	Request string `json:"request,omitempty"`
 	MaxTier string `json:"max_tier,omitempty"`
+	// Auto marks a grant made by the owner's auto_grant policy from an
+	// app's request, not by the owner: its purpose and category are the
+	// app's own words, so they satisfy no purpose_only restriction and
+	// prove nothing to no_training (as on the auto_grant read path).
+	Auto bool `json:"auto_approved,omitempty"`
 	// Requires adds a condition on reads of sensitive and critical data:
 	// a current DCER admission of the presenting token under the policy.
 	Requires *Requires `json:"requires,omitempty"`

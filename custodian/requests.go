@@ -149,7 +149,7 @@ func (s *Service) requestContext(ctx context.Context, p Principal, raw []byte, m
 // approve turns request r into a grant for its consumer, disclosing at most
 // maxTier, in personas (all, if none), requiring requires (none if nil)
 // (with st.mu held).
-func (st *state) approve(b *batch, r *ContextRequest, maxTier string, personas []string, rev uint64, requires *Requires) {
+func (st *state) approve(b *batch, r *ContextRequest, maxTier string, personas []string, rev uint64, requires *Requires, auto bool) {
 	gid, err := identity.NewID("grt_")
 	if err != nil {
 		b.err = err
@@ -159,7 +159,7 @@ func (st *state) approve(b *batch, r *ContextRequest, maxTier string, personas [
 		ID: gid, Recipient: Recipient{Kind: "consumer", ID: r.Consumer}, Purpose: r.Purpose,
 		Category: r.Category, Operations: []string{OpRead}, Selectors: Selectors{Keys: r.Scope, Personas: personas},
 		ExpiresAt: b.now.Add(time.Duration(r.Duration) * time.Second), Usage: r.Usage,
-		CreatedAt: b.now, Revision: rev, Request: r.ID, MaxTier: maxTier, Requires: requires,
+		CreatedAt: b.now, Revision: rev, Request: r.ID, MaxTier: maxTier, Requires: requires, Auto: auto,
 	}
 	st.setGrant(g)
 	b.put(bucketGrants, gid, g)
@@ -401,7 +401,7 @@ func (s *Service) decide(op string, p Principal, id string, approve bool, actor 
 		nr := *r
 		rev := b.nextRevision()
 		if approve {
-			st.approve(b, &nr, nr.Tier, nil, rev, requires)
+			st.approve(b, &nr, nr.Tier, nil, rev, requires, false)
 			records = append(records, nr.GrantID)
 			if requires != nil {
 				records = append(records, "policy:"+requires.Qualification)
@@ -583,7 +583,7 @@ func (st *state) fileRequest(b *batch, p Principal, scope []string, purpose, cat
 	// required again: asking anew never walks around it. Where they require
 	// different ones, the owner decides.
 	if requires, _, ok := st.inheritedRequires(p.Consumer, scope); ok && st.settings.autoGranted(r.Tier) {
-		st.approve(b, r, st.settings.AutoGrant, st.autoPersonas(p.Consumer, b.now), rev, requires)
+		st.approve(b, r, st.settings.AutoGrant, st.autoPersonas(p.Consumer, b.now), rev, requires, true)
 	}
 	st.requests[id] = r
 	b.put(bucketRequests, id, r)

@@ -410,3 +410,75 @@ func TestReviewShowsConflicts(t *testing.T) {
 		t.Fatal("a bulk confirm of decided and unknown proposals succeeded")
 	}
 }
+
+// TestAutoApprovedGrantIsNotTheOwnersWord: a grant the auto_grant policy
+// made from an app's request carries the app's own purpose and category,
+// which meet no purpose_only restriction and prove nothing to no_training.
+func TestAutoApprovedGrantIsNotTheOwnersWord(t *testing.T) {
+	h := startHarness(t, "")
+	h.must(200, "PUT", "/phc/v1/settings", h.owner, map[string]any{"auto_grant": "standard"}, nil)
+	for key, r := range map[string]map[string]any{
+		"work.plans": {"type": "purpose_only", "mandatory": true, "params": map[string]any{"purposes": []string{"tax"}}},
+		"work.diary": {"type": "no_training", "mandatory": true},
+	} {
+		var p struct {
+			ID string `json:"proposal_id"`
+		}
+		h.must(201, "POST", "/phc/v1/proposals", h.owner, map[string]any{"key": key, "value": "secret " + key, "kind": "note",
+			"assertion": "reported", "restrictions": []any{r}}, &p)
+		h.must(200, "POST", "/phc/v1/proposals/"+p.ID+"/confirm", h.owner, map[string]any{"personas": []string{}}, nil)
+	}
+	app := h.consumer("guesser", "work.*", "read")
+	for _, c := range []struct{ key, purpose, category string }{{"work.plans", "tax", ""}, {"work.diary", "journaling", "personalisation"}} {
+		body := map[string]any{"scope": c.key, "purpose": c.purpose, "duration": "1h"}
+		if c.category != "" {
+			body["purpose_category"] = c.category
+		}
+		var req struct {
+			Status string `json:"status"`
+			Token  string `json:"token"`
+		}
+		h.must(201, "POST", "/context/requests", app, body, &req)
+		if req.Status != "approved" || req.Token == "" {
+			t.Fatalf("request %+v = %+v; want approved at once (standard data)", body, req)
+		}
+		h.constraint(404, "not_found", "GET", "/context/fields/"+c.key+"?purpose="+c.purpose, req.Token, nil)
+	}
+}
+
+// TestRemovedAppsNamesakeInheritsNothing: an app registered under the name
+// of a removed one sees none of its proposals, cannot withdraw them, and
+// cannot overwrite what it wrote.
+func TestRemovedAppsNamesakeInheritsNothing(t *testing.T) {
+	h := startHarness(t, "")
+	h.must(200, "PUT", "/phc/v1/settings", h.owner, map[string]any{"auto_grant": "standard"}, nil)
+	first := h.consumer("app", "prefs.*", "read-write")
+	h.grant("app", "assist", "contribute", map[string]any{"keys": []string{"prefs.*"}})
+	var p struct {
+		ID string `json:"proposal_id"`
+	}
+	h.must(201, "POST", "/phc/v1/proposals", first, map[string]any{"key": "prefs.secret", "value": "x", "kind": "note", "assertion": "reported"}, &p)
+	if status, raw := h.do("PUT", "/context/fields/prefs.color", first, map[string]any{"value": "red"}); status != 200 {
+		t.Fatalf("the first app's own new field = %d %s", status, raw)
+	}
+	h.must(200, "GET", "/phc/v1/proposals/"+p.ID, first, nil, nil)
+	if status, raw := h.do("DELETE", "/context/consumers/app", h.owner, nil); status != 200 && status != 204 {
+		t.Fatalf("removing the app = %d %s", status, raw)
+	}
+	h.constraint(401, "unauthenticated", "GET", "/phc/v1/proposals/"+p.ID, first, nil)
+	second := h.consumer("app", "prefs.*", "read-write") // another app, the same name
+	h.constraint(404, "not_found", "GET", "/phc/v1/proposals/"+p.ID, second, nil)
+	h.constraint(404, "not_found", "POST", "/phc/v1/proposals/"+p.ID+"/withdraw", second, nil)
+	var w struct {
+		Status string `json:"status"`
+	}
+	h.must(202, "PUT", "/context/fields/prefs.color", second, map[string]any{"value": "blue"}, &w)
+	if w.Status != "pending" {
+		t.Fatalf("the namesake's write over the removed app's field = %+v; want pending", w)
+	}
+	var f wireField
+	h.must(200, "GET", "/context/fields/prefs.color", h.owner, nil, &f)
+	if f.Value != "red" {
+		t.Fatalf("the removed app's value became %v", f.Value)
+	}
+}
