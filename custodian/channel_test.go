@@ -145,7 +145,20 @@ func TestSealedWhileLocked(t *testing.T) {
 	_, err = ts.AuthenticateOn(ctx, custodian.ChannelMCP, "ctxs_short")
 	wantKind(t, "AuthenticateOn(MCP, locked, malformed)", err, custodian.KindLocked)
 
+	// A sealed principal kept past the unlock (its session not yet opened
+	// again) still says locked and gets vault_locked from every operation.
+	sealed, err := ts.AuthenticateOn(ctx, custodian.ChannelMCP, madeUp)
+	if err != nil {
+		t.Fatal(err)
+	}
 	ts.unlock()
+	if st := ts.Status(ctx, sealed); !st.Locked {
+		t.Errorf("Status(sealed) after the unlock = %+v; want locked", st)
+	}
+	_, _, err = ts.PutField(ctx, sealed, "notes.a", []byte(`{"value":"x"}`))
+	wantKind(t, "PutField(sealed) after the unlock", err, custodian.KindLocked)
+	_, err = ts.Context(ctx, sealed, custodian.ContextQuery{Purpose: "assist"})
+	wantKind(t, "Context(sealed) after the unlock", err, custodian.KindLocked)
 	if p, err := ts.AuthenticateOn(ctx, custodian.ChannelMCP, appToken); err != nil || p.Kind() != custodian.PrincipalConsumer {
 		t.Errorf("AuthenticateOn(MCP) after unlock = %+v, %v", p, err)
 	}

@@ -88,8 +88,11 @@ func (r ContextResult) MarshalJSON() ([]byte, error) {
 func (s *Service) Context(ctx context.Context, p Principal, q ContextQuery) (ContextResult, error) {
 	const op = "context"
 	if p.kind != PrincipalConsumer {
-		if p.IsOwner() {
+		switch {
+		case p.IsOwner():
 			return ContextResult{}, fail(op, KindInvalid, "context is for recipients; the owner lists claims")
+		case p.kind == PrincipalSealed:
+			return ContextResult{}, fail(op, KindLocked, "")
 		}
 		return ContextResult{}, fail(op, KindUnauthenticated, "")
 	}

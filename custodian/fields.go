@@ -509,6 +509,8 @@ func (s *Service) PutField(ctx context.Context, p Principal, id string, raw []by
 		return out, nil, err
 	case PrincipalConsumer:
 		return s.agentPutField(op, p, id, in)
+	case PrincipalSealed:
+		return FieldWritten{}, nil, fail(op, KindLocked, "")
 	}
 	return FieldWritten{}, nil, fail(op, KindUnauthenticated, "")
 }

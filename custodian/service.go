@@ -207,7 +207,9 @@ type Status struct {
 // Status reports whether the vault is locked. The counts are filled in only
 // for the owner's session of an unlocked vault.
 func (s *Service) Status(ctx context.Context, p Principal) Status {
-	st := Status{Initialized: true, Locked: !s.unlocked.Load()}
+	// A sealed principal (a token taken unchecked while the vault was
+	// locked) stays locked out until its session is opened again.
+	st := Status{Initialized: true, Locked: !s.unlocked.Load() || p.kind == PrincipalSealed}
 	if !p.IsOwner() || st.Locked {
 		return st
 	}
