@@ -130,14 +130,10 @@ func runDECTrust(ctx context.Context, env *Env, args []string) error {
 	fs := newFlags(env, "dec trust", &c)
 	var revoked revocations
 	fs.Var(&revoked, "revoked", "a key revoked from a moment on, as KID@2026-01-02T03:04:05Z (repeatable)")
-	var pos []string
-	for len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		pos, args = append(pos, args[0]), args[1:]
-	}
-	if err := parse(fs, args); err != nil {
+	pos, err := idsAndFlags(fs, args)
+	if err != nil {
 		return err
 	}
-	pos = append(pos, fs.Args()...)
 	if len(pos) != 2 {
 		return usageError("usage: phc dec trust ISSUER JWKS.json [--revoked KID@TIME …]")
 	}
@@ -161,14 +157,10 @@ func runDECTrust(ctx context.Context, env *Env, args []string) error {
 func runDECUnrevoke(ctx context.Context, env *Env, args []string) error {
 	var c common
 	fs := newFlags(env, "dec unrevoke", &c)
-	var pos []string
-	for len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		pos, args = append(pos, args[0]), args[1:]
-	}
-	if err := parse(fs, args); err != nil {
+	pos, err := idsAndFlags(fs, args)
+	if err != nil {
 		return err
 	}
-	pos = append(pos, fs.Args()...)
 	if len(pos) != 2 {
 		return usageError("usage: phc dec unrevoke ISSUER KID")
 	}

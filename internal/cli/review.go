@@ -163,8 +163,9 @@ func runReview(ctx context.Context, env *Env, args []string) error {
 	return usageError("unknown review command %q", sub)
 }
 
-// idsAndFlags parses args where ids and flags may come in any order: the
-// ids before the first flag, then those after the flags.
+// idsAndFlags parses args where positional arguments (ids, names, files)
+// and flags may come in any order: those before the first flag, then those
+// after the flags.
 func idsAndFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 	var ids []string
 	for len(args) > 0 && !strings.HasPrefix(args[0], "-") {
