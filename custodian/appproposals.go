@@ -81,14 +81,15 @@ func (s *Service) OwnProposals(ctx context.Context, p Principal, id string) (Own
 	}
 	// Wait until what the view has applied is durable, so that the store
 	// holds every proposal the app was told about.
-	rev, err := readSettled(op, st, func() (uint64, error) { return st.revision, nil })
+	var since time.Time
+	rev, err := readSettled(op, st, func() (uint64, error) {
+		since = st.consumerSince(p.Consumer)
+		return st.revision, nil
+	})
 	if err != nil {
 		return OwnProposals{}, err
 	}
 	out := OwnProposals{Proposals: []ProposalStatus{}, Revision: rev}
-	st.mu.RLock()
-	since := st.consumerSince(p.Consumer)
-	st.mu.RUnlock()
 	err = s.store.View(func(tx Tx) error {
 		if id != "" {
 			pr, err := loadProposal(tx, id)
@@ -153,7 +154,8 @@ func (s *Service) WithdrawProposal(ctx context.Context, p Principal, id string) 
 	if !p.token.canWrite() {
 		return ProposalStatus{}, s.refuse(st, p, op, fail(op, KindModeDenied, "the token does not allow writes"))
 	}
-	if _, err := readSettled(op, st, func() (struct{}, error) { return struct{}{}, nil }); err != nil {
+	since, err := readSettled(op, st, func() (time.Time, error) { return st.consumerSince(p.Consumer), nil })
+	if err != nil {
 		return ProposalStatus{}, err
 	}
 	var pr *Proposal
@@ -164,9 +166,6 @@ func (s *Service) WithdrawProposal(ctx context.Context, p Principal, id string) 
 	}); err != nil {
 		return ProposalStatus{}, wrap(op, KindInternal, err)
 	}
-	st.mu.RLock()
-	since := st.consumerSince(p.Consumer)
-	st.mu.RUnlock()
 	if pr == nil || !ownedBy(pr, p, since) {
 		return ProposalStatus{}, notFound(op)
 	}

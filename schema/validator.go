@@ -109,15 +109,7 @@ func (v *Validator) Validate(name string, doc any) []Violation {
 	if !ok {
 		return []Violation{{Path: "", Keyword: "$schema", Message: "unknown schema"}}
 	}
-	err := sch.Validate(doc)
-	if err == nil {
-		return nil
-	}
-	var verr *jsonschema.ValidationError
-	if !errors.As(err, &verr) {
-		return []Violation{{Path: "", Keyword: "$schema", Message: "cannot be validated"}}
-	}
-	return violations(verr)
+	return (&Schema{s: sch}).Validate(doc)
 }
 
 // DecodeValid decodes raw with [Decode] and validates the result with
