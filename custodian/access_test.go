@@ -143,10 +143,13 @@ func TestValidPattern(t *testing.T) {
 // record builds a claim record with one active version.
 func record(id, key, sensitivity string, personas ...string) *claimRecord {
 	c := &Claim{ID: id, Version: 1, Key: key, Value: []byte(`"v"`), Sensitivity: sensitivity, Status: StatusActive}
-	return &claimRecord{
-		meta:     claimMeta{ID: id, Head: 1, Status: StatusActive, Personas: personas},
-		versions: []*Claim{c},
-	}
+	return testRecord(claimMeta{ID: id, Head: 1, Status: StatusActive, Personas: personas}, c)
+}
+
+// testRecord builds a record of versions (oldest first), all resident.
+func testRecord(m claimMeta, versions ...*Claim) *claimRecord {
+	r := newState().newRecord(m, versions[len(versions)-1], versions[:len(versions)-1])
+	return r
 }
 
 const (
@@ -202,10 +205,11 @@ func TestGrantCovers(t *testing.T) {
 // is what a key selector sees.
 func TestGrantCoversHeadKey(t *testing.T) {
 	r := record(idA, "learning.spanish", SensitivityStandard)
-	v2 := *r.versions[0]
+	v2 := *r.head()
 	v2.Version, v2.Key = 2, "work.spanish"
-	r.versions = append(r.versions, &v2)
-	r.meta.Head = 2
+	m := r.meta
+	m.Head = 2
+	r = testRecord(m, r.head(), &v2)
 	if (&Grant{Selectors: Selectors{Keys: []string{"learning.*"}}}).covers(r) {
 		t.Errorf("covers used a superseded version's key")
 	}
@@ -338,7 +342,7 @@ func TestReadGrant(t *testing.T) {
 	retracted := record(idA, "identity.full_name", SensitivityStandard)
 	retracted.meta.Status = StatusDeleted
 	restricted := record(idA, "identity.full_name", SensitivityStandard)
-	restricted.versions[0].Restrictions = []Restriction{{Type: "x-embargo", Mandatory: true}}
+	restricted.head().Restrictions = []Restriction{{Type: "x-embargo", Mandatory: true}}
 
 	tests := []struct {
 		name    string

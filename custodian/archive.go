@@ -65,7 +65,7 @@ func (s *Service) Export(ctx context.Context, p Principal) ([]byte, error) {
 		sort.Strings(ids)
 		for _, id := range ids {
 			r := st.claims[id]
-			c.Claims = append(c.Claims, archivedClaim{Personas: r.meta.Personas, Versions: r.versions})
+			c.Claims = append(c.Claims, archivedClaim{Personas: r.meta.Personas, Versions: r.versions()})
 		}
 		return c, nil
 	})
@@ -234,16 +234,16 @@ func (s *Service) Import(ctx context.Context, p Principal, raw []byte) (ImportRe
 			if old, ok := st.claims[id]; ok {
 				// replace over a claim of the same id: drop any versions the
 				// archive does not have, so the stored sequence stays whole.
-				for v := len(ac.Versions) + 1; v <= len(old.versions); v++ {
+				for v := len(ac.Versions) + 1; v <= old.meta.Head; v++ {
 					b.del(bucketClaims, versionKey(id, v))
 				}
 			}
-			r := &claimRecord{meta: claimMeta{ID: id, Head: len(ac.Versions), Status: StatusActive, Personas: personas}}
 			for _, v := range ac.Versions {
 				v.Personas, v.Status = nil, StatusActive
-				r.versions = append(r.versions, v)
 				b.put(bucketClaims, versionKey(id, v.Version), v)
 			}
+			n := len(ac.Versions)
+			r := st.newRecord(claimMeta{ID: id, Head: n, Status: StatusActive, Personas: personas}, ac.Versions[n-1], ac.Versions[:n-1])
 			st.setClaim(r)
 			b.put(bucketClaimMeta, id, r.meta)
 			out.Imported++

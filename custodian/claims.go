@@ -168,7 +168,7 @@ func (s *Service) Versions(ctx context.Context, p Principal, id string) (ClaimLi
 			return ClaimList{}, notFound(op)
 		}
 		out := ClaimList{Revision: st.revision}
-		for v := 1; v <= len(r.versions); v++ {
+		for v := 1; v <= r.meta.Head; v++ {
 			out.Claims = append(out.Claims, r.view(v))
 		}
 		return out, nil
@@ -293,8 +293,9 @@ func (st *state) addVersion(b *batch, r *claimRecord, author Authenticated, conf
 	c.Revision = b.nextRevision()
 	c.Status = StatusActive
 	c.Personas = nil
-	nr := &claimRecord{meta: r.meta, versions: append(r.versions[:len(r.versions):len(r.versions)], &c)}
-	nr.meta.Head = c.Version
+	m := r.meta
+	m.Head = c.Version
+	nr := st.newRecord(m, &c, st.carried(r))
 	if confirmedBy == "owner" {
 		nr.meta.DisputedAt = nil // the owner's own new version settles the dispute
 	}
@@ -322,9 +323,9 @@ func (s *Service) DeleteClaim(ctx context.Context, p Principal, id string) (uint
 			return notFound(op)
 		}
 		rev = b.nextRevision()
-		refs := make([]string, 0, len(r.versions))
-		for _, v := range r.versions {
-			refs = append(refs, v.Ref())
+		refs := make([]string, 0, r.meta.Head)
+		for v := 1; v <= r.meta.Head; v++ {
+			refs = append(refs, versionRef(r.meta.ID, v))
 		}
 		st.erase(b, r)
 		b.receipt(Receipt{Actor: "owner", Operation: "claim.delete", Decision: "allow", Records: refs, Revision: rev})
@@ -377,10 +378,7 @@ func (st *state) newClaim(b *batch, c *Claim, personas []string) *claimRecord {
 	c.Revision = b.nextRevision()
 	c.Status = StatusActive
 	c.Personas = nil
-	r := &claimRecord{
-		meta:     claimMeta{ID: c.ID, Head: 1, Status: StatusActive, Personas: personas},
-		versions: []*Claim{c},
-	}
+	r := st.newRecord(claimMeta{ID: c.ID, Head: 1, Status: StatusActive, Personas: personas}, c, nil)
 	st.setClaim(r)
 	b.put(bucketClaims, versionKey(c.ID, 1), c)
 	b.put(bucketClaimMeta, c.ID, r.meta)
@@ -391,15 +389,19 @@ func (st *state) newClaim(b *batch, c *Claim, personas []string) *claimRecord {
 // id, the version number and when it was recorded, and takes it out of every
 // persona.
 func (st *state) erase(b *batch, r *claimRecord) {
-	nr := &claimRecord{meta: r.meta}
-	nr.meta.Status = StatusDeleted
-	nr.meta.Personas = []string{}
-	for _, v := range r.versions {
+	m := r.meta
+	m.Status = StatusDeleted
+	m.Personas = []string{}
+	tombs := make([]*Claim, 0, r.meta.Head)
+	for _, v := range r.versions() {
 		t := &Claim{ID: v.ID, Version: v.Version, RecordedAt: v.RecordedAt, Status: StatusDeleted,
 			Evidence: []Evidence{}, Restrictions: []Restriction{}, Revision: v.Revision}
-		nr.versions = append(nr.versions, t)
+		tombs = append(tombs, t)
 		b.put(bucketClaims, versionKey(v.ID, v.Version), t)
 	}
+	// The tombstones stay resident until they are committed (see
+	// claimcache.go).
+	nr := st.newRecord(m, tombs[len(tombs)-1], tombs[:len(tombs)-1])
 	st.setClaim(nr)
 	b.put(bucketClaimMeta, nr.meta.ID, nr.meta)
 }

@@ -36,7 +36,7 @@ func TestContextResultJSON(t *testing.T) {
 	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	v := &Claim{ID: "clm_A", Version: 2, Key: "a.b", Value: json.RawMessage(`"x<y"`), Subject: "self", Kind: "fact",
 		Assertion: "reported", RecordedAt: at, Sensitivity: "standard", Evidence: []Evidence{}, Restrictions: []Restriction{}}
-	r := &claimRecord{meta: claimMeta{ID: "clm_A", Head: 1, Status: StatusActive, Personas: []string{"p", "q"}}, versions: []*Claim{v}}
+	r := testRecord(claimMeta{ID: "clm_A", Head: 2, Status: StatusActive, Personas: []string{"p", "q"}}, &Claim{ID: "clm_A", Version: 1}, v)
 	g := &Grant{Selectors: Selectors{Personas: []string{"q"}}}
 	for range 2 { // the second time from the cache
 		sc, err := served(r, g)
@@ -65,7 +65,7 @@ func TestContextBundleJSON(t *testing.T) {
 	rec := func(id, key, value string) *claimRecord {
 		v := &Claim{ID: id, Version: 1, Key: key, Value: json.RawMessage(value), Subject: "self", RecordedAt: at,
 			Sensitivity: "standard", WrittenBy: "user", Producer: Producer{Authenticated: ownerAuth}}
-		return &claimRecord{meta: claimMeta{ID: id, Head: 1, Status: StatusActive}, versions: []*Claim{v}}
+		return testRecord(claimMeta{ID: id, Head: 1, Status: StatusActive}, v)
 	}
 	a, b2, c := rec("clm_A", "work.a", `"x<y"`), rec("clm_B", "work.b", `{"n":1}`), rec("clm_C", "aé\u2028.c", `[1,2]`)
 	for _, warnings := range [][]string{nil, {"the value of work.a was written by another app: t<1>"}} {

@@ -226,7 +226,7 @@ func (st *state) nodeWitness(n string, may func(*claimRecord) bool) *claimRecord
 		return nil
 	}
 	for _, r := range st.bySubject[n] {
-		if r.head().Kind != KindRelationship && may(r) {
+		if r.kind != KindRelationship && may(r) {
 			return r
 		}
 	}

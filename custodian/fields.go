@@ -73,7 +73,7 @@ func (st *state) field(key string) *claimRecord { return st.fieldOf[key] }
 // betterField returns whichever of best and r is the field of their key:
 // about the owner, written last. best may be nil; so may the result.
 func betterField(best, r *claimRecord) *claimRecord {
-	if r.head().Subject == SubjectSelf && (best == nil || r.head().Revision > best.head().Revision) {
+	if r.subject == SubjectSelf && (best == nil || r.revision > best.revision) {
 		return r
 	}
 	return best
@@ -85,7 +85,7 @@ func (st *state) fields(pattern string) []*claimRecord {
 	var out []*claimRecord
 	key := ""
 	scanPattern(st.active, pattern, func(r *claimRecord) bool {
-		if k := r.head().Key; k != key {
+		if k := r.key; k != key {
 			key = k
 			if f := st.field(k); f != nil {
 				out = append(out, f)
@@ -102,7 +102,7 @@ func (st *state) fieldsOf(records []*claimRecord, pattern string) []*claimRecord
 	var out []*claimRecord
 	key := ""
 	for _, r := range records {
-		k := r.head().Key
+		k := r.key
 		if k == key || !matchKey(pattern, k) {
 			continue
 		}
@@ -623,12 +623,12 @@ func (s *Service) agentPutField(op string, p Principal, id string, in fieldWrite
 		}
 		known := raiseTier(defaultSensitivity(id), in.Sensitivity)
 		if visible {
-			known = raiseTier(known, cur.head().Sensitivity)
+			known = raiseTier(known, cur.tier)
 		}
 		// The tier written is never lower than the field's own.
 		tier := known
 		if cur != nil {
-			tier = raiseTier(tier, cur.head().Sensitivity)
+			tier = raiseTier(tier, cur.tier)
 		}
 		// PCP auto-approves a public or standard write: here where the
 		// owner's auto_grant covers the tier, and nothing is replaced that
@@ -746,8 +746,8 @@ func (s *Service) DeleteField(ctx context.Context, p Principal, id string) (uint
 		rev = b.nextRevision()
 		var refs []string
 		for _, r := range doomed {
-			for _, v := range r.versions {
-				refs = append(refs, v.Ref())
+			for v := 1; v <= r.meta.Head; v++ {
+				refs = append(refs, versionRef(r.meta.ID, v))
 			}
 		}
 		b.receipt(Receipt{Actor: "owner", Operation: "field.delete", Decision: "allow", Records: refs, Revision: rev})

@@ -181,7 +181,10 @@ func newLockedTestService(t testing.TB, opts ...func(*custodian.Config)) *testSe
 	ts := &testService{t: t, store: newTestStore(), vault: v, clock: &fakeClock{now: t0}, secretKey: sk}
 	g := cayley.OpenMemory()
 	t.Cleanup(func() { g.Close() })
-	cfg := custodian.Config{Store: ts.store, Graph: g, Vault: v, Schema: val, Clock: ts.clock, IdleLock: -1}
+	// A claim cache of one byte keeps no head resident once it is
+	// committed: every test reads claims back from the store, as a vault
+	// larger than its cache does.
+	cfg := custodian.Config{Store: ts.store, Graph: g, Vault: v, Schema: val, Clock: ts.clock, IdleLock: -1, ClaimCacheBytes: 1}
 	for _, o := range opts {
 		o(&cfg)
 	}

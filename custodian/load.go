@@ -25,8 +25,14 @@ import (
 const loadBatch = 256
 
 // decodeEach decodes every value of bucket as a T on all cores and calls
-// add for each, in key order, from the calling goroutine.
+// add for each, in key order, from one goroutine.
 func decodeEach[T any](tx Tx, bucket string, add func(key string, v *T) error) error {
+	return decodeWhere(tx, bucket, nil, add)
+}
+
+// decodeWhere is decodeEach for the keys keep accepts (nil: all); the
+// values of the others are neither opened nor decoded.
+func decodeWhere[T any](tx Tx, bucket string, keep func(key string) bool, add func(key string, v *T) error) error {
 	type item struct {
 		key  string
 		raw  []byte
@@ -110,6 +116,9 @@ func decodeEach[T any](tx Tx, bucket string, add func(key string, v *T) error) e
 		cur = &batch{done: make(chan struct{})}
 	}
 	queue := func(it item) error {
+		if keep != nil && !keep(it.key) {
+			return nil
+		}
 		cur.items = append(cur.items, it)
 		if len(cur.items) == loadBatch {
 			flush()
@@ -164,7 +173,7 @@ func internClaim(c *Claim, reported map[string]map[string]string) {
 	}
 	// An app reports the same few things again and again: claims that
 	// report the same share one map.
-	if r := c.Producer.Reported; r != nil {
+	if r := c.Producer.Reported; r != nil && reported != nil {
 		keys := slices.Sorted(maps.Keys(r))
 		var id strings.Builder
 		for _, k := range keys {
@@ -180,8 +189,9 @@ func internClaim(c *Claim, reported map[string]map[string]string) {
 	}
 }
 
-// loadClaims reads every claim's metadata and versions into st and
-// indexes the active ones.
+// loadClaims reads every claim's metadata and head version into st and
+// indexes the active ones. Heads stay resident while the claim cache has
+// room; older versions stay in the store.
 func (st *state) loadClaims(tx Tx) error {
 	// The view is built from nothing: collecting garbage while it grows
 	// mostly traces what is being built. Collect less often meanwhile.
@@ -195,34 +205,54 @@ func (st *state) loadClaims(tx Tx) error {
 		for i, p := range m.Personas {
 			m.Personas[i] = intern(p)
 		}
-		st.claims[k] = &claimRecord{meta: *m}
+		m.ID = k
+		st.claims[k] = &claimRecord{meta: *m, cache: st.cache}
 		return nil
 	}); err != nil {
 		return err
 	}
+	head := func(k string) (*claimRecord, bool) {
+		id, vs, ok := strings.Cut(k, "@")
+		if !ok {
+			return nil, false
+		}
+		r := st.claims[id]
+		return r, r != nil && vs == fmt.Sprintf("%08d", r.meta.Head)
+	}
 	reported := map[string]map[string]string{}
-	if err := decodeEach(tx, bucketClaims, func(k string, c *Claim) error {
-		r, ok := st.claims[c.ID]
-		if !ok || c.Version != len(r.versions)+1 || k != versionKey(c.ID, c.Version) {
+	var resident int64
+	loaded := 0
+	if err := decodeWhere(tx, bucketClaims, func(k string) bool {
+		_, ok := head(k)
+		return ok
+	}, func(k string, c *Claim) error {
+		r, _ := head(k)
+		if c.ID != r.meta.ID || c.Version != r.meta.Head {
 			return fmt.Errorf("claim %s: out of sequence", k)
 		}
 		internClaim(c, reported)
-		if c.Version == 1 {
-			r.meta.ID = c.ID // one copy of the id
-		} else {
-			c.ID = r.meta.ID
+		c.ID = r.meta.ID // one copy of the id
+		r.fill(c)
+		if w := claimWeight(c); resident+w <= st.cache.budget {
+			resident += w
+			r.hd.Store(c)
+			st.cache.admit(r, c)
 		}
-		r.versions = append(r.versions, c)
+		loaded++
 		return nil
 	}); err != nil {
 		return err
 	}
-	active := make([]*claimRecord, 0, len(st.claims))
-	for id, r := range st.claims {
-		if len(r.versions) == 0 || len(r.versions) != r.meta.Head {
-			return fmt.Errorf("claim %s: head %d but %d versions", id, r.meta.Head, len(r.versions))
+	if loaded != len(st.claims) {
+		for id, r := range st.claims {
+			if r.key == "" && r.hd.Load() == nil && r.meta.Status == StatusActive {
+				return fmt.Errorf("claim %s: head %d missing", id, r.meta.Head)
+			}
 		}
-		r.versions = slices.Clip(r.versions)
+		return fmt.Errorf("%d claims without their head version", len(st.claims)-loaded)
+	}
+	active := make([]*claimRecord, 0, len(st.claims))
+	for _, r := range st.claims {
 		if r.meta.Status == StatusActive {
 			active = append(active, r)
 		}
@@ -242,7 +272,7 @@ func (st *state) indexAll(active []*claimRecord) {
 	}
 	keys := make([]sortKey, len(active))
 	for i, r := range active {
-		keys[i] = sortKey{r.head().Key, r.meta.ID, r}
+		keys[i] = sortKey{r.key, r.meta.ID, r}
 	}
 	slices.SortFunc(keys, func(a, b sortKey) int {
 		if c := strings.Compare(a.key, b.key); c != 0 {
@@ -261,16 +291,16 @@ func (st *state) indexAll(active []*claimRecord) {
 	})
 	wg.Go(func() {
 		for _, r := range active {
-			indexUnder(st.byTier, r.head().Sensitivity, r)
+			indexUnder(st.byTier, r.tier, r)
 		}
 	})
 	for _, r := range active {
 		for _, p := range r.meta.Personas {
 			indexUnder(st.byPersona, p, r)
 		}
-		st.categories[category(r.head().Key)]++
-		if best := betterField(st.fieldOf[r.head().Key], r); best != nil {
-			st.fieldOf[r.head().Key] = best
+		st.categories[category(r.key)]++
+		if best := betterField(st.fieldOf[r.key], r); best != nil {
+			st.fieldOf[r.key] = best
 		}
 		st.indexSubject(r)
 	}

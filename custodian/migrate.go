@@ -204,8 +204,9 @@ func (st *state) bundleRecords(personas []string) (BundleRecords, []Loss) {
 	}
 	for _, id := range ids {
 		r := st.claims[id]
+		vs := r.versions()
 		why := ""
-		for _, v := range r.versions {
+		for _, v := range vs {
 			if why = mustStay(v.Restrictions); why != "" {
 				break
 			}
@@ -215,8 +216,8 @@ func (st *state) bundleRecords(personas []string) (BundleRecords, []Loss) {
 			continue
 		}
 		included[id] = true
-		bc := BundleClaim{ID: id, Personas: []string{}, Versions: make([]*Claim, len(r.versions))}
-		for i, v := range r.versions {
+		bc := BundleClaim{ID: id, Personas: []string{}, Versions: make([]*Claim, len(vs))}
+		for i, v := range vs {
 			bc.Versions[i] = v.withLists()
 		}
 		for _, pe := range r.meta.Personas {
@@ -225,7 +226,7 @@ func (st *state) bundleRecords(personas []string) (BundleRecords, []Loss) {
 			}
 		}
 		recs.Claims = append(recs.Claims, bc)
-		for _, v := range r.versions {
+		for _, v := range vs {
 			addIdentity(v.Producer.Authenticated)
 		}
 	}

@@ -303,7 +303,7 @@ func invalidationCause(old, nw *claimRecord) string {
 		return CauseDeleted
 	case nw.meta.Status != StatusActive:
 		return CauseRetracted
-	case nw.head() != old.head():
+	case nw.meta.Head != old.meta.Head:
 		a, b := old.head(), nw.head()
 		switch {
 		case string(a.Value) != string(b.Value) || a.Key != b.Key || a.Kind != b.Kind || a.Subject != b.Subject:

@@ -61,7 +61,8 @@ func (s *Service) ExportProv(ctx context.Context, p Principal, w io.Writer) erro
 			return &provRef{ID: activity(rev)}
 		}
 		for _, r := range st.claims {
-			for i, c := range r.versions {
+			vs := r.versions()
+			for i, c := range vs {
 				n := provNode{ID: urn(c.Ref()), Type: "prov:Entity", GeneratedAtTime: graphTime(c.RecordedAt), Status: r.view(c.Version).Status}
 				if c.Producer.Authenticated.Kind != "" {
 					n.WasAttributedTo = agent(c.Producer.Authenticated)
@@ -69,10 +70,10 @@ func (s *Service) ExportProv(ctx context.Context, p Principal, w io.Writer) erro
 				}
 				n.WasGeneratedBy = act(c.Revision, n.GeneratedAtTime, n.WasAttributedTo)
 				if i > 0 {
-					n.WasRevisionOf = &provRef{ID: urn(r.versions[i-1].Ref())}
+					n.WasRevisionOf = &provRef{ID: urn(vs[i-1].Ref())}
 				}
-				if i+1 < len(r.versions) {
-					next := r.versions[i+1]
+				if i+1 < len(vs) {
+					next := vs[i+1]
 					n.WasInvalidatedBy = act(next.Revision, graphTime(next.RecordedAt), nil)
 				}
 				nodes = append(nodes, n)

@@ -555,7 +555,7 @@ func (s *Service) AdoptQuarantined(ctx context.Context, p Principal, only string
 					case strings.HasPrefix(pid, "clm_"):
 						vs := adoptedClaims[pid]
 						if r := st.claims[pid]; vs == nil && r != nil && r.meta.Origin == q.BundleID {
-							vs = r.versions // adopted earlier from the same bundle
+							vs = r.versions() // adopted earlier from the same bundle
 						}
 						if len(vs) < v || v < 1 {
 							ready = false
@@ -637,7 +637,8 @@ func (s *Service) AdoptQuarantined(ctx context.Context, p Principal, only string
 				b.put(bucketClaims, versionKey(v.ID, v.Version), v)
 			}
 			head := a.versions[len(a.versions)-1]
-			r := &claimRecord{meta: claimMeta{ID: head.ID, Head: len(a.versions), Status: StatusActive, Personas: a.personas, Origin: a.q.BundleID}, versions: a.versions}
+			n := len(a.versions)
+			r := st.newRecord(claimMeta{ID: head.ID, Head: n, Status: StatusActive, Personas: a.personas, Origin: a.q.BundleID}, head, a.versions[:n-1])
 			st.setClaim(r)
 			b.put(bucketClaimMeta, head.ID, r.meta)
 			st.release(b, a.q.ID)

@@ -162,7 +162,7 @@ func (st *state) current(key, subject string) *claimRecord {
 	}
 	var best *claimRecord
 	for _, r := range st.bySubject[subject] {
-		if r.meta.Status == StatusActive && r.head().Key == key && (best == nil || r.head().Revision > best.head().Revision) {
+		if r.meta.Status == StatusActive && r.key == key && (best == nil || r.revision > best.revision) {
 			best = r
 		}
 	}

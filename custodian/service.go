@@ -65,6 +65,10 @@ type Config struct {
 	// DEC verifies DEC documents and evaluates admission policies; nil
 	// refuses the DEC operations.
 	DEC DECVerifier
+	// ClaimCacheBytes bounds the claims' content the view keeps in memory
+	// (0: DefaultClaimCacheBytes); the rest is read from the store when a
+	// read or write needs it.
+	ClaimCacheBytes int64
 	// Cards makes the vault's card keys and reads other custodians'
 	// cards (internal/bundle); nil: this custodian has no card.
 	Cards CardCodec
@@ -99,6 +103,7 @@ type Service struct {
 	oidc           IDTokenVerifier
 	dec            DECVerifier
 	cards          CardCodec
+	cacheBytes     int64
 
 	// life guards the lock state: every operation holds it shared while it
 	// runs (including its wait for the journal); Lock and Unlock hold it
@@ -146,6 +151,7 @@ func New(cfg Config) (*Service, error) {
 		oidc:             cfg.OIDC,
 		dec:              cfg.DEC,
 		cards:            cfg.Cards,
+		cacheBytes:       cfg.ClaimCacheBytes,
 		sessions:         make(map[[32]byte]struct{}),
 		unlockFailures:   newFailures(unlockFailureLimit, unlockFailureWindow),
 		reentryFailures:  newFailures(unlockFailureLimit, unlockFailureWindow),
@@ -263,7 +269,7 @@ func (s *Service) Unlock(ctx context.Context, password []byte, secretKey string)
 		return "", wrap(op, KindInternal, err)
 	}
 	derived := time.Now()
-	st, err := loadState(s.store)
+	st, err := loadState(s.store, s.cacheBytes)
 	if err == nil {
 		st.graph, st.dec = s.graph, s.dec
 		err = s.syncGraph(st)

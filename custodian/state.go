@@ -35,6 +35,7 @@ type state struct {
 	failed  bool
 
 	claims    map[string]*claimRecord // claim id → record
+	cache     *claimCache             // the resident head versions
 	pending   map[string]uint64       // pending proposal id → its revision
 	pendingBy map[string]int          // app (consumer or OIDC subject) → its pending proposals
 	personas  map[string]*Persona
@@ -106,6 +107,11 @@ func (st *state) setClaim(r *claimRecord) {
 		noteOld(&st.job.claims, r.meta.ID, old)
 	}
 	st.claims[r.meta.ID] = r
+	r.cache = st.cache
+	r.group = st.applied + 1
+	if c := r.hd.Load(); c != nil {
+		st.cache.admit(r, c)
+	}
 	if old != nil {
 		st.unindexClaim(old)
 	}
@@ -116,7 +122,7 @@ func (st *state) setClaim(r *claimRecord) {
 // or dispute, never its content: no new version (with mu held for
 // writing). It returns the new record.
 func (st *state) setMeta(b *batch, r *claimRecord, edit func(m *claimMeta)) *claimRecord {
-	nr := &claimRecord{meta: r.meta, versions: r.versions}
+	nr := r.withMeta(r.meta)
 	edit(&nr.meta)
 	st.setClaim(nr)
 	b.put(bucketClaimMeta, nr.meta.ID, nr.meta)
@@ -128,7 +134,7 @@ func (st *state) indexSubject(r *claimRecord) {
 	if r.meta.Status != StatusActive {
 		return
 	}
-	sub := r.head().Subject
+	sub := r.subject
 	m := st.bySubject[sub]
 	if m == nil {
 		m = map[string]*claimRecord{}
@@ -156,8 +162,21 @@ type claimMeta struct {
 }
 
 type claimRecord struct {
-	meta     claimMeta
-	versions []*Claim // index i holds version i+1
+	meta claimMeta
+	// What the indexes sort and filter by, copied from the head version so
+	// that they never need it (see claimcache.go).
+	key, subject, tier, kind string
+	revision                 uint64
+	// group is the journal group that published the record (0: loaded at
+	// the unlock); its versions may leave memory once it is durable.
+	group uint64
+	cache *claimCache
+	flags atomic.Uint32
+	// hd is the head version while it is resident (nil: read it from the
+	// store); older, the versions before it that the store may not have
+	// yet. Use head and version.
+	hd    atomic.Pointer[Claim]
+	older atomic.Pointer[[]*Claim]
 
 	// served caches the JSON of the head as a recipient last received it,
 	// and field the head as a PCP field. A record is replaced, never
@@ -173,13 +192,10 @@ type servedClaim struct {
 	raw      json.RawMessage
 }
 
-// head returns the current version.
-func (r *claimRecord) head() *Claim { return r.versions[len(r.versions)-1] }
-
 // view returns a copy of version v (1-based) as it stands now: its status
 // derived from the record, personas from the associations.
 func (r *claimRecord) view(v int) Claim {
-	c := *r.versions[v-1]
+	c := *r.version(v)
 	c.Personas = append([]string{}, r.meta.Personas...)
 	switch {
 	case r.meta.Status != StatusActive:
@@ -236,6 +252,7 @@ func newState() *state {
 		fieldOf:       make(map[string]*claimRecord),
 		sets:          newKnownSets(),
 		lag:           newGraphLag(),
+		cache:         newClaimCache(nil, 0),
 	}
 	st.durCond = sync.NewCond(&st.durMu)
 	return st
@@ -246,6 +263,7 @@ func (st *state) markDurable(g uint64) {
 	st.durMu.Lock()
 	if g > st.durable {
 		st.durable = g
+		st.cache.durable.Store(g)
 	}
 	st.durMu.Unlock()
 	st.durCond.Broadcast()
@@ -321,8 +339,9 @@ func (st *state) awaitDurable(op string, g uint64) error {
 }
 
 // loadState reads the whole canonical store (receipts aside) into memory.
-func loadState(store Store) (*state, error) {
+func loadState(store Store, cacheBytes int64) (*state, error) {
 	st := newState()
+	st.cache = newClaimCache(store, cacheBytes)
 	err := store.View(func(tx Tx) error {
 		if raw, ok, err := tx.Get(bucketMeta, metaRevision); err != nil {
 			return err
