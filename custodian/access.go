@@ -146,7 +146,7 @@ func (g *Grant) covers(r *claimRecord) bool {
 	if len(sel.Keys) == 0 && len(sel.Personas) == 0 && len(sel.Claims) == 0 {
 		return false
 	}
-	if len(sel.Keys) > 0 && !matchAny(sel.Keys, r.key) {
+	if len(sel.Keys) > 0 && !matchAny(sel.Keys, r.meta.Key) {
 		return false
 	}
 	if len(sel.Personas) > 0 {

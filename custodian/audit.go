@@ -91,8 +91,8 @@ func (s *Service) Audit(ctx context.Context, p Principal, limit int) ([]AuditEnt
 				continue
 			}
 			field := id
-			if rec, ok := st.claims[id]; ok && rec.key != "" {
-				field = rec.key
+			if rec, ok := st.claims[id]; ok && rec.meta.Key != "" {
+				field = rec.meta.Key
 			}
 			if !seen[field] {
 				seen[field] = true

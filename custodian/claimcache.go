@@ -229,9 +229,10 @@ func (r *claimRecord) versions() []*Claim {
 	return out
 }
 
-// newRecord makes the record of a claim whose meta is m, whose head is
-// head and whose versions before it the store may not have yet are older
-// (in any order). setClaim publishes it.
+// newRecord makes the record of a claim whose meta is m (its index fields
+// filled from head), whose head is head and whose versions before it the
+// store may not have yet are older (in any order). setClaim publishes it;
+// the caller stores the record's meta.
 func (st *state) newRecord(m claimMeta, head *Claim, older []*Claim) *claimRecord {
 	r := &claimRecord{meta: m, cache: st.cache}
 	r.fill(head)
@@ -245,7 +246,7 @@ func (st *state) newRecord(m claimMeta, head *Claim, older []*Claim) *claimRecor
 // withMeta returns a copy of r with meta m, sharing its versions (with mu
 // held for writing, in the journal).
 func (r *claimRecord) withMeta(m claimMeta) *claimRecord {
-	nr := &claimRecord{meta: m, key: r.key, subject: r.subject, tier: r.tier, kind: r.kind, revision: r.revision, cache: r.cache}
+	nr := &claimRecord{meta: m, cache: r.cache}
 	if c := r.hd.Load(); c != nil { // a head not resident is in the store
 		nr.hd.Store(c)
 	}
@@ -253,10 +254,10 @@ func (r *claimRecord) withMeta(m claimMeta) *claimRecord {
 	return nr
 }
 
-// fill copies from head what the indexes read.
+// fill copies into r's meta what the indexes read of head.
 func (r *claimRecord) fill(head *Claim) {
-	r.key, r.subject, r.tier, r.kind = head.Key, head.Subject, head.Sensitivity, head.Kind
-	r.revision = head.Revision
+	r.meta.Key, r.meta.Subject, r.meta.Tier, r.meta.Kind = head.Key, head.Subject, head.Sensitivity, head.Kind
+	r.meta.HeadRev = head.Revision
 }
 
 // carried returns what a record replacing r must carry of r's versions:

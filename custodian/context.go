@@ -175,7 +175,7 @@ func (s *Service) Context(ctx context.Context, p Principal, q ContextQuery) (Con
 			if q.Persona != "" && !r.inPersona(q.Persona) {
 				continue
 			}
-			if memo == nil && r.kind == KindRelationship {
+			if memo == nil && r.meta.Kind == KindRelationship {
 				memo = map[string]bool{}
 			}
 			g := st.recipientGrant(grants, p, r, q.Purpose, now, memo)

@@ -226,7 +226,7 @@ func (st *state) nodeWitness(n string, may func(*claimRecord) bool) *claimRecord
 		return nil
 	}
 	for _, r := range st.bySubject[n] {
-		if r.kind != KindRelationship && may(r) {
+		if r.meta.Kind != KindRelationship && may(r) {
 			return r
 		}
 	}

@@ -73,7 +73,7 @@ func (st *state) field(key string) *claimRecord { return st.fieldOf[key] }
 // betterField returns whichever of best and r is the field of their key:
 // about the owner, written last. best may be nil; so may the result.
 func betterField(best, r *claimRecord) *claimRecord {
-	if r.subject == SubjectSelf && (best == nil || r.revision > best.revision) {
+	if r.meta.Subject == SubjectSelf && (best == nil || r.meta.HeadRev > best.meta.HeadRev) {
 		return r
 	}
 	return best
@@ -85,7 +85,7 @@ func (st *state) fields(pattern string) []*claimRecord {
 	var out []*claimRecord
 	key := ""
 	scanPattern(st.active, pattern, func(r *claimRecord) bool {
-		if k := r.key; k != key {
+		if k := r.meta.Key; k != key {
 			key = k
 			if f := st.field(k); f != nil {
 				out = append(out, f)
@@ -102,7 +102,7 @@ func (st *state) fieldsOf(records []*claimRecord, pattern string) []*claimRecord
 	var out []*claimRecord
 	key := ""
 	for _, r := range records {
-		k := r.key
+		k := r.meta.Key
 		if k == key || !matchKey(pattern, k) {
 			continue
 		}
@@ -623,12 +623,12 @@ func (s *Service) agentPutField(op string, p Principal, id string, in fieldWrite
 		}
 		known := raiseTier(defaultSensitivity(id), in.Sensitivity)
 		if visible {
-			known = raiseTier(known, cur.tier)
+			known = raiseTier(known, cur.meta.Tier)
 		}
 		// The tier written is never lower than the field's own.
 		tier := known
 		if cur != nil {
-			tier = raiseTier(tier, cur.tier)
+			tier = raiseTier(tier, cur.meta.Tier)
 		}
 		// PCP auto-approves a public or standard write: here where the
 		// owner's auto_grant covers the tier, and nothing is replaced that

@@ -19,7 +19,7 @@ func newClaimIndex() *claimIndex { return btree.NewG(indexDegree, recordLess) }
 
 // recordCmp orders records by key, then id; recordLess is its less-than.
 func recordCmp(a, b *claimRecord) int {
-	if c := strings.Compare(a.key, b.key); c != 0 {
+	if c := strings.Compare(a.meta.Key, b.meta.Key); c != 0 {
 		return c
 	}
 	return strings.Compare(a.meta.ID, b.meta.ID)
@@ -29,7 +29,7 @@ func recordLess(a, b *claimRecord) bool { return recordCmp(a, b) < 0 }
 
 // pivot is a record that sorts before every record with key k.
 func pivot(k string) *claimRecord {
-	return &claimRecord{key: k}
+	return &claimRecord{meta: claimMeta{Key: k}}
 }
 
 // scanPattern calls fn, in order, for the records of t whose key matches
@@ -81,16 +81,16 @@ func (st *state) indexClaim(r *claimRecord) {
 		return
 	}
 	if _, dup := st.active.ReplaceOrInsert(r); !dup {
-		st.categories[category(r.key)]++
+		st.categories[category(r.meta.Key)]++
 	}
-	key := r.key
+	key := r.meta.Key
 	if best := betterField(st.fieldOf[key], r); best != nil {
 		st.fieldOf[key] = best
 	}
 	for _, p := range r.meta.Personas {
 		indexUnder(st.byPersona, p, r)
 	}
-	indexUnder(st.byTier, r.tier, r)
+	indexUnder(st.byTier, r.meta.Tier, r)
 	st.indexSubject(r)
 }
 
@@ -109,12 +109,12 @@ func (st *state) unindexClaim(r *claimRecord) {
 		return
 	}
 	if _, ok := st.active.Delete(r); ok {
-		cat := category(r.key)
+		cat := category(r.meta.Key)
 		if st.categories[cat]--; st.categories[cat] <= 0 {
 			delete(st.categories, cat)
 		}
 	}
-	if key := r.key; st.fieldOf[key] == r {
+	if key := r.meta.Key; st.fieldOf[key] == r {
 		// The field falls to the best of the key's other claims, if any.
 		var best *claimRecord
 		scanPattern(st.active, key, func(x *claimRecord) bool {
@@ -135,10 +135,10 @@ func (st *state) unindexClaim(r *claimRecord) {
 			}
 		}
 	}
-	if t := st.byTier[r.tier]; t != nil {
+	if t := st.byTier[r.meta.Tier]; t != nil {
 		t.Delete(r)
 	}
-	delete(st.bySubject[r.subject], r.meta.ID)
+	delete(st.bySubject[r.meta.Subject], r.meta.ID)
 }
 
 // candidates returns, sorted by key then id and without repeats, the

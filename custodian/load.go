@@ -189,9 +189,10 @@ func internClaim(c *Claim, reported map[string]map[string]string) {
 	}
 }
 
-// loadClaims reads every claim's metadata and head version into st and
-// indexes the active ones. Heads stay resident while the claim cache has
-// room; older versions stay in the store.
+// loadClaims reads every claim's metadata into st and indexes the active
+// ones. Claims' content stays in the store until a read or write needs it,
+// but for a store whose metas predate their index fields: those claims'
+// heads are read (and the metas upgraded by the unlock's commit).
 func (st *state) loadClaims(tx Tx) error {
 	// The view is built from nothing: collecting garbage while it grows
 	// mostly traces what is being built. Collect less often meanwhile.
@@ -201,55 +202,23 @@ func (st *state) loadClaims(tx Tx) error {
 		defer debug.SetGCPercent(prev)
 	}
 	if err := decodeEach(tx, bucketClaimMeta, func(k string, m *claimMeta) error {
-		m.Status = intern(m.Status)
+		m.ID = k
+		m.Status, m.Subject, m.Tier, m.Kind = intern(m.Status), intern(m.Subject), intern(m.Tier), intern(m.Kind)
 		for i, p := range m.Personas {
 			m.Personas[i] = intern(p)
 		}
-		m.ID = k
+		if m.HeadRev == 0 {
+			st.metaUpgrades = append(st.metaUpgrades, k)
+		}
 		st.claims[k] = &claimRecord{meta: *m, cache: st.cache}
 		return nil
 	}); err != nil {
 		return err
 	}
-	head := func(k string) (*claimRecord, bool) {
-		id, vs, ok := strings.Cut(k, "@")
-		if !ok {
-			return nil, false
+	if len(st.metaUpgrades) > 0 {
+		if err := st.upgradeMetas(tx); err != nil {
+			return err
 		}
-		r := st.claims[id]
-		return r, r != nil && vs == fmt.Sprintf("%08d", r.meta.Head)
-	}
-	reported := map[string]map[string]string{}
-	var resident int64
-	loaded := 0
-	if err := decodeWhere(tx, bucketClaims, func(k string) bool {
-		_, ok := head(k)
-		return ok
-	}, func(k string, c *Claim) error {
-		r, _ := head(k)
-		if c.ID != r.meta.ID || c.Version != r.meta.Head {
-			return fmt.Errorf("claim %s: out of sequence", k)
-		}
-		internClaim(c, reported)
-		c.ID = r.meta.ID // one copy of the id
-		r.fill(c)
-		if w := claimWeight(c); resident+w <= st.cache.budget {
-			resident += w
-			r.hd.Store(c)
-			st.cache.admit(r, c)
-		}
-		loaded++
-		return nil
-	}); err != nil {
-		return err
-	}
-	if loaded != len(st.claims) {
-		for id, r := range st.claims {
-			if r.key == "" && r.hd.Load() == nil && r.meta.Status == StatusActive {
-				return fmt.Errorf("claim %s: head %d missing", id, r.meta.Head)
-			}
-		}
-		return fmt.Errorf("%d claims without their head version", len(st.claims)-loaded)
 	}
 	active := make([]*claimRecord, 0, len(st.claims))
 	for _, r := range st.claims {
@@ -258,6 +227,36 @@ func (st *state) loadClaims(tx Tx) error {
 		}
 	}
 	st.indexAll(active)
+	return nil
+}
+
+// upgradeMetas fills the index fields of the metas in st.metaUpgrades from
+// their heads.
+func (st *state) upgradeMetas(tx Tx) error {
+	todo := make(map[string]*claimRecord, len(st.metaUpgrades))
+	for _, id := range st.metaUpgrades {
+		r := st.claims[id]
+		todo[versionKey(id, r.meta.Head)] = r
+	}
+	reported := map[string]map[string]string{}
+	if err := decodeWhere(tx, bucketClaims, func(k string) bool { return todo[k] != nil }, func(k string, c *Claim) error {
+		r := todo[k]
+		if c.ID != r.meta.ID || c.Version != r.meta.Head {
+			return fmt.Errorf("claim %s: out of sequence", k)
+		}
+		internClaim(c, reported)
+		c.ID = r.meta.ID
+		r.fill(c)
+		return nil
+	}); err != nil {
+		return err
+	}
+	// (keep reads todo while add runs: add leaves it alone.)
+	for k, r := range todo {
+		if r.meta.HeadRev == 0 {
+			return fmt.Errorf("claim version %s missing", k)
+		}
+	}
 	return nil
 }
 
@@ -272,7 +271,7 @@ func (st *state) indexAll(active []*claimRecord) {
 	}
 	keys := make([]sortKey, len(active))
 	for i, r := range active {
-		keys[i] = sortKey{r.key, r.meta.ID, r}
+		keys[i] = sortKey{r.meta.Key, r.meta.ID, r}
 	}
 	slices.SortFunc(keys, func(a, b sortKey) int {
 		if c := strings.Compare(a.key, b.key); c != 0 {
@@ -291,16 +290,16 @@ func (st *state) indexAll(active []*claimRecord) {
 	})
 	wg.Go(func() {
 		for _, r := range active {
-			indexUnder(st.byTier, r.tier, r)
+			indexUnder(st.byTier, r.meta.Tier, r)
 		}
 	})
 	for _, r := range active {
 		for _, p := range r.meta.Personas {
 			indexUnder(st.byPersona, p, r)
 		}
-		st.categories[category(r.key)]++
-		if best := betterField(st.fieldOf[r.key], r); best != nil {
-			st.fieldOf[r.key] = best
+		st.categories[category(r.meta.Key)]++
+		if best := betterField(st.fieldOf[r.meta.Key], r); best != nil {
+			st.fieldOf[r.meta.Key] = best
 		}
 		st.indexSubject(r)
 	}

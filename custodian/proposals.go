@@ -95,7 +95,7 @@ func (s *Service) Propose(ctx context.Context, p Principal, raw []byte) (Propose
 		// A proposal never lowers the tier of the field it would change.
 		tier := raiseTier(defaultSensitivity(d.Key), d.Sensitivity)
 		if f := st.field(d.Key); f != nil && d.Subject == SubjectSelf {
-			tier = raiseTier(tier, f.tier)
+			tier = raiseTier(tier, f.meta.Tier)
 		}
 		id, err := identity.NewID("prp_")
 		if err != nil {

@@ -162,7 +162,7 @@ func (st *state) current(key, subject string) *claimRecord {
 	}
 	var best *claimRecord
 	for _, r := range st.bySubject[subject] {
-		if r.meta.Status == StatusActive && r.key == key && (best == nil || r.revision > best.revision) {
+		if r.meta.Status == StatusActive && r.meta.Key == key && (best == nil || r.meta.HeadRev > best.meta.HeadRev) {
 			best = r
 		}
 	}

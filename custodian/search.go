@@ -54,7 +54,7 @@ func (s *Service) SearchFields(ctx context.Context, p Principal, query, purpose 
 		}
 		var hits []hit
 		for _, r := range rs {
-			if n := searchScore(terms, r.key, r.head().Value); n > 0 {
+			if n := searchScore(terms, r.meta.Key, r.head().Value); n > 0 {
 				hits = append(hits, hit{r, n})
 			}
 		}

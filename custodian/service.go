@@ -291,6 +291,10 @@ func (s *Service) Unlock(ctx context.Context, password []byte, secretKey string)
 		if err := s.ensureKeys(st, b); err != nil {
 			return err
 		}
+		for _, id := range st.metaUpgrades {
+			b.put(bucketClaimMeta, id, st.claims[id].meta)
+		}
+		st.metaUpgrades = nil
 		b.receipt(Receipt{Actor: "owner", Operation: "vault.unlock", Decision: "allow"})
 		return nil
 	}); err != nil {

@@ -77,6 +77,10 @@ type state struct {
 	// categories counts the active claims per category (first key segment).
 	categories map[string]int
 
+	// metaUpgrades lists the claims whose stored meta predates its index
+	// fields; the unlock's commit writes them.
+	metaUpgrades []string
+
 	// pendingIndexMissing: the store predates bucketPending; the journal's
 	// next commit writes it.
 	pendingIndexMissing bool
@@ -134,7 +138,7 @@ func (st *state) indexSubject(r *claimRecord) {
 	if r.meta.Status != StatusActive {
 		return
 	}
-	sub := r.subject
+	sub := r.meta.Subject
 	m := st.bySubject[sub]
 	if m == nil {
 		m = map[string]*claimRecord{}
@@ -159,14 +163,20 @@ type claimMeta struct {
 	// "disputed"; the owner's next version, or withdrawing the dispute,
 	// clears it.
 	DisputedAt *time.Time `json:"disputed_at,omitempty"`
+
+	// What the indexes sort and filter by, copied from the head version
+	// (see fill) so that the unlock reads the metas alone, and the view
+	// needs no claim's content to find it. A store from before them has
+	// none (HeadRev 0): the unlock reads the head and writes them.
+	Key     string `json:"key,omitempty"`
+	Subject string `json:"subject,omitempty"`
+	Tier    string `json:"tier,omitempty"`
+	Kind    string `json:"kind,omitempty"`
+	HeadRev uint64 `json:"head_revision,omitempty"`
 }
 
 type claimRecord struct {
 	meta claimMeta
-	// What the indexes sort and filter by, copied from the head version so
-	// that they never need it (see claimcache.go).
-	key, subject, tier, kind string
-	revision                 uint64
 	// group is the journal group that published the record (0: loaded at
 	// the unlock); its versions may leave memory once it is durable.
 	group uint64

@@ -17,6 +17,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"go.etcd.io/bbolt"
@@ -110,6 +111,9 @@ func (c *Core) config(o Options, validator *schema.Validator) custodian.Config {
 		OIDC:  oidctoken.New(nil, nil),
 		DEC:   dec.Service{},
 		Cards: bundle.Codec{},
+		// What the view keeps of claims' content in memory; the rest is
+		// read from the store when needed.
+		ClaimCacheBytes: claimCacheBytes(),
 		// A second, throwaway vault checks a re-entered password without
 		// touching the lock state of the daemon's own.
 		VerifyPassword: func(pw []byte) error {
@@ -195,4 +199,17 @@ func WriteFile0600(path string, data []byte) error {
 		return err
 	}
 	return os.Rename(tmp.Name(), path)
+}
+
+// ClaimCacheEnv names the environment variable that sets the claim cache's
+// budget in MiB (custodian.Config.ClaimCacheBytes); unset or invalid, the
+// default applies.
+const ClaimCacheEnv = "PHC_CLAIM_CACHE_MIB"
+
+func claimCacheBytes() int64 {
+	n, err := strconv.ParseInt(os.Getenv(ClaimCacheEnv), 10, 64)
+	if err != nil || n <= 0 || n > 1<<20 {
+		return 0
+	}
+	return n << 20
 }
