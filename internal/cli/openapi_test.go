@@ -1,0 +1,326 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers"
+	"github.com/getkin/kin-openapi/routers/legacy"
+
+	"github.com/phc-project/phc/internal/httpapi"
+)
+
+// loadOpenAPI loads docs/openapi.yaml and validates it as an OpenAPI 3.1
+// document with kin-openapi.
+func loadOpenAPI(t *testing.T) *openapi3.T {
+	t.Helper()
+	loader := openapi3.NewLoader()
+	doc, err := loader.LoadFromFile(filepath.Join(docsDir, "openapi.yaml"))
+	if err != nil {
+		t.Fatalf("load docs/openapi.yaml: %v", err)
+	}
+	if !doc.IsOpenAPI31OrLater() {
+		t.Fatalf("docs/openapi.yaml is OpenAPI %s; want 3.1", doc.OpenAPI)
+	}
+	if err := doc.Validate(loader.Context); err != nil {
+		t.Fatalf("docs/openapi.yaml is not a valid OpenAPI document: %v", err)
+	}
+	return doc
+}
+
+// TestOpenAPIRoutes: docs/openapi.yaml describes every route the daemon
+// serves — the HTTP API's route table and what the daemon mounts (MCP and
+// its metadata) — and nothing else.
+func TestOpenAPIRoutes(t *testing.T) {
+	doc := loadOpenAPI(t)
+	h := startHarness(t, "")
+	srv, ok := h.d.http.Handler.(*httpapi.Server)
+	if !ok {
+		t.Fatalf("the daemon's handler is a %T, not the HTTP API's *httpapi.Server", h.d.http.Handler)
+	}
+	served := map[string]bool{}    // "METHOD /path"
+	anyMethod := map[string]bool{} // a mounted handler taking every method
+	for _, pattern := range srv.Routes() {
+		if method, path, ok := strings.Cut(pattern, " "); ok {
+			served[method+" "+path] = true
+		} else {
+			anyMethod[pattern] = true
+		}
+	}
+	if len(served) < 50 {
+		t.Fatalf("the route table lists only %d routes", len(served))
+	}
+	described := map[string]bool{}
+	for path, item := range doc.Paths.Map() {
+		ops := item.Operations()
+		if len(ops) == 0 {
+			t.Errorf("docs/openapi.yaml: %s has no operation", path)
+		}
+		for method := range ops {
+			described[method+" "+path] = true
+			if !served[method+" "+path] && !anyMethod[path] {
+				t.Errorf("docs/openapi.yaml describes %s %s, which the daemon does not serve", method, path)
+			}
+		}
+	}
+	for route := range served {
+		if !described[route] {
+			t.Errorf("the daemon serves %s, which docs/openapi.yaml does not describe", route)
+		}
+	}
+	for path := range anyMethod {
+		if doc.Paths.Find(path) == nil {
+			t.Errorf("the daemon serves %s (every method), which docs/openapi.yaml does not describe", path)
+		}
+	}
+}
+
+// validatingTransport checks every request the harness sends, and every
+// answer it gets, against the OpenAPI description.
+type validatingTransport struct {
+	base   http.RoundTripper
+	doc    *openapi3.T
+	router routers.Router
+	mu     sync.Mutex
+	errs   []string
+	seen   map[string]bool // "METHOD /path status" validated
+}
+
+func (v *validatingTransport) fail(format string, args ...any) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.errs = append(v.errs, fmt.Sprintf(format, args...))
+}
+
+// errorSchema checks body against the document's Error schema.
+func (v *validatingTransport) errorSchema(body []byte) error {
+	var value any
+	if err := json.Unmarshal(body, &value); err != nil {
+		return err
+	}
+	return v.doc.Components.Schemas["Error"].Value.VisitJSON(value, openapi3.EnableJSONSchema2020())
+}
+
+func (v *validatingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	var reqBody []byte
+	if req.Body != nil {
+		var err error
+		if reqBody, err = io.ReadAll(req.Body); err != nil {
+			return nil, err
+		}
+		req.Body = io.NopCloser(bytes.NewReader(reqBody))
+	}
+	resp, err := v.base.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	resp.Body = io.NopCloser(bytes.NewReader(body))
+
+	probe := req.Clone(context.Background())
+	probe.Body = io.NopCloser(bytes.NewReader(reqBody))
+	if len(reqBody) > 0 && probe.Header.Get("Content-Type") == "" {
+		probe.Header.Set("Content-Type", "application/json")
+	}
+	route, params, err := v.router.FindRoute(probe)
+	if err != nil {
+		// A route the daemon does not serve answers the Error body.
+		if resp.StatusCode != http.StatusNotFound && resp.StatusCode != http.StatusMethodNotAllowed {
+			v.fail("%s %s: no operation in docs/openapi.yaml: %v", req.Method, req.URL.Path, err)
+		} else if err := v.errorSchema(body); err != nil {
+			v.fail("%s %s → %d %s: %v", req.Method, req.URL.Path, resp.StatusCode, body, err)
+		}
+		return resp, nil
+	}
+	opts := &openapi3filter.Options{IncludeResponseStatus: true, MultiError: true, AuthenticationFunc: openapi3filter.NoopAuthenticationFunc}
+	in := &openapi3filter.RequestValidationInput{Request: probe, PathParams: params, Route: route, Options: opts}
+	// Requests that the daemon refuses are often malformed on purpose;
+	// only those it accepted must match what the document asks for.
+	if resp.StatusCode < 400 {
+		if err := openapi3filter.ValidateRequest(context.Background(), in); err != nil {
+			v.fail("%s %s request %s: %v", req.Method, req.URL.Path, reqBody, err)
+		}
+	}
+	out := &openapi3filter.ResponseValidationInput{RequestValidationInput: in, Status: resp.StatusCode, Header: resp.Header, Options: opts}
+	out.SetBodyBytes(body)
+	if err := openapi3filter.ValidateResponse(context.Background(), out); err != nil {
+		v.fail("%s %s → %d %s: %v", req.Method, req.URL.Path, resp.StatusCode, body, err)
+	}
+	v.mu.Lock()
+	v.seen[fmt.Sprintf("%s %s %d", req.Method, route.Path, resp.StatusCode)] = true
+	v.mu.Unlock()
+	return resp, nil
+}
+
+// TestOpenAPIAnswers drives an app's integration and the owner's side of
+// it over real HTTP, and checks every request the daemon accepted and every
+// answer it gave — errors included — against docs/openapi.yaml.
+func TestOpenAPIAnswers(t *testing.T) {
+	doc := loadOpenAPI(t)
+	h := startHarness(t, "")
+	doc.Servers = openapi3.Servers{{URL: h.base}}
+	router, err := legacy.NewRouter(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := &validatingTransport{base: h.http.Transport, doc: doc, router: router, seen: map[string]bool{}}
+	h.http.Transport = v
+
+	// Anyone: status and metadata; the owner's status has counts.
+	h.must(200, "GET", "/context/status", "", nil, nil)
+	h.must(200, "GET", "/context/status", h.owner, nil, nil)
+	h.must(200, "GET", "/.well-known/oauth-protected-resource", "", nil, nil)
+	h.must(200, "GET", "/.well-known/oauth-protected-resource/mcp", "", nil, nil)
+
+	// An app registers itself; the owner approves it and lets it contribute.
+	const secret = "tutor-secret-0123456789"
+	h.must(201, "POST", "/context/consumers/register", "", map[string]string{"name": "tutor", "secret": secret}, nil)
+	h.constraint(409, "conflict", "POST", "/context/consumers/register", "", map[string]string{"name": "tutor", "secret": secret})
+	h.constraint(401, "unauthenticated", "POST", "/context/tokens/service", "", map[string]any{"consumer": "tutor", "secret": secret, "scope": "*"})
+	h.must(200, "POST", "/phc/v1/consumers/tutor/approve", h.owner, nil, nil)
+	h.must(201, "POST", "/phc/v1/consumers", h.owner, map[string]string{"name": "coach", "secret": "coach-secret-0123456789"}, nil)
+	h.must(200, "GET", "/phc/v1/consumers", h.owner, nil, nil)
+	h.must(200, "GET", "/context/consumers", h.owner, nil, nil)
+	h.must(201, "POST", "/phc/v1/personas", h.owner, map[string]any{"id": "learning", "name": "Learning", "preferences": []string{"short answers"}}, nil)
+	h.must(200, "GET", "/phc/v1/personas", h.owner, nil, nil)
+	h.grant("tutor", "learning", "contribute", map[string]any{"keys": []string{"learning.*"}})
+	h.must(200, "GET", "/phc/v1/grants", h.owner, nil, nil)
+
+	// Its token; a proposal; its status.
+	var tok struct{ Token string }
+	h.must(201, "POST", "/context/tokens/service", "", map[string]any{"consumer": "tutor", "secret": secret, "scope": "learning.*",
+		"mode": "read-write", "purpose": "learning", "ttl": "2h"}, &tok)
+	h.must(201, "POST", "/context/tokens/service", "", map[string]any{"consumer": "tutor", "secret": secret, "scope": []string{"learning.*"},
+		"ttl": 8760 * 3600}, nil) // clamped, with a warning
+	var prp struct {
+		ID string `json:"proposal_id"`
+	}
+	h.must(201, "POST", "/phc/v1/proposals", tok.Token, map[string]any{"key": "learning.spanish.goal", "value": "Practice Spanish twice a week",
+		"kind": "goal", "assertion": "reported", "evidence": []map[string]string{{"ref": "chat://tutor/session/42"}},
+		"reported": map[string]string{"app": "tutor"}, "personas_hint": []string{"learning"}}, &prp)
+	h.constraint(400, "schema_violation", "POST", "/phc/v1/proposals", tok.Token, map[string]any{"key": "learning.x", "value": 1, "kind": "wish"})
+	h.must(200, "GET", "/phc/v1/proposals/"+prp.ID, tok.Token, nil, nil)
+	h.must(200, "GET", "/phc/v1/review", h.owner, nil, nil)
+	h.must(200, "POST", "/phc/v1/proposals/"+prp.ID+"/confirm", h.owner, map[string]any{"personas": []string{"learning"}}, nil)
+	var withdrawn struct {
+		ID string `json:"proposal_id"`
+	}
+	h.must(201, "POST", "/phc/v1/proposals", tok.Token, map[string]any{"key": "learning.level", "value": "B1", "kind": "fact", "assertion": "inferred"}, &withdrawn)
+	h.must(200, "POST", "/phc/v1/proposals/"+withdrawn.ID+"/withdraw", tok.Token, nil, nil)
+
+	// PCP writes: pending for the owner; a synonym's hint.
+	h.must(202, "PUT", "/context/fields/learning.level", tok.Token, map[string]any{"value": "B2"}, nil)
+	var wide struct{ Token string }
+	h.must(201, "POST", "/context/tokens/service", "", map[string]any{"consumer": "tutor", "secret": secret, "scope": "*", "mode": "write"}, &wide)
+	h.constraint(403, "user_only_write", "PUT", "/context/fields/identity.ssn", wide.Token, map[string]any{"value": "1"})
+	h.must(200, "PUT", "/context/fields/identity.name", h.owner, map[string]any{"value": "Ana"}, nil)
+	h.must(200, "PUT", "/context/fields/preferences.tea", h.owner, map[string]any{"value": "green"}, nil)
+
+	// The app asks for access; before approval its read is refused.
+	h.constraint(403, "scope_exceeded", "GET", "/phc/v1/context?purpose=other", tok.Token, nil)
+	var req struct {
+		ID string `json:"request_id"`
+	}
+	h.must(202, "POST", "/context/requests", tok.Token, map[string]any{"scope": "learning.*", "purpose": "learning", "duration": "1h", "usage": "multi"}, &req)
+	h.must(200, "GET", "/context/requests/"+req.ID, tok.Token, nil, nil)
+	h.must(200, "GET", "/context/requests", h.owner, nil, nil)
+	h.must(200, "POST", "/context/requests/"+req.ID+"/approve", h.owner, nil, nil)
+	var granted struct{ Token string }
+	h.must(200, "GET", "/context/requests/"+req.ID, tok.Token, nil, &granted)
+	var denied struct {
+		ID string `json:"request_id"`
+	}
+	h.must(202, "POST", "/context/requests", tok.Token, map[string]any{"scope": "health.*", "purpose": "learning"}, &denied)
+	h.must(200, "POST", "/context/requests/"+denied.ID+"/deny", h.owner, nil, nil)
+
+	// Reads, through both faces.
+	h.must(200, "GET", "/phc/v1/context?purpose=learning", granted.Token, nil, nil)
+	h.must(200, "GET", "/phc/v1/context?purpose=learning&persona=learning", granted.Token, nil, nil)
+	h.must(200, "GET", "/context/fields", granted.Token, nil, nil)
+	h.must(200, "GET", "/context/fields/learning.spanish.goal", granted.Token, nil, nil)
+	h.must(200, "GET", "/context/fields/category/learning", granted.Token, nil, nil)
+	h.must(200, "GET", "/context/context", granted.Token, nil, nil)
+	h.must(200, "GET", "/context/search?q=spanish", granted.Token, nil, nil)
+	h.constraint(404, "not_found", "GET", "/context/fields/learning.nothing", granted.Token, nil)
+	h.constraint(403, "mode_denied", "PUT", "/context/fields/learning.level", granted.Token, map[string]any{"value": "C1"})
+	h.constraint(401, "unauthenticated", "GET", "/context/context", "ctxs_not-a-token", nil)
+	h.constraint(403, "session_required", "GET", "/phc/v1/grants", granted.Token, nil)
+	h.constraint(404, "not_found", "GET", "/phc/v1/no-such-route", h.owner, nil)
+	h.constraint(405, "invalid_request", "DELETE", "/context/context", h.owner, nil)
+
+	// The owner's side.
+	var claims struct {
+		Claims []struct{ ID string } `json:"claims"`
+	}
+	h.must(200, "GET", "/phc/v1/claims?key=learning.spanish.goal", h.owner, nil, &claims)
+	id := claims.Claims[0].ID
+	h.must(200, "GET", "/phc/v1/claims/"+id, h.owner, nil, nil)
+	h.must(200, "GET", "/phc/v1/claims/"+id+"?purpose=learning", granted.Token, nil, nil)
+	h.must(200, "GET", "/phc/v1/claims/"+id+"/versions", h.owner, nil, nil)
+	h.must(200, "PUT", "/phc/v1/claims/"+id, h.owner, map[string]any{"value": "Practice Spanish three times a week"}, nil)
+	h.must(200, "POST", "/phc/v1/claims/"+id+"/dispute", h.owner, nil, nil)
+	h.must(200, "DELETE", "/phc/v1/claims/"+id+"/dispute", h.owner, nil, nil)
+	h.must(200, "GET", "/phc/v1/settings", h.owner, nil, nil)
+	h.must(200, "PUT", "/phc/v1/settings", h.owner, map[string]any{"long_lived_tokens": true}, nil)
+	h.must(200, "GET", "/context/tokens/service", h.owner, nil, nil)
+	h.must(200, "GET", "/phc/v1/receipts?limit=5", h.owner, nil, nil)
+	h.must(200, "GET", "/phc/v1/receipts/verify", h.owner, nil, nil)
+	h.must(200, "GET", "/context/audit?limit=5", h.owner, nil, nil)
+	h.must(200, "GET", "/phc/v1/graph/neighbors/self", h.owner, nil, nil)
+	h.must(200, "GET", "/phc/v1/graph/neighbors/self?purpose=learning", granted.Token, nil, nil)
+	h.must(201, "POST", "/phc/v1/entities", h.owner, map[string]any{"type": "person", "name": "Ana", "key": "people.ana.name"}, nil)
+	h.must(200, "GET", "/phc/v1/entities", h.owner, nil, nil)
+	h.must(200, "GET", "/phc/v1/summaries", h.owner, nil, nil)
+	h.must(200, "GET", "/phc/v1/check", h.owner, nil, nil)
+	h.must(200, "GET", "/phc/v1/trust", h.owner, nil, nil)
+	h.must(200, "GET", "/phc/v1/custodians", h.owner, nil, nil)
+	h.must(200, "GET", "/phc/v1/quarantine", h.owner, nil, nil)
+	h.must(200, "GET", "/phc/v1/dec/trust", h.owner, nil, nil)
+	h.must(200, "GET", "/phc/v1/dec/presentations", h.owner, nil, nil)
+	h.must(200, "POST", "/phc/v1/claims/"+id+"/retract", h.owner, nil, nil)
+	var toks struct {
+		Tokens []struct{ Prefix string } `json:"tokens"`
+	}
+	h.must(200, "GET", "/context/tokens/service", h.owner, nil, &toks)
+	h.must(200, "DELETE", "/context/tokens/service/"+toks.Tokens[0].Prefix, h.owner, nil, nil)
+	h.must(200, "DELETE", "/context/consumers/coach", h.owner, nil, nil)
+	h.must(200, "POST", "/context/lock", h.owner, nil, nil)
+	h.constraint(403, "vault_locked", "GET", "/context/context", granted.Token, nil)
+
+	if len(v.seen) < 60 {
+		t.Errorf("only %d route and status pairs were checked", len(v.seen))
+	}
+	for _, e := range v.errs {
+		// kin-openapi's errors quote the whole schema: keep what failed.
+		var short []string
+		for i, line := range strings.Split(e, "\n") {
+			if i == 0 || strings.Contains(line, "Error at") {
+				short = append(short, line)
+			}
+		}
+		t.Error(strings.Join(short, "\n"))
+	}
+	if testing.Verbose() {
+		seen := make([]string, 0, len(v.seen))
+		for s := range v.seen {
+			seen = append(seen, s)
+		}
+		slices.Sort(seen)
+		t.Logf("checked %d route and status pairs:\n%s", len(seen), strings.Join(seen, "\n"))
+	}
+}
