@@ -23,7 +23,7 @@ console.log("proposed", prp.proposal_id, prp.status);
 let req = await call("POST", "/context/requests", token, { scope: "learning.*", purpose: "learning", duration: "1h" });
 console.log("requested", req.request_id, req.status);
 while (req.status === "pending") { // the owner decides: phc approve / phc deny
-  await new Promise((done) => setTimeout(done, 1000));
+  await new Promise((done) => setTimeout(done, 2000));
   req = await call("GET", `/context/requests/${req.request_id}`, token);
 }
 if (req.status !== "approved") throw new Error(`request ${req.status}`);

@@ -21,7 +21,7 @@ print("proposed", prp["proposal_id"], prp["status"])
 req = call("POST", "/context/requests", tok, json={"scope": "learning.*", "purpose": "learning", "duration": "1h"})
 print("requested", req["request_id"], req["status"], flush=True)
 while req["status"] == "pending":  # the owner decides: phc approve / phc deny
-    time.sleep(1)
+    time.sleep(2)
     req = call("GET", f"/context/requests/{req['request_id']}", tok)
 if req["status"] != "approved":
     sys.exit(f"request {req['status']}")

@@ -86,6 +86,10 @@ func TestDocsExamples(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			interp := needTool(t, tc.find)
 			h := startHarness(t, "")
+			// The app meets the default rates and quotas, as it would on
+			// a user's machine (the harness lifts them; 0 restores each).
+			h.must(200, "PUT", "/phc/v1/settings", h.owner, map[string]int{"reads_per_minute": 0, "writes_per_minute": 0,
+				"live_tokens_per_app": 0, "pending_proposals_per_app": 0}, nil)
 			script, err := filepath.Abs(filepath.Join(docsDir, "examples", tc.script))
 			if err != nil {
 				t.Fatal(err)
