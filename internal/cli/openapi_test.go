@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -19,6 +20,7 @@ import (
 	"github.com/getkin/kin-openapi/routers/legacy"
 
 	"github.com/phc-project/phc/internal/httpapi"
+	"github.com/phc-project/phc/internal/vault"
 )
 
 // loadOpenAPI loads docs/openapi.yaml and validates it as an OpenAPI 3.1
@@ -226,7 +228,7 @@ func TestOpenAPIAnswers(t *testing.T) {
 	// PCP writes: pending for the owner; a synonym's hint.
 	h.must(202, "PUT", "/context/fields/learning.level", tok.Token, map[string]any{"value": "B2"}, nil)
 	var wide struct{ Token string }
-	h.must(201, "POST", "/context/tokens/service", "", map[string]any{"consumer": "tutor", "secret": secret, "scope": "*", "mode": "write"}, &wide)
+	h.must(201, "POST", "/context/tokens/service", "", map[string]any{"consumer": "tutor", "secret": secret, "scope": "*", "mode": "read-write"}, &wide)
 	h.constraint(403, "user_only_write", "PUT", "/context/fields/identity.ssn", wide.Token, map[string]any{"value": "1"})
 	h.must(200, "PUT", "/context/fields/identity.name", h.owner, map[string]any{"value": "Ana"}, nil)
 	h.must(200, "PUT", "/context/fields/preferences.tea", h.owner, map[string]any{"value": "green"}, nil)
@@ -292,7 +294,91 @@ func TestOpenAPIAnswers(t *testing.T) {
 	h.must(200, "GET", "/phc/v1/quarantine", h.owner, nil, nil)
 	h.must(200, "GET", "/phc/v1/dec/trust", h.owner, nil, nil)
 	h.must(200, "GET", "/phc/v1/dec/presentations", h.owner, nil, nil)
+	h.must(200, "POST", "/phc/v1/claims/"+id+"/personas", h.owner, map[string]any{"personas": []string{}}, nil)
+	h.must(200, "PUT", "/context/sensitivity/preferences.tea", h.owner, map[string]any{"tier": "sensitive"}, nil)
+	h.constraint(403, "approval_required", "GET", "/context/fields/identity.dob", wide.Token, nil)
+	h.must(200, "PUT", "/phc/v1/personas/learning", h.owner, map[string]any{"name": "Languages",
+		"guardrails": []map[string]any{{"type": "max_sensitivity", "params": map[string]string{"tier": "standard"}}}}, nil)
+
+	// The review queue, one by one and in bulk.
+	var queue struct {
+		Proposals []struct {
+			ID string `json:"proposal_id"`
+		} `json:"proposals"`
+	}
+	for range 3 {
+		h.must(201, "POST", "/phc/v1/proposals", tok.Token, map[string]any{"key": "learning.note", "value": "x", "kind": "note", "assertion": "observed"}, nil)
+	}
+	h.must(200, "GET", "/phc/v1/review", h.owner, nil, &queue)
+	if len(queue.Proposals) < 4 {
+		t.Fatalf("review queue = %+v", queue)
+	}
+	h.must(200, "POST", "/phc/v1/proposals/"+queue.Proposals[0].ID+"/reject", h.owner, map[string]string{"reason": "no"}, nil)
+	h.must(200, "POST", "/phc/v1/review/confirm", h.owner, map[string]any{"ids": []string{queue.Proposals[1].ID, "prp_AAAAAAAAAAAAAAAAAAAAAAAAAA"}, "personas": []string{}}, nil)
+	h.must(200, "POST", "/phc/v1/review/reject", h.owner, map[string]any{"ids": []string{queue.Proposals[2].ID}, "reason": "no"}, nil)
+	h.constraint(409, "conflict", "POST", "/phc/v1/proposals/"+queue.Proposals[0].ID+"/withdraw", tok.Token, nil)
+
+	// The graph: an entity, a relationship to it, a traversal, a summary.
+	var ana struct {
+		Entity struct{ ID string } `json:"entity"`
+	}
+	h.must(201, "POST", "/phc/v1/entities", h.owner, map[string]any{"type": "person", "name": "Ana", "key": "people.ana.name"}, &ana)
+	var rel struct {
+		Claim struct {
+			ID      string
+			Version int
+		} `json:"claim"`
+	}
+	var relp struct {
+		ID string `json:"proposal_id"`
+	}
+	h.must(201, "POST", "/phc/v1/proposals", h.owner, map[string]any{"key": "people.ana.relation", "kind": "relationship", "assertion": "reported",
+		"value": map[string]string{"from": "self", "to": ana.Entity.ID, "relation": "friend"}}, &relp)
+	h.must(200, "POST", "/phc/v1/proposals/"+relp.ID+"/confirm", h.owner, map[string]any{"personas": []string{}}, &rel)
+	h.must(200, "GET", "/phc/v1/graph/neighbors/self?depth=2", h.owner, nil, nil)
+	var sum struct {
+		Summary struct{ ID string } `json:"summary"`
+	}
+	h.must(201, "POST", "/phc/v1/summaries", h.owner, map[string]any{"value": "Ana is a friend",
+		"derived_from": []string{rel.Claim.ID + "@" + strconv.Itoa(rel.Claim.Version)}}, &sum)
+	h.must(200, "GET", "/phc/v1/summaries/"+sum.Summary.ID, h.owner, nil, nil)
+	h.must(200, "GET", "/phc/v1/summaries", h.owner, nil, nil)
+
+	// Backup and restore; the card.
+	h.must(200, "GET", "/phc/v1/card", h.owner, nil, nil)
+	archive := h.must(200, "GET", "/context/export", h.owner, nil, nil)
+	sk, err := vault.ReadSecretKeyFile(h.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.must(200, "POST", "/context/import", h.owner, map[string]any{"archive": json.RawMessage(archive), "mode": "merge",
+		"password": testPassword, "secret_key": sk}, nil)
+
+	// Rates: past the app's writes a minute, 429 with Retry-After.
+	h.must(200, "PUT", "/phc/v1/settings", h.owner, map[string]int{"writes_per_minute": 1}, nil)
+	for {
+		status, raw := h.do("POST", "/phc/v1/proposals", tok.Token, map[string]any{"key": "learning.note", "value": "y", "kind": "note", "assertion": "observed"})
+		if status == 429 {
+			break
+		}
+		if status != 201 {
+			t.Fatalf("propose = %d %s", status, raw)
+		}
+	}
+	h.unlimited()
+
+	// MCP without a token: 401 naming the metadata.
+	if status, _ := h.do("POST", "/mcp", "", map[string]any{"jsonrpc": "2.0", "id": 1, "method": "ping"}); status != 401 {
+		t.Errorf("POST /mcp without a token = %d; want 401", status)
+	}
+
 	h.must(200, "POST", "/phc/v1/claims/"+id+"/retract", h.owner, nil, nil)
+	var grants struct {
+		Grants []struct{ ID string } `json:"grants"`
+	}
+	h.must(200, "GET", "/phc/v1/grants", h.owner, nil, &grants)
+	h.must(200, "DELETE", "/phc/v1/grants/"+grants.Grants[0].ID, h.owner, nil, nil)
+	h.must(200, "DELETE", "/phc/v1/personas/learning", h.owner, nil, nil)
 	var toks struct {
 		Tokens []struct{ Prefix string } `json:"tokens"`
 	}
