@@ -465,6 +465,9 @@ func TestOpenAPIAnswers(t *testing.T) {
 	h.must(200, "DELETE", "/context/consumers/coach", h.owner, nil, nil)
 	h.must(200, "POST", "/context/lock", h.owner, nil, nil)
 	h.constraint(403, "vault_locked", "GET", "/context/context", granted.Token, nil)
+	h.constraint(401, "unauthenticated", "POST", "/context/unlock", "", map[string]string{"password": "wrong password", "secret_key": sk})
+	h.must(200, "POST", "/context/unlock", "", map[string]string{"password": testPassword, "secret_key": sk}, nil)
+	h.constraint(409, "conflict", "POST", "/context/unlock", "", map[string]string{"password": testPassword, "secret_key": sk})
 
 	for s := range vb.seen {
 		v.seen[s] = true
