@@ -49,9 +49,10 @@ var bodyLimits = map[string]int64{"POST /context/import": MaxImport, "POST /phc/
 // Server is the HTTP face of a custodian.Service. It implements
 // http.Handler.
 type Server struct {
-	svc *custodian.Service
-	log *slog.Logger
-	mux *http.ServeMux
+	svc    *custodian.Service
+	log    *slog.Logger
+	mux    *http.ServeMux
+	mounts []string // the patterns Mount added, in order
 }
 
 // New returns a Server for svc. log receives error details; nil discards.
@@ -71,6 +72,18 @@ func New(svc *custodian.Service, log *slog.Logger) *Server {
 // hygiene checks as every route; h does its own authentication.
 func (s *Server) Mount(pattern string, h http.Handler) {
 	s.mux.Handle(pattern, h)
+	s.mounts = append(s.mounts, pattern)
+}
+
+// Routes lists every pattern s serves ("METHOD /path", or "/path" for a
+// mounted handler that takes every method): the route table, then what
+// Mount added. docs/openapi.yaml is checked against it.
+func (s *Server) Routes() []string {
+	var out []string
+	for _, rt := range s.routes() {
+		out = append(out, rt.pattern)
+	}
+	return append(out, s.mounts...)
 }
 
 // noRoute answers a request no route matched: 405 when the path is served

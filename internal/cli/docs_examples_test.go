@@ -1,0 +1,161 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// docsDir is the repository's docs directory: the integration guide, its
+// examples, the OpenAPI description and the service files.
+const docsDir = "../../docs"
+
+// needTool returns the interpreter found by find, or skips the test with
+// why — except under CI, where a missing tool is a failure (.ci/run
+// installs it).
+func needTool(t *testing.T, find func() (string, error)) string {
+	t.Helper()
+	path, err := find()
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("%v; .ci/run should have installed it", err)
+		}
+		t.Skipf("%v: this test needs it (CI installs it)", err)
+	}
+	return path
+}
+
+// pythonWithRequests is the first python3 that imports requests: the one on
+// PATH (which may be a pyenv shim without it), else Debian's.
+func pythonWithRequests() (string, error) {
+	var tried []string
+	for _, c := range []string{"python3", "/usr/bin/python3"} {
+		p, err := exec.LookPath(c)
+		if err != nil {
+			continue
+		}
+		tried = append(tried, p)
+		if exec.Command(p, "-c", "import requests").Run() == nil {
+			return p, nil
+		}
+	}
+	if len(tried) == 0 {
+		return "", errNoTool("python3 is not installed")
+	}
+	return "", errNoTool("no python3 with the requests package (" + strings.Join(tried, ", ") + "; apt-get install python3-requests)")
+}
+
+// node20 is a node of version 20 or later (fetch and readline/promises).
+func node20() (string, error) {
+	p, err := exec.LookPath("node")
+	if err != nil {
+		return "", errNoTool("node is not installed")
+	}
+	out, err := exec.Command(p, "--version").Output()
+	major, _, _ := strings.Cut(strings.TrimPrefix(strings.TrimSpace(string(out)), "v"), ".")
+	if n, _ := strconv.Atoi(major); err != nil || n < 20 {
+		return "", errNoTool("node " + strings.TrimSpace(string(out)) + " is older than 20")
+	}
+	return p, nil
+}
+
+type errNoTool string
+
+func (e errNoTool) Error() string { return string(e) }
+
+// TestDocsExamples runs each example app of docs/integrating.md, as a
+// developer would, against a real daemon over HTTP, with the test as the
+// owner: it approves the app when the app says it registered, confirms the
+// proposal and approves the context request when the app says it asked, and
+// asserts everything the app prints.
+func TestDocsExamples(t *testing.T) {
+	for _, tc := range []struct {
+		name, script string
+		find         func() (string, error)
+	}{
+		{"python", "tutor.py", pythonWithRequests},
+		{"javascript", "tutor.mjs", node20},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			interp := needTool(t, tc.find)
+			h := startHarness(t, "")
+			// The app meets the default rates and quotas, as it would on
+			// a user's machine (the harness lifts them; 0 restores each).
+			h.must(200, "PUT", "/phc/v1/settings", h.owner, map[string]int{"reads_per_minute": 0, "writes_per_minute": 0,
+				"live_tokens_per_app": 0, "pending_proposals_per_app": 0}, nil)
+			script, err := filepath.Abs(filepath.Join(docsDir, "examples", tc.script))
+			if err != nil {
+				t.Fatal(err)
+			}
+			cmd := exec.Command(interp, script)
+			cmd.Dir = t.TempDir()
+			cmd.Env = append(os.Environ(), "PHC_URL="+h.base, "TUTOR_SECRET=tutor-secret-0123456789")
+			stdin, err := cmd.StdinPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			stdout, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+
+			var lines []string
+			var proposal string
+			sc := bufio.NewScanner(stdout)
+			for sc.Scan() {
+				line := sc.Text()
+				lines = append(lines, line)
+				switch {
+				case strings.HasPrefix(line, "registered tutor"):
+					// The owner approves the self-registered app and lets it
+					// contribute under learning.*.
+					var c struct{ Status string }
+					h.must(200, "POST", "/phc/v1/consumers/tutor/approve", h.owner, nil, &c)
+					if c.Status != "approved" {
+						t.Fatalf("approve = %+v", c)
+					}
+					h.grant("tutor", "learning", "contribute", map[string]any{"keys": []string{"learning.*"}})
+					io.WriteString(stdin, "\n")
+				case strings.HasPrefix(line, "proposed "):
+					proposal = strings.Fields(line)[1]
+				case strings.HasPrefix(line, "requested "):
+					// The owner confirms the memory and approves the request.
+					h.must(200, "POST", "/phc/v1/proposals/"+proposal+"/confirm", h.owner, map[string]any{"personas": []string{}}, nil)
+					h.must(200, "POST", "/context/requests/"+strings.Fields(line)[1]+"/approve", h.owner, nil, nil)
+				}
+			}
+			if err := cmd.Wait(); err != nil {
+				t.Fatalf("%s %s: %v\nstdout:\n%s\nstderr:\n%s", interp, tc.script, err, strings.Join(lines, "\n"), stderr.String())
+			}
+			want := []string{
+				"^registered tutor: press Enter once the owner has approved it$",
+				"^proposed prp_[A-Z0-9]{26} proposed$",
+				"^requested req_[A-Z0-9]{26} pending$",
+				"^claim learning.spanish.goal = Practice Spanish twice a week$",
+				"^field Practice Spanish twice a week$",
+				"^proposal confirmed$",
+			}
+			if len(lines) != len(want) {
+				t.Fatalf("the example printed %d lines, want %d:\n%s\nstderr:\n%s", len(lines), len(want), strings.Join(lines, "\n"), stderr.String())
+			}
+			for i, re := range want {
+				if !regexp.MustCompile(re).MatchString(lines[i]) {
+					t.Errorf("line %d = %q; want %s", i+1, lines[i], re)
+				}
+			}
+		})
+	}
+}
