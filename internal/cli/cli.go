@@ -67,6 +67,8 @@ func commands() []command {
 		{"dec", "verify a DEC 0.1 evidence chain (verify FILE --trust JWKS.json --issuer ISSUER)", runDEC},
 		{"trust", "trust OIDC issuers for recipients (add ISSUER --audience AUD, list, remove ID) and pin other custodians (custodian CARD.json, custodians, remove cus_…)", runTrust},
 		{"card", "print this custodian's public card, for another custodian to pin (--out FILE)", runCard},
+		{"backup", "save this vault's claims and personas to a file (backup FILE)", runBackup},
+		{"restore", "load a backup made by phc backup (restore FILE [--replace])", runRestore},
 		{"export", "make a signed, encrypted migration bundle for another custodian (--to CARD.json [--persona P] [--out FILE])", runExport},
 		{"import", "hold a migration bundle from a pinned custodian in the quarantine (import FILE)", runImport},
 		{"quarantine", "list held imports (--status S), adopt them (adopt ID…|--all [--persona P] [--map foreign:…=NAME]), unblock one (unblock ID --remove TYPE) or reject them (reject ID…|--all)", runQuarantine},

@@ -171,7 +171,7 @@ func startThrowaway(ctx context.Context, env *Env) (*throwaway, error) {
 		return ""
 	}
 	log := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
-	t.d, err = startDaemon(ctx, &tenv, log, t.dir, "127.0.0.1:0", 0)
+	t.d, err = startDaemon(ctx, &tenv, log, t.dir, "127.0.0.1:0", 0, "")
 	if err != nil {
 		os.RemoveAll(root)
 		return nil, fmt.Errorf("start the throwaway custodian: %w", err)
@@ -245,22 +245,4 @@ func sameHost(a, b string) bool {
 	ua, err1 := url.Parse(a)
 	ub, err2 := url.Parse(b)
 	return err1 == nil && err2 == nil && ua.Host != "" && strings.EqualFold(ua.Host, ub.Host)
-}
-
-// readSecretKeyText reads Secret Key text from a small file.
-func readSecretKeyText(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", fmt.Errorf("read the Secret Key: %w", err)
-	}
-	defer f.Close()
-	raw, err := io.ReadAll(io.LimitReader(f, 4096))
-	if err != nil {
-		return "", fmt.Errorf("read the Secret Key: %w", err)
-	}
-	sk := strings.TrimSpace(string(raw))
-	if _, err := vault.ParseSecretKey(sk); err != nil {
-		return "", fmt.Errorf("read the Secret Key from %s: %w", path, err)
-	}
-	return sk, nil
 }

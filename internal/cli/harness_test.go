@@ -66,7 +66,7 @@ func startHarnessClock(t testing.TB, dir, password string, clock custodian.Clock
 	env, _, _ := testEnv(t, map[string]string{"PHC_PASSWORD": password})
 	env.Clock = clock
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	d, err := startDaemon(context.Background(), env, log, dir, "127.0.0.1:0", 0)
+	d, err := startDaemon(context.Background(), env, log, dir, "127.0.0.1:0", 0, "")
 	if err != nil {
 		t.Fatalf("startDaemon: %v", err)
 	}
