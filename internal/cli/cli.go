@@ -73,6 +73,7 @@ func commands() []command {
 		{"import", "hold a migration bundle from a pinned custodian in the quarantine (import FILE)", runImport},
 		{"quarantine", "list held imports (--status S), adopt them (adopt ID…|--all [--persona P] [--map foreign:…=NAME]), unblock one (unblock ID --remove TYPE) or reject them (reject ID…|--all)", runQuarantine},
 		{"mcp", "serve MCP on stdin/stdout for an app, through the running daemon (--token or PHC_TOKEN)", runMCP},
+		{"mcp-config", "print a ready MCP host config for an app, with a long-lived token (--consumer NAME --host H)", runMCPConfig},
 		{"check", "verify that the graph agrees with the store, and the receipt chain", runCheck},
 		{"graph", "rebuild the graph from the store, or export it (N-Quads, PROV-O JSON-LD)", runGraph},
 		{"conformance", "run the conformance suite against a custodian", runConformance},
