@@ -26,9 +26,30 @@ func TestParsePolicy(t *testing.T) {
 		"bad digest":       strings.Replace(good, "sha256:"+strings.Repeat("ab", 32), "sha256:xyz", 1),
 		"bad max_age":      strings.Replace(good, `"24h"`, `"a day"`, 1),
 		"negative max_age": strings.Replace(good, `"24h"`, `"-1h"`, 1),
+		"zero seconds":     strings.Replace(good, `"24h"`, `0`, 1),
+		"fraction":         strings.Replace(good, `"24h"`, `1.5`, 1),
+		"negative seconds": strings.Replace(good, `"24h"`, `-60`, 1),
+		"zero days":        strings.Replace(good, `"24h"`, `"0d"`, 1),
+		"days and hours":   strings.Replace(good, `"24h"`, `"1d12h"`, 1),
 	} {
 		if _, err := ParsePolicy([]byte(raw)); err == nil {
 			t.Errorf("%s: accepted", name)
+		}
+	}
+}
+
+// TestPolicyMaxAge checks the forms of max_age a person types: a Go
+// duration, days, or a JSON number of seconds.
+func TestPolicyMaxAge(t *testing.T) {
+	for in, want := range map[string]time.Duration{`"720h"`: 720 * time.Hour, `"30d"`: 720 * time.Hour, `2592000`: 720 * time.Hour, `"90m"`: 90 * time.Minute} {
+		raw := `{"id":"p","issuer":"https://releases.example/tutor","client_id":"tutor-app","max_age":` + in + `}`
+		p, err := ParsePolicy([]byte(raw))
+		if err != nil {
+			t.Errorf("max_age %s: %v", in, err)
+			continue
+		}
+		if d, err := p.MaxAge.Duration(); err != nil || d != want {
+			t.Errorf("max_age %s = %v, %v; want %v", in, d, err, want)
 		}
 	}
 }

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -164,7 +165,11 @@ func runDECUnrevoke(ctx context.Context, env *Env, args []string) error {
 	if len(pos) != 2 {
 		return usageError("usage: phc dec unrevoke ISSUER KID")
 	}
-	if err := ownerDo(ctx, env, c, "POST", "/phc/v1/dec/trust/unrevoke", map[string]string{"issuer": pos[0], "kid": pos[1]}, nil); err != nil {
+	err = ownerDo(ctx, env, c, "POST", "/phc/v1/dec/trust/unrevoke", map[string]string{"issuer": pos[0], "kid": pos[1]}, nil)
+	if e, ok := errors.AsType[*apiError](err); ok && e.Constraint == "not_found" {
+		return fmt.Errorf("nothing to withdraw: %s is not pinned, or has not revoked %s (phc dec trust ISSUER JWKS --revoked KID@TIME revokes one)", printable(pos[0]), printable(pos[1]))
+	}
+	if err != nil {
 		return err
 	}
 	fmt.Fprintf(env.Stdout, "withdrew the revocation of %s of %s\n", printable(pos[1]), printable(pos[0]))
