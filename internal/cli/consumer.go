@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -53,8 +54,16 @@ func runConsumer(ctx context.Context, env *Env, args []string) error {
 		return nil
 	case "list":
 		fs := newFlags(env, "consumer list", &c)
+		asJSON := fs.Bool("json", false, "print JSON")
 		if err := parse(fs, args[1:]); err != nil {
 			return err
+		}
+		var raw json.RawMessage
+		if err := ownerDo(ctx, env, c, "GET", "/phc/v1/consumers", nil, &raw); err != nil {
+			return err
+		}
+		if *asJSON {
+			return printJSON(env.Stdout, raw)
 		}
 		var out struct {
 			Consumers []struct {
@@ -62,7 +71,7 @@ func runConsumer(ctx context.Context, env *Env, args []string) error {
 				Status string `json:"status"`
 			} `json:"consumers"`
 		}
-		if err := ownerDo(ctx, env, c, "GET", "/phc/v1/consumers", nil, &out); err != nil {
+		if err := json.Unmarshal(raw, &out); err != nil {
 			return err
 		}
 		for _, con := range out.Consumers {

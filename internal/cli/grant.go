@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/url"
 	"slices"
@@ -20,12 +21,20 @@ func runGrant(ctx context.Context, env *Env, args []string) error {
 		if err := parse(fs, args[1:]); err != nil {
 			return err
 		}
+		var raw json.RawMessage
+		if err := ownerDo(ctx, env, c, "GET", "/phc/v1/grants", nil, &raw); err != nil {
+			return err
+		}
+		if *asJSON {
+			return printJSON(env.Stdout, raw)
+		}
 		var out struct {
 			Grants []struct {
 				ID        string `json:"id"`
 				Recipient struct {
-					Kind string `json:"kind"`
-					ID   string `json:"id"`
+					Kind   string `json:"kind"`
+					ID     string `json:"id"`
+					Issuer string `json:"issuer"`
 				} `json:"recipient"`
 				Purpose    string   `json:"purpose"`
 				Category   string   `json:"purpose_category"`
@@ -36,13 +45,13 @@ func runGrant(ctx context.Context, env *Env, args []string) error {
 				} `json:"selectors"`
 				ExpiresAt string  `json:"expires_at"`
 				RevokedAt *string `json:"revoked_at"`
+				Requires  *struct {
+					Qualification string `json:"qualification"`
+				} `json:"requires"`
 			} `json:"grants"`
 		}
-		if err := ownerDo(ctx, env, c, "GET", "/phc/v1/grants", nil, &out); err != nil {
+		if err := json.Unmarshal(raw, &out); err != nil {
 			return err
-		}
-		if *asJSON {
-			return printJSON(env.Stdout, out)
 		}
 		for _, g := range out.Grants {
 			state := "until " + g.ExpiresAt
@@ -53,15 +62,25 @@ func runGrant(ctx context.Context, env *Env, args []string) error {
 			if category == "" {
 				category = "unspecified"
 			}
-			fmt.Fprintf(env.Stdout, "%s  %s:%s  purpose %s (%s)  %s  keys [%s] personas [%s]  %s\n",
-				g.ID, g.Recipient.Kind, printable(g.Recipient.ID), printable(g.Purpose), category,
+			recipient := g.Recipient.Kind + ":" + g.Recipient.ID
+			if g.Recipient.Kind == "oidc" {
+				recipient = "oidc:" + g.Recipient.ID + " of " + g.Recipient.Issuer
+			}
+			requires := ""
+			if g.Requires != nil {
+				requires = "  requires DEC admission " + g.Requires.Qualification
+			}
+			fmt.Fprintf(env.Stdout, "%s  %s  purpose %s (%s)  %s  keys [%s] personas [%s]  %s%s\n",
+				g.ID, printable(recipient), printable(g.Purpose), category,
 				strings.Join(g.Operations, ","), printable(strings.Join(g.Selectors.Keys, ",")),
-				printable(strings.Join(g.Selectors.Personas, ",")), state)
+				printable(strings.Join(g.Selectors.Personas, ",")), state, printable(requires))
 		}
 		return nil
 	}
 	fs := newFlags(env, "grant", &c)
 	to := fs.String("to", "", "recipient consumer name")
+	oidcIssuer := fs.String("oidc", "", "or an OIDC recipient: its issuer (as phc trust list shows it), with --subject")
+	subject := fs.String("subject", "", "the OIDC recipient's subject (its sub), with --oidc")
 	purpose := fs.String("purpose", "", "the purpose the grant is for")
 	category := fs.String("category", "", "what kind of use the purpose is: service_provision, personalisation, research_and_development, marketing, model_training, legal_compliance, security (no_training claims need one that is not model_training)")
 	ops := fs.String("ops", "read", "comma-separated operations: read, contribute, confirm, share")
@@ -71,8 +90,11 @@ func runGrant(ctx context.Context, env *Env, args []string) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	if *to == "" || *purpose == "" {
-		return usageError("usage: phc grant --to CONSUMER --purpose P [--category C] [--ops read] [--keys K] [--personas P] [--expires 24h] (phc help grant)")
+	if (*to == "") == (*oidcIssuer == "") || *purpose == "" {
+		return usageError("usage: phc grant --to CONSUMER | --oidc ISSUER --subject SUB, --purpose P [--category C] [--ops read] [--keys K] [--personas P] [--expires 24h] (phc help grant)")
+	}
+	if (*oidcIssuer == "") != (*subject == "") {
+		return usageError("--oidc ISSUER and --subject SUB go together: the recipient is the subject SUB of the issuer ISSUER")
 	}
 	at, err := parseExpiry(*expires, time.Now())
 	if err != nil {
@@ -99,8 +121,12 @@ func runGrant(ctx context.Context, env *Env, args []string) error {
 	if p := splitList(*personas); len(p) > 0 {
 		sel["personas"] = p
 	}
+	recipient := map[string]string{"kind": "consumer", "id": *to}
+	if *oidcIssuer != "" {
+		recipient = map[string]string{"kind": "oidc", "issuer": *oidcIssuer, "id": *subject}
+	}
 	body := map[string]any{
-		"recipient":  map[string]string{"kind": "consumer", "id": *to},
+		"recipient":  recipient,
 		"purpose":    *purpose,
 		"operations": splitList(*ops),
 		"selectors":  sel,
