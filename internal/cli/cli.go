@@ -181,15 +181,15 @@ func newFlags(env *Env, name string, c *common) *flag.FlagSet {
 	return fs
 }
 
-// flagOutput is where a flag set writes its errors (the command's
-// stderr); it carries the command's Env so that parse can print the help
-// to its stdout.
+// flagOutput is where a flag set writes its errors: nowhere, since Run
+// prints the error parse returns, once. It carries the command's Env so
+// that parse can print the help to its stdout.
 type flagOutput struct{ env *Env }
 
-func (o flagOutput) Write(p []byte) (int, error) { return o.env.Stderr.Write(p) }
+func (o flagOutput) Write(p []byte) (int, error) { return len(p), nil }
 
-// setHelpOutput makes fs write its errors to env's stderr, and its help —
-// printed by parse on -h — to env's stdout.
+// setHelpOutput makes fs leave its errors to Run, and its help — printed
+// by parse on -h — to env's stdout.
 func setHelpOutput(fs *flag.FlagSet, env *Env) {
 	fs.SetOutput(flagOutput{env})
 	fs.Usage = func() {} // parse prints the help, or says where to find it
