@@ -186,3 +186,21 @@ func TestAdmitQualifiesByReleaseEntriesOnly(t *testing.T) {
 		})
 	}
 }
+
+// FuzzPolicyMaxAge: a policy's max_age, in any form, never panics the
+// parser, and one it accepts is a positive duration.
+func FuzzPolicyMaxAge(f *testing.F) {
+	for _, s := range []string{`"720h"`, `"30d"`, `2592000`, `1.5`, `-1`, `"0d"`, `1e30`, `"9999999999d"`, `null`, `{}`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, maxAge string) {
+		raw := `{"id":"p","issuer":"https://releases.example/tutor","client_id":"tutor-app","max_age":` + maxAge + `}`
+		p, err := ParsePolicy([]byte(raw))
+		if err != nil || p.MaxAge == "" {
+			return
+		}
+		if d, err := p.MaxAge.Duration(); err != nil || d <= 0 {
+			t.Errorf("max_age %s accepted as %q = %v, %v", maxAge, p.MaxAge, d, err)
+		}
+	})
+}

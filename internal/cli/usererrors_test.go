@@ -144,3 +144,25 @@ func TestTokenLivenessSharedWithAuthentication(t *testing.T) {
 		t.Errorf("a token of a removed issuer is listed active, though authentication refuses it")
 	}
 }
+
+// FuzzParseExpiry: parseExpiry never panics, and whatever it accepts ends
+// after now (a grant's expiry must be in the future; an RFC 3339 time in
+// the past is left for the daemon to refuse, in words).
+func FuzzParseExpiry(f *testing.F) {
+	for _, s := range []string{"12h", "2d", "4w", "2026-12-31", "2026-12-31T18:00:00Z", "-2h", "0d", "99999999999d", "1.5h", ""} {
+		f.Add(s)
+	}
+	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	f.Fuzz(func(t *testing.T, s string) {
+		got, err := parseExpiry(s, now)
+		if err != nil {
+			if !strings.Contains(err.Error(), "--expires") {
+				t.Errorf("parseExpiry(%q) error does not name the flag: %v", s, err)
+			}
+			return
+		}
+		if _, rfcErr := time.Parse(time.RFC3339, strings.TrimSpace(s)); rfcErr != nil && !got.After(now) {
+			t.Errorf("parseExpiry(%q) = %v, not after now", s, got)
+		}
+	})
+}
