@@ -430,15 +430,22 @@ func (st *state) live(p Principal, now time.Time) bool {
 		return false
 	}
 	t := st.tokenByID[p.token.ID]
-	if t != p.token || t.RevokedAt != nil || !now.Before(t.ExpiresAt) {
+	return t == p.token && st.tokenLive(t, now)
+}
+
+// tokenLive is the one rule of a service token's life, which
+// authentication and the owner's token list share: neither revoked nor
+// expired, and its recipient still there — an approved consumer, or, for
+// an OIDC recipient's token, an issuer still on the trust list.
+func (st *state) tokenLive(t *ServiceToken, now time.Time) bool {
+	if t.RevokedAt != nil || !now.Before(t.ExpiresAt) {
 		return false
 	}
 	if t.Trust != "" {
-		// An OIDC recipient's: alive while its issuer stays trusted.
 		_, ok := st.trust[t.Trust]
 		return ok
 	}
-	c, ok := st.consumers[p.Consumer]
+	c, ok := st.consumers[t.Consumer]
 	return ok && c.Status == ConsumerApproved
 }
 

@@ -42,6 +42,10 @@ const (
 	OpShare      = "share"
 )
 
+// Operations is every operation a grant can allow, in the order they are
+// shown to the owner.
+var Operations = []string{OpRead, OpContribute, OpConfirm, OpShare}
+
 // Claim is one version of an attributed claim, the unit of portability.
 // Versions are immutable; a correction is a new version.
 type Claim struct {

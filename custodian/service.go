@@ -118,6 +118,7 @@ type Service struct {
 	mintFailures     *failures     // wrong consumer secrets, per consumer name
 	mintFailuresAll  *failures     // wrong consumer secrets, in all
 	exchangeFailures *failures     // ID tokens refused at token exchange, per claimed issuer and subject
+	refusalBudget    *budget       // receipts of refused exchanges, per minute
 	kdf              chan struct{} // bounds concurrent Argon2id hashing of consumer secrets
 	rates            buckets       // service tokens' request rates
 
@@ -158,6 +159,7 @@ func New(cfg Config) (*Service, error) {
 		mintFailures:     newFailures(mintFailureLimit, time.Minute),
 		mintFailuresAll:  newFailures(10*mintFailureLimit, time.Minute),
 		exchangeFailures: newFailuresCap(exchangeFailureLimit, time.Minute, exchangeFailureKeys),
+		refusalBudget:    &budget{limit: refusalReceiptsPerMinute},
 		kdf:              make(chan struct{}, runtime.NumCPU()),
 		jobs:             make(chan *job, maxGroup),
 		graphQ:           make(chan graphJob, maxGroup),

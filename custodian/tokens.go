@@ -31,7 +31,7 @@ func (s *Service) ListTokens(ctx context.Context, p Principal) ([]TokenView, err
 			out = append(out, TokenView{
 				Prefix: t.Prefix, Consumer: t.Consumer, Scope: t.Scope, Mode: t.Mode,
 				CreatedAt: t.CreatedAt, ExpiresAt: t.ExpiresAt, RevokedAt: t.RevokedAt,
-				Active: t.RevokedAt == nil && now.Before(t.ExpiresAt),
+				Active: st.tokenLive(t, now),
 			})
 		}
 		sort.Slice(out, func(i, j int) bool {

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -86,33 +87,43 @@ func (t *TrustedIssuer) accepts(tok VerifiedIDToken) bool {
 
 // AddTrust puts an issuer on the trust list (owner only). One issuer and
 // audience pair is listed once (KindConflict).
-func (s *Service) AddTrust(ctx context.Context, p Principal, raw []byte) (TrustedIssuer, error) {
+func (s *Service) AddTrust(ctx context.Context, p Principal, raw []byte) (TrustAdded, error) {
 	const op = "trust.add"
 	if err := requireOwner(op, p); err != nil {
-		return TrustedIssuer{}, err
+		return TrustAdded{}, err
 	}
 	var in TrustInput
 	if err := decodeStrict(op, raw, &in); err != nil {
-		return TrustedIssuer{}, err
+		return TrustAdded{}, err
 	}
 	if !identity.ValidIssuerURL(in.Issuer) {
-		return TrustedIssuer{}, fail(op, KindInvalid, "issuer must be an https URL (http only on loopback), without query or fragment")
+		return TrustAdded{}, fail(op, KindInvalid, "issuer must be an https URL (http only on loopback), without query or fragment")
 	}
 	if !validClientID(in.Audience) {
-		return TrustedIssuer{}, fail(op, KindInvalid, "audience is required: at most 256 bytes")
+		return TrustAdded{}, fail(op, KindInvalid, "audience is required: at most 256 bytes")
 	}
 	if len(in.AuthorizedParties) > maxAuthorizedParties {
-		return TrustedIssuer{}, fail(op, KindInvalid, "at most 16 authorized parties")
+		return TrustAdded{}, fail(op, KindInvalid, "at most 16 authorized parties")
 	}
 	for i, c := range in.AuthorizedParties {
 		if !validClientID(c) || c == in.Audience || slices.Contains(in.AuthorizedParties[:i], c) {
-			return TrustedIssuer{}, fail(op, KindInvalid, "an authorized party is a client id of at most 256 bytes, listed once, other than the audience")
+			return TrustAdded{}, fail(op, KindInvalid, "an authorized party is a client id of at most 256 bytes, listed once, other than the audience")
 		}
 	}
 	if len(in.AuthorizedParties) == 0 {
 		in.AuthorizedParties = nil
 	}
-	var out TrustedIssuer
+	// What the issuer says of itself, fetched before anything is locked:
+	// shown to the owner, or, when it cannot be read, a warning saying why.
+	var out TrustAdded
+	if d, ok := s.oidc.(IssuerDiscoverer); ok {
+		disc, err := d.Discover(ctx, in.Issuer)
+		if err != nil {
+			out.Warnings = append(out.Warnings, discoveryWarning(in.Issuer, err))
+		} else {
+			out.Discovery = &disc
+		}
+	}
 	err := s.write(op, p, func(st *state, b *batch) error {
 		for _, t := range st.trust {
 			if t.Issuer == in.Issuer && t.Audience == in.Audience {
@@ -128,10 +139,39 @@ func (s *Service) AddTrust(ctx context.Context, p Principal, raw []byte) (Truste
 		st.trust[id] = t
 		b.put(bucketTrust, id, t)
 		b.receipt(Receipt{Actor: "owner", Operation: op, Decision: "allow", Records: []string{id}, Revision: t.Revision})
-		out = *t
+		out.TrustedIssuer = *t
 		return nil
 	})
 	return out, err
+}
+
+// TrustAdded is the answer of AddTrust: the new entry, what the issuer's
+// discovery document and key set said, and warnings when they could not be
+// read (the entry is made all the same: an issuer may be down for a while).
+type TrustAdded struct {
+	TrustedIssuer
+	Discovery *identity.Discovery `json:"discovery,omitempty"`
+	Warnings  []string            `json:"warnings,omitempty"`
+}
+
+// IssuerDiscoverer is the optional capability of an [IDTokenVerifier] to
+// fetch an issuer's discovery document and keys when the owner trusts it.
+// An error is an *identity.IDTokenError whose class says what failed.
+type IssuerDiscoverer interface {
+	Discover(ctx context.Context, issuer string) (identity.Discovery, error)
+}
+
+// discoveryWarning says in words why an issuer's discovery failed.
+func discoveryWarning(issuer string, err error) string {
+	issuer = strings.TrimSuffix(issuer, "/")
+	class := identity.RefusedUnreachable
+	if e, ok := errors.AsType[*identity.IDTokenError](err); ok {
+		class = e.Class
+	}
+	if class == identity.RefusedIssuerMismatch {
+		return "the discovery document at " + issuer + "/.well-known/openid-configuration names another issuer: trust exactly the issuer its tokens name (mind a trailing / and localhost against 127.0.0.1); its tokens will be refused until then"
+	}
+	return "could not read " + issuer + "/.well-known/openid-configuration or its keys (" + class + "): check the URL; tokens of this issuer are refused while it cannot be reached"
 }
 
 // ListTrust returns the trust list, oldest first (owner only).
@@ -327,7 +367,8 @@ func (s *Service) ExchangeToken(ctx context.Context, raw []byte) (Exchanged, err
 	sub, exp := tok.Subject, tok.Expiry
 	if trust.ID == "" || len(sub) > 255 || !utf8.ValidString(sub) {
 		s.exchangeFailures.note(failKey, s.clock.Now())
-		s.log.Debug("token exchange refused", "err", err)
+		class := refusalClass(issuer, claimedSub, candidates, trust, err)
+		s.refuseExchange(ctx, class, issuer, claimedSub, candidates)
 		return Exchanged{}, fail(op, KindUnauthenticated, "")
 	}
 	st, release, err = s.enter(op, Principal{})
@@ -368,6 +409,85 @@ func (s *Service) ExchangeToken(ctx context.Context, raw []byte) (Exchanged, err
 		return nil
 	})
 	return out, err
+}
+
+// refusalClass is why an exchange was refused (identity.Refused…): the
+// custodian's own reasons first, then the verifier's class.
+func refusalClass(issuer, sub string, candidates []TrustedIssuer, trust TrustedIssuer, err error) string {
+	switch {
+	case issuer == "" || sub == "":
+		return identity.RefusedMalformed
+	case len(candidates) == 0:
+		return identity.RefusedUnknownIssuer
+	case trust.ID != "":
+		return identity.RefusedMalformed // it verified, but its subject is unusable
+	case errors.Is(err, errUntrustedClient):
+		return identity.RefusedUntrustedClient
+	}
+	if e, ok := errors.AsType[*identity.IDTokenError](err); ok {
+		return e.Class
+	}
+	return identity.RefusedInvalid
+}
+
+// refusalReceiptsPerMinute bounds the receipts of refused exchanges, which
+// anyone can cause: past it, a refusal is only logged.
+const refusalReceiptsPerMinute = 60
+
+// refuseExchange tells the owner of a refused exchange: its class in the
+// log at the default level and in a deny receipt (token.exchange, records
+// "refused:CLASS" and the trust entries it was tried against), with the
+// issuer and subject the token claimed — never the token. An issuer not on
+// the trust list is named in the log only, as the text the token claimed.
+func (s *Service) refuseExchange(ctx context.Context, class, issuer, sub string, candidates []TrustedIssuer) {
+	const op = "token.exchange"
+	records := []string{"refused:" + class}
+	for _, c := range candidates {
+		records = append(records, c.ID)
+	}
+	if !s.refusalBudget.take(s.clock.Now()) {
+		s.log.Info("token exchange refused", "class", class, "issuer", issuer, "trust", records[1:], "receipt", "suppressed: too many refusals this minute")
+		return
+	}
+	s.log.Info("token exchange refused", "class", class, "issuer", issuer, "trust", records[1:])
+	recipient := ""
+	if len(candidates) > 0 {
+		recipient = OIDCRecipient(issuer, sub) // an issuer the owner trusts: who claimed to be whom
+	}
+	st, release, err := s.enter(op, Principal{})
+	if err != nil {
+		return // locked: the log has it
+	}
+	defer release()
+	if err := s.commit(st, func(st *state, b *batch) error {
+		b.receipt(Receipt{Actor: "oidc", Operation: op, Recipient: recipient, Decision: "deny",
+			Constraint: KindUnauthenticated.Row().Constraint, Records: records})
+		return nil
+	}); err != nil {
+		s.log.Warn("token exchange refused: receipt not written", "err", err)
+	}
+}
+
+// budget is a count of events per minute.
+type budget struct {
+	mu    sync.Mutex
+	limit int
+	start time.Time
+	n     int
+}
+
+// take spends one event of the minute now falls in, if any is left.
+func (b *budget) take(now time.Time) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if now.Sub(b.start) >= time.Minute || now.Before(b.start) {
+		b.start, b.n = now, 0
+	}
+	if b.n >= b.limit {
+		return false
+	}
+	b.n++
+	return true
 }
 
 // exchangeMalformed is the failures key of ID tokens that name no issuer

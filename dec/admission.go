@@ -1,9 +1,13 @@
 package dec
 
 import (
+	"encoding/json"
 	"fmt"
+	"math"
 	"regexp"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/phc-project/phc/schema"
@@ -20,8 +24,45 @@ type Policy struct {
 	Method               string   `json:"method,omitempty"`
 	Purpose              string   `json:"purpose,omitempty"`
 	RuntimeConfigDigests []string `json:"runtime_config_digests,omitempty"`
-	MaxAge               string   `json:"max_age,omitempty"` // a Go duration: the last entry may be at most this old
+	MaxAge               Age      `json:"max_age,omitempty"` // the last entry may be at most this old
 	RequireUnrevoked     bool     `json:"require_unrevoked,omitempty"`
+}
+
+// Age is a policy's max_age: a duration as Go writes it ("720h", "90m"),
+// a number of days ("30d"), or, in JSON, a number of seconds (2592000,
+// kept as "2592000s").
+type Age string
+
+// UnmarshalJSON takes a string, or a whole number of seconds.
+func (a *Age) UnmarshalJSON(raw []byte) error {
+	var s string
+	if err := json.Unmarshal(raw, &s); err == nil {
+		*a = Age(s)
+		return nil
+	}
+	var n json.Number
+	if err := json.Unmarshal(raw, &n); err != nil {
+		return fmt.Errorf("max_age: want a duration such as \"720h\" or a number of seconds")
+	}
+	secs, err := n.Int64()
+	if err != nil || secs <= 0 || secs > math.MaxInt64/int64(time.Second) {
+		return fmt.Errorf("max_age: want a positive whole number of seconds, or a duration such as \"720h\"")
+	}
+	*a = Age(strconv.FormatInt(secs, 10) + "s")
+	return nil
+}
+
+// Duration is the age as a time.Duration.
+func (a Age) Duration() (time.Duration, error) {
+	s := string(a)
+	if days, ok := strings.CutSuffix(s, "d"); ok {
+		n, err := strconv.Atoi(days)
+		if err != nil || n <= 0 || n > 100*365 {
+			return 0, fmt.Errorf("max_age: want a number of days such as 30d")
+		}
+		return time.Duration(n) * 24 * time.Hour, nil
+	}
+	return time.ParseDuration(s)
 }
 
 var policyIDPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
@@ -49,8 +90,8 @@ func ParsePolicy(raw []byte) (Policy, error) {
 		}
 	}
 	if p.MaxAge != "" {
-		if d, err := time.ParseDuration(p.MaxAge); err != nil || d <= 0 {
-			return Policy{}, fmt.Errorf("policy: max_age must be a positive duration such as 24h")
+		if d, err := p.MaxAge.Duration(); err != nil || d <= 0 {
+			return Policy{}, fmt.Errorf(`policy: max_age must be a positive duration: "720h", "30d", "90m", or a number of seconds (2592000)`)
 		}
 	}
 	return p, nil
@@ -123,7 +164,7 @@ func Admit(rep Report, p Policy, trust Trust, now time.Time) Admission {
 		fail(CondRuntimeDigest, "the chain's runtime configuration is not one the policy admits")
 	}
 	if p.MaxAge != "" {
-		maxAge, _ := time.ParseDuration(p.MaxAge)
+		maxAge, _ := p.MaxAge.Duration()
 		last, err := time.Parse(time.RFC3339, rep.LastIat)
 		switch {
 		case err != nil || now.Sub(last) > maxAge:

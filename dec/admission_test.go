@@ -26,9 +26,30 @@ func TestParsePolicy(t *testing.T) {
 		"bad digest":       strings.Replace(good, "sha256:"+strings.Repeat("ab", 32), "sha256:xyz", 1),
 		"bad max_age":      strings.Replace(good, `"24h"`, `"a day"`, 1),
 		"negative max_age": strings.Replace(good, `"24h"`, `"-1h"`, 1),
+		"zero seconds":     strings.Replace(good, `"24h"`, `0`, 1),
+		"fraction":         strings.Replace(good, `"24h"`, `1.5`, 1),
+		"negative seconds": strings.Replace(good, `"24h"`, `-60`, 1),
+		"zero days":        strings.Replace(good, `"24h"`, `"0d"`, 1),
+		"days and hours":   strings.Replace(good, `"24h"`, `"1d12h"`, 1),
 	} {
 		if _, err := ParsePolicy([]byte(raw)); err == nil {
 			t.Errorf("%s: accepted", name)
+		}
+	}
+}
+
+// TestPolicyMaxAge checks the forms of max_age a person types: a Go
+// duration, days, or a JSON number of seconds.
+func TestPolicyMaxAge(t *testing.T) {
+	for in, want := range map[string]time.Duration{`"720h"`: 720 * time.Hour, `"30d"`: 720 * time.Hour, `2592000`: 720 * time.Hour, `"90m"`: 90 * time.Minute} {
+		raw := `{"id":"p","issuer":"https://releases.example/tutor","client_id":"tutor-app","max_age":` + in + `}`
+		p, err := ParsePolicy([]byte(raw))
+		if err != nil {
+			t.Errorf("max_age %s: %v", in, err)
+			continue
+		}
+		if d, err := p.MaxAge.Duration(); err != nil || d != want {
+			t.Errorf("max_age %s = %v, %v; want %v", in, d, err, want)
 		}
 	}
 }
@@ -164,4 +185,22 @@ func TestAdmitQualifiesByReleaseEntriesOnly(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzPolicyMaxAge: a policy's max_age, in any form, never panics the
+// parser, and one it accepts is a positive duration.
+func FuzzPolicyMaxAge(f *testing.F) {
+	for _, s := range []string{`"720h"`, `"30d"`, `2592000`, `1.5`, `-1`, `"0d"`, `1e30`, `"9999999999d"`, `null`, `{}`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, maxAge string) {
+		raw := `{"id":"p","issuer":"https://releases.example/tutor","client_id":"tutor-app","max_age":` + maxAge + `}`
+		p, err := ParsePolicy([]byte(raw))
+		if err != nil || p.MaxAge == "" {
+			return
+		}
+		if d, err := p.MaxAge.Duration(); err != nil || d <= 0 {
+			t.Errorf("max_age %s accepted as %q = %v, %v", maxAge, p.MaxAge, d, err)
+		}
+	})
 }

@@ -15,7 +15,7 @@ import (
 // itself, one per vault size, each in a fresh data dir (see package bench).
 func runBench(ctx context.Context, env *Env, args []string) error {
 	fs := flag.NewFlagSet("phc bench", flag.ContinueOnError)
-	fs.SetOutput(env.Stderr)
+	setHelpOutput(fs, env)
 	claims := fs.String("claims", "300,30000,100000", "vault sizes in active claims, comma-separated (each at least 300)")
 	duration := fs.Duration("duration", 5*time.Second, "measured length of each workload")
 	warmup := fs.Duration("warmup", 0, "unmeasured warm-up before each workload (default: a fifth of --duration, at most 1s)")

@@ -37,44 +37,57 @@ type Env struct {
 	// Clock tells the daemon the time; nil is the system clock (tests
 	// pass a fake, never a wall-clock wait).
 	Clock custodian.Clock
+
+	// helpFlags, when set, receives the flag set a command's -h reaches
+	// instead of its help being printed: completion collects every
+	// command's flags this way.
+	helpFlags func(path string, fs *flag.FlagSet)
 }
 
-// command is one verb.
+// command is one verb; its help is in helpEntries (help.go).
 type command struct {
-	name    string
-	summary string
-	run     func(ctx context.Context, env *Env, args []string) error
+	name string
+	run  func(ctx context.Context, env *Env, args []string) error
 }
 
 func commands() []command {
 	return []command{
-		{"init", "create a vault in the data dir", runInit},
-		{"serve", "run the custodian daemon", runServe},
-		{"unlock", "unlock the daemon's vault", runUnlock},
-		{"lock", "lock the daemon's vault", runLock},
-		{"status", "show whether the vault is locked", runStatus},
-		{"consumer", "manage consumers (add, list, approve, remove)", runConsumer},
-		{"token", "obtain a service token for a consumer (or: token list, token revoke PREFIX)", runToken},
-		{"persona", "create, list, rename, edit and remove personas (add, list, rename, set, remove)", runPersona},
-		{"review", "the review queue (list, confirm, reject)", runReview},
-		{"claims", "list, show, correct, dispute, retract and delete claims (list, show, versions, correct, dispute, undispute, retract, delete)", runClaims},
-		{"grant", "grant a recipient access (or: grant list)", runGrant},
-		{"revoke", "revoke a grant", runRevoke},
-		{"receipts", "list receipts or verify their chain", runReceipts},
-		{"requests", "list context requests waiting for approval", runRequests},
-		{"approve", "approve a context request (--password for critical data)", runApprove},
-		{"deny", "deny a context request", runDeny},
-		{"dec", "verify a DEC 0.1 evidence chain (verify FILE --trust JWKS.json --issuer ISSUER)", runDEC},
-		{"trust", "trust OIDC issuers for recipients (add ISSUER --audience AUD, list, remove ID) and pin other custodians (custodian CARD.json, custodians, remove cus_…)", runTrust},
-		{"card", "print this custodian's public card, for another custodian to pin (--out FILE)", runCard},
-		{"export", "make a signed, encrypted migration bundle for another custodian (--to CARD.json [--persona P] [--out FILE])", runExport},
-		{"import", "hold a migration bundle from a pinned custodian in the quarantine (import FILE)", runImport},
-		{"quarantine", "list held imports (--status S), adopt them (adopt ID…|--all [--persona P] [--map foreign:…=NAME]), unblock one (unblock ID --remove TYPE) or reject them (reject ID…|--all)", runQuarantine},
-		{"mcp", "serve MCP on stdin/stdout for an app, through the running daemon (--token or PHC_TOKEN)", runMCP},
-		{"check", "verify that the graph agrees with the store, and the receipt chain", runCheck},
-		{"graph", "rebuild the graph from the store, or export it (N-Quads, PROV-O JSON-LD)", runGraph},
-		{"conformance", "run the conformance suite against a custodian", runConformance},
-		{"bench", "measure a daemon it starts, at several vault sizes (DESIGN.md §8)", runBench},
+		{"init", runInit},
+		{"serve", runServe},
+		{"unlock", runUnlock},
+		{"lock", runLock},
+		{"status", runStatus},
+		{"consumer", runConsumer},
+		{"token", runToken},
+		{"persona", runPersona},
+		{"review", runReview},
+		{"claims", runClaims},
+		{"propose", runPropose},
+		{"entity", runEntity},
+		{"summary", runSummary},
+		{"grant", runGrant},
+		{"revoke", runRevoke},
+		{"receipts", runReceipts},
+		{"requests", runRequests},
+		{"approve", runApprove},
+		{"deny", runDeny},
+		{"dec", runDEC},
+		{"trust", runTrust},
+		{"card", runCard},
+		{"backup", runBackup},
+		{"restore", runRestore},
+		{"export", runExport},
+		{"import", runImport},
+		{"quarantine", runQuarantine},
+		{"mcp", runMCP},
+		{"mcp-config", runMCPConfig},
+		{"check", runCheck},
+		{"graph", runGraph},
+		{"conformance", runConformance},
+		{"bench", runBench},
+		{"completion", runCompletion},
+		{"version", runVersion},
+		{"help", runHelp},
 	}
 }
 
@@ -117,30 +130,40 @@ func Run(ctx context.Context, env *Env, args []string) int {
 }
 
 func dispatch(ctx context.Context, env *Env, args []string) error {
-	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+	if len(args) == 0 {
+		usage(env.Stderr)
+		return usageError("no command given")
+	}
+	switch args[0] {
+	case "-h", "-help", "--help":
 		usage(env.Stdout)
-		if len(args) == 0 {
-			return usageError("no command given")
-		}
+		return nil
+	case "-version", "--version", "-V":
+		fmt.Fprintln(env.Stdout, version())
 		return nil
 	}
 	for _, c := range commands() {
 		if c.name == args[0] {
+			if c.name != "help" && wantsHelp(args[1:]) {
+				return showHelp(ctx, env, c, args[1:])
+			}
 			return c.run(ctx, env, args[1:])
 		}
 	}
-	return usageError("unknown command %q (see phc help)", args[0])
+	return usageError("unknown command %q (phc help lists them)", args[0])
 }
 
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "usage: phc <command> [flags]")
 	fmt.Fprintln(w)
 	for _, c := range commands() {
-		fmt.Fprintf(w, "  %-12s %s\n", c.name, c.summary)
+		e, _ := helpFor(c.name)
+		fmt.Fprintf(w, "  %-12s %s\n", c.name, e.summary)
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Every command takes --data DIR (default $PHC_HOME or ~/.phc).")
 	fmt.Fprintln(w, "Client commands take --addr HOST:PORT (default: the daemon's DIR/addr, else 127.0.0.1:7200).")
+	fmt.Fprintln(w, "phc help COMMAND (or phc COMMAND --help) shows a command's arguments, flags and an example.")
 }
 
 // common holds the flags every command shares.
@@ -152,19 +175,42 @@ type common struct {
 // newFlags returns a flag set with the common flags registered.
 func newFlags(env *Env, name string, c *common) *flag.FlagSet {
 	fs := flag.NewFlagSet("phc "+name, flag.ContinueOnError)
-	fs.SetOutput(env.Stderr)
+	setHelpOutput(fs, env)
 	fs.StringVar(&c.data, "data", defaultDataDir(env), "data directory")
 	fs.StringVar(&c.addr, "addr", "", "daemon address (host:port)")
 	return fs
 }
 
-// parse parses args; a flag error is a usage error.
+// flagOutput is where a flag set writes its errors: nowhere, since Run
+// prints the error parse returns, once. It carries the command's Env so
+// that parse can print the help to its stdout.
+type flagOutput struct{ env *Env }
+
+func (o flagOutput) Write(p []byte) (int, error) { return len(p), nil }
+
+// setHelpOutput makes fs leave its errors to Run, and its help — printed
+// by parse on -h — to env's stdout.
+func setHelpOutput(fs *flag.FlagSet, env *Env) {
+	fs.SetOutput(flagOutput{env})
+	fs.Usage = func() {} // parse prints the help, or says where to find it
+}
+
+// parse parses args; a flag error is a usage error. -h, -help and --help
+// print the command's help (see help.go) and return flag.ErrHelp.
 func parse(fs *flag.FlagSet, args []string) error {
 	if err := fs.Parse(args); err != nil {
+		path := strings.TrimPrefix(fs.Name(), "phc ")
 		if errors.Is(err, flag.ErrHelp) {
+			if o, ok := fs.Output().(flagOutput); ok {
+				if o.env.helpFlags != nil {
+					o.env.helpFlags(path, fs)
+				} else {
+					printHelp(o.env.Stdout, path, fs)
+				}
+			}
 			return err
 		}
-		return &exitError{code: 2, err: err}
+		return &exitError{code: 2, err: fmt.Errorf("%w (phc help %s shows the flags)", err, path)}
 	}
 	return nil
 }

@@ -60,8 +60,20 @@ type apiError struct {
 
 func (e *apiError) Error() string {
 	msg := fmt.Sprintf("%s (%d %s)", e.Message, e.Status, e.Constraint)
-	for _, v := range e.Violations {
-		msg += "\n  " + string(v)
+	for _, raw := range e.Violations {
+		// One line: the field and what is wrong with it.
+		var v struct {
+			Path    string `json:"path"`
+			Message string `json:"message"`
+		}
+		if json.Unmarshal(raw, &v) == nil && v.Message != "" {
+			if v.Path == "" {
+				v.Path = "the request"
+			}
+			msg += fmt.Sprintf("; %s: %s", v.Path, v.Message)
+		} else {
+			msg += "; " + string(raw)
+		}
 	}
 	return msg
 }

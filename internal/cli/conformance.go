@@ -2,13 +2,21 @@ package cli
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
+	"maps"
+	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/phc-project/phc/conformance"
 	"github.com/phc-project/phc/internal/vault"
@@ -16,11 +24,17 @@ import (
 
 // runConformance runs the conformance suite against a custodian and prints
 // a pass/fail table (or JSON). Any failed case makes the exit code 1.
+//
+// Without --target it tests a throwaway custodian it starts in a temporary
+// data dir and removes afterwards, so the owner's own vault is never
+// touched. With --target it refuses a custodian that holds any data unless
+// --write-test-data says to write the suite's test data into it.
 func runConformance(ctx context.Context, env *Env, args []string) error {
 	var c common
 	fs := newFlags(env, "conformance", &c)
-	target := fs.String("target", "", "base URL of the custodian (default: the daemon of --data/--addr)")
-	ownerToken := fs.String("owner-token", "", "the owner's session token (default: DIR/session, for the daemon of --data only)")
+	target := fs.String("target", "", "base URL of a running custodian to test (default: a throwaway one started in a temporary dir)")
+	writeTestData := fs.Bool("write-test-data", false, "with --target: run even though the custodian holds data (the suite's consumers, personas, claims, grants and receipts stay in it for good)")
+	ownerToken := fs.String("owner-token", "", "the owner's session token (default: DIR/session, when --target is the daemon of --data)")
 	passwordEnv := fs.String("password-env", "", "name of an environment variable holding the vault password (for the cases that lock the vault)")
 	secretKeyFile := fs.String("secret-key-file", "", "file holding the Secret Key (default with --password-env: DIR/secret.key)")
 	match := fs.String("run", "", "run only the cases whose id matches this regular expression")
@@ -33,6 +47,9 @@ func runConformance(ctx context.Context, env *Env, args []string) error {
 	if fs.NArg() > 0 {
 		return usageError("conformance takes no arguments (see phc conformance -h)")
 	}
+	if c.addr != "" {
+		return usageError("conformance takes --target http://HOST:PORT, not --addr (without --target it tests a throwaway custodian)")
+	}
 	cfg := conformance.Config{OwnerToken: *ownerToken, LeaveLocked: *leaveLocked}
 	if *match != "" {
 		re, err := regexp.Compile(*match)
@@ -41,47 +58,62 @@ func runConformance(ctx context.Context, env *Env, args []string) error {
 		}
 		cfg.Match = re
 	}
-
-	// The daemon of the data dir, and its session, unless --target names
-	// another custodian: the owner's local session is never sent elsewhere.
-	local, err := newClient(env, c, false)
-	if err != nil {
-		return err
-	}
-	base := *target
-	if base == "" {
-		base = local.base
-	}
-	t, err := conformance.NewHTTPTarget(base, nil)
-	if err != nil {
-		return usageError("bad --target: %v", err)
-	}
-	if cfg.OwnerToken == "" && sameHost(base, local.base) {
-		if s, err := newClient(env, c, true); err == nil {
-			cfg.OwnerToken = s.token
-		}
-	}
-	if *passwordEnv != "" {
-		cfg.Password = env.Getenv(*passwordEnv)
-		if cfg.Password == "" {
-			return usageError("--password-env: $%s is empty", *passwordEnv)
-		}
-		path := *secretKeyFile
-		if path == "" {
-			path = filepath.Join(c.data, "secret.key")
-		}
-		sk, err := readSecretKeyText(path)
-		if err != nil {
-			return err
-		}
-		cfg.SecretKey = sk
-	} else if *secretKeyFile != "" {
-		return usageError("--secret-key-file needs --password-env")
-	}
 	cfg.Log = func(format string, args ...any) {
 		fmt.Fprintf(env.Stderr, "phc conformance: %s\n", printable(fmt.Sprintf(format, args...)))
 	}
 
+	base := *target
+	if base == "" {
+		if *ownerToken != "" || *passwordEnv != "" || *secretKeyFile != "" || *writeTestData {
+			return usageError("--owner-token, --password-env, --secret-key-file and --write-test-data need --target (without it phc conformance tests a throwaway custodian it starts itself)")
+		}
+		tmp, err := startThrowaway(ctx, env)
+		if err != nil {
+			return err
+		}
+		defer tmp.close()
+		fmt.Fprintf(env.Stderr, "phc conformance: testing a throwaway custodian at %s (removed afterwards; --target URL tests another)\n", tmp.base)
+		base = tmp.base
+		cfg.OwnerToken, cfg.Password, cfg.SecretKey, cfg.LeaveLocked = tmp.owner, tmp.password, tmp.secretKey, true
+	} else {
+		if _, err := conformance.NewHTTPTarget(base, nil); err != nil {
+			return usageError("bad --target: %v", err)
+		}
+		// The owner's local session is sent only to the daemon of the data
+		// dir, never elsewhere.
+		if local, err := newClient(env, c, false); err == nil && cfg.OwnerToken == "" && sameHost(base, local.base) {
+			if s, err := newClient(env, c, true); err == nil {
+				cfg.OwnerToken = s.token
+			}
+		}
+		if *passwordEnv != "" {
+			cfg.Password = env.Getenv(*passwordEnv)
+			if cfg.Password == "" {
+				return usageError("--password-env: $%s is empty", *passwordEnv)
+			}
+			path := *secretKeyFile
+			if path == "" {
+				path = filepath.Join(c.data, "secret.key")
+			}
+			sk, err := readSecretKeyText(path)
+			if err != nil {
+				return err
+			}
+			cfg.SecretKey = sk
+		} else if *secretKeyFile != "" {
+			return usageError("--secret-key-file needs --password-env")
+		}
+		if !*writeTestData {
+			if err := refuseVaultWithData(ctx, base, cfg.OwnerToken); err != nil {
+				return err
+			}
+		}
+	}
+
+	t, err := conformance.NewHTTPTarget(base, nil)
+	if err != nil {
+		return usageError("bad --target: %v", err)
+	}
 	var face conformance.Target = t
 	if *viaMCP {
 		m := conformance.NewMCPTarget(t, strings.TrimSuffix(base, "/")+"/mcp")
@@ -109,27 +141,108 @@ func runConformance(ctx context.Context, env *Env, args []string) error {
 	return nil
 }
 
+// throwaway is a custodian phc conformance starts for itself in a
+// temporary data dir.
+type throwaway struct {
+	dir, base, owner, password, secretKey string
+	d                                     *daemonRun
+}
+
+// startThrowaway creates a vault with a random password in a new temporary
+// dir and serves it on a free loopback port.
+func startThrowaway(ctx context.Context, env *Env) (*throwaway, error) {
+	root, err := os.MkdirTemp("", "phc-conformance-")
+	if err != nil {
+		return nil, fmt.Errorf("make a temporary dir for the throwaway custodian: %w", err)
+	}
+	pw := make([]byte, 18)
+	if _, err := rand.Read(pw); err != nil {
+		os.RemoveAll(root)
+		return nil, err
+	}
+	t := &throwaway{dir: filepath.Join(root, "phc"), password: hex.EncodeToString(pw)}
+	tenv := *env
+	tenv.Stdout = io.Discard
+	tenv.IsTerminal = func() bool { return false }
+	tenv.Getenv = func(k string) string {
+		if k == "PHC_PASSWORD" {
+			return t.password
+		}
+		return ""
+	}
+	log := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
+	t.d, err = startDaemon(ctx, &tenv, log, t.dir, "127.0.0.1:0", 0, "")
+	if err != nil {
+		os.RemoveAll(root)
+		return nil, fmt.Errorf("start the throwaway custodian: %w", err)
+	}
+	t.base = "http://" + t.d.addr
+	raw, err := os.ReadFile(filepath.Join(t.dir, sessionFile))
+	if err == nil {
+		t.secretKey, err = vault.ReadSecretKeyFile(t.dir)
+	}
+	if err != nil {
+		t.close()
+		return nil, fmt.Errorf("start the throwaway custodian: %w", err)
+	}
+	t.owner = strings.TrimSpace(string(raw))
+	return t, nil
+}
+
+func (t *throwaway) close() {
+	if t.d != nil {
+		t.d.close()
+	}
+	os.RemoveAll(filepath.Dir(t.dir))
+}
+
+// dataLists are the owner's lists that are empty in a new vault; any
+// record in one means the vault holds the owner's data.
+var dataLists = []string{"/context/consumers", "/phc/v1/personas", "/phc/v1/claims", "/phc/v1/review",
+	"/phc/v1/grants", "/phc/v1/entities", "/phc/v1/summaries", "/phc/v1/trust", "/context/tokens/service",
+	"/context/requests", "/phc/v1/dec/trust", "/phc/v1/custodians", "/phc/v1/quarantine"}
+
+// refuseVaultWithData refuses to run the suite (which writes consumers,
+// personas, claims, grants and receipts that cannot be undone) against a
+// custodian that holds data, or whose data it cannot see.
+func refuseVaultWithData(ctx context.Context, base, owner string) error {
+	const how = "phc conformance with no --target tests a throwaway custodian instead; add --write-test-data to write the suite's test data into this one for good"
+	if owner == "" {
+		return usageError("refusing to test %s: without the owner's session (--owner-token, or --data of its daemon) phc cannot tell whether it holds your data; %s", base, how)
+	}
+	cl := &client{base: strings.TrimSuffix(base, "/"), token: owner, http: &http.Client{Timeout: 60 * time.Second}}
+	var st struct {
+		Locked bool `json:"locked"`
+	}
+	if err := cl.do(ctx, "GET", "/context/status", nil, &st); err != nil {
+		return err
+	}
+	if st.Locked {
+		return usageError("refusing to test %s: its vault is locked, so phc cannot tell whether it holds your data (phc unlock first); %s", base, how)
+	}
+	var held []string
+	for _, path := range dataLists {
+		var page map[string]json.RawMessage
+		if err := cl.do(ctx, "GET", path, nil, &page); err != nil {
+			return fmt.Errorf("look at %s%s: %w", base, path, err)
+		}
+		names := slices.Sorted(maps.Keys(page))
+		for _, name := range names {
+			var list []json.RawMessage
+			if json.Unmarshal(page[name], &list) == nil && len(list) > 0 {
+				held = append(held, fmt.Sprintf("%d %s", len(list), name))
+			}
+		}
+	}
+	if len(held) > 0 {
+		return usageError("refusing to test %s: it holds data (%s), and the suite's test data could never be removed from it; %s", base, strings.Join(held, ", "), how)
+	}
+	return nil
+}
+
 // sameHost reports whether two base URLs name the same host and port.
 func sameHost(a, b string) bool {
 	ua, err1 := url.Parse(a)
 	ub, err2 := url.Parse(b)
 	return err1 == nil && err2 == nil && ua.Host != "" && strings.EqualFold(ua.Host, ub.Host)
-}
-
-// readSecretKeyText reads Secret Key text from a small file.
-func readSecretKeyText(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", fmt.Errorf("read the Secret Key: %w", err)
-	}
-	defer f.Close()
-	raw, err := io.ReadAll(io.LimitReader(f, 4096))
-	if err != nil {
-		return "", fmt.Errorf("read the Secret Key: %w", err)
-	}
-	sk := strings.TrimSpace(string(raw))
-	if _, err := vault.ParseSecretKey(sk); err != nil {
-		return "", fmt.Errorf("read the Secret Key from %s: %w", path, err)
-	}
-	return sk, nil
 }

@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -36,7 +38,7 @@ func TestConformanceVerb(t *testing.T) {
 // that --json prints a report.
 func TestConformanceVerbSkipsWithoutPassword(t *testing.T) {
 	h := startHarness(t, "")
-	code, out, errs := h.phc("conformance", "--json", "--run", `^PCP-7\.1-`)
+	code, out, errs := h.phc("conformance", "--target", h.base, "--json", "--run", `^PCP-7\.1-`)
 	if code != 0 {
 		t.Fatalf("phc conformance = exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
 	}
@@ -87,7 +89,7 @@ func TestConformanceVerbFails(t *testing.T) {
 	}))
 	defer srv.Close()
 	env, out, errb := testEnv(t, map[string]string{"PHC_HOME": filepath.Join(t.TempDir(), "none")})
-	code := Run(t.Context(), env, []string{"conformance", "--target", srv.URL, "--run", `^PHC-5\.7-`})
+	code := Run(t.Context(), env, []string{"conformance", "--target", srv.URL, "--write-test-data", "--run", `^PHC-5\.7-`})
 	if code != 1 {
 		t.Fatalf("exit %d; want 1\nstdout:\n%s\nstderr:\n%s", code, out, errb)
 	}
@@ -108,6 +110,11 @@ func TestConformanceVerbUsage(t *testing.T) {
 		{"conformance", "--target", "http://127.0.0.1:1", "--password-env", "PHC_NOT_SET"},
 		{"conformance", "--target", "http://127.0.0.1:1", "--secret-key-file", "/dev/null"},
 		{"conformance", "extra"},
+		{"conformance", "--addr", "127.0.0.1:1"},
+		{"conformance", "--password-env", "PHC_PASSWORD"},
+		{"conformance", "--write-test-data"},
+		// A custodian whose data phc cannot see is refused.
+		{"conformance", "--target", "http://127.0.0.1:1"},
 	} {
 		env, _, errb := testEnv(t, map[string]string{"PHC_HOME": t.TempDir()})
 		if code := Run(t.Context(), env, args); code != 2 {
@@ -116,7 +123,7 @@ func TestConformanceVerbUsage(t *testing.T) {
 	}
 	// An unreachable target is an error of the run, not of usage.
 	env, _, errb := testEnv(t, map[string]string{"PHC_HOME": t.TempDir()})
-	if code := Run(t.Context(), env, []string{"conformance", "--target", "http://127.0.0.1:1"}); code != 1 {
+	if code := Run(t.Context(), env, []string{"conformance", "--target", "http://127.0.0.1:1", "--write-test-data"}); code != 1 {
 		t.Errorf("unreachable target: exit %d; want 1 (stderr %s)", code, errb)
 	}
 }
@@ -131,5 +138,60 @@ func TestConformanceVerbOverMCP(t *testing.T) {
 	}
 	if !strings.Contains(out, " 0 failed") || !strings.Contains(out, "PASS") {
 		t.Errorf("phc conformance --mcp printed:\n%s", out)
+	}
+}
+
+// vaultSnapshot is everything the owner can list of a vault, receipts
+// included: a run that wrote anything would change it.
+func (h *harness) vaultSnapshot() string {
+	h.t.Helper()
+	var b strings.Builder
+	for _, path := range append(slices.Clone(dataLists), "/context/status", "/phc/v1/receipts?limit=1000", "/phc/v1/settings") {
+		b.WriteString(path + " ")
+		b.Write(h.must(200, "GET", path, h.owner, nil, nil))
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+// TestConformanceLeavesVaultUntouched runs phc conformance with no flags
+// beside the owner's own daemon: it tests a throwaway custodian of its
+// own, removes it, and the owner's vault is exactly as before. Pointed at
+// the owner's vault, it refuses unless told to write test data.
+func TestConformanceLeavesVaultUntouched(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	h := startHarness(t, "")
+	h.phcOK("persona", "add", "learning", "Learning")
+	h.phcOK("consumer", "add", "tutor", "--secret", "tutor-secret-0123456789")
+	h.must(200, "PUT", "/context/fields/learning.goal", h.owner, map[string]any{"value": "Spanish"}, nil)
+	before := h.vaultSnapshot()
+
+	code, out, errs := h.phc("conformance")
+	if code != 0 {
+		t.Fatalf("phc conformance = exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
+	}
+	if !strings.Contains(out, " 0 failed, 0 skipped") || !strings.Contains(errs, "throwaway custodian") {
+		t.Errorf("phc conformance printed:\n%s\nstderr:\n%s", out, errs)
+	}
+	if after := h.vaultSnapshot(); after != before {
+		t.Errorf("phc conformance changed the owner's vault:\nbefore:\n%s\nafter:\n%s", before, after)
+	}
+	if left, _ := os.ReadDir(tmp); len(left) > 0 {
+		t.Errorf("the throwaway custodian's dir was left behind: %v", left)
+	}
+
+	// Against the owner's own daemon it refuses, naming what is there and
+	// the flag that would write test data anyway.
+	code, _, errs = h.phc("conformance", "--target", h.base)
+	if code != 2 || !strings.Contains(errs, "--write-test-data") || !strings.Contains(errs, "1 personas") {
+		t.Errorf("conformance --target (a vault with data) = exit %d, stderr %s", code, errs)
+	}
+	if after := h.vaultSnapshot(); after != before {
+		t.Errorf("the refused run changed the owner's vault")
+	}
+	code, out, errs = h.phc("conformance", "--target", h.base, "--write-test-data", "--run", `^PHC-5\.7-`)
+	if code != 0 {
+		t.Fatalf("conformance --write-test-data = exit %d\n%s\n%s", code, out, errs)
 	}
 }

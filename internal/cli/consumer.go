@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"net/url"
@@ -52,8 +54,16 @@ func runConsumer(ctx context.Context, env *Env, args []string) error {
 		return nil
 	case "list":
 		fs := newFlags(env, "consumer list", &c)
+		asJSON := fs.Bool("json", false, "print JSON")
 		if err := parse(fs, args[1:]); err != nil {
 			return err
+		}
+		var raw json.RawMessage
+		if err := ownerDo(ctx, env, c, "GET", "/phc/v1/consumers", nil, &raw); err != nil {
+			return err
+		}
+		if *asJSON {
+			return printJSON(env.Stdout, raw)
 		}
 		var out struct {
 			Consumers []struct {
@@ -61,7 +71,7 @@ func runConsumer(ctx context.Context, env *Env, args []string) error {
 				Status string `json:"status"`
 			} `json:"consumers"`
 		}
-		if err := ownerDo(ctx, env, c, "GET", "/phc/v1/consumers", nil, &out); err != nil {
+		if err := json.Unmarshal(raw, &out); err != nil {
 			return err
 		}
 		for _, con := range out.Consumers {
@@ -85,7 +95,14 @@ func runConsumer(ctx context.Context, env *Env, args []string) error {
 			Revision uint64 `json:"revision"`
 		}
 		if args[0] == "approve" {
-			if err := ownerDo(ctx, env, c, "POST", "/phc/v1/consumers/"+url.PathEscape(name)+"/approve", nil, &out); err != nil {
+			err := ownerDo(ctx, env, c, "POST", "/phc/v1/consumers/"+url.PathEscape(name)+"/approve", nil, &out)
+			if e, ok := errors.AsType[*apiError](err); ok && e.Constraint == "conflict" {
+				// phc consumer add approves at once; approving again is
+				// what the owner wanted already.
+				fmt.Fprintf(env.Stdout, "consumer %s is already approved (phc consumer add approves at once; approve is for apps that registered themselves)\n", printable(name))
+				return nil
+			}
+			if err != nil {
 				return err
 			}
 			fmt.Fprintf(env.Stdout, "consumer %s: %s\n", printable(name), out.Status)
@@ -182,6 +199,10 @@ func runToken(ctx context.Context, env *Env, args []string) error {
 // runTokenAdmin lists or revokes service tokens (owner).
 func runTokenAdmin(ctx context.Context, env *Env, c common, args []string) error {
 	fs := newFlags(env, "token "+args[0], &c)
+	var asJSON *bool
+	if args[0] == "list" {
+		asJSON = fs.Bool("json", false, "print JSON")
+	}
 	prefix, rest := firstArg(args[1:])
 	if err := parse(fs, rest); err != nil {
 		return err
@@ -190,6 +211,9 @@ func runTokenAdmin(ctx context.Context, env *Env, c common, args []string) error
 		if prefix == "" {
 			prefix = fs.Arg(0)
 		}
+		// As the list shows it, or as an older phc showed it, with an
+		// ellipsis.
+		prefix = strings.TrimRight(strings.TrimSpace(prefix), "….")
 		if prefix == "" {
 			return usageError("usage: phc token revoke PREFIX (as phc token list shows it)")
 		}
@@ -215,12 +239,15 @@ func runTokenAdmin(ctx context.Context, env *Env, c common, args []string) error
 	if err := ownerDo(ctx, env, c, "GET", "/context/tokens/service", nil, &out); err != nil {
 		return err
 	}
+	if *asJSON {
+		return printJSON(env.Stdout, out)
+	}
 	for _, t := range out.Tokens {
 		state := "active"
 		if !t.Active {
 			state = "inactive"
 		}
-		fmt.Fprintf(env.Stdout, "%s…  %-16s %-10s %-8s until %s  scope %s\n", t.Prefix, printable(t.Consumer), t.Mode, state,
+		fmt.Fprintf(env.Stdout, "%s  %-16s %-10s %-8s until %s  scope %s\n", t.Prefix, printable(t.Consumer), t.Mode, state,
 			t.ExpiresAt, printable(strings.Join(t.Scope, ",")))
 	}
 	return nil

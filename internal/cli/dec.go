@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -17,9 +18,8 @@ import (
 // add POLICY.json, and verify FILE — offline against keys given on the command line, or by the
 // daemon against its pinned trust store.
 func runDEC(ctx context.Context, env *Env, args []string) error {
-	const usage = "usage: phc dec trust ISSUER JWKS.json [--revoked KID@TIME …] | phc dec unrevoke ISSUER KID |\n" +
-		"       phc dec policy add POLICY.json |\n" +
-		"       phc dec verify FILE [--trust JWKS.json --issuer ISSUER [--revoked KID@TIME …]]"
+	const usage = "usage: phc dec trust ISSUER JWKS.json [--revoked KID@TIME …] | phc dec unrevoke ISSUER KID | " +
+		"phc dec policy add POLICY.json | phc dec verify FILE [--trust JWKS.json --issuer ISSUER [--revoked KID@TIME …]] (phc help dec)"
 	if len(args) == 0 {
 		return usageError(usage)
 	}
@@ -164,7 +164,11 @@ func runDECUnrevoke(ctx context.Context, env *Env, args []string) error {
 	if len(pos) != 2 {
 		return usageError("usage: phc dec unrevoke ISSUER KID")
 	}
-	if err := ownerDo(ctx, env, c, "POST", "/phc/v1/dec/trust/unrevoke", map[string]string{"issuer": pos[0], "kid": pos[1]}, nil); err != nil {
+	err = ownerDo(ctx, env, c, "POST", "/phc/v1/dec/trust/unrevoke", map[string]string{"issuer": pos[0], "kid": pos[1]}, nil)
+	if e, ok := errors.AsType[*apiError](err); ok && e.Constraint == "not_found" {
+		return fmt.Errorf("nothing to withdraw: %s is not pinned, or has not revoked %s (phc dec trust ISSUER JWKS --revoked KID@TIME revokes one)", printable(pos[0]), printable(pos[1]))
+	}
+	if err != nil {
 		return err
 	}
 	fmt.Fprintf(env.Stdout, "withdrew the revocation of %s of %s\n", printable(pos[1]), printable(pos[0]))
@@ -173,14 +177,17 @@ func runDECUnrevoke(ctx context.Context, env *Env, args []string) error {
 
 // runDECPolicy adds an admission policy to the daemon.
 func runDECPolicy(ctx context.Context, env *Env, args []string) error {
-	if len(args) < 2 || args[0] != "add" {
+	if len(args) < 1 || args[0] != "add" {
 		return usageError("usage: phc dec policy add POLICY.json")
 	}
 	var c common
 	fs := newFlags(env, "dec policy add", &c)
-	file := args[1]
-	if err := parse(fs, args[2:]); err != nil {
+	file, ok, err := parseOne(fs, args[1:])
+	if err != nil {
 		return err
+	}
+	if !ok {
+		return usageError("usage: phc dec policy add POLICY.json")
 	}
 	raw, err := os.ReadFile(file)
 	if err != nil {

@@ -2,10 +2,15 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/url"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
+
+	"github.com/phc-project/phc/custodian"
 )
 
 func runGrant(ctx context.Context, env *Env, args []string) error {
@@ -16,12 +21,20 @@ func runGrant(ctx context.Context, env *Env, args []string) error {
 		if err := parse(fs, args[1:]); err != nil {
 			return err
 		}
+		var raw json.RawMessage
+		if err := ownerDo(ctx, env, c, "GET", "/phc/v1/grants", nil, &raw); err != nil {
+			return err
+		}
+		if *asJSON {
+			return printJSON(env.Stdout, raw)
+		}
 		var out struct {
 			Grants []struct {
 				ID        string `json:"id"`
 				Recipient struct {
-					Kind string `json:"kind"`
-					ID   string `json:"id"`
+					Kind   string `json:"kind"`
+					ID     string `json:"id"`
+					Issuer string `json:"issuer"`
 				} `json:"recipient"`
 				Purpose    string   `json:"purpose"`
 				Category   string   `json:"purpose_category"`
@@ -32,13 +45,13 @@ func runGrant(ctx context.Context, env *Env, args []string) error {
 				} `json:"selectors"`
 				ExpiresAt string  `json:"expires_at"`
 				RevokedAt *string `json:"revoked_at"`
+				Requires  *struct {
+					Qualification string `json:"qualification"`
+				} `json:"requires"`
 			} `json:"grants"`
 		}
-		if err := ownerDo(ctx, env, c, "GET", "/phc/v1/grants", nil, &out); err != nil {
+		if err := json.Unmarshal(raw, &out); err != nil {
 			return err
-		}
-		if *asJSON {
-			return printJSON(env.Stdout, out)
 		}
 		for _, g := range out.Grants {
 			state := "until " + g.ExpiresAt
@@ -49,30 +62,57 @@ func runGrant(ctx context.Context, env *Env, args []string) error {
 			if category == "" {
 				category = "unspecified"
 			}
-			fmt.Fprintf(env.Stdout, "%s  %s:%s  purpose %s (%s)  %s  keys [%s] personas [%s]  %s\n",
-				g.ID, g.Recipient.Kind, printable(g.Recipient.ID), printable(g.Purpose), category,
+			recipient := g.Recipient.Kind + ":" + g.Recipient.ID
+			if g.Recipient.Kind == "oidc" {
+				recipient = "oidc:" + g.Recipient.ID + " of " + g.Recipient.Issuer
+			}
+			requires := ""
+			if g.Requires != nil {
+				requires = "  requires DEC admission " + g.Requires.Qualification
+			}
+			fmt.Fprintf(env.Stdout, "%s  %s  purpose %s (%s)  %s  keys [%s] personas [%s]  %s%s\n",
+				g.ID, printable(recipient), printable(g.Purpose), category,
 				strings.Join(g.Operations, ","), printable(strings.Join(g.Selectors.Keys, ",")),
-				printable(strings.Join(g.Selectors.Personas, ",")), state)
+				printable(strings.Join(g.Selectors.Personas, ",")), state, printable(requires))
 		}
 		return nil
 	}
 	fs := newFlags(env, "grant", &c)
 	to := fs.String("to", "", "recipient consumer name")
+	oidcIssuer := fs.String("oidc", "", "or an OIDC recipient: its issuer (as phc trust list shows it), with --subject")
+	subject := fs.String("subject", "", "the OIDC recipient's subject (its sub), with --oidc")
 	purpose := fs.String("purpose", "", "the purpose the grant is for")
 	category := fs.String("category", "", "what kind of use the purpose is: service_provision, personalisation, research_and_development, marketing, model_training, legal_compliance, security (no_training claims need one that is not model_training)")
 	ops := fs.String("ops", "read", "comma-separated operations: read, contribute, confirm, share")
 	keys := fs.String("keys", "", "comma-separated key patterns, e.g. learning.*")
 	personas := fs.String("personas", "", "comma-separated persona ids")
-	expires := fs.String("expires", "24h", "expiry: a duration from now (24h) or an RFC 3339 time")
+	expires := fs.String("expires", "24h", "when it ends: a duration from now (12h, 90m, 2d, 4w), a date (2026-12-31: to the end of that day, local time) or a time (2026-12-31T18:00:00Z)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	if *to == "" || *purpose == "" {
-		return usageError("usage: phc grant --to CONSUMER --purpose P [--category C] [--ops read] [--keys K] [--personas P] [--expires 24h]")
+	if (*to == "") == (*oidcIssuer == "") || *purpose == "" {
+		return usageError("usage: phc grant --to CONSUMER | --oidc ISSUER --subject SUB, --purpose P [--category C] [--ops read] [--keys K] [--personas P] [--expires 24h] (phc help grant)")
 	}
-	at, err := parseExpiry(*expires)
+	if (*oidcIssuer == "") != (*subject == "") {
+		return usageError("--oidc ISSUER and --subject SUB go together: the recipient is the subject SUB of the issuer ISSUER")
+	}
+	at, err := parseExpiry(*expires, time.Now())
 	if err != nil {
-		return usageError("bad --expires: %v", err)
+		return usageError("%v", err)
+	}
+	for _, o := range splitList(*ops) {
+		if !slices.Contains(custodian.Operations, o) {
+			return usageError("--ops: %q is not an operation; give one or more of %s, comma-separated (e.g. --ops read,contribute)", printable(o), strings.Join(custodian.Operations, ", "))
+		}
+	}
+	if len(splitList(*ops)) == 0 {
+		return usageError("--ops: give one or more of %s, comma-separated", strings.Join(custodian.Operations, ", "))
+	}
+	if *category != "" && !slices.Contains(custodian.PurposeCategories, *category) {
+		return usageError("--category: %q is not a purpose category; give one of %s", printable(*category), strings.Join(custodian.PurposeCategories, ", "))
+	}
+	if len(splitList(*keys)) == 0 && len(splitList(*personas)) == 0 {
+		return usageError("a grant needs something to cover: --keys with key patterns (--keys 'learning.*'), --personas with persona ids (--personas learning), or both")
 	}
 	sel := map[string][]string{}
 	if k := splitList(*keys); len(k) > 0 {
@@ -81,8 +121,12 @@ func runGrant(ctx context.Context, env *Env, args []string) error {
 	if p := splitList(*personas); len(p) > 0 {
 		sel["personas"] = p
 	}
+	recipient := map[string]string{"kind": "consumer", "id": *to}
+	if *oidcIssuer != "" {
+		recipient = map[string]string{"kind": "oidc", "issuer": *oidcIssuer, "id": *subject}
+	}
 	body := map[string]any{
-		"recipient":  map[string]string{"kind": "consumer", "id": *to},
+		"recipient":  recipient,
 		"purpose":    *purpose,
 		"operations": splitList(*ops),
 		"selectors":  sel,
@@ -102,11 +146,35 @@ func runGrant(ctx context.Context, env *Env, args []string) error {
 	return nil
 }
 
-func parseExpiry(s string) (time.Time, error) {
+// parseExpiry reads an expiry as a person types it: a duration from now
+// (Go's, like 12h or 90m, or whole days or weeks, 2d or 4w), a date
+// (2026-12-31, meaning to the end of that day in local time), or an RFC
+// 3339 time.
+func parseExpiry(s string, now time.Time) (time.Time, error) {
+	s = strings.TrimSpace(s)
+	bad := fmt.Errorf("--expires %q: give a duration from now (12h, 90m, 2d, 4w), a date (2026-12-31: to the end of that day) or a time (2026-12-31T18:00:00Z)", printable(s))
 	if d, err := time.ParseDuration(s); err == nil {
-		return time.Now().Add(d), nil
+		if d <= 0 {
+			return time.Time{}, fmt.Errorf("--expires %q: the grant must end in the future", printable(s))
+		}
+		return now.Add(d), nil
 	}
-	return time.Parse(time.RFC3339, s)
+	for unit, length := range map[string]int{"d": 1, "w": 7} {
+		if n, ok := strings.CutSuffix(s, unit); ok {
+			days, err := strconv.Atoi(n)
+			if err != nil || days <= 0 || days > 100*365 {
+				return time.Time{}, bad
+			}
+			return now.AddDate(0, 0, days*length), nil
+		}
+	}
+	if day, err := time.ParseInLocation(time.DateOnly, s, now.Location()); err == nil {
+		return day.AddDate(0, 0, 1), nil
+	}
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		return t, nil
+	}
+	return time.Time{}, bad
 }
 
 func runRevoke(ctx context.Context, env *Env, args []string) error {

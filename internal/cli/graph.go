@@ -41,11 +41,11 @@ func offline(ctx context.Context, env *Env, dir string, fn func(*custodian.Servi
 	if err != nil {
 		return err
 	}
-	sk, err := vault.ReadSecretKeyFile(dir)
+	sk, err := findSecretKey(env, dir, "")
 	if err != nil {
 		return err
 	}
-	token, err := svc.Unlock(ctx, pw, sk)
+	token, err := svc.Unlock(ctx, pw, sk.text)
 	if err != nil {
 		return err
 	}

@@ -60,13 +60,20 @@ func startHarnessAs(t testing.TB, dir, password string) *harness {
 // system's).
 func startHarnessClock(t testing.TB, dir, password string, clock custodian.Clock) *harness {
 	t.Helper()
+	return startHarnessLog(t, dir, password, clock, io.Discard)
+}
+
+// startHarnessLog is startHarnessClock with the daemon's log written to
+// logw at the level phc serve logs at.
+func startHarnessLog(t testing.TB, dir, password string, clock custodian.Clock, logw io.Writer) *harness {
+	t.Helper()
 	if dir == "" {
 		dir = filepath.Join(t.TempDir(), "phc")
 	}
 	env, _, _ := testEnv(t, map[string]string{"PHC_PASSWORD": password})
 	env.Clock = clock
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	d, err := startDaemon(context.Background(), env, log, dir, "127.0.0.1:0", 0)
+	log := slog.New(slog.NewTextHandler(logw, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	d, err := startDaemon(context.Background(), env, log, dir, "127.0.0.1:0", 0, "")
 	if err != nil {
 		t.Fatalf("startDaemon: %v", err)
 	}

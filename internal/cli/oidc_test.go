@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -143,8 +144,11 @@ func TestOIDCRecipients(t *testing.T) {
 	if code := Run(t.Context(), env, []string{"trust", "add", iss.srv.URL, "--audience", aud}); code != 0 {
 		t.Fatalf("phc trust add = %d\n%s", code, errb.String())
 	}
-	trustID := strings.TrimSuffix(strings.Fields(out.String())[len(strings.Fields(out.String()))-1], ")")
-	trustID = strings.TrimPrefix(trustID, "(")
+	m := regexp.MustCompile(`\((iss_[A-Z2-7]+)\)`).FindStringSubmatch(out.String())
+	if m == nil {
+		t.Fatalf("phc trust add printed no id: %q", out)
+	}
+	trustID := m[1]
 	h.must(201, "POST", "/phc/v1/grants", h.owner, grant, nil)
 	var pr struct {
 		ID string `json:"proposal_id"`

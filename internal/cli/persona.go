@@ -33,8 +33,16 @@ func runPersona(ctx context.Context, env *Env, args []string) error {
 		return nil
 	case "list":
 		fs := newFlags(env, "persona list", &c)
+		asJSON := fs.Bool("json", false, "print JSON")
 		if err := parse(fs, args[1:]); err != nil {
 			return err
+		}
+		var raw json.RawMessage
+		if err := ownerDo(ctx, env, c, "GET", "/phc/v1/personas", nil, &raw); err != nil {
+			return err
+		}
+		if *asJSON {
+			return printJSON(env.Stdout, raw)
 		}
 		var out struct {
 			Personas []struct {
@@ -44,7 +52,7 @@ func runPersona(ctx context.Context, env *Env, args []string) error {
 				Guardrails  []json.RawMessage `json:"guardrails"`
 			} `json:"personas"`
 		}
-		if err := ownerDo(ctx, env, c, "GET", "/phc/v1/personas", nil, &out); err != nil {
+		if err := json.Unmarshal(raw, &out); err != nil {
 			return err
 		}
 		for _, p := range out.Personas {

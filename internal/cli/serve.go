@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/phc-project/phc/internal/daemon"
@@ -30,6 +31,7 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 	var c common
 	fs := newFlags(env, "serve", &c)
 	idle := fs.Duration("idle-lock", 30*time.Minute, "lock the vault after this long without requests (0: never)")
+	skFile := fs.String("secret-key-file", "", "file holding the Secret Key (default: $PHC_SECRET_KEY, else DIR/secret.key, else a prompt)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -38,7 +40,7 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 	}
 	log := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	tuneGC()
-	d, err := startDaemon(ctx, env, log, c.data, c.addr, *idle)
+	d, err := startDaemon(ctx, env, log, c.data, c.addr, *idle, *skFile)
 	if err != nil {
 		return err
 	}
@@ -58,12 +60,36 @@ type daemonRun struct {
 }
 
 // startDaemon opens (creating, if needed) the vault in dir, unlocks it when
-// a password is available, and serves the HTTP API on addr, which must be
-// a loopback address.
-func startDaemon(ctx context.Context, env *Env, log *slog.Logger, dir, addr string, idle time.Duration) (*daemonRun, error) {
+// a password is available (with the Secret Key of findSecretKey and
+// skFile), and serves the HTTP API on addr, which must be a loopback
+// address.
+func startDaemon(ctx context.Context, env *Env, log *slog.Logger, dir, addr string, idle time.Duration, skFile string) (*daemonRun, error) {
 	if err := checkLoopback(addr); err != nil {
 		return nil, err
 	}
+	// The address first: a clash is reported before any password is asked
+	// for or a vault created.
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, listenError(addr, err)
+	}
+	d, err := openDaemon(ctx, env, log, dir, ln, idle, skFile)
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
+	return d, nil
+}
+
+// listenError says in words why the daemon cannot listen on addr.
+func listenError(addr string, err error) error {
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return fmt.Errorf("cannot listen on %s: the address is already in use — another phc serve (phc status --addr %s tells) or another program holds it; stop it, or choose another port with --addr 127.0.0.1:PORT", addr, addr)
+	}
+	return fmt.Errorf("cannot listen on %s: %w", addr, err)
+}
+
+func openDaemon(ctx context.Context, env *Env, log *slog.Logger, dir string, ln net.Listener, idle time.Duration, skFile string) (*daemonRun, error) {
 	vault.HardenProcess()
 	// One password serves both: creating the vault if there is none, and
 	// unlocking it.
@@ -98,29 +124,24 @@ func startDaemon(ctx context.Context, env *Env, log *slog.Logger, dir, addr stri
 		pw, err = password(env, false)
 	}
 	if err == nil {
-		sk, err := vault.ReadSecretKeyFile(dir)
+		sk, err := findSecretKey(env, dir, skFile)
 		if err != nil {
 			d.closeCore()
-			return nil, fmt.Errorf("read secret key: %w", err)
+			return nil, err
 		}
-		if _, err := svc.Unlock(ctx, pw, sk); err != nil {
+		if _, err := svc.Unlock(ctx, pw, sk.text); err != nil {
 			d.closeCore()
 			return nil, fmt.Errorf("unlock: %w", err)
 		}
+		offerToStore(env, dir, sk)
 	} else if !errors.Is(err, errNoPassword) {
 		d.closeCore()
 		return nil, err
 	} else {
 		log.Info("no password available; starting locked (run phc unlock)")
 	}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		d.closeCore()
-		return nil, err
-	}
 	d.addr = ln.Addr().String()
 	if err := writeFile0600(filepath.Join(dir, addrFile), []byte(d.addr+"\n")); err != nil {
-		ln.Close()
 		d.closeCore()
 		return nil, err
 	}

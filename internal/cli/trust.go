@@ -14,7 +14,7 @@ import (
 // recipients may exchange for service tokens, and the custodians whose
 // cards the owner pinned (whose bundles may be imported).
 func runTrust(ctx context.Context, env *Env, args []string) error {
-	const usage = "usage: phc trust add ISSUER --audience AUD [--authorized-party CLIENT]... | phc trust list | phc trust custodian CARD.json | phc trust custodians | phc trust remove ID"
+	const usage = "usage: phc trust add ISSUER --audience AUD [--authorized-party CLIENT]... | phc trust list | phc trust custodian CARD.json | phc trust custodians | phc trust remove ID (phc help trust)"
 	if len(args) == 0 {
 		return usageError(usage)
 	}
@@ -36,7 +36,13 @@ func runTrust(ctx context.Context, env *Env, args []string) error {
 			return usageError("phc trust add needs --audience")
 		}
 		var out struct {
-			ID string `json:"id"`
+			ID        string `json:"id"`
+			Discovery *struct {
+				JWKSURI    string   `json:"jwks_uri"`
+				Keys       int      `json:"keys"`
+				Algorithms []string `json:"id_token_signing_alg_values_supported"`
+			} `json:"discovery"`
+			Warnings []string `json:"warnings"`
 		}
 		body := map[string]any{"issuer": issuer, "audience": *audience}
 		if len(parties) > 0 {
@@ -46,11 +52,28 @@ func runTrust(ctx context.Context, env *Env, args []string) error {
 			return err
 		}
 		fmt.Fprintf(env.Stdout, "trusted %s for audience %s%s (%s)\n", printable(issuer), printable(*audience), partiesText(parties), out.ID)
+		if d := out.Discovery; d != nil {
+			fmt.Fprintf(env.Stdout, "  discovery: %s/.well-known/openid-configuration\n  keys: %d at %s\n", printable(strings.TrimSuffix(issuer, "/")), d.Keys, printable(d.JWKSURI))
+			if len(d.Algorithms) > 0 {
+				fmt.Fprintf(env.Stdout, "  signing algorithms it lists: %s\n", printable(strings.Join(d.Algorithms, ", ")))
+			}
+		}
+		for _, w := range out.Warnings {
+			fmt.Fprintf(env.Stderr, "warning: %s\n", printable(w))
+		}
 		return nil
 	case "list":
 		fs := newFlags(env, "trust list", &c)
+		asJSON := fs.Bool("json", false, "print JSON")
 		if err := parse(fs, args[1:]); err != nil {
 			return err
+		}
+		var raw json.RawMessage
+		if err := ownerDo(ctx, env, c, "GET", "/phc/v1/trust", nil, &raw); err != nil {
+			return err
+		}
+		if *asJSON {
+			return printJSON(env.Stdout, raw)
 		}
 		var out struct {
 			Trust []struct {
@@ -58,7 +81,7 @@ func runTrust(ctx context.Context, env *Env, args []string) error {
 				AuthorizedParties    []string `json:"authorized_parties"`
 			} `json:"trust"`
 		}
-		if err := ownerDo(ctx, env, c, "GET", "/phc/v1/trust", nil, &out); err != nil {
+		if err := json.Unmarshal(raw, &out); err != nil {
 			return err
 		}
 		for _, t := range out.Trust {
@@ -91,8 +114,16 @@ func runTrust(ctx context.Context, env *Env, args []string) error {
 		return nil
 	case "custodians":
 		fs := newFlags(env, "trust custodians", &c)
+		asJSON := fs.Bool("json", false, "print JSON")
 		if err := parse(fs, args[1:]); err != nil {
 			return err
+		}
+		var raw json.RawMessage
+		if err := ownerDo(ctx, env, c, "GET", "/phc/v1/custodians", nil, &raw); err != nil {
+			return err
+		}
+		if *asJSON {
+			return printJSON(env.Stdout, raw)
 		}
 		var out struct {
 			Custodians []struct {
@@ -100,7 +131,7 @@ func runTrust(ctx context.Context, env *Env, args []string) error {
 				PinnedAt    time.Time `json:"pinned_at"`
 			} `json:"custodians"`
 		}
-		if err := ownerDo(ctx, env, c, "GET", "/phc/v1/custodians", nil, &out); err != nil {
+		if err := json.Unmarshal(raw, &out); err != nil {
 			return err
 		}
 		for _, p := range out.Custodians {

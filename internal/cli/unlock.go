@@ -5,32 +5,34 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-
-	"github.com/phc-project/phc/internal/vault"
 )
 
 func runUnlock(ctx context.Context, env *Env, args []string) error {
 	var c common
 	fs := newFlags(env, "unlock", &c)
+	skFile := fs.String("secret-key-file", "", "file holding the Secret Key (default: $PHC_SECRET_KEY, else DIR/secret.key, else a prompt)")
 	if err := parse(fs, args); err != nil {
 		return err
+	}
+	if fs.NArg() > 0 {
+		return usageError("unlock takes no arguments (see phc unlock -h)")
 	}
 	cl, err := newClient(env, c, false)
 	if err != nil {
 		return err
 	}
-	sk, err := vault.ReadSecretKeyFile(c.data)
-	if err != nil {
-		return fmt.Errorf("read the Secret Key from %s: %w", c.data, err)
-	}
 	pw, err := password(env, false)
+	if err != nil {
+		return err
+	}
+	sk, err := findSecretKey(env, c.data, *skFile)
 	if err != nil {
 		return err
 	}
 	var out struct {
 		Token string `json:"token"`
 	}
-	err = cl.do(ctx, "POST", "/context/unlock", map[string]string{"password": string(pw), "secret_key": sk}, &out)
+	err = cl.do(ctx, "POST", "/context/unlock", map[string]string{"password": string(pw), "secret_key": sk.text}, &out)
 	if e, ok := errors.AsType[*apiError](err); ok && e.Constraint == "conflict" {
 		fmt.Fprintln(env.Stdout, "already unlocked")
 		return nil
@@ -39,6 +41,7 @@ func runUnlock(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	fmt.Fprintln(env.Stdout, "unlocked")
+	offerToStore(env, c.data, sk)
 	return nil
 }
 

@@ -139,3 +139,25 @@ func ReadSecretKeyFile(dir string) (string, error) {
 	}
 	return formatSecretKey(&key), nil
 }
+
+// CanonicalSecretKey parses Secret Key text as [ParseSecretKey] does (so
+// white space, letter case and dashes do not matter) and returns it in
+// canonical form.
+func CanonicalSecretKey(s string) (string, error) {
+	key, err := ParseSecretKey(s)
+	defer clear(key[:])
+	if err != nil {
+		return "", err
+	}
+	return formatSecretKey(&key), nil
+}
+
+// WriteSecretKeyFile stores Secret Key text in DIR/secret.key, in canonical
+// form, mode 0600 (replacing the file atomically if there is one).
+func WriteSecretKeyFile(dir, text string) error {
+	canon, err := CanonicalSecretKey(text)
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(dir, secretKeyFile, []byte(canon+"\n"))
+}

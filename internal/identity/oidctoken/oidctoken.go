@@ -11,9 +11,12 @@ package oidctoken
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -85,23 +88,23 @@ func (v *Verifier) Verify(ctx context.Context, issuer, audience, raw string) (id
 	ctx = oidc.ClientContext(ctx, v.client)
 	p, err := v.provider(ctx, issuer)
 	if err != nil {
-		return identity.IDToken{}, err
+		return identity.IDToken{}, refused(discoveryClass(err), err)
 	}
 	tok, err := p.VerifierContext(ctx, &oidc.Config{ClientID: audience, SupportedSigningAlgs: Algorithms, Now: v.now}).Verify(ctx, raw)
 	if err != nil {
-		return identity.IDToken{}, fmt.Errorf("oidctoken: %w", err)
+		return identity.IDToken{}, refused(verifyClass(err), fmt.Errorf("oidctoken: %w", err))
 	}
 	if tok.Subject == "" {
-		return identity.IDToken{}, errors.New("oidctoken: the token has no subject")
+		return identity.IDToken{}, refused(identity.RefusedMalformed, errors.New("oidctoken: the token has no subject"))
 	}
 	var extra struct {
 		AZP *string `json:"azp"`
 	}
 	if err := tok.Claims(&extra); err != nil {
-		return identity.IDToken{}, fmt.Errorf("oidctoken: claims: %w", err)
+		return identity.IDToken{}, refused(identity.RefusedMalformed, fmt.Errorf("oidctoken: claims: %w", err))
 	}
 	if extra.AZP != nil && *extra.AZP == "" {
-		return identity.IDToken{}, errors.New("oidctoken: the token's azp is empty")
+		return identity.IDToken{}, refused(identity.RefusedMalformed, errors.New("oidctoken: the token's azp is empty"))
 	}
 	out := identity.IDToken{Subject: tok.Subject, Expiry: tok.Expiry, Audience: tok.Audience}
 	if extra.AZP != nil {
@@ -126,4 +129,82 @@ func (v *Verifier) provider(ctx context.Context, issuer string) (*oidc.Provider,
 	v.providers[issuer] = cachedProvider{p: p, at: v.now()}
 	v.mu.Unlock()
 	return p, nil
+}
+
+func refused(class string, err error) error { return &identity.IDTokenError{Class: class, Err: err} }
+
+// discoveryClass classes a failed discovery: the issuer's document names
+// another issuer (a trailing /, localhost for 127.0.0.1), or it could not
+// be read at all.
+func discoveryClass(err error) string {
+	if _, ok := errors.AsType[*oidc.IssuerMismatchError](err); ok {
+		return identity.RefusedIssuerMismatch
+	}
+	return identity.RefusedUnreachable
+}
+
+// verifyClass classes go-oidc's refusal of a token. go-oidc gives types
+// for an expired token only, so the rest is told by its messages; what is
+// not recognised is "invalid", never a wrong class.
+func verifyClass(err error) string {
+	if _, ok := errors.AsType[*oidc.TokenExpiredError](err); ok {
+		return identity.RefusedExpired
+	}
+	msg := err.Error()
+	switch {
+	case strings.Contains(msg, "fetching keys"), strings.Contains(msg, "get keys failed"):
+		return identity.RefusedUnreachable
+	case strings.Contains(msg, "expected audience"):
+		return identity.RefusedWrongAudience
+	case strings.Contains(msg, "issued by a different provider"):
+		return identity.RefusedIssuerMismatch
+	case strings.Contains(msg, "before the nbf"):
+		return identity.RefusedExpired
+	case strings.Contains(msg, "signature"), strings.Contains(msg, "unsupported algorithm"), strings.Contains(msg, "not signed"):
+		return identity.RefusedBadSignature
+	case strings.Contains(msg, "malformed jwt"), strings.Contains(msg, "unmarshal claims"):
+		return identity.RefusedMalformed
+	}
+	return identity.RefusedInvalid
+}
+
+// discoveryTimeout bounds the discovery that trusting an issuer makes.
+const discoveryTimeout = 5 * time.Second
+
+// Discover fetches issuer's discovery document and key set, for the owner
+// to see what trusting it means. An error is an *identity.IDTokenError of
+// class issuer_unreachable or issuer_mismatch.
+func (v *Verifier) Discover(ctx context.Context, issuer string) (identity.Discovery, error) {
+	if err := CheckIssuerURL(issuer); err != nil {
+		return identity.Discovery{}, refused(identity.RefusedInvalid, err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, discoveryTimeout)
+	defer cancel()
+	p, err := v.provider(oidc.ClientContext(ctx, v.client), issuer)
+	if err != nil {
+		return identity.Discovery{}, refused(discoveryClass(err), err)
+	}
+	var doc struct {
+		JWKSURI    string   `json:"jwks_uri"`
+		Algorithms []string `json:"id_token_signing_alg_values_supported"`
+	}
+	if err := p.Claims(&doc); err != nil {
+		return identity.Discovery{}, refused(identity.RefusedUnreachable, err)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, doc.JWKSURI, nil)
+	if err != nil {
+		return identity.Discovery{}, refused(identity.RefusedUnreachable, err)
+	}
+	resp, err := v.client.Do(req)
+	if err != nil {
+		return identity.Discovery{}, refused(identity.RefusedUnreachable, fmt.Errorf("oidctoken: keys: %w", err))
+	}
+	defer resp.Body.Close()
+	var set struct {
+		Keys []json.RawMessage `json:"keys"`
+	}
+	if resp.StatusCode != http.StatusOK || json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&set) != nil {
+		return identity.Discovery{}, refused(identity.RefusedUnreachable, fmt.Errorf("oidctoken: keys: %s answered %s", doc.JWKSURI, resp.Status))
+	}
+	return identity.Discovery{Issuer: issuer, JWKSURI: doc.JWKSURI, Keys: len(set.Keys), Algorithms: doc.Algorithms}, nil
 }

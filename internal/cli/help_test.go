@@ -1,0 +1,124 @@
+package cli
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestHelp runs, for every command and subcommand, phc PATH --help, phc
+// PATH -h and phc help PATH: each exits 0 and prints the one-line purpose,
+// the usage, the flags (of a command that has any) and an example, without
+// a literal \n; and every command of the dispatcher has its help. No daemon
+// runs: a command that did anything but print its help would fail.
+func TestHelp(t *testing.T) {
+	for _, c := range commands() {
+		if _, ok := helpFor(c.name); !ok {
+			t.Errorf("command %s has no help entry", c.name)
+		}
+	}
+	for _, e := range helpEntries {
+		if _, ok := lookupCommand(strings.Fields(e.path)[0]); !ok {
+			t.Errorf("help entry %q names no command", e.path)
+		}
+		if e.summary == "" || len(e.example) == 0 {
+			t.Errorf("%s: no summary or no example", e.path)
+		}
+		words := strings.Fields(e.path)
+		for _, args := range [][]string{append(slices.Clone(words), "--help"), append(slices.Clone(words), "-h"), append([]string{"help"}, words...)} {
+			env, out, errb := testEnv(t, map[string]string{"PHC_HOME": filepath.Join(t.TempDir(), "none")})
+			code := Run(t.Context(), env, args)
+			o := out.String()
+			if code != 0 {
+				t.Errorf("phc %s = exit %d: %s", strings.Join(args, " "), code, errb)
+				continue
+			}
+			want := []string{"phc " + e.path + " — " + e.summary, "usage: phc " + e.path, "example:"}
+			if !e.group && e.path != "help" {
+				want = append(want, "flags:")
+			}
+			for _, w := range want {
+				if !strings.Contains(o, w) {
+					t.Errorf("phc %s: no %q in\n%s", strings.Join(args, " "), w, o)
+				}
+			}
+			if strings.Contains(o+errb.String(), `\n`) {
+				t.Errorf("phc %s prints a literal \\n:\n%s", strings.Join(args, " "), o)
+			}
+		}
+	}
+	// A group without a command, and a bad flag, say where the help is.
+	for _, args := range [][]string{{"consumer"}, {"dec"}, {"trust"}, {"graph"}, {"persona"}, {"consumer", "add", "--nope"}} {
+		env, _, errb := testEnv(t, map[string]string{"PHC_HOME": filepath.Join(t.TempDir(), "none")})
+		if code := Run(t.Context(), env, args); code != 2 || strings.Contains(errb.String(), `\n`) {
+			t.Errorf("phc %s = exit %d: %s", strings.Join(args, " "), code, errb)
+		}
+	}
+	env, out, _ := testEnv(t, nil)
+	if code := Run(t.Context(), env, []string{"--version"}); code != 0 || !strings.HasPrefix(out.String(), "phc ") || !strings.Contains(out.String(), "go1.") {
+		t.Errorf("phc --version = %d %q", code, out)
+	}
+}
+
+// TestCompletion checks the completion scripts: bash completes commands,
+// subcommands and a subcommand's flags when the script is sourced in a
+// real bash; zsh's is bash's under bashcompinit; fish's names every
+// command.
+func TestCompletion(t *testing.T) {
+	script := func(shell string) string {
+		env, out, errb := testEnv(t, nil)
+		if code := Run(t.Context(), env, []string{"completion", shell}); code != 0 {
+			t.Fatalf("phc completion %s = %d %s", shell, code, errb)
+		}
+		return out.String()
+	}
+	bash := script("bash")
+	file := filepath.Join(t.TempDir(), "phc.bash")
+	if err := os.WriteFile(file, []byte(bash), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for line, want := range map[string][]string{
+		"phc ":                      {"consumer", "serve", "mcp-config", "completion"},
+		"phc con":                   {"consumer", "conformance"},
+		"phc consumer ":             {"add", "list", "approve", "remove"},
+		"phc consumer add tutor --": {"--secret", "--data"},
+		"phc dec policy ":           {"add"},
+		"phc grant --":              {"--to", "--purpose", "--expires"},
+		"phc completion ":           {"bash", "zsh", "fish"},
+	} {
+		words := strings.Fields(line)
+		if strings.HasSuffix(line, " ") {
+			words = append(words, "")
+		}
+		cmd := exec.Command("bash", "-c", `source "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(( $# - 1 )); _phc; printf '%s\n' "${COMPREPLY[@]}"`, "bash", file)
+		cmd.Args = append(cmd.Args, words...)
+		got, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("bash completion of %q: %v", line, err)
+		}
+		for _, w := range want {
+			if !slices.Contains(strings.Fields(string(got)), w) {
+				t.Errorf("completing %q: no %q in %q", line, w, got)
+			}
+		}
+	}
+	if zsh := script("zsh"); !strings.Contains(zsh, "bashcompinit") || !strings.Contains(zsh, "complete -o default -F _phc phc") {
+		t.Errorf("zsh script:\n%s", zsh)
+	}
+	fish := script("fish")
+	for _, c := range commands() {
+		if !strings.Contains(fish, "-a '"+c.name+"'") {
+			t.Errorf("fish script does not complete %s", c.name)
+		}
+	}
+	if !strings.Contains(fish, "-l 'secret'") {
+		t.Errorf("fish script has no flags")
+	}
+	env, _, _ := testEnv(t, nil)
+	if code := Run(t.Context(), env, []string{"completion", "powershell"}); code != 2 {
+		t.Errorf("completion powershell = %d; want 2", code)
+	}
+}
