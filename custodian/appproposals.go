@@ -2,8 +2,8 @@ package custodian
 
 import (
 	"context"
-	"encoding/json"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/phc-project/phc/internal/identity"
@@ -82,8 +82,12 @@ func (s *Service) OwnProposals(ctx context.Context, p Principal, id string) (Own
 	// Wait until what the view has applied is durable, so that the store
 	// holds every proposal the app was told about.
 	var since time.Time
+	var app string // the app's consumer record: its entries in bucketByApp
 	rev, err := readSettled(op, st, func() (uint64, error) {
 		since = st.consumerSince(p.Consumer)
+		if c := st.consumers[p.Consumer]; c != nil {
+			app = c.ID
+		}
 		return st.revision, nil
 	})
 	if err != nil {
@@ -101,13 +105,16 @@ func (s *Service) OwnProposals(ctx context.Context, p Principal, id string) (Own
 			}
 			return nil
 		}
-		return tx.ForEach(bucketProposals, func(_ string, raw []byte) error {
-			var pr Proposal
-			if err := json.Unmarshal(raw, &pr); err != nil {
+		if app == "" {
+			return nil
+		}
+		return forEachPrefix(tx, bucketByApp, app+"/", func(k string, _ []byte) error {
+			pr, err := loadProposal(tx, strings.TrimPrefix(k, app+"/"))
+			if err != nil {
 				return err
 			}
-			if ownedBy(&pr, p, since) {
-				out.Proposals = append(out.Proposals, statusOf(&pr))
+			if pr != nil && ownedBy(pr, p, since) {
+				out.Proposals = append(out.Proposals, statusOf(pr))
 			}
 			return nil
 		})

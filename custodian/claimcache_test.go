@@ -2,7 +2,9 @@ package custodian_test
 
 import (
 	"encoding/json"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/phc-project/phc/custodian"
 )
@@ -89,5 +91,91 @@ func TestMetasFromBeforeTheirIndexFields(t *testing.T) {
 		})
 	}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestOwnProposalsByApp: an app's question about its proposals lists its
+// own (pending and decided) from the per-app index: not another app's, not
+// the owner's, none of a removed namesake's; and a store from before the
+// index gets it at the unlock.
+func TestOwnProposalsByApp(t *testing.T) {
+	ctx := t.Context()
+	ts := newTestService(t)
+	for _, app := range []string{"tutor", "coach"} {
+		ts.mustConsumer(app)
+		ts.mustGrant(grantSpec{recipient: app, ops: []string{"contribute"}, keys: []string{"learning.*"}})
+	}
+	tutor := ts.mustPrincipal("tutor", "*", "write")
+	coach := ts.mustPrincipal("coach", "*", "write")
+	ts.clock.Advance(time.Second)
+	t1 := ts.mustPropose(tutor, proposal(t, "learning.a", "one"))
+	t2 := ts.mustPropose(tutor, proposal(t, "learning.b", "two"))
+	c1 := ts.mustPropose(coach, proposal(t, "learning.c", "three"))
+	ts.mustPropose(ts.owner, proposal(t, "learning.d", "four"))
+	ts.mustConfirm(t2.ProposalID)
+
+	ids := func(p custodian.Principal) []string {
+		t.Helper()
+		got, err := ts.OwnProposals(ctx, p, "")
+		if err != nil {
+			t.Fatalf("OwnProposals = %v", err)
+		}
+		var out []string
+		for _, s := range got.Proposals {
+			out = append(out, s.ProposalID+":"+s.Status)
+		}
+		slices.Sort(out)
+		return out
+	}
+	wantTutor := []string{t1.ProposalID + ":proposed", t2.ProposalID + ":confirmed"}
+	slices.Sort(wantTutor)
+	check := func(when string) {
+		t.Helper()
+		if got := ids(tutor); !slices.Equal(got, wantTutor) {
+			t.Errorf("%s: tutor's proposals = %q; want %q", when, got, wantTutor)
+		}
+		if got, want := ids(coach), []string{c1.ProposalID + ":proposed"}; !slices.Equal(got, want) {
+			t.Errorf("%s: coach's proposals = %q; want %q", when, got, want)
+		}
+	}
+	check("indexed as proposed")
+
+	// A store from before the index: the unlock builds it.
+	if err := ts.Lock(ctx, ts.owner); err != nil {
+		t.Fatal(err)
+	}
+	if err := ts.store.Update(func(tx custodian.Tx) error {
+		var keys []string
+		if err := tx.ForEach("proposals_by_app", func(k string, _ []byte) error {
+			keys = append(keys, k)
+			return nil
+		}); err != nil {
+			return err
+		}
+		if len(keys) != 3 {
+			t.Errorf("index entries = %q; want the apps' three proposals", keys)
+		}
+		for _, k := range keys {
+			if err := tx.Delete("proposals_by_app", k); err != nil {
+				return err
+			}
+		}
+		return tx.Delete("meta", "proposals_by_app_index")
+	}); err != nil {
+		t.Fatal(err)
+	}
+	ts.unlock()
+	tutor = ts.mustPrincipal("tutor", "*", "write")
+	coach = ts.mustPrincipal("coach", "*", "write")
+	check("rebuilt at the unlock")
+
+	// A namesake of a removed app inherits none.
+	if _, err := ts.DeleteConsumer(ctx, ts.owner, "tutor"); err != nil {
+		t.Fatal(err)
+	}
+	ts.clock.Advance(time.Second)
+	ts.mustConsumer("tutor")
+	if got := ids(ts.mustPrincipal("tutor", "*", "write")); len(got) != 0 {
+		t.Errorf("the namesake's proposals = %q; want none", got)
 	}
 }

@@ -427,7 +427,43 @@ func (st *state) checkPersonas(op string, ids []string) ([]string, error) {
 const (
 	bucketPending    = "proposals_pending" // prp_… → {} while the proposal waits
 	metaPendingIndex = "pending_index"     // set once bucketPending is complete
+
+	// bucketByApp indexes every proposal an app made by its consumer
+	// record: "con_…/prp_…" → {}. An app asking how its proposals stand
+	// reads its own, never every proposal; an app that takes a removed
+	// app's name has another record, and inherits none.
+	bucketByApp    = "proposals_by_app"
+	metaByAppIndex = "proposals_by_app_index" // set once bucketByApp is complete
 )
+
+// appIndexKey is pr's entry in bucketByApp, or "" when no app's consumer
+// record made it (the owner's, an OIDC recipient's, or an app's since
+// removed). Callers hold st.mu.
+func (st *state) appIndexKey(pr *Proposal) string {
+	a := pr.Producer.Authenticated
+	if a.Kind != "consumer" {
+		return ""
+	}
+	c := st.consumers[a.ID]
+	if c == nil || pr.ProposedAt.Before(c.CreatedAt) {
+		return ""
+	}
+	return c.ID + "/" + pr.ID
+}
+
+// loadAppIndex notes, for a store from before bucketByApp, the entries it
+// lacks (after the consumers are loaded).
+func (st *state) loadAppIndex(tx Tx) error {
+	if _, ok, err := tx.Get(bucketMeta, metaByAppIndex); err != nil || ok {
+		return err
+	}
+	st.appIndexTodo = []string{} // not nil: the unlock writes the flag
+	return loadEach(tx, bucketProposals, func(p *Proposal) {
+		if k := st.appIndexKey(p); k != "" {
+			st.appIndexTodo = append(st.appIndexTodo, k)
+		}
+	})
+}
 
 // filePending stores pr, a new pending proposal, and indexes it.
 func (st *state) filePending(b *batch, pr *Proposal) {
@@ -435,6 +471,9 @@ func (st *state) filePending(b *batch, pr *Proposal) {
 	st.countPending(pr, 1)
 	b.put(bucketProposals, pr.ID, pr)
 	b.put(bucketPending, pr.ID, struct{}{})
+	if k := st.appIndexKey(pr); k != "" {
+		b.put(bucketByApp, k, struct{}{})
+	}
 }
 
 // countPending adds n to the pending proposals of pr's app; the owner's

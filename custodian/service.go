@@ -297,6 +297,13 @@ func (s *Service) Unlock(ctx context.Context, password []byte, secretKey string)
 			b.put(bucketClaimMeta, id, st.claims[id].meta)
 		}
 		st.metaUpgrades = nil
+		if st.appIndexTodo != nil {
+			for _, k := range st.appIndexTodo {
+				b.put(bucketByApp, k, struct{}{})
+			}
+			b.put(bucketMeta, metaByAppIndex, true)
+			st.appIndexTodo = nil
+		}
 		b.receipt(Receipt{Actor: "owner", Operation: "vault.unlock", Decision: "allow"})
 		return nil
 	}); err != nil {

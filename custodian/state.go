@@ -77,6 +77,10 @@ type state struct {
 	// categories counts the active claims per category (first key segment).
 	categories map[string]int
 
+	// appIndexTodo holds the entries of bucketByApp a store from before it
+	// lacks; the unlock's commit writes them and metaByAppIndex.
+	appIndexTodo []string
+
 	// metaUpgrades lists the claims whose stored meta predates its index
 	// fields; the unlock's commit writes them.
 	metaUpgrades []string
@@ -425,6 +429,9 @@ func loadState(store Store, cacheBytes int64) (*state, error) {
 			return err
 		}
 		if err := loadEach(tx, bucketConsumers, func(c *Consumer) { st.consumers[c.Name] = c }); err != nil {
+			return err
+		}
+		if err := st.loadAppIndex(tx); err != nil {
 			return err
 		}
 		if err := loadEach(tx, bucketRequests, func(r *ContextRequest) { st.requests[r.ID] = r }); err != nil {

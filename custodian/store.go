@@ -1,5 +1,7 @@
 package custodian
 
+import "strings"
+
 // Store is the canonical, durable record store the core persists to. The
 // core never sees a transaction outside the closures below, and values
 // handed to and returned by a Store are plaintext: an implementation that
@@ -65,4 +67,26 @@ type Appender interface {
 // The view's load opens and decodes values on every core this way.
 type LazyRanger interface {
 	ForEachLazy(bucket string, fn func(key string, value func() ([]byte, error)) error) error
+}
+
+// Prefixer is an optional capability of a [Tx]. ForEachPrefix is ForEach
+// over the keys that begin with prefix, found without visiting the others
+// (an index kept as keys "owner/item" lists one owner's items). Use
+// [forEachPrefix], which falls back to ForEach.
+type Prefixer interface {
+	ForEachPrefix(bucket, prefix string, fn func(key string, value []byte) error) error
+}
+
+// forEachPrefix calls fn for the keys of bucket that begin with prefix, in
+// order, through tx's Prefixer if it has one.
+func forEachPrefix(tx Tx, bucket, prefix string, fn func(key string, value []byte) error) error {
+	if p, ok := tx.(Prefixer); ok {
+		return p.ForEachPrefix(bucket, prefix, fn)
+	}
+	return tx.ForEach(bucket, func(k string, v []byte) error {
+		if !strings.HasPrefix(k, prefix) {
+			return nil
+		}
+		return fn(k, v)
+	})
 }

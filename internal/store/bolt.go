@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -22,6 +24,7 @@ var (
 	_ custodian.Tx         = (*boltTx)(nil)
 	_ custodian.Appender   = (*boltTx)(nil)
 	_ custodian.LazyRanger = (*boltTx)(nil)
+	_ custodian.Prefixer   = (*boltTx)(nil)
 )
 
 // Cipher seals and opens the values of a [Bolt] store; the vault implements
@@ -611,7 +614,13 @@ func (tx *boltTx) Delete(bucket, key string) error {
 }
 
 func (tx *boltTx) ForEach(bucket string, fn func(key string, value []byte) error) error {
-	return tx.forEach(bucket, func(key string, sealed []byte) error {
+	return tx.ForEachPrefix(bucket, "", fn)
+}
+
+// ForEachPrefix is ForEach over the keys that begin with prefix: it seeks
+// to the first and stops after the last.
+func (tx *boltTx) ForEachPrefix(bucket, prefix string, fn func(key string, value []byte) error) error {
+	return tx.forEach(bucket, prefix, func(key string, sealed []byte) error {
 		v, err := tx.open(bucket, key, sealed)
 		if err != nil {
 			return err
@@ -624,7 +633,7 @@ func (tx *boltTx) ForEach(bucket string, fn func(key string, value []byte) error
 // memory stays valid, and the overlay's never changes, until the
 // transaction ends, so the function may run on any goroutine until then.
 func (tx *boltTx) ForEachLazy(bucket string, fn func(key string, value func() ([]byte, error)) error) error {
-	return tx.forEach(bucket, func(key string, sealed []byte) error {
+	return tx.forEach(bucket, "", func(key string, sealed []byte) error {
 		return fn(key, func() ([]byte, error) {
 			if tx.done {
 				return nil, errTxDone
@@ -634,9 +643,10 @@ func (tx *boltTx) ForEachLazy(bucket string, fn func(key string, value func() ([
 	})
 }
 
-// forEach calls fn with each key of bucket and its sealed value, in key
-// order: the transaction's own writes over the overlay over the file.
-func (tx *boltTx) forEach(bucket string, fn func(key string, sealed []byte) error) error {
+// forEach calls fn with each key of bucket that begins with prefix and its
+// sealed value, in key order: the transaction's own writes over the
+// overlay over the file.
+func (tx *boltTx) forEach(bucket, prefix string, fn func(key string, sealed []byte) error) error {
 	if tx.done {
 		return errTxDone
 	}
@@ -644,11 +654,16 @@ func (tx *boltTx) forEach(bucket string, fn func(key string, sealed []byte) erro
 		return fmt.Errorf("store: read %q: %w", bucket, errReserved)
 	}
 	ents := merged(tx.ov, tx.top, bucket)
+	ents = ents[sort.Search(len(ents), func(i int) bool { return ents[i].key >= prefix }):]
 	var k, ct []byte
 	var c *bbolt.Cursor
 	if b := tx.tx.Bucket([]byte(bucket)); b != nil {
 		c = b.Cursor()
-		k, ct = c.First()
+		if prefix == "" {
+			k, ct = c.First()
+		} else {
+			k, ct = c.Seek([]byte(prefix))
+		}
 	}
 	for k != nil || len(ents) > 0 {
 		var key string
@@ -669,6 +684,9 @@ func (tx *boltTx) forEach(bucket string, fn func(key string, sealed []byte) erro
 				return fmt.Errorf("store: %q/%q: nested bucket: %w", bucket, key, ErrCorrupt)
 			}
 			k, ct = c.Next()
+		}
+		if !strings.HasPrefix(key, prefix) {
+			return nil // keys ascend: none after this one has the prefix
 		}
 		if err := fn(key, sealed); err != nil {
 			return err

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -134,11 +135,19 @@ func (tx *memTx) Delete(bucket, key string) error {
 }
 
 func (tx *memTx) ForEach(bucket string, fn func(key string, value []byte) error) error {
+	return tx.ForEachPrefix(bucket, "", fn)
+}
+
+// ForEachPrefix is ForEach over the keys that begin with prefix.
+func (tx *memTx) ForEachPrefix(bucket, prefix string, fn func(key string, value []byte) error) error {
 	if tx.done {
 		return errTxDone
 	}
 	b := tx.buckets[bucket]
 	for _, k := range slices.Sorted(maps.Keys(b)) {
+		if !strings.HasPrefix(k, prefix) {
+			continue
+		}
 		if err := fn(k, bytes.Clone(b[k])); err != nil {
 			return err
 		}

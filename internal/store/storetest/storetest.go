@@ -39,6 +39,7 @@ func Run(t *testing.T, open func(t *testing.T) custodian.Store) {
 		{"ForEachOrder", testForEachOrder},
 		{"ForEachValueBelongsToFn", testForEachValueBelongsToFn},
 		{"ForEachStops", testForEachStops},
+		{"ForEachPrefix", testForEachPrefix},
 		{"ForEachMissingBucket", testForEachMissingBucket},
 		{"Delete", testDelete},
 		{"GetReturnsCopy", testGetReturnsCopy},
@@ -555,6 +556,62 @@ func testForEachStops(t *testing.T, s custodian.Store) {
 	checkUnchanged(t, "ForEach", err, boom)
 	if diff := cmp.Diff([]string{"1", "2", "3"}, seen); diff != "" {
 		t.Errorf("keys visited before the error (-want +got):\n%s", diff)
+	}
+}
+
+// testForEachPrefix: a Tx that is a custodian.Prefixer visits exactly the
+// keys with the prefix, in order, committed and staged alike, deleted ones
+// not at all.
+func testForEachPrefix(t *testing.T, s custodian.Store) {
+	putAll(t, s, "b", map[string]string{"a": "0", "a/1": "1", "a/3": "3", "a/9": "gone", "a0": "x", "ab/1": "x", "b/1": "x", "/a/1": "x"})
+	collect := func(tx custodian.Tx, prefix string) []string {
+		p, ok := tx.(custodian.Prefixer)
+		if !ok {
+			t.Skip("the store's Tx is not a custodian.Prefixer")
+		}
+		var got []string
+		if err := p.ForEachPrefix("b", prefix, func(k string, v []byte) error {
+			got = append(got, k+"="+string(v))
+			return nil
+		}); err != nil {
+			t.Fatalf("ForEachPrefix(%q) = %v", prefix, err)
+		}
+		return got
+	}
+	if err := s.View(func(tx custodian.Tx) error {
+		if diff := cmp.Diff([]string{"a/1=1", "a/3=3", "a/9=gone"}, collect(tx, "a/")); diff != "" {
+			t.Errorf("committed keys under a/ (-want +got):\n%s", diff)
+		}
+		if got := collect(tx, "zz/"); len(got) != 0 {
+			t.Errorf("keys under zz/ = %q; want none", got)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Update(func(tx custodian.Tx) error {
+		for k, v := range map[string]string{"a/2": "2", "a/4": "4"} {
+			if err := tx.Put("b", k, []byte(v)); err != nil {
+				return err
+			}
+		}
+		if err := tx.Delete("b", "a/9"); err != nil {
+			return err
+		}
+		if diff := cmp.Diff([]string{"a/1=1", "a/2=2", "a/3=3", "a/4=4"}, collect(tx, "a/")); diff != "" {
+			t.Errorf("keys under a/ with staged writes (-want +got):\n%s", diff)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.View(func(tx custodian.Tx) error {
+		if diff := cmp.Diff([]string{"a/1=1", "a/2=2", "a/3=3", "a/4=4"}, collect(tx, "a/")); diff != "" {
+			t.Errorf("keys under a/ after the commit (-want +got):\n%s", diff)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
 	}
 }
 
