@@ -96,6 +96,10 @@ type state struct {
 	// first commit after the unlock (which rebuilt a graph of another)
 	// records the current one.
 	projectionAt int
+
+	// cv is the Client-Vault state: vault key bindings, each reader's
+	// value references, the day's resolved values (clientvault.go).
+	cv *clientVault
 }
 
 // setClaim publishes a new or replaced claim record (with mu held for
@@ -236,6 +240,7 @@ func newState() *state {
 		fieldOf:       make(map[string]*claimRecord),
 		sets:          newKnownSets(),
 		lag:           newGraphLag(),
+		cv:            newClientVault(),
 	}
 	st.durCond = sync.NewCond(&st.durMu)
 	return st
@@ -435,6 +440,9 @@ func loadState(store Store) (*state, error) {
 			return err
 		}
 		if err := loadEach(tx, bucketDECPolicies, func(d *DECPolicy) { st.decPolicies[d.ID] = d }); err != nil {
+			return err
+		}
+		if err := st.loadClientVault(tx); err != nil {
 			return err
 		}
 		if err := loadEach(tx, bucketDECPresentations, func(pr *Presentation) { st.presentations[pr.Token] = pr }); err != nil {
