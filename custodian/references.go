@@ -289,6 +289,19 @@ func secretKey(claimKey string) bool {
 	return false
 }
 
+// MaskedDisplay is the display a reference to the value s shows (see
+// maskedDisplay); a local vault hook checks a reference's display against
+// the value its key resolves to.
+func MaskedDisplay(s string) string { return maskedDisplay(s) }
+
+// ReferenceDisplay returns the display part of the reference ref
+// (⟦KEY:display⟧), or "" when it has none.
+func ReferenceDisplay(ref string) string {
+	inner := strings.TrimSuffix(strings.TrimPrefix(ref, refOpen), refClose)
+	_, d, _ := strings.Cut(inner, ":")
+	return d
+}
+
 // maskedDisplay is a hint of s that hides at least three of its
 // characters behind •••: an address keeps two characters of its local
 // part and its domain (ma•••@example.com), anything else its first and

@@ -60,7 +60,7 @@ func New(svc *custodian.Service, log *slog.Logger) *Server {
 		log = slog.New(slog.DiscardHandler)
 	}
 	s := &Server{svc: svc, log: log, mux: http.NewServeMux()}
-	for _, rt := range s.routes() {
+	for _, rt := range append(s.routes(), s.vaultRoutes()...) {
 		s.mux.Handle(rt.pattern, s.wrap(rt))
 	}
 	s.mux.Handle("/", s.wrap(route{access: public, h: s.noRoute}))
@@ -266,6 +266,14 @@ func (s *Server) wrap(rt route) http.Handler {
 				}
 			} else {
 				p, err = s.svc.AuthenticateOn(r.Context(), custodian.ChannelHTTP, bearer)
+			}
+			if err == nil {
+				// A read may ask for references in place of values
+				// (FORMATS.md §4).
+				var d string
+				if d, err = query(r, "disclosure"); err == nil {
+					p, err = p.WithDisclosure(d)
+				}
 			}
 			if err == nil && rt.access == owner && !p.IsOwner() {
 				err = &custodian.Error{Op: "http", Kind: custodian.KindSessionRequired}

@@ -138,15 +138,20 @@ func (s *Server) tools() []tool {
 			Name:         "context_get",
 			Title:        "Read one field",
 			Description:  "One field with its value, if you may read it for the purpose.",
-			InputSchema:  schema(`{"type": "object", "required": ["id"], "additionalProperties": false, "properties": {"id": ` + fieldIDSchema + `, "purpose": ` + purposeSchema + `}}`),
+			InputSchema:  schema(`{"type": "object", "required": ["id"], "additionalProperties": false, "properties": {"id": ` + fieldIDSchema + `, "purpose": ` + purposeSchema + `, "disclosure": ` + disclosureSchema + `}}`),
 			OutputSchema: schema(fieldSchemaWith(`"revision": {"type": "integer"}, "warnings": {"type": "array", "items": {"type": "string"}}, ` + errorProps)),
 			Annotations:  readOnly,
 		}, func(ctx context.Context, p custodian.Principal, req *mcp.CallToolRequest) (any, error) {
 			var in struct {
-				ID      string `json:"id"`
-				Purpose string `json:"purpose"`
+				ID         string `json:"id"`
+				Purpose    string `json:"purpose"`
+				Disclosure string `json:"disclosure"`
 			}
 			if err := args(req.Params.Arguments, &in); err != nil {
+				return nil, err
+			}
+			p, err := p.WithDisclosure(in.Disclosure)
+			if err != nil {
 				return nil, err
 			}
 			return svc.GetField(ctx, p, in.ID, in.Purpose)
@@ -156,7 +161,7 @@ func (s *Server) tools() []tool {
 			Name:        "context_context",
 			Title:       "Read context by category",
 			Description: "Every field you may read for the purpose, with values, grouped by category.",
-			InputSchema: schema(`{"type": "object", "additionalProperties": false, "properties": {"purpose": ` + purposeSchema + `}}`),
+			InputSchema: schema(`{"type": "object", "additionalProperties": false, "properties": {"purpose": ` + purposeSchema + `, "disclosure": ` + disclosureSchema + `}}`),
 			OutputSchema: schema(`{"type": "object", "properties": {"context_version": {"type": "string"},
 				"categories": {"type": "object", "additionalProperties": {"type": "array", "items": ` + fieldSchema + `}},
 				"revision": {"type": "integer"}, "warnings": {"type": "array", "items": {"type": "string"}}, ` + errorProps + `}}`),
@@ -288,17 +293,23 @@ func (s *Server) tools() []tool {
 			InputSchema: schema(`{"type": "object", "required": ["query"], "additionalProperties": false, "properties": {
 				"query": {"type": "string", "minLength": 1, "maxLength": 256, "description": "words or a key prefix"},
 				"purpose": ` + purposeSchema + `,
-				"limit": {"type": "integer", "minimum": 1, "maximum": 50, "description": "results at most (default 10)"}}}`),
+				"limit": {"type": "integer", "minimum": 1, "maximum": 50, "description": "results at most (default 10)"},
+				"disclosure": ` + disclosureSchema + `}}`),
 			OutputSchema: schema(`{"type": "object", "properties": {"query": {"type": "string"}, "fields": {"type": "array", "items": ` + fieldSchema + `},
 				"revision": {"type": "integer"}, "warnings": {"type": "array", "items": {"type": "string"}}, ` + errorProps + `}}`),
 			Annotations: readOnly,
 		}, func(ctx context.Context, p custodian.Principal, req *mcp.CallToolRequest) (any, error) {
 			var in struct {
-				Query   string `json:"query"`
-				Purpose string `json:"purpose"`
-				Limit   int    `json:"limit"`
+				Query      string `json:"query"`
+				Purpose    string `json:"purpose"`
+				Limit      int    `json:"limit"`
+				Disclosure string `json:"disclosure"`
 			}
 			if err := args(req.Params.Arguments, &in); err != nil {
+				return nil, err
+			}
+			p, err := p.WithDisclosure(in.Disclosure)
+			if err != nil {
 				return nil, err
 			}
 			return svc.SearchFields(ctx, p, in.Query, in.Purpose, in.Limit)
@@ -351,14 +362,23 @@ const proposalStatusSchema = `{"type": "object", "properties": {"proposal_id": {
 func purposeOnly[T any](read func(context.Context, custodian.Principal, string) (T, error)) func(context.Context, custodian.Principal, *mcp.CallToolRequest) (any, error) {
 	return func(ctx context.Context, p custodian.Principal, req *mcp.CallToolRequest) (any, error) {
 		var in struct {
-			Purpose string `json:"purpose"`
+			Purpose    string `json:"purpose"`
+			Disclosure string `json:"disclosure"`
 		}
 		if err := args(req.Params.Arguments, &in); err != nil {
+			return nil, err
+		}
+		p, err := p.WithDisclosure(in.Disclosure)
+		if err != nil {
 			return nil, err
 		}
 		return read(ctx, p, in.Purpose)
 	}
 }
+
+// disclosureSchema is the optional disclosure argument of the tools that
+// return values (FORMATS.md §4).
+const disclosureSchema = `{"type": "string", "enum": ["value", "reference"], "description": "reference: get ⟦TYPE_N:display⟧ references in place of values (the person's local vault hook puts the values into local files); value: values where the person allows them. Critical data comes as references unless the person chose otherwise."}`
 
 // fieldSchemaWith is the field schema with more properties.
 func fieldSchemaWith(more string) string {
