@@ -11,20 +11,9 @@ import (
 
 // ResolvePath is the Client-Vault v=1 resolve endpoint (FORMATS.md §4),
 // published as client_vault_endpoint in the RFC 9728 metadata while local
-// vaults are on.
+// vaults are on. Its route and the owner's vault-keys routes are in the
+// route table (server.go).
 const ResolvePath = "/phc/v1/vault/resolve"
-
-// vaultRoutes are the Client-Vault routes: the resolve endpoint, which
-// authenticates K itself (an OAuth or service token is no K), and the
-// owner's vault key bindings.
-func (s *Server) vaultRoutes() []route {
-	return []route{
-		{"POST " + ResolvePath, public, s.resolve},
-		{"GET /phc/v1/vault-keys", owner, s.listVaultKeys},
-		{"POST /phc/v1/vault-keys/activate", owner, s.setVaultKey(custodian.VaultKeyActive)},
-		{"POST /phc/v1/vault-keys/revoke", owner, s.setVaultKey(custodian.VaultKeyRevoked)},
-	}
-}
 
 // resolve answers a local vault hook: every value, or one error whose body
 // carries the Client-Vault code in "error" (and in "constraint", as every

@@ -60,7 +60,7 @@ func New(svc *custodian.Service, log *slog.Logger) *Server {
 		log = slog.New(slog.DiscardHandler)
 	}
 	s := &Server{svc: svc, log: log, mux: http.NewServeMux()}
-	for _, rt := range append(s.routes(), s.vaultRoutes()...) {
+	for _, rt := range s.routes() {
 		s.mux.Handle(rt.pattern, s.wrap(rt))
 	}
 	s.mux.Handle("/", s.wrap(route{access: public, h: s.noRoute}))
@@ -185,6 +185,13 @@ func (s *Server) routes() []route {
 		{"POST /phc/v1/dec/trust/unrevoke", owner, s.unrevokeDECKey},
 		{"GET /phc/v1/settings", owner, s.getSettings},
 		{"PUT /phc/v1/settings", owner, s.putSettings},
+
+		// Client-Vault v=1 (clientvault.go): the resolve endpoint takes K,
+		// never a token, and checks it itself.
+		{"POST /phc/v1/vault/resolve", public, s.resolve},
+		{"GET /phc/v1/vault-keys", owner, s.listVaultKeys},
+		{"POST /phc/v1/vault-keys/activate", owner, s.setVaultKey(custodian.VaultKeyActive)},
+		{"POST /phc/v1/vault-keys/revoke", owner, s.setVaultKey(custodian.VaultKeyRevoked)},
 	}
 }
 
