@@ -21,7 +21,7 @@ func TestReferenceText(t *testing.T) {
 		if got := referenceText(tt.key, tt.claimKey, []byte(tt.value)); got != tt.want {
 			t.Errorf("referenceText(%s, %s, %s) = %q; want %q", tt.key, tt.claimKey, tt.value, got, tt.want)
 		}
-		if !ValidRefKey(tt.key) || ReferenceKeys("x "+tt.want+" y")[0] != tt.key {
+		if !ValidRefKey(tt.key) || ReferenceKeys("x " + tt.want + " y")[0] != tt.key {
 			t.Errorf("%s: not found back in %q", tt.key, tt.want)
 		}
 	}
