@@ -222,6 +222,7 @@ func (s *Server) tools() []tool {
 				"purpose": ` + purposeSchema + `,
 				"duration": {"description": "how long: 3600 (seconds), 1h or 30 minutes"},
 				"usage": {"type": "string", "enum": ["single", "multi", "single-use", "multi-use"]},
+				"disclosure": {"type": "string", "enum": ["reference"], "description": "reference: receive ⟦TYPE_N:display⟧ references in place of the values this request grants (the person's local vault hook resolves them on their machine)"},
 				"request_id": {"type": "string", "pattern": "^req_[A-Z2-7]{26}$", "description": "ask how an earlier request stands (alone, without scope and purpose)"}}}`),
 			OutputSchema: schema(`{"type": "object", "properties": {"request_id": {"type": "string"}, "status": {"type": "string"},
 				"scope": {"type": "array", "items": {"type": "string"}}, "purpose": {"type": "string"}, "tier": {"type": "string"}, "expires_at": {"type": "string"},
@@ -229,11 +230,12 @@ func (s *Server) tools() []tool {
 			Annotations: &mcp.ToolAnnotations{Title: "Ask for more context", DestructiveHint: boolPtr(false), OpenWorldHint: boolPtr(false)},
 		}, func(ctx context.Context, p custodian.Principal, req *mcp.CallToolRequest) (any, error) {
 			var in struct {
-				Scope     json.RawMessage `json:"scope,omitempty"`
-				Purpose   string          `json:"purpose"`
-				Duration  json.RawMessage `json:"duration,omitempty"`
-				Usage     string          `json:"usage,omitempty"`
-				RequestID string          `json:"request_id,omitempty"`
+				Scope      json.RawMessage `json:"scope,omitempty"`
+				Purpose    string          `json:"purpose"`
+				Duration   json.RawMessage `json:"duration,omitempty"`
+				Usage      string          `json:"usage,omitempty"`
+				RequestID  string          `json:"request_id,omitempty"`
+				Disclosure string          `json:"disclosure,omitempty"`
 			}
 			if err := args(req.Params.Arguments, &in); err != nil {
 				return nil, err
@@ -244,7 +246,7 @@ func (s *Server) tools() []tool {
 			// request_id alone, or a scope and a purpose.
 			if in.RequestID != "" {
 				var extra []schemaViolation
-				for name, set := range map[string]bool{"scope": in.Scope != nil, "purpose": in.Purpose != "", "duration": in.Duration != nil, "usage": in.Usage != ""} {
+				for name, set := range map[string]bool{"scope": in.Scope != nil, "purpose": in.Purpose != "", "duration": in.Duration != nil, "usage": in.Usage != "", "disclosure": in.Disclosure != ""} {
 					if set {
 						extra = append(extra, schemaViolation{"/" + name, "not", "is not allowed with request_id"})
 					}
@@ -267,6 +269,9 @@ func (s *Server) tools() []tool {
 				doc := map[string]any{"scope": in.Scope, "purpose": in.Purpose, "usage": in.Usage}
 				if in.Duration != nil {
 					doc["duration"] = in.Duration
+				}
+				if in.Disclosure != "" {
+					doc["disclosure"] = in.Disclosure
 				}
 				body, _ := json.Marshal(doc)
 				// Over MCP the core mints no token: a bearer token never
