@@ -196,12 +196,14 @@ func (s *Service) references(st *state, reader string, wants []refWant) (map[str
 			st.cv.refs[reader] = rr
 			b.put(bucketVaultRefs, readerRefsKey(reader), rr)
 		}
-		out, _ = texts(st)
-		if out == nil {
-			out = map[string]string{}
-		}
+		out, ok = texts(st)
 		return nil
 	})
+	if err == nil && !ok {
+		// A claim the read served was erased before its key could be
+		// minted: no reference stands for it, and no value may go out.
+		return nil, fail("reference", KindConflict, "the data changed while it was read: read it again")
+	}
 	return out, err
 }
 
