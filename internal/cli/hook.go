@@ -29,10 +29,46 @@ func runHook(ctx context.Context, env *Env, args []string) error {
 		return runHookResolve(ctx, env, rest)
 	case "header":
 		return runHookHeader(ctx, env, rest)
+	case "seen":
+		return runHookSeen(ctx, env, rest)
 	case "install":
 		return runHookInstall(ctx, env, rest)
 	}
-	return usageError("usage: phc hook resolve|header|install claude-code [--server URL] [--profile NAME]")
+	return usageError("usage: phc hook resolve|seen|header|install claude-code [--server URL] [--profile NAME]")
+}
+
+// runHookSeen records the references in a JSON document on standard input
+// (a PostToolUse event of an MCP tool: the answer the model got) as seen
+// now, unless seen before. It prints nothing and changes nothing else:
+// the sighting is what lets the server answer expired for a key it
+// minted again after the model got it.
+func runHookSeen(ctx context.Context, env *Env, args []string) error {
+	h, parseFlags := newHookFlags(env, "hook seen")
+	if err := parseFlags(args); err != nil {
+		return err
+	}
+	raw, err := io.ReadAll(io.LimitReader(env.Stdin, maxToolCall+1))
+	if err != nil {
+		return err
+	}
+	var doc any
+	if len(raw) > maxToolCall || json.Unmarshal(raw, &doc) != nil {
+		return nil // not a document to look at: nothing seen
+	}
+	keys := clientvault.Keys(doc)
+	if len(keys) == 0 {
+		return nil
+	}
+	server, err := h.serverURL(env)
+	if err != nil {
+		return err
+	}
+	origin, err := clientvault.Origin(server)
+	if err != nil {
+		return usageError("bad --server: %v", err)
+	}
+	_, err = clientvault.Seen(h.c.data, origin, *h.profile, keys, time.Now())
+	return err
 }
 
 // hookFlags are the flags every hook verb takes: the server (its MCP URL)
@@ -207,9 +243,10 @@ func writeHookDecision(env *Env, decision, reason string, input any) error {
 	return enc.Encode(map[string]any{"hookSpecificOutput": o})
 }
 
-// runHookInstall adds the PreToolUse hook entry to a Claude Code settings
-// file (default ~/.claude/settings.json), keeping everything else in it,
-// and prints what it changed.
+// runHookInstall adds the hook entries to a Claude Code settings file
+// (default ~/.claude/settings.json): PreToolUse resolve for Write, Edit
+// and Bash, PostToolUse seen for MCP tools. It keeps everything else in
+// the file and prints what it changed.
 func runHookInstall(ctx context.Context, env *Env, args []string) error {
 	client, rest := firstArg(args)
 	if client != "claude-code" {
@@ -273,19 +310,39 @@ func runHookInstall(ctx context.Context, env *Env, args []string) error {
 		}
 		hooks = map[string]any{}
 	}
-	pre, _ := hooks["PreToolUse"].([]any)
-	for _, e := range pre {
-		m, _ := e.(map[string]any)
-		hs, _ := m["hooks"].([]any)
-		for _, x := range hs {
-			if hm, _ := x.(map[string]any); hm != nil && hm["command"] == command {
-				fmt.Fprintf(env.Stdout, "%s already runs %s before Write, Edit and Bash: nothing changed\n", settings, command)
-				return nil
+	// resolve before Write, Edit and Bash; seen after every MCP tool, so
+	// that a reference's first sighting is when the model got it.
+	seenCommand := strings.Replace(command, " hook resolve ", " hook seen ", 1)
+	var added []string
+	for _, want := range []struct{ event, matcher, command string }{
+		{"PreToolUse", "Write|Edit|Bash", command},
+		{"PostToolUse", "mcp__.*", seenCommand},
+	} {
+		list, _ := hooks[want.event].([]any)
+		if hooks[want.event] != nil && list == nil {
+			return fmt.Errorf("%s: hooks.%s is not a list; not changed", settings, want.event)
+		}
+		there := false
+		for _, e := range list {
+			m, _ := e.(map[string]any)
+			hs, _ := m["hooks"].([]any)
+			for _, x := range hs {
+				if hm, _ := x.(map[string]any); hm != nil && hm["command"] == want.command {
+					there = true
+				}
 			}
 		}
+		if there {
+			continue
+		}
+		hooks[want.event] = append(list, map[string]any{"matcher": want.matcher,
+			"hooks": []any{map[string]any{"type": "command", "command": want.command, "timeout": 30}}})
+		added = append(added, fmt.Sprintf("hooks.%s entry {matcher: %s, command: %s}", want.event, want.matcher, want.command))
 	}
-	entry := map[string]any{"matcher": "Write|Edit|Bash", "hooks": []any{map[string]any{"type": "command", "command": command, "timeout": 30}}}
-	hooks["PreToolUse"] = append(pre, entry)
+	if len(added) == 0 {
+		fmt.Fprintf(env.Stdout, "%s already runs %s before Write, Edit and Bash: nothing changed\n", settings, command)
+		return nil
+	}
 	doc["hooks"] = hooks
 	raw, err := json.MarshalIndent(doc, "", "  ")
 	if err != nil {
@@ -302,7 +359,9 @@ func runHookInstall(ctx context.Context, env *Env, args []string) error {
 			return err
 		}
 	}
-	fmt.Fprintf(env.Stdout, "added to %s: hooks.PreToolUse entry {matcher: Write|Edit|Bash, command: %s}\n", settings, command)
+	for _, a := range added {
+		fmt.Fprintf(env.Stdout, "added to %s: %s\n", settings, a)
+	}
 	return nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/phc-project/phc/internal/clientvault"
 )
@@ -75,6 +76,37 @@ func TestHookResolvePlain(t *testing.T) {
 	}
 }
 
+// TestHookSeenMakesExpired: phc hook seen records when the model got a
+// reference (an MCP tool's answer); once the key is minted again for a new
+// value, a tool call holding the old reference is denied as expired.
+func TestHookSeenMakesExpired(t *testing.T) {
+	f := newCVFixture(t)
+	h := f.h
+	h.must(200, "PUT", "/phc/v1/settings", h.owner, map[string]any{"local_vaults": true}, nil)
+	app := f.approvedToken("app", "identity.passport_number", "travel")
+	server := h.base + "/mcp"
+	h.hookRun("", "header", "--server", server, "--profile", "p")
+	origin, _ := clientvault.Origin(server)
+	k, _, _ := clientvault.LoadKey(h.dir, origin, "p")
+	f.showKey(app, k)
+	h.phcOK("vault-keys", "activate", clientvault.Kid(k))
+
+	old := f.readPassport(app)
+	event := `{"hook_event_name": "PostToolUse", "tool_name": "mcp__phc__context_get", "tool_response": {"value": "` + old + `"}}`
+	if code, out, errs := h.hookRun(event, "seen", "--server", server, "--profile", "p"); code != 0 || out != "" {
+		t.Fatalf("phc hook seen = %d %q %q", code, out, errs)
+	}
+	f.advance(time.Minute)
+	h.must(200, "PUT", "/context/fields/identity.passport_number", h.owner, map[string]any{"value": "Y9876543"}, nil)
+	if now := f.readPassport(app); now != "⟦PASSPORT_1:Y9•••43⟧" {
+		t.Fatalf("read after the correction = %q", now)
+	}
+	code, out, errs := h.hookRun(`{"content": "`+old+`"}`, "resolve", "--server", server, "--profile", "p")
+	if code != 2 || out != "" || !strings.Contains(errs, "PASSPORT_1") || !strings.Contains(errs, "expired") {
+		t.Fatalf("phc hook resolve of the old reference = %d %q %q; want exit 2 naming PASSPORT_1 expired", code, out, errs)
+	}
+}
+
 // TestHookInstallClaudeCode: the PreToolUse entry for Write, Edit and Bash
 // is added once, what else the settings hold is kept, and the change is
 // printed; a file that is not a JSON object is left alone.
@@ -107,7 +139,11 @@ func TestHookInstallClaudeCode(t *testing.T) {
 		t.Fatal(err)
 	}
 	pre := doc.Hooks["PreToolUse"]
-	if doc.Model != "opus" || len(doc.Hooks["PostToolUse"]) != 1 || len(pre) != 1 || pre[0].Matcher != "Write|Edit|Bash" ||
+	post := doc.Hooks["PostToolUse"]
+	if len(post) != 2 || post[1].Matcher != "mcp__.*" || !strings.Contains(post[1].Hooks[0].Command, " hook seen --data ") {
+		t.Fatalf("settings after install = %s; want the PostToolUse seen entry for MCP tools", raw)
+	}
+	if doc.Model != "opus" || post[0].Matcher != "Bash" || len(pre) != 1 || pre[0].Matcher != "Write|Edit|Bash" ||
 		pre[0].Hooks[0].Type != "command" || !strings.Contains(pre[0].Hooks[0].Command, " hook resolve --data ") ||
 		!strings.Contains(pre[0].Hooks[0].Command, "--profile travel") {
 		t.Fatalf("settings after install = %s", raw)
