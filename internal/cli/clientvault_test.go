@@ -492,3 +492,83 @@ func TestVaultKeysPerReader(t *testing.T) {
 		t.Fatalf("%d bindings; a kid shown while local vaults are off bound", n)
 	}
 }
+
+// TestDisclosureModes: who decides between value and reference. The
+// owner's per-tier setting (reference for critical by default), a grant's
+// own disclosure over it, and a read or a request that may ask for a
+// reference where a value would go — never the other way round.
+func TestDisclosureModes(t *testing.T) {
+	f := newCVFixture(t)
+	h := f.h
+	h.must(200, "PUT", "/context/fields/preferences.tea", h.owner, map[string]any{"value": "earl grey"}, nil)
+	app := h.consumer("app", "*", "read")
+	h.phcOK("grant", "--to", "app", "--purpose", "assist", "--keys", "preferences.*", "--disclosure", "reference")
+	h.phcOK("grant", "--to", "app", "--purpose", "plain", "--keys", "preferences.*")
+	read := func(path string) any {
+		t.Helper()
+		var out struct {
+			Claims []struct {
+				Value any `json:"value"`
+			} `json:"claims"`
+		}
+		h.must(200, "GET", path, app, nil, &out)
+		if len(out.Claims) != 1 {
+			t.Fatalf("GET %s = %+v; want one claim", path, out)
+		}
+		return out.Claims[0].Value
+	}
+	if v := read("/phc/v1/context?purpose=assist"); v != "⟦TEA_1:ea•••ey⟧" {
+		t.Errorf("under a grant with disclosure reference = %v", v)
+	}
+	if v := read("/phc/v1/context?purpose=plain"); v != "earl grey" {
+		t.Errorf("under a grant without disclosure (standard data) = %v; want the value", v)
+	}
+	if v := read("/phc/v1/context?purpose=plain&disclosure=reference"); v != "⟦TEA_1:ea•••ey⟧" {
+		t.Errorf("a read asking for a reference = %v; want the same reference as before", v)
+	}
+	if v := read("/phc/v1/context?purpose=assist&disclosure=value"); v != "⟦TEA_1:ea•••ey⟧" {
+		t.Errorf("a read asking for the value under a reference grant = %v; the grant decides", v)
+	}
+
+	// The owner's setting per tier: critical as values, then sensitive
+	// as references.
+	h.must(200, "PUT", "/phc/v1/settings", h.owner, map[string]any{"disclosure": map[string]string{"critical": "value"}}, nil)
+	tok := f.approvedToken("forms", "identity.passport_number", "travel")
+	if v := f.readPassport(tok); v != passport {
+		t.Errorf("critical under disclosure critical=value = %q; want the value", v)
+	}
+	var fld struct {
+		Value any `json:"value"`
+	}
+	h.must(200, "GET", "/context/fields/identity.passport_number?disclosure=reference", tok, nil, &fld)
+	if fld.Value != "⟦PASSPORT_1:X1•••89⟧" {
+		t.Errorf("critical read asking for a reference = %v", fld.Value)
+	}
+	h.must(200, "PUT", "/context/fields/identity.dob", h.owner, map[string]any{"value": "1815-12-10"}, nil)
+	h.must(200, "PUT", "/phc/v1/settings", h.owner, map[string]any{"disclosure": map[string]string{"sensitive": "reference"}}, nil)
+	dob := f.approvedToken("doctor", "identity.dob", "care")
+	h.must(200, "GET", "/context/fields/identity.dob", dob, nil, &fld)
+	if fld.Value != "⟦BIRTH_DATE_1:18•••10⟧" {
+		t.Errorf("sensitive under disclosure sensitive=reference = %v", fld.Value)
+	}
+	// An approval may decide for the grant it makes.
+	app2 := h.consumer("app2", "*", "read")
+	var req requestAnswer
+	h.must(202, "POST", "/context/requests", app2, map[string]any{"scope": "identity.dob", "purpose": "care", "duration": "1h"}, &req)
+	h.phcOK("approve", req.ID, "--disclosure", "value")
+	h.must(200, "GET", "/context/requests/"+req.ID, app2, nil, &req)
+	h.must(200, "GET", "/context/fields/identity.dob", req.Token, nil, &fld)
+	if fld.Value != "1815-12-10" {
+		t.Errorf("under an approval with disclosure value = %v", fld.Value)
+	}
+
+	// Malformed modes are refused everywhere.
+	h.constraint(400, "invalid_request", "PUT", "/phc/v1/settings", h.owner, map[string]any{"disclosure": map[string]string{"critical": "maybe"}})
+	h.constraint(400, "invalid_request", "PUT", "/phc/v1/settings", h.owner, map[string]any{"disclosure": map[string]string{"secret": "value"}})
+	h.constraint(400, "invalid_request", "GET", "/phc/v1/context?purpose=plain&disclosure=maybe", app, nil)
+	h.constraint(400, "invalid_request", "POST", "/context/requests", app, map[string]any{"scope": "identity.dob", "purpose": "care", "disclosure": "value"})
+	h.constraint(400, "schema_violation", "POST", "/phc/v1/grants", h.owner, map[string]any{
+		"recipient": map[string]string{"kind": "consumer", "id": "app"}, "purpose": "x", "operations": []string{"read"},
+		"selectors": map[string]any{"keys": []string{"preferences.*"}}, "expires_at": time.Now().Add(time.Hour).UTC().Format(time.RFC3339),
+		"disclosure": "maybe"})
+}

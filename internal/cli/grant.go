@@ -64,6 +64,7 @@ func runGrant(ctx context.Context, env *Env, args []string) error {
 	keys := fs.String("keys", "", "comma-separated key patterns, e.g. learning.*")
 	personas := fs.String("personas", "", "comma-separated persona ids")
 	expires := fs.String("expires", "24h", "expiry: a duration from now (24h) or an RFC 3339 time")
+	disclosure := fs.String("disclosure", "", "value or reference: how the values this grant serves reach the recipient (default: your per-tier setting, reference for critical)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -90,6 +91,9 @@ func runGrant(ctx context.Context, env *Env, args []string) error {
 	}
 	if *category != "" {
 		body["purpose_category"] = *category
+	}
+	if *disclosure != "" {
+		body["disclosure"] = *disclosure
 	}
 	var out struct {
 		ID       string `json:"id"`
