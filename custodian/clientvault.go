@@ -135,7 +135,7 @@ func (s *Service) SeeVaultKey(ctx context.Context, p Principal, kid string) erro
 			return true
 		}
 		k := st.cv.keys[kid]
-		return k != nil && (k.Reader == p.Consumer || k.Status == VaultKeyBlocked || k.Status == VaultKeyRevoked)
+		return k != nil && (k.Status == VaultKeyBlocked || k.Status == VaultKeyRevoked || (k.Reader == p.Consumer && !st.staleKey(k)))
 	}
 	st.mu.RLock()
 	done := settled(st)
@@ -149,7 +149,7 @@ func (s *Service) SeeVaultKey(ctx context.Context, p Principal, kid string) erro
 			return nil
 		}
 		rc := Receipt{Actor: p.actor(), Operation: "vault_key.bind", Recipient: p.Consumer, Decision: "allow", Records: []string{"kid:" + kid}}
-		if k := st.cv.keys[kid]; k != nil {
+		if k := st.cv.keys[kid]; k != nil && !st.staleKey(k) {
 			// One kid, one reader: shown by a second, it is blocked for both.
 			nk := *k
 			nk.Status, nk.BlockedBy = VaultKeyBlocked, p.Consumer
@@ -162,7 +162,7 @@ func (s *Service) SeeVaultKey(ctx context.Context, p Principal, kid string) erro
 		}
 		n := 0
 		for _, k := range st.cv.keys {
-			if k.Reader == p.Consumer && k.Status != VaultKeyRevoked {
+			if k.Reader == p.Consumer && k.Status != VaultKeyRevoked && !st.staleKey(k) {
 				n++
 			}
 		}
@@ -173,6 +173,9 @@ func (s *Service) SeeVaultKey(ctx context.Context, p Principal, kid string) erro
 		id, err := identity.NewID("vk_")
 		if err != nil {
 			return wrap(op, KindInternal, err)
+		}
+		if old := st.cv.keys[kid]; old != nil {
+			id = old.ID // a removed app's binding: its namesake binds anew, pending
 		}
 		k := &VaultKey{ID: id, Kid: kid, Reader: p.Consumer, Status: VaultKeyPending, FirstSeen: b.now}
 		st.cv.keys[kid] = k
@@ -369,9 +372,10 @@ func (s *Service) Resolve(ctx context.Context, bearer string, body []byte) (Reso
 	clear(k)
 	st.mu.RLock()
 	binding := st.cv.keys[kid]
+	stale := binding != nil && st.staleKey(binding)
 	st.mu.RUnlock()
 	switch {
-	case binding == nil || binding.Status == VaultKeyBlocked || binding.Status == VaultKeyRevoked:
+	case binding == nil || binding.Status == VaultKeyBlocked || binding.Status == VaultKeyRevoked || stale:
 		return ResolveResult{}, fail(op, KindVaultUnknownKey, "")
 	case binding.Status == VaultKeyPending:
 		// Only the owner activates a binding: no time is set.
@@ -394,7 +398,7 @@ func (s *Service) Resolve(ctx context.Context, bearer string, body []byte) (Reso
 		}
 		// The binding again, in commit order: a revocation acknowledged
 		// before this answer is never bypassed.
-		if bk := st.cv.keys[kid]; bk == nil || bk.Status != VaultKeyActive || !st.settings.LocalVaults {
+		if bk := st.cv.keys[kid]; bk == nil || bk.Status != VaultKeyActive || st.staleKey(bk) || !st.settings.LocalVaults {
 			return deny(fail(op, KindVaultUnknownKey, ""))
 		}
 		if perr != nil {
@@ -461,7 +465,7 @@ func (s *Service) Resolve(ctx context.Context, bearer string, body []byte) (Reso
 // and guardrails. A single-use grant that served the read still counts:
 // the resolve delivers that read.
 func (st *state) refAllowed(reader string, r *claimRecord, m *mintedRef, now time.Time) bool {
-	if r.meta.Status != StatusActive {
+	if r.meta.Status != StatusActive || m.MintedAt.Before(st.consumerSince(reader)) {
 		return false
 	}
 	c := r.head()
@@ -483,6 +487,12 @@ func (st *state) refAllowed(reader string, r *claimRecord, m *mintedRef, now tim
 		}
 	}
 	return false
+}
+
+// staleKey reports whether binding k was made for a removed app whose
+// name another app now holds: it binds nothing for the namesake.
+func (st *state) staleKey(k *VaultKey) bool {
+	return k.FirstSeen.Before(st.consumerSince(k.Reader))
 }
 
 // allowsOp reports whether g names operation op.

@@ -127,9 +127,11 @@ func sameValue(r *claimRecord, a, b int) bool {
 }
 
 // current reports whether m names want's value under want's grant and
-// purpose (so that serving it again changes nothing).
-func (m *mintedRef) current(r *claimRecord, w refWant) bool {
-	return m != nil && sameValue(r, m.Version, w.version) && m.Grant == w.grant && m.Purpose == w.purpose
+// purpose (so that serving it again changes nothing), and was minted for
+// this reader: not before it was registered under its name (since), so
+// that a removed app's namesake inherits no key.
+func (m *mintedRef) current(r *claimRecord, w refWant, since time.Time) bool {
+	return m != nil && !m.MintedAt.Before(since) && sameValue(r, m.Version, w.version) && m.Grant == w.grant && m.Purpose == w.purpose
 }
 
 // references returns, for each claim of wants, the reference text that
@@ -140,10 +142,11 @@ func (m *mintedRef) current(r *claimRecord, w refWant) bool {
 func (s *Service) references(st *state, reader string, wants []refWant) (map[string]string, error) {
 	texts := func(st *state) (map[string]string, bool) {
 		rr := st.cv.refs[reader]
+		since := st.consumerSince(reader)
 		out := make(map[string]string, len(wants))
 		for _, w := range wants {
 			r := st.claims[w.claim]
-			if rr == nil || r == nil || !rr.byClaim[w.claim].current(r, w) {
+			if rr == nil || r == nil || !rr.byClaim[w.claim].current(r, w, since) {
 				return nil, false
 			}
 			m := rr.byClaim[w.claim]
@@ -164,13 +167,14 @@ func (s *Service) references(st *state, reader string, wants []refWant) (map[str
 			rr = old.clone()
 		}
 		changed := false
+		since := st.consumerSince(reader)
 		for _, w := range wants {
 			r := st.claims[w.claim]
 			if r == nil || w.version < 1 || w.version > len(r.versions) {
 				continue // gone meanwhile: the read still shows its key
 			}
 			m := rr.byClaim[w.claim]
-			if m.current(r, w) {
+			if m.current(r, w, since) {
 				continue
 			}
 			nm := &mintedRef{Claim: w.claim, Version: w.version, Grant: w.grant, Purpose: w.purpose, MintedAt: b.now}
@@ -179,13 +183,14 @@ func (s *Service) references(st *state, reader string, wants []refWant) (map[str
 				typ := refType(r.head().Key)
 				rr.Next[typ]++
 				nm.Key = typ + "_" + strconv.Itoa(rr.Next[typ])
-			case sameValue(r, m.Version, w.version):
+			case !m.MintedAt.Before(since) && sameValue(r, m.Version, w.version):
 				// The same value under another grant or purpose: the key
 				// and its minting stay.
 				nm.Key, nm.Version, nm.MintedAt = m.Key, m.Version, m.MintedAt
 			default:
-				// Another value: the key is minted again, and a vault that
-				// saw it before now gets expired.
+				// Another value (or another app under the same name): the
+				// key is minted again, and a vault that saw it before now
+				// gets expired.
 				nm.Key = m.Key
 			}
 			rr.Refs[nm.Key] = nm

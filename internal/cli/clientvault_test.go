@@ -572,3 +572,50 @@ func TestDisclosureModes(t *testing.T) {
 		"selectors": map[string]any{"keys": []string{"preferences.*"}}, "expires_at": time.Now().Add(time.Hour).UTC().Format(time.RFC3339),
 		"disclosure": "maybe"})
 }
+
+// TestNamesakeInheritsNoVault: once an app is removed, an app registered
+// later under its name inherits neither its vault key binding nor its
+// references: the old K is unknown_key, the old reference unknown_ref, and
+// the same vault showing its kid again binds pending, for the owner to
+// decide anew.
+func TestNamesakeInheritsNoVault(t *testing.T) {
+	f := newCVFixture(t)
+	h := f.h
+	h.must(200, "PUT", "/phc/v1/settings", h.owner, map[string]any{"local_vaults": true}, nil)
+	app := f.approvedToken("app", "identity.passport_number", "travel")
+	ref := f.readPassport(app)
+	k := f.key("app")
+	f.showKey(app, k)
+	h.phcOK("vault-keys", "activate", clientvault.Kid(k))
+	if st, _, b := f.resolve(k, f.refs(f.clock.Now(), "PASSPORT_1")); st != 200 {
+		t.Fatalf("resolve before the removal = %d %v", st, b)
+	}
+	h.must(200, "DELETE", "/context/consumers/app", h.owner, nil, nil)
+	f.advance(time.Second)
+	again := f.approvedToken("app", "identity.passport_number", "travel")
+	if st, _, b := f.resolve(k, f.refs(f.clock.Now(), "PASSPORT_1")); st != 401 || b["error"] != "unknown_key" {
+		t.Fatalf("the removed app's K for its namesake = %d %v; want unknown_key", st, b)
+	}
+	f.showKey(again, k)
+	if out := h.phcOK("vault-keys"); !strings.Contains(out, "pending") || strings.Contains(out, "active") {
+		t.Fatalf("phc vault-keys after the namesake showed the kid = %q; want it pending again", out)
+	}
+	h.phcOK("vault-keys", "activate", clientvault.Kid(k))
+	f.advance(time.Second)
+	if st, _, b := f.resolve(k, f.refs(f.clock.Now(), "PASSPORT_1")); st != 404 || b["error"] != "unknown_ref" {
+		t.Fatalf("the removed app's reference for its namesake = %d %v; want unknown_ref", st, b)
+	}
+	// The namesake's own read mints the key anew: a vault that saw the old
+	// one gets expired, a fresh sighting the value.
+	seenBefore := f.clock.Now()
+	f.advance(time.Second)
+	if got := f.readPassport(again); got != ref {
+		t.Fatalf("namesake read = %q; want %q", got, ref)
+	}
+	if st, _, b := f.resolve(k, f.refs(seenBefore, "PASSPORT_1")); st != 410 {
+		t.Fatalf("resolve with a sighting before the namesake's mint = %d %v; want 410", st, b)
+	}
+	if st, _, b := f.resolve(k, f.refs(f.clock.Now(), "PASSPORT_1")); st != 200 {
+		t.Fatalf("resolve for the namesake's own reference = %d %v", st, b)
+	}
+}
