@@ -72,7 +72,7 @@ func commands() []command {
 		{"quarantine", "list held imports (--status S), adopt them (adopt ID…|--all [--persona P] [--map foreign:…=NAME]), unblock one (unblock ID --remove TYPE) or reject them (reject ID…|--all)", runQuarantine},
 		{"mcp", "serve MCP on stdin/stdout for an app, through the running daemon (--token or PHC_TOKEN; --vault PROFILE sends the local vault's Client-Vault header)", runMCP},
 		{"vault-keys", "list local vault keys bound to readers, activate or revoke one (activate KID, revoke KID)", runVaultKeys},
-		{"hook", "the local vault hook: resolve references in a tool call (resolve), print the Client-Vault header (header), install for Claude Code (install claude-code)", runHook},
+		{"hook", "the local vault hook: resolve references in a tool call (resolve), note references an MCP answer showed (seen), print the Client-Vault header (header), install for Claude Code (install claude-code)", runHook},
 		{"check", "verify that the graph agrees with the store, and the receipt chain", runCheck},
 		{"graph", "rebuild the graph from the store, or export it (N-Quads, PROV-O JSON-LD)", runGraph},
 		{"conformance", "run the conformance suite against a custodian", runConformance},
