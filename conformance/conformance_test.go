@@ -124,6 +124,20 @@ func TestCaseIDs(t *testing.T) {
 // written.
 var notYetReachable = map[string]string{}
 
+// elsewhere are codes the suite's cases cannot produce, each with the test
+// that produces it over real HTTP instead. The Client-Vault v=1 resolve
+// codes need an active vault key binding: a kid (SHA-256 of a secret K
+// fresh to each run) shown on an MCP request and activated by the owner,
+// which the case language cannot derive.
+var elsewhere = map[string]string{
+	"bad_request":   "internal/cli TestClientVaultResolve",
+	"pending":       "internal/cli TestClientVaultResolve",
+	"clock_skew":    "internal/cli TestClientVaultResolve",
+	"unknown_ref":   "internal/cli TestClientVaultResolve",
+	"expired":       "internal/cli TestClientVaultResolve",
+	"too_many_refs": "internal/cli TestClientVaultResolve",
+}
+
 // untestable are codes no conforming answer may carry.
 var untestable = map[string]string{
 	"internal": "an unexpected failure; a conforming custodian does not produce it on demand",
@@ -157,6 +171,10 @@ func TestConstraintCoverage(t *testing.T) {
 		ids := covered[code]
 		why, pending := notYetReachable[code]
 		_, never := untestable[code]
+		if where, ok := elsewhere[code]; ok && len(ids) == 0 {
+			t.Logf("%-22s produced by %s", code, where)
+			continue
+		}
 		switch {
 		case len(ids) > 0 && (pending || never):
 			t.Errorf("%s is covered by %d cases but declared unreachable: update the list", code, len(ids))

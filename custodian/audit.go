@@ -45,7 +45,7 @@ func auditAction(r *Receipt) string {
 	case "grant.revoke", "grant.narrow", "token.revoke", "consumer.delete":
 		return "REVOKE"
 	case "claim.read", "context.read", "field.get", "field.list", "field.category", "field.context",
-		"graph.read", "summary.read":
+		"graph.read", "summary.read", "vault.resolve":
 		// A recipient's read, whatever the face it came through.
 		return "READ"
 	case "proposal.create", "proposal.confirm", "proposal.reject", "claim.correct", "claim.delete", "claim.personas",

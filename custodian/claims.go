@@ -57,10 +57,13 @@ func (s *Service) GetClaim(ctx context.Context, p Principal, id, purpose string)
 	if !p.token.canRead() {
 		return ClaimRead{}, s.refuse(st, p, "claim.read", fail(op, KindModeDenied, "the token does not allow reads"))
 	}
-	var out ClaimRead
+	var (
+		out  ClaimRead
+		want *refWant
+	)
 	rc := Receipt{Actor: p.actor(), Operation: "claim.read", Recipient: p.Consumer, Purpose: purpose}
 	disclosed, err := s.recipientRead(st, p, rc, func(st *state, now time.Time) (records []string, used []*Grant, refused *Error) {
-		out = ClaimRead{}
+		out, want = ClaimRead{}, nil
 		r, ok := st.claims[id]
 		if !ok || !st.live(p, now) {
 			return nil, nil, nil
@@ -76,6 +79,9 @@ func (s *Service) GetClaim(ctx context.Context, p Principal, id, purpose string)
 			return nil, nil, nil
 		}
 		out = ClaimRead{Claim: recipientView(r, g), Revision: st.revision}
+		if st.referenceMode(p, g, &out.Claim) {
+			want = &refWant{claim: out.Claim.ID, version: out.Claim.Version, grant: g.ID, purpose: purpose}
+		}
 		records = []string{out.Claim.Ref()}
 		if g.Requires != nil {
 			if ok, _, head := st.qualified(p, g, now); ok && head != "" {
@@ -89,6 +95,13 @@ func (s *Service) GetClaim(ctx context.Context, p Principal, id, purpose string)
 	}
 	if !disclosed {
 		return ClaimRead{}, notFound(op)
+	}
+	if want != nil {
+		texts, err := s.references(st, p.Consumer, []refWant{*want})
+		if err != nil {
+			return ClaimRead{}, err
+		}
+		out.Claim = asReference(out.Claim, texts[want.claim])
 	}
 	return out, nil
 }

@@ -123,10 +123,12 @@ func (s *Service) Context(ctx context.Context, p Principal, q ContextQuery) (Con
 	var (
 		out    ContextResult
 		encErr error
+		wants  []refWant
+		at     []int // the index in out.Claims of each want
 	)
 	rc := Receipt{Actor: p.actor(), Operation: "context.read", Recipient: p.Consumer, Purpose: q.Purpose}
 	_, err = s.recipientRead(st, p, rc, func(st *state, now time.Time) (records []string, used []*Grant, _ *Error) {
-		out, encErr = ContextResult{Revision: st.revision, Claims: []*Claim{}}, nil
+		out, encErr, wants, at = ContextResult{Revision: st.revision, Claims: []*Claim{}}, nil, nil, nil
 		if !st.live(p, now) {
 			return nil, nil, nil
 		}
@@ -187,6 +189,10 @@ func (s *Service) Context(ctx context.Context, p Principal, q ContextQuery) (Con
 				encErr = err
 				return nil, nil, nil
 			}
+			if st.referenceMode(p, g, &sc.claim) {
+				wants = append(wants, refWant{claim: sc.claim.ID, version: sc.claim.Version, grant: g.ID, purpose: q.Purpose})
+				at = append(at, len(out.Claims))
+			}
 			out.Claims = append(out.Claims, &sc.claim)
 			out.raw = append(out.raw, sc.raw)
 			records = append(records, sc.claim.Ref())
@@ -208,6 +214,20 @@ func (s *Service) Context(ctx context.Context, p Principal, q ContextQuery) (Con
 	}
 	if err != nil {
 		return ContextResult{}, err
+	}
+	if len(wants) > 0 {
+		texts, err := s.references(st, p.Consumer, wants)
+		if err != nil {
+			return ContextResult{}, err
+		}
+		for i, w := range wants {
+			c := asReference(*out.Claims[at[i]], texts[w.claim])
+			raw, err := json.Marshal(&c)
+			if err != nil {
+				return ContextResult{}, wrap(op, KindInternal, err)
+			}
+			out.Claims[at[i]], out.raw[at[i]] = &c, raw
+		}
 	}
 	return out, nil
 }

@@ -31,6 +31,16 @@ const (
 	KindTooLarge                          // request body over the limit
 	KindRateLimited                       // too many requests; RetryAfter set
 	KindMethodNotAllowed                  // route exists, method does not
+	// The Client-Vault v=1 resolve endpoint's own codes (FORMATS.md §4);
+	// its too_large and rate_limited are KindTooLarge and KindRateLimited.
+	KindVaultBadRequest  // a malformed resolve body, or a key in the client range
+	KindVaultUnknownKey  // no active binding for the presented K
+	KindVaultPending     // the binding waits for the owner; ActivatesAt set when known
+	KindVaultClockSkew   // the client clock is more than 5 minutes off; ServerTime set
+	KindVaultUnknownRef  // a key is not in the reader's current mapping; RefKey set
+	KindVaultExpired     // a key was minted again after the vault first saw it; RefKey set
+	KindVaultTooManyRefs // more than 100 keys in one resolve
+	KindVaultDisabled    // local vaults are off (settings local_vaults)
 )
 
 // Row is one line of the error table: how a Kind appears on the wire.
@@ -61,6 +71,14 @@ var table = [...]Row{
 	KindTooLarge:              {413, "too_large", "request too large"},
 	KindRateLimited:           {429, "rate_limited", "too many requests"},
 	KindMethodNotAllowed:      {405, "invalid_request", "method not allowed"},
+	KindVaultBadRequest:       {400, "bad_request", "the resolve request is malformed"},
+	KindVaultUnknownKey:       {401, "unknown_key", "no active binding for this key"},
+	KindVaultPending:          {403, "pending", "the binding waits for the owner's activation"},
+	KindVaultClockSkew:        {403, "clock_skew", "the client clock is more than 5 minutes off"},
+	KindVaultUnknownRef:       {404, "unknown_ref", "a key is not in the current mapping"},
+	KindVaultExpired:          {410, "expired", "a key was minted again after the vault first saw it"},
+	KindVaultTooManyRefs:      {413, "too_many_refs", "more than 100 keys in one request"},
+	KindVaultDisabled:         {503, "disabled", "local vaults are off"},
 }
 
 // Kinds lists every Kind, in value order.
@@ -92,7 +110,13 @@ type Error struct {
 	Violations []schema.Violation // KindSchema only
 	RetryAfter time.Duration      // KindRateLimited only
 	RequestID  string             // KindApprovalRequired only
-	Err        error              // the cause, for the log only
+	// RefKey names the reference key concerned (KindVaultUnknownRef,
+	// KindVaultExpired); ActivatesAt and ServerTime are the times the
+	// Client-Vault table puts in the body of pending and clock_skew.
+	RefKey      string
+	ActivatesAt *time.Time
+	ServerTime  *time.Time
+	Err         error // the cause, for the log only
 }
 
 func (e *Error) Error() string {
@@ -129,7 +153,12 @@ type WireError struct {
 	Constraint string             `json:"constraint"`
 	Violations []schema.Violation `json:"violations,omitempty"`
 	RequestID  string             `json:"request_id,omitempty"`
-	RetryAfter time.Duration      `json:"-"` // KindRateLimited only
+	// Key, ActivatesAt and ServerTime: the members the Client-Vault v=1
+	// table adds to unknown_ref and expired, pending, and clock_skew.
+	Key         string        `json:"key,omitempty"`
+	ActivatesAt *time.Time    `json:"activates_at,omitempty"`
+	ServerTime  *time.Time    `json:"server_time,omitempty"`
+	RetryAfter  time.Duration `json:"-"` // KindRateLimited only
 }
 
 // Describe is the one translator from an error to its wire form; an error
@@ -140,6 +169,7 @@ func Describe(err error) WireError {
 	if e, ok := errors.AsType[*Error](err); ok {
 		kind = e.Kind
 		w.Error, w.Violations, w.RequestID = e.Message(), e.Violations, e.RequestID
+		w.Key, w.ActivatesAt, w.ServerTime = e.RefKey, e.ActivatesAt, e.ServerTime
 		if kind == KindRateLimited {
 			w.RetryAfter = e.RetryAfter
 		}

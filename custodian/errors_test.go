@@ -104,6 +104,15 @@ func TestKindRowsFollowDesign(t *testing.T) {
 		KindTooLarge:              {413, "too_large"},
 		KindRateLimited:           {429, "rate_limited"},
 		KindMethodNotAllowed:      {405, "invalid_request"},
+		// The Client-Vault v=1 table (FORMATS.md §4).
+		KindVaultBadRequest:  {400, "bad_request"},
+		KindVaultUnknownKey:  {401, "unknown_key"},
+		KindVaultPending:     {403, "pending"},
+		KindVaultClockSkew:   {403, "clock_skew"},
+		KindVaultUnknownRef:  {404, "unknown_ref"},
+		KindVaultExpired:     {410, "expired"},
+		KindVaultTooManyRefs: {413, "too_many_refs"},
+		KindVaultDisabled:    {503, "disabled"},
 	}
 	for _, k := range Kinds() {
 		w, ok := want[k]

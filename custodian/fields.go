@@ -383,7 +383,7 @@ func (s *Service) consumerFields(op string, p Principal, purpose, pattern string
 // consumerFieldsWhere is consumerFields keeping, of the fields p may read,
 // only those pick returns, in the order it returns them (nil: all of them,
 // in key order). Only the fields kept are disclosed and receipted.
-func (s *Service) consumerFieldsWhere(op string, p Principal, purpose, pattern string, withValue bool, pick func([]*claimRecord) []*claimRecord) (fs []Field, warnings []string, rev uint64, err error) {
+func (s *Service) consumerFieldsWhere(op string, p Principal, purpose, pattern string, withValue bool, pick func(rs []*claimRecord, byRef func(*claimRecord) bool) []*claimRecord) (fs []Field, warnings []string, rev uint64, err error) {
 	if purpose != "" && !validPurpose(purpose) {
 		return nil, nil, 0, fail(op, KindInvalid, errPurpose)
 	}
@@ -399,8 +399,12 @@ func (s *Service) consumerFieldsWhere(op string, p Principal, purpose, pattern s
 		return nil, nil, 0, s.refuse(st, p, op, fail(op, KindModeDenied, "the token does not allow reads"))
 	}
 	rc := Receipt{Actor: p.actor(), Operation: op, Recipient: p.Consumer, Purpose: purpose}
+	var (
+		wants []refWant
+		at    []int // the index in fs of each want
+	)
 	_, err = s.recipientRead(st, p, rc, func(st *state, now time.Time) (records []string, used []*Grant, refused *Error) {
-		fs, warnings, rev = []Field{}, nil, st.revision
+		fs, warnings, rev, wants, at = []Field{}, nil, st.revision, nil, nil
 		if !st.live(p, now) {
 			return nil, nil, nil
 		}
@@ -416,7 +420,12 @@ func (s *Service) consumerFieldsWhere(op string, p Principal, purpose, pattern s
 					readable = append(readable, r)
 				}
 			}
-			cands = pick(readable)
+			// A value served as a reference is matched by nothing but its
+			// key: its text must not answer a search.
+			cands = pick(readable, func(r *claimRecord) bool {
+				g, _ := st.fieldGrant(p, r, purpose, now, grants)
+				return st.referenceMode(p, g, r.head())
+			})
 		}
 		fs, records = make([]Field, 0, len(cands)), make([]string, 0, len(cands))
 		for _, r := range cands {
@@ -427,6 +436,14 @@ func (s *Service) consumerFieldsWhere(op string, p Principal, purpose, pattern s
 			f := fieldView(r, false)
 			if withValue {
 				f = fieldCached(r)
+				if st.referenceMode(p, g, r.head()) {
+					gid := ""
+					if g != nil {
+						gid = g.ID
+					}
+					wants = append(wants, refWant{claim: r.meta.ID, version: r.head().Version, grant: gid, purpose: purpose})
+					at = append(at, len(fs))
+				}
 			}
 			fs = append(fs, f)
 			records = append(records, r.head().Ref())
@@ -448,7 +465,22 @@ func (s *Service) consumerFieldsWhere(op string, p Principal, purpose, pattern s
 		}
 		return records, used, nil
 	})
-	return fs, warnings, rev, err
+	if err != nil || len(wants) == 0 {
+		return fs, warnings, rev, err
+	}
+	texts, err := s.references(st, p.Consumer, wants)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	for i, w := range wants {
+		f := fs[at[i]]
+		f.Value, _ = json.Marshal(texts[w.claim])
+		if f.raw, err = json.Marshal(f); err != nil {
+			return nil, nil, 0, wrap(op, KindInternal, err)
+		}
+		fs[at[i]] = f
+	}
+	return fs, warnings, rev, nil
 }
 
 // The outcomes of a field write (PUT /context/fields/{id}, context_set).

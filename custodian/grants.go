@@ -20,6 +20,7 @@ type grantDoc struct {
 	Usage      string    `json:"usage"`
 	Route      string    `json:"route"`
 	Requires   *Requires `json:"requires"`
+	Disclosure string    `json:"disclosure"`
 }
 
 // GrantCreated is the answer to a new grant.
@@ -94,7 +95,7 @@ func (s *Service) CreateGrant(ctx context.Context, p Principal, raw []byte) (Gra
 			ID: id, Recipient: d.Recipient, Purpose: d.Purpose, Category: d.Category, Operations: d.Operations,
 			Selectors: Selectors{Keys: d.Selectors.Keys, Personas: personas, Claims: d.Selectors.Claims},
 			ExpiresAt: d.ExpiresAt.UTC(), Usage: d.Usage, Route: d.Route, Requires: d.Requires,
-			CreatedAt: b.now, Revision: b.nextRevision(),
+			CreatedAt: b.now, Revision: b.nextRevision(), Disclosure: d.Disclosure,
 		}
 		st.setGrant(g)
 		b.put(bucketGrants, id, g)

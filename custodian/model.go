@@ -200,6 +200,10 @@ type Grant struct {
 	// Requires adds a condition on reads of sensitive and critical data:
 	// a current DCER admission of the presenting token under the policy.
 	Requires *Requires `json:"requires,omitempty"`
+	// Disclosure is how the values this grant serves reach the reader:
+	// "value" or "reference" (FORMATS.md §4); "" follows the owner's
+	// per-tier setting.
+	Disclosure string `json:"disclosure,omitempty"`
 }
 
 // Requires names the qualification a grant requires (FORMATS.md §2).
@@ -315,6 +319,9 @@ type Principal struct {
 	token    *ServiceToken // the token used, for PrincipalConsumer
 	session  [32]byte      // the session token's hash, for PrincipalOwner
 	binding  string        // the token's session binding: PrincipalConsumer, PrincipalSealed
+	// disclosure is the mode the caller asked for on its reads ("" or
+	// "reference"; see WithDisclosure).
+	disclosure string
 }
 
 // Kind says who is calling.

@@ -36,6 +36,10 @@ type ContextRequest struct {
 	DecidedAt   *time.Time `json:"decided_at,omitempty"`
 	GrantID     string     `json:"grant_id,omitempty"`
 	TokenIssued bool       `json:"token_issued,omitempty"`
+	// Disclosure is the disclosure mode of the grant an approval makes:
+	// "reference" when the app asked for references or the owner approved
+	// so, "value" when the owner approved so, "" for the tier defaults.
+	Disclosure string `json:"disclosure,omitempty"`
 }
 
 // RequestView is what the requesting consumer sees of its request; Token is
@@ -57,6 +61,10 @@ type requestDoc struct {
 	Category string          `json:"purpose_category,omitempty"`
 	Duration json.RawMessage `json:"duration,omitempty"`
 	Usage    string          `json:"usage,omitempty"`
+	// Disclosure "reference" asks for references in place of values
+	// (FORMATS.md §4); an app cannot ask for values the owner's settings
+	// give as references.
+	Disclosure string `json:"disclosure,omitempty"`
 }
 
 const bucketRequests = "requests" // req_… → ContextRequest
@@ -125,6 +133,12 @@ func (s *Service) requestContext(ctx context.Context, p Principal, raw []byte, m
 	default:
 		return RequestView{}, fail(op, KindInvalid, "usage must be single or multi (or single-use, multi-use)")
 	}
+	if in.Disclosure != "" && in.Disclosure != DisclosureReference {
+		return RequestView{}, fail(op, KindInvalid, "disclosure may only ask for references; values are the owner's decision")
+	}
+	if in.Disclosure != "" {
+		p.disclosure = in.Disclosure
+	}
 	var out RequestView
 	err = s.write(op, p, func(st *state, b *batch) error {
 		if !st.live(p, b.now) {
@@ -160,6 +174,7 @@ func (st *state) approve(b *batch, r *ContextRequest, maxTier string, personas [
 		Category: r.Category, Operations: []string{OpRead}, Selectors: Selectors{Keys: r.Scope, Personas: personas},
 		ExpiresAt: b.now.Add(time.Duration(r.Duration) * time.Second), Usage: r.Usage,
 		CreatedAt: b.now, Revision: rev, Request: r.ID, MaxTier: maxTier, Requires: requires, Auto: auto,
+		Disclosure: r.Disclosure,
 	}
 	st.setGrant(g)
 	b.put(bucketGrants, gid, g)
@@ -277,6 +292,9 @@ func (s *Service) DecideRequest(ctx context.Context, p Principal, id string, app
 		// DropRequires approves without the qualification the consumer's
 		// earlier grants over the scope require (see inheritedRequires).
 		DropRequires bool `json:"drop_requires,omitempty"`
+		// Disclosure sets the grant's disclosure mode (value or
+		// reference) over what the app asked and the tier defaults.
+		Disclosure string `json:"disclosure,omitempty"`
 	}
 	if len(raw) > 0 {
 		if err := decodeStrict(op, raw, &in); err != nil {
@@ -297,6 +315,9 @@ func (s *Service) DecideRequest(ctx context.Context, p Principal, id string, app
 		}
 		passwordOK = true
 	}
+	if in.Disclosure != "" && (!approve || (in.Disclosure != DisclosureValue && in.Disclosure != DisclosureReference)) {
+		return ContextRequest{}, fail(op, KindInvalid, "disclosure (value or reference) goes with an approval")
+	}
 	if (in.Requires != nil || in.DropRequires) && !approve {
 		return ContextRequest{}, fail(op, KindInvalid, "requires and drop_requires go with an approval")
 	}
@@ -311,7 +332,7 @@ func (s *Service) DecideRequest(ctx context.Context, p Principal, id string, app
 			return fail(op, KindInvalid, "requires names no admission policy (phc dec policy add)")
 		}
 		return nil
-	}, in.Requires, in.DropRequires)
+	}, in.Requires, in.DropRequires, in.Disclosure)
 	return r, err
 }
 
@@ -349,7 +370,7 @@ func (s *Service) DecideByUser(ctx context.Context, p Principal, id string, appr
 				Public: "critical data needs the owner's approval out of band (phc approve, with the password)"}
 		}
 		return nil
-	}, nil, false)
+	}, nil, false, "")
 	if err != nil {
 		return RequestView{}, err
 	}
@@ -362,7 +383,7 @@ func (s *Service) DecideByUser(ctx context.Context, p Principal, id string, appr
 // unless drop (the owner's explicit act) drops it; the receipt records
 // "policy:ID" of the qualification the grant requires, and
 // "requires_dropped:ID" of one dropped.
-func (s *Service) decide(op string, p Principal, id string, approve bool, actor string, check func(st *state, r *ContextRequest) error, requires *Requires, drop bool) (ContextRequest, uint64, error) {
+func (s *Service) decide(op string, p Principal, id string, approve bool, actor string, check func(st *state, r *ContextRequest) error, requires *Requires, drop bool, disclosure string) (ContextRequest, uint64, error) {
 	var out ContextRequest
 	var outRev uint64
 	err := s.write(op, p, func(st *state, b *batch) error {
@@ -399,6 +420,9 @@ func (s *Service) decide(op string, p Principal, id string, approve bool, actor 
 			}
 		}
 		nr := *r
+		if disclosure != "" {
+			nr.Disclosure = disclosure
+		}
 		rev := b.nextRevision()
 		if approve {
 			st.approve(b, &nr, nr.Tier, nil, rev, requires, false)
@@ -575,6 +599,9 @@ func (st *state) fileRequest(b *batch, p Principal, scope []string, purpose, cat
 	r := &ContextRequest{ID: id, Consumer: p.Consumer, Scope: scope, Purpose: purpose, Category: category,
 		Duration: int64(dur / time.Second), Usage: usage, Tier: scopeTier(scope),
 		Status: RequestPending, CreatedAt: b.now}
+	if p.disclosure == DisclosureReference {
+		r.Disclosure = DisclosureReference
+	}
 	rev := b.nextRevision()
 	// Granted at once only for the tiers the owner's auto_grant covers, and
 	// never across personas the app holds no grant for; anything else

@@ -47,14 +47,18 @@ func (s *Service) SearchFields(ctx context.Context, p Principal, query, purpose 
 		return SearchResult{}, fail(op, KindInvalid, "the limit is 1 to 50")
 	}
 	terms := strings.Fields(strings.ToLower(query))
-	pick := func(rs []*claimRecord) []*claimRecord {
+	pick := func(rs []*claimRecord, byRef func(*claimRecord) bool) []*claimRecord {
 		type hit struct {
 			r     *claimRecord
 			score int
 		}
 		var hits []hit
 		for _, r := range rs {
-			if n := searchScore(terms, r.meta.Key, r.head().Value); n > 0 {
+			v := r.head().Value
+			if byRef != nil && byRef(r) {
+				v = nil // served as a reference: its value answers no query
+			}
+			if n := searchScore(terms, r.meta.Key, v); n > 0 {
 				hits = append(hits, hit{r, n})
 			}
 		}
@@ -80,7 +84,7 @@ func (s *Service) SearchFields(ctx context.Context, p Principal, query, purpose 
 	}
 	r, err := ownerRead(s, op, p, func(st *state) (read, error) {
 		out := read{fs: []Field{}, rev: st.revision}
-		for _, r := range pick(st.fields("*")) {
+		for _, r := range pick(st.fields("*"), nil) {
 			out.fs = append(out.fs, fieldCached(r))
 		}
 		return out, nil

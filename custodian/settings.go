@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 )
@@ -42,6 +43,15 @@ type Settings struct {
 	// "ttl": "8760h" for a personal AI daemon). Off by default: a longer ttl
 	// is then clamped to 30 days, and the answer says so.
 	LongLivedTokens bool `json:"long_lived_tokens,omitempty"`
+	// Disclosure is how each tier's values reach a reader by default
+	// (FORMATS.md §4): "value", or "reference" for a ⟦TYPE_N:display⟧
+	// reference that only the reader's local vault hook resolves. A tier
+	// left out takes the default: reference for critical, value for the
+	// others. A grant's own disclosure overrides it.
+	Disclosure map[string]string `json:"disclosure,omitempty"`
+	// LocalVaults turns on the Client-Vault v=1 resolve endpoint and its
+	// client_vault_endpoint in the RFC 9728 metadata. Off by default.
+	LocalVaults bool `json:"local_vaults,omitempty"`
 }
 
 // maxTTL is the longest a service token may live under s.
@@ -139,15 +149,17 @@ func (s *Service) GetSettings(ctx context.Context, p Principal) (Settings, error
 // settingsPatch is the body of PutSettings: members left out keep their
 // values.
 type settingsPatch struct {
-	AutoGrant         *string   `json:"auto_grant"`
-	UserOnlyWrite     *[]string `json:"user_only_write"`
-	ReadsPerMinute    *int      `json:"reads_per_minute"`
-	WritesPerMinute   *int      `json:"writes_per_minute"`
-	LiveTokens        *int      `json:"live_tokens_per_app"`
-	PendingProposals  *int      `json:"pending_proposals_per_app"`
-	ElicitedApprovals *bool     `json:"elicited_approvals"`
-	RetentionDays     *int      `json:"receipt_retention_days"`
-	LongLivedTokens   *bool     `json:"long_lived_tokens"`
+	AutoGrant         *string            `json:"auto_grant"`
+	UserOnlyWrite     *[]string          `json:"user_only_write"`
+	ReadsPerMinute    *int               `json:"reads_per_minute"`
+	WritesPerMinute   *int               `json:"writes_per_minute"`
+	LiveTokens        *int               `json:"live_tokens_per_app"`
+	PendingProposals  *int               `json:"pending_proposals_per_app"`
+	ElicitedApprovals *bool              `json:"elicited_approvals"`
+	RetentionDays     *int               `json:"receipt_retention_days"`
+	LongLivedTokens   *bool              `json:"long_lived_tokens"`
+	Disclosure        *map[string]string `json:"disclosure"`
+	LocalVaults       *bool              `json:"local_vaults"`
 }
 
 // PutSettings changes the owner's settings (owner only): the members given
@@ -180,6 +192,13 @@ func (s *Service) PutSettings(ctx context.Context, p Principal, raw []byte) (Set
 	}
 	if r := in.RetentionDays; r != nil && (*r < 0 || *r > 36500) {
 		return Settings{}, 0, fail(op, KindInvalid, "receipt_retention_days is from 1 to 36,500 (0: the default of 365)")
+	}
+	if in.Disclosure != nil {
+		for tier, mode := range *in.Disclosure {
+			if _, ok := tierRank[tier]; !ok || (mode != DisclosureValue && mode != DisclosureReference) {
+				return Settings{}, 0, fail(op, KindInvalid, "disclosure maps a tier (public, standard, sensitive, critical) to value or reference")
+			}
+		}
 	}
 	if in.UserOnlyWrite != nil {
 		if len(*in.UserOnlyWrite) > 256 {
@@ -224,12 +243,19 @@ func (s *Service) PutSettings(ctx context.Context, p Principal, raw []byte) (Set
 		if in.LongLivedTokens != nil {
 			set.LongLivedTokens = *in.LongLivedTokens
 		}
+		if in.Disclosure != nil {
+			set.Disclosure = maps.Clone(*in.Disclosure)
+		}
+		if in.LocalVaults != nil {
+			set.LocalVaults = *in.LocalVaults
+		}
 		out = set
 		if set.AutoGrant == st.settings.AutoGrant && slices.Equal(set.UserOnlyWrite, st.settings.UserOnlyWrite) &&
 			set.ReadsPerMinute == st.settings.ReadsPerMinute && set.WritesPerMinute == st.settings.WritesPerMinute &&
 			set.LiveTokens == st.settings.LiveTokens && set.PendingProposals == st.settings.PendingProposals &&
 			set.ElicitedApprovals == st.settings.ElicitedApprovals && set.ReceiptRetentionDays == st.settings.ReceiptRetentionDays &&
-			set.LongLivedTokens == st.settings.LongLivedTokens {
+			set.LongLivedTokens == st.settings.LongLivedTokens &&
+			maps.Equal(set.Disclosure, st.settings.Disclosure) && set.LocalVaults == st.settings.LocalVaults {
 			rev = st.revision // nothing changes: no write
 			return nil
 		}

@@ -105,6 +105,10 @@ type state struct {
 	// first commit after the unlock (which rebuilt a graph of another)
 	// records the current one.
 	projectionAt int
+
+	// cv is the Client-Vault state: vault key bindings, each reader's
+	// value references, the day's resolved values (clientvault.go).
+	cv *clientVault
 }
 
 // setClaim publishes a new or replaced claim record (with mu held for
@@ -267,6 +271,7 @@ func newState() *state {
 		sets:          newKnownSets(),
 		lag:           newGraphLag(),
 		cache:         newClaimCache(nil, 0),
+		cv:            newClientVault(),
 	}
 	st.durCond = sync.NewCond(&st.durMu)
 	return st
@@ -471,6 +476,9 @@ func loadState(store Store, cacheBytes int64) (*state, error) {
 			return err
 		}
 		if err := loadEach(tx, bucketDECPolicies, func(d *DECPolicy) { st.decPolicies[d.ID] = d }); err != nil {
+			return err
+		}
+		if err := st.loadClientVault(tx); err != nil {
 			return err
 		}
 		if err := loadEach(tx, bucketDECPresentations, func(pr *Presentation) { st.presentations[pr.Token] = pr }); err != nil {

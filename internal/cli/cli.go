@@ -81,6 +81,8 @@ func commands() []command {
 		{"quarantine", runQuarantine},
 		{"mcp", runMCP},
 		{"mcp-config", runMCPConfig},
+		{"vault-keys", runVaultKeys},
+		{"hook", runHook},
 		{"check", runCheck},
 		{"graph", runGraph},
 		{"conformance", runConformance},

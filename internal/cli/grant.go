@@ -87,6 +87,7 @@ func runGrant(ctx context.Context, env *Env, args []string) error {
 	keys := fs.String("keys", "", "comma-separated key patterns, e.g. learning.*")
 	personas := fs.String("personas", "", "comma-separated persona ids")
 	expires := fs.String("expires", "24h", "when it ends: a duration from now (12h, 90m, 2d, 4w), a date (2026-12-31: to the end of that day, local time) or a time (2026-12-31T18:00:00Z)")
+	disclosure := fs.String("disclosure", "", "value or reference: how the values this grant serves reach the recipient (default: your per-tier setting, reference for critical)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -134,6 +135,9 @@ func runGrant(ctx context.Context, env *Env, args []string) error {
 	}
 	if *category != "" {
 		body["purpose_category"] = *category
+	}
+	if *disclosure != "" {
+		body["disclosure"] = *disclosure
 	}
 	var out struct {
 		ID       string `json:"id"`

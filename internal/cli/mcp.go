@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/phc-project/phc/custodian"
+	"github.com/phc-project/phc/internal/clientvault"
 	"github.com/phc-project/phc/internal/mcpserver"
 )
 
@@ -33,6 +34,7 @@ func runMCP(ctx context.Context, env *Env, args []string) error {
 	var c common
 	fs := newFlags(env, "mcp", &c)
 	token := fs.String("token", "", "the app's service token (default: $PHC_TOKEN)")
+	vaultProfile := fs.String("vault", "", "send the Client-Vault header of this local vault profile (its key is made on first use; see phc hook)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -57,10 +59,21 @@ func runMCP(ctx context.Context, env *Env, args []string) error {
 		fmt.Fprintln(env.Stderr, "phc mcp: the vault is locked: every tool answers vault_locked until it is unlocked (phc unlock); no restart is needed")
 	}
 	b := &bridge{stderr: env.Stderr, cached: map[string]json.RawMessage{}, asked: map[any]string{}}
+	var base http.RoundTripper = mcpserver.BearerTransport{Token: *token}
+	if *vaultProfile != "" {
+		origin, _ := clientvault.Origin(cl.base)
+		k, _, err := clientvault.LoadKey(c.data, origin, *vaultProfile)
+		if err != nil {
+			return err
+		}
+		// Only the kid travels on the MCP connection, never K.
+		base = headerTransport{name: clientvault.HeaderName, value: clientvault.Header(k), base: base}
+		clear(k)
+	}
 	upstream, err := (&mcp.StreamableClientTransport{
 		Endpoint: cl.base + "/mcp",
 		HTTPClient: &http.Client{Transport: refusalWatch{
-			base:    mcpserver.BearerTransport{Token: *token},
+			base:    base,
 			refused: &b.refused,
 		}},
 	}).Connect(ctx)
@@ -290,3 +303,15 @@ func (b *bridge) answerError(ctx context.Context, req *jsonrpc.Request, msg stri
 type nopWriteCloser struct{ io.Writer }
 
 func (nopWriteCloser) Close() error { return nil }
+
+// headerTransport sets one header on every request.
+type headerTransport struct {
+	name, value string
+	base        http.RoundTripper
+}
+
+func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set(h.name, h.value)
+	return h.base.RoundTrip(r)
+}

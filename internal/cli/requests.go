@@ -59,6 +59,7 @@ func decide(ctx context.Context, env *Env, args []string, verb string) error {
 	critical := fs.Bool("password", false, "re-enter the password (needed to approve critical data)")
 	requires := fs.String("requires", "", "the grant also requires a current DEC admission under this policy (approve only)")
 	dropRequires := fs.Bool("drop-requires", false, "drop the qualification the app's earlier grants over the scope require (approve only)")
+	disclosure := fs.String("disclosure", "", "value or reference: how the grant's values reach the app (approve only; default: what the app asked, else your per-tier setting)")
 	id, rest := firstArg(args)
 	if err := parse(fs, rest); err != nil {
 		return err
@@ -82,6 +83,9 @@ func decide(ctx context.Context, env *Env, args []string, verb string) error {
 	}
 	if *dropRequires {
 		body["drop_requires"] = true
+	}
+	if *disclosure != "" {
+		body["disclosure"] = *disclosure
 	}
 	var out struct {
 		Status  string `json:"status"`

@@ -142,7 +142,7 @@ func (c *Core) config(o Options, validator *schema.Validator) custodian.Config {
 // base (http://host:port).
 func (c *Core) Handler(base string) http.Handler {
 	api := httpapi.New(c.Svc, c.log)
-	metadata := mcpserver.MetadataHandler(base)
+	metadata := mcpserver.MetadataHandlerFor(base, httpapi.ResolvePath, c.Svc)
 	api.Mount("/mcp", mcpserver.New(c.Svc, c.log).Handler(base+"/.well-known/oauth-protected-resource/mcp"))
 	api.Mount("GET /.well-known/oauth-protected-resource", metadata)
 	api.Mount("GET /.well-known/oauth-protected-resource/mcp", metadata)

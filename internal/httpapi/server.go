@@ -198,6 +198,13 @@ func (s *Server) routes() []route {
 		{"POST /phc/v1/dec/trust/unrevoke", owner, s.unrevokeDECKey},
 		{"GET /phc/v1/settings", owner, s.getSettings},
 		{"PUT /phc/v1/settings", owner, s.putSettings},
+
+		// Client-Vault v=1 (clientvault.go): the resolve endpoint takes K,
+		// never a token, and checks it itself.
+		{"POST /phc/v1/vault/resolve", public, s.resolve},
+		{"GET /phc/v1/vault-keys", owner, s.listVaultKeys},
+		{"POST /phc/v1/vault-keys/activate", owner, s.setVaultKey(custodian.VaultKeyActive)},
+		{"POST /phc/v1/vault-keys/revoke", owner, s.setVaultKey(custodian.VaultKeyRevoked)},
 	}
 }
 
@@ -279,6 +286,14 @@ func (s *Server) wrap(rt route) http.Handler {
 				}
 			} else {
 				p, err = s.svc.AuthenticateOn(r.Context(), custodian.ChannelHTTP, bearer)
+			}
+			if err == nil {
+				// A read may ask for references in place of values
+				// (FORMATS.md §4).
+				var d string
+				if d, err = query(r, "disclosure"); err == nil {
+					p, err = p.WithDisclosure(d)
+				}
 			}
 			if err == nil && rt.access == owner && !p.IsOwner() {
 				err = &custodian.Error{Op: "http", Kind: custodian.KindSessionRequired}

@@ -115,7 +115,7 @@ const maxCall = 15 * time.Minute
 // verify resolves a bearer token presented on MCP to a principal through
 // the core, which decides what the channel accepts (an app's service
 // token; never the owner's session).
-func (s *Server) verify(ctx context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
+func (s *Server) verify(ctx context.Context, token string, r *http.Request) (*auth.TokenInfo, error) {
 	// While the vault is locked the core accepts any well-formed service
 	// token as a sealed principal, whose every tool call answers
 	// vault_locked: the host's session outlives the lock.
@@ -123,6 +123,7 @@ func (s *Server) verify(ctx context.Context, token string, _ *http.Request) (*au
 	if err != nil {
 		return nil, auth.ErrInvalidToken
 	}
+	s.seeVaultKey(ctx, p, r)
 	// UserID binds an MCP session to the token that opened it, the same
 	// before and after a lock: a session id alone, presented with another
 	// credential, is refused.

@@ -138,15 +138,20 @@ func (s *Server) tools() []tool {
 			Name:         "context_get",
 			Title:        "Read one field",
 			Description:  "One field with its value, if you may read it for the purpose.",
-			InputSchema:  schema(`{"type": "object", "required": ["id"], "additionalProperties": false, "properties": {"id": ` + fieldIDSchema + `, "purpose": ` + purposeSchema + `}}`),
+			InputSchema:  schema(`{"type": "object", "required": ["id"], "additionalProperties": false, "properties": {"id": ` + fieldIDSchema + `, "purpose": ` + purposeSchema + `, "disclosure": ` + disclosureSchema + `}}`),
 			OutputSchema: schema(fieldSchemaWith(`"revision": {"type": "integer"}, "warnings": {"type": "array", "items": {"type": "string"}}, ` + errorProps)),
 			Annotations:  readOnly,
 		}, func(ctx context.Context, p custodian.Principal, req *mcp.CallToolRequest) (any, error) {
 			var in struct {
-				ID      string `json:"id"`
-				Purpose string `json:"purpose"`
+				ID         string `json:"id"`
+				Purpose    string `json:"purpose"`
+				Disclosure string `json:"disclosure"`
 			}
 			if err := args(req.Params.Arguments, &in); err != nil {
+				return nil, err
+			}
+			p, err := p.WithDisclosure(in.Disclosure)
+			if err != nil {
 				return nil, err
 			}
 			return svc.GetField(ctx, p, in.ID, in.Purpose)
@@ -156,7 +161,7 @@ func (s *Server) tools() []tool {
 			Name:        "context_context",
 			Title:       "Read context by category",
 			Description: "Every field you may read for the purpose, with values, grouped by category.",
-			InputSchema: schema(`{"type": "object", "additionalProperties": false, "properties": {"purpose": ` + purposeSchema + `}}`),
+			InputSchema: schema(`{"type": "object", "additionalProperties": false, "properties": {"purpose": ` + purposeSchema + `, "disclosure": ` + disclosureSchema + `}}`),
 			OutputSchema: schema(`{"type": "object", "properties": {"context_version": {"type": "string"},
 				"categories": {"type": "object", "additionalProperties": {"type": "array", "items": ` + fieldSchema + `}},
 				"revision": {"type": "integer"}, "warnings": {"type": "array", "items": {"type": "string"}}, ` + errorProps + `}}`),
@@ -217,6 +222,7 @@ func (s *Server) tools() []tool {
 				"purpose": ` + purposeSchema + `,
 				"duration": {"description": "how long: 3600 (seconds), 1h or 30 minutes"},
 				"usage": {"type": "string", "enum": ["single", "multi", "single-use", "multi-use"]},
+				"disclosure": {"type": "string", "enum": ["reference"], "description": "reference: receive ⟦TYPE_N:display⟧ references in place of the values this request grants (the person's local vault hook resolves them on their machine)"},
 				"request_id": {"type": "string", "pattern": "^req_[A-Z2-7]{26}$", "description": "ask how an earlier request stands (alone, without scope and purpose)"}}}`),
 			OutputSchema: schema(`{"type": "object", "properties": {"request_id": {"type": "string"}, "status": {"type": "string"},
 				"scope": {"type": "array", "items": {"type": "string"}}, "purpose": {"type": "string"}, "tier": {"type": "string"}, "expires_at": {"type": "string"},
@@ -224,11 +230,12 @@ func (s *Server) tools() []tool {
 			Annotations: &mcp.ToolAnnotations{Title: "Ask for more context", DestructiveHint: boolPtr(false), OpenWorldHint: boolPtr(false)},
 		}, func(ctx context.Context, p custodian.Principal, req *mcp.CallToolRequest) (any, error) {
 			var in struct {
-				Scope     json.RawMessage `json:"scope,omitempty"`
-				Purpose   string          `json:"purpose"`
-				Duration  json.RawMessage `json:"duration,omitempty"`
-				Usage     string          `json:"usage,omitempty"`
-				RequestID string          `json:"request_id,omitempty"`
+				Scope      json.RawMessage `json:"scope,omitempty"`
+				Purpose    string          `json:"purpose"`
+				Duration   json.RawMessage `json:"duration,omitempty"`
+				Usage      string          `json:"usage,omitempty"`
+				RequestID  string          `json:"request_id,omitempty"`
+				Disclosure string          `json:"disclosure,omitempty"`
 			}
 			if err := args(req.Params.Arguments, &in); err != nil {
 				return nil, err
@@ -239,7 +246,7 @@ func (s *Server) tools() []tool {
 			// request_id alone, or a scope and a purpose.
 			if in.RequestID != "" {
 				var extra []schemaViolation
-				for name, set := range map[string]bool{"scope": in.Scope != nil, "purpose": in.Purpose != "", "duration": in.Duration != nil, "usage": in.Usage != ""} {
+				for name, set := range map[string]bool{"scope": in.Scope != nil, "purpose": in.Purpose != "", "duration": in.Duration != nil, "usage": in.Usage != "", "disclosure": in.Disclosure != ""} {
 					if set {
 						extra = append(extra, schemaViolation{"/" + name, "not", "is not allowed with request_id"})
 					}
@@ -262,6 +269,9 @@ func (s *Server) tools() []tool {
 				doc := map[string]any{"scope": in.Scope, "purpose": in.Purpose, "usage": in.Usage}
 				if in.Duration != nil {
 					doc["duration"] = in.Duration
+				}
+				if in.Disclosure != "" {
+					doc["disclosure"] = in.Disclosure
 				}
 				body, _ := json.Marshal(doc)
 				// Over MCP the core mints no token: a bearer token never
@@ -288,17 +298,23 @@ func (s *Server) tools() []tool {
 			InputSchema: schema(`{"type": "object", "required": ["query"], "additionalProperties": false, "properties": {
 				"query": {"type": "string", "minLength": 1, "maxLength": 256, "description": "words or a key prefix"},
 				"purpose": ` + purposeSchema + `,
-				"limit": {"type": "integer", "minimum": 1, "maximum": 50, "description": "results at most (default 10)"}}}`),
+				"limit": {"type": "integer", "minimum": 1, "maximum": 50, "description": "results at most (default 10)"},
+				"disclosure": ` + disclosureSchema + `}}`),
 			OutputSchema: schema(`{"type": "object", "properties": {"query": {"type": "string"}, "fields": {"type": "array", "items": ` + fieldSchema + `},
 				"revision": {"type": "integer"}, "warnings": {"type": "array", "items": {"type": "string"}}, ` + errorProps + `}}`),
 			Annotations: readOnly,
 		}, func(ctx context.Context, p custodian.Principal, req *mcp.CallToolRequest) (any, error) {
 			var in struct {
-				Query   string `json:"query"`
-				Purpose string `json:"purpose"`
-				Limit   int    `json:"limit"`
+				Query      string `json:"query"`
+				Purpose    string `json:"purpose"`
+				Limit      int    `json:"limit"`
+				Disclosure string `json:"disclosure"`
 			}
 			if err := args(req.Params.Arguments, &in); err != nil {
+				return nil, err
+			}
+			p, err := p.WithDisclosure(in.Disclosure)
+			if err != nil {
 				return nil, err
 			}
 			return svc.SearchFields(ctx, p, in.Query, in.Purpose, in.Limit)
@@ -351,14 +367,23 @@ const proposalStatusSchema = `{"type": "object", "properties": {"proposal_id": {
 func purposeOnly[T any](read func(context.Context, custodian.Principal, string) (T, error)) func(context.Context, custodian.Principal, *mcp.CallToolRequest) (any, error) {
 	return func(ctx context.Context, p custodian.Principal, req *mcp.CallToolRequest) (any, error) {
 		var in struct {
-			Purpose string `json:"purpose"`
+			Purpose    string `json:"purpose"`
+			Disclosure string `json:"disclosure"`
 		}
 		if err := args(req.Params.Arguments, &in); err != nil {
+			return nil, err
+		}
+		p, err := p.WithDisclosure(in.Disclosure)
+		if err != nil {
 			return nil, err
 		}
 		return read(ctx, p, in.Purpose)
 	}
 }
+
+// disclosureSchema is the optional disclosure argument of the tools that
+// return values (FORMATS.md §4).
+const disclosureSchema = `{"type": "string", "enum": ["value", "reference"], "description": "reference: get ⟦TYPE_N:display⟧ references in place of values (the person's local vault hook puts the values into local files); value: values where the person allows them. Critical data comes as references unless the person chose otherwise."}`
 
 // fieldSchemaWith is the field schema with more properties.
 func fieldSchemaWith(more string) string {

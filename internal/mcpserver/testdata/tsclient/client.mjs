@@ -5,7 +5,9 @@
 // CALLS.json: [{"name": tool, "arguments": {...}}, ...]; an entry {"wait": LABEL} writes "WAIT LABEL" on
 // standard error and waits for a line on standard input (the test changes the daemon meanwhile). A call that
 // throws is recorded with "thrown". With ONLY_CALLS=1 in the environment, the listings after the calls are left out.
-import { readFileSync } from "node:fs";
+// With LOG_MESSAGES=FILE, every MCP message sent and received is appended to FILE, one JSON line each; with
+// CLIENT_VAULT=VALUE (http mode), every request carries the header Client-Vault: VALUE.
+import { appendFileSync, readFileSync } from "node:fs";
 import { createInterface } from "node:readline";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -16,15 +18,31 @@ let transport, callsFile;
 if (mode === "http") {
   const [url, token, file] = rest;
   callsFile = file;
-  transport = new StreamableHTTPClientTransport(new URL(url), {
-    requestInit: { headers: { Authorization: `Bearer ${token}` } },
-  });
+  const headers = { Authorization: `Bearer ${token}` };
+  if (process.env.CLIENT_VAULT) headers["Client-Vault"] = process.env.CLIENT_VAULT;
+  transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } });
 } else {
   const cut = rest.indexOf("--");
   const [command, ...args] = rest.slice(0, cut);
   callsFile = rest[cut + 1];
   transport = new StdioClientTransport({ command, args, env: process.env, stderr: "inherit" });
 }
+// logged wraps a transport so that every message it carries, both ways, is appended to file.
+function logged(inner, file) {
+  const log = (dir, m) => appendFileSync(file, JSON.stringify({ dir, message: m }) + "\n");
+  const w = {
+    start: () => inner.start(),
+    send: (m, o) => { log("sent", m); return inner.send(m, o); },
+    close: () => inner.close(),
+    get sessionId() { return inner.sessionId; },
+    setProtocolVersion: (v) => inner.setProtocolVersion?.(v),
+  };
+  inner.onmessage = (m, extra) => { log("received", m); w.onmessage?.(m, extra); };
+  inner.onerror = (e) => w.onerror?.(e);
+  inner.onclose = () => w.onclose?.();
+  return w;
+}
+if (process.env.LOG_MESSAGES) transport = logged(transport, process.env.LOG_MESSAGES);
 const calls = JSON.parse(readFileSync(callsFile, "utf8"));
 const client = new Client({ name: "phc-ts-test", version: "1.0.0" });
 const out = { tools: [], calls: [], resources: null, prompts: [], prompt: null };

@@ -1,0 +1,371 @@
+package custodian
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Disclosure modes (FORMATS.md §4): how a served value reaches a reader.
+const (
+	DisclosureValue     = "value"
+	DisclosureReference = "reference"
+)
+
+// disclosure is the owner's default mode for tier: the setting, else
+// reference for critical and value for the other tiers.
+func (s Settings) disclosure(tier string) string {
+	if m, ok := s.Disclosure[tier]; ok {
+		return m
+	}
+	if tier == SensitivityCritical {
+		return DisclosureReference
+	}
+	return DisclosureValue
+}
+
+// WithDisclosure returns p asking for the disclosure mode d on its reads
+// ("" or "value": as the owner decided; "reference": references even
+// where the owner would give the value). A reader may ask for a reference
+// in place of a value, never for a value the owner chose to give as a
+// reference.
+func (p Principal) WithDisclosure(d string) (Principal, error) {
+	switch d {
+	case "", DisclosureValue, DisclosureReference:
+		p.disclosure = d
+		return p, nil
+	}
+	return p, fail("read", KindInvalid, "disclosure is value or reference")
+}
+
+// referenceMode reports whether claim c, served to p under g (nil: the
+// owner's auto_grant), goes as a reference: the grant's disclosure, else
+// the owner's setting for the claim's tier, says so, or p asked for one.
+func (st *state) referenceMode(p Principal, g *Grant, c *Claim) bool {
+	if p.disclosure == DisclosureReference {
+		return true
+	}
+	mode := st.settings.disclosure(c.Sensitivity)
+	if g != nil && g.Disclosure != "" {
+		mode = g.Disclosure
+	}
+	return mode == DisclosureReference
+}
+
+// The references minted for each reader: one record per reader, under an
+// opaque key (a digest of the reader's name), encrypted like every record.
+const bucketVaultRefs = "vault_refs" // sha256(reader) hex → readerRefs
+
+// mintedRef is one reference key of one reader: the claim and version
+// whose value it names, the grant and purpose it was served under, and
+// when the key was (last) minted.
+type mintedRef struct {
+	Key      string    `json:"key"`
+	Claim    string    `json:"claim"`
+	Version  int       `json:"version"`
+	Grant    string    `json:"grant,omitempty"` // "": the owner's auto_grant
+	Purpose  string    `json:"purpose,omitempty"`
+	MintedAt time.Time `json:"minted_at"`
+}
+
+// readerRefs is a reader's mapping. It is replaced, never changed, once
+// published in the view.
+type readerRefs struct {
+	Reader string                `json:"reader"`
+	Next   map[string]int        `json:"next"` // TYPE → the last N minted
+	Refs   map[string]*mintedRef `json:"refs"` // TYPE_N → ref
+
+	byClaim map[string]*mintedRef // claim id → its ref (derived at load)
+}
+
+func (rr *readerRefs) index() {
+	rr.byClaim = make(map[string]*mintedRef, len(rr.Refs))
+	for _, m := range rr.Refs {
+		rr.byClaim[m.Claim] = m
+	}
+}
+
+// clone is a copy of rr whose maps a write may change.
+func (rr *readerRefs) clone() *readerRefs {
+	out := &readerRefs{Reader: rr.Reader, Next: make(map[string]int, len(rr.Next)+1), Refs: make(map[string]*mintedRef, len(rr.Refs)+1)}
+	for k, v := range rr.Next {
+		out.Next[k] = v
+	}
+	for k, v := range rr.Refs {
+		out.Refs[k] = v
+	}
+	out.index()
+	return out
+}
+
+func readerRefsKey(reader string) string {
+	h := sha256.Sum256([]byte("phc vault refs\x00" + reader))
+	return hex.EncodeToString(h[:16])
+}
+
+// refWant is one claim a read serves as a reference: the version it read
+// and what it was served under.
+type refWant struct {
+	claim   string
+	version int
+	grant   string
+	purpose string
+}
+
+// sameValue reports whether versions a and b of r hold the same value.
+func sameValue(r *claimRecord, a, b int) bool {
+	if a < 1 || b < 1 || a > r.meta.Head || b > r.meta.Head {
+		return false
+	}
+	if a == b {
+		return true
+	}
+	return bytes.Equal(r.version(a).Value, r.version(b).Value)
+}
+
+// current reports whether m names want's value under want's grant and
+// purpose (so that serving it again changes nothing), and was minted for
+// this reader: not before it was registered under its name (since), so
+// that a removed app's namesake inherits no key.
+func (m *mintedRef) current(r *claimRecord, w refWant, since time.Time) bool {
+	return m != nil && !m.MintedAt.Before(since) && sameValue(r, m.Version, w.version) && m.Grant == w.grant && m.Purpose == w.purpose
+}
+
+// references returns, for each claim of wants, the reference text that
+// stands for its value for reader: the key minted before while the value
+// is the same, else a key minted now (a new one for a claim never served,
+// the same key minted again for a value that changed). What it mints is
+// durable before it returns.
+func (s *Service) references(st *state, reader string, wants []refWant) (map[string]string, error) {
+	texts := func(st *state) (map[string]string, bool) {
+		rr := st.cv.refs[reader]
+		since := st.consumerSince(reader)
+		out := make(map[string]string, len(wants))
+		for _, w := range wants {
+			r := st.claims[w.claim]
+			if rr == nil || r == nil || !rr.byClaim[w.claim].current(r, w, since) {
+				return nil, false
+			}
+			m := rr.byClaim[w.claim]
+			out[w.claim] = referenceText(m.Key, r.meta.Key, r.version(w.version).Value)
+		}
+		return out, true
+	}
+	st.mu.RLock()
+	out, ok := texts(st)
+	st.mu.RUnlock()
+	if ok {
+		return out, nil
+	}
+	err := s.commit(st, func(st *state, b *batch) error {
+		old := st.cv.refs[reader]
+		rr := &readerRefs{Reader: reader, Next: map[string]int{}, Refs: map[string]*mintedRef{}, byClaim: map[string]*mintedRef{}}
+		if old != nil {
+			rr = old.clone()
+		}
+		changed := false
+		since := st.consumerSince(reader)
+		for _, w := range wants {
+			r := st.claims[w.claim]
+			if r == nil || w.version < 1 || w.version > r.meta.Head {
+				continue // gone meanwhile: the read still shows its key
+			}
+			m := rr.byClaim[w.claim]
+			if m.current(r, w, since) {
+				continue
+			}
+			nm := &mintedRef{Claim: w.claim, Version: w.version, Grant: w.grant, Purpose: w.purpose, MintedAt: b.now}
+			switch {
+			case m == nil:
+				typ := refType(r.head().Key)
+				rr.Next[typ]++
+				nm.Key = typ + "_" + strconv.Itoa(rr.Next[typ])
+			case !m.MintedAt.Before(since) && sameValue(r, m.Version, w.version):
+				// The same value under another grant or purpose: the key
+				// and its minting stay.
+				nm.Key, nm.Version, nm.MintedAt = m.Key, m.Version, m.MintedAt
+			default:
+				// Another value (or another app under the same name): the
+				// key is minted again, and a vault that saw it before now
+				// gets expired.
+				nm.Key = m.Key
+			}
+			rr.Refs[nm.Key] = nm
+			rr.byClaim[w.claim] = nm
+			changed = true
+		}
+		if changed {
+			st.cv.refs[reader] = rr
+			b.put(bucketVaultRefs, readerRefsKey(reader), rr)
+		}
+		out, ok = texts(st)
+		return nil
+	})
+	if err == nil && !ok {
+		// A claim the read served was erased before its key could be
+		// minted: no reference stands for it, and no value may go out.
+		return nil, fail("reference", KindConflict, "the data changed while it was read: read it again")
+	}
+	return out, err
+}
+
+// refTypes maps the last segment of a well-known key to its reference
+// type where the plain rule reads badly.
+var refTypes = map[string]string{
+	"passport_number": "PASSPORT", "passport": "PASSPORT", "passport_no": "PASSPORT",
+	"bank_account_number": "BANK_ACCOUNT", "bank_routing": "ROUTING", "dob": "BIRTH_DATE",
+}
+
+// refType is the TYPE of a reference to key: upper-case letters and "_",
+// from the key's last segment (identity.passport_number → PASSPORT,
+// contact.email → EMAIL), never from the value.
+func refType(key string) string {
+	seg := key[strings.LastIndexByte(key, '.')+1:]
+	if t, ok := refTypes[seg]; ok {
+		return t
+	}
+	var b strings.Builder
+	for i := 0; i < len(seg) && b.Len() < 32; i++ {
+		c := seg[i]
+		switch {
+		case c >= 'a' && c <= 'z':
+			b.WriteByte(c - 'a' + 'A')
+		case c == '_' || c == '-':
+			if s := b.String(); s != "" && !strings.HasSuffix(s, "_") {
+				b.WriteByte('_')
+			}
+		}
+	}
+	t := strings.TrimSuffix(strings.TrimSuffix(b.String(), "_"), "_NUMBER")
+	if t == "" {
+		return "VALUE"
+	}
+	return t
+}
+
+// refValue is the text a reference resolves to: a string value itself,
+// any other JSON value in its compact JSON form.
+func refValue(v json.RawMessage) string {
+	var s string
+	if err := json.Unmarshal(v, &s); err == nil {
+		return s
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, v); err != nil {
+		return string(v)
+	}
+	return buf.String()
+}
+
+// Reference brackets (FORMATS.md §4).
+const (
+	refOpen  = "⟦"
+	refClose = "⟧"
+	refMask  = "•••"
+)
+
+// referenceText is the reference of key for the value v of the claim key
+// claimKey: ⟦KEY:display⟧, or ⟦KEY⟧ for a secret.
+func referenceText(key, claimKey string, v json.RawMessage) string {
+	d := ""
+	if !secretKey(claimKey) {
+		d = maskedDisplay(refValue(v))
+	}
+	if d == "" {
+		return refOpen + key + refClose
+	}
+	return refOpen + key + ":" + d + refClose
+}
+
+// secretKey reports whether the values of claimKey are secrets, whose
+// references show no display at all: credentials and keys naming a
+// password, PIN, secret or token.
+func secretKey(claimKey string) bool {
+	if underKey("credentials", claimKey) {
+		return true
+	}
+	seg := claimKey[strings.LastIndexByte(claimKey, '.')+1:]
+	for _, w := range []string{"password", "passphrase", "pin", "secret", "token", "api_key", "private_key", "cvv", "cvc"} {
+		if seg == w || strings.HasPrefix(seg, w+"_") || strings.HasSuffix(seg, "_"+w) {
+			return true
+		}
+	}
+	return false
+}
+
+// MaskedDisplay is the display a reference to the value s shows (see
+// maskedDisplay); a local vault hook checks a reference's display against
+// the value its key resolves to.
+func MaskedDisplay(s string) string { return maskedDisplay(s) }
+
+// ReferenceDisplay returns the display part of the reference ref
+// (⟦KEY:display⟧), or "" when it has none.
+func ReferenceDisplay(ref string) string {
+	inner := strings.TrimSuffix(strings.TrimPrefix(ref, refOpen), refClose)
+	_, d, _ := strings.Cut(inner, ":")
+	return d
+}
+
+// maskedDisplay is a hint of s that hides at least three of its
+// characters behind •••: an address keeps two characters of its local
+// part and its domain (ma•••@example.com), anything else its first and
+// last two characters when it has seven or more (X1•••89), one of each
+// with five or six, none below.
+func maskedDisplay(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f || r == '⟦' || r == '⟧' || (r >= 0x80 && r < 0xa0) || refusedInPurpose(r) {
+			return -1
+		}
+		return r
+	}, s)
+	if local, domain, ok := strings.Cut(s, "@"); ok && domain != "" && !strings.Contains(domain, "@") {
+		if n := utf8.RuneCountInString(local); n >= 3 {
+			keep := min(2, n-3)
+			return string([]rune(local)[:keep]) + refMask + "@" + domain
+		}
+	}
+	rs := []rune(s)
+	keep := 0
+	switch n := len(rs); {
+	case n >= 7:
+		keep = 2
+	case n >= 5:
+		keep = 1
+	}
+	if keep == 0 {
+		return refMask
+	}
+	return string(rs[:keep]) + refMask + string(rs[len(rs)-keep:])
+}
+
+// loadVaultRefs reads every reader's references into st.cv.
+func (st *state) loadVaultRefs(tx Tx) error {
+	return tx.ForEach(bucketVaultRefs, func(k string, v []byte) error {
+		rr := &readerRefs{}
+		if err := json.Unmarshal(v, rr); err != nil {
+			return fmt.Errorf("vault refs %s: %w", k, err)
+		}
+		if rr.Next == nil {
+			rr.Next = map[string]int{}
+		}
+		if rr.Refs == nil {
+			rr.Refs = map[string]*mintedRef{}
+		}
+		rr.index()
+		st.cv.refs[rr.Reader] = rr
+		return nil
+	})
+}
+
+// asReference returns c with its value replaced by the reference text.
+func asReference(c Claim, text string) Claim {
+	v, _ := json.Marshal(text)
+	c.Value = v
+	return c
+}
