@@ -30,6 +30,7 @@ import (
 	"github.com/phc-project/phc/internal/mcpserver"
 	"github.com/phc-project/phc/internal/store"
 	"github.com/phc-project/phc/internal/vault"
+	"github.com/phc-project/phc/internal/webui"
 	"github.com/phc-project/phc/schema"
 )
 
@@ -134,7 +135,7 @@ func (c *Core) config(o Options, validator *schema.Validator) custodian.Config {
 }
 
 // Handler is the daemon's HTTP face for the service: the HTTP API, the MCP
-// endpoint at /mcp, and its RFC 9728 metadata, for a daemon reached at
+// endpoint at /mcp, its RFC 9728 metadata, and the owner's console at /ui/, for a daemon reached at
 // base (http://host:port).
 func (c *Core) Handler(base string) http.Handler {
 	api := httpapi.New(c.Svc, c.log)
@@ -142,6 +143,8 @@ func (c *Core) Handler(base string) http.Handler {
 	api.Mount("/mcp", mcpserver.New(c.Svc, c.log).Handler(base+"/.well-known/oauth-protected-resource/mcp"))
 	api.Mount("GET /.well-known/oauth-protected-resource", metadata)
 	api.Mount("GET /.well-known/oauth-protected-resource/mcp", metadata)
+	api.Mount(webui.Prefix, webui.New(c.Svc, c.log))
+	api.Mount("GET /{$}", http.RedirectHandler(webui.Prefix, http.StatusSeeOther))
 	return api
 }
 
