@@ -37,6 +37,9 @@ type Env struct {
 	// Clock tells the daemon the time; nil is the system clock (tests
 	// pass a fake, never a wall-clock wait).
 	Clock custodian.Clock
+	// OpenBrowser opens a URL in the person's browser (phc ui); nil is
+	// the system's opener.
+	OpenBrowser func(url string) error
 }
 
 // command is one verb.
@@ -53,6 +56,7 @@ func commands() []command {
 		{"unlock", "unlock the daemon's vault", runUnlock},
 		{"lock", "lock the daemon's vault", runLock},
 		{"status", "show whether the vault is locked", runStatus},
+		{"ui", "open the owner's console in the browser, signed in with this session (--print: print the link instead)", runUI},
 		{"consumer", "manage consumers (add, list, approve, remove)", runConsumer},
 		{"token", "obtain a service token for a consumer (or: token list, token revoke PREFIX)", runToken},
 		{"persona", "create, list, rename, edit and remove personas (add, list, rename, set, remove)", runPersona},
