@@ -25,7 +25,7 @@ func runUI(ctx context.Context, env *Env, args []string) error {
 		if perr != nil {
 			return perr
 		}
-		fmt.Fprintf(env.Stdout, "no owner session (the vault is locked?): open %s/ui/ and sign in with your password and Secret Key\n", plain.base)
+		fmt.Fprintf(env.Stdout, "no owner session (the vault is locked?): open %s/ui and sign in with your password and Secret Key\n", plain.base)
 		return nil
 	}
 	var out struct {
@@ -41,7 +41,7 @@ func runUI(ctx context.Context, env *Env, args []string) error {
 			open = openBrowser
 		}
 		if err := open(link); err == nil {
-			fmt.Fprintf(env.Stdout, "opened the console at %s/ui/ in your browser\n", cl.base)
+			fmt.Fprintf(env.Stdout, "opened the console at %s/ui in your browser\n", cl.base)
 			return nil
 		}
 	}

@@ -135,7 +135,7 @@ func (c *Core) config(o Options, validator *schema.Validator) custodian.Config {
 }
 
 // Handler is the daemon's HTTP face for the service: the HTTP API, the MCP
-// endpoint at /mcp, its RFC 9728 metadata, and the owner's console at /ui/, for a daemon reached at
+// endpoint at /mcp, its RFC 9728 metadata, and the owner's console at /ui, for a daemon reached at
 // base (http://host:port).
 func (c *Core) Handler(base string) http.Handler {
 	api := httpapi.New(c.Svc, c.log)
@@ -143,8 +143,10 @@ func (c *Core) Handler(base string) http.Handler {
 	api.Mount("/mcp", mcpserver.New(c.Svc, c.log).Handler(base+"/.well-known/oauth-protected-resource/mcp"))
 	api.Mount("GET /.well-known/oauth-protected-resource", metadata)
 	api.Mount("GET /.well-known/oauth-protected-resource/mcp", metadata)
-	api.Mount(webui.Prefix, webui.New(c.Svc, c.log))
-	api.Mount("GET /{$}", http.RedirectHandler(webui.Prefix, http.StatusSeeOther))
+	console := webui.New(c.Svc, c.log)
+	api.Mount(webui.Prefix, console)
+	api.Mount("GET "+webui.Home, console)
+	api.Mount("GET /{$}", http.RedirectHandler(webui.Home, http.StatusSeeOther))
 	return api
 }
 

@@ -1,6 +1,7 @@
 package webui
 
 import (
+	"bytes"
 	"embed"
 	"encoding/json"
 	"fmt"
@@ -35,11 +36,16 @@ var funcs = template.FuncMap{
 		if err := json.Unmarshal(raw, &v); err != nil {
 			return string(raw)
 		}
-		out, err := json.MarshalIndent(v, "", "  ")
-		if err != nil {
+		// The template escapes the text; JSON's own HTML escaping would
+		// show \u003c where the value has <.
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(v); err != nil {
 			return string(raw)
 		}
-		return string(out)
+		return strings.TrimSuffix(buf.String(), "\n")
 	},
 	"when": func(t any) string {
 		switch v := t.(type) {

@@ -26,8 +26,12 @@ func TestConsoleSecurity(t *testing.T) {
 			t.Errorf("POST /ui/lock signed out = %d; want 401", status)
 		}
 		status, _, h = get(t, cl, c.base+"/")
-		if status != http.StatusSeeOther || h.Get("Location") != "/ui/" {
-			t.Errorf("GET / = %d to %q; want 303 to /ui/", status, h.Get("Location"))
+		if status != http.StatusSeeOther || h.Get("Location") != "/ui" {
+			t.Errorf("GET / = %d to %q; want 303 to /ui", status, h.Get("Location"))
+		}
+		status, _, h = get(t, cl, c.base+"/ui")
+		if status != http.StatusSeeOther || h.Get("Location") != "/ui/review" {
+			t.Errorf("GET /ui = %d to %q; want 303 to /ui/review", status, h.Get("Location"))
 		}
 	})
 
@@ -44,7 +48,7 @@ func TestConsoleSecurity(t *testing.T) {
 				t.Errorf("Content-Security-Policy = %q; want %s in it", csp, want)
 			}
 		}
-		for k, want := range map[string]string{"X-Frame-Options": "DENY", "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer", "Cache-Control": "no-store"} {
+		for k, want := range map[string]string{"X-Frame-Options": "DENY", "X-Content-Type-Options": "nosniff", "Referrer-Policy": "same-origin", "Cache-Control": "no-store"} {
 			if got := h.Get(k); got != want {
 				t.Errorf("%s = %q; want %q", k, got, want)
 			}

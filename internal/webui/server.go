@@ -21,6 +21,9 @@ import (
 
 // Paths and names the console uses.
 const (
+	// Home is the console's address; its pages are under Prefix. (The
+	// local API refuses paths with a trailing slash, /ui/ included.)
+	Home         = "/ui"
 	Prefix       = "/ui/"
 	cookieName   = "phc_console"
 	preCookie    = "phc_console_signin"
@@ -90,7 +93,7 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("POST /ui/signin", s.signin)
 	s.mux.HandleFunc("GET /ui/login", s.login)
 	s.mux.HandleFunc("POST /ui/link", s.mintLink)
-	s.mux.HandleFunc("GET /ui/{$}", func(w http.ResponseWriter, r *http.Request) {
+	s.mux.HandleFunc("GET /ui", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/ui/review", http.StatusSeeOther)
 	})
 	for pattern, h := range map[string]handler{
@@ -132,7 +135,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("Content-Security-Policy", csp)
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("X-Frame-Options", "DENY")
-	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Referrer-Policy", "same-origin")
 	h.Set("Cross-Origin-Opener-Policy", "same-origin")
 	h.Set("Cross-Origin-Resource-Policy", "same-origin")
 	h.Set("Cache-Control", "no-store")
