@@ -63,6 +63,8 @@ var funcs = template.FuncMap{
 		return fmt.Sprint(t)
 	},
 	"join": strings.Join,
+	// refID is the record id of an "id@version" ref.
+	"refID": func(ref string) string { id, _, _ := strings.Cut(ref, "@"); return id },
 	"has": func(list []string, s string) bool {
 		for _, x := range list {
 			if x == s {

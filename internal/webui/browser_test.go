@@ -355,11 +355,18 @@ func TestConsoleInBrowser(t *testing.T) {
 		if n := eval[int](b, `document.querySelectorAll('#lineage a.node').length`); n != 2 {
 			t.Errorf("the claim's lineage picture has %d nodes; want its version and the summary", n)
 		}
-		b.shot("claim")
 		b.do(chromedp.SetValue(chromedp.ID("correct-value"), `"Principal engineer"`))
 		if got := b.submit("#correct-submit", "#flash"); !strings.Contains(got, "version 2") {
 			t.Fatalf("correcting says %q", got)
 		}
+		// The picture now shows both versions and the stale summary.
+		if n := eval[int](b, `document.querySelectorAll('#lineage a.node').length`); n != 3 {
+			t.Errorf("after the correction the lineage picture has %d nodes; want two versions and the summary", n)
+		}
+		if got := eval[string](b, `document.querySelector('#lineage a.node[data-id="`+sid+`"]').textContent`); !strings.Contains(got, "stale") {
+			t.Errorf("the summary's node says %q; want stale", got)
+		}
+		b.shot("claim")
 		b.do(chromedp.Click(chromedp.CSS(`#lineage a.node[data-id="` + sid + `"] rect`)))
 		if got := b.text("#status"); got != "stale" {
 			t.Fatalf("after correcting its parent the summary is %q; want stale", got)

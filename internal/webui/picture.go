@@ -47,13 +47,13 @@ const (
 )
 
 const (
-	nodeW           = 230
+	nodeW           = 250
 	nodeH           = 52
 	colGap          = 90
 	rowGap          = 24
 	margin          = 20
 	maxLineageDepth = 4
-	maxLabel        = 30
+	maxLabel        = 26
 )
 
 // short cuts s to n runes, with an ellipsis.
@@ -138,7 +138,7 @@ func claimHref(id string) string   { return "/ui/claims/" + url.PathEscape(id) }
 func summaryHref(id string) string { return "/ui/summaries/" + url.PathEscape(id) }
 
 func summaryNode(sm custodian.Summary, here bool) pnode {
-	n := pnode{ID: sm.ID, Label: "summary " + sm.ID, Sub: "v" + strconv.Itoa(sm.Version) + " · " + sm.Status, Href: summaryHref(sm.ID), Highlighted: here}
+	n := pnode{ID: sm.ID, Label: "summary " + sm.ID, Sub: "summary v" + strconv.Itoa(sm.Version) + " · " + sm.Status, Href: summaryHref(sm.ID), Highlighted: here}
 	switch sm.Status {
 	case custodian.SummaryCurrent:
 		n.Fill, n.Line = fillCurrent, lineCurrent
@@ -170,7 +170,7 @@ func claimLineage(cur custodian.Claim, versions []custodian.Claim, sums []custod
 	prev := ""
 	for _, v := range versions {
 		ref := v.Ref()
-		n := pnode{ID: ref, Label: v.Key, Sub: ref + " · " + v.Status, Href: claimHref(v.ID), Highlighted: v.Version == cur.Version}
+		n := pnode{ID: ref, Label: v.Key, Sub: "v" + strconv.Itoa(v.Version) + " · " + v.Status, Href: claimHref(v.ID), Highlighted: v.Version == cur.Version}
 		if v.Version == cur.Version && v.Status == custodian.StatusActive {
 			n.Fill, n.Line = fillCurrent, lineCurrent
 		} else {
@@ -227,13 +227,14 @@ func summaryLineage(sm custodian.Summary, sums []custodian.Summary, claims map[s
 				l.link(p.ID, x.ID, "derived")
 				continue
 			}
-			n := pnode{ID: ref, Label: ref, Sub: "claim (deleted)", Href: claimHref(id), Fill: fillOld, Line: lineOld}
+			_, v, _ := strings.Cut(ref, "@")
+			n := pnode{ID: ref, Label: ref, Sub: "claim (gone)", Href: claimHref(id), Fill: fillOld, Line: lineOld}
 			if c, ok := claims[id]; ok {
 				n.Label = c.Key
 				if c.Ref() == ref && c.Status == custodian.StatusActive {
-					n.Sub, n.Fill, n.Line = ref+" · current", fillCurrent, lineCurrent
+					n.Sub, n.Fill, n.Line = "v"+v+" · current", fillCurrent, lineCurrent
 				} else {
-					n.Sub, n.Fill, n.Line = ref+" · now v"+strconv.Itoa(c.Version)+" "+c.Status, fillStale, lineStale
+					n.Sub, n.Fill, n.Line = "v"+v+" · now v"+strconv.Itoa(c.Version)+" "+c.Status, fillStale, lineStale
 				}
 			}
 			l.add(col, n)
@@ -253,7 +254,10 @@ func summaryLineage(sm custodian.Summary, sums []custodian.Summary, claims map[s
 // neighbourhood draws the relationships a traversal found around its
 // node: the node in the middle, the others on circles by depth.
 func neighbourhood(n custodian.Neighbors) *picture {
-	const w, h, r1 = 760, 520, 190
+	w, h, r1 := 760, 520, 190
+	if len(n.Edges) == 0 {
+		w, h = 220, 70
+	}
 	pic := &picture{Width: w, Height: h}
 	pos := map[string][2]int{}
 	var order []string
@@ -276,7 +280,7 @@ func neighbourhood(n custodian.Neighbors) *picture {
 			continue
 		}
 		a := 2 * math.Pi * float64(i-1) / float64(max(others, 1))
-		pos[id] = [2]int{cx + int(r1*1.45*math.Cos(a)), cy + int(r1*math.Sin(a))}
+		pos[id] = [2]int{cx + int(float64(r1)*1.45*math.Cos(a)), cy + int(float64(r1)*math.Sin(a))}
 	}
 	const bw, bh = 170, 40
 	for _, e := range n.Edges {
