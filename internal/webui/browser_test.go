@@ -222,6 +222,24 @@ func TestConsoleInBrowser(t *testing.T) {
 			t.Errorf("the diff shows %q", got)
 		}
 		c.must(200, "POST", "/phc/v1/proposals/"+id2+"/reject", c.owner(), map[string]string{}, nil)
+
+		// Edit, then confirm.
+		id3 := c.propose(writer, map[string]any{"key": "work.team", "value": "Platfrom"})
+		b.do(chromedp.Navigate(ui + "/review"))
+		b.do(chromedp.Click(chromedp.CSS("#"+id3+" details summary")),
+			chromedp.SendKeys(chromedp.CSS("#"+id3+" textarea"), `"Platform"`))
+		if got := b.submit("#"+id3+` button[name=one]`, "#flash"); !strings.Contains(got, "Confirmed work.team") {
+			t.Fatalf("after editing and confirming the page says %q", got)
+		}
+		var team struct {
+			Claims []struct {
+				Value string `json:"value"`
+			} `json:"claims"`
+		}
+		c.must(200, "GET", "/phc/v1/claims?key=work.team", c.owner(), nil, &team)
+		if len(team.Claims) != 1 || team.Claims[0].Value != "Platform" {
+			t.Errorf("work.team after the edit = %+v; want Platform", team.Claims)
+		}
 	})
 
 	t.Run("bulk reject", func(t *testing.T) {

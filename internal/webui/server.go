@@ -195,7 +195,7 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, sess *session, err
 	} else {
 		s.log.Debug("console request refused", "method", r.Method, "route", r.Pattern, "constraint", d.Constraint, "err", err)
 	}
-	s.render(w, d.Status, "error", sess, map[string]any{"Error": d.Error, "Constraint": d.Constraint, "Status": d.Status})
+	s.render(w, d.Status, "error", sess, map[string]any{"Error": d.Error, "Constraint": d.Constraint, "Status": d.Status, "Violations": d.Violations})
 }
 
 // page is what every page template receives.
