@@ -146,7 +146,6 @@ func (c *Core) Handler(base string) http.Handler {
 	console := webui.New(c.Svc, c.log)
 	api.Mount(webui.Prefix, console)
 	api.Mount("GET "+webui.Home, console)
-	api.Mount("GET /{$}", http.RedirectHandler(webui.Home, http.StatusSeeOther))
 	return api
 }
 

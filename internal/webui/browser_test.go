@@ -167,7 +167,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	t.Run("unlock", func(t *testing.T) {
 		c, b := c.with(t), b.with(t)
 		c.must(200, "POST", "/context/lock", c.owner(), nil, nil)
-		b.do(chromedp.Navigate(c.base + "/"))
+		b.do(chromedp.Navigate(ui))
 		b.do(chromedp.WaitVisible(chromedp.ID("unlock")))
 		b.shot("signin")
 		b.do(chromedp.SendKeys(chromedp.ID("password"), "not the password"), chromedp.SendKeys(chromedp.ID("secret_key"), c.sk))
@@ -480,6 +480,18 @@ func TestConsoleInBrowser(t *testing.T) {
 		b.do(chromedp.Navigate(ui + "/receipts"))
 		if got := b.text("#chain"); !strings.Contains(got, "chain verified") {
 			t.Errorf("the receipt chain shows %q", got)
+		}
+		// Filtered: the reader's refused reads (after the revocation).
+		b.do(chromedp.Navigate(ui + "/receipts?app=reader&decision=deny"))
+		b.do(chromedp.WaitVisible(chromedp.ID("receipts")))
+		rows := eval[[]string](b, `[...document.querySelectorAll('#receipts tr.receipt')].map(r => r.cells[2].textContent + ' ' + r.cells[6].textContent)`)
+		if len(rows) == 0 {
+			t.Error("no deny receipt for reader; its read after the revocation was refused")
+		}
+		for _, r := range rows {
+			if !strings.Contains(r, "consumer:reader") || !strings.Contains(r, "deny") {
+				t.Errorf("a receipt shown for app=reader&decision=deny: %q", r)
+			}
 		}
 	})
 

@@ -25,10 +25,6 @@ func TestConsoleSecurity(t *testing.T) {
 		if status != http.StatusUnauthorized {
 			t.Errorf("POST /ui/lock signed out = %d; want 401", status)
 		}
-		status, _, h = get(t, cl, c.base+"/")
-		if status != http.StatusSeeOther || h.Get("Location") != "/ui" {
-			t.Errorf("GET / = %d to %q; want 303 to /ui", status, h.Get("Location"))
-		}
 		status, _, h = get(t, cl, c.base+"/ui")
 		if status != http.StatusSeeOther || h.Get("Location") != "/ui/review" {
 			t.Errorf("GET /ui = %d to %q; want 303 to /ui/review", status, h.Get("Location"))
