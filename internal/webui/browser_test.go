@@ -465,7 +465,25 @@ func TestConsoleInBrowser(t *testing.T) {
 	})
 
 	t.Run("other pages", func(t *testing.T) {
-		b := b.with(t)
+		c, b := c.with(t), b.with(t)
+		// Some of the graph: two entities and the relationships between them.
+		entity := func(typ, name, key string) string {
+			var e struct {
+				Entity struct {
+					ID string `json:"id"`
+				} `json:"entity"`
+			}
+			c.must(201, "POST", "/phc/v1/entities", c.owner(), map[string]string{"type": typ, "name": name, "key": key}, &e)
+			return e.Entity.ID
+		}
+		ana, acme := entity("person", "Ana", "people.ana.name"), entity("organisation", "Acme", "orgs.acme.name")
+		relate := func(key, from, to, rel string) {
+			id := c.propose(c.owner(), map[string]any{"key": key, "kind": "relationship", "value": map[string]string{"from": from, "to": to, "relation": rel}})
+			c.must(200, "POST", "/phc/v1/proposals/"+id+"/confirm", c.owner(), map[string]any{"personas": []string{}}, nil)
+		}
+		relate("people.ana.relation", "self", ana, "friend")
+		relate("orgs.acme.relation", "self", acme, "works_at")
+		relate("people.ana.employer", ana, acme, "works_at")
 		for _, p := range []struct{ path, sel, name string }{
 			{"/claims", "#claims", "claims"},
 			{"/personas", "#personas", "personas"},
@@ -476,6 +494,15 @@ func TestConsoleInBrowser(t *testing.T) {
 			b.do(chromedp.Navigate(ui + p.path))
 			b.do(chromedp.WaitVisible(chromedp.CSS(p.sel)))
 			b.shot(p.name)
+		}
+		b.do(chromedp.Navigate(ui + "/graph"))
+		if n := eval[int](b, `document.querySelectorAll('#graph a.node').length`); n != 3 {
+			t.Errorf("the graph around self has %d nodes; want self, Ana and Acme", n)
+		}
+		b.do(chromedp.Click(chromedp.CSS(`#graph a.node[data-id="` + ana + `"] rect`)))
+		b.do(chromedp.WaitVisible(chromedp.CSS(`h1 .literal`)))
+		if got := b.text("h1 .literal"); got != ana {
+			t.Errorf("clicking Ana's node opened the graph around %q", got)
 		}
 		b.do(chromedp.Navigate(ui + "/receipts"))
 		if got := b.text("#chain"); !strings.Contains(got, "chain verified") {

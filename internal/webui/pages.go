@@ -296,9 +296,14 @@ func (s *Server) claim(w http.ResponseWriter, r *http.Request, sess *session) er
 	var hood *picture
 	if cur.Claim.Status == custodian.StatusActive {
 		n, err := s.svc.Traverse(ctx(r), sess.p, custodian.NeighborQuery{Node: cur.Claim.Subject, Depth: 1})
-		if err == nil {
-			hood = neighbourhood(n)
-		} else if custodian.KindOf(err) != custodian.KindNotFound {
+		switch {
+		case err == nil:
+			types, err := s.entityTypes(r, sess)
+			if err != nil {
+				return err
+			}
+			hood = neighbourhood(n, types)
+		case custodian.KindOf(err) != custodian.KindNotFound:
 			return err
 		}
 	}
@@ -444,8 +449,25 @@ func (s *Server) graphPage(w http.ResponseWriter, r *http.Request, sess *session
 	if err != nil {
 		return err
 	}
-	s.render(w, http.StatusOK, "graph", sess, map[string]any{"Node": node, "Edges": n.Edges, "Picture": neighbourhood(n)})
+	types, err := s.entityTypes(r, sess)
+	if err != nil {
+		return err
+	}
+	s.render(w, http.StatusOK, "graph", sess, map[string]any{"Node": node, "Edges": n.Edges, "Picture": neighbourhood(n, types), "Types": types})
 	return nil
+}
+
+// entityTypes maps each entity's id to its type.
+func (s *Server) entityTypes(r *http.Request, sess *session) (map[string]string, error) {
+	ents, err := s.svc.ListEntities(ctx(r), sess.p)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]string, len(ents))
+	for _, e := range ents {
+		out[e.ID] = e.Type
+	}
+	return out, nil
 }
 
 // ---- receipts ----

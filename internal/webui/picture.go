@@ -252,9 +252,10 @@ func summaryLineage(sm custodian.Summary, sums []custodian.Summary, claims map[s
 }
 
 // neighbourhood draws the relationships a traversal found around its
-// node: the node in the middle, the others on circles by depth.
-func neighbourhood(n custodian.Neighbors) *picture {
-	w, h, r1 := 760, 520, 190
+// node: the node in the middle, the others around it; types names the
+// entities' types.
+func neighbourhood(n custodian.Neighbors, types map[string]string) *picture {
+	w, h, r1 := 900, 520, 190
 	if len(n.Edges) == 0 {
 		w, h = 220, 70
 	}
@@ -279,19 +280,43 @@ func neighbourhood(n custodian.Neighbors) *picture {
 			pos[id] = [2]int{cx, cy}
 			continue
 		}
-		a := 2 * math.Pi * float64(i-1) / float64(max(others, 1))
+		// Spread over 300 degrees from the upper left, so that no two
+		// neighbours sit in line with the centre.
+		a := (-150 + 300*float64(i-1)/float64(max(others, 1))) * math.Pi / 180
 		pos[id] = [2]int{cx + int(float64(r1)*1.45*math.Cos(a)), cy + int(float64(r1)*math.Sin(a))}
 	}
-	const bw, bh = 170, 40
+	const bw, bh = 190, 44
 	for _, e := range n.Edges {
 		a, b := pos[e.From], pos[e.To]
-		pic.Edges = append(pic.Edges, pedge{X1: a[0], Y1: a[1], X2: b[0], Y2: b[1], LX: (a[0] + b[0]) / 2, LY: (a[1]+b[1])/2 - 4, Label: short(e.Relation, maxLabel)})
+		x1, y1 := toBorder(b, a, bw, bh)
+		x2, y2 := toBorder(a, b, bw, bh)
+		pic.Edges = append(pic.Edges, pedge{X1: x1, Y1: y1, X2: x2, Y2: y2, LX: (x1 + x2) / 2, LY: (y1+y2)/2 - 4, Label: short(e.Relation, maxLabel)})
 	}
 	for i, id := range order {
 		p := pos[id]
-		nd := pnode{ID: id, X: p[0] - bw/2, Y: p[1] - bh/2, W: bw, H: bh, Label: short(id, maxLabel),
+		nd := pnode{ID: id, X: p[0] - bw/2, Y: p[1] - bh/2, W: bw, H: bh, Label: short(id, 22), Sub: types[id],
 			Href: "/ui/graph?node=" + url.QueryEscape(id), Fill: fillEntity, Line: lineEntity, Highlighted: i == 0}
+		if id == custodian.SubjectSelf {
+			nd.Sub = "the owner"
+		}
 		pic.Nodes = append(pic.Nodes, nd)
 	}
 	return pic
+}
+
+// toBorder is where the line from the centre from to the centre to meets
+// the border of a w×h box around to, so that an arrow ends at the box.
+func toBorder(from, to [2]int, w, h int) (int, int) {
+	dx, dy := float64(to[0]-from[0]), float64(to[1]-from[1])
+	if dx == 0 && dy == 0 {
+		return to[0], to[1]
+	}
+	t := math.Inf(1)
+	if dx != 0 {
+		t = float64(w) / 2 / math.Abs(dx)
+	}
+	if dy != 0 {
+		t = min(t, float64(h)/2/math.Abs(dy))
+	}
+	return to[0] - int(t*dx), to[1] - int(t*dy)
 }
