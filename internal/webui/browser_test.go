@@ -2,12 +2,14 @@ package webui_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -464,6 +466,80 @@ func TestConsoleInBrowser(t *testing.T) {
 		}
 	})
 
+	t.Run("quarantine", func(t *testing.T) {
+		c, b := c.with(t), b.with(t)
+		// Another custodian exports two claims to this one, which holds
+		// them in the quarantine.
+		other := startConsole(t)
+		var cardHere, cardThere, bundle []byte
+		c.must(200, "GET", "/phc/v1/card", c.owner(), nil, &cardHere)
+		other.must(200, "GET", "/phc/v1/card", other.owner(), nil, &cardThere)
+		c.must(201, "POST", "/phc/v1/custodians", c.owner(), cardThere, nil)
+		for key, value := range map[string]string{"work.lang": "Go", "work.editor": "vim"} {
+			id := other.propose(other.owner(), map[string]any{"key": key, "value": value})
+			other.must(200, "POST", "/phc/v1/proposals/"+id+"/confirm", other.owner(), map[string]any{"personas": []string{}}, nil)
+		}
+		other.must(200, "POST", "/phc/v1/export", other.owner(), map[string]any{"to": json.RawMessage(cardHere)}, &bundle)
+		c.must(201, "POST", "/phc/v1/import", c.owner(), bundle, nil)
+
+		b.do(chromedp.Navigate(ui + "/quarantine"))
+		rows := eval[[]string](b, `[...document.querySelectorAll('#held tr.held')].map(r => r.id + ' ' + r.cells[2].textContent)`)
+		if len(rows) != 2 {
+			t.Fatalf("the quarantine shows %q; want the two claims", rows)
+		}
+		b.shot("quarantine")
+		held := map[string]string{}
+		for _, r := range rows {
+			id, key, _ := strings.Cut(r, " ")
+			held[key] = strings.TrimPrefix(id, "held-")
+		}
+		b.do(chromedp.Click(chromedp.CSS(`#held-` + held["work.lang"] + ` input[name=personas][value=work]`)))
+		if got := b.submit(`#held-`+held["work.lang"]+` button.adopt`, "#flash"); !strings.Contains(got, "Adopted 1") {
+			t.Fatalf("adopting says %q", got)
+		}
+		b.do(chromedp.Navigate(ui + "/quarantine"))
+		if got := b.submit(`#held-`+held["work.editor"]+` button.reject`, "#flash"); !strings.Contains(got, "Rejected 1") {
+			t.Fatalf("rejecting says %q", got)
+		}
+		var list struct {
+			Claims []struct {
+				Key   string `json:"key"`
+				Value string `json:"value"`
+			} `json:"claims"`
+		}
+		c.must(200, "GET", "/phc/v1/claims?key=work.*&persona=work", c.owner(), nil, &list)
+		var keys []string
+		for _, cl := range list.Claims {
+			keys = append(keys, cl.Key)
+		}
+		if !slices.Contains(keys, "work.lang") || slices.Contains(keys, "work.editor") {
+			t.Errorf("claims in persona work after adopting work.lang and rejecting work.editor: %v", keys)
+		}
+	})
+
+	t.Run("personas", func(t *testing.T) {
+		c, b := c.with(t), b.with(t)
+		b.do(chromedp.Navigate(ui + "/personas"))
+		b.do(chromedp.SetValue(chromedp.CSS(`#persona-home input[name=name]`), "Home life"),
+			chromedp.SetValue(chromedp.CSS(`#persona-home textarea`), "answer briefly\nno jargon"))
+		if got := b.submit("#persona-home button.save", "#flash"); !strings.Contains(got, "Saved persona home") {
+			t.Fatalf("saving the persona says %q", got)
+		}
+		var ps struct {
+			Personas []struct {
+				ID          string   `json:"id"`
+				Name        string   `json:"name"`
+				Preferences []string `json:"preferences"`
+			} `json:"personas"`
+		}
+		c.must(200, "GET", "/phc/v1/personas", c.owner(), nil, &ps)
+		for _, p := range ps.Personas {
+			if p.ID == "home" && (p.Name != "Home life" || !slices.Equal(p.Preferences, []string{"answer briefly", "no jargon"})) {
+				t.Errorf("persona home = %+v; want renamed with two preferences", p)
+			}
+		}
+	})
+
 	t.Run("other pages", func(t *testing.T) {
 		c, b := c.with(t), b.with(t)
 		// Some of the graph: two entities and the relationships between them.
@@ -489,7 +565,6 @@ func TestConsoleInBrowser(t *testing.T) {
 			{"/personas", "#personas", "personas"},
 			{"/receipts", "#chain", "receipts"},
 			{"/graph", "#graph", "graph"},
-			{"/quarantine", "#held", "quarantine"},
 		} {
 			b.do(chromedp.Navigate(ui + p.path))
 			b.do(chromedp.WaitVisible(chromedp.CSS(p.sel)))

@@ -87,11 +87,14 @@ func (c *console) owner() string {
 	return strings.TrimSpace(string(raw))
 }
 
-// do sends an API request; body is encoded as JSON unless nil.
+// do sends an API request; body is sent as is when it is a []byte, else
+// encoded as JSON unless nil.
 func (c *console) do(method, path, token string, body any, header http.Header) (int, []byte) {
 	c.t.Helper()
 	var rd io.Reader
-	if body != nil {
+	if raw, ok := body.([]byte); ok {
+		rd = bytes.NewReader(raw)
+	} else if body != nil {
 		raw, err := json.Marshal(body)
 		if err != nil {
 			c.t.Fatal(err)
@@ -117,12 +120,17 @@ func (c *console) do(method, path, token string, body any, header http.Header) (
 	return resp.StatusCode, out
 }
 
-// must sends an API request that must answer want and decodes into out.
+// must sends an API request that must answer want and decodes into out
+// (or, when out is a *[]byte, copies the body there).
 func (c *console) must(want int, method, path, token string, body, out any) {
 	c.t.Helper()
 	status, raw := c.do(method, path, token, body, nil)
 	if status != want {
 		c.t.Fatalf("%s %s = %d %s; want %d", method, path, status, raw, want)
+	}
+	if b, ok := out.(*[]byte); ok {
+		*b = raw
+		return
 	}
 	if out != nil {
 		if err := json.Unmarshal(raw, out); err != nil {

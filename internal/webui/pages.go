@@ -355,14 +355,34 @@ func (s *Server) personas(w http.ResponseWriter, r *http.Request, sess *session)
 
 func (s *Server) createPersona(w http.ResponseWriter, r *http.Request, sess *session) error {
 	doc := map[string]any{"id": r.PostForm.Get("id"), "name": r.PostForm.Get("name")}
-	if prefs := strings.TrimSpace(r.PostForm.Get("preferences")); prefs != "" {
-		doc["preferences"] = strings.Split(prefs, "\n")
+	prefs := []string{}
+	for _, line := range strings.Split(r.PostForm.Get("preferences"), "\n") {
+		if line = strings.TrimSpace(line); line != "" {
+			prefs = append(prefs, line)
+		}
 	}
+	doc["preferences"] = prefs
 	pe, _, err := s.svc.CreatePersona(ctx(r), sess.p, mustJSON(doc))
 	if err != nil {
 		return err
 	}
 	return s.done(w, r, sess, "/ui/personas", "Created persona "+pe.ID+".")
+}
+
+// updatePersona renames a persona and replaces its preferences.
+func (s *Server) updatePersona(w http.ResponseWriter, r *http.Request, sess *session) error {
+	prefs := []string{}
+	for _, line := range strings.Split(r.PostForm.Get("preferences"), "\n") {
+		if line = strings.TrimSpace(line); line != "" {
+			prefs = append(prefs, line)
+		}
+	}
+	name := r.PostForm.Get("name")
+	pe, _, err := s.svc.UpdatePersona(ctx(r), sess.p, r.PathValue("id"), mustJSON(map[string]any{"name": name, "preferences": prefs}))
+	if err != nil {
+		return err
+	}
+	return s.done(w, r, sess, "/ui/personas", "Saved persona "+pe.ID+".")
 }
 
 func (s *Server) deletePersona(w http.ResponseWriter, r *http.Request, sess *session) error {
@@ -519,8 +539,22 @@ func (s *Server) quarantine(w http.ResponseWriter, r *http.Request, sess *sessio
 
 func (s *Server) adopt(w http.ResponseWriter, r *http.Request, sess *session) error {
 	in := custodian.AdoptInput{Personas: formList(r, "personas")}
+	// Identity mappings, one a line: foreign:…=local name.
+	for _, line := range strings.Split(r.PostForm.Get("identities"), "\n") {
+		if line = strings.TrimSpace(line); line == "" {
+			continue
+		}
+		from, to, ok := strings.Cut(line, "=")
+		if !ok {
+			return invalid("an identity mapping is foreign:…=NAME, one a line")
+		}
+		if in.Identities == nil {
+			in.Identities = map[string]string{}
+		}
+		in.Identities[strings.TrimSpace(from)] = strings.TrimSpace(to)
+	}
 	var body []byte
-	if len(in.Personas) > 0 {
+	if len(in.Personas) > 0 || in.Identities != nil {
 		body = mustJSON(in)
 	}
 	n, _, err := s.svc.AdoptQuarantined(ctx(r), sess.p, r.PathValue("id"), body)

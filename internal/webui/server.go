@@ -116,6 +116,7 @@ func (s *Server) routes() {
 		"POST /ui/claims/{id}/delete":     s.deleteClaim,
 		"GET /ui/personas":                s.personas,
 		"POST /ui/personas":               s.createPersona,
+		"POST /ui/personas/{id}":          s.updatePersona,
 		"POST /ui/personas/{id}/delete":   s.deletePersona,
 		"GET /ui/summaries":               s.summaries,
 		"GET /ui/summaries/{id}":          s.summary,
