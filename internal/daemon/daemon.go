@@ -65,6 +65,7 @@ type Core struct {
 	Vault *vault.Vault
 	dir   string
 	log   *slog.Logger
+	clock custodian.Clock
 }
 
 // Open opens the vault of o.Dir (which must exist), its store and graph,
@@ -93,7 +94,7 @@ func Open(o Options) (*Core, error) {
 		st.Close()
 		return nil, fmt.Errorf("open graph: %w", err)
 	}
-	c := &Core{Store: st, Graph: g, Vault: v, dir: o.Dir, log: log}
+	c := &Core{Store: st, Graph: g, Vault: v, dir: o.Dir, log: log, clock: o.Clock}
 	c.Svc, err = custodian.New(c.config(o, validator))
 	if err != nil {
 		st.Close()
@@ -143,7 +144,7 @@ func (c *Core) Handler(base string) http.Handler {
 	api.Mount("/mcp", mcpserver.New(c.Svc, c.log).Handler(base+"/.well-known/oauth-protected-resource/mcp"))
 	api.Mount("GET /.well-known/oauth-protected-resource", metadata)
 	api.Mount("GET /.well-known/oauth-protected-resource/mcp", metadata)
-	console := webui.New(c.Svc, c.log)
+	console := webui.New(c.Svc, c.log, c.clock)
 	api.Mount(webui.Prefix, console)
 	api.Mount("GET "+webui.Home, console)
 	return api

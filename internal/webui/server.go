@@ -72,12 +72,17 @@ type Server struct {
 }
 
 // New returns the console for svc. log receives error details; nil
-// discards.
-func New(svc *custodian.Service, log *slog.Logger) *Server {
+// discards. clock tells the time (the service's own); nil is the system
+// clock.
+func New(svc *custodian.Service, log *slog.Logger, clock custodian.Clock) *Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{svc: svc, log: log, mux: http.NewServeMux(), pages: parseTemplates(), now: time.Now,
+	now := time.Now
+	if clock != nil {
+		now = clock.Now
+	}
+	s := &Server{svc: svc, log: log, mux: http.NewServeMux(), pages: parseTemplates(), now: now,
 		sessions: map[[32]byte]*session{}, links: map[[32]byte]link{}}
 	s.routes()
 	return s
