@@ -563,7 +563,7 @@ func TestConsoleInBrowser(t *testing.T) {
 		for _, p := range []struct{ path, sel, name string }{
 			{"/claims", "#claims", "claims"},
 			{"/personas", "#personas", "personas"},
-			{"/receipts", "#chain", "receipts"},
+			{"/receipts?app=reader", "#chain", "receipts"},
 			{"/graph", "#graph", "graph"},
 		} {
 			b.do(chromedp.Navigate(ui + p.path))
@@ -594,6 +594,54 @@ func TestConsoleInBrowser(t *testing.T) {
 			if !strings.Contains(r, "consumer:reader") || !strings.Contains(r, "deny") {
 				t.Errorf("a receipt shown for app=reader&decision=deny: %q", r)
 			}
+		}
+	})
+
+	t.Run("dispute, retract, delete", func(t *testing.T) {
+		c, b := c.with(t), b.with(t)
+		id := c.propose(c.owner(), map[string]any{"key": "food.dislikes", "value": "olives"})
+		var w struct {
+			Claim struct {
+				ID string `json:"id"`
+			} `json:"claim"`
+		}
+		c.must(200, "POST", "/phc/v1/proposals/"+id+"/confirm", c.owner(), map[string]any{"personas": []string{}}, &w)
+		page := ui + "/claims/" + w.Claim.ID
+		status := func() string {
+			var got struct {
+				Claim struct {
+					Status       string `json:"status"`
+					Confirmation struct {
+						Status string `json:"status"`
+					} `json:"confirmation"`
+				} `json:"claim"`
+			}
+			c.must(200, "GET", "/phc/v1/claims/"+w.Claim.ID, c.owner(), nil, &got)
+			return got.Claim.Status + "/" + got.Claim.Confirmation.Status
+		}
+		for _, step := range []struct{ button, flash, want string }{
+			{"#dispute", "Disputed", "active/disputed"},
+			{"#undispute", "Dispute withdrawn", "active/confirmed"},
+			{"#retract", "Retracted", "retracted/confirmed"},
+		} {
+			b.do(chromedp.Navigate(page))
+			if got := b.submit(step.button, "#flash"); !strings.Contains(got, step.flash) {
+				t.Fatalf("%s says %q", step.button, got)
+			}
+			if got := status(); got != step.want {
+				t.Errorf("after %s the claim is %s; want %s", step.button, got, step.want)
+			}
+		}
+		b.do(chromedp.Navigate(page))
+		if got := b.submit("#delete", "#flash"); !strings.Contains(got, "Deleted") {
+			t.Fatalf("deleting says %q", got)
+		}
+		if got := status(); !strings.HasPrefix(got, "deleted/") {
+			t.Errorf("after deleting, the claim is %s; want its tombstone, deleted", got)
+		}
+		b.do(chromedp.Navigate(page))
+		if got := b.text("h1"); !strings.Contains(got, "deleted") {
+			t.Errorf("the deleted claim's page says %q", got)
 		}
 	})
 

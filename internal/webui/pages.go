@@ -342,6 +342,30 @@ func (s *Server) deleteClaim(w http.ResponseWriter, r *http.Request, sess *sessi
 	return s.done(w, r, sess, "/ui/claims", "Deleted the claim.")
 }
 
+func (s *Server) disputeClaim(w http.ResponseWriter, r *http.Request, sess *session) error {
+	id := r.PathValue("id")
+	if _, err := s.svc.DisputeClaim(ctx(r), sess.p, id); err != nil {
+		return err
+	}
+	return s.done(w, r, sess, "/ui/claims/"+url.PathEscape(id), "Disputed: recipients see it as disputed, and what was derived from it is stale.")
+}
+
+func (s *Server) undisputeClaim(w http.ResponseWriter, r *http.Request, sess *session) error {
+	id := r.PathValue("id")
+	if _, err := s.svc.WithdrawDispute(ctx(r), sess.p, id); err != nil {
+		return err
+	}
+	return s.done(w, r, sess, "/ui/claims/"+url.PathEscape(id), "Dispute withdrawn.")
+}
+
+func (s *Server) retractClaim(w http.ResponseWriter, r *http.Request, sess *session) error {
+	id := r.PathValue("id")
+	if _, err := s.svc.RetractClaim(ctx(r), sess.p, id); err != nil {
+		return err
+	}
+	return s.done(w, r, sess, "/ui/claims/"+url.PathEscape(id), "Retracted: no recipient receives it again.")
+}
+
 // ---- personas ----
 
 func (s *Server) personas(w http.ResponseWriter, r *http.Request, sess *session) error {
