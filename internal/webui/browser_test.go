@@ -299,6 +299,35 @@ func TestConsoleInBrowser(t *testing.T) {
 		if got := b.submit("#"+crit.ID+" button.approve", "#flash"); !strings.Contains(got, "Approved") {
 			t.Fatalf("approving critical data with the password says %q", got)
 		}
+		// An app that registered itself waits for approval; another is removed.
+		c.must(201, "POST", "/context/consumers/register", "", map[string]string{"name": "newcomer", "secret": "secret-of-newcomer-0123456789"}, nil)
+		c.must(201, "POST", "/context/consumers/register", "", map[string]string{"name": "stranger", "secret": "secret-of-stranger-0123456789"}, nil)
+		b.do(chromedp.Navigate(ui + "/requests"))
+		if got := b.text("#app-newcomer"); !strings.Contains(got, "pending") {
+			t.Errorf("the self-registered app shows as %q; want pending", got)
+		}
+		if got := b.submit("#app-newcomer button.approve-app", "#flash"); !strings.Contains(got, "Approved the app newcomer") {
+			t.Fatalf("approving the app says %q", got)
+		}
+		b.do(chromedp.Navigate(ui + "/requests"))
+		if got := b.submit("#app-stranger button.remove-app", "#flash"); !strings.Contains(got, "Removed the app stranger") {
+			t.Fatalf("removing the app says %q", got)
+		}
+		var apps struct {
+			Consumers []struct {
+				Name   string `json:"name"`
+				Status string `json:"status"`
+			} `json:"consumers"`
+		}
+		c.must(200, "GET", "/phc/v1/consumers", c.owner(), nil, &apps)
+		got := map[string]string{}
+		for _, a := range apps.Consumers {
+			got[a.Name] = a.Status
+		}
+		if got["newcomer"] != "approved" || got["stranger"] != "" {
+			t.Errorf("apps after approving newcomer and removing stranger: %v", got)
+		}
+
 		var reqs struct {
 			Requests []struct {
 				ID     string `json:"request_id"`
