@@ -167,39 +167,27 @@ func (s *Service) Context(ctx context.Context, p Principal, q ContextQuery) (Con
 				out.Persona = &PersonaContext{ID: pe.ID, Preferences: AdvisoryPreferences{Advisory: true, Items: orEmpty(pe.Preferences)}}
 			}
 		}
-		active := st.candidates(p, grants, q.Purpose, false)
-		out.Claims = make([]*Claim, 0, len(active))
-		out.raw = make([]json.RawMessage, 0, len(active))
-		records = make([]string, 0, len(active))
-		seen := map[*Grant]bool{}
-		var memo map[string]bool // node answers, made with the first relationship
-		for _, r := range active {
-			if q.Persona != "" && !r.inPersona(q.Persona) {
-				continue
-			}
-			if memo == nil && r.meta.Kind == KindRelationship {
-				memo = map[string]bool{}
-			}
-			g := st.recipientGrant(grants, p, r, q.Purpose, now, memo)
-			if g == nil {
-				continue
-			}
-			sc, err := served(r, g)
-			if err != nil {
-				encErr = err
-				return nil, nil, nil
-			}
-			if st.referenceMode(p, g, &sc.claim) {
-				wants = append(wants, refWant{claim: sc.claim.ID, version: sc.claim.Version, grant: g.ID, purpose: q.Purpose})
+		var sv []servedItem
+		sv, used, encErr = st.servable(p, grants, q.Purpose, q.Persona, now)
+		if encErr != nil {
+			return nil, nil, nil
+		}
+		out.Claims = make([]*Claim, 0, len(sv))
+		out.raw = make([]json.RawMessage, 0, len(sv))
+		records = make([]string, 0, len(sv))
+		for _, it := range sv {
+			sc := it.sc
+			if st.referenceMode(p, it.g, &sc.claim) {
+				wants = append(wants, refWant{claim: sc.claim.ID, version: sc.claim.Version, grant: it.g.ID, purpose: q.Purpose})
 				at = append(at, len(out.Claims))
 			}
 			out.Claims = append(out.Claims, &sc.claim)
 			out.raw = append(out.raw, sc.raw)
 			records = append(records, sc.claim.Ref())
-			if !seen[g] {
-				seen[g] = true
-				used = append(used, g)
-			}
+		}
+		seen := map[*Grant]bool{}
+		for _, g := range used {
+			seen[g] = true
 		}
 		if out.Persona != nil {
 			records = append(records, "persona:"+out.Persona.ID)
@@ -230,4 +218,48 @@ func (s *Service) Context(ctx context.Context, p Principal, q ContextQuery) (Con
 		}
 	}
 	return out, nil
+}
+
+// servedItem is a claim as a recipient receives it and the grant it is
+// served under.
+type servedItem struct {
+	sc *servedClaim
+	g  *Grant
+}
+
+// servable is what a context read by consumer principal p for purpose (in
+// persona, when not empty) serves at now under grants (its grants in force
+// for reads): the active claims some grant covers and every rule allows, in
+// key order, as the recipient receives them (values, before reference mode
+// replaces some), and the grants used. It is the read path itself:
+// [Service.Context] serves it and [Service.ReadableNow] shows it to the
+// owner. Callers hold st.mu.
+func (st *state) servable(p Principal, grants []*Grant, purpose, persona string, now time.Time) ([]servedItem, []*Grant, error) {
+	active := st.candidates(p, grants, purpose, false)
+	out := make([]servedItem, 0, len(active))
+	var used []*Grant
+	seen := map[*Grant]bool{}
+	var memo map[string]bool // node answers, made with the first relationship
+	for _, r := range active {
+		if persona != "" && !r.inPersona(persona) {
+			continue
+		}
+		if memo == nil && r.meta.Kind == KindRelationship {
+			memo = map[string]bool{}
+		}
+		g := st.recipientGrant(grants, p, r, purpose, now, memo)
+		if g == nil {
+			continue
+		}
+		sc, err := served(r, g)
+		if err != nil {
+			return nil, nil, err
+		}
+		out = append(out, servedItem{sc, g})
+		if !seen[g] {
+			seen[g] = true
+			used = append(used, g)
+		}
+	}
+	return out, used, nil
 }

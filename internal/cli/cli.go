@@ -42,6 +42,10 @@ type Env struct {
 	// instead of its help being printed: completion collects every
 	// command's flags this way.
 	helpFlags func(path string, fs *flag.FlagSet)
+
+	// OpenBrowser opens a URL in the person's browser (phc ui); nil is
+	// the system's opener.
+	OpenBrowser func(url string) error
 }
 
 // command is one verb; its help is in helpEntries (help.go).
@@ -57,6 +61,7 @@ func commands() []command {
 		{"unlock", runUnlock},
 		{"lock", runLock},
 		{"status", runStatus},
+		{"ui", runUI},
 		{"consumer", runConsumer},
 		{"token", runToken},
 		{"persona", runPersona},

@@ -35,6 +35,8 @@ var helpEntries = []helpEntry{
 		example: []string{"phc unlock", "PHC_SECRET_KEY='PHC1-…' phc unlock"}},
 	{path: "lock", summary: "lock the daemon's vault", example: []string{"phc lock"}},
 	{path: "status", summary: "show whether the vault is locked, and its counts", usage: "[--json]", example: []string{"phc status"}},
+	{path: "ui", summary: "open the owner's console in the browser, signed in with this session", usage: "[--print]",
+		example: []string{"phc ui", "phc ui --print"}},
 	{path: "consumer", summary: "manage consumers (apps): add, list, approve, remove", group: true,
 		example: []string{"phc consumer add tutor --secret tutor-secret-0123456789", "phc consumer list"}},
 	{path: "consumer add", summary: "register a consumer, approved at once (prints its secret if you give none)", usage: "NAME [--secret S]",

@@ -31,6 +31,7 @@ import (
 	"github.com/phc-project/phc/internal/mcpserver"
 	"github.com/phc-project/phc/internal/store"
 	"github.com/phc-project/phc/internal/vault"
+	"github.com/phc-project/phc/internal/webui"
 	"github.com/phc-project/phc/schema"
 )
 
@@ -65,6 +66,7 @@ type Core struct {
 	Vault *vault.Vault
 	dir   string
 	log   *slog.Logger
+	clock custodian.Clock
 }
 
 // Open opens the vault of o.Dir (which must exist), its store and graph,
@@ -93,7 +95,7 @@ func Open(o Options) (*Core, error) {
 		st.Close()
 		return nil, fmt.Errorf("open graph: %w", err)
 	}
-	c := &Core{Store: st, Graph: g, Vault: v, dir: o.Dir, log: log}
+	c := &Core{Store: st, Graph: g, Vault: v, dir: o.Dir, log: log, clock: o.Clock}
 	c.Svc, err = custodian.New(c.config(o, validator))
 	if err != nil {
 		st.Close()
@@ -138,7 +140,7 @@ func (c *Core) config(o Options, validator *schema.Validator) custodian.Config {
 }
 
 // Handler is the daemon's HTTP face for the service: the HTTP API, the MCP
-// endpoint at /mcp, and its RFC 9728 metadata, for a daemon reached at
+// endpoint at /mcp, its RFC 9728 metadata, and the owner's console at /ui, for a daemon reached at
 // base (http://host:port).
 func (c *Core) Handler(base string) http.Handler {
 	api := httpapi.New(c.Svc, c.log)
@@ -146,6 +148,9 @@ func (c *Core) Handler(base string) http.Handler {
 	api.Mount("/mcp", mcpserver.New(c.Svc, c.log).Handler(base+"/.well-known/oauth-protected-resource/mcp"))
 	api.Mount("GET /.well-known/oauth-protected-resource", metadata)
 	api.Mount("GET /.well-known/oauth-protected-resource/mcp", metadata)
+	console := webui.New(c.Svc, c.log, c.clock)
+	api.Mount(webui.Prefix, console)
+	api.Mount("GET "+webui.Home, console)
 	return api
 }
 

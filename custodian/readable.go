@@ -1,0 +1,86 @@
+package custodian
+
+import (
+	"context"
+	"sort"
+)
+
+// Readable is what one recipient may read right now, purpose by purpose.
+type Readable struct {
+	Recipient string            `json:"recipient"`
+	Purposes  []ReadablePurpose `json:"purposes"`
+	Revision  uint64            `json:"revision"`
+}
+
+// ReadablePurpose is what a context read for Purpose would serve now, and
+// the grants it would be served under.
+type ReadablePurpose struct {
+	Purpose string   `json:"purpose"`
+	Claims  []Claim  `json:"claims"`
+	Grants  []string `json:"grants"`
+}
+
+// ReadableNow tells the owner what recipient (a consumer's name, or an
+// OIDC recipient's as its grants name it) may read right now: for each
+// purpose of its read grants in force, the claims a context read for that
+// purpose would serve, as the recipient would receive them. It runs the
+// read path itself (the one [Service.Context] serves) with a token of the
+// widest scope and read mode, so a token the app holds can narrow the list
+// but never widen it. A consumer that is not approved reads nothing. It
+// discloses nothing to anyone, so it writes no receipt. Owner only.
+func (s *Service) ReadableNow(ctx context.Context, p Principal, recipient string) (Readable, error) {
+	const op = "readable"
+	if recipient == "" || len(recipient) > 512 {
+		return Readable{}, fail(op, KindInvalid, "name a recipient")
+	}
+	return ownerRead(s, op, p, func(st *state) (Readable, error) {
+		now := s.clock.Now()
+		out := Readable{Recipient: recipient, Purposes: []ReadablePurpose{}, Revision: st.revision}
+		if c, ok := st.consumers[recipient]; ok && c.Status != ConsumerApproved {
+			return out, nil
+		}
+		reader := Principal{kind: PrincipalConsumer, Consumer: recipient,
+			token: &ServiceToken{Consumer: recipient, Scope: []string{"*"}, Mode: ModeRead}}
+		grants := st.grantsFor(recipient, OpRead, now)
+		purposes := map[string]bool{}
+		for _, g := range grants {
+			purposes[g.Purpose] = true
+		}
+		names := make([]string, 0, len(purposes))
+		for pu := range purposes {
+			names = append(names, pu)
+		}
+		sort.Strings(names)
+		for _, pu := range names {
+			sv, used, err := st.servable(reader, grants, pu, "", now)
+			if err != nil {
+				return Readable{}, wrap(op, KindInternal, err)
+			}
+			rp := ReadablePurpose{Purpose: pu, Claims: make([]Claim, 0, len(sv)), Grants: make([]string, 0, len(used))}
+			for _, it := range sv {
+				rp.Claims = append(rp.Claims, it.sc.claim)
+			}
+			for _, g := range used {
+				rp.Grants = append(rp.Grants, g.ID)
+			}
+			out.Purposes = append(out.Purposes, rp)
+		}
+		return out, nil
+	})
+}
+
+// SessionOpen reports whether p is an owner session that is still open:
+// false once the vault has locked (which ends every session), or for any
+// other principal.
+func (s *Service) SessionOpen(p Principal) bool {
+	if p.kind != PrincipalOwner {
+		return false
+	}
+	s.life.RLock()
+	defer s.life.RUnlock()
+	if s.st == nil {
+		return false
+	}
+	_, ok := s.sessions[p.session]
+	return ok
+}

@@ -1,0 +1,95 @@
+package webui
+
+import (
+	"bytes"
+	"embed"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"strings"
+	"time"
+)
+
+//go:embed templates/*.html
+var templateFS embed.FS
+
+//go:embed assets
+var assetFS embed.FS
+
+// assets is the static files served under /ui/assets/.
+func assets() fs.FS {
+	sub, err := fs.Sub(assetFS, "assets")
+	if err != nil {
+		panic(err) // the embedded tree is fixed at build time
+	}
+	return sub
+}
+
+// funcs are the template helpers: formatting only.
+var funcs = template.FuncMap{
+	"json": func(raw json.RawMessage) string {
+		if len(raw) == 0 {
+			return ""
+		}
+		var v any
+		if err := json.Unmarshal(raw, &v); err != nil {
+			return string(raw)
+		}
+		// The template escapes the text; JSON's own HTML escaping would
+		// show \u003c where the value has <.
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(v); err != nil {
+			return string(raw)
+		}
+		return strings.TrimSuffix(buf.String(), "\n")
+	},
+	"when": func(t any) string {
+		switch v := t.(type) {
+		case time.Time:
+			if v.IsZero() {
+				return ""
+			}
+			return v.UTC().Format("2006-01-02 15:04:05Z")
+		case *time.Time:
+			if v == nil {
+				return ""
+			}
+			return v.UTC().Format("2006-01-02 15:04:05Z")
+		}
+		return fmt.Sprint(t)
+	},
+	"join": strings.Join,
+	// refID is the record id of an "id@version" ref.
+	"refID": func(ref string) string { id, _, _ := strings.Cut(ref, "@"); return id },
+	"has": func(list []string, s string) bool {
+		for _, x := range list {
+			if x == s {
+				return true
+			}
+		}
+		return false
+	},
+	"duration": func(secs int64) string { return (time.Duration(secs) * time.Second).String() },
+}
+
+// parseTemplates parses each page with the shared layout.
+func parseTemplates() map[string]*template.Template {
+	pages, err := fs.Glob(templateFS, "templates/*.html")
+	if err != nil {
+		panic(err)
+	}
+	out := map[string]*template.Template{}
+	for _, p := range pages {
+		name := strings.TrimSuffix(strings.TrimPrefix(p, "templates/"), ".html")
+		if name == "layout" {
+			continue
+		}
+		t := template.Must(template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", p))
+		out[name] = t
+	}
+	return out
+}

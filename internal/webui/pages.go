@@ -1,0 +1,597 @@
+package webui
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/phc-project/phc/custodian"
+)
+
+// invalid is a malformed form field, as the error table words it.
+func invalid(pub string) error {
+	return &custodian.Error{Op: "console", Kind: custodian.KindInvalid, Public: pub}
+}
+
+func mustJSON(v any) []byte {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		panic(err) // only plain values are encoded here
+	}
+	return raw
+}
+
+// formList is the non-empty values of a repeated form field.
+func formList(r *http.Request, name string) []string {
+	out := []string{}
+	for _, v := range r.PostForm[name] {
+		if v = strings.TrimSpace(v); v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// splitList splits a comma- or space-separated field.
+func splitList(s string) []string {
+	out := []string{}
+	for _, f := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' || r == '\n' || r == '\r' || r == '\t' }) {
+		out = append(out, f)
+	}
+	return out
+}
+
+// jsonField reads a form field holding a JSON value; a bare word that is
+// not JSON is taken as a string.
+func jsonField(v string) json.RawMessage {
+	v = strings.TrimSpace(v)
+	if json.Valid([]byte(v)) {
+		return json.RawMessage(v)
+	}
+	return mustJSON(v)
+}
+
+// ---- review ----
+
+func (s *Server) review(w http.ResponseWriter, r *http.Request, sess *session) error {
+	items, err := s.svc.Review(ctx(r), sess.p)
+	if err != nil {
+		return err
+	}
+	personas, err := s.svc.ListPersonas(ctx(r), sess.p)
+	if err != nil {
+		return err
+	}
+	s.render(w, http.StatusOK, "review", sess, map[string]any{"Items": items, "Personas": personas})
+	return nil
+}
+
+// confirm confirms the one proposal a row's button names (with its edited
+// value, if any), or else every selected one, into the chosen personas.
+func (s *Server) confirm(w http.ResponseWriter, r *http.Request, sess *session) error {
+	personas := formList(r, "personas")
+	if id := r.PostForm.Get("one"); id != "" {
+		in := custodian.ConfirmInput{Personas: personas}
+		if v := strings.TrimSpace(r.PostForm.Get("edit_" + id)); v != "" {
+			in.Edits = &custodian.Edits{Value: jsonField(v)}
+		}
+		out, err := s.svc.Confirm(ctx(r), sess.p, id, mustJSON(in))
+		if err != nil {
+			return err
+		}
+		return s.done(w, r, sess, "/ui/review", fmt.Sprintf("Confirmed %s as %s (version %d).", out.Claim.Key, out.Claim.ID, out.Claim.Version))
+	}
+	ids := formList(r, "ids")
+	out, err := s.svc.ConfirmBulk(ctx(r), sess.p, mustJSON(custodian.BulkConfirmInput{IDs: ids, Personas: personas}))
+	if err != nil {
+		return err
+	}
+	return s.done(w, r, sess, "/ui/review", bulkMessage("Confirmed", out))
+}
+
+func (s *Server) reject(w http.ResponseWriter, r *http.Request, sess *session) error {
+	reason := r.PostForm.Get("reason")
+	if id := r.PostForm.Get("one"); id != "" {
+		if _, err := s.svc.Reject(ctx(r), sess.p, id, mustJSON(custodian.RejectInput{Reason: reason})); err != nil {
+			return err
+		}
+		return s.done(w, r, sess, "/ui/review", "Rejected 1 proposal.")
+	}
+	out, err := s.svc.RejectBulk(ctx(r), sess.p, mustJSON(custodian.BulkRejectInput{IDs: formList(r, "ids"), Reason: reason}))
+	if err != nil {
+		return err
+	}
+	return s.done(w, r, sess, "/ui/review", bulkMessage("Rejected", out))
+}
+
+func bulkMessage(verb string, out custodian.BulkDecision) string {
+	msg := fmt.Sprintf("%s %d of %d proposals.", verb, out.Decided, len(out.Items))
+	for _, it := range out.Items {
+		if it.Constraint != "" {
+			msg += fmt.Sprintf(" %s: %s.", it.ProposalID, it.Error)
+		}
+	}
+	return msg
+}
+
+// ---- requests and apps ----
+
+func (s *Server) requests(w http.ResponseWriter, r *http.Request, sess *session) error {
+	reqs, err := s.svc.ListRequests(ctx(r), sess.p)
+	if err != nil {
+		return err
+	}
+	apps, err := s.svc.ListConsumers(ctx(r), sess.p)
+	if err != nil {
+		return err
+	}
+	var pending, decided []custodian.ContextRequest
+	for _, q := range reqs {
+		if q.Status == custodian.RequestPending {
+			pending = append(pending, q)
+		} else if len(decided) < 50 {
+			decided = append(decided, q)
+		}
+	}
+	s.render(w, http.StatusOK, "requests", sess, map[string]any{"Pending": pending, "Decided": decided, "Apps": apps})
+	return nil
+}
+
+func (s *Server) approveRequest(w http.ResponseWriter, r *http.Request, sess *session) error {
+	var body []byte
+	if pw := r.PostForm.Get("password"); pw != "" {
+		body = mustJSON(map[string]string{"password": pw})
+	}
+	q, err := s.svc.DecideRequest(ctx(r), sess.p, r.PathValue("id"), true, body)
+	if err != nil {
+		return err
+	}
+	return s.done(w, r, sess, "/ui/requests", fmt.Sprintf("Approved the request of %s: grant %s.", q.Consumer, q.GrantID))
+}
+
+func (s *Server) denyRequest(w http.ResponseWriter, r *http.Request, sess *session) error {
+	q, err := s.svc.DecideRequest(ctx(r), sess.p, r.PathValue("id"), false, nil)
+	if err != nil {
+		return err
+	}
+	return s.done(w, r, sess, "/ui/requests", "Denied the request of "+q.Consumer+".")
+}
+
+func (s *Server) approveApp(w http.ResponseWriter, r *http.Request, sess *session) error {
+	c, err := s.svc.ApproveConsumer(ctx(r), sess.p, r.PathValue("name"))
+	if err != nil {
+		return err
+	}
+	return s.done(w, r, sess, "/ui/requests", "Approved the app "+c.Name+".")
+}
+
+func (s *Server) removeApp(w http.ResponseWriter, r *http.Request, sess *session) error {
+	if _, err := s.svc.DeleteConsumer(ctx(r), sess.p, r.PathValue("name")); err != nil {
+		return err
+	}
+	return s.done(w, r, sess, "/ui/requests", "Removed the app "+r.PathValue("name")+".")
+}
+
+// ---- grants ----
+
+func (s *Server) grants(w http.ResponseWriter, r *http.Request, sess *session) error {
+	gs, err := s.svc.ListGrants(ctx(r), sess.p)
+	if err != nil {
+		return err
+	}
+	apps, err := s.svc.ListConsumers(ctx(r), sess.p)
+	if err != nil {
+		return err
+	}
+	personas, err := s.svc.ListPersonas(ctx(r), sess.p)
+	if err != nil {
+		return err
+	}
+	now := s.now()
+	type grantRow struct {
+		custodian.Grant
+		InForce bool
+	}
+	rows := make([]grantRow, 0, len(gs))
+	var recipients []string
+	for _, g := range slices.Backward(gs) {
+		in := g.RevokedAt == nil && g.SpentAt == nil && now.Before(g.ExpiresAt)
+		rows = append(rows, grantRow{g, in})
+	}
+	for _, a := range apps {
+		recipients = append(recipients, a.Name)
+	}
+	var readable []custodian.Readable
+	for _, name := range recipients {
+		rd, err := s.svc.ReadableNow(ctx(r), sess.p, name)
+		if err != nil {
+			return err
+		}
+		readable = append(readable, rd)
+	}
+	s.render(w, http.StatusOK, "grants", sess, map[string]any{
+		"Grants": rows, "Apps": apps, "Personas": personas, "Readable": readable,
+		"Expires": now.Add(30 * 24 * time.Hour).UTC().Format("2006-01-02T15:04"),
+	})
+	return nil
+}
+
+func (s *Server) createGrant(w http.ResponseWriter, r *http.Request, sess *session) error {
+	f := r.PostForm
+	expires, err := time.ParseInLocation("2006-01-02T15:04", f.Get("expires_at"), time.UTC)
+	if err != nil {
+		return invalid("expires_at must be a date and time (UTC)")
+	}
+	ops := formList(r, "operations")
+	sel := map[string][]string{}
+	if keys := splitList(f.Get("keys")); len(keys) > 0 {
+		sel["keys"] = keys
+	}
+	if ps := formList(r, "personas"); len(ps) > 0 {
+		sel["personas"] = ps
+	}
+	doc := map[string]any{
+		"recipient":  map[string]string{"kind": "consumer", "id": f.Get("recipient")},
+		"purpose":    f.Get("purpose"),
+		"operations": ops,
+		"selectors":  sel,
+		"expires_at": expires.Format(time.RFC3339),
+	}
+	if u := f.Get("usage"); u != "" {
+		doc["usage"] = u
+	}
+	out, err := s.svc.CreateGrant(ctx(r), sess.p, mustJSON(doc))
+	if err != nil {
+		return err
+	}
+	return s.done(w, r, sess, "/ui/grants", "Created grant "+out.ID+".")
+}
+
+func (s *Server) revokeGrant(w http.ResponseWriter, r *http.Request, sess *session) error {
+	if _, err := s.svc.RevokeGrant(ctx(r), sess.p, r.PathValue("id")); err != nil {
+		return err
+	}
+	return s.done(w, r, sess, "/ui/grants", "Revoked grant "+r.PathValue("id")+".")
+}
+
+// ---- claims ----
+
+func (s *Server) claims(w http.ResponseWriter, r *http.Request, sess *session) error {
+	q := r.URL.Query()
+	list, err := s.svc.ListClaims(ctx(r), sess.p, q.Get("key"), q.Get("persona"))
+	if err != nil {
+		return err
+	}
+	personas, err := s.svc.ListPersonas(ctx(r), sess.p)
+	if err != nil {
+		return err
+	}
+	s.render(w, http.StatusOK, "claims", sess, map[string]any{"Claims": list.Claims, "Personas": personas, "Key": q.Get("key"), "Persona": q.Get("persona")})
+	return nil
+}
+
+func (s *Server) claim(w http.ResponseWriter, r *http.Request, sess *session) error {
+	id := r.PathValue("id")
+	cur, err := s.svc.GetClaim(ctx(r), sess.p, id, "")
+	if err != nil {
+		return err
+	}
+	versions, err := s.svc.Versions(ctx(r), sess.p, id)
+	if err != nil {
+		return err
+	}
+	personas, err := s.svc.ListPersonas(ctx(r), sess.p)
+	if err != nil {
+		return err
+	}
+	sums, err := s.svc.ListSummaries(ctx(r), sess.p)
+	if err != nil {
+		return err
+	}
+	pic := claimLineage(cur.Claim, versions.Claims, sums)
+	var hood *picture
+	if cur.Claim.Status == custodian.StatusActive {
+		n, err := s.svc.Traverse(ctx(r), sess.p, custodian.NeighborQuery{Node: cur.Claim.Subject, Depth: 1})
+		switch {
+		case err == nil:
+			types, err := s.entityTypes(r, sess)
+			if err != nil {
+				return err
+			}
+			hood = neighbourhood(n, types)
+		case custodian.KindOf(err) != custodian.KindNotFound:
+			return err
+		}
+	}
+	slices.Reverse(versions.Claims)
+	s.render(w, http.StatusOK, "claim", sess, map[string]any{
+		"Claim": cur.Claim, "Versions": versions.Claims, "Personas": personas, "Lineage": pic, "Neighbourhood": hood,
+	})
+	return nil
+}
+
+func (s *Server) correct(w http.ResponseWriter, r *http.Request, sess *session) error {
+	id := r.PathValue("id")
+	doc := map[string]any{"value": jsonField(r.PostForm.Get("value"))}
+	if t := r.PostForm.Get("sensitivity"); t != "" {
+		doc["sensitivity"] = t
+	}
+	out, err := s.svc.Correct(ctx(r), sess.p, id, mustJSON(doc))
+	if err != nil {
+		return err
+	}
+	return s.done(w, r, sess, "/ui/claims/"+url.PathEscape(id), fmt.Sprintf("Corrected: version %d.", out.Claim.Version))
+}
+
+func (s *Server) setPersonas(w http.ResponseWriter, r *http.Request, sess *session) error {
+	id := r.PathValue("id")
+	if _, err := s.svc.SetPersonas(ctx(r), sess.p, id, mustJSON(custodian.PersonasInput{Personas: formList(r, "personas")})); err != nil {
+		return err
+	}
+	return s.done(w, r, sess, "/ui/claims/"+url.PathEscape(id), "Personas changed.")
+}
+
+func (s *Server) deleteClaim(w http.ResponseWriter, r *http.Request, sess *session) error {
+	if _, err := s.svc.DeleteClaim(ctx(r), sess.p, r.PathValue("id")); err != nil {
+		return err
+	}
+	return s.done(w, r, sess, "/ui/claims", "Deleted the claim.")
+}
+
+func (s *Server) disputeClaim(w http.ResponseWriter, r *http.Request, sess *session) error {
+	id := r.PathValue("id")
+	if _, err := s.svc.DisputeClaim(ctx(r), sess.p, id); err != nil {
+		return err
+	}
+	return s.done(w, r, sess, "/ui/claims/"+url.PathEscape(id), "Disputed: recipients see it as disputed, and what was derived from it is stale.")
+}
+
+func (s *Server) undisputeClaim(w http.ResponseWriter, r *http.Request, sess *session) error {
+	id := r.PathValue("id")
+	if _, err := s.svc.WithdrawDispute(ctx(r), sess.p, id); err != nil {
+		return err
+	}
+	return s.done(w, r, sess, "/ui/claims/"+url.PathEscape(id), "Dispute withdrawn.")
+}
+
+func (s *Server) retractClaim(w http.ResponseWriter, r *http.Request, sess *session) error {
+	id := r.PathValue("id")
+	if _, err := s.svc.RetractClaim(ctx(r), sess.p, id); err != nil {
+		return err
+	}
+	return s.done(w, r, sess, "/ui/claims/"+url.PathEscape(id), "Retracted: no recipient receives it again.")
+}
+
+// ---- personas ----
+
+func (s *Server) personas(w http.ResponseWriter, r *http.Request, sess *session) error {
+	ps, err := s.svc.ListPersonas(ctx(r), sess.p)
+	if err != nil {
+		return err
+	}
+	s.render(w, http.StatusOK, "personas", sess, map[string]any{"Personas": ps})
+	return nil
+}
+
+func (s *Server) createPersona(w http.ResponseWriter, r *http.Request, sess *session) error {
+	doc := map[string]any{"id": r.PostForm.Get("id"), "name": r.PostForm.Get("name")}
+	prefs := []string{}
+	for _, line := range strings.Split(r.PostForm.Get("preferences"), "\n") {
+		if line = strings.TrimSpace(line); line != "" {
+			prefs = append(prefs, line)
+		}
+	}
+	doc["preferences"] = prefs
+	pe, _, err := s.svc.CreatePersona(ctx(r), sess.p, mustJSON(doc))
+	if err != nil {
+		return err
+	}
+	return s.done(w, r, sess, "/ui/personas", "Created persona "+pe.ID+".")
+}
+
+// updatePersona renames a persona and replaces its preferences.
+func (s *Server) updatePersona(w http.ResponseWriter, r *http.Request, sess *session) error {
+	prefs := []string{}
+	for _, line := range strings.Split(r.PostForm.Get("preferences"), "\n") {
+		if line = strings.TrimSpace(line); line != "" {
+			prefs = append(prefs, line)
+		}
+	}
+	name := r.PostForm.Get("name")
+	pe, _, err := s.svc.UpdatePersona(ctx(r), sess.p, r.PathValue("id"), mustJSON(map[string]any{"name": name, "preferences": prefs}))
+	if err != nil {
+		return err
+	}
+	return s.done(w, r, sess, "/ui/personas", "Saved persona "+pe.ID+".")
+}
+
+func (s *Server) deletePersona(w http.ResponseWriter, r *http.Request, sess *session) error {
+	out, err := s.svc.DeletePersona(ctx(r), sess.p, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	return s.done(w, r, sess, "/ui/personas", fmt.Sprintf("Deleted persona %s: %d claims taken out of it, %d grants narrowed.", out.ID, len(out.Claims), len(out.GrantsNarrowed)))
+}
+
+// ---- summaries and the graph ----
+
+func (s *Server) summaries(w http.ResponseWriter, r *http.Request, sess *session) error {
+	sums, err := s.svc.ListSummaries(ctx(r), sess.p)
+	if err != nil {
+		return err
+	}
+	slices.Reverse(sums)
+	s.render(w, http.StatusOK, "summaries", sess, map[string]any{"Summaries": sums})
+	return nil
+}
+
+func (s *Server) summary(w http.ResponseWriter, r *http.Request, sess *session) error {
+	got, err := s.svc.GetSummary(ctx(r), sess.p, r.PathValue("id"), "", 0)
+	if err != nil {
+		return err
+	}
+	sums, err := s.svc.ListSummaries(ctx(r), sess.p)
+	if err != nil {
+		return err
+	}
+	claims, err := s.parentClaims(r, sess, got.Summary, sums)
+	if err != nil {
+		return err
+	}
+	s.render(w, http.StatusOK, "summary", sess, map[string]any{
+		"Summary": got.Summary, "Lineage": summaryLineage(got.Summary, sums, claims),
+	})
+	return nil
+}
+
+// parentClaims reads the current version of every claim in sm's lineage.
+func (s *Server) parentClaims(r *http.Request, sess *session, sm custodian.Summary, sums []custodian.Summary) (map[string]custodian.Claim, error) {
+	byID := map[string]custodian.Summary{}
+	for _, x := range sums {
+		byID[x.ID] = x
+	}
+	out := map[string]custodian.Claim{}
+	seen := map[string]bool{}
+	var walk func(x custodian.Summary, depth int) error
+	walk = func(x custodian.Summary, depth int) error {
+		for _, ref := range x.DerivedFrom {
+			id, _, _ := strings.Cut(ref, "@")
+			if seen[id] || depth > maxLineageDepth {
+				continue
+			}
+			seen[id] = true
+			if p, ok := byID[id]; ok {
+				if err := walk(p, depth+1); err != nil {
+					return err
+				}
+				continue
+			}
+			c, err := s.svc.GetClaim(ctx(r), sess.p, id, "")
+			if custodian.KindOf(err) == custodian.KindNotFound || custodian.KindOf(err) == custodian.KindInvalid {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			out[id] = c.Claim
+		}
+		return nil
+	}
+	return out, walk(sm, 0)
+}
+
+func (s *Server) graphPage(w http.ResponseWriter, r *http.Request, sess *session) error {
+	node := r.URL.Query().Get("node")
+	if node == "" {
+		node = custodian.SubjectSelf
+	}
+	n, err := s.svc.Traverse(ctx(r), sess.p, custodian.NeighborQuery{Node: node, Depth: 2})
+	if err != nil {
+		return err
+	}
+	types, err := s.entityTypes(r, sess)
+	if err != nil {
+		return err
+	}
+	s.render(w, http.StatusOK, "graph", sess, map[string]any{"Node": node, "Edges": n.Edges, "Picture": neighbourhood(n, types), "Types": types})
+	return nil
+}
+
+// entityTypes maps each entity's id to its type.
+func (s *Server) entityTypes(r *http.Request, sess *session) (map[string]string, error) {
+	ents, err := s.svc.ListEntities(ctx(r), sess.p)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]string, len(ents))
+	for _, e := range ents {
+		out[e.ID] = e.Type
+	}
+	return out, nil
+}
+
+// ---- receipts ----
+
+func (s *Server) receipts(w http.ResponseWriter, r *http.Request, sess *session) error {
+	q := r.URL.Query()
+	all, err := s.svc.Receipts(ctx(r), sess.p, 1000)
+	if err != nil {
+		return err
+	}
+	v, err := s.svc.VerifyReceipts(ctx(r), sess.p)
+	if err != nil {
+		return err
+	}
+	app, purpose, decision := q.Get("app"), q.Get("purpose"), q.Get("decision")
+	shown := make([]custodian.Receipt, 0, len(all))
+	for _, rc := range all {
+		if app != "" && rc.Recipient != app && rc.Actor != "consumer:"+app {
+			continue
+		}
+		if purpose != "" && rc.Purpose != purpose {
+			continue
+		}
+		if decision != "" && rc.Decision != decision {
+			continue
+		}
+		shown = append(shown, rc)
+	}
+	s.render(w, http.StatusOK, "receipts", sess, map[string]any{
+		"Receipts": shown, "Total": len(all), "Verification": v, "App": app, "Purpose": purpose, "Decision": decision,
+	})
+	return nil
+}
+
+// ---- quarantine ----
+
+func (s *Server) quarantine(w http.ResponseWriter, r *http.Request, sess *session) error {
+	pg, err := s.svc.ListQuarantine(ctx(r), sess.p, custodian.QuarantineQuery{Limit: 1000})
+	if err != nil {
+		return err
+	}
+	personas, err := s.svc.ListPersonas(ctx(r), sess.p)
+	if err != nil {
+		return err
+	}
+	s.render(w, http.StatusOK, "quarantine", sess, map[string]any{"Page": pg, "Personas": personas})
+	return nil
+}
+
+func (s *Server) adopt(w http.ResponseWriter, r *http.Request, sess *session) error {
+	in := custodian.AdoptInput{Personas: formList(r, "personas")}
+	// Identity mappings, one a line: foreign:…=local name.
+	for _, line := range strings.Split(r.PostForm.Get("identities"), "\n") {
+		if line = strings.TrimSpace(line); line == "" {
+			continue
+		}
+		from, to, ok := strings.Cut(line, "=")
+		if !ok {
+			return invalid("an identity mapping is foreign:…=NAME, one a line")
+		}
+		if in.Identities == nil {
+			in.Identities = map[string]string{}
+		}
+		in.Identities[strings.TrimSpace(from)] = strings.TrimSpace(to)
+	}
+	var body []byte
+	if len(in.Personas) > 0 || in.Identities != nil {
+		body = mustJSON(in)
+	}
+	n, _, err := s.svc.AdoptQuarantined(ctx(r), sess.p, r.PathValue("id"), body)
+	if err != nil {
+		return err
+	}
+	return s.done(w, r, sess, "/ui/quarantine", fmt.Sprintf("Adopted %d record(s).", n))
+}
+
+func (s *Server) rejectHeld(w http.ResponseWriter, r *http.Request, sess *session) error {
+	n, _, err := s.svc.RejectQuarantined(ctx(r), sess.p, []string{r.PathValue("id")}, false)
+	if err != nil {
+		return err
+	}
+	return s.done(w, r, sess, "/ui/quarantine", fmt.Sprintf("Rejected %d record(s).", n))
+}

@@ -1,0 +1,215 @@
+package webui_test
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+)
+
+// TestConsoleSecurity checks the console's defences over a real socket
+// with a plain HTTP client: the headers every page carries, the one-time
+// sign-in link, the CSRF token, the local API's Origin and Host checks,
+// and that a lock ends the session.
+func TestConsoleSecurity(t *testing.T) {
+	c := startConsole(t)
+
+	t.Run("signed out", func(t *testing.T) {
+		c := c.with(t)
+		cl := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		status, _, h := get(t, cl, c.base+"/ui/review")
+		if status != http.StatusSeeOther || h.Get("Location") != "/ui/signin" {
+			t.Errorf("GET /ui/review signed out = %d to %q; want 303 to /ui/signin", status, h.Get("Location"))
+		}
+		status, _ = post(t, cl, c.base+"/ui/lock", url.Values{"csrf": {"x"}}, nil)
+		if status != http.StatusUnauthorized {
+			t.Errorf("POST /ui/lock signed out = %d; want 401", status)
+		}
+		status, _, h = get(t, cl, c.base+"/ui")
+		if status != http.StatusSeeOther || h.Get("Location") != "/ui/review" {
+			t.Errorf("GET /ui = %d to %q; want 303 to /ui/review", status, h.Get("Location"))
+		}
+	})
+
+	t.Run("headers", func(t *testing.T) {
+		c := c.with(t)
+		cl := c.signedIn()
+		status, page, h := get(t, cl, c.base+"/ui/review")
+		if status != 200 {
+			t.Fatalf("GET /ui/review = %d", status)
+		}
+		csp := h.Get("Content-Security-Policy")
+		for _, want := range []string{"default-src 'none'", "script-src 'none'", "frame-ancestors 'none'", "form-action 'self'", "base-uri 'none'", "object-src 'none'"} {
+			if !strings.Contains(csp, want) {
+				t.Errorf("Content-Security-Policy = %q; want %s in it", csp, want)
+			}
+		}
+		for k, want := range map[string]string{"X-Frame-Options": "DENY", "X-Content-Type-Options": "nosniff", "Referrer-Policy": "same-origin", "Cache-Control": "no-store"} {
+			if got := h.Get(k); got != want {
+				t.Errorf("%s = %q; want %q", k, got, want)
+			}
+		}
+		if strings.Contains(page, "<script") || strings.Contains(page, "style=") {
+			t.Errorf("the page has a script or an inline style:\n%s", page)
+		}
+	})
+
+	t.Run("cookie", func(t *testing.T) {
+		c := c.with(t)
+		var link struct {
+			Path string `json:"path"`
+		}
+		c.must(201, "POST", "/ui/link", c.owner(), nil, &link)
+		cl := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		resp, err := cl.Get(c.base + link.Path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		var found bool
+		for _, ck := range resp.Cookies() {
+			if ck.Name != "phc_console" {
+				continue
+			}
+			found = true
+			if !ck.HttpOnly || ck.SameSite != http.SameSiteStrictMode || ck.Path != "/ui" {
+				t.Errorf("session cookie = %+v; want HttpOnly, SameSite=Strict, Path=/ui", ck)
+			}
+			if strings.HasPrefix(ck.Value, "ctx_") || ck.Value == c.owner() {
+				t.Error("the session cookie is an API token")
+			}
+		}
+		if !found {
+			t.Fatal("no session cookie after the sign-in link")
+		}
+		// The link works once.
+		resp, err = cl.Get(c.base + link.Path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusUnauthorized {
+			t.Errorf("the sign-in link used twice = %d; want 401", resp.StatusCode)
+		}
+		// Only the owner's session mints one.
+		status, _ := c.do("POST", "/ui/link", "", nil, nil)
+		if status != http.StatusUnauthorized {
+			t.Errorf("POST /ui/link without a token = %d; want 401", status)
+		}
+		tok := c.app("linker", "*", "read")
+		status, _ = c.do("POST", "/ui/link", tok, nil, nil)
+		if status != http.StatusForbidden {
+			t.Errorf("POST /ui/link with a service token = %d; want 403", status)
+		}
+	})
+
+	t.Run("csrf", func(t *testing.T) {
+		c := c.with(t)
+		cl := c.signedIn()
+		_, page, _ := get(t, cl, c.base+"/ui/personas")
+		token := csrfOf(t, page)
+		form := url.Values{"id": {"hobby"}, "name": {"Hobby"}}
+		for _, bad := range []string{"", "wrong", token + "x"} {
+			form.Set("csrf", bad)
+			status, body := post(t, cl, c.base+"/ui/personas", form, nil)
+			if status != http.StatusBadRequest || !strings.Contains(body, "CSRF") {
+				t.Errorf("POST /ui/personas with csrf %q = %d; want 400 naming the CSRF token", bad, status)
+			}
+		}
+		var personas struct {
+			Personas []struct {
+				ID string `json:"id"`
+			} `json:"personas"`
+		}
+		c.must(200, "GET", "/phc/v1/personas", c.owner(), nil, &personas)
+		if len(personas.Personas) != 0 {
+			t.Fatalf("personas after refused posts = %v; want none", personas)
+		}
+		form.Set("csrf", token)
+		if status, body := post(t, cl, c.base+"/ui/personas", form, nil); status != http.StatusSeeOther {
+			t.Fatalf("POST /ui/personas with the token = %d %s; want 303", status, body)
+		}
+		// Another session's token does not do.
+		other := c.signedIn()
+		form.Set("id", "other")
+		if status, _ := post(t, other, c.base+"/ui/personas", form, nil); status != http.StatusBadRequest {
+			t.Errorf("POST with another session's CSRF token = %d; want 400", status)
+		}
+	})
+
+	t.Run("origin and host", func(t *testing.T) {
+		c := c.with(t)
+		cl := c.signedIn()
+		_, page, _ := get(t, cl, c.base+"/ui/personas")
+		form := url.Values{"csrf": {csrfOf(t, page)}, "id": {"x1"}, "name": {"X"}}
+		for name, h := range map[string]map[string]string{
+			"foreign origin":     {"Origin": "http://evil.example"},
+			"other local port":   {"Origin": "http://127.0.0.1:1"},
+			"cross-site fetch":   {"Sec-Fetch-Site": "cross-site"},
+			"same-site elsewhen": {"Sec-Fetch-Site": "same-site"},
+		} {
+			if status, _ := post(t, cl, c.base+"/ui/personas", form, h); status != http.StatusBadRequest {
+				t.Errorf("%s: POST = %d; want 400", name, status)
+			}
+		}
+		req, _ := http.NewRequest("GET", c.base+"/ui/review", nil)
+		req.Host = "attacker.example"
+		resp, err := cl.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusBadRequest {
+			t.Errorf("GET with a rebound Host = %d; want 400", resp.StatusCode)
+		}
+		var personas struct {
+			Personas []struct {
+				ID string `json:"id"`
+			} `json:"personas"`
+		}
+		c.must(200, "GET", "/phc/v1/personas", c.owner(), nil, &personas)
+		for _, p := range personas.Personas {
+			if p.ID == "x1" {
+				t.Error("a refused post created a persona")
+			}
+		}
+	})
+
+	t.Run("lock ends sessions", func(t *testing.T) {
+		c := c.with(t)
+		a, b := c.signedIn(), c.signedIn()
+		_, page, _ := get(t, a, c.base+"/ui/review")
+		if status, _ := post(t, a, c.base+"/ui/lock", url.Values{"csrf": {csrfOf(t, page)}}, nil); status != http.StatusSeeOther {
+			t.Fatalf("POST /ui/lock = %d; want 303", status)
+		}
+		if !c.core.Svc.Locked() {
+			t.Fatal("the vault is not locked after the console's lock")
+		}
+		for i, cl := range []*http.Client{a, b} {
+			status, _, h := get(t, cl, c.base+"/ui/review")
+			if status != http.StatusSeeOther || h.Get("Location") != "/ui/signin" {
+				t.Errorf("session %d after lock: GET /ui/review = %d to %q; want 303 to /ui/signin", i, status, h.Get("Location"))
+			}
+		}
+		// Sign in again with the password and Secret Key.
+		status, page, _ := get(t, a, c.base+"/ui/signin")
+		if status != 200 || !strings.Contains(page, "Secret Key") {
+			t.Fatalf("GET /ui/signin = %d", status)
+		}
+		form := url.Values{"csrf": {csrfOf(t, page)}, "password": {"wrong password"}, "secret_key": {c.sk}}
+		if status, body := post(t, a, c.base+"/ui/signin", form, nil); status != http.StatusUnauthorized || !strings.Contains(body, "wrong password or Secret Key") {
+			t.Errorf("sign-in with a wrong password = %d; want 401 saying so", status)
+		}
+		_, page, _ = get(t, a, c.base+"/ui/signin")
+		form = url.Values{"csrf": {csrfOf(t, page)}, "password": {testPassword}, "secret_key": {c.sk}}
+		if status, body := post(t, a, c.base+"/ui/signin", form, nil); status != http.StatusSeeOther {
+			t.Fatalf("sign-in = %d %s; want 303", status, body)
+		}
+		if status, _, _ := get(t, a, c.base+"/ui/review"); status != 200 {
+			t.Errorf("GET /ui/review after signing in = %d; want 200", status)
+		}
+		if status, _, _ := get(t, b, c.base+"/ui/review"); status != http.StatusSeeOther {
+			t.Errorf("the other session after a new unlock: GET /ui/review = %d; want 303", status)
+		}
+	})
+}
