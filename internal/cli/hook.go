@@ -249,7 +249,8 @@ func writeHookDecision(env *Env, decision, reason string, input any) error {
 // the file and prints what it changed.
 func runHookInstall(ctx context.Context, env *Env, args []string) error {
 	client, rest := firstArg(args)
-	if client == "" && wantsHelp(args) {
+	if client != "claude-code" && wantsHelp(args) {
+		// phc hook install --help: the flag set prints the help.
 		_, parseFlags := newHookFlags(env, "hook install")
 		return parseFlags(args)
 	}

@@ -14,12 +14,15 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/getkin/kin-openapi/routers"
 	"github.com/getkin/kin-openapi/routers/legacy"
 
+	"github.com/phc-project/phc/custodian"
+	"github.com/phc-project/phc/internal/clientvault"
 	"github.com/phc-project/phc/internal/httpapi"
 	"github.com/phc-project/phc/internal/vault"
 )
@@ -194,10 +197,11 @@ func validateAgainst(t *testing.T, h *harness, doc *openapi3.T) *validatingTrans
 // it over real HTTP, and checks every request the daemon accepted and every
 // answer it gave — errors included — against docs/openapi.yaml.
 func TestOpenAPIAnswers(t *testing.T) {
-	// Bodies that are not JSON: a migration bundle (compact JWE) and the
-	// graph as N-Quads are checked as strings.
+	// Bodies that are not JSON: a migration bundle (compact JWE), the
+	// graph as N-Quads and an MCP event stream are checked as strings.
 	openapi3filter.RegisterBodyDecoder("application/jose", openapi3filter.PlainBodyDecoder)
 	openapi3filter.RegisterBodyDecoder("application/n-quads", openapi3filter.PlainBodyDecoder)
+	openapi3filter.RegisterBodyDecoder("text/event-stream", openapi3filter.PlainBodyDecoder) // MCP's answer
 	doc := loadOpenAPI(t)
 	h := startHarness(t, "")
 	v := validateAgainst(t, h, doc)
@@ -479,13 +483,80 @@ func TestOpenAPIAnswers(t *testing.T) {
 	h.constraint(409, "conflict", "POST", "/context/unlock", "", map[string]string{"password": testPassword, "secret_key": sk})
 	h.must(200, "GET", "/context/fields", wide.Token, nil, nil) // an app's token outlives the lock
 
+	// Reference mode and Client-Vault v=1, on a third custodian: the
+	// resolve endpoint's errors, the vault keys, the new settings and
+	// grant fields, and client_vault_endpoint in the metadata.
+	f := newCVFixture(t)
+	c := f.h
+	vc := validateAgainst(t, c, doc)
+	k := f.key("travel")
+	status, _, off := f.resolve(k, f.refs(time.Now(), "PASSPORT_1"))
+	if status != 503 || off["error"] != "disabled" {
+		t.Errorf("resolve while local vaults are off = %d %v; want 503 disabled", status, off)
+	}
+	c.must(200, "PUT", "/phc/v1/settings", c.owner, map[string]any{"local_vaults": true, "disclosure": map[string]string{"sensitive": "reference"}}, nil)
+	c.must(200, "GET", "/phc/v1/settings", c.owner, nil, nil)
+	var meta struct {
+		Endpoint string `json:"client_vault_endpoint"`
+	}
+	c.must(200, "GET", "/.well-known/oauth-protected-resource/mcp", "", nil, &meta)
+	if meta.Endpoint != c.base+"/phc/v1/vault/resolve" {
+		t.Errorf("client_vault_endpoint = %q", meta.Endpoint)
+	}
+	app := c.consumer("travel", "*", "read")
+	var cvReq requestAnswer
+	c.must(202, "POST", "/context/requests", app, map[string]any{"scope": "identity.passport_number", "purpose": "travel",
+		"usage": "multi", "duration": "1h", "disclosure": "reference"}, &cvReq)
+	c.must(200, "POST", "/context/requests/"+cvReq.ID+"/approve", c.owner, map[string]string{"password": testPassword, "disclosure": "reference"}, nil)
+	c.must(200, "GET", "/context/requests", c.owner, nil, nil)
+	c.must(200, "GET", "/phc/v1/grants", c.owner, nil, nil)
+	var cvTok requestAnswer
+	c.must(200, "GET", "/context/requests/"+cvReq.ID, app, nil, &cvTok)
+	c.must(200, "GET", "/phc/v1/context?purpose=travel&disclosure=reference", cvTok.Token, nil, nil)
+	ref := f.readPassport(cvTok.Token)
+	keys := custodian.ReferenceKeys(ref)
+	if len(keys) != 1 || strings.Contains(ref, passport) {
+		t.Fatalf("the passport read as %q; want one reference", ref)
+	}
+	f.showKey(cvTok.Token, k)
+	if status, _, body := f.resolve(k, f.refs(time.Now(), keys...)); status != 403 || body["error"] != "pending" {
+		t.Errorf("resolve before activation = %d %v; want 403 pending", status, body)
+	}
+	c.must(200, "GET", "/phc/v1/vault-keys", c.owner, nil, nil)
+	c.must(200, "POST", "/phc/v1/vault-keys/activate", c.owner, map[string]string{"key": clientvault.Kid(k)}, nil)
+	if status, _, body := f.resolve(k, f.refs(time.Now(), keys...)); status != 200 {
+		t.Errorf("resolve = %d %v; want 200", status, body)
+	}
+	for _, tc := range []struct {
+		status int
+		code   string
+		body   any
+	}{
+		{404, "unknown_ref", f.refs(time.Now(), "PASSPORT_9")},
+		{410, "expired", f.refs(time.Now().Add(-time.Hour), keys...)},
+		{403, "clock_skew", map[string]any{"now": time.Now().Add(time.Hour).UTC().Format(time.RFC3339), "refs": []any{}}},
+		{400, "bad_request", map[string]any{"now": "yesterday", "refs": []any{}}},
+	} {
+		if status, _, body := f.resolve(k, tc.body); status != tc.status || body["error"] != tc.code {
+			t.Errorf("resolve %v = %d %v; want %d %s", tc.body, status, body, tc.status, tc.code)
+		}
+	}
+	if status, _, body := f.resolve(make([]byte, 32), f.refs(time.Now(), keys...)); status != 401 || body["error"] != "unknown_key" {
+		t.Errorf("resolve with an unknown K = %d %v; want 401 unknown_key", status, body)
+	}
+	c.must(200, "POST", "/phc/v1/vault-keys/revoke", c.owner, map[string]string{"key": clientvault.Kid(k)}, nil)
+	c.constraint(409, "conflict", "POST", "/phc/v1/vault-keys/activate", c.owner, map[string]string{"key": clientvault.Kid(k)})
+
 	for s := range vb.seen {
+		v.seen[s] = true
+	}
+	for s := range vc.seen {
 		v.seen[s] = true
 	}
 	if len(v.seen) < 90 {
 		t.Errorf("only %d route and status pairs were checked", len(v.seen))
 	}
-	for _, e := range append(v.errs, vb.errs...) {
+	for _, e := range slices.Concat(v.errs, vb.errs, vc.errs) {
 		// kin-openapi's errors quote the whole schema: keep what failed.
 		var short []string
 		for i, line := range strings.Split(e, "\n") {
