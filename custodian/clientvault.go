@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"regexp"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/phc-project/phc/internal/identity"
@@ -468,12 +469,20 @@ func (st *state) refAllowed(reader string, r *claimRecord, m *mintedRef, now tim
 	if r.meta.Status != StatusActive || m.MintedAt.Before(st.consumerSince(reader)) {
 		return false
 	}
+	// The reader must still be an approved app (or an OIDC recipient,
+	// which has no record): a removed app's references resolve to nothing,
+	// whatever they were served under (found in review: those minted under
+	// auto_grant outlived the app).
+	if con, ok := st.consumers[reader]; ok {
+		if con.Status != ConsumerApproved {
+			return false
+		}
+	} else if !strings.HasPrefix(reader, "oidc:") {
+		return false
+	}
 	c := r.head()
 	if m.Grant == "" {
 		return st.settings.autoGranted(c.Sensitivity) && restrictionsAllow(c.Restrictions, "", &Grant{}, now)
-	}
-	if c, ok := st.consumers[reader]; ok && c.Status != ConsumerApproved {
-		return false
 	}
 	for _, g := range st.grantsBy[reader] {
 		if g.RevokedAt != nil || !now.Before(g.ExpiresAt) || (g.SpentAt != nil && g.ID != m.Grant) || g.Purpose != m.Purpose {

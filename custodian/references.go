@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -157,9 +158,11 @@ func (s *Service) references(st *state, reader string, wants []refWant) (map[str
 		}
 		return out, true
 	}
-	st.mu.RLock()
-	out, ok := texts(st)
-	st.mu.RUnlock()
+	out, ok := func() (map[string]string, bool) {
+		st.mu.RLock()
+		defer st.mu.RUnlock() // texts may read a claim from the store
+		return texts(st)
+	}()
 	if ok {
 		return out, nil
 	}
@@ -274,7 +277,9 @@ const (
 // claimKey: ⟦KEY:display⟧, or ⟦KEY⟧ for a secret.
 func referenceText(key, claimKey string, v json.RawMessage) string {
 	d := ""
-	if !secretKey(claimKey) {
+	if t := bytes.TrimSpace(v); !secretKey(claimKey) && len(t) > 0 && t[0] != '{' && t[0] != '[' {
+		// An object or array has no display: a hint of its JSON text
+		// would show its other members.
 		d = maskedDisplay(refValue(v))
 	}
 	if d == "" {
@@ -312,6 +317,11 @@ func ReferenceDisplay(ref string) string {
 	return d
 }
 
+// emailAddress is what the display treats as an address, whose domain it
+// shows: a plain local part and a host name, nothing else (a value that
+// merely contains an @ is masked like any other).
+var emailAddress = regexp.MustCompile(`^[A-Za-z0-9._%+\-]{1,64}@[A-Za-z0-9](?:[A-Za-z0-9\-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9\-]{0,61}[A-Za-z0-9])?)+$`)
+
 // maskedDisplay is a hint of s that hides at least three of its
 // characters behind •••: an address keeps two characters of its local
 // part and its domain (ma•••@example.com), anything else its first and
@@ -324,7 +334,7 @@ func maskedDisplay(s string) string {
 		}
 		return r
 	}, s)
-	if local, domain, ok := strings.Cut(s, "@"); ok && domain != "" && !strings.Contains(domain, "@") {
+	if local, domain, ok := strings.Cut(s, "@"); ok && emailAddress.MatchString(s) {
 		if n := utf8.RuneCountInString(local); n >= 3 {
 			keep := min(2, n-3)
 			return string([]rune(local)[:keep]) + refMask + "@" + domain

@@ -591,6 +591,11 @@ func TestNamesakeInheritsNoVault(t *testing.T) {
 		t.Fatalf("resolve before the removal = %d %v", st, b)
 	}
 	h.must(200, "DELETE", "/context/consumers/app", h.owner, nil, nil)
+	// The removed app's references resolve to nothing, before any namesake
+	// (found in review: they still answered 200).
+	if st, _, b := f.resolve(k, f.refs(f.clock.Now(), "PASSPORT_1")); st != 404 || b["error"] != "unknown_ref" {
+		t.Fatalf("the removed app's reference = %d %v; want unknown_ref", st, b)
+	}
 	f.advance(time.Second)
 	again := f.approvedToken("app", "identity.passport_number", "travel")
 	if st, _, b := f.resolve(k, f.refs(f.clock.Now(), "PASSPORT_1")); st != 401 || b["error"] != "unknown_key" {
