@@ -18,9 +18,12 @@ var mcpHosts = []struct {
 	typed bool
 }{
 	{"claude-desktop", "claude_desktop_config.json (Settings → Developer → Edit Config)", "mcpServers", false},
-	{"claude-code", ".mcp.json in your project (or: claude mcp add-json phc '<the \"phc\" object>')", "mcpServers", true},
-	{"cursor", "~/.cursor/mcp.json (or .cursor/mcp.json in a project)", "mcpServers", false},
-	{"vscode", ".vscode/mcp.json in your workspace", "servers", true},
+	// Each place is the person's own configuration, not a project's file
+	// (.mcp.json, .cursor/mcp.json, .vscode/mcp.json), which is meant to be
+	// committed: the config holds a long-lived token.
+	{"claude-code", "your user scope: claude mcp add-json --scope user phc '<the \"phc\" object>' (not a project's .mcp.json, which is meant to be committed: this holds a token)", "mcpServers", true},
+	{"cursor", "~/.cursor/mcp.json (not a project's .cursor/mcp.json, which is meant to be committed: this holds a token)", "mcpServers", false},
+	{"vscode", "your user mcp.json (command MCP: Open User Configuration; not .vscode/mcp.json, which is meant to be committed: this holds a token)", "servers", true},
 }
 
 func mcpHostNames() []string {
