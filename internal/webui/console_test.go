@@ -12,9 +12,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/phc-project/phc/custodian"
 	"github.com/phc-project/phc/internal/daemon"
 	"github.com/phc-project/phc/internal/vault"
 )
@@ -37,12 +39,37 @@ type console struct {
 // port.
 func startConsole(t testing.TB) *console {
 	t.Helper()
+	return startConsoleAt(t, nil)
+}
+
+// testClock is a clock a test moves by hand.
+type testClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *testClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *testClock) advance(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+// startConsoleAt is startConsole with the daemon on clock (nil: the
+// system's).
+func startConsoleAt(t testing.TB, clock custodian.Clock) *console {
+	t.Helper()
 	dir := filepath.Join(t.TempDir(), "phc")
 	sk, err := vault.Create(dir, []byte(testPassword))
 	if err != nil {
 		t.Fatalf("vault.Create: %v", err)
 	}
-	core, err := daemon.Open(daemon.Options{Dir: dir, IdleLock: -1})
+	core, err := daemon.Open(daemon.Options{Dir: dir, IdleLock: -1, Clock: clock})
 	if err != nil {
 		t.Fatalf("daemon.Open: %v", err)
 	}

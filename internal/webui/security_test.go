@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestConsoleSecurity checks the console's defences over a real socket
@@ -212,4 +213,24 @@ func TestConsoleSecurity(t *testing.T) {
 			t.Errorf("the other session after a new unlock: GET /ui/review = %d; want 303", status)
 		}
 	})
+}
+
+// TestConsoleSessionIdle: a console session unused for fifteen minutes is
+// over (browsers send the cookie to every port of the host, so it must not
+// be worth much for long); used, it goes on.
+func TestConsoleSessionIdle(t *testing.T) {
+	clock := &testClock{now: time.Now().UTC()}
+	c := startConsoleAt(t, clock)
+	cl := c.signedIn()
+	for range 3 { // each use keeps it alive
+		clock.advance(10 * time.Minute)
+		if status, _, _ := get(t, cl, c.base+"/ui/review"); status != 200 {
+			t.Fatalf("GET /ui/review after 10 minutes = %d; want 200", status)
+		}
+	}
+	clock.advance(16 * time.Minute)
+	status, _, h := get(t, cl, c.base+"/ui/review")
+	if status != http.StatusSeeOther || h.Get("Location") != "/ui/signin" {
+		t.Errorf("GET /ui/review after 16 idle minutes = %d to %q; want 303 to /ui/signin", status, h.Get("Location"))
+	}
 }

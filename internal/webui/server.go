@@ -29,9 +29,13 @@ const (
 	preCookie    = "phc_console_signin"
 	csrfField    = "csrf"
 	linkLifetime = 2 * time.Minute
-	// sessionLifetime bounds a console session; the vault's own idle lock
-	// usually ends it sooner.
+	// sessionLifetime bounds a console session; sessionIdle ends one
+	// unused for that long (the vault's own idle lock may end it sooner).
+	// Short, because browsers send a cookie to every port of the host: a
+	// cookie that another server on this machine obtains is worth little
+	// for long.
 	sessionLifetime = 12 * time.Hour
+	sessionIdle     = 15 * time.Minute
 	maxForm         = 1 << 20
 	maxSessions     = 64
 	maxLinks        = 16
@@ -48,7 +52,9 @@ type session struct {
 	p       custodian.Principal
 	csrf    string
 	expires time.Time
-	flash   string // a message for the next page, then cleared
+	// idleUntil is when the session ends unless used again.
+	idleUntil time.Time
+	flash     string // a message for the next page, then cleared
 }
 
 // link is a one-time sign-in link minted for an owner session.
@@ -258,10 +264,12 @@ func (s *Server) session(r *http.Request) *session {
 	if sess == nil {
 		return nil
 	}
-	if s.now().After(sess.expires) || !s.svc.SessionOpen(sess.p) {
+	now := s.now()
+	if now.After(sess.expires) || now.After(sess.idleUntil) || !s.svc.SessionOpen(sess.p) {
 		delete(s.sessions, h)
 		return nil
 	}
+	sess.idleUntil = now.Add(sessionIdle)
 	return sess
 }
 
@@ -295,7 +303,7 @@ func (s *Server) start(w http.ResponseWriter, p custodian.Principal) error {
 		s.mu.Unlock()
 		return &custodian.Error{Op: "console", Kind: custodian.KindRateLimited, Public: "too many console sessions; lock the vault to end them"}
 	}
-	s.sessions[sha256.Sum256([]byte(value))] = &session{p: p, csrf: csrf, expires: now.Add(sessionLifetime)}
+	s.sessions[sha256.Sum256([]byte(value))] = &session{p: p, csrf: csrf, expires: now.Add(sessionLifetime), idleUntil: now.Add(sessionIdle)}
 	s.mu.Unlock()
 	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: value, Path: "/ui", HttpOnly: true, SameSite: http.SameSiteStrictMode, MaxAge: int(sessionLifetime.Seconds())})
 	return nil
