@@ -358,6 +358,12 @@ func (st *state) summaryVisibleDepth(p Principal, sm *Summary, purpose string, n
 		if !notTraining(g.Category) && slices.ContainsFunc(sm.Restrictions, func(r Restriction) bool { return r.Type == RestrictNoTraining }) {
 			return false
 		}
+		// A parent this reader receives only as a reference: the summary,
+		// which may restate its value, is not served to it at all (its
+		// value would reach the model the reference keeps it from).
+		if st.referenceMode(p, g, r.head()) {
+			return false
+		}
 		if used != nil {
 			*used = append(*used, g)
 		}

@@ -500,3 +500,27 @@ func TestOldProjectionIsRebuiltAtUnlock(t *testing.T) {
 		t.Fatalf("recorded projection = %q, want 2", stored)
 	}
 }
+
+// TestSummaryOfAReferenceIsHidden: a summary one of whose parents a reader
+// receives only as a reference is not served to that reader (it could
+// restate the value); found in review: GetSummary served it in full.
+func TestSummaryOfAReferenceIsHidden(t *testing.T) {
+	ctx := t.Context()
+	ts := newTestService(t)
+	ts.mustConsumer("app")
+	ts.mustGrant(grantSpec{recipient: "app", purpose: "assist", ops: []string{"read"}, keys: []string{"travel.*"}})
+	app := ts.mustPrincipalFor("app", "*", "read", "assist")
+	w := ts.mustClaim("travel.passport_number", "X12345678")
+	sm := ts.mustSummary(ts.owner, "passport X12345678, valid", "", w.Claim.ID+"@1")
+	if got, err := ts.GetSummary(ctx, app, sm.ID, "assist", 0); err != nil || got.Summary.Value == nil {
+		t.Fatalf("GetSummary while the parent is served as a value = %+v, %v", got, err)
+	}
+	if _, _, err := ts.PutSettings(ctx, ts.owner, mustJSON(t, map[string]any{"disclosure": map[string]string{"standard": "reference"}})); err != nil {
+		t.Fatal(err)
+	}
+	_, err := ts.GetSummary(ctx, app, sm.ID, "assist", 0)
+	wantKind(t, "GetSummary once the parent is served as a reference", err, custodian.KindNotFound)
+	if got, err := ts.GetSummary(ctx, ts.owner, sm.ID, "", 0); err != nil || got.Summary.Value == nil {
+		t.Fatalf("the owner's GetSummary = %+v, %v; want the value", got, err)
+	}
+}
