@@ -282,21 +282,26 @@ func (st *state) indexAll(active []*claimRecord) {
 	for i := range keys {
 		active[i] = keys[i].r
 	}
+	// The records come sorted: each index appends them (Load) rather than
+	// searching for their places; the maps are made at their final size.
+	st.fieldOf = make(map[string]*claimRecord, len(active))
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		for _, r := range active {
-			st.active.ReplaceOrInsert(r)
+			st.active.Load(r)
 		}
 	})
 	wg.Go(func() {
 		for _, r := range active {
-			indexUnder(st.byTier, r.meta.Tier, r)
+			loadUnder(st.byTier, r.meta.Tier, r)
+		}
+		for _, r := range active {
+			for _, p := range r.meta.Personas {
+				loadUnder(st.byPersona, p, r)
+			}
 		}
 	})
 	for _, r := range active {
-		for _, p := range r.meta.Personas {
-			indexUnder(st.byPersona, p, r)
-		}
 		st.categories[category(r.meta.Key)]++
 		if best := betterField(st.fieldOf[r.meta.Key], r); best != nil {
 			st.fieldOf[r.meta.Key] = best
@@ -304,4 +309,15 @@ func (st *state) indexAll(active []*claimRecord) {
 		st.indexSubject(r)
 	}
 	wg.Wait()
+}
+
+// loadUnder is indexUnder for r that sorts after what the index under k
+// holds.
+func loadUnder(m map[string]*claimIndex, k string, r *claimRecord) {
+	t := m[k]
+	if t == nil {
+		t = newClaimIndex()
+		m[k] = t
+	}
+	t.Load(r)
 }
