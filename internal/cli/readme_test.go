@@ -54,13 +54,17 @@ func readmeShellBlocks(t *testing.T) []readmeShellBlock {
 	return blocks
 }
 
-// TestREADMEShellBlocks runs every sh block of the README, in order,
-// against a real daemon, with the built phc on the PATH — each block in a
-// fresh bash (set -euo pipefail) that has only what "A first session"
-// exports (PHC_HOME, PHC_PASSWORD, PHC_ADDR, with this daemon's dir and
-// port substituted), so a block defines every other variable it uses. A
-// block that is not run says why, in a marker the reader does not see;
-// the test checks the marker names a reason.
+// TestREADMEShellBlocks runs the README's sh blocks against real daemons,
+// with the built phc on the PATH: every block, in order, against one daemon
+// (as a reader who follows the whole README), and then each "##" section's
+// blocks alone, in order, against a fresh daemon of their own (as a reader
+// who jumps straight to that section). Each block runs in a fresh bash
+// (set -euo pipefail) that has only what "A first session" exports
+// (PHC_HOME, PHC_PASSWORD, PHC_ADDR, with that daemon's dir and port
+// substituted), so a block defines every other variable it uses, and a
+// section makes the consumers, personas and grants it needs. A block that
+// is not run says why, in a marker the reader does not see; the test checks
+// the marker names a reason.
 func TestREADMEShellBlocks(t *testing.T) {
 	bin := buildBinary(t)
 	for _, tool := range []string{"bash", "curl", "jq"} {
@@ -68,6 +72,40 @@ func TestREADMEShellBlocks(t *testing.T) {
 			t.Fatalf("the README's blocks need %s (.ci/run installs it): %v", tool, err)
 		}
 	}
+	var runnable []readmeShellBlock
+	var sections [][]readmeShellBlock // the runnable blocks of each section, in order
+	for _, b := range readmeShellBlocks(t) {
+		if b.skip != "" {
+			continue
+		}
+		if len(runnable) == 0 || runnable[len(runnable)-1].heading != b.heading {
+			sections = append(sections, nil)
+		}
+		sections[len(sections)-1] = append(sections[len(sections)-1], b)
+		runnable = append(runnable, b)
+	}
+	if len(runnable) < 10 {
+		t.Errorf("the README has %d sh blocks the test runs; want at least 10", len(runnable))
+	}
+	if len(sections) < 8 {
+		t.Errorf("the README has %d sections with sh blocks the test runs; want at least 8", len(sections))
+	}
+	t.Run("in order", func(t *testing.T) {
+		t.Parallel()
+		runREADMEBlocks(t, bin, runnable)
+	})
+	for _, sec := range sections {
+		t.Run("alone/"+strings.TrimPrefix(sec[0].heading, "## "), func(t *testing.T) {
+			t.Parallel()
+			runREADMEBlocks(t, bin, sec)
+		})
+	}
+}
+
+// runREADMEBlocks runs blocks, in order, against a fresh daemon, each in a
+// fresh bash, in a fresh working directory that holds the repository's
+// examples.
+func runREADMEBlocks(t *testing.T, bin string, blocks []readmeShellBlock) {
 	h := startHarness(t, "")
 	work := t.TempDir() // where the blocks write their files
 	abs, err := filepath.Abs(filepath.Join(repoRoot, "examples"))
@@ -80,22 +118,12 @@ func TestREADMEShellBlocks(t *testing.T) {
 	addr := strings.TrimPrefix(h.base, "http://")
 	env := append(os.Environ(), "PHC_HOME="+h.dir, "PHC_PASSWORD="+testPassword, "PHC_ADDR="+addr,
 		"PATH="+filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"))
-	ran := 0
-	for _, b := range readmeShellBlocks(t) {
-		if b.skip != "" {
-			continue
-		}
+	for _, b := range blocks {
 		text := strings.NewReplacer("/tmp/phc-demo", h.dir, "127.0.0.1:7200", addr, "'a long passphrase'", "'"+testPassword+"'").Replace(b.text)
 		cmd := exec.Command("bash", "-euo", "pipefail", "-c", text)
 		cmd.Dir, cmd.Env = work, env
-		out, err := cmd.CombinedOutput()
-		if err != nil {
+		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Errorf("README.md:%d (%s): %v\n--- block:\n%s--- output:\n%s", b.line, b.heading, err, b.text, out)
-			continue
 		}
-		ran++
-	}
-	if ran < 10 {
-		t.Errorf("ran %d of the README's sh blocks; want at least 10", ran)
 	}
 }
