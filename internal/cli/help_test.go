@@ -117,6 +117,38 @@ func TestCompletion(t *testing.T) {
 	if !strings.Contains(fish, "-l 'secret'") {
 		t.Errorf("fish script has no flags")
 	}
+	// The zsh and fish scripts in the shells themselves (CI installs both;
+	// elsewhere a missing shell skips its part).
+	shellFile := func(shell, script string) (string, bool) {
+		t.Helper()
+		if _, err := exec.LookPath(shell); err != nil {
+			if os.Getenv("CI") != "" {
+				t.Errorf("%s is not installed; .ci/run installs it", shell)
+			} else {
+				t.Logf("%s is not installed: its completion is checked as text only", shell)
+			}
+			return "", false
+		}
+		f := filepath.Join(t.TempDir(), "phc."+shell)
+		if err := os.WriteFile(f, []byte(script), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return f, true
+	}
+	if f, ok := shellFile("zsh", script("zsh")); ok {
+		// Loaded as a user would (compinit, then the script), phc has a
+		// completion function, and it offers phc's commands.
+		out, err := exec.Command("zsh", "-f", "-c", `autoload -U compinit && compinit -u -D && source "$1" && print -r -- ${_comps[phc]} && COMP_WORDS=(phc con) COMP_CWORD=1 && _phc && print -l -- $COMPREPLY`, "zsh", f).CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "conformance") || !strings.Contains(string(out), "consumer") {
+			t.Errorf("zsh: loading the completion and completing 'phc con' = %v:\n%s", err, out)
+		}
+	}
+	if f, ok := shellFile("fish", fish); ok {
+		out, err := exec.Command("fish", "--no-config", "-c", `source $argv[1]; complete -C"phc con"; complete -C"phc consumer add x --se"`, f).CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "consumer") || !strings.Contains(string(out), "conformance") || !strings.Contains(string(out), "--secret") {
+			t.Errorf("fish: completing 'phc con' and a flag = %v:\n%s", err, out)
+		}
+	}
 	env, _, _ := testEnv(t, nil)
 	if code := Run(t.Context(), env, []string{"completion", "powershell"}); code != 2 {
 		t.Errorf("completion powershell = %d; want 2", code)
