@@ -44,9 +44,10 @@ func runGrant(ctx context.Context, env *Env, args []string) error {
 					Keys     []string `json:"keys"`
 					Personas []string `json:"personas"`
 				} `json:"selectors"`
-				ExpiresAt string  `json:"expires_at"`
-				RevokedAt *string `json:"revoked_at"`
-				Requires  *struct {
+				ExpiresAt  string  `json:"expires_at"`
+				RevokedAt  *string `json:"revoked_at"`
+				NarrowedAt *string `json:"narrowed_at"`
+				Requires   *struct {
 					Qualification string `json:"qualification"`
 				} `json:"requires"`
 			} `json:"grants"`
@@ -56,6 +57,9 @@ func runGrant(ctx context.Context, env *Env, args []string) error {
 		}
 		for _, g := range out.Grants {
 			state := "until " + g.ExpiresAt
+			if g.NarrowedAt != nil {
+				state += " (narrowed " + *g.NarrowedAt + ")"
+			}
 			if g.RevokedAt != nil {
 				state = "revoked " + *g.RevokedAt
 			}

@@ -77,7 +77,7 @@ func TestGrantNarrow(t *testing.T) {
 	if status, _ := h.do("POST", "/phc/v1/grants/"+id+"/narrow", app, map[string]any{"operations": []string{"read"}}); status < 400 {
 		t.Errorf("the app narrowing its own grant = %d; want a refusal", status)
 	}
-	if got := h.phcOK("grant", "list"); !strings.Contains(got, id) || !strings.Contains(got, "keys [contact.email] personas [work]") {
+	if got := h.phcOK("grant", "list"); !strings.Contains(got, id) || !strings.Contains(got, "keys [contact.email] personas [work]") || !strings.Contains(got, "(narrowed ") {
 		t.Errorf("grant list = %q; want the narrowed terms", got)
 	}
 	if ops := h.receiptOps(); !slices.Contains(ops, "grant.narrow") {
