@@ -2,6 +2,7 @@ package custodian
 
 import (
 	"context"
+	"slices"
 	"sort"
 	"time"
 
@@ -156,4 +157,211 @@ func (st *state) revokeGrant(b *batch, g *Grant, rev uint64) {
 	ng.RevokedAt, ng.RevokedRev = &at, rev
 	st.setGrant(&ng)
 	b.put(bucketGrants, g.ID, &ng)
+}
+
+// GrantTerms are narrower terms for a grant in force: each one given
+// replaces the grant's own, each one left out keeps it. A list given
+// empty clears that term, which only a grant without it may do.
+type GrantTerms struct {
+	Operations []string       `json:"operations,omitempty"`
+	Selectors  *TermSelectors `json:"selectors,omitempty"`
+	ExpiresAt  *time.Time     `json:"expires_at,omitempty"`
+}
+
+// TermSelectors are the selectors of GrantTerms: nil keeps the grant's.
+type TermSelectors struct {
+	Keys     []string `json:"keys"`
+	Personas []string `json:"personas"`
+	Claims   []string `json:"claims"`
+}
+
+// GrantNarrowed is the answer to NarrowGrant: the grant as it now stands
+// and the revision from which it does.
+type GrantNarrowed struct {
+	Grant    Grant  `json:"grant"`
+	Revision uint64 `json:"revision"`
+}
+
+// narrowHint says what NarrowGrant accepts; every refusal of a wider term
+// ends with it.
+const narrowHint = "a grant can only be narrowed: operations a subset of its own, key patterns each within one of its own, " +
+	"personas and claims subsets of its own, an expiry no later than its own"
+
+// NarrowGrant replaces the terms of grant id, in force, with the narrower
+// ones in raw (a GrantTerms document; owner only). The grant keeps its id,
+// recipient and purpose; from the returned revision on, every read, every
+// reference resolved and every answer of "what can it read" follows the
+// new terms, and nothing the old ones allowed is kept. Anything wider than
+// the grant's own terms fails with KindInvalid: to give more, make a new
+// grant.
+func (s *Service) NarrowGrant(ctx context.Context, p Principal, id string, raw []byte) (GrantNarrowed, error) {
+	const op = "grant.narrow"
+	if err := requireOwner(op, p); err != nil {
+		return GrantNarrowed{}, err
+	}
+	if !identity.ValidID(id, "grt_") {
+		return GrantNarrowed{}, fail(op, KindInvalid, "malformed grant id")
+	}
+	var t GrantTerms
+	if err := decodeStrict(op, raw, &t); err != nil {
+		return GrantNarrowed{}, err
+	}
+	if t.Operations == nil && t.Selectors == nil && t.ExpiresAt == nil {
+		return GrantNarrowed{}, fail(op, KindInvalid, "name at least one term to narrow (operations, selectors, expires_at)")
+	}
+	if t.Selectors != nil {
+		for _, k := range t.Selectors.Keys {
+			if !validPattern(k) {
+				return GrantNarrowed{}, fail(op, KindInvalid, "malformed key pattern in selectors")
+			}
+		}
+		for _, c := range t.Selectors.Claims {
+			if !identity.ValidID(c, "clm_") {
+				return GrantNarrowed{}, fail(op, KindInvalid, "malformed claim id in selectors")
+			}
+		}
+	}
+	if t.ExpiresAt != nil && t.ExpiresAt.UTC().Year() > 9999 {
+		return GrantNarrowed{}, fail(op, KindInvalid, "expires_at is beyond year 9999")
+	}
+	var out GrantNarrowed
+	err := s.write(op, p, func(st *state, b *batch) error {
+		g, ok := st.grants[id]
+		if !ok {
+			return notFound(op)
+		}
+		if g.RevokedAt != nil || g.SpentAt != nil || !b.now.Before(g.ExpiresAt) {
+			return fail(op, KindConflict, "only a grant in force can be narrowed (this one is revoked, spent or expired)")
+		}
+		ng := *g
+		if t.Operations != nil {
+			ops, err := narrowList(op, "operations", g.Operations, t.Operations)
+			if err != nil {
+				return err
+			}
+			if len(ops) == 0 {
+				return fail(op, KindInvalid, "a grant needs at least one operation; to end it, revoke it")
+			}
+			ng.Operations = ops
+		}
+		if sel := t.Selectors; sel != nil {
+			ns := g.Selectors
+			if sel.Keys != nil {
+				if len(g.Selectors.Keys) > 0 && len(sel.Keys) == 0 {
+					return fail(op, KindInvalid, "the key patterns cannot be cleared: "+narrowHint)
+				}
+				if len(g.Selectors.Keys) > 0 {
+					for _, k := range sel.Keys {
+						if !patternWithin(k, g.Selectors.Keys) {
+							return fail(op, KindInvalid, "a key pattern reaches beyond the grant's: "+narrowHint)
+						}
+					}
+				}
+				ns.Keys = dedupSorted(sel.Keys)
+			}
+			if sel.Personas != nil {
+				if len(g.Selectors.Personas) == 0 {
+					personas, err := st.checkPersonas(op, sel.Personas)
+					if err != nil {
+						return err
+					}
+					ns.Personas = personas
+				} else {
+					personas, err := narrowList(op, "personas", g.Selectors.Personas, sel.Personas)
+					if err != nil {
+						return err
+					}
+					ns.Personas = personas
+				}
+			}
+			if sel.Claims != nil {
+				if len(g.Selectors.Claims) == 0 {
+					ns.Claims = dedupSorted(sel.Claims)
+				} else {
+					claims, err := narrowList(op, "claims", g.Selectors.Claims, sel.Claims)
+					if err != nil {
+						return err
+					}
+					ns.Claims = claims
+				}
+			}
+			if len(ns.Keys)+len(ns.Personas)+len(ns.Claims) == 0 {
+				return fail(op, KindInvalid, "a grant needs at least one selector; to end it, revoke it")
+			}
+			ng.Selectors = ns
+		}
+		for _, o := range ng.Operations {
+			if o == OpContribute && len(ng.Selectors.Keys) == 0 {
+				return fail(op, KindInvalid, "a contribute grant needs key selectors")
+			}
+		}
+		if t.ExpiresAt != nil {
+			at := t.ExpiresAt.UTC()
+			if at.After(g.ExpiresAt) {
+				return fail(op, KindInvalid, "the expiry is later than the grant's: "+narrowHint)
+			}
+			if !at.After(b.now) {
+				return fail(op, KindInvalid, "expires_at must be in the future; to end the grant now, revoke it")
+			}
+			ng.ExpiresAt = at
+		}
+		rev := b.nextRevision()
+		at := b.now
+		ng.NarrowedAt, ng.NarrowedRev = &at, rev
+		if ng.MadeWith == nil {
+			made := g.Selectors
+			ng.MadeWith = &made
+		}
+		// The grant is replaced, never changed in place: a read under way
+		// holds the old terms or the new, never a mixture, and setGrant
+		// files it again under its recipient.
+		st.setGrant(&ng)
+		b.put(bucketGrants, id, &ng)
+		b.receipt(Receipt{Actor: "owner", Operation: "grant.narrow", Recipient: g.Recipient.ID,
+			Purpose: g.Purpose, Decision: "allow", Records: []string{id}, Revision: rev})
+		out = GrantNarrowed{Grant: ng, Revision: rev}
+		return nil
+	})
+	return out, err
+}
+
+// narrowList returns want, without repeats and sorted, if every member is
+// one of have's; otherwise a KindInvalid error naming the term. want may
+// not be empty where have is not: an empty selector selects everything.
+func narrowList(op, term string, have, want []string) ([]string, error) {
+	if len(have) > 0 && len(want) == 0 {
+		return nil, fail(op, KindInvalid, "the "+term+" cannot be cleared: "+narrowHint)
+	}
+	for _, w := range want {
+		if !slices.Contains(have, w) {
+			return nil, fail(op, KindInvalid, "the "+term+" are not a subset of the grant's: "+narrowHint)
+		}
+	}
+	return dedupSorted(want), nil
+}
+
+func dedupSorted(xs []string) []string {
+	out := slices.Clone(xs)
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// patternWithin reports whether every key grant key pattern p covers (see
+// coversKey) one of the patterns in have covers too. Patterns nest or are
+// disjoint, so each of p's match patterns must lie within one of have's.
+func patternWithin(p string, have []string) bool {
+	hs := scopePatterns(have)
+	for _, q := range scopePatterns([]string{p}) {
+		within := false
+		for _, h := range hs {
+			if x, ok := intersectPatterns(q, h); ok && x == q {
+				within = true
+				break
+			}
+		}
+		if !within {
+			return false
+		}
+	}
+	return true
 }

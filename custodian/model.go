@@ -186,7 +186,16 @@ type Grant struct {
 	Revision   uint64     `json:"revision"`
 	RevokedAt  *time.Time `json:"revoked_at,omitempty"`
 	RevokedRev uint64     `json:"revoked_revision,omitempty"`
-	SpentAt    *time.Time `json:"spent_at,omitempty"` // a single-use grant, once it has served its read
+	// NarrowedAt and NarrowedRev say when the owner last narrowed the
+	// grant's terms (NarrowGrant); Revision stays the one it was made at.
+	NarrowedAt  *time.Time `json:"narrowed_at,omitempty"`
+	NarrowedRev uint64     `json:"narrowed_revision,omitempty"`
+	// MadeWith are the selectors the grant was made with, kept from its
+	// first narrowing on. They authorise nothing: a qualification the
+	// grant requires still binds later requests over what it first
+	// selected (inheritedRequires), so narrowing cannot walk around it.
+	MadeWith *Selectors `json:"made_with,omitempty"`
+	SpentAt  *time.Time `json:"spent_at,omitempty"` // a single-use grant, once it has served its read
 	// Request names the context request whose approval made this grant.
 	// Only such a grant — a per-request approval — may cover sensitive
 	// fields, and critical ones when the approval re-entered the password.

@@ -448,14 +448,19 @@ func (s *Service) decide(op string, p Principal, id string, approve bool, actor 
 // must require: the one its earlier grants whose keys may meet scope
 // require — revoked, expired and spent ones included, so that asking again
 // never walks around a qualification; a grant selecting no keys meets
-// every scope. all lists the policies they name, sorted; ok is false when
+// every scope; a narrowed grant counts with the selectors it was made
+// with. all lists the policies they name, sorted; ok is false when
 // they name more than one, which only the owner can settle.
 func (st *state) inheritedRequires(consumer string, scope []string) (req *Requires, all []string, ok bool) {
 	for _, g := range st.grantsBy[consumer] {
 		if g.Requires == nil || g.Recipient.Kind != "consumer" || slices.Contains(all, g.Requires.Qualification) {
 			continue
 		}
-		if len(g.Selectors.Keys) == 0 || scopesMeet(g.Selectors.Keys, scope) {
+		sel := g.Selectors
+		if g.MadeWith != nil {
+			sel = *g.MadeWith // a narrowed grant binds what it first selected
+		}
+		if len(sel.Keys) == 0 || scopesMeet(sel.Keys, scope) {
 			all = append(all, g.Requires.Qualification)
 		}
 	}

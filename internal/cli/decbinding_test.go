@@ -246,6 +246,48 @@ func TestRequestsInheritRequires(t *testing.T) {
 			}
 		})
 	}
+	// Narrowing the grant that requires a qualification does not narrow
+	// what later requests inherit it over: the grant still binds the keys
+	// it was made with.
+	t.Run("narrowed first", func(t *testing.T) {
+		h.t = t
+		tok := f.qualifiedRecipient("inherit-narrowed", "inherit-q")
+		var grants struct {
+			Grants []struct {
+				ID        string `json:"id"`
+				Recipient struct {
+					ID string `json:"id"`
+				} `json:"recipient"`
+				Request  string `json:"request"`
+				Requires *struct {
+					Qualification string `json:"qualification"`
+				} `json:"requires"`
+			} `json:"grants"`
+		}
+		h.must(200, "GET", "/phc/v1/grants", h.owner, nil, &grants)
+		first := ""
+		for _, g := range grants.Grants {
+			if g.Recipient.ID == "inherit-narrowed" {
+				first = g.ID
+			}
+		}
+		h.must(200, "POST", "/phc/v1/grants/"+first+"/narrow", h.owner, map[string]any{"selectors": map[string]any{"keys": []string{"health.binding.allergy"}}}, nil)
+		id := f.request(tok, "health.vitals.*", "care-again", 202)
+		h.must(200, "POST", "/context/requests/"+id+"/approve", h.owner, map[string]any{}, nil)
+		h.must(200, "GET", "/phc/v1/grants", h.owner, nil, &grants)
+		found := false
+		for _, g := range grants.Grants {
+			if g.Request == id {
+				found = true
+				if g.Requires == nil || g.Requires.Qualification != "inherit-q" {
+					t.Errorf("the grant of a request over health.vitals.* after narrowing requires %+v; want inherit-q", g.Requires)
+				}
+			}
+		}
+		if first == "" || !found {
+			t.Fatalf("grants: the first %q, the new one found %v", first, found)
+		}
+	})
 	t.Run("different qualifications", func(t *testing.T) {
 		h.t = t
 		tok := f.qualifiedRecipient("inherit-two", "inherit-q")

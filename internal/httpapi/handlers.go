@@ -209,6 +209,19 @@ func (s *Server) revokeGrant(w http.ResponseWriter, r *http.Request, p custodian
 	return nil
 }
 
+func (s *Server) narrowGrant(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
+	raw, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	out, err := s.svc.NarrowGrant(r.Context(), p, r.PathValue("id"), raw)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
 func (s *Server) propose(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
 	raw, err := readBody(r)
 	if err != nil {

@@ -140,6 +140,7 @@ func (s *Server) routes() []route {
 		{"POST /phc/v1/grants", owner, s.createGrant},
 		{"GET /phc/v1/grants", owner, s.listGrants},
 		{"DELETE /phc/v1/grants/{id}", owner, s.revokeGrant},
+		{"POST /phc/v1/grants/{id}/narrow", owner, s.narrowGrant},
 
 		{"POST /phc/v1/proposals", anyToken, s.propose},
 		{"GET /phc/v1/proposals/{id}", anyToken, s.ownProposals},

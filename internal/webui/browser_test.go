@@ -369,6 +369,40 @@ func TestConsoleInBrowser(t *testing.T) {
 			t.Errorf("the read serves %+v; the console says work.title", ctxRead.Claims)
 		}
 		b.shot("grants")
+
+		// Narrow it: a second work claim is readable, then not once the
+		// grant keeps only work.title; a wider key is refused.
+		id := c.propose(writer, map[string]any{"key": "work.team", "value": "Platform"})
+		c.must(200, "POST", "/phc/v1/proposals/"+id+"/confirm", c.owner(), map[string]any{"personas": []string{"work"}}, nil)
+		b.do(chromedp.Navigate(ui + "/grants"))
+		if got := canRead(); !strings.Contains(got, "work.title") || !strings.Contains(got, "work.team") {
+			t.Fatalf("reader can read now: %q; want work.title and work.team", got)
+		}
+		grant := eval[string](b, `document.querySelector("#grant-list tr.grant").id`)
+		narrow := func(keys string) {
+			b.do(chromedp.Click(chromedp.CSS("#"+grant+" details.narrow summary")),
+				chromedp.SetValue(chromedp.ID("narrow-keys-"+grant), keys))
+		}
+		narrow("work.title")
+		if got := b.submit("#"+grant+" button.narrow", "#flash"); !strings.Contains(got, "Narrowed grant "+grant) {
+			t.Fatalf("narrowing says %q", got)
+		}
+		if got := canRead(); !strings.Contains(got, "work.title") || strings.Contains(got, "work.team") {
+			t.Errorf("reader can read now: %q; want work.title only", got)
+		}
+		c.must(200, "GET", "/phc/v1/context?purpose=assist", reader, nil, &ctxRead)
+		if len(ctxRead.Claims) != 1 || ctxRead.Claims[0].Key != "work.title" {
+			t.Errorf("after narrowing the read serves %+v; the console says work.title", ctxRead.Claims)
+		}
+		narrow("work.*")
+		if got := b.submit("#"+grant+" button.narrow", "#error"); !strings.Contains(got, "can only be narrowed") {
+			t.Errorf("widening the grant says %q; want a refusal saying what may be narrowed", got)
+		}
+		b.do(chromedp.Navigate(ui + "/grants"))
+		if got := canRead(); strings.Contains(got, "work.team") {
+			t.Errorf("after a refused widening reader can read %q", got)
+		}
+
 		b.do(chromedp.Navigate(ui + "/grants"))
 		if got := b.submit("#grant-list button.revoke", "#flash"); !strings.Contains(got, "Revoked grant") {
 			t.Fatalf("revoking says %q", got)

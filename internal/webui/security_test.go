@@ -136,6 +136,44 @@ func TestConsoleSecurity(t *testing.T) {
 		if status, _ := post(t, other, c.base+"/ui/personas", form, nil); status != http.StatusBadRequest {
 			t.Errorf("POST with another session's CSRF token = %d; want 400", status)
 		}
+
+		// Narrowing a grant is a state change like any other.
+		c.app("csrf-app", "*", "read")
+		grant := c.grant("csrf-app", "assist", "read", map[string]any{"keys": []string{"work.*"}})
+		narrow := url.Values{"operations": {"read"}, "keys": {"work.title"}, "had_keys": {"1"}}
+		for _, bad := range []string{"", "wrong", token + "x"} {
+			narrow.Set("csrf", bad)
+			if status, body := post(t, cl, c.base+"/ui/grants/"+grant+"/narrow", narrow, nil); status != http.StatusBadRequest || !strings.Contains(body, "CSRF") {
+				t.Errorf("POST /ui/grants/…/narrow with csrf %q = %d; want 400 naming the CSRF token", bad, status)
+			}
+		}
+		keys := func() []string {
+			var gs struct {
+				Grants []struct {
+					ID        string `json:"id"`
+					Selectors struct {
+						Keys []string `json:"keys"`
+					} `json:"selectors"`
+				} `json:"grants"`
+			}
+			c.must(200, "GET", "/phc/v1/grants", c.owner(), nil, &gs)
+			for _, g := range gs.Grants {
+				if g.ID == grant {
+					return g.Selectors.Keys
+				}
+			}
+			return nil
+		}
+		if got := keys(); len(got) != 1 || got[0] != "work.*" {
+			t.Fatalf("the grant's keys after refused narrowings = %v; want [work.*]", got)
+		}
+		narrow.Set("csrf", token)
+		if status, body := post(t, cl, c.base+"/ui/grants/"+grant+"/narrow", narrow, nil); status != http.StatusSeeOther {
+			t.Fatalf("POST /ui/grants/…/narrow with the token = %d %s; want 303", status, body)
+		}
+		if got := keys(); len(got) != 1 || got[0] != "work.title" {
+			t.Errorf("the grant's keys after narrowing = %v; want [work.title]", got)
+		}
 	})
 
 	t.Run("origin and host", func(t *testing.T) {

@@ -120,6 +120,7 @@ func (s *Server) routes() {
 		"GET /ui/grants":                  s.grants,
 		"POST /ui/grants":                 s.createGrant,
 		"POST /ui/grants/{id}/revoke":     s.revokeGrant,
+		"POST /ui/grants/{id}/narrow":     s.narrowGrant,
 		"GET /ui/claims":                  s.claims,
 		"GET /ui/claims/{id}":             s.claim,
 		"POST /ui/claims/{id}/correct":    s.correct,
