@@ -82,13 +82,7 @@ const (
 
 // load reads r's head from the store and makes it resident.
 func (cc *claimCache) load(r *claimRecord) *Claim {
-	c, err := cc.read(r.meta.ID, r.meta.Head)
-	if err != nil {
-		// The record is in the view, so its head was committed: failing
-		// to read it back is a broken store, and nothing may be served
-		// as if the claim were empty.
-		panic(fmt.Sprintf("custodian: claim %s version %d unreadable: %v", r.meta.ID, r.meta.Head, err))
-	}
+	c := cc.read(r.meta.ID, r.meta.Head)[0]
 	if !r.hd.CompareAndSwap(nil, c) {
 		return r.hd.Load()
 	}
@@ -96,29 +90,38 @@ func (cc *claimCache) load(r *claimRecord) *Claim {
 	return c
 }
 
-// read decodes version v of claim id from the store.
-func (cc *claimCache) read(id string, v int) (*Claim, error) {
-	if cc == nil {
-		return nil, fmt.Errorf("no store")
+// read decodes versions vs of claim id from the store, in one
+// transaction. The view knows them committed: failing to read one back is
+// a broken store, and nothing may be served as if the claim were empty, so
+// it panics.
+func (cc *claimCache) read(id string, vs ...int) []*Claim {
+	out := make([]*Claim, len(vs))
+	err := fmt.Errorf("no store")
+	if cc != nil && cc.store != nil {
+		err = cc.store.View(func(tx Tx) error {
+			for i, v := range vs {
+				raw, ok, err := tx.Get(bucketClaims, versionKey(id, v))
+				if err != nil {
+					return fmt.Errorf("version %d: %w", v, err)
+				}
+				if !ok {
+					return fmt.Errorf("version %d missing", v)
+				}
+				c := new(Claim)
+				if err := fastjson.Unmarshal(raw, c); err != nil {
+					return fmt.Errorf("version %d: %w", v, err)
+				}
+				internClaim(c, nil)
+				c.ID = id
+				out[i] = c
+			}
+			return nil
+		})
 	}
-	var c *Claim
-	err := cc.store.View(func(tx Tx) error {
-		raw, ok, err := tx.Get(bucketClaims, versionKey(id, v))
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return fmt.Errorf("missing")
-		}
-		c = new(Claim)
-		return fastjson.Unmarshal(raw, c)
-	})
 	if err != nil {
-		return nil, err
+		panic(fmt.Sprintf("custodian: claim %s unreadable: %v", id, err))
 	}
-	internClaim(c, nil)
-	c.ID = id
-	return c, nil
+	return out
 }
 
 // admit counts r's resident head c and evicts what the budget cannot hold.
@@ -206,6 +209,14 @@ func (r *claimRecord) version(v int) *Claim {
 	if v == r.meta.Head {
 		return r.head()
 	}
+	if c := r.carries(v); c != nil {
+		return c
+	}
+	return r.cache.read(r.meta.ID, v)[0]
+}
+
+// carries returns version v if r still carries it (see older), else nil.
+func (r *claimRecord) carries(v int) *Claim {
 	if older := r.older.Load(); older != nil {
 		for _, c := range *older {
 			if c.Version == v {
@@ -213,19 +224,25 @@ func (r *claimRecord) version(v int) *Claim {
 			}
 		}
 	}
-	c, err := r.cache.read(r.meta.ID, v)
-	if err != nil {
-		panic(fmt.Sprintf("custodian: claim %s version %d unreadable: %v", r.meta.ID, v, err))
-	}
-	return c
+	return nil
 }
 
-// versions returns every version of r, oldest first.
+// versions returns every version of r, oldest first, reading those it
+// does not hold from the store in one transaction.
 func (r *claimRecord) versions() []*Claim {
 	out := make([]*Claim, r.meta.Head)
-	for v := 1; v <= r.meta.Head; v++ {
-		out[v-1] = r.version(v)
+	var missing []int
+	for v := 1; v < r.meta.Head; v++ {
+		if out[v-1] = r.carries(v); out[v-1] == nil {
+			missing = append(missing, v)
+		}
 	}
+	if len(missing) > 0 {
+		for i, c := range r.cache.read(r.meta.ID, missing...) {
+			out[missing[i]-1] = c
+		}
+	}
+	out[r.meta.Head-1] = r.head()
 	return out
 }
 
