@@ -160,11 +160,40 @@ func TestOwnProposalsByApp(t *testing.T) {
 				return err
 			}
 		}
+		// and from before the index of pending proposals
+		var pending []string
+		if err := tx.ForEach("proposals_pending", func(k string, _ []byte) error {
+			pending = append(pending, k)
+			return nil
+		}); err != nil {
+			return err
+		}
+		for _, k := range pending {
+			if err := tx.Delete("proposals_pending", k); err != nil {
+				return err
+			}
+		}
+		if err := tx.Delete("meta", "pending_index"); err != nil {
+			return err
+		}
 		return tx.Delete("meta", "proposals_by_app_index")
 	}); err != nil {
 		t.Fatal(err)
 	}
 	ts.unlock()
+	if err := ts.store.View(func(tx custodian.Tx) error {
+		n := 0
+		if err := tx.ForEach("proposals_pending", func(string, []byte) error { n++; return nil }); err != nil {
+			return err
+		}
+		_, flagged, err := tx.Get("meta", "pending_index")
+		if n != 3 || !flagged {
+			t.Errorf("after the unlock: %d pending proposals indexed, flag %v; want the three waiting, flagged", n, flagged)
+		}
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
 	tutor = ts.mustPrincipal("tutor", "*", "write")
 	coach = ts.mustPrincipal("coach", "*", "write")
 	check("rebuilt at the unlock")

@@ -223,13 +223,6 @@ func (s *Service) commitGroup(jobs []*job) {
 		writes = append(writes, write{bucket: bucketOutbox, key: receiptKey(st.revision), value: raw, append: true})
 	}
 	if len(writes) > 0 {
-		if st.pendingIndexMissing {
-			for id := range st.pending {
-				writes = append(writes, write{bucket: bucketPending, key: id, value: []byte("{}")})
-			}
-			writes = append(writes, write{bucket: bucketMeta, key: metaPendingIndex, value: []byte("true")})
-			st.pendingIndexMissing = false
-		}
 		if floorDirty {
 			raw, _ := json.Marshal(floor)
 			writes = append(writes, write{bucket: bucketMeta, key: metaGraphFloor, value: raw})

@@ -1,6 +1,7 @@
 package custodian
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
 	"runtime"
@@ -201,6 +202,7 @@ func (st *state) loadClaims(tx Tx) error {
 	} else {
 		defer debug.SetGCPercent(prev)
 	}
+	var stale []string // metas from before their index fields
 	if err := decodeEach(tx, bucketClaimMeta, func(k string, m *claimMeta) error {
 		m.ID = k
 		m.Status, m.Subject, m.Tier, m.Kind = intern(m.Status), intern(m.Subject), intern(m.Tier), intern(m.Kind)
@@ -208,15 +210,15 @@ func (st *state) loadClaims(tx Tx) error {
 			m.Personas[i] = intern(p)
 		}
 		if m.HeadRev == 0 {
-			st.metaUpgrades = append(st.metaUpgrades, k)
+			stale = append(stale, k)
 		}
 		st.claims[k] = &claimRecord{meta: *m, cache: st.cache}
 		return nil
 	}); err != nil {
 		return err
 	}
-	if len(st.metaUpgrades) > 0 {
-		if err := st.upgradeMetas(tx); err != nil {
+	if len(stale) > 0 {
+		if err := st.upgradeMetas(tx, stale); err != nil {
 			return err
 		}
 	}
@@ -230,22 +232,20 @@ func (st *state) loadClaims(tx Tx) error {
 	return nil
 }
 
-// upgradeMetas fills the index fields of the metas in st.metaUpgrades from
-// their heads.
-func (st *state) upgradeMetas(tx Tx) error {
-	todo := make(map[string]*claimRecord, len(st.metaUpgrades))
-	for _, id := range st.metaUpgrades {
+// upgradeMetas fills the index fields of the metas of claims ids from
+// their heads, and notes the upgraded metas in st.upgrades.
+func (st *state) upgradeMetas(tx Tx, ids []string) error {
+	todo := make(map[string]*claimRecord, len(ids))
+	for _, id := range ids {
 		r := st.claims[id]
 		todo[versionKey(id, r.meta.Head)] = r
 	}
-	reported := map[string]map[string]string{}
 	if err := decodeWhere(tx, bucketClaims, func(k string) bool { return todo[k] != nil }, func(k string, c *Claim) error {
 		r := todo[k]
 		if c.ID != r.meta.ID || c.Version != r.meta.Head {
 			return fmt.Errorf("claim %s: out of sequence", k)
 		}
-		internClaim(c, reported)
-		c.ID = r.meta.ID
+		internClaim(c, nil)
 		r.fill(c)
 		return nil
 	}); err != nil {
@@ -256,6 +256,11 @@ func (st *state) upgradeMetas(tx Tx) error {
 		if r.meta.HeadRev == 0 {
 			return fmt.Errorf("claim version %s missing", k)
 		}
+		raw, err := json.Marshal(r.meta)
+		if err != nil {
+			return fmt.Errorf("encode claim meta %s: %w", r.meta.ID, err)
+		}
+		st.upgrades = append(st.upgrades, write{bucket: bucketClaimMeta, key: r.meta.ID, value: raw})
 	}
 	return nil
 }

@@ -451,16 +451,16 @@ func (st *state) appIndexKey(pr *Proposal) string {
 	return c.ID + "/" + pr.ID
 }
 
-// loadAppIndex notes, for a store from before bucketByApp, the entries it
-// lacks (after the consumers are loaded).
+// loadAppIndex notes in st.upgrades, for a store from before bucketByApp,
+// the entries it lacks (after the consumers are loaded).
 func (st *state) loadAppIndex(tx Tx) error {
 	if _, ok, err := tx.Get(bucketMeta, metaByAppIndex); err != nil || ok {
 		return err
 	}
-	st.appIndexTodo = []string{} // not nil: the unlock writes the flag
+	st.upgrades = append(st.upgrades, write{bucket: bucketMeta, key: metaByAppIndex, value: []byte("true")})
 	return loadEach(tx, bucketProposals, func(p *Proposal) {
 		if k := st.appIndexKey(p); k != "" {
-			st.appIndexTodo = append(st.appIndexTodo, k)
+			st.upgrades = append(st.upgrades, write{bucket: bucketByApp, key: k, value: []byte("{}")})
 		}
 	})
 }

@@ -293,17 +293,8 @@ func (s *Service) Unlock(ctx context.Context, password []byte, secretKey string)
 		if err := s.ensureKeys(st, b); err != nil {
 			return err
 		}
-		for _, id := range st.metaUpgrades {
-			b.put(bucketClaimMeta, id, st.claims[id].meta)
-		}
-		st.metaUpgrades = nil
-		if st.appIndexTodo != nil {
-			for _, k := range st.appIndexTodo {
-				b.put(bucketByApp, k, struct{}{})
-			}
-			b.put(bucketMeta, metaByAppIndex, true)
-			st.appIndexTodo = nil
-		}
+		b.writes = append(b.writes, st.upgrades...)
+		st.upgrades = nil
 		b.receipt(Receipt{Actor: "owner", Operation: "vault.unlock", Decision: "allow"})
 		return nil
 	}); err != nil {

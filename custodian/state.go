@@ -77,17 +77,10 @@ type state struct {
 	// categories counts the active claims per category (first key segment).
 	categories map[string]int
 
-	// appIndexTodo holds the entries of bucketByApp a store from before it
-	// lacks; the unlock's commit writes them and metaByAppIndex.
-	appIndexTodo []string
-
-	// metaUpgrades lists the claims whose stored meta predates its index
-	// fields; the unlock's commit writes them.
-	metaUpgrades []string
-
-	// pendingIndexMissing: the store predates bucketPending; the journal's
-	// next commit writes it.
-	pendingIndexMissing bool
+	// upgrades is what a store from before an index or a field lacks
+	// (bucketPending, bucketByApp, the claim metas' index fields), found by
+	// the load; the unlock's commit writes it.
+	upgrades []write
 
 	// sets remembers the disclosed sets known to be stored (journal only).
 	sets *knownSets
@@ -518,8 +511,8 @@ func (st *state) fieldStats() (int, map[string]int) {
 }
 
 // loadPending reads which proposals are pending: from their index, or, in
-// a store written before the index, from every proposal (the next commit
-// then writes the index; see pendingIndexMissing).
+// a store written before the index, from every proposal (the unlock's
+// commit then writes the index; see upgrades).
 func (st *state) loadPending(tx Tx) error {
 	if _, ok, err := tx.Get(bucketMeta, metaPendingIndex); err != nil {
 		return err
@@ -537,11 +530,12 @@ func (st *state) loadPending(tx Tx) error {
 			return nil
 		})
 	}
-	st.pendingIndexMissing = true
+	st.upgrades = append(st.upgrades, write{bucket: bucketMeta, key: metaPendingIndex, value: []byte("true")})
 	return loadEach(tx, bucketProposals, func(p *Proposal) {
 		if p.Status == StatusProposed {
 			st.pending[p.ID] = p.Revision
 			st.countPending(p, 1)
+			st.upgrades = append(st.upgrades, write{bucket: bucketPending, key: p.ID, value: []byte("{}")})
 		}
 	})
 }
