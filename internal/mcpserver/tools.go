@@ -147,10 +147,7 @@ func (s *Server) tools() []tool {
 				Purpose    string `json:"purpose"`
 				Disclosure string `json:"disclosure"`
 			}
-			if err := args(req.Params.Arguments, &in); err != nil {
-				return nil, err
-			}
-			p, err := p.WithDisclosure(in.Disclosure)
+			p, err := valueArgs(req, p, &in, &in.Disclosure)
 			if err != nil {
 				return nil, err
 			}
@@ -310,10 +307,7 @@ func (s *Server) tools() []tool {
 				Limit      int    `json:"limit"`
 				Disclosure string `json:"disclosure"`
 			}
-			if err := args(req.Params.Arguments, &in); err != nil {
-				return nil, err
-			}
-			p, err := p.WithDisclosure(in.Disclosure)
+			p, err := valueArgs(req, p, &in, &in.Disclosure)
 			if err != nil {
 				return nil, err
 			}
@@ -363,6 +357,15 @@ const proposalStatusSchema = `{"type": "object", "properties": {"proposal_id": {
 	"status": {"type": "string", "enum": ["proposed", "confirmed", "rejected", "withdrawn"]}, "key": {"type": "string"},
 	"proposed_at": {"type": "string"}, "decided_at": {"type": "string"}}}`
 
+// valueArgs decodes the arguments of a tool that returns values into in,
+// and applies to p the disclosure they ask for (*disclosure, in's field).
+func valueArgs(req *mcp.CallToolRequest, p custodian.Principal, in any, disclosure *string) (custodian.Principal, error) {
+	if err := args(req.Params.Arguments, in); err != nil {
+		return p, err
+	}
+	return p.WithDisclosure(*disclosure)
+}
+
 // purposeOnly adapts a core read whose only argument is a purpose.
 func purposeOnly[T any](read func(context.Context, custodian.Principal, string) (T, error)) func(context.Context, custodian.Principal, *mcp.CallToolRequest) (any, error) {
 	return func(ctx context.Context, p custodian.Principal, req *mcp.CallToolRequest) (any, error) {
@@ -370,10 +373,7 @@ func purposeOnly[T any](read func(context.Context, custodian.Principal, string) 
 			Purpose    string `json:"purpose"`
 			Disclosure string `json:"disclosure"`
 		}
-		if err := args(req.Params.Arguments, &in); err != nil {
-			return nil, err
-		}
-		p, err := p.WithDisclosure(in.Disclosure)
+		p, err := valueArgs(req, p, &in, &in.Disclosure)
 		if err != nil {
 			return nil, err
 		}
