@@ -119,20 +119,20 @@ func (st *state) indexClaim(r *claimRecord) {
 		st.fieldOf[key] = best
 	}
 	for _, p := range r.meta.Personas {
-		indexUnder(st.byPersona, p, r)
+		indexUnder(st.byPersona, p).ReplaceOrInsert(r)
 	}
-	indexUnder(st.byTier, r.meta.Tier, r)
+	indexUnder(st.byTier, r.meta.Tier).ReplaceOrInsert(r)
 	st.indexSubject(r)
 }
 
-// indexUnder adds r to the index m holds under k, making it if needed.
-func indexUnder(m map[string]*claimIndex, k string, r *claimRecord) {
+// indexUnder returns the index m holds under k, making it if needed.
+func indexUnder(m map[string]*claimIndex, k string) *claimIndex {
 	t := m[k]
 	if t == nil {
 		t = newClaimIndex()
 		m[k] = t
 	}
-	t.ReplaceOrInsert(r)
+	return t
 }
 
 func (st *state) unindexClaim(r *claimRecord) {

@@ -298,11 +298,11 @@ func (st *state) indexAll(active []*claimRecord) {
 	})
 	wg.Go(func() {
 		for _, r := range active {
-			loadUnder(st.byTier, r.meta.Tier, r)
+			indexUnder(st.byTier, r.meta.Tier).Load(r)
 		}
 		for _, r := range active {
 			for _, p := range r.meta.Personas {
-				loadUnder(st.byPersona, p, r)
+				indexUnder(st.byPersona, p).Load(r)
 			}
 		}
 	})
@@ -314,15 +314,4 @@ func (st *state) indexAll(active []*claimRecord) {
 		st.indexSubject(r)
 	}
 	wg.Wait()
-}
-
-// loadUnder is indexUnder for r that sorts after what the index under k
-// holds.
-func loadUnder(m map[string]*claimIndex, k string, r *claimRecord) {
-	t := m[k]
-	if t == nil {
-		t = newClaimIndex()
-		m[k] = t
-	}
-	t.Load(r)
 }
