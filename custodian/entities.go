@@ -225,12 +225,23 @@ func (st *state) nodeWitness(n string, may func(*claimRecord) bool) *claimRecord
 	if n != SubjectSelf && st.entities[n] == nil {
 		return nil
 	}
-	for _, r := range st.bySubject[n] {
-		if r.meta.Kind != KindRelationship && may(r) {
-			return r
+	var w *claimRecord
+	witness := func(r *claimRecord) bool {
+		if r.meta.Subject == n && r.meta.Kind != KindRelationship && may(r) {
+			w = r
+		}
+		return w == nil
+	}
+	if n == SubjectSelf {
+		st.active.Ascend(witness) // self's claims are not in bySubject
+	} else {
+		for _, r := range st.bySubject[n] {
+			if !witness(r) {
+				break
+			}
 		}
 	}
-	return nil
+	return w
 }
 
 // recipientGrant is readGrant for a recipient's read of r, with the ends

@@ -59,8 +59,10 @@ type state struct {
 	admMu         sync.Mutex               // guards admCache (readers share mu)
 	admCache      map[admissionKey]admission
 
-	// bySubject indexes the active claims by subject (self or ent_…),
-	// for deciding which nodes a recipient may see.
+	// bySubject indexes the active claims about entities (ent_…) by
+	// subject, for deciding which nodes a recipient may see. Claims about
+	// self are in active already; indexing them again would cost a map
+	// entry per claim of the vault.
 	bySubject map[string]map[string]*claimRecord
 
 	summaries map[string]*Summary // sum_… → summary
@@ -134,9 +136,9 @@ func (st *state) setMeta(b *batch, r *claimRecord, edit func(m *claimMeta)) *cla
 	return nr
 }
 
-// indexSubject adds r to bySubject if it is active.
+// indexSubject adds r to bySubject if it is active and about an entity.
 func (st *state) indexSubject(r *claimRecord) {
-	if r.meta.Status != StatusActive {
+	if r.meta.Status != StatusActive || r.meta.Subject == SubjectSelf {
 		return
 	}
 	sub := r.meta.Subject
