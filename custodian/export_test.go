@@ -3,6 +3,9 @@ package custodian
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 
 	"github.com/phc-project/phc/internal/identity"
 )
@@ -209,3 +212,82 @@ var (
 	ValidPattern = validPattern
 	ValidPurpose = validPurpose
 )
+
+// SetSnapshotTuning sets when the journal starts a claim metas snapshot
+// and how large its chunks are; the returned function restores them.
+func SetSnapshotTuning(dirtyMin, share, chunkBytes int) (restore func()) {
+	m, sh, c := snapDirtyMin, snapDirtyShare, snapChunkBytes
+	snapDirtyMin, snapDirtyShare, snapChunkBytes = dirtyMin, share, chunkBytes
+	return func() { snapDirtyMin, snapDirtyShare, snapChunkBytes = m, sh, c }
+}
+
+// SetSnapshotHook sets a function run between a snapshot's cut and its
+// switch (nil: none).
+func SetSnapshotHook(fn func()) { snapAfterCut = fn }
+
+// SetIgnoreSnapshot makes the unlock read every claim meta, as for a store
+// without a snapshot.
+func SetIgnoreSnapshot(on bool) { ignoreSnapshot = on }
+
+// WriteSnapshot writes a claim metas snapshot of the current view now.
+func (s *Service) WriteSnapshot() error {
+	s.snapMu.Lock()
+	defer s.snapMu.Unlock()
+	s.life.RLock()
+	st := s.st
+	s.life.RUnlock()
+	if st == nil {
+		return fmt.Errorf("locked")
+	}
+	return s.snapshotOf(st)
+}
+
+// SnapshotStats reports the current snapshot's generation and counts, and
+// how many claims were written since it.
+func (s *Service) SnapshotStats() (gen uint64, chunks, claims, dirty int) {
+	s.life.RLock()
+	defer s.life.RUnlock()
+	s.st.mu.RLock()
+	defer s.st.mu.RUnlock()
+	i := s.st.snap.info
+	return i.Gen, i.Chunks, i.Claims, len(s.st.snap.dirty)
+}
+
+// ViewDigest describes the loaded view of the claims: every record's meta
+// by id, and the order of every index.
+func (s *Service) ViewDigest() string {
+	s.life.RLock()
+	defer s.life.RUnlock()
+	st := s.st
+	st.mu.RLock()
+	defer st.mu.RUnlock()
+	var b strings.Builder
+	ids := slices.Sorted(maps.Keys(st.claims))
+	for _, id := range ids {
+		raw, _ := json.Marshal(st.claims[id].meta)
+		fmt.Fprintf(&b, "%s\n", raw)
+	}
+	order := func(name string, x *claimIndex) {
+		fmt.Fprintf(&b, "%s:", name)
+		x.Ascend(func(r *claimRecord) bool {
+			fmt.Fprintf(&b, " %s", r.meta.ID)
+			return true
+		})
+		b.WriteString("\n")
+	}
+	order("active", st.active)
+	for _, k := range slices.Sorted(maps.Keys(st.byPersona)) {
+		order("persona "+k, st.byPersona[k])
+	}
+	for _, k := range slices.Sorted(maps.Keys(st.byTier)) {
+		order("tier "+k, st.byTier[k])
+	}
+	for _, k := range slices.Sorted(maps.Keys(st.fieldOf)) {
+		fmt.Fprintf(&b, "field %s: %s\n", k, st.fieldOf[k].meta.ID)
+	}
+	fmt.Fprintf(&b, "categories: %v\n", st.categories)
+	for _, sub := range slices.Sorted(maps.Keys(st.bySubject)) {
+		fmt.Fprintf(&b, "subject %s: %v\n", sub, slices.Sorted(maps.Keys(st.bySubject[sub])))
+	}
+	return b.String()
+}

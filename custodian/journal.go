@@ -194,12 +194,14 @@ func (s *Service) commitGroup(jobs []*job) {
 			writes = append(writes, write{bucket: bucketReceipts, key: receiptKey(r.Seq), value: raw, append: true})
 		}
 		writes = append(writes, b.writes...)
+		st.noteMetaWrites(b.writes, &writes)
 		// The group's graph changes go in one delta, applied after its
 		// commit; the jobs after this one see its lineage through
 		// st.lag (see dependents).
 		delta.mergeJob(st, &b.graph)
 	}
 	var applied uint64
+	var snapshot bool // start a claim metas snapshot once this group is durable
 	hasDelta := delta.changes()
 	var floor uint64
 	var floorDirty bool
@@ -234,6 +236,7 @@ func (s *Service) commitGroup(jobs []*job) {
 		}
 		st.applied++
 		applied = st.applied
+		snapshot = st.snapshotDue()
 		rev, _ := json.Marshal(st.revision)
 		head, _ := json.Marshal(st.head)
 		writes = append(writes,
@@ -290,6 +293,10 @@ func (s *Service) commitGroup(jobs []*job) {
 				s.graphQ <- graphJob{st: st, d: gd}
 			}
 			st.markDurable(applied)
+			if snapshot {
+				s.wg.Add(1)
+				go s.writeSnapshot(st)
+			}
 		}
 	}
 	if broken {

@@ -1,6 +1,8 @@
 package custodian
 
 import (
+	"cmp"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -191,45 +193,87 @@ func internClaim(c *Claim, reported map[string]map[string]string) {
 }
 
 // loadClaims reads every claim's metadata into st and indexes the active
-// ones. Claims' content stays in the store until a read or write needs it,
-// but for a store whose metas predate their index fields: those claims'
-// heads are read (and the metas upgraded by the unlock's commit).
+// ones: from the snapshot and the metas written since (see snapshot.go),
+// or, without a snapshot, from every meta. Claims' content stays in the
+// store until a read or write needs it, but for a store whose metas predate
+// their index fields: those claims' heads are read (and the metas upgraded
+// by the unlock's commit).
 func (st *state) loadClaims(tx Tx) error {
-	// The view is built from nothing: collecting garbage while it grows
-	// mostly traces what is being built. Collect less often meanwhile.
-	if prev := debug.SetGCPercent(400); prev > 400 {
-		debug.SetGCPercent(prev) // the daemon allows more already
-	} else {
-		defer debug.SetGCPercent(prev)
-	}
-	var stale []string // metas from before their index fields
-	if err := decodeEach(tx, bucketClaimMeta, func(k string, m *claimMeta) error {
-		m.ID = k
-		m.Status, m.Subject, m.Tier, m.Kind = intern(m.Status), intern(m.Subject), intern(m.Tier), intern(m.Kind)
-		for i, p := range m.Personas {
-			m.Personas[i] = intern(p)
-		}
-		if m.HeadRev == 0 {
-			stale = append(stale, k)
-		}
-		st.claims[k] = &claimRecord{meta: *m, cache: st.cache}
-		return nil
-	}); err != nil {
+	records, active, ok, err := st.loadSnapshot(tx)
+	if err != nil {
 		return err
+	}
+	if !ok {
+		if records, err = st.loadMetas(tx); err != nil {
+			return err
+		}
+		active = nil
+	}
+	// The map made at its final size: growing it moves every entry again
+	// at each doubling.
+	st.claims = make(map[string]*claimRecord, len(records))
+	var stale []string // metas from before their index fields
+	for _, r := range records {
+		st.claims[r.meta.ID] = r
+		if r.meta.HeadRev == 0 {
+			stale = append(stale, r.meta.ID)
+		}
 	}
 	if len(stale) > 0 {
 		if err := st.upgradeMetas(tx, stale); err != nil {
 			return err
 		}
+		active = nil // their keys were not known
 	}
-	active := make([]*claimRecord, 0, len(st.claims))
-	for _, r := range st.claims {
-		if r.meta.Status == StatusActive {
-			active = append(active, r)
+	if active == nil {
+		active = records[:0] // records is not used again
+		for _, r := range records {
+			if r.meta.Status == StatusActive {
+				active = append(active, r)
+			}
 		}
+		sortRecords(active)
 	}
 	st.indexAll(active)
 	return nil
+}
+
+// loadMetas reads every claim meta of the store.
+func (st *state) loadMetas(tx Tx) ([]*claimRecord, error) {
+	var records []*claimRecord
+	err := decodeEach(tx, bucketClaimMeta, func(k string, m *claimMeta) error {
+		m.ID = k
+		internMeta(m)
+		records = append(records, &claimRecord{meta: *m, cache: st.cache})
+		return nil
+	})
+	return records, err
+}
+
+// internMeta makes m's repeated strings share one copy each.
+func internMeta(m *claimMeta) {
+	m.Status, m.Subject, m.Tier, m.Kind = intern(m.Status), intern(m.Subject), intern(m.Tier), intern(m.Kind)
+	for i, p := range m.Personas {
+		m.Personas[i] = intern(p)
+	}
+}
+
+// withoutGC runs fn, which builds a large structure from nothing, with the
+// collector held off unless the heap grows by more than loadHeadroom:
+// collecting while the view grows mostly traces what is being built. The
+// caller collects afterwards (see Unlock).
+func withoutGC(fn func() error) error {
+	const loadHeadroom = 2 << 30
+	var stats runtime.MemStats
+	runtime.ReadMemStats(&stats)
+	prevLimit := debug.SetMemoryLimit(-1)
+	prevPct := debug.SetGCPercent(-1)
+	debug.SetMemoryLimit(min(prevLimit, int64(stats.HeapSys+stats.StackSys)+loadHeadroom))
+	defer func() {
+		debug.SetGCPercent(prevPct)
+		debug.SetMemoryLimit(prevLimit)
+	}()
+	return fn()
 }
 
 // upgradeMetas fills the index fields of the metas of claims ids from
@@ -265,28 +309,46 @@ func (st *state) upgradeMetas(tx Tx, ids []string) error {
 	return nil
 }
 
-// indexAll indexes active (the active records, in any order) into st's
-// empty indexes, building them side by side.
-func (st *state) indexAll(active []*claimRecord) {
-	// Sort on keys copied out of the records: comparing through each
-	// record's head version misses the cache at every step.
-	type sortKey struct {
-		key, id string
-		r       *claimRecord
+// keyPrefix is the eight bytes of k from off as a big-endian integer,
+// zero-padded: prefixes of two keys that differ order them as the keys.
+func keyPrefix(k string, off int) uint64 {
+	var b [8]byte
+	if off < len(k) {
+		copy(b[:], k[off:])
 	}
-	keys := make([]sortKey, len(active))
-	for i, r := range active {
-		keys[i] = sortKey{r.meta.Key, r.meta.ID, r}
+	return binary.BigEndian.Uint64(b[:])
+}
+
+// sortRecords sorts records by key, then id (the indexes' order).
+func sortRecords(records []*claimRecord) {
+	// Sort on keys copied out of the records (comparing through each
+	// record misses the cache at every step), and on their first sixteen
+	// bytes as integers: most comparisons end there.
+	type sortKey struct {
+		p0, p1 uint64
+		r      *claimRecord
+	}
+	keys := make([]sortKey, len(records))
+	for i, r := range records {
+		keys[i] = sortKey{keyPrefix(r.meta.Key, 0), keyPrefix(r.meta.Key, 8), r}
 	}
 	slices.SortFunc(keys, func(a, b sortKey) int {
-		if c := strings.Compare(a.key, b.key); c != 0 {
-			return c
+		if a.p0 != b.p0 {
+			return cmp.Compare(a.p0, b.p0)
 		}
-		return strings.Compare(a.id, b.id)
+		if a.p1 != b.p1 {
+			return cmp.Compare(a.p1, b.p1)
+		}
+		return recordCmp(a.r, b.r)
 	})
 	for i := range keys {
-		active[i] = keys[i].r
+		records[i] = keys[i].r
 	}
+}
+
+// indexAll indexes active (the active records, sorted by sortRecords)
+// into st's empty indexes, building them side by side.
+func (st *state) indexAll(active []*claimRecord) {
 	// The records come sorted: each index appends them (Load) rather than
 	// searching for their places; the maps are made at their final size.
 	st.fieldOf = make(map[string]*claimRecord, len(active))

@@ -2,6 +2,7 @@ package custodian
 
 import (
 	"encoding/json"
+	"reflect"
 	"testing"
 	"time"
 
@@ -48,4 +49,45 @@ func sameInstant(a, b time.Time) bool {
 	_, oa := a.Zone()
 	_, ob := b.Zone()
 	return a.Equal(b) && oa == ob
+}
+
+// TestSnapshotMetaRoundTrip: a meta with every field set reads back from
+// the snapshot's binary form as it was; and the form knows every field of
+// claimMeta (a field added there must be added to it, with a new
+// snapFormat).
+func TestSnapshotMetaRoundTrip(t *testing.T) {
+	at := time.Date(2026, 3, 1, 12, 0, 0, 123456789, time.FixedZone("x", 3600))
+	metas := []claimMeta{
+		{ID: "clm_A", Head: 7, Status: StatusActive, Personas: []string{"work", "home"}, CreatedAt: "2026-03-01T12:00:00Z",
+			Origin: "bnd_X", DisputedAt: &at, Key: "a.b.c", Subject: "ent_Y", Tier: "critical", Kind: KindRelationship, HeadRev: 1 << 40},
+		{ID: "clm_B", Head: 1, Status: StatusDeleted, Personas: []string{}, HeadRev: 1},
+	}
+	if n := reflect.TypeOf(claimMeta{}).NumField(); n != 12 {
+		t.Fatalf("claimMeta has %d fields; the snapshot's form (appendSnapMeta, snapDecoder.meta) knows 12", n)
+	}
+	var chunk []byte
+	chunk = append(chunk, snapFormat)
+	for i := range metas {
+		chunk = appendSnapMeta(chunk, &metas[i])
+	}
+	got, err := decodeSnapChunk(chunk, nil, map[string]string{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(metas) {
+		t.Fatalf("decoded %d metas; want %d", len(got), len(metas))
+	}
+	for i, r := range got {
+		if diff := cmp.Diff(metas[i], r.meta, cmp.Comparer(sameInstant)); diff != "" {
+			t.Errorf("meta %d differs (-written +read):\n%s", i, diff)
+		}
+	}
+	for n := 1; n < len(chunk); n++ {
+		if _, err := decodeSnapChunk(chunk[:n], nil, map[string]string{}); err == nil && n != len(chunk) {
+			// A cut that falls between two metas decodes those before it.
+			if n != 1 && n != 1+len(appendSnapMeta(nil, &metas[0])) {
+				t.Errorf("a chunk cut at %d of %d bytes decoded", n, len(chunk))
+			}
+		}
+	}
 }

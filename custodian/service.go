@@ -126,6 +126,7 @@ type Service struct {
 	unlocked   atomic.Bool  // mirrors st != nil for lock-free status
 
 	rollMu sync.Mutex // one receipt roll at a time
+	snapMu sync.Mutex // one claim metas snapshot at a time
 
 	jobs   chan *job
 	graphQ chan graphJob // committed deltas for the graph worker
@@ -307,6 +308,10 @@ func (s *Service) Unlock(ctx context.Context, password []byte, secretKey string)
 			return "", wrap(op, KindInternal, err)
 		}
 	}
+	for _, n := range st.loadNotes {
+		s.log.Warn(n)
+	}
+	st.loadNotes = nil
 	// How long the key derivation and the load took (phc bench reads them).
 	s.log.Info("vault unlocked", "revision", st.revision, "claims", len(st.claims),
 		"kdf_ms", derived.Sub(started).Milliseconds(), "load_ms", time.Since(derived).Milliseconds())

@@ -83,6 +83,11 @@ type state struct {
 	// (bucketPending, bucketByApp, the claim metas' index fields), found by
 	// the load; the unlock's commit writes it.
 	upgrades []write
+	// loadNotes says what the load found and worked around (a snapshot
+	// it could not read); the unlock logs them.
+	loadNotes []string
+	// snap is the claim metas snapshot and what was written since.
+	snap snapState
 
 	// sets remembers the disclosed sets known to be stored (journal only).
 	sets *knownSets
@@ -267,6 +272,7 @@ func newState() *state {
 		lag:           newGraphLag(),
 		cache:         newClaimCache(nil, 0),
 		cv:            newClientVault(),
+		snap:          snapState{dirty: map[string]struct{}{}},
 	}
 	st.durCond = sync.NewCond(&st.durMu)
 	return st
@@ -356,134 +362,136 @@ func (st *state) awaitDurable(op string, g uint64) error {
 func loadState(store Store, cacheBytes int64) (*state, error) {
 	st := newState()
 	st.cache = newClaimCache(store, cacheBytes)
-	err := store.View(func(tx Tx) error {
-		if raw, ok, err := tx.Get(bucketMeta, metaRevision); err != nil {
-			return err
-		} else if ok {
-			if err := json.Unmarshal(raw, &st.revision); err != nil {
-				return fmt.Errorf("meta revision: %w", err)
+	err := withoutGC(func() error {
+		return store.View(func(tx Tx) error {
+			if raw, ok, err := tx.Get(bucketMeta, metaRevision); err != nil {
+				return err
+			} else if ok {
+				if err := json.Unmarshal(raw, &st.revision); err != nil {
+					return fmt.Errorf("meta revision: %w", err)
+				}
 			}
-		}
-		var err error
-		if st.settings, err = loadSettings(tx); err != nil {
-			return err
-		}
-		if raw, ok, err := tx.Get(bucketMeta, metaReceiptFloor); err != nil {
-			return err
-		} else if ok {
-			if err := json.Unmarshal(raw, &st.receiptFloor); err != nil {
-				return fmt.Errorf("meta receipt floor: %w", err)
+			var err error
+			if st.settings, err = loadSettings(tx); err != nil {
+				return err
 			}
-		}
-		if raw, ok, err := tx.Get(bucketMeta, metaHead); err != nil {
-			return err
-		} else if ok {
-			if err := json.Unmarshal(raw, &st.head); err != nil {
-				return fmt.Errorf("meta receipt head: %w", err)
+			if raw, ok, err := tx.Get(bucketMeta, metaReceiptFloor); err != nil {
+				return err
+			} else if ok {
+				if err := json.Unmarshal(raw, &st.receiptFloor); err != nil {
+					return fmt.Errorf("meta receipt floor: %w", err)
+				}
 			}
-		}
-		if err := st.loadClaims(tx); err != nil {
-			return err
-		}
-		if err := st.loadPending(tx); err != nil {
-			return err
-		}
-		if err := tx.ForEach(bucketPersonas, func(k string, v []byte) error {
-			p := &Persona{}
-			if err := json.Unmarshal(v, p); err != nil {
-				return fmt.Errorf("persona %s: %w", k, err)
+			if raw, ok, err := tx.Get(bucketMeta, metaHead); err != nil {
+				return err
+			} else if ok {
+				if err := json.Unmarshal(raw, &st.head); err != nil {
+					return fmt.Errorf("meta receipt head: %w", err)
+				}
 			}
-			p.Node = k
-			st.personas[p.ID] = p
-			return nil
-		}); err != nil {
-			return err
-		}
-		if err := loadEach(tx, bucketSummaries, func(s *Summary) { st.summaries[s.ID] = s }); err != nil {
-			return err
-		}
-		// Invalidations, in the order they were made.
-		if err := loadEach(tx, bucketInvalidations, func(inv *invalidation) { inv.apply(st) }); err != nil {
-			return err
-		}
-		if err := loadEach(tx, bucketEntities, func(e *Entity) { st.entities[e.ID] = e }); err != nil {
-			return err
-		}
-		st.projectionAt = 1 // a store from before the record
-		if raw, ok, err := tx.Get(bucketMeta, metaGraphProjection); err != nil {
-			return err
-		} else if ok {
-			if err := json.Unmarshal(raw, &st.projectionAt); err != nil {
-				return fmt.Errorf("meta graph projection: %w", err)
+			if err := st.loadClaims(tx); err != nil {
+				return err
 			}
-		}
-		if raw, ok, err := tx.Get(bucketMeta, metaGraphFloor); err != nil {
-			return err
-		} else if ok {
-			if err := json.Unmarshal(raw, &st.lag.floor); err != nil {
-				return fmt.Errorf("meta graph floor: %w", err)
+			if err := st.loadPending(tx); err != nil {
+				return err
 			}
-			st.lag.floorKnown = true
-		}
-		if err := loadEach(tx, bucketGrants, func(g *Grant) { st.grants[g.ID] = g; st.indexGrant(g) }); err != nil {
-			return err
-		}
-		if err := loadEach(tx, bucketConsumers, func(c *Consumer) { st.consumers[c.Name] = c }); err != nil {
-			return err
-		}
-		if err := st.loadAppIndex(tx); err != nil {
-			return err
-		}
-		if err := loadEach(tx, bucketRequests, func(r *ContextRequest) { st.requests[r.ID] = r }); err != nil {
-			return err
-		}
-		if err := loadEach(tx, bucketTrust, func(t *TrustedIssuer) { st.trust[t.ID] = t }); err != nil {
-			return err
-		}
-		if raw, ok, err := tx.Get(bucketKeys, keysSelf); err != nil {
-			return err
-		} else if ok {
-			st.keys = &vaultKeys{}
-			if err := json.Unmarshal(raw, st.keys); err != nil {
-				return fmt.Errorf("custodian keys: %w", err)
+			if err := tx.ForEach(bucketPersonas, func(k string, v []byte) error {
+				p := &Persona{}
+				if err := json.Unmarshal(v, p); err != nil {
+					return fmt.Errorf("persona %s: %w", k, err)
+				}
+				p.Node = k
+				st.personas[p.ID] = p
+				return nil
+			}); err != nil {
+				return err
 			}
-		}
-		if err := loadEach(tx, bucketQuarantine, func(q *QuarantineRecord) { st.quarantine[q.ID] = q }); err != nil {
-			return err
-		}
-		if err := tx.ForEach(bucketBundlesSeen, func(k string, _ []byte) error {
-			st.bundlesSeen[k] = true
-			return nil
-		}); err != nil {
-			return err
-		}
-		if err := tx.ForEach(bucketCustodians, func(k string, v []byte) error {
-			pc := &pinnedEntry{key: k}
-			if err := json.Unmarshal(v, &pc.PinnedCustodian); err != nil {
-				return fmt.Errorf("custodian %s: %w", k, err)
+			if err := loadEach(tx, bucketSummaries, func(s *Summary) { st.summaries[s.ID] = s }); err != nil {
+				return err
 			}
-			st.custodians[pc.CustodianID] = pc
-			return nil
-		}); err != nil {
-			return err
-		}
-		if err := loadEach(tx, bucketDECTrust, func(d *DECIssuer) { st.decTrust[d.Issuer] = d }); err != nil {
-			return err
-		}
-		if err := loadEach(tx, bucketDECPolicies, func(d *DECPolicy) { st.decPolicies[d.ID] = d }); err != nil {
-			return err
-		}
-		if err := st.loadClientVault(tx); err != nil {
-			return err
-		}
-		if err := loadEach(tx, bucketDECPresentations, func(pr *Presentation) { st.presentations[pr.Token] = pr }); err != nil {
-			return err
-		}
-		return loadEach(tx, bucketTokens, func(t *ServiceToken) {
-			var h [32]byte
-			copy(h[:], t.Hash)
-			st.tokens[h] = t
-			st.tokenByID[t.ID] = t
+			// Invalidations, in the order they were made.
+			if err := loadEach(tx, bucketInvalidations, func(inv *invalidation) { inv.apply(st) }); err != nil {
+				return err
+			}
+			if err := loadEach(tx, bucketEntities, func(e *Entity) { st.entities[e.ID] = e }); err != nil {
+				return err
+			}
+			st.projectionAt = 1 // a store from before the record
+			if raw, ok, err := tx.Get(bucketMeta, metaGraphProjection); err != nil {
+				return err
+			} else if ok {
+				if err := json.Unmarshal(raw, &st.projectionAt); err != nil {
+					return fmt.Errorf("meta graph projection: %w", err)
+				}
+			}
+			if raw, ok, err := tx.Get(bucketMeta, metaGraphFloor); err != nil {
+				return err
+			} else if ok {
+				if err := json.Unmarshal(raw, &st.lag.floor); err != nil {
+					return fmt.Errorf("meta graph floor: %w", err)
+				}
+				st.lag.floorKnown = true
+			}
+			if err := loadEach(tx, bucketGrants, func(g *Grant) { st.grants[g.ID] = g; st.indexGrant(g) }); err != nil {
+				return err
+			}
+			if err := loadEach(tx, bucketConsumers, func(c *Consumer) { st.consumers[c.Name] = c }); err != nil {
+				return err
+			}
+			if err := st.loadAppIndex(tx); err != nil {
+				return err
+			}
+			if err := loadEach(tx, bucketRequests, func(r *ContextRequest) { st.requests[r.ID] = r }); err != nil {
+				return err
+			}
+			if err := loadEach(tx, bucketTrust, func(t *TrustedIssuer) { st.trust[t.ID] = t }); err != nil {
+				return err
+			}
+			if raw, ok, err := tx.Get(bucketKeys, keysSelf); err != nil {
+				return err
+			} else if ok {
+				st.keys = &vaultKeys{}
+				if err := json.Unmarshal(raw, st.keys); err != nil {
+					return fmt.Errorf("custodian keys: %w", err)
+				}
+			}
+			if err := loadEach(tx, bucketQuarantine, func(q *QuarantineRecord) { st.quarantine[q.ID] = q }); err != nil {
+				return err
+			}
+			if err := tx.ForEach(bucketBundlesSeen, func(k string, _ []byte) error {
+				st.bundlesSeen[k] = true
+				return nil
+			}); err != nil {
+				return err
+			}
+			if err := tx.ForEach(bucketCustodians, func(k string, v []byte) error {
+				pc := &pinnedEntry{key: k}
+				if err := json.Unmarshal(v, &pc.PinnedCustodian); err != nil {
+					return fmt.Errorf("custodian %s: %w", k, err)
+				}
+				st.custodians[pc.CustodianID] = pc
+				return nil
+			}); err != nil {
+				return err
+			}
+			if err := loadEach(tx, bucketDECTrust, func(d *DECIssuer) { st.decTrust[d.Issuer] = d }); err != nil {
+				return err
+			}
+			if err := loadEach(tx, bucketDECPolicies, func(d *DECPolicy) { st.decPolicies[d.ID] = d }); err != nil {
+				return err
+			}
+			if err := st.loadClientVault(tx); err != nil {
+				return err
+			}
+			if err := loadEach(tx, bucketDECPresentations, func(pr *Presentation) { st.presentations[pr.Token] = pr }); err != nil {
+				return err
+			}
+			return loadEach(tx, bucketTokens, func(t *ServiceToken) {
+				var h [32]byte
+				copy(h[:], t.Hash)
+				st.tokens[h] = t
+				st.tokenByID[t.ID] = t
+			})
 		})
 	})
 	if err != nil {

@@ -1,0 +1,516 @@
+package custodian
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	fastjson "github.com/segmentio/encoding/json"
+)
+
+// The claim metas snapshot. The unlock needs every claim's meta (see
+// claimMeta): read one stored value at a time — a bbolt lookup, a
+// decryption and a JSON decoding per claim — that is seconds at a million
+// claims. So the metas are also kept as a snapshot: every claim's meta in a
+// compact binary form, active claims first in index order, in chunks of
+// about a MiB that the store encrypts each as one value. The unlock reads
+// the snapshot, then the metas of the claims written since it was taken,
+// which the journal lists in bucketMetaDirty as it writes them. When that
+// list grows past a share of the vault (snapDirtyShare), a new snapshot is
+// written in the background and the list emptied of what it covers.
+//
+// The snapshot is only ever a faster way to read bucketClaimMeta: a store
+// without one (or with one this version cannot read) loads from the metas
+// themselves, and the next snapshot replaces it.
+
+const (
+	bucketMetaSnap  = "claim_meta_snap"  // generation/chunk → metas, binary
+	bucketMetaDirty = "claim_meta_dirty" // claim id → "1": meta written since the snapshot
+	metaSnapshot    = "claim_meta_snapshot"
+
+	snapFormat = 1 // the first byte of a chunk
+)
+
+// snapDirtyShare and snapDirtyMin set when the journal starts a new
+// snapshot: when more than max(snapDirtyMin, claims/snapDirtyShare) claims
+// were written since the last. Tests lower them.
+// snapChunkBytes is a chunk's target size (tests lower it too).
+var (
+	snapDirtyShare = 16
+	snapDirtyMin   = 4096
+	snapChunkBytes = 1 << 20
+	// snapAfterCut, when set (tests), runs between a snapshot's cut and
+	// its switch, without locks held.
+	snapAfterCut func()
+	// ignoreSnapshot makes the load read every meta (tests compare).
+	ignoreSnapshot bool
+)
+
+// snapshotInfo is what bucketMeta records of the current snapshot.
+type snapshotInfo struct {
+	Gen    uint64 `json:"gen"`
+	Chunks int    `json:"chunks"`
+	Claims int    `json:"claims"`
+}
+
+func snapKey(gen uint64, chunk int) string { return fmt.Sprintf("%016x/%08x", gen, chunk) }
+
+// snapState is the state's part: the current snapshot and the claims
+// written since it (mirroring bucketMetaDirty). The journal keeps it, with
+// st.mu held.
+type snapState struct {
+	info    snapshotInfo // the current snapshot (Gen 0: none the load could read)
+	lastGen uint64       // the highest generation the store records
+	dirty   map[string]struct{}
+	started bool // a snapshot is being written for this state
+}
+
+// noteMetaWrites marks dirty the claims whose metas ws write, staging the
+// marks in *writes (journal, st.mu held).
+func (st *state) noteMetaWrites(ws []write, writes *[]write) {
+	for _, w := range ws {
+		if w.bucket != bucketClaimMeta {
+			continue
+		}
+		if _, ok := st.snap.dirty[w.key]; ok {
+			continue
+		}
+		st.snap.dirty[w.key] = struct{}{}
+		*writes = append(*writes, write{bucket: bucketMetaDirty, key: w.key, value: []byte("1")})
+	}
+}
+
+// snapshotDue reports whether a new snapshot should be written, and marks
+// it started if so (journal, st.mu held).
+func (st *state) snapshotDue() bool {
+	if st.snap.started || st.broken {
+		return false
+	}
+	if st.snap.info.Gen != 0 && len(st.snap.dirty) <= max(snapDirtyMin, len(st.claims)/snapDirtyShare) {
+		return false
+	}
+	st.snap.started = true
+	return true
+}
+
+// writeSnapshot writes a new snapshot of st's claim metas: the chunks in
+// store transactions of their own, outside the journal, then a journal job
+// that makes it current and empties the dirty list of the claims it holds
+// as they stand. Writes go on meanwhile; a claim they change stays dirty.
+// It gives up, leaving the current snapshot as it was, when st stops being
+// the Service's state or the Service closes.
+func (s *Service) writeSnapshot(st *state) {
+	defer s.wg.Done()
+	s.snapMu.Lock()
+	defer s.snapMu.Unlock()
+	if err := s.snapshotOf(st); err != nil {
+		if !errors.Is(err, errSnapshotStale) {
+			s.log.Warn("claim metas snapshot not written; the next unlock reads every meta", "err", err)
+		}
+		st.mu.Lock()
+		st.snap.started = false
+		st.mu.Unlock()
+	}
+}
+
+var errSnapshotStale = errors.New("the vault was locked")
+
+func (s *Service) snapshotOf(st *state) error {
+	current := func() bool {
+		s.life.RLock()
+		defer s.life.RUnlock()
+		return s.st == st
+	}
+	if !current() {
+		return errSnapshotStale
+	}
+	// The cut: every record as the view holds it now, active ones in
+	// index order; and the dirty claims' records, to tell at the switch
+	// which the snapshot holds as they still stand.
+	st.mu.RLock()
+	prev, lastGen := st.snap.info, st.snap.lastGen
+	records := make([]*claimRecord, 0, len(st.claims))
+	st.active.Ascend(func(r *claimRecord) bool {
+		records = append(records, r)
+		return true
+	})
+	for _, r := range st.claims {
+		if r.meta.Status != StatusActive {
+			records = append(records, r)
+		}
+	}
+	cut := make(map[string]*claimRecord, len(st.snap.dirty))
+	for id := range st.snap.dirty {
+		cut[id] = st.claims[id]
+	}
+	st.mu.RUnlock()
+	if snapAfterCut != nil {
+		snapAfterCut()
+	}
+
+	gen := max(prev.Gen, lastGen) + 1 // never over the chunks of one the store records
+	chunks := 0
+	var buf []byte
+	var pending [][]byte
+	flush := func() error {
+		if len(pending) == 0 {
+			return nil
+		}
+		select {
+		case <-s.stop:
+			return errSnapshotStale
+		default:
+		}
+		first := chunks - len(pending)
+		err := s.store.Update(func(tx Tx) error {
+			for i, c := range pending {
+				if err := tx.Put(bucketMetaSnap, snapKey(gen, first+i), c); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		pending = pending[:0]
+		return err
+	}
+	for i, r := range records {
+		if len(buf) == 0 {
+			buf = append(buf, snapFormat)
+		}
+		buf = appendSnapMeta(buf, &r.meta)
+		if len(buf) >= snapChunkBytes || i == len(records)-1 {
+			pending = append(pending, buf)
+			buf = nil
+			chunks++
+			if len(pending) == 4 {
+				if err := flush(); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	if err := flush(); err != nil {
+		return err
+	}
+	// What else the bucket holds (the previous snapshot, or chunks of one
+	// an earlier attempt left) goes with the switch.
+	var stale []string
+	if err := s.store.View(func(tx Tx) error {
+		return tx.ForEach(bucketMetaSnap, func(k string, _ []byte) error {
+			if i, err := strconv.ParseUint(strings.TrimPrefix(k, fmt.Sprintf("%016x/", gen)), 16, 32); err != nil || int(i) >= chunks || len(k) != len(snapKey(gen, 0)) {
+				stale = append(stale, k)
+			}
+			return nil
+		})
+	}); err != nil {
+		return err
+	}
+	s.life.RLock()
+	defer s.life.RUnlock()
+	if s.st != st {
+		return errSnapshotStale
+	}
+	return s.commit(st, func(st *state, b *batch) error {
+		if st.snap.info != prev {
+			return internalf("snapshot", "another snapshot became current")
+		}
+		for id, r := range cut {
+			if st.claims[id] == r {
+				delete(st.snap.dirty, id)
+				b.del(bucketMetaDirty, id)
+			}
+		}
+		for _, k := range stale {
+			b.del(bucketMetaSnap, k)
+		}
+		st.snap.info = snapshotInfo{Gen: gen, Chunks: chunks, Claims: len(records)}
+		st.snap.lastGen = gen
+		b.put(bucketMeta, metaSnapshot, st.snap.info)
+		st.snap.started = false
+		return nil
+	})
+}
+
+// appendSnapMeta appends m's binary form: its fields in order, strings and
+// lists length-prefixed, numbers as uvarints.
+func appendSnapMeta(b []byte, m *claimMeta) []byte {
+	str := func(s string) {
+		b = binary.AppendUvarint(b, uint64(len(s)))
+		b = append(b, s...)
+	}
+	str(m.ID)
+	b = binary.AppendUvarint(b, uint64(m.Head))
+	str(m.Status)
+	b = binary.AppendUvarint(b, uint64(len(m.Personas)))
+	for _, p := range m.Personas {
+		str(p)
+	}
+	str(m.CreatedAt)
+	str(m.Origin)
+	if m.DisputedAt == nil {
+		str("")
+	} else {
+		t, err := m.DisputedAt.MarshalBinary()
+		if err != nil { // a time past year 9999 or with a fractional-minute zone: not made here
+			t = nil
+		}
+		str(string(t))
+	}
+	str(m.Key)
+	str(m.Subject)
+	str(m.Tier)
+	str(m.Kind)
+	return binary.AppendUvarint(b, m.HeadRev)
+}
+
+// snapDecoder reads the metas of a chunk. The strings the view holds many
+// times over (statuses, subjects, tiers, kinds, personas) are interned
+// through a memo of its own, so that each costs one map lookup.
+type snapDecoder struct {
+	b    []byte
+	err  error
+	memo map[string]string
+}
+
+var errSnapTruncated = errors.New("truncated")
+
+func (d *snapDecoder) uvarint() uint64 {
+	v, n := binary.Uvarint(d.b)
+	if n <= 0 {
+		d.fail(errSnapTruncated)
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *snapDecoder) fail(err error) {
+	if d.err == nil {
+		d.err = err
+	}
+	d.b = nil
+}
+
+func (d *snapDecoder) bytes() []byte {
+	n := d.uvarint()
+	if n > uint64(len(d.b)) {
+		d.fail(errSnapTruncated)
+		return nil
+	}
+	s := d.b[:n]
+	d.b = d.b[n:]
+	return s
+}
+
+func (d *snapDecoder) str() string { return string(d.bytes()) }
+
+func (d *snapDecoder) interned() string {
+	b := d.bytes()
+	if len(b) == 0 {
+		return ""
+	}
+	if s, ok := d.memo[string(b)]; ok {
+		return s
+	}
+	s := intern(string(b))
+	d.memo[s] = s
+	return s
+}
+
+// meta decodes the next meta into m.
+func (d *snapDecoder) meta(m *claimMeta) {
+	m.ID = d.str()
+	m.Head = int(d.uvarint())
+	m.Status = d.interned()
+	n := d.uvarint()
+	if n > uint64(len(d.b)) { // each persona takes a byte at least
+		d.fail(errSnapTruncated)
+		return
+	}
+	m.Personas = make([]string, n) // empty, not nil: as the JSON metas have it
+	for i := range m.Personas {
+		m.Personas[i] = d.interned()
+	}
+	m.CreatedAt = d.str()
+	m.Origin = d.str()
+	if t := d.bytes(); len(t) > 0 {
+		at := new(time.Time)
+		if err := at.UnmarshalBinary(t); err != nil {
+			d.fail(err)
+			return
+		}
+		m.DisputedAt = at
+	}
+	m.Key = d.str()
+	m.Subject = d.interned()
+	m.Tier = d.interned()
+	m.Kind = d.interned()
+	m.HeadRev = d.uvarint()
+	if d.err == nil && (m.ID == "" || m.Head < 1 || m.HeadRev == 0) {
+		d.fail(errors.New("a meta without its id, head or revision"))
+	}
+}
+
+// decodeSnapChunk decodes a chunk into records (each its own allocation: a
+// record outlives its neighbours).
+func decodeSnapChunk(chunk []byte, cache *claimCache, memo map[string]string) ([]*claimRecord, error) {
+	if len(chunk) == 0 || chunk[0] != snapFormat {
+		return nil, errors.New("not a chunk of this version")
+	}
+	d := &snapDecoder{b: chunk[1:], memo: memo}
+	var out []*claimRecord
+	for len(d.b) > 0 {
+		r := &claimRecord{cache: cache}
+		d.meta(&r.meta)
+		if d.err != nil {
+			return nil, d.err
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// loadSnapshot reads the claim records from the snapshot and the metas
+// written since. ok is false when the store has no snapshot this version
+// reads (the caller then loads every meta); an error is a store that
+// failed. active holds the active records in index order.
+func (st *state) loadSnapshot(tx Tx) (records, active []*claimRecord, ok bool, err error) {
+	raw, found, err := tx.Get(bucketMeta, metaSnapshot)
+	if err != nil || !found {
+		return nil, nil, false, err
+	}
+	var info snapshotInfo
+	if err := json.Unmarshal(raw, &info); err != nil {
+		st.loadNotes = append(st.loadNotes, "claim metas snapshot unreadable: "+err.Error())
+		return nil, nil, false, nil
+	}
+	st.snap.lastGen = info.Gen
+	if ignoreSnapshot {
+		return nil, nil, false, nil
+	}
+	// Chunks are opened here, one after another (a MiB each: decryption
+	// is the cheap part), and decoded on every core.
+	workers := max(1, runtime.GOMAXPROCS(0))
+	parts := make([][]*claimRecord, info.Chunks)
+	errs := make([]error, info.Chunks)
+	todo := make(chan int, workers)
+	raws := make([][]byte, info.Chunks)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			memo := map[string]string{}
+			for i := range todo {
+				parts[i], errs[i] = decodeSnapChunk(raws[i], st.cache, memo)
+				raws[i] = nil
+			}
+		})
+	}
+	var getErr error
+	for i := range info.Chunks {
+		v, found, err := tx.Get(bucketMetaSnap, snapKey(info.Gen, i))
+		if err != nil || !found {
+			getErr = err
+			if err == nil {
+				getErr = fmt.Errorf("chunk %d missing", i)
+			}
+			break
+		}
+		raws[i] = v
+		todo <- i
+	}
+	close(todo)
+	wg.Wait()
+	bad := getErr // the metas are still there to read
+	n := 0
+	for i := range parts {
+		if bad == nil && errs[i] != nil {
+			bad = fmt.Errorf("chunk %d: %w", i, errs[i])
+		}
+		n += len(parts[i])
+	}
+	if bad == nil && n != info.Claims {
+		bad = fmt.Errorf("%d claims, not %d", n, info.Claims)
+	}
+	if bad != nil {
+		st.loadNotes = append(st.loadNotes, "claim metas snapshot unreadable: "+bad.Error())
+		return nil, nil, false, nil
+	}
+	records = make([]*claimRecord, 0, n)
+	for _, p := range parts {
+		records = append(records, p...)
+	}
+	parts = nil
+
+	// The metas written since: they replace the snapshot's.
+	dirty := map[string]*claimRecord{}
+	if err := tx.ForEach(bucketMetaDirty, func(id string, _ []byte) error {
+		raw, found, err := tx.Get(bucketClaimMeta, id)
+		if err != nil {
+			return err
+		}
+		dirty[id] = nil // a meta no longer there: the claim goes
+		if found {
+			m := new(claimMeta)
+			if err := fastjson.Unmarshal(raw, m); err != nil {
+				return fmt.Errorf("claim meta %s: %w", id, err)
+			}
+			m.ID = id
+			internMeta(m)
+			dirty[id] = &claimRecord{meta: *m, cache: st.cache}
+		}
+		st.snap.dirty[id] = struct{}{}
+		return nil
+	}); err != nil {
+		return nil, nil, false, err
+	}
+	st.snap.info = info
+	if len(dirty) == 0 {
+		for _, r := range records {
+			if r.meta.Status != StatusActive {
+				break // active ones come first
+			}
+			active = append(active, r)
+		}
+		return records, active, true, nil
+	}
+	kept := records[:0]
+	var old []*claimRecord // the snapshot's active records still current, in order
+	for _, r := range records {
+		if _, ok := dirty[r.meta.ID]; !ok {
+			kept = append(kept, r)
+			if r.meta.Status == StatusActive {
+				old = append(old, r)
+			}
+		}
+	}
+	var fresh []*claimRecord // the dirty active records, in index order
+	for _, r := range dirty {
+		if r == nil {
+			continue
+		}
+		kept = append(kept, r)
+		if r.meta.Status == StatusActive {
+			fresh = append(fresh, r)
+		}
+	}
+	slices.SortFunc(fresh, recordCmp)
+	active = make([]*claimRecord, 0, len(old)+len(fresh))
+	i, j := 0, 0
+	for i < len(old) || j < len(fresh) {
+		if j == len(fresh) || i < len(old) && recordLess(old[i], fresh[j]) {
+			active = append(active, old[i])
+			i++
+		} else {
+			active = append(active, fresh[j])
+			j++
+		}
+	}
+	return kept, active, true, nil
+}

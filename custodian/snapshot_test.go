@@ -1,0 +1,231 @@
+package custodian_test
+
+import (
+	"bytes"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/phc-project/phc/custodian"
+)
+
+// snapshotVault is a vault with claims in every state the view knows:
+// versions, personas, a dispute, a deletion, claims about an entity.
+func snapshotVault(t *testing.T, ts *testService, n int) (ids []string) {
+	t.Helper()
+	ctx := t.Context()
+	ts.mustPersona("work")
+	ts.mustPersona("home")
+	ent, err := ts.CreateEntity(ctx, ts.owner, []byte(`{"type": "person", "name": "Ana"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		personas := []string{"work"}
+		if i%3 == 0 {
+			personas = []string{"home", "work"}
+		}
+		w := ts.mustClaim(fmt.Sprintf("k%02d.item%d", i%7, i), fmt.Sprintf("v%d", i), personas...)
+		ids = append(ids, w.Claim.ID)
+	}
+	if _, err := ts.Correct(ctx, ts.owner, ids[1], mustJSON(t, map[string]any{"value": "corrected"})); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ts.DeleteClaim(ctx, ts.owner, ids[2]); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ts.DisputeClaim(ctx, ts.owner, ids[3]); err != nil {
+		t.Fatal(err)
+	}
+	pr := ts.mustPropose(ts.owner, proposal(t, "about.ana", "a friend", map[string]any{"subject": ent.Entity.ID}))
+	ts.mustConfirm(pr.ProposalID)
+	return ids
+}
+
+// reloadDigest locks and unlocks the vault (from the snapshot unless
+// ignore) and returns the view it loaded.
+func reloadDigest(t *testing.T, ts *testService, ignore bool) string {
+	t.Helper()
+	if err := ts.Lock(t.Context(), ts.owner); err != nil {
+		t.Fatal(err)
+	}
+	custodian.SetIgnoreSnapshot(ignore)
+	defer custodian.SetIgnoreSnapshot(false)
+	ts.unlock()
+	return ts.ViewDigest()
+}
+
+// TestSnapshotLoadsWhatTheMetasSay: a view loaded from the claim metas
+// snapshot and the metas written since is the view loaded from every meta
+// — whether the writes came before the snapshot, between its cut and its
+// switch, or after it — and the snapshot empties the list of claims
+// written since of what it holds.
+func TestSnapshotLoadsWhatTheMetasSay(t *testing.T) {
+	// Small chunks, and no snapshot but those the test writes.
+	defer custodian.SetSnapshotTuning(1<<30, 1, 64)()
+	ts := newTestService(t)
+	ctx := t.Context()
+	ids := snapshotVault(t, ts, 30)
+
+	// Writes between the cut and the switch: one to a claim written since
+	// the last snapshot, one new claim, one persona change.
+	var once sync.Once
+	custodian.SetSnapshotHook(func() {
+		once.Do(func() {
+			if _, err := ts.Correct(ctx, ts.owner, ids[4], mustJSON(t, map[string]any{"value": "during"})); err != nil {
+				t.Error(err)
+			}
+			ts.mustClaim("k99.during", "new", "home")
+			if _, err := ts.SetPersonas(ctx, ts.owner, ids[5], []byte(`{"personas":["home"]}`)); err != nil {
+				t.Error(err)
+			}
+		})
+	})
+	defer custodian.SetSnapshotHook(nil)
+	if err := ts.WriteSnapshot(); err != nil {
+		t.Fatal(err)
+	}
+	custodian.SetSnapshotHook(nil)
+	gen, chunks, claims, dirty := ts.SnapshotStats()
+	if gen == 0 || chunks < 2 || claims < 30 {
+		t.Fatalf("snapshot gen %d, %d chunks, %d claims; want a snapshot of every claim in several chunks", gen, chunks, claims)
+	}
+	if dirty != 3 {
+		t.Errorf("%d claims written since the snapshot; want the 3 written during it", dirty)
+	}
+	// Writes after the snapshot: a status change of a claim it holds and
+	// a new one.
+	if _, err := ts.DeleteClaim(ctx, ts.owner, ids[6]); err != nil {
+		t.Fatal(err)
+	}
+	ts.mustClaim("a.first", "sorts before every other key", "work")
+
+	fromSnapshot := reloadDigest(t, ts, false)
+	fromMetas := reloadDigest(t, ts, true)
+	if fromSnapshot != fromMetas {
+		t.Errorf("the view from the snapshot differs from the view from the metas:\n%s\nwant\n%s", fromSnapshot, fromMetas)
+	}
+	if !strings.Contains(fromMetas, `"key":"a.first"`) || !strings.Contains(fromMetas, `"key":"k99.during"`) {
+		t.Errorf("the claims written during and after the snapshot are missing from the view:\n%s", fromMetas)
+	}
+	// A second snapshot takes the place of the first and leaves none of
+	// its chunks.
+	if err := ts.WriteSnapshot(); err != nil {
+		t.Fatal(err)
+	}
+	gen2, chunks2, _, dirty2 := ts.SnapshotStats()
+	if gen2 <= gen || dirty2 != 0 {
+		t.Errorf("second snapshot gen %d with %d dirty; want a gen after %d and none dirty", gen2, dirty2, gen)
+	}
+	n := 0
+	if err := ts.store.View(func(tx custodian.Tx) error {
+		return tx.ForEach("claim_meta_snap", func(k string, _ []byte) error {
+			n++
+			if !strings.HasPrefix(k, fmt.Sprintf("%016x/", gen2)) {
+				t.Errorf("chunk %s of an old snapshot left", k)
+			}
+			return nil
+		})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if n != chunks2 {
+		t.Errorf("%d chunks stored; want %d", n, chunks2)
+	}
+	if got := reloadDigest(t, ts, false); got != fromMetas {
+		t.Errorf("the view from the second snapshot differs from the view from the metas:\n%s\nwant\n%s", got, fromMetas)
+	}
+}
+
+// TestSnapshotUnreadable: a snapshot that does not decode, or lacks a
+// chunk, is passed over with a warning: the unlock reads every meta, and
+// the next snapshot replaces it.
+func TestSnapshotUnreadable(t *testing.T) {
+	defer custodian.SetSnapshotTuning(1<<30, 1, 64)()
+	for _, tc := range []struct {
+		name   string
+		tamper func(tx custodian.Tx, key string) error
+	}{
+		{"garbage", func(tx custodian.Tx, key string) error { return tx.Put("claim_meta_snap", key, []byte{1, 200, 3}) }},
+		{"other format", func(tx custodian.Tx, key string) error { return tx.Put("claim_meta_snap", key, []byte{9}) }},
+		{"missing chunk", func(tx custodian.Tx, key string) error { return tx.Delete("claim_meta_snap", key) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var logs bytes.Buffer
+			var mu sync.Mutex
+			ts := newTestService(t, func(c *custodian.Config) {
+				c.Logger = slog.New(slog.NewTextHandler(&lockedWriter{w: &logs, mu: &mu}, nil))
+			})
+			snapshotVault(t, ts, 10)
+			want := reloadDigest(t, ts, true)
+			if err := ts.WriteSnapshot(); err != nil {
+				t.Fatal(err)
+			}
+			gen, chunks, _, _ := ts.SnapshotStats()
+			if err := ts.Lock(t.Context(), ts.owner); err != nil {
+				t.Fatal(err)
+			}
+			if err := ts.store.Update(func(tx custodian.Tx) error {
+				return tc.tamper(tx, fmt.Sprintf("%016x/%08x", gen, chunks-1))
+			}); err != nil {
+				t.Fatal(err)
+			}
+			ts.unlock()
+			if got := ts.ViewDigest(); got != want {
+				t.Errorf("view after a bad snapshot:\n%s\nwant\n%s", got, want)
+			}
+			mu.Lock()
+			log := logs.String()
+			mu.Unlock()
+			if !strings.Contains(log, "claim metas snapshot unreadable") {
+				t.Errorf("no warning for the unreadable snapshot in the log:\n%s", log)
+			}
+			if err := ts.WriteSnapshot(); err != nil {
+				t.Fatal(err)
+			}
+			if got := reloadDigest(t, ts, false); got != want {
+				t.Errorf("view from the snapshot that replaced the bad one:\n%s\nwant\n%s", got, want)
+			}
+		})
+	}
+}
+
+// TestSnapshotByTheJournal: once enough claims were written since the last
+// snapshot, the journal writes the next on its own.
+func TestSnapshotByTheJournal(t *testing.T) {
+	defer custodian.SetSnapshotTuning(5, 1<<30, 256)()
+	ts := newTestService(t, func(c *custodian.Config) { c.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil)) })
+	snapshotVault(t, ts, 12)
+	// The unlock's commit started the first snapshot; once it is done, the
+	// first group to find more than 5 claims written since starts the next.
+	for i := 0; ; i++ {
+		if gen, _, _, _ := ts.SnapshotStats(); gen >= 2 {
+			break
+		}
+		ts.mustClaim(fmt.Sprintf("more.k%d", i), i)
+		if i%50 == 0 {
+			g, c, n, d := ts.SnapshotStats()
+			t.Logf("%d: gen %d chunks %d claims %d dirty %d", i, g, c, n, d)
+		}
+		time.Sleep(time.Millisecond) // let the snapshot's goroutine run; no deadline
+	}
+	want := reloadDigest(t, ts, true)
+	if got := reloadDigest(t, ts, false); got != want {
+		t.Errorf("view from the journal's snapshot:\n%s\nwant\n%s", got, want)
+	}
+}
+
+type lockedWriter struct {
+	w  *bytes.Buffer
+	mu *sync.Mutex
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
