@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"reflect"
+	"slices"
 	"sort"
 	"time"
 
@@ -484,11 +486,16 @@ type CheckReport struct {
 	Graph     GraphReport  `json:"graph"`
 	Receipts  Verification `json:"receipts"`
 	Summaries []string     `json:"summaries"` // current summaries with a parent that is not current
+	// Claims lists the claims whose meta in the view (loaded from the
+	// metas snapshot and the metas written since) differs from their meta
+	// in the store.
+	Claims []string `json:"claims"`
 }
 
 // Check verifies that the graph agrees with the store (every edge the
 // store implies is in it, and nothing else), that no current summary has a
-// parent that is not current, and the receipt chain (owner only).
+// parent that is not current, that the view holds every claim as its meta
+// in the store says, and the receipt chain (owner only).
 func (s *Service) Check(ctx context.Context, p Principal) (CheckReport, error) {
 	const op = "check"
 	if err := requireOwner(op, p); err != nil {
@@ -507,7 +514,9 @@ func (s *Service) Check(ctx context.Context, p Principal) (CheckReport, error) {
 		}
 		rep.Graph = s.compareGraph(ctx, st)
 		rep.Summaries = st.summaryProblems()
-		return nil
+		var err error
+		rep.Claims, err = s.claimProblems(st)
+		return err
 	})
 	if err != nil {
 		return CheckReport{}, err
@@ -516,7 +525,7 @@ func (s *Service) Check(ctx context.Context, p Principal) (CheckReport, error) {
 	if err != nil {
 		return CheckReport{}, err
 	}
-	rep.OK = rep.Graph.OK && rep.Receipts.OK && len(rep.Summaries) == 0
+	rep.OK = rep.Graph.OK && rep.Receipts.OK && len(rep.Summaries) == 0 && len(rep.Claims) == 0
 	return rep, nil
 }
 
@@ -624,3 +633,47 @@ func (s *Service) ExportGraph(ctx context.Context, p Principal, w io.Writer) err
 
 // graphTime is the form of times in graph exports.
 func graphTime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+
+// claimProblems compares every claim meta of the store with the view's
+// (from the journal: the groups before this one are committed). Claims the
+// running group published are passed over: the store does not have them
+// yet.
+func (s *Service) claimProblems(st *state) ([]string, error) {
+	problems := []string{}
+	seen := make(map[string]bool, len(st.claims))
+	err := s.store.View(func(tx Tx) error {
+		return decodeEach(tx, bucketClaimMeta, func(id string, m *claimMeta) error {
+			m.ID = id
+			seen[id] = true
+			r := st.claims[id]
+			switch {
+			case r == nil:
+				problems = append(problems, fmt.Sprintf("claim %s: in the store, not in the view", id))
+			case r.group > st.applied:
+			case !reflect.DeepEqual(normalMeta(*m), normalMeta(r.meta)):
+				problems = append(problems, fmt.Sprintf("claim %s: the view's meta differs from the store's", id))
+			}
+			return nil
+		})
+	})
+	for id, r := range st.claims {
+		if !seen[id] && r.group <= st.applied {
+			problems = append(problems, fmt.Sprintf("claim %s: in the view, not in the store", id))
+		}
+	}
+	slices.Sort(problems)
+	return problems, err
+}
+
+// normalMeta is m as compared: no personas is no personas, and instants
+// compare as instants.
+func normalMeta(m claimMeta) claimMeta {
+	if len(m.Personas) == 0 {
+		m.Personas = nil
+	}
+	if m.DisputedAt != nil {
+		at := m.DisputedAt.UTC()
+		m.DisputedAt = &at
+	}
+	return m
+}

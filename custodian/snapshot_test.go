@@ -109,6 +109,9 @@ func TestSnapshotLoadsWhatTheMetasSay(t *testing.T) {
 	if fromSnapshot != fromMetas {
 		t.Errorf("the view from the snapshot differs from the view from the metas:\n%s\nwant\n%s", fromSnapshot, fromMetas)
 	}
+	if rep, err := ts.Check(ctx, ts.owner); err != nil || !rep.OK || len(rep.Claims) != 0 {
+		t.Errorf("Check after a load from the metas = %+v, %v; want ok", rep, err)
+	}
 	if !strings.Contains(fromMetas, `"key":"a.first"`) || !strings.Contains(fromMetas, `"key":"k99.during"`) {
 		t.Errorf("the claims written during and after the snapshot are missing from the view:\n%s", fromMetas)
 	}
@@ -138,6 +141,30 @@ func TestSnapshotLoadsWhatTheMetasSay(t *testing.T) {
 	}
 	if got := reloadDigest(t, ts, false); got != fromMetas {
 		t.Errorf("the view from the second snapshot differs from the view from the metas:\n%s\nwant\n%s", got, fromMetas)
+	}
+	if rep, err := ts.Check(ctx, ts.owner); err != nil || !rep.OK || len(rep.Claims) != 0 {
+		t.Errorf("Check after a load from the snapshot = %+v, %v; want ok", rep, err)
+	}
+
+	// A snapshot that disagrees with the metas (here: a meta changed
+	// behind the journal's back, so not listed as written since) is
+	// found by Check.
+	if err := ts.Lock(ctx, ts.owner); err != nil {
+		t.Fatal(err)
+	}
+	if err := ts.store.Update(func(tx custodian.Tx) error {
+		raw, _, err := tx.Get("claim_meta", ids[7])
+		if err != nil {
+			return err
+		}
+		return tx.Put("claim_meta", ids[7], bytes.Replace(raw, []byte(`"status":"active"`), []byte(`"status":"deleted"`), 1))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	ts.unlock()
+	rep, err := ts.Check(ctx, ts.owner)
+	if err != nil || rep.OK || len(rep.Claims) != 1 || !strings.Contains(rep.Claims[0], ids[7]) {
+		t.Errorf("Check with a snapshot that disagrees = %+v, %v; want the claim %s reported", rep.Claims, err, ids[7])
 	}
 }
 

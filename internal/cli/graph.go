@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 
 	"go.etcd.io/bbolt"
 
@@ -80,13 +81,13 @@ func runCheck(ctx context.Context, env *Env, args []string) error {
 			return err
 		}
 	} else {
-		for _, p := range append(append(rep.Graph.Problems, rep.Receipts.Problems...), rep.Summaries...) {
+		for _, p := range slices.Concat(rep.Graph.Problems, rep.Receipts.Problems, rep.Summaries, rep.Claims) {
 			fmt.Fprintln(env.Stdout, printable(p))
 		}
 	}
 	if !rep.OK {
-		return fmt.Errorf("check failed: graph %d edges (%d missing, %d extra) at watermark %d, revision %d; receipts ok=%v",
-			rep.Graph.Edges, rep.Graph.Missing, rep.Graph.Extra, rep.Graph.Watermark, rep.Graph.Revision, rep.Receipts.OK)
+		return fmt.Errorf("check failed: graph %d edges (%d missing, %d extra) at watermark %d, revision %d; receipts ok=%v; %d claims differ from their metas",
+			rep.Graph.Edges, rep.Graph.Missing, rep.Graph.Extra, rep.Graph.Watermark, rep.Graph.Revision, rep.Receipts.OK, len(rep.Claims))
 	}
 	if !*asJSON {
 		fmt.Fprintf(env.Stdout, "ok: the graph agrees with the store (%d edges at revision %d); %d receipts, chain intact\n",
