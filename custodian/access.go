@@ -219,19 +219,20 @@ func (st *state) grantFor(grants []*Grant, p Principal, r *claimRecord, purpose 
 	if p.token == nil || !p.token.canRead() || r.meta.Status != StatusActive {
 		return nil, nil
 	}
-	c := r.head()
-	if !matchAny(p.token.Scope, c.Key) {
+	// Key and tier are in the record: a claim no grant selects is passed
+	// over without reading its content from the store.
+	if !matchAny(p.token.Scope, r.meta.Key) {
 		return nil, nil
 	}
 	var qualFailed []string
 	for _, g := range grants {
-		if g.Purpose != purpose || !g.covers(r) || tierRank[c.Sensitivity] > tierRank[g.maxTier()] {
+		if g.Purpose != purpose || !g.covers(r) || tierRank[r.meta.Tier] > tierRank[g.maxTier()] {
 			continue
 		}
-		if !restrictionsAllow(c.Restrictions, purpose, g, now) || !st.guardrailsAllow(g, r, purpose) {
+		if !restrictionsAllow(r.head().Restrictions, purpose, g, now) || !st.guardrailsAllow(g, r, purpose) {
 			continue
 		}
-		if g.Requires != nil && tierRank[c.Sensitivity] >= tierRank[SensitivitySensitive] {
+		if g.Requires != nil && tierRank[r.meta.Tier] >= tierRank[SensitivitySensitive] {
 			if ok, failed, _ := st.qualified(p, g, now); !ok {
 				if qualFailed == nil {
 					qualFailed = failed
