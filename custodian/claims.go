@@ -417,6 +417,8 @@ func (st *state) erase(b *batch, r *claimRecord) {
 	nr := st.newRecord(m, tombs[len(tombs)-1], tombs[:len(tombs)-1])
 	st.setClaim(nr)
 	b.put(bucketClaimMeta, nr.meta.ID, nr.meta)
+	// The metas snapshot may hold the claim's key: the next replaces it.
+	st.snap.erasures++
 }
 
 // DisputeClaim marks the current version of an active claim disputed

@@ -207,6 +207,9 @@ func (st *state) loadClaims(tx Tx) error {
 		if records, err = st.loadMetas(tx); err != nil {
 			return err
 		}
+		if err := st.readDirty(tx); err != nil {
+			return err
+		}
 		active = nil
 	}
 	// The map made at its final size: growing it moves every entry again
@@ -258,12 +261,16 @@ func internMeta(m *claimMeta) {
 	}
 }
 
+var gcHeld sync.Mutex
+
 // withoutGC runs fn, which builds a large structure from nothing, with the
 // collector held off unless the heap grows by more than loadHeadroom:
 // collecting while the view grows mostly traces what is being built. The
 // caller collects afterwards (see Unlock).
 func withoutGC(fn func() error) error {
-	const loadHeadroom = 2 << 30
+	const loadHeadroom = 1 << 30
+	gcHeld.Lock() // two loads at once would restore each other's settings
+	defer gcHeld.Unlock()
 	var stats runtime.MemStats
 	runtime.ReadMemStats(&stats)
 	prevLimit := debug.SetMemoryLimit(-1)

@@ -34,6 +34,10 @@ const (
 	bucketMetaSnap  = "claim_meta_snap"  // generation/chunk → metas, binary
 	bucketMetaDirty = "claim_meta_dirty" // claim id → "1": meta written since the snapshot
 	metaSnapshot    = "claim_meta_snapshot"
+	// metaSnapRevision is the store revision as of the last group of a
+	// build that lists the metas it writes (this one): a store whose
+	// revision is past it was written by one that does not.
+	metaSnapRevision = "claim_meta_dirty_revision"
 
 	snapFormat = 1 // the first byte of a chunk
 )
@@ -70,6 +74,14 @@ type snapState struct {
 	lastGen uint64       // the highest generation the store records
 	dirty   map[string]struct{}
 	started bool // a snapshot is being written for this state
+	// erasures counts the claims erased; covered, those erased before
+	// the current snapshot's cut. A snapshot from before an erasure
+	// holds the claim's key, subject, tier and kind: the next is due at
+	// once.
+	erasures, covered uint64
+	// failedAt is how many claims were dirty when a snapshot last
+	// failed: the next waits for as many more.
+	failedAt int
 }
 
 // noteMetaWrites marks dirty the claims whose metas ws write, staging the
@@ -93,7 +105,11 @@ func (st *state) snapshotDue() bool {
 	if st.snap.started || st.broken {
 		return false
 	}
-	if st.snap.info.Gen != 0 && len(st.snap.dirty) <= max(snapDirtyMin, len(st.claims)/snapDirtyShare) {
+	threshold := max(snapDirtyMin, len(st.claims)/snapDirtyShare)
+	switch {
+	case st.snap.failedAt > 0 && len(st.snap.dirty) <= st.snap.failedAt+threshold:
+		return false
+	case st.snap.info.Gen != 0 && st.snap.erasures == st.snap.covered && len(st.snap.dirty) <= threshold:
 		return false
 	}
 	st.snap.started = true
@@ -116,6 +132,9 @@ func (s *Service) writeSnapshot(st *state) {
 		}
 		st.mu.Lock()
 		st.snap.started = false
+		if !errors.Is(err, errSnapshotStale) {
+			st.snap.failedAt = max(1, len(st.snap.dirty))
+		}
 		st.mu.Unlock()
 	}
 }
@@ -135,7 +154,7 @@ func (s *Service) snapshotOf(st *state) error {
 	// index order; and the dirty claims' records, to tell at the switch
 	// which the snapshot holds as they still stand.
 	st.mu.RLock()
-	prev, lastGen := st.snap.info, st.snap.lastGen
+	prev, lastGen, erasures := st.snap.info, st.snap.lastGen, st.snap.erasures
 	records := make([]*claimRecord, 0, len(st.claims))
 	st.active.Ascend(func(r *claimRecord) bool {
 		records = append(records, r)
@@ -203,7 +222,13 @@ func (s *Service) snapshotOf(st *state) error {
 	// an earlier attempt left) goes with the switch.
 	var stale []string
 	if err := s.store.View(func(tx Tx) error {
-		return tx.ForEach(bucketMetaSnap, func(k string, _ []byte) error {
+		each := tx.ForEach
+		if lr, ok := tx.(LazyRanger); ok { // keys only: no chunk opened
+			each = func(bucket string, fn func(string, []byte) error) error {
+				return lr.ForEachLazy(bucket, func(k string, _ func() ([]byte, error)) error { return fn(k, nil) })
+			}
+		}
+		return each(bucketMetaSnap, func(k string, _ []byte) error {
 			if i, err := strconv.ParseUint(strings.TrimPrefix(k, fmt.Sprintf("%016x/", gen)), 16, 32); err != nil || int(i) >= chunks || len(k) != len(snapKey(gen, 0)) {
 				stale = append(stale, k)
 			}
@@ -232,6 +257,8 @@ func (s *Service) snapshotOf(st *state) error {
 		}
 		st.snap.info = snapshotInfo{Gen: gen, Chunks: chunks, Claims: len(records)}
 		st.snap.lastGen = gen
+		st.snap.failedAt = 0
+		st.snap.covered = erasures
 		b.put(bucketMeta, metaSnapshot, st.snap.info)
 		st.snap.started = false
 		return nil
@@ -395,6 +422,20 @@ func (st *state) loadSnapshot(tx Tx) (records, active []*claimRecord, ok bool, e
 	if ignoreSnapshot {
 		return nil, nil, false, nil
 	}
+	if info.Chunks < 0 || info.Chunks > 1<<24 || info.Claims < 0 {
+		st.loadNotes = append(st.loadNotes, fmt.Sprintf("claim metas snapshot unreadable: %d chunks, %d claims", info.Chunks, info.Claims))
+		return nil, nil, false, nil
+	}
+	// A store a build without snapshots wrote to after this one: its
+	// writes are not among the metas listed as written since.
+	if rev, err := loadMarker(tx, metaSnapRevision); err != nil {
+		return nil, nil, false, err
+	} else if storeRev, err := loadMarker(tx, metaRevision); err != nil {
+		return nil, nil, false, err
+	} else if rev != storeRev {
+		st.loadNotes = append(st.loadNotes, fmt.Sprintf("claim metas snapshot passed over: the store is at revision %d, the list of metas written since at %d (an older phc wrote to it)", storeRev, rev))
+		return nil, nil, false, nil
+	}
 	// Chunks are opened here, one after another (a MiB each: decryption
 	// is the cheap part), and decoded on every core.
 	workers := max(1, runtime.GOMAXPROCS(0))
@@ -513,4 +554,26 @@ func (st *state) loadSnapshot(tx Tx) (records, active []*claimRecord, ok bool, e
 		}
 	}
 	return kept, active, true, nil
+}
+
+// loadMarker reads a revision number of bucketMeta (0 when absent).
+func loadMarker(tx Tx, key string) (uint64, error) {
+	raw, ok, err := tx.Get(bucketMeta, key)
+	if err != nil || !ok {
+		return 0, err
+	}
+	var v uint64
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return 0, fmt.Errorf("meta %s: %w", key, err)
+	}
+	return v, nil
+}
+
+// readDirty lists the claims marked written since the snapshot, for a load
+// that did not use it: the next snapshot unmarks those it holds.
+func (st *state) readDirty(tx Tx) error {
+	return tx.ForEach(bucketMetaDirty, func(id string, _ []byte) error {
+		st.snap.dirty[id] = struct{}{}
+		return nil
+	})
 }
