@@ -635,10 +635,12 @@ func (s *Service) ExportGraph(ctx context.Context, p Principal, w io.Writer) err
 func graphTime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 
 // claimProblems compares every claim meta of the store with the view's
-// (from the journal: the groups before this one are committed). Claims the
-// running group published are passed over: the store does not have them
-// yet.
+// (from the journal). Claims published by groups not yet durable are
+// passed over: the store may not have them yet.
 func (s *Service) claimProblems(st *state) ([]string, error) {
+	st.durMu.Lock()
+	durable := st.durable
+	st.durMu.Unlock()
 	problems := []string{}
 	seen := make(map[string]bool, len(st.claims))
 	err := s.store.View(func(tx Tx) error {
@@ -649,7 +651,7 @@ func (s *Service) claimProblems(st *state) ([]string, error) {
 			switch {
 			case r == nil:
 				problems = append(problems, fmt.Sprintf("claim %s: in the store, not in the view", id))
-			case r.group > st.applied:
+			case r.group > durable:
 			case !reflect.DeepEqual(normalMeta(*m), normalMeta(r.meta)):
 				problems = append(problems, fmt.Sprintf("claim %s: the view's meta differs from the store's", id))
 			}
@@ -657,7 +659,7 @@ func (s *Service) claimProblems(st *state) ([]string, error) {
 		})
 	})
 	for id, r := range st.claims {
-		if !seen[id] && r.group <= st.applied {
+		if !seen[id] && r.group <= durable {
 			problems = append(problems, fmt.Sprintf("claim %s: in the view, not in the store", id))
 		}
 	}
