@@ -40,6 +40,10 @@ const (
 	metaSnapRevision = "claim_meta_dirty_revision"
 
 	snapFormat = 1 // the first byte of a chunk
+	// snapChunksPerCommit: each chunk is stored in a commit of its own,
+	// small enough for the log, so that the journal's commits (a read's
+	// receipt) wait behind one chunk at most, not a whole snapshot.
+	snapChunksPerCommit = 1
 )
 
 // snapDirtyShare and snapDirtyMin set when the journal starts a new
@@ -208,7 +212,7 @@ func (s *Service) snapshotOf(st *state) error {
 			pending = append(pending, buf)
 			buf = nil
 			chunks++
-			if len(pending) == 4 {
+			if len(pending) == snapChunksPerCommit {
 				if err := flush(); err != nil {
 					return err
 				}
