@@ -182,14 +182,17 @@ func (s *Service) snapshotOf(st *state) error {
 	chunks := 0
 	var buf []byte
 	var pending [][]byte
+	// The snapshot is background work: after each chunk it rests as long
+	// as the chunk took (encoding and storing it), so that it takes at
+	// most about half of a core and of the store's commits from the
+	// requests being served meanwhile.
+	began := time.Now()
 	flush := func() error {
 		if len(pending) == 0 {
 			return nil
 		}
-		select {
-		case <-s.stop:
-			return errSnapshotStale
-		default:
+		if !current() {
+			return errSnapshotStale // locked meanwhile: the store's cipher is gone
 		}
 		first := chunks - len(pending)
 		err := s.store.Update(func(tx Tx) error {
@@ -201,7 +204,18 @@ func (s *Service) snapshotOf(st *state) error {
 			return nil
 		})
 		pending = pending[:0]
-		return err
+		if err != nil {
+			return err
+		}
+		rest := time.NewTimer(time.Since(began))
+		defer rest.Stop()
+		select {
+		case <-s.stop:
+			return errSnapshotStale
+		case <-rest.C:
+		}
+		began = time.Now()
+		return nil
 	}
 	for i, r := range records {
 		if len(buf) == 0 {
