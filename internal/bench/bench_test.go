@@ -192,3 +192,25 @@ func TestParseSizes(t *testing.T) {
 		}
 	}
 }
+
+// TestCPUTicks: the CPU time read from /proc grows while this process
+// works (Linux only).
+func TestCPUTicks(t *testing.T) {
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		t.Skip("no /proc")
+	}
+	before, err := cpuTicks(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := uint64(1)
+	for after := before; after <= before+2; {
+		for range 10_000_000 {
+			x = x*6364136223846793005 + 1442695040888963407
+		}
+		if after, err = cpuTicks(os.Getpid()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_ = x
+}

@@ -20,6 +20,11 @@
 //     /phc/v1/proposals with a write token) and traverse (the owner's
 //     3-hop GET /phc/v1/graph/neighbors/self over a small graph). Each
 //     reports requests, req/s, exact p50 and p99, and non-2xx answers.
+//   - Settling: after seeding and after each restart the bench waits (at
+//     most three minutes) until the daemon uses less than a tenth of a core
+//     over half a second, so that its background work (a snapshot of the
+//     claim metas after many writes, collecting the unlock's garbage) does
+//     not fall into the next measurement; a wait over a second is noted.
 //   - Memory: the daemon's RSS, anonymous and file-mapped (bbolt's mmap)
 //     apart, after seeding and idle after a restart (Linux /proc only).
 //   - Restart: SIGTERM, wait, start again; the time from the process start
