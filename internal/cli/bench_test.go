@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -228,4 +230,76 @@ func percentile(sorted []time.Duration, q float64) time.Duration {
 	}
 	i := int(q*float64(len(sorted))+0.5) - 1
 	return sorted[max(0, min(i, len(sorted)-1))]
+}
+
+// BenchmarkOwnerWrite measures durable owner writes (issue 10: ≥ 1,000/s
+// at one client): sequential PUT /context/fields/{id} as the owner, each
+// answered once its group is on disk. Half write a new field, half a new
+// version of one of 100 existing fields, like `phc bench`'s owner-write.
+func BenchmarkOwnerWrite(b *testing.B) { ownerWrites(b, 1) }
+
+// BenchmarkOwnerWriteParallel is BenchmarkOwnerWrite with 16 clients
+// (issue 10: ≥ 5,000/s).
+func BenchmarkOwnerWriteParallel(b *testing.B) { ownerWrites(b, 16) }
+
+// ownerWrites has clients PUT owner fields concurrently and reports req/s
+// and the process's CPU time (user and system, client and daemon) per
+// write, which the machine's other load disturbs less than req/s.
+func ownerWrites(b *testing.B, clients int) {
+	h := startHarness(b, "")
+	var seq atomic.Int64
+	put := func(buf *bytes.Buffer) error {
+		i := seq.Add(1)
+		key := fmt.Sprintf("notes.w%04d", (i/2)%100)
+		if i%2 == 0 {
+			key = fmt.Sprintf("notes.n%08d", i/2)
+		}
+		body := fmt.Appendf(nil, `{"value":"Owner note number %d, a sentence of realistic length."}`, i)
+		status, err := h.sendInto(buf, "PUT", "/context/fields/"+key, h.owner, body)
+		if err != nil || status != http.StatusOK {
+			return fmt.Errorf("PUT /context/fields/%s = %d %.200s, %v; want 200", key, status, buf.Bytes(), err)
+		}
+		return nil
+	}
+	for range 200 { // the existing fields, and a warm-up
+		if err := put(new(bytes.Buffer)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.SetParallelism(max(1, clients/runtime.GOMAXPROCS(0)))
+	if clients == 1 {
+		b.SetParallelism(1)
+	}
+	cpu0 := cpuTime()
+	b.ResetTimer()
+	if clients == 1 {
+		var buf bytes.Buffer
+		for b.Loop() {
+			if err := put(&buf); err != nil {
+				b.Fatal(err)
+			}
+		}
+	} else {
+		b.RunParallel(func(pb *testing.PB) {
+			var buf bytes.Buffer
+			for pb.Next() {
+				if err := put(&buf); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "req/s")
+	b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/float64(b.N), "cpu-µs/op")
+}
+
+// cpuTime is the process's CPU time so far, user and system.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
