@@ -432,7 +432,7 @@ func (st *state) loadSnapshot(tx Tx) (records, active []*claimRecord, ok bool, e
 		return nil, nil, false, err
 	}
 	var info snapshotInfo
-	if err := json.Unmarshal(raw, &info); err != nil {
+	if err := json.Unmarshal(raw, &info); err != nil { // unreadable is not a failed store here
 		st.loadNotes = append(st.loadNotes, "claim metas snapshot unreadable: "+err.Error())
 		return nil, nil, false, nil
 	}
@@ -576,15 +576,9 @@ func (st *state) loadSnapshot(tx Tx) (records, active []*claimRecord, ok bool, e
 
 // loadMarker reads a revision number of bucketMeta (0 when absent).
 func loadMarker(tx Tx, key string) (uint64, error) {
-	raw, ok, err := tx.Get(bucketMeta, key)
-	if err != nil || !ok {
-		return 0, err
-	}
 	var v uint64
-	if err := json.Unmarshal(raw, &v); err != nil {
-		return 0, fmt.Errorf("meta %s: %w", key, err)
-	}
-	return v, nil
+	_, err := loadMetaJSON(tx, key, &v)
+	return v, err
 }
 
 // readDirty lists the claims marked written since the snapshot, for a load

@@ -364,30 +364,18 @@ func loadState(store Store, cacheBytes int64) (*state, error) {
 	st.cache = newClaimCache(store, cacheBytes)
 	err := withoutGC(func() error {
 		return store.View(func(tx Tx) error {
-			if raw, ok, err := tx.Get(bucketMeta, metaRevision); err != nil {
+			if _, err := loadMetaJSON(tx, metaRevision, &st.revision); err != nil {
 				return err
-			} else if ok {
-				if err := json.Unmarshal(raw, &st.revision); err != nil {
-					return fmt.Errorf("meta revision: %w", err)
-				}
 			}
 			var err error
 			if st.settings, err = loadSettings(tx); err != nil {
 				return err
 			}
-			if raw, ok, err := tx.Get(bucketMeta, metaReceiptFloor); err != nil {
+			if _, err := loadMetaJSON(tx, metaReceiptFloor, &st.receiptFloor); err != nil {
 				return err
-			} else if ok {
-				if err := json.Unmarshal(raw, &st.receiptFloor); err != nil {
-					return fmt.Errorf("meta receipt floor: %w", err)
-				}
 			}
-			if raw, ok, err := tx.Get(bucketMeta, metaHead); err != nil {
+			if _, err := loadMetaJSON(tx, metaHead, &st.head); err != nil {
 				return err
-			} else if ok {
-				if err := json.Unmarshal(raw, &st.head); err != nil {
-					return fmt.Errorf("meta receipt head: %w", err)
-				}
 			}
 			if err := st.loadClaims(tx); err != nil {
 				return err
@@ -417,19 +405,12 @@ func loadState(store Store, cacheBytes int64) (*state, error) {
 				return err
 			}
 			st.projectionAt = 1 // a store from before the record
-			if raw, ok, err := tx.Get(bucketMeta, metaGraphProjection); err != nil {
+			if _, err := loadMetaJSON(tx, metaGraphProjection, &st.projectionAt); err != nil {
 				return err
-			} else if ok {
-				if err := json.Unmarshal(raw, &st.projectionAt); err != nil {
-					return fmt.Errorf("meta graph projection: %w", err)
-				}
 			}
-			if raw, ok, err := tx.Get(bucketMeta, metaGraphFloor); err != nil {
+			if ok, err := loadMetaJSON(tx, metaGraphFloor, &st.lag.floor); err != nil {
 				return err
 			} else if ok {
-				if err := json.Unmarshal(raw, &st.lag.floor); err != nil {
-					return fmt.Errorf("meta graph floor: %w", err)
-				}
 				st.lag.floorKnown = true
 			}
 			if err := loadEach(tx, bucketGrants, func(g *Grant) { st.grants[g.ID] = g; st.indexGrant(g) }); err != nil {
@@ -498,6 +479,19 @@ func loadState(store Store, cacheBytes int64) (*state, error) {
 		return nil, fmt.Errorf("load: %w", err)
 	}
 	return st, nil
+}
+
+// loadMetaJSON decodes the JSON stored under key in bucketMeta into v; ok
+// is false, and v untouched, when there is none.
+func loadMetaJSON(tx Tx, key string, v any) (ok bool, err error) {
+	raw, ok, err := tx.Get(bucketMeta, key)
+	if err != nil || !ok {
+		return false, err
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		return false, fmt.Errorf("meta %s: %w", key, err)
+	}
+	return true, nil
 }
 
 func loadEach[T any](tx Tx, bucket string, add func(*T)) error {
