@@ -32,7 +32,7 @@ import (
 
 const (
 	bucketMetaSnap  = "claim_meta_snap"  // generation/chunk → metas, binary
-	bucketMetaDirty = "claim_meta_dirty" // claim id → "1": meta written since the snapshot
+	bucketMetaDirty = "claim_meta_dirty" // claim id → its meta written since the snapshot (a copy)
 	metaSnapshot    = "claim_meta_snapshot"
 	// metaSnapRevision is the store revision as of the last group of a
 	// build that lists the metas it writes (this one): a store whose
@@ -88,20 +88,31 @@ type snapState struct {
 	failedAt int
 }
 
-// noteMetaWrites marks dirty the claims whose metas ws write, staging the
-// marks in *writes (journal, st.mu held).
+// noteMetaWrites marks dirty the claims whose metas ws write, staging in
+// *writes a copy of each meta in bucketMetaDirty (journal, st.mu held): the
+// unlock then reads the metas written since the snapshot in one pass over
+// that small bucket, not one lookup each in bucketClaimMeta (on a cold page
+// cache, a random read of the store file each).
 func (st *state) noteMetaWrites(ws []write, writes *[]write) {
 	for _, w := range ws {
 		if w.bucket != bucketClaimMeta {
 			continue
 		}
-		if _, ok := st.snap.dirty[w.key]; ok {
-			continue
-		}
 		st.snap.dirty[w.key] = struct{}{}
-		*writes = append(*writes, write{bucket: bucketMetaDirty, key: w.key, value: []byte("1")})
+		v := w.value
+		if v == nil {
+			v = []byte(dirtyGone)
+		}
+		*writes = append(*writes, write{bucket: bucketMetaDirty, key: w.key, value: v})
 	}
 }
+
+// Values of bucketMetaDirty other than a meta's JSON: the meta was
+// removed; or (from a build that kept no copy) look it up.
+const (
+	dirtyGone   = "-"
+	dirtyLookUp = "1"
+)
 
 // snapshotDue reports whether a new snapshot should be written, and marks
 // it started if so (journal, st.mu held).
@@ -509,10 +520,13 @@ func (st *state) loadSnapshot(tx Tx) (records, active []*claimRecord, ok bool, e
 
 	// The metas written since: they replace the snapshot's.
 	dirty := map[string]*claimRecord{}
-	if err := tx.ForEach(bucketMetaDirty, func(id string, _ []byte) error {
-		raw, found, err := tx.Get(bucketClaimMeta, id)
-		if err != nil {
-			return err
+	if err := tx.ForEach(bucketMetaDirty, func(id string, raw []byte) error {
+		found := string(raw) != dirtyGone
+		if string(raw) == dirtyLookUp {
+			var err error
+			if raw, found, err = tx.Get(bucketClaimMeta, id); err != nil {
+				return err
+			}
 		}
 		dirty[id] = nil // a meta no longer there: the claim goes
 		if found {

@@ -342,3 +342,31 @@ func TestSnapshotAfterErasure(t *testing.T) {
 		t.Error("a snapshot chunk still holds the erased claim's key")
 	}
 }
+
+// TestSnapshotDirtyWithoutCopy: a claim listed as written since the
+// snapshot without a copy of its meta (as an earlier build listed them) is
+// read from the metas.
+func TestSnapshotDirtyWithoutCopy(t *testing.T) {
+	defer custodian.SetSnapshotTuning(1<<30, 1, 64)()
+	ts := newTestService(t)
+	ids := snapshotVault(t, ts, 6)
+	if err := ts.WriteSnapshot(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ts.DisputeClaim(t.Context(), ts.owner, ids[4]); err != nil {
+		t.Fatal(err)
+	}
+	want := reloadDigest(t, ts, true)
+	if err := ts.Lock(t.Context(), ts.owner); err != nil {
+		t.Fatal(err)
+	}
+	if err := ts.store.Update(func(tx custodian.Tx) error {
+		return tx.Put("claim_meta_dirty", ids[4], []byte("1"))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	ts.unlock()
+	if got := ts.ViewDigest(); got != want || !strings.Contains(got, "disputed_at") {
+		t.Errorf("view with a listed claim without its copy:\n%s\nwant\n%s", got, want)
+	}
+}
