@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -40,10 +38,6 @@ const (
 	metaSnapRevision = "claim_meta_dirty_revision"
 
 	snapFormat = 1 // the first byte of a chunk
-	// snapChunksPerCommit: each chunk is stored in a commit of its own,
-	// small enough for the log, so that the journal's commits (a read's
-	// receipt) wait behind one chunk at most, not a whole snapshot.
-	snapChunksPerCommit = 1
 )
 
 // snapDirtyShare and snapDirtyMin set when the journal starts a new
@@ -190,34 +184,23 @@ func (s *Service) snapshotOf(st *state) error {
 	}
 
 	gen := max(prev.Gen, lastGen) + 1 // never over the chunks of one the store records
-	chunks := 0
-	var buf []byte
-	var pending [][]byte
-	// The snapshot is background work: after each chunk it rests as long
-	// as the chunk took (encoding and storing it), so that it takes at
-	// most about half of a core and of the store's commits from the
-	// requests being served meanwhile.
+	written := map[string]bool{}
+	// Each chunk is stored in a commit of its own, small enough for the
+	// log, so that the journal's commits (a read's receipt) wait behind
+	// one chunk at most. The snapshot is background work: after each chunk
+	// it rests as long as the chunk took (encoding and storing it), so
+	// that it takes at most about half of a core and of the store's commits
+	// from the requests being served meanwhile.
 	began := time.Now()
-	flush := func() error {
-		if len(pending) == 0 {
-			return nil
-		}
+	store := func(chunk []byte) error {
 		if !current() {
 			return errSnapshotStale // locked meanwhile: the store's cipher is gone
 		}
-		first := chunks - len(pending)
-		err := s.store.Update(func(tx Tx) error {
-			for i, c := range pending {
-				if err := tx.Put(bucketMetaSnap, snapKey(gen, first+i), c); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		pending = pending[:0]
-		if err != nil {
+		key := snapKey(gen, len(written))
+		if err := s.store.Update(func(tx Tx) error { return tx.Put(bucketMetaSnap, key, chunk) }); err != nil {
 			return err
 		}
+		written[key] = true
 		rest := time.NewTimer(time.Since(began))
 		defer rest.Stop()
 		select {
@@ -228,24 +211,18 @@ func (s *Service) snapshotOf(st *state) error {
 		began = time.Now()
 		return nil
 	}
+	var buf []byte
 	for i, r := range records {
 		if len(buf) == 0 {
 			buf = append(buf, snapFormat)
 		}
 		buf = appendSnapMeta(buf, &r.meta)
 		if len(buf) >= snapChunkBytes || i == len(records)-1 {
-			pending = append(pending, buf)
-			buf = nil
-			chunks++
-			if len(pending) == snapChunksPerCommit {
-				if err := flush(); err != nil {
-					return err
-				}
+			if err := store(buf); err != nil {
+				return err
 			}
+			buf = nil
 		}
-	}
-	if err := flush(); err != nil {
-		return err
 	}
 	// What else the bucket holds (the previous snapshot, or chunks of one
 	// an earlier attempt left) goes with the switch.
@@ -258,7 +235,7 @@ func (s *Service) snapshotOf(st *state) error {
 			}
 		}
 		return each(bucketMetaSnap, func(k string, _ []byte) error {
-			if i, err := strconv.ParseUint(strings.TrimPrefix(k, fmt.Sprintf("%016x/", gen)), 16, 32); err != nil || int(i) >= chunks || len(k) != len(snapKey(gen, 0)) {
+			if !written[k] {
 				stale = append(stale, k)
 			}
 			return nil
@@ -284,7 +261,7 @@ func (s *Service) snapshotOf(st *state) error {
 		for _, k := range stale {
 			b.del(bucketMetaSnap, k)
 		}
-		st.snap.info = snapshotInfo{Gen: gen, Chunks: chunks, Claims: len(records)}
+		st.snap.info = snapshotInfo{Gen: gen, Chunks: len(written), Claims: len(records)}
 		st.snap.lastGen = gen
 		st.snap.failedAt = 0
 		st.snap.covered = erasures
