@@ -385,18 +385,27 @@ func (b *Bolt) Update(fn func(custodian.Tx) error) error {
 	if len(top) == 0 {
 		return nil
 	}
-	var payload []byte
+	// The record is built in one buffer: room for its frame's header, the
+	// ops, room for the zero header after it.
+	size := 0
 	for bucket, t := range top {
 		t.Ascend(func(e entry) bool {
-			payload = appendOp(payload, walOp{op: e.op(), bucket: bucket, key: e.key, value: e.ct})
+			size += opSize(walOp{op: e.op(), bucket: bucket, key: e.key, value: e.ct})
 			return true
 		})
 	}
 	seq := b.seq + 1
-	if len(payload) > directBytes {
+	if size > directBytes {
 		return b.commitDirect(top, seq)
 	}
-	if err := b.log.append(seq, payload); err != nil {
+	rec := make([]byte, frameHeader, 2*frameHeader+size)
+	for bucket, t := range top {
+		t.Ascend(func(e entry) bool {
+			rec = appendOp(rec, walOp{op: e.op(), bucket: bucket, key: e.key, value: e.ct})
+			return true
+		})
+	}
+	if err := b.log.append(seq, rec); err != nil {
 		err = fmt.Errorf("store: update: write the log: %w", err)
 		b.omu.Lock()
 		b.failed = err
@@ -442,7 +451,7 @@ func (b *Bolt) commitDirect(top map[string]*btree.BTreeG[entry], seq uint64) err
 		b.omu.Unlock()
 		b.log.applied.Store(seq)
 		// An empty record seq keeps the log's numbers without a gap.
-		err = b.log.append(seq, nil)
+		err = b.log.append(seq, make([]byte, frameHeader, 2*frameHeader))
 	}
 	if err != nil {
 		err = fmt.Errorf("store: update: %w", err)

@@ -75,6 +75,9 @@ func appendOp(dst []byte, o walOp) []byte {
 
 var errBadRecord = errors.New("malformed log record")
 
+// zeroHeader follows the last record of a segment: where replay stops.
+var zeroHeader [frameHeader]byte
+
 // decodeOps calls fn for each op of payload. The op's strings are copies;
 // its value aliases payload.
 func decodeOps(payload []byte, fn func(walOp) error) error {
@@ -120,11 +123,33 @@ func decodeOps(payload []byte, fn func(walOp) error) error {
 // frame returns the log frame of the record seq with payload.
 func frame(seq uint64, payload []byte) []byte {
 	out := make([]byte, frameHeader, frameHeader+len(payload))
-	binary.LittleEndian.PutUint32(out[0:], uint32(len(payload)))
-	binary.LittleEndian.PutUint64(out[8:], seq)
-	out = append(out, payload...)
-	binary.LittleEndian.PutUint32(out[4:], crc32.Checksum(out[8:], crcTable))
-	return out
+	return sealFrame(append(out, payload...), seq)
+}
+
+// sealFrame fills in the header of rec, a frame's room for its header
+// followed by its payload, as the frame of record seq, and returns rec.
+func sealFrame(rec []byte, seq uint64) []byte {
+	binary.LittleEndian.PutUint32(rec[0:], uint32(len(rec)-frameHeader))
+	binary.LittleEndian.PutUint64(rec[8:], seq)
+	binary.LittleEndian.PutUint32(rec[4:], crc32.Checksum(rec[8:], crcTable))
+	return rec
+}
+
+// opSize is the length of o's encoding by appendOp.
+func opSize(o walOp) int {
+	n := 1 + uvarintLen(len(o.bucket)) + len(o.bucket) + uvarintLen(len(o.key)) + len(o.key)
+	if o.op != opDelete {
+		n += uvarintLen(len(o.value)) + len(o.value)
+	}
+	return n
+}
+
+func uvarintLen(n int) int {
+	l := 1
+	for ; n >= 0x80; n >>= 7 {
+		l++
+	}
+	return l
 }
 
 // readFrames calls fn for each record of a segment's contents, from its
@@ -355,9 +380,13 @@ func (w *wal) startSegment(first uint64) error {
 // follows it, overwritten by the next record: the log's end is never
 // mistaken for a damaged record by the replay, whatever a reused segment
 // held before.
-func (w *wal) append(seq uint64, payload []byte) error {
-	fr := frame(seq, payload)
-	fr = append(fr, make([]byte, frameHeader)...)
+//
+// rec is the record's frame less its header: room for the header (its first
+// frameHeader bytes), then the payload. Its capacity should leave room for
+// the zero header after it, which append writes with it.
+func (w *wal) append(seq uint64, rec []byte) error {
+	fr := sealFrame(rec, seq)
+	fr = append(fr, zeroHeader[:]...)
 	if w.off > 0 && w.off+int64(len(fr)) > w.size {
 		if err := w.release(); err != nil {
 			return err
