@@ -79,7 +79,7 @@ func FuzzSnapshotChunk(f *testing.F) {
 	f.Add([]byte{snapFormat, 0x80})
 	f.Add([]byte{2})
 	f.Fuzz(func(t *testing.T, chunk []byte) {
-		recs, err := decodeSnapChunk(chunk, nil, map[string]string{})
+		recs, _, err := decodeSnapChunk(chunk, nil, map[string]string{}, nil)
 		if err != nil {
 			return
 		}
@@ -87,7 +87,7 @@ func FuzzSnapshotChunk(f *testing.F) {
 		for _, r := range recs {
 			again = appendSnapMeta(again, &r.meta)
 		}
-		recs2, err := decodeSnapChunk(again, nil, map[string]string{})
+		recs2, _, err := decodeSnapChunk(again, nil, map[string]string{}, nil)
 		if err != nil || len(recs2) != len(recs) {
 			t.Fatalf("re-encoded chunk: %d metas, %v; want %d", len(recs2), err, len(recs))
 		}

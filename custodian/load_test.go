@@ -70,7 +70,7 @@ func TestSnapshotMetaRoundTrip(t *testing.T) {
 	for i := range metas {
 		chunk = appendSnapMeta(chunk, &metas[i])
 	}
-	got, err := decodeSnapChunk(chunk, nil, map[string]string{})
+	got, _, err := decodeSnapChunk(chunk, nil, map[string]string{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +83,7 @@ func TestSnapshotMetaRoundTrip(t *testing.T) {
 		}
 	}
 	for n := 1; n < len(chunk); n++ {
-		if _, err := decodeSnapChunk(chunk[:n], nil, map[string]string{}); err == nil && n != len(chunk) {
+		if _, _, err := decodeSnapChunk(chunk[:n], nil, map[string]string{}, nil); err == nil && n != len(chunk) {
 			// A cut that falls between two metas decodes those before it.
 			if n != 1 && n != 1+len(appendSnapMeta(nil, &metas[0])) {
 				t.Errorf("a chunk cut at %d of %d bytes decoded", n, len(chunk))
