@@ -337,6 +337,9 @@ func sameRestrictions(a, b []Restriction) bool {
 // invalidate marks every current summary that depends on the claim version
 // root, transitively along lineage, stale as of this write's revision.
 func (s *Service) invalidate(st *state, b *batch, root, cause string) error {
+	if len(st.summaries) == 0 {
+		return nil // only summaries are made stale: no walk of the graph
+	}
 	deps, err := s.dependents(st, []string{root}, func(n string) bool {
 		sm := st.summaryByRef(n)
 		return sm != nil && sm.Status == SummaryCurrent
