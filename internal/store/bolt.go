@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -191,7 +190,7 @@ func (b *Bolt) recover() error {
 		}
 	}
 	b.seq, b.flushed = last, last
-	b.ov.Store(&overlay{buckets: map[string]*btree.BTreeG[entry]{}, maxSeq: last})
+	b.ov.Store(&overlay{buckets: map[string]*btree.BTreeG[*entry]{}, maxSeq: last})
 	b.log, err = openLog(dir, last+1)
 	if err != nil {
 		return fmt.Errorf("store: open the log: %w", err)
@@ -292,11 +291,11 @@ func (b *Bolt) flush() error {
 }
 
 // applyOverlay writes ov's entries, then top's (an Update's own), to the file.
-func applyOverlay(tx *bbolt.Tx, ov *overlay, top map[string]*btree.BTreeG[entry]) error {
-	for _, layer := range []map[string]*btree.BTreeG[entry]{ov.buckets, top} {
+func applyOverlay(tx *bbolt.Tx, ov *overlay, top map[string]*btree.BTreeG[*entry]) error {
+	for _, layer := range []map[string]*btree.BTreeG[*entry]{ov.buckets, top} {
 		for bucket, t := range layer {
 			var err error
-			t.Ascend(func(e entry) bool {
+			t.Ascend(func(e *entry) bool {
 				err = applyOp(tx, e.op(), bucket, e.key, e.ct)
 				return err == nil
 			})
@@ -369,7 +368,7 @@ func (b *Bolt) Update(fn func(custodian.Tx) error) error {
 		return fmt.Errorf("store: update: an earlier write failed, reopen the store: %w", failed)
 	}
 	ov := b.ov.Load()
-	top := map[string]*btree.BTreeG[entry]{}
+	top := map[string]*btree.BTreeG[*entry]{}
 	fnFailed := false
 	err := b.db.View(func(btx *bbolt.Tx) error {
 		tx := &boltTx{tx: btx, c: b.c, ov: ov, top: top}
@@ -393,7 +392,7 @@ func (b *Bolt) Update(fn func(custodian.Tx) error) error {
 	// ops, room for the zero header after it.
 	size := 0
 	for bucket, t := range top {
-		t.Ascend(func(e entry) bool {
+		t.Ascend(func(e *entry) bool {
 			size += opSize(walOp{op: e.op(), bucket: bucket, key: e.key, value: e.ct})
 			return true
 		})
@@ -404,7 +403,7 @@ func (b *Bolt) Update(fn func(custodian.Tx) error) error {
 	}
 	rec := make([]byte, frameHeader, 2*frameHeader+size)
 	for bucket, t := range top {
-		t.Ascend(func(e entry) bool {
+		t.Ascend(func(e *entry) bool {
 			rec = appendOp(rec, walOp{op: e.op(), bucket: bucket, key: e.key, value: e.ct})
 			return true
 		})
@@ -436,7 +435,7 @@ func (b *Bolt) Update(fn func(custodian.Tx) error) error {
 // commitDirect commits a large Update's writes straight to the file,
 // together with every write waiting before them, as record seq. The caller
 // holds wmu.
-func (b *Bolt) commitDirect(top map[string]*btree.BTreeG[entry], seq uint64) error {
+func (b *Bolt) commitDirect(top map[string]*btree.BTreeG[*entry], seq uint64) error {
 	b.fmu.Lock()
 	defer b.fmu.Unlock()
 	ov := b.ov.Load()
@@ -451,7 +450,7 @@ func (b *Bolt) commitDirect(top map[string]*btree.BTreeG[entry], seq uint64) err
 	if err == nil {
 		b.flushed = seq
 		b.omu.Lock()
-		b.ov.Store(&overlay{buckets: map[string]*btree.BTreeG[entry]{}, maxSeq: seq})
+		b.ov.Store(&overlay{buckets: map[string]*btree.BTreeG[*entry]{}, maxSeq: seq})
 		b.omu.Unlock()
 		b.log.applied.Store(seq)
 		// An empty record seq keeps the log's numbers without a gap.
@@ -525,7 +524,7 @@ type boltTx struct {
 	tx   *bbolt.Tx
 	c    Cipher
 	ov   *overlay
-	top  map[string]*btree.BTreeG[entry] // nil in a View
+	top  map[string]*btree.BTreeG[*entry] // nil in a View
 	done bool
 }
 
@@ -535,9 +534,12 @@ func (tx *boltTx) Get(bucket, key string) ([]byte, bool, error) {
 	if tx.done {
 		return nil, false, errTxDone
 	}
-	e, ok := entry{}, false
+	var (
+		e  *entry
+		ok bool
+	)
 	if t := tx.top[bucket]; t != nil {
-		e, ok = t.Get(entry{key: key})
+		e, ok = t.Get(&entry{key: key})
 	}
 	if !ok {
 		e, ok = tx.ov.get(bucket, key)
@@ -602,11 +604,11 @@ func (tx *boltTx) put(bucket, key string, value []byte, appending bool) error {
 	}
 	// ct is fresh from Seal and never changed again: the overlay and
 	// bbolt may keep it.
-	tx.stage(bucket, entry{key: key, ct: ct, append: appending})
+	tx.stage(bucket, &entry{key: key, ct: ct, append: appending})
 	return nil
 }
 
-func (tx *boltTx) stage(bucket string, e entry) {
+func (tx *boltTx) stage(bucket string, e *entry) {
 	t := tx.top[bucket]
 	if t == nil {
 		t = newTree()
@@ -625,7 +627,7 @@ func (tx *boltTx) Delete(bucket, key string) error {
 	if bucket == walBucket {
 		return fmt.Errorf("store: delete %q/%q: %w", bucket, key, errReserved)
 	}
-	tx.stage(bucket, entry{key: key})
+	tx.stage(bucket, &entry{key: key})
 	return nil
 }
 
@@ -669,8 +671,7 @@ func (tx *boltTx) forEach(bucket, prefix string, fn func(key string, sealed []by
 	if bucket == walBucket {
 		return fmt.Errorf("store: read %q: %w", bucket, errReserved)
 	}
-	ents := merged(tx.ov, tx.top, bucket)
-	ents = ents[sort.Search(len(ents), func(i int) bool { return ents[i].key >= prefix }):]
+	ents := merged(tx.ov, tx.top, bucket, prefix)
 	var k, ct []byte
 	var c *bbolt.Cursor
 	if b := tx.tx.Bucket([]byte(bucket)); b != nil {

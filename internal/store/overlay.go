@@ -1,11 +1,15 @@
 package store
 
 import (
+	"strings"
+
 	"github.com/google/btree"
 )
 
 // entry is one write that is in the log but maybe not yet in the bbolt
-// file: a sealed value, or a deletion.
+// file: a sealed value, or a deletion. Trees hold pointers to entries: a
+// copy-on-write clone copies a node's items, 8 bytes each rather than the
+// entry's 56. An entry is not changed once an overlay holds it.
 type entry struct {
 	key    string
 	ct     []byte // the sealed value; nil: deleted
@@ -13,10 +17,10 @@ type entry struct {
 	append bool   // written by Append
 }
 
-func entryLess(a, b entry) bool { return a.key < b.key }
+func entryLess(a, b *entry) bool { return a.key < b.key }
 
 // op is the log op that makes e in the file.
-func (e entry) op() byte {
+func (e *entry) op() byte {
 	switch {
 	case e.ct == nil:
 		return opDelete
@@ -31,30 +35,30 @@ func (e entry) op() byte {
 // change clones the trees it touches (lazily, copy-on-write) and publishes
 // a new overlay, so a transaction reads the overlay it started with.
 type overlay struct {
-	buckets map[string]*btree.BTreeG[entry]
+	buckets map[string]*btree.BTreeG[*entry]
 	bytes   int    // about how much memory the entries hold
 	maxSeq  uint64 // the newest record whose writes it holds
 }
 
-var emptyOverlay = &overlay{buckets: map[string]*btree.BTreeG[entry]{}}
+var emptyOverlay = &overlay{buckets: map[string]*btree.BTreeG[*entry]{}}
 
-func newTree() *btree.BTreeG[entry] { return btree.NewG(16, entryLess) }
+func newTree() *btree.BTreeG[*entry] { return btree.NewG(16, entryLess) }
 
 // get returns the entry for bucket/key, if o has one.
-func (o *overlay) get(bucket, key string) (entry, bool) {
+func (o *overlay) get(bucket, key string) (*entry, bool) {
 	t := o.buckets[bucket]
 	if t == nil {
-		return entry{}, false
+		return nil, false
 	}
-	return t.Get(entry{key: key})
+	return t.Get(&entry{key: key})
 }
 
 func (o *overlay) empty() bool { return len(o.buckets) == 0 }
 
-// with returns a new overlay: o with writes (an Update's, by bucket) added,
-// each entry numbered seq.
-func (o *overlay) with(writes map[string]*btree.BTreeG[entry], seq uint64) *overlay {
-	n := &overlay{buckets: make(map[string]*btree.BTreeG[entry], len(o.buckets)+len(writes)), bytes: o.bytes, maxSeq: seq}
+// with returns a new overlay: o with writes (an Update's, by bucket, which
+// it numbers seq and which must not change afterwards) added.
+func (o *overlay) with(writes map[string]*btree.BTreeG[*entry], seq uint64) *overlay {
+	n := &overlay{buckets: make(map[string]*btree.BTreeG[*entry], len(o.buckets)+len(writes)), bytes: o.bytes, maxSeq: seq}
 	for b, t := range o.buckets {
 		n.buckets[b] = t
 	}
@@ -65,7 +69,7 @@ func (o *overlay) with(writes map[string]*btree.BTreeG[entry], seq uint64) *over
 		} else {
 			t = t.Clone()
 		}
-		w.Ascend(func(e entry) bool {
+		w.Ascend(func(e *entry) bool {
 			e.seq = seq
 			t.ReplaceOrInsert(e)
 			n.bytes += entrySize(e)
@@ -79,10 +83,10 @@ func (o *overlay) with(writes map[string]*btree.BTreeG[entry], seq uint64) *over
 // without returns a new overlay: o less the entries of records up to
 // flushed, which the bbolt file now holds.
 func (o *overlay) without(flushed uint64) *overlay {
-	n := &overlay{buckets: make(map[string]*btree.BTreeG[entry], len(o.buckets)), maxSeq: o.maxSeq}
+	n := &overlay{buckets: make(map[string]*btree.BTreeG[*entry], len(o.buckets)), maxSeq: o.maxSeq}
 	for b, t := range o.buckets {
-		var keep []entry
-		t.Ascend(func(e entry) bool {
+		var keep []*entry
+		t.Ascend(func(e *entry) bool {
 			if e.seq > flushed {
 				keep = append(keep, e)
 			}
@@ -102,27 +106,34 @@ func (o *overlay) without(flushed uint64) *overlay {
 }
 
 // entrySize is about what an entry costs in memory.
-func entrySize(e entry) int { return len(e.key) + len(e.ct) + 64 }
+func entrySize(e *entry) int { return len(e.key) + len(e.ct) + 64 + 8 }
 
-// merged returns the entries of bucket in key order, those of top (an
-// Update's own writes; may be nil) over those of o.
-func merged(o *overlay, top map[string]*btree.BTreeG[entry], bucket string) []entry {
-	var a, b []entry
-	if t := o.buckets[bucket]; t != nil {
-		a = make([]entry, 0, t.Len())
-		t.Ascend(func(e entry) bool { a = append(a, e); return true })
+// merged returns the entries of bucket whose keys begin with prefix, in
+// key order, those of top (an Update's own writes; may be nil) over those
+// of o.
+func merged(o *overlay, top map[string]*btree.BTreeG[*entry], bucket, prefix string) []*entry {
+	collect := func(t *btree.BTreeG[*entry]) []*entry {
+		var out []*entry
+		if t == nil {
+			return nil
+		}
+		t.AscendGreaterOrEqual(&entry{key: prefix}, func(e *entry) bool {
+			if !strings.HasPrefix(e.key, prefix) {
+				return false
+			}
+			out = append(out, e)
+			return true
+		})
+		return out
 	}
-	if t := top[bucket]; t != nil {
-		b = make([]entry, 0, t.Len())
-		t.Ascend(func(e entry) bool { b = append(b, e); return true })
-	}
+	a, b := collect(o.buckets[bucket]), collect(top[bucket])
 	if len(b) == 0 {
 		return a
 	}
 	if len(a) == 0 {
 		return b
 	}
-	out := make([]entry, 0, len(a)+len(b))
+	out := make([]*entry, 0, len(a)+len(b))
 	for len(a) > 0 && len(b) > 0 {
 		switch {
 		case a[0].key < b[0].key:
