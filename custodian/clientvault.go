@@ -346,7 +346,9 @@ func kOf(bearer string) ([]byte, bool) {
 // off; KindVaultUnknownRef for a key that is not the reader's, not on this
 // custodian, or whose value the reader's grants no longer allow;
 // KindVaultExpired for a key minted again (or whose value changed) after
-// the vault first saw it; KindRateLimited past 100 values in a UTC day.
+// the vault first saw it; KindRateLimited past 100 values in a UTC day,
+// or past the reads rate (Settings, 60 a minute by default) of resolves
+// with one K, which then leave no receipt.
 // Every answer to a known K leaves a receipt with the kid and the keys,
 // never a value.
 func (s *Service) Resolve(ctx context.Context, bearer string, body []byte) (ResolveResult, error) {
@@ -383,6 +385,18 @@ func (s *Service) Resolve(ctx context.Context, bearer string, body []byte) (Reso
 		return ResolveResult{}, &Error{Op: op, Kind: KindVaultPending, Public: "the owner has not activated this vault key yet (phc vault-keys activate)"}
 	}
 	reader := binding.Reader
+	// A bound key's resolves share the reads rate of tokens: each answer
+	// to a known K leaves a receipt, refusals too, so that without a bound
+	// a hook (or whoever holds K) could grow the store at will. Past it
+	// the answer is rate_limited with the wait, and only the log has it.
+	st.mu.RLock()
+	rate := st.settings.readsPerMinute()
+	st.mu.RUnlock()
+	if wait := s.rates.take(s.clock.Now(), limit{key: "r:vault:" + kid, rate: rate}); wait > 0 {
+		s.log.Info("vault resolve rate limited", "kid", kid, "per_minute", rate)
+		return ResolveResult{}, &Error{Op: op, Kind: KindRateLimited, RetryAfter: wait,
+			Public: fmt.Sprintf("more than %d resolves a minute with this vault key; retry after the wait", rate)}
+	}
 	clientNow, keys, seen, perr := parseResolve(op, body)
 	var (
 		out     ResolveResult

@@ -298,8 +298,10 @@ func TestClientVaultResolve(t *testing.T) {
 			}},
 		{name: "rate_limited: the 101st value of the day",
 			before: func() {
-				// Two values so far today; 98 more reach the cap.
+				// Two values so far today; 98 more reach the cap (a
+				// second apart: a key's resolves share the reads rate).
 				for i := 0; i < 98; i++ {
+					f.advance(time.Second)
 					if st, _, b := f.resolve(k1, f.refs(f.clock.Now(), "PASSPORT_1")); st != 200 {
 						t.Fatalf("resolve %d = %d %v", i+3, st, b)
 					}
@@ -420,6 +422,74 @@ func TestClientVaultResolve(t *testing.T) {
 		}
 	}
 	assertNoKey(t, h.dir, k1, other)
+}
+
+// TestClientVaultResolveRate: a bound key's resolves share the reads rate
+// of tokens (60 a minute by default). Past it the answer is 429
+// rate_limited with the wait, and no receipt: every answer to a known K
+// otherwise leaves one, refusals too, so an unbounded K would grow the
+// store at will. Another key keeps its own rate; the owner's setting
+// changes it.
+func TestClientVaultResolveRate(t *testing.T) {
+	f := newCVFixture(t)
+	h := f.h
+	h.must(200, "PUT", "/phc/v1/settings", h.owner, map[string]any{"local_vaults": true}, nil)
+	bind := func(name string) []byte {
+		tok := h.consumer(name, "*", "read")
+		k := f.key(name)
+		f.showKey(tok, k)
+		h.phcOK("vault-keys", "activate", clientvault.Kid(k))
+		return k
+	}
+	k1, k2 := bind("app"), bind("other")
+	receipts := func() int {
+		var rs struct {
+			Receipts []struct {
+				Operation string `json:"operation"`
+			} `json:"receipts"`
+		}
+		h.must(200, "GET", "/phc/v1/receipts?limit=1000", h.owner, nil, &rs)
+		n := 0
+		for _, r := range rs.Receipts {
+			if r.Operation == "vault.resolve" {
+				n++
+			}
+		}
+		return n
+	}
+	// A rate of 5 a minute (a token every 12 s): the test's own pace
+	// cannot refill the bucket. Refusals count as much as answers:
+	// unknown_ref (never minted) leaves a receipt each.
+	h.must(200, "PUT", "/phc/v1/settings", h.owner, map[string]any{"reads_per_minute": 5}, nil)
+	for i := range 5 {
+		if st, _, b := f.resolve(k1, f.refs(f.clock.Now(), "PASSPORT_9")); st != 404 {
+			t.Fatalf("resolve %d = %d %v; want 404 unknown_ref", i+1, st, b)
+		}
+	}
+	before := receipts()
+	if before != 5 {
+		t.Fatalf("%d resolve receipts after 5 resolves; want 5", before)
+	}
+	st, retry, b := f.resolve(k1, f.refs(f.clock.Now(), "PASSPORT_9"))
+	if st != 429 || b["error"] != "rate_limited" || b["constraint"] != "rate_limited" {
+		t.Fatalf("the 6th resolve in a minute at 5 a minute = %d %v; want 429 rate_limited", st, b)
+	}
+	if n, err := strconv.Atoi(retry); err != nil || n < 1 || n > 12 {
+		t.Errorf("Retry-After = %q; want up to 12 seconds", retry)
+	}
+	if msg, _ := b["message"].(string); !strings.Contains(msg, "retry") {
+		t.Errorf("rate_limited message %q does not say what to do", msg)
+	}
+	if got := receipts(); got != before {
+		t.Errorf("%d resolve receipts after a rate-limited resolve; want %d (none for it)", got, before)
+	}
+	if st, _, b := f.resolve(k2, f.refs(f.clock.Now())); st != 200 {
+		t.Errorf("another key's resolve = %d %v; want 200 (its own rate)", st, b)
+	}
+	f.advance(12 * time.Second)
+	if st, _, b := f.resolve(k1, f.refs(f.clock.Now())); st != 200 {
+		t.Errorf("resolve 12 s later = %d %v; want 200", st, b)
+	}
 }
 
 // assertNoKey fails if a file under dir holds one of the keys, raw or in
