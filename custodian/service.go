@@ -384,10 +384,15 @@ func (s *Service) idleWatch() {
 			if !s.unlocked.Load() {
 				continue
 			}
-			last := time.Unix(0, s.lastActive.Load())
-			if s.clock.Now().Sub(last) >= s.idle {
+			// The time first, then the last request: one that comes in
+			// between makes the vault look less idle, never more.
+			idle := func() bool {
+				now := s.clock.Now()
+				return now.Sub(time.Unix(0, s.lastActive.Load())) >= s.idle
+			}
+			if idle() {
 				s.life.Lock()
-				if s.st != nil {
+				if s.st != nil && idle() { // again: a request may have come meanwhile
 					s.lockLocked()
 					s.log.Info("vault locked after idle", "idle", s.idle)
 				}
