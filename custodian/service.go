@@ -376,6 +376,12 @@ func (s *Service) idleWatch() {
 	}
 	t := time.NewTicker(every)
 	defer t.Stop()
+	// The time first, then the last request: one that comes in between
+	// makes the vault look less idle, never more.
+	idle := func() bool {
+		now := s.clock.Now()
+		return now.Sub(time.Unix(0, s.lastActive.Load())) >= s.idle
+	}
 	for {
 		select {
 		case <-s.stop:
@@ -383,12 +389,6 @@ func (s *Service) idleWatch() {
 		case <-t.C:
 			if !s.unlocked.Load() {
 				continue
-			}
-			// The time first, then the last request: one that comes in
-			// between makes the vault look less idle, never more.
-			idle := func() bool {
-				now := s.clock.Now()
-				return now.Sub(time.Unix(0, s.lastActive.Load())) >= s.idle
 			}
 			if idle() {
 				s.life.Lock()

@@ -415,8 +415,8 @@ const (
 
 // decodeSnapChunk decodes a chunk into records, but for the metas whose
 // ids skip has, and counts the metas it decoded. The records are allocated
-// snapSlab at a time, whose strings (ids, keys, times; the others are interned) are
-// copied into shared blocks of snapArena bytes. At 1,000,000 claims a
+// snapSlab at a time, and their strings (ids, keys, times; the others are
+// interned) copied into shared blocks of snapArena bytes. At 1,000,000 claims a
 // record and two or three strings per claim, each its own allocation, were
 // about 2.6 million heap objects that every collection marked one by one:
 // 0.7 s of CPU for the collection after the unlock, 0.9-1.2 s for each

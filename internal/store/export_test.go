@@ -46,7 +46,7 @@ func SetSegmentSize(t interface{ Cleanup(func()) }, n int64) {
 
 // Frame returns the log frame of record seq holding one put.
 func Frame(seq uint64, bucket, key string, value []byte) []byte {
-	return frame(seq, appendOp(nil, walOp{op: opPut, bucket: bucket, key: key, value: value}))
+	return sealFrame(appendOp(make([]byte, frameHeader), walOp{op: opPut, bucket: bucket, key: key, value: value}), seq)
 }
 
 // ReadSegment calls fn for each op of each record of a segment's data,

@@ -120,12 +120,6 @@ func decodeOps(payload []byte, fn func(walOp) error) error {
 	return nil
 }
 
-// frame returns the log frame of the record seq with payload.
-func frame(seq uint64, payload []byte) []byte {
-	out := make([]byte, frameHeader, frameHeader+len(payload))
-	return sealFrame(append(out, payload...), seq)
-}
-
 // sealFrame fills in the header of rec, a frame's room for its header
 // followed by its payload, as the frame of record seq, and returns rec.
 func sealFrame(rec []byte, seq uint64) []byte {
@@ -381,8 +375,8 @@ func (w *wal) startSegment(first uint64) error {
 // mistaken for a damaged record by the replay, whatever a reused segment
 // held before.
 //
-// rec is the record's frame less its header: room for the header (its first
-// frameHeader bytes), then the payload. Its capacity should leave room for
+// rec is the record's frame with its header not yet filled in: its first
+// frameHeader bytes are the room for it, then comes the payload. Its capacity should leave room for
 // the zero header after it, which append writes with it.
 func (w *wal) append(seq uint64, rec []byte) error {
 	fr := sealFrame(rec, seq)
