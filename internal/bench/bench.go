@@ -33,6 +33,10 @@ type Config struct {
 	// Growth is the number of sequential context reads of the growth run
 	// (0: none, and no second restart).
 	Growth int
+	// Sustain, when not 0, adds owner-sustain: owner-write at Clients
+	// clients measured for Sustain, long enough for the disk's write-back
+	// to weigh in (the short workloads end before it catches up).
+	Sustain time.Duration
 	// WriteKeys is the number of existing keys the owner-write workload
 	// updates, every other write (the others make new keys); they are
 	// written before it, untimed (0: 1000).
@@ -78,6 +82,7 @@ type Report struct {
 		Clients   int     `json:"clients"`
 		Growth    int     `json:"growth_reads"`
 		WriteKeys int     `json:"write_keys"`
+		SustainS  float64 `json:"sustain_s,omitempty"`
 	} `json:"config"`
 	Sizes   []*Size     `json:"sizes"`
 	Compare *Comparison `json:"compare,omitempty"`
@@ -175,6 +180,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	rep := &Report{Machine: machine(cfg.Bin)}
 	rep.Config.Sizes, rep.Config.Clients, rep.Config.Growth, rep.Config.WriteKeys = cfg.Sizes, cfg.Clients, cfg.Growth, cfg.WriteKeys
+	rep.Config.SustainS = cfg.Sustain.Seconds()
 	rep.Config.DurationS, rep.Config.WarmupS = cfg.Duration.Seconds(), cfg.Warmup.Seconds()
 	fmt.Fprintln(cfg.Out, rep.Machine)
 	fmt.Fprintf(cfg.Out, "config: each workload %v after a %v warm-up, closed loop, one keep-alive connection per client; "+
@@ -263,6 +269,9 @@ func (r *runner) run(ctx context.Context) (err error) {
 	r.progress("wrote the %d existing keys of owner-write in %.1fs", r.cfg.WriteKeys, time.Since(start).Seconds())
 	r.workload(ctx, "owner-write", 1, r.ownerWrite(ctx))
 	r.workload(ctx, "owner-write", r.cfg.Clients, r.ownerWrite(ctx))
+	if r.cfg.Sustain > 0 {
+		r.workloadFor(ctx, "owner-sustain", r.cfg.Clients, r.cfg.Sustain, r.ownerWrite(ctx))
+	}
 	r.workload(ctx, "propose", r.cfg.Clients, r.propose(ctx))
 
 	// Traversal.
@@ -467,9 +476,15 @@ func (r *runner) mem() *Mem {
 
 // workload runs one workload and records it.
 func (r *runner) workload(ctx context.Context, name string, clients int, newClient func(c int) request) {
-	w := load{name: name, clients: clients, warmup: r.cfg.Warmup, duration: r.cfg.Duration, newClient: newClient}.run(ctx)
+	r.workloadFor(ctx, name, clients, r.cfg.Duration, newClient)
+}
+
+// workloadFor runs a workload measured for d.
+func (r *runner) workloadFor(ctx context.Context, name string, clients int, d time.Duration, newClient func(c int) request) {
+	w := load{name: name, clients: clients, warmup: r.cfg.Warmup, duration: d, newClient: newClient, pid: r.d.pid()}.run(ctx)
 	r.size.Workloads = append(r.size.Workloads, w)
-	r.progress("%-12s ×%-3d %8.0f req/s  p50 %.3f ms  p99 %.3f ms  errors %d", name, clients, w.ReqPerSec, w.P50Ms, w.P99Ms, w.Errors)
+	r.progress("%-13s ×%-3d %8.0f req/s  p50 %.3f ms  p99 %.3f ms  errors %d  daemon %.0f µs CPU, %.1f KB written per request",
+		name, clients, w.ReqPerSec, w.P50Ms, w.P99Ms, w.Errors, w.CPUUsPerReq, w.WrittenKBPerReq)
 }
 
 // get is the request maker of GET path with token: one request per

@@ -26,8 +26,9 @@ func TestBenchCommand(t *testing.T) {
 	}
 	bin := buildPHC(t)
 	jsonPath := filepath.Join(t.TempDir(), "bench.json")
+	tmp := t.TempDir()
 	cmd := exec.Command(bin, "bench", "--claims", "320", "--duration", "300ms", "--growth", "20",
-		"--write-keys", "20", "--tmp", t.TempDir(), "--json", jsonPath)
+		"--write-keys", "20", "--sustain", "400ms", "--tmp", tmp, "--json", jsonPath)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
@@ -40,9 +41,9 @@ func TestBenchCommand(t *testing.T) {
 		clients string
 	}{
 		{"context300", "1"}, {"context300", "16"}, {"field1", "1"}, {"field1", "16"},
-		{"owner-write", "1"}, {"owner-write", "16"}, {"propose", "16"}, {"traverse", "1"},
+		{"owner-write", "1"}, {"owner-write", "16"}, {"owner-sustain", "16"}, {"propose", "16"}, {"traverse", "1"},
 	} {
-		re := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(row.name) + ` +` + row.clients + ` +\d+ +\d+ +[\d.]+ +[\d.]+ +0$`)
+		re := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(row.name) + ` +` + row.clients + ` +\d+ +\d+ +[\d.]+ +[\d.]+ +0 +\d+ +[\d.]+$`)
 		if !re.MatchString(out) {
 			t.Errorf("phc bench printed no row for %s at %s clients without errors; stdout:\n%s", row.name, row.clients, out)
 		}
@@ -81,12 +82,27 @@ func TestBenchCommand(t *testing.T) {
 	if s.Claims != 320 || s.ContextFields != ReadSet || s.StatusFields != 320 {
 		t.Errorf("--json: claims %d, context fields %d, status fields %d; want 320, %d, 320", s.Claims, s.ContextFields, s.StatusFields, ReadSet)
 	}
-	if len(s.Workloads) != 8 {
-		t.Errorf("--json holds %d workloads; want 8", len(s.Workloads))
+	if len(s.Workloads) != 9 {
+		t.Errorf("--json holds %d workloads; want 9", len(s.Workloads))
 	}
+	var cpu, written float64
 	for _, w := range s.Workloads {
 		if w.Errors != 0 {
 			t.Errorf("--json: %s ×%d had %d errors: %s", w.Name, w.Clients, w.Errors, w.FirstError)
+		}
+		cpu += w.CPUUsPerReq
+		if strings.HasPrefix(w.Name, "owner-") {
+			written += w.WrittenKBPerReq
+		}
+	}
+	// The daemon's usage comes from /proc; a durable write dirties its
+	// log's pages, which write_bytes counts unless the files are on tmpfs.
+	if _, err := os.Stat("/proc/self/io"); err == nil {
+		if cpu <= 0 {
+			t.Errorf("--json: no workload reports the daemon's CPU time: %+v", s.Workloads)
+		}
+		if written <= 0 && !onTmpfs(tmp) {
+			t.Errorf("--json: no owner write reports bytes written: %+v", s.Workloads)
 		}
 	}
 	if len(s.Restarts) != 2 || s.Restarts[0].ReadyMs <= 0 || s.Restarts[1].ReadyMs <= 0 {
@@ -190,6 +206,44 @@ func TestParseSizes(t *testing.T) {
 		if _, err := ParseSizes(bad); err == nil {
 			t.Errorf("ParseSizes(%q) succeeded; want an error", bad)
 		}
+	}
+}
+
+// TestReadUsage: the bytes written that /proc counts for this process grow
+// by what it writes and syncs to a file off tmpfs (Linux only).
+func TestReadUsage(t *testing.T) {
+	if _, err := os.Stat("/proc/self/io"); err != nil {
+		t.Skip("no /proc/self/io")
+	}
+	dir := t.TempDir()
+	if onTmpfs(dir) {
+		t.Skip("the temporary directory is on tmpfs, whose writes /proc does not count")
+	}
+	before, err := readUsage(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 1 << 20
+	f, err := os.Create(filepath.Join(dir, "x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.Write(bytes.Repeat([]byte{7}, n)); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	after, err := readUsage(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := after.written - before.written; got < n {
+		t.Errorf("write_bytes grew by %d over a synced write of %d bytes", got, n)
+	}
+	if after.cpuTicks < before.cpuTicks {
+		t.Errorf("CPU ticks went back: %d then %d", before.cpuTicks, after.cpuTicks)
 	}
 }
 

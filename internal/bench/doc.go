@@ -18,8 +18,12 @@
 //     /context/fields/work.f000), owner-write (PUT /context/fields/… as the
 //     owner, new and existing keys alternating), propose (POST
 //     /phc/v1/proposals with a write token) and traverse (the owner's
-//     3-hop GET /phc/v1/graph/neighbors/self over a small graph). Each
-//     reports requests, req/s, exact p50 and p99, and non-2xx answers.
+//     3-hop GET /phc/v1/graph/neighbors/self over a small graph), and with
+//     --sustain D owner-sustain (owner-write for D, long enough for the
+//     disk's write-back to weigh in). Each reports requests, req/s, exact
+//     p50 and p99, non-2xx answers, and the daemon's CPU time and bytes
+//     written for storage per request (/proc/PID/stat and write_bytes of
+//     /proc/PID/io over the measured part; Linux only).
 //   - Settling: after seeding and after each restart the bench waits (at
 //     most three minutes) until the daemon uses less than a tenth of a core
 //     over half a second, so that its background work (a snapshot of the

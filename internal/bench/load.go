@@ -26,6 +26,12 @@ type Workload struct {
 	// RespBytes is the size of the last answer a client read.
 	RespBytes  int    `json:"resp_bytes"`
 	FirstError string `json:"first_error,omitempty"`
+	// CPUUsPerReq and WrittenKBPerReq are the daemon's CPU time and the
+	// bytes it dirtied for storage (see usage) from the end of the
+	// warm-up to the end of the run, divided by the measured requests
+	// (0 where /proc cannot tell).
+	CPUUsPerReq     float64 `json:"daemon_cpu_us_per_req,omitempty"`
+	WrittenKBPerReq float64 `json:"written_kb_per_req,omitempty"`
 }
 
 // request makes one client's next request. It may return the same request
@@ -45,6 +51,9 @@ type load struct {
 	count int
 	// newClient returns client c's request maker.
 	newClient func(c int) request
+	// pid, when not 0, is the daemon's process: its usage over the
+	// measured part goes into the figures.
+	pid int
 }
 
 // sample is one client's measured requests.
@@ -63,6 +72,18 @@ func (l load) run(ctx context.Context) Workload {
 	end := measure.Add(l.duration)
 	samples := make([]sample, l.clients)
 	var wg sync.WaitGroup
+	var (
+		used0    usage
+		used0Err = errors.New("not read")
+	)
+	if l.pid != 0 {
+		wg.Go(func() {
+			if l.count == 0 {
+				time.Sleep(time.Until(measure))
+			}
+			used0, used0Err = readUsage(l.pid)
+		})
+	}
 	for c := range l.clients {
 		wg.Add(1)
 		go func() {
@@ -96,6 +117,13 @@ func (l load) run(ctx context.Context) Workload {
 	w.P99Ms = ms(percentile(all, 0.99))
 	if len(all) > 0 {
 		w.MaxMs = ms(all[len(all)-1])
+	}
+	if l.pid != 0 && used0Err == nil && w.Requests > 0 {
+		if used1, err := readUsage(l.pid); err == nil {
+			// Clock ticks are hundredths of a second on Linux.
+			w.CPUUsPerReq = float64(used1.cpuTicks-used0.cpuTicks) * 1e4 / float64(w.Requests)
+			w.WrittenKBPerReq = float64(used1.written-used0.written) / 1024 / float64(w.Requests)
+		}
 	}
 	return w
 }

@@ -182,3 +182,35 @@ func cpuTicks(pid int) (uint64, error) {
 	}
 	return utime + stime, nil
 }
+
+// usage is what a process has used so far: CPU time, and bytes it caused
+// to be written to storage (write_bytes of /proc/PID/io: counted when a
+// page of the page cache turns dirty, so a page written twice before it
+// reaches the disk counts once; the write-back itself happens later).
+type usage struct {
+	cpuTicks uint64
+	written  int64
+}
+
+// readUsage reads process pid's usage; it fails where there is no /proc
+// (or /proc/PID/io is not readable).
+func readUsage(pid int) (usage, error) {
+	t, err := cpuTicks(pid)
+	if err != nil {
+		return usage{}, err
+	}
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/io", pid))
+	if err != nil {
+		return usage{}, err
+	}
+	for line := range strings.SplitSeq(string(raw), "\n") {
+		if v, ok := strings.CutPrefix(line, "write_bytes:"); ok {
+			n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			if err != nil {
+				return usage{}, fmt.Errorf("/proc/%d/io: %w", pid, err)
+			}
+			return usage{cpuTicks: t, written: n}, nil
+		}
+	}
+	return usage{}, fmt.Errorf("/proc/%d/io: no write_bytes", pid)
+}

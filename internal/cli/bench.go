@@ -21,6 +21,7 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 	warmup := fs.Duration("warmup", 0, "unmeasured warm-up before each workload (default: a fifth of --duration, at most 1s)")
 	growth := fs.Int("growth", 2000, "sequential 300-field reads of the growth run (0: none)")
 	clients := fs.Int("clients", 16, "clients of the concurrent workloads")
+	sustain := fs.Duration("sustain", 0, "also run owner-write at --clients clients for this long (e.g. 1m): the disk's write-back weighs in (0: not)")
 	writeKeys := fs.Int("write-keys", 1000, "existing keys that every other owner-write updates (written first, untimed)")
 	bin := fs.String("bin", "", "the phc binary to run as the daemon (default: this one), to compare with another commit")
 	keep := fs.Bool("keep", false, "keep the data dirs (each with its vault password in a file beside it)")
@@ -60,8 +61,8 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 			return usageError("--claims: %v", err)
 		}
 	}
-	if *duration <= 0 || *warmup < 0 || *growth < 0 || *clients < 1 || *writeKeys < 1 {
-		return usageError("--duration must be positive, --warmup and --growth not negative, --clients and --write-keys at least 1")
+	if *duration <= 0 || *warmup < 0 || *growth < 0 || *sustain < 0 || *clients < 1 || *writeKeys < 1 {
+		return usageError("--duration must be positive, --warmup, --growth and --sustain not negative, --clients and --write-keys at least 1")
 	}
 	var err error
 	if *bin == "" {
@@ -71,7 +72,7 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 	}
 	rep, runErr := bench.Run(ctx, bench.Config{
 		Bin: *bin, Sizes: sizes, Duration: *duration, Warmup: *warmup, Clients: *clients, Growth: *growth,
-		WriteKeys: *writeKeys, Keep: *keep, TempDir: *tmp, Out: env.Stdout, Progress: env.Stderr, Compare: compare,
+		Sustain: *sustain, WriteKeys: *writeKeys, Keep: *keep, TempDir: *tmp, Out: env.Stdout, Progress: env.Stderr, Compare: compare,
 	})
 	if *jsonPath != "" && rep != nil {
 		if err := writeReport(*jsonPath, rep); err != nil {
