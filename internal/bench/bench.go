@@ -481,10 +481,11 @@ func (r *runner) workload(ctx context.Context, name string, clients int, newClie
 
 // workloadFor runs a workload measured for d.
 func (r *runner) workloadFor(ctx context.Context, name string, clients int, d time.Duration, newClient func(c int) request) {
-	w := load{name: name, clients: clients, warmup: r.cfg.Warmup, duration: d, newClient: newClient, pid: r.d.pid()}.run(ctx)
+	w := load{name: name, clients: clients, warmup: r.cfg.Warmup, duration: d, newClient: newClient,
+		pid: r.d.pid(), diskStat: deviceStat(r.dir)}.run(ctx)
 	r.size.Workloads = append(r.size.Workloads, w)
-	r.progress("%-13s ×%-3d %8.0f req/s  p50 %.3f ms  p99 %.3f ms  errors %d  daemon %.0f µs CPU, %.1f KB written per request",
-		name, clients, w.ReqPerSec, w.P50Ms, w.P99Ms, w.Errors, w.CPUUsPerReq, w.WrittenKBPerReq)
+	r.progress("%-13s ×%-3d %8.0f req/s  p50 %.3f ms  p99 %.3f ms  errors %d  daemon %.0f µs CPU, disk %.1f KB written per request",
+		name, clients, w.ReqPerSec, w.P50Ms, w.P99Ms, w.Errors, w.CPUUsPerReq, w.DiskKBPerReq)
 }
 
 // get is the request maker of GET path with token: one request per

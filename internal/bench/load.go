@@ -26,12 +26,12 @@ type Workload struct {
 	// RespBytes is the size of the last answer a client read.
 	RespBytes  int    `json:"resp_bytes"`
 	FirstError string `json:"first_error,omitempty"`
-	// CPUUsPerReq and WrittenKBPerReq are the daemon's CPU time and the
-	// bytes it dirtied for storage (see usage) from the end of the
-	// warm-up to the end of the run, divided by the measured requests
-	// (0 where /proc cannot tell).
-	CPUUsPerReq     float64 `json:"daemon_cpu_us_per_req,omitempty"`
-	WrittenKBPerReq float64 `json:"written_kb_per_req,omitempty"`
+	// CPUUsPerReq and DiskKBPerReq are the daemon's CPU time and the
+	// bytes written to its data dir's device (see usage) from the end of
+	// the warm-up to the end of the run, divided by the measured requests
+	// (0 where Linux's /proc and /sys cannot tell).
+	CPUUsPerReq  float64 `json:"daemon_cpu_us_per_req,omitempty"`
+	DiskKBPerReq float64 `json:"disk_kb_per_req,omitempty"`
 }
 
 // request makes one client's next request. It may return the same request
@@ -51,9 +51,11 @@ type load struct {
 	count int
 	// newClient returns client c's request maker.
 	newClient func(c int) request
-	// pid, when not 0, is the daemon's process: its usage over the
-	// measured part goes into the figures.
-	pid int
+	// pid, when not 0, is the daemon's process, and diskStat its data
+	// dir's device (see deviceStat): their usage over the measured part
+	// goes into the figures.
+	pid      int
+	diskStat string
 }
 
 // sample is one client's measured requests.
@@ -81,7 +83,7 @@ func (l load) run(ctx context.Context) Workload {
 			if l.count == 0 {
 				time.Sleep(time.Until(measure))
 			}
-			used0, used0Err = readUsage(l.pid)
+			used0, used0Err = readUsage(l.pid, l.diskStat)
 		})
 	}
 	for c := range l.clients {
@@ -119,10 +121,10 @@ func (l load) run(ctx context.Context) Workload {
 		w.MaxMs = ms(all[len(all)-1])
 	}
 	if l.pid != 0 && used0Err == nil && w.Requests > 0 {
-		if used1, err := readUsage(l.pid); err == nil {
+		if used1, err := readUsage(l.pid, l.diskStat); err == nil {
 			// Clock ticks are hundredths of a second on Linux.
 			w.CPUUsPerReq = float64(used1.cpuTicks-used0.cpuTicks) * 1e4 / float64(w.Requests)
-			w.WrittenKBPerReq = float64(used1.written-used0.written) / 1024 / float64(w.Requests)
+			w.DiskKBPerReq = float64(used1.writtenSectors-used0.writtenSectors) / 2 / float64(w.Requests)
 		}
 	}
 	return w
