@@ -44,8 +44,10 @@ func TestMetasFromBeforeTheirIndexFields(t *testing.T) {
 			return err
 		}
 		// A store from before has no snapshot of the metas either.
-		if err := tx.Delete("meta", "claim_meta_snapshot"); err != nil {
-			return err
+		for _, k := range []string{"claim_meta_snapshot", "claim_meta_snapshot_log"} {
+			if err := tx.Delete("meta", k); err != nil {
+				return err
+			}
 		}
 		for k, v := range metas {
 			var m map[string]any

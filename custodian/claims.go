@@ -419,6 +419,8 @@ func (st *state) erase(b *batch, r *claimRecord) {
 	b.put(bucketClaimMeta, nr.meta.ID, nr.meta)
 	// The metas snapshot may hold the claim's key: the next replaces it.
 	st.snap.erasures++
+	// So may the metas written since: they go now.
+	st.eraseWrittenSince(b, nr.meta.ID)
 }
 
 // DisputeClaim marks the current version of an active claim disputed

@@ -250,7 +250,7 @@ func (s *Service) SnapshotStats() (gen uint64, chunks, claims, dirty int) {
 	s.st.mu.RLock()
 	defer s.st.mu.RUnlock()
 	i := s.st.snap.info
-	return i.Gen, i.Chunks, i.Claims, len(s.st.snap.dirty)
+	return i.Gen, i.Chunks, i.Claims, s.st.snap.pending()
 }
 
 // ViewDigest describes the loaded view of the claims: every record's meta

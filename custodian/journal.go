@@ -241,7 +241,7 @@ func (s *Service) commitGroup(jobs []*job) {
 		head, _ := json.Marshal(st.head)
 		writes = append(writes,
 			write{bucket: bucketMeta, key: metaRevision, value: rev},
-			write{bucket: bucketMeta, key: metaSnapRevision, value: rev},
+			write{bucket: bucketMeta, key: metaLogRevision, value: rev},
 			write{bucket: bucketMeta, key: metaHead, value: head})
 	}
 	st.mu.Unlock()

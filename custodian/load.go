@@ -207,9 +207,6 @@ func (st *state) loadClaims(tx Tx) error {
 		if records, err = st.loadMetas(tx); err != nil {
 			return err
 		}
-		if err := st.readDirty(tx); err != nil {
-			return err
-		}
 		active = nil
 	}
 	// The map made at its final size: growing it moves every entry again

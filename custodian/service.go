@@ -314,7 +314,7 @@ func (s *Service) Unlock(ctx context.Context, password []byte, secretKey string)
 	st.loadNotes = nil
 	// How long the key derivation and the load took (phc bench reads them).
 	s.log.Info("vault unlocked", "revision", st.revision, "claims", len(st.claims),
-		"snapshot", st.snap.info.Gen != 0, "written_since_snapshot", len(st.snap.dirty),
+		"snapshot", st.snap.info.Gen != 0, "written_since_snapshot", st.snap.pending(),
 		"kdf_ms", derived.Sub(started).Milliseconds(), "load_ms", time.Since(derived).Milliseconds())
 	// The key derivation's 64 MiB and the load's decoding are garbage now:
 	// give the memory back rather than keep it until the heap grows again.

@@ -1,12 +1,14 @@
 package custodian
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"runtime"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 	"unsafe"
@@ -20,22 +22,37 @@ import (
 // claims. So the metas are also kept as a snapshot: every claim's meta in a
 // compact binary form, active claims first in index order, in chunks of
 // about a MiB that the store encrypts each as one value. The unlock reads
-// the snapshot, then the metas of the claims written since it was taken,
-// which the journal lists in bucketMetaDirty as it writes them. When that
-// list grows past a share of the vault (snapDirtyShare), a new snapshot is
-// written in the background and the list emptied of what it covers.
+// the snapshot, then the metas written since it was taken, which the
+// journal appends to a log (bucketMetaLog) as it writes them, in write
+// order: at a million claims a copy under the claim's own id (as builds
+// before kept them, in bucketMetaDirty) was a page of the store rewritten
+// per write, scattered over the file; the log's new entries share the
+// last page. When the log grows past a share of the vault
+// (snapDirtyShare), a new snapshot is written in the background and the
+// log emptied of the entries it covers.
 //
 // The snapshot is only ever a faster way to read bucketClaimMeta: a store
-// without one (or with one this version cannot read) loads from the metas
-// themselves, and the next snapshot replaces it.
+// without one (or with one this version cannot read, or whose log it cannot
+// trust) loads from the metas themselves, and the next snapshot replaces it.
 
 const (
-	bucketMetaSnap  = "claim_meta_snap"  // generation/chunk → metas, binary
-	bucketMetaDirty = "claim_meta_dirty" // claim id → its meta written since the snapshot (a copy)
-	metaSnapshot    = "claim_meta_snapshot"
-	// metaSnapRevision is the store revision as of the last group of a
-	// build that lists the metas it writes (this one): a store whose
-	// revision is past it was written by one that does not.
+	bucketMetaSnap = "claim_meta_snap" // generation/chunk → metas, binary
+	bucketMetaLog  = "claim_meta_log"  // %016x sequence → claim id, '\n', its meta written since the snapshot (or dirtyGone)
+	// metaSnapshotLog records the current snapshot of a build with the log
+	// (this one); metaLogRevision is the store revision as of its last
+	// group: a store whose revision is past it was written by a build
+	// that does not keep the log.
+	metaSnapshotLog = "claim_meta_snapshot_log"
+	metaLogRevision = "claim_meta_log_revision"
+
+	// Builds before the log kept a copy of each meta written since the
+	// snapshot under its claim id, their snapshot's record and their
+	// revision marker under these names. This one reads them (a store
+	// it upgrades), and removes them with its first snapshot. A build
+	// before the log that opens a store this one wrote finds neither its
+	// record nor its marker current, and reads every meta.
+	bucketMetaDirty  = "claim_meta_dirty" // claim id → its meta written since the snapshot (a copy)
+	metaSnapshot     = "claim_meta_snapshot"
 	metaSnapRevision = "claim_meta_dirty_revision"
 
 	snapFormat = 1 // the first byte of a chunk
@@ -65,45 +82,85 @@ type snapshotInfo struct {
 
 func snapKey(gen uint64, chunk int) string { return fmt.Sprintf("%016x/%08x", gen, chunk) }
 
-// snapState is the state's part: the current snapshot and the claims
-// written since it (mirroring bucketMetaDirty). The journal keeps it, with
-// st.mu held.
+// snapState is the state's part: the current snapshot and the metas
+// written since it. The journal keeps it, with st.mu held.
 type snapState struct {
 	info    snapshotInfo // the current snapshot (Gen 0: none the load could read)
 	lastGen uint64       // the highest generation the store records
-	dirty   map[string]struct{}
-	started bool // a snapshot is being written for this state
+	// The log's entries are logFirst up to logNext (excluded).
+	logFirst, logNext uint64
+	// legacy are the claim ids a build before the log listed in
+	// bucketMetaDirty, and legacyRecord whether its snapshot record is
+	// still there: the next snapshot removes them.
+	legacy       []string
+	legacyRecord bool
+	started      bool // a snapshot is being written for this state
 	// erasures counts the claims erased; covered, those erased before
 	// the current snapshot's cut. A snapshot from before an erasure
 	// holds the claim's key, subject, tier and kind: the next is due at
 	// once.
 	erasures, covered uint64
-	// failedAt is how many claims were dirty when a snapshot last
-	// failed: the next waits for as many more.
+	// failedAt is how many metas were written since the snapshot when
+	// one last failed: the next waits for as many more.
 	failedAt int
 }
 
-// noteMetaWrites marks dirty the claims whose metas ws write, staging in
-// *writes a copy of each meta in bucketMetaDirty (journal, st.mu held): the
-// unlock then reads the metas written since the snapshot in one pass over
-// that small bucket, not one lookup each in bucketClaimMeta (on a cold page
-// cache, a random read of the store file each).
+// pending is how many metas were written since the snapshot: the log's
+// entries (a claim written twice counts twice: the unlock reads both) and
+// an older build's list.
+func (sn *snapState) pending() int {
+	return int(sn.logNext-sn.logFirst) + len(sn.legacy)
+}
+
+// noteMetaWrites appends to the log, staged in *writes, a copy of each meta
+// ws write (journal, st.mu held): the unlock then reads the metas written
+// since the snapshot in one pass over the log, not one lookup each in
+// bucketClaimMeta (on a cold page cache, a random read of the store file
+// each).
 func (st *state) noteMetaWrites(ws []write, writes *[]write) {
 	for _, w := range ws {
 		if w.bucket != bucketClaimMeta {
 			continue
 		}
-		st.snap.dirty[w.key] = struct{}{}
 		v := w.value
 		if v == nil {
 			v = []byte(dirtyGone)
 		}
-		*writes = append(*writes, write{bucket: bucketMetaDirty, key: w.key, value: v})
+		entry := make([]byte, 0, len(w.key)+1+len(v))
+		entry = append(append(append(entry, w.key...), '\n'), v...)
+		*writes = append(*writes, write{bucket: bucketMetaLog, key: receiptKey(st.snap.logNext), value: entry, append: true})
+		st.snap.logNext++
 	}
 }
 
-// Values of bucketMetaDirty other than a meta's JSON: the meta was
-// removed; or (from a build that kept no copy) look it up.
+// eraseWrittenSince stages the removal of every meta of claim id written
+// since the snapshot (the log's entries, an older build's copy), each of
+// which holds its key: the entry of the tombstone that erases it, staged
+// with it, is the one left. It reads the whole log, as erasures are rare
+// and the log at most a sixteenth of the vault.
+func (st *state) eraseWrittenSince(b *batch, id string) {
+	if len(st.snap.legacy) > 0 {
+		b.del(bucketMetaDirty, id)
+	}
+	if st.snap.logNext == st.snap.logFirst {
+		return
+	}
+	prefix := []byte(id + "\n")
+	if err := st.cache.store.View(func(tx Tx) error {
+		return tx.ForEach(bucketMetaLog, func(k string, v []byte) error {
+			if bytes.HasPrefix(v, prefix) {
+				b.del(bucketMetaLog, k)
+			}
+			return nil
+		})
+	}); err != nil {
+		b.err = errors.Join(b.err, fmt.Errorf("erase claim %s from the metas written since the snapshot: %w", id, err))
+	}
+}
+
+// Values of a log entry or of bucketMetaDirty other than a meta's JSON: the
+// meta was removed; or (bucketMetaDirty of a build that kept no copy) look
+// it up.
 const (
 	dirtyGone   = "-"
 	dirtyLookUp = "1"
@@ -116,10 +173,11 @@ func (st *state) snapshotDue() bool {
 		return false
 	}
 	threshold := max(snapDirtyMin, len(st.claims)/snapDirtyShare)
+	pending := st.snap.pending()
 	switch {
-	case st.snap.failedAt > 0 && len(st.snap.dirty) <= st.snap.failedAt+threshold:
+	case st.snap.failedAt > 0 && pending <= st.snap.failedAt+threshold:
 		return false
-	case st.snap.info.Gen != 0 && st.snap.erasures == st.snap.covered && len(st.snap.dirty) <= threshold:
+	case st.snap.info.Gen != 0 && st.snap.erasures == st.snap.covered && pending <= threshold:
 		return false
 	}
 	st.snap.started = true
@@ -143,7 +201,7 @@ func (s *Service) writeSnapshot(st *state) {
 		st.mu.Lock()
 		st.snap.started = false
 		if !errors.Is(err, errSnapshotStale) {
-			st.snap.failedAt = max(1, len(st.snap.dirty))
+			st.snap.failedAt = max(1, st.snap.pending())
 		}
 		st.mu.Unlock()
 	}
@@ -161,8 +219,8 @@ func (s *Service) snapshotOf(st *state) error {
 		return errSnapshotStale
 	}
 	// The cut: every record as the view holds it now, active ones in
-	// index order; and the dirty claims' records, to tell at the switch
-	// which the snapshot holds as they still stand.
+	// index order; and the log's end: the snapshot holds what every entry
+	// before it says.
 	st.mu.RLock()
 	prev, lastGen, erasures := st.snap.info, st.snap.lastGen, st.snap.erasures
 	records := make([]*claimRecord, 0, len(st.claims))
@@ -175,10 +233,7 @@ func (s *Service) snapshotOf(st *state) error {
 			records = append(records, r)
 		}
 	}
-	cut := make(map[string]*claimRecord, len(st.snap.dirty))
-	for id := range st.snap.dirty {
-		cut[id] = st.claims[id]
-	}
+	cut := st.snap.logNext
 	st.mu.RUnlock()
 	if snapAfterCut != nil {
 		snapAfterCut()
@@ -253,11 +308,18 @@ func (s *Service) snapshotOf(st *state) error {
 		if st.snap.info != prev {
 			return internalf("snapshot", "another snapshot became current")
 		}
-		for id, r := range cut {
-			if st.claims[id] == r {
-				delete(st.snap.dirty, id)
-				b.del(bucketMetaDirty, id)
-			}
+		for seq := st.snap.logFirst; seq < cut; seq++ {
+			b.del(bucketMetaLog, receiptKey(seq))
+		}
+		st.snap.logFirst = max(st.snap.logFirst, cut)
+		for _, id := range st.snap.legacy {
+			b.del(bucketMetaDirty, id)
+		}
+		st.snap.legacy = nil
+		if st.snap.legacyRecord {
+			b.del(bucketMeta, metaSnapshot)
+			b.del(bucketMeta, metaSnapRevision)
+			st.snap.legacyRecord = false
 		}
 		for _, k := range stale {
 			b.del(bucketMetaSnap, k)
@@ -266,7 +328,7 @@ func (s *Service) snapshotOf(st *state) error {
 		st.snap.lastGen = gen
 		st.snap.failedAt = 0
 		st.snap.covered = erasures
-		b.put(bucketMeta, metaSnapshot, st.snap.info)
+		b.put(bucketMeta, metaSnapshotLog, st.snap.info)
 		st.snap.started = false
 		return nil
 	})
@@ -455,61 +517,135 @@ func decodeSnapChunk(chunk []byte, cache *claimCache, memo map[string]string, sk
 // loadSnapshot reads the claim records from the snapshot and the metas
 // written since. ok is false when the store has no snapshot this version
 // reads (the caller then loads every meta); an error is a store that
-// failed. active holds the active records in index order.
+// failed. active holds the active records in index order. Either way it
+// notes in st.snap what the next snapshot replaces.
 func (st *state) loadSnapshot(tx Tx) (records, active []*claimRecord, ok bool, err error) {
-	raw, found, err := tx.Get(bucketMeta, metaSnapshot)
-	if err != nil || !found {
+	var storeRev, logRev, oldRev uint64
+	for _, m := range []struct {
+		key string
+		v   *uint64
+	}{{metaRevision, &storeRev}, {metaLogRevision, &logRev}, {metaSnapRevision, &oldRev}} {
+		if *m.v, err = loadMarker(tx, m.key); err != nil {
+			return nil, nil, false, err
+		}
+	}
+	// The metas written since the snapshot: an older build's list, then
+	// the log, in write order.
+	type since struct {
+		id  string
+		raw []byte // nil: look it up (an older build's list)
+	}
+	var written []since
+	if err := tx.ForEach(bucketMetaDirty, func(id string, raw []byte) error {
+		st.snap.legacy = append(st.snap.legacy, id)
+		if string(raw) == dirtyLookUp {
+			raw = nil
+		}
+		written = append(written, since{id: id, raw: slices.Clone(raw)})
+		return nil
+	}); err != nil {
 		return nil, nil, false, err
 	}
+	var logKeys []string
+	if err := tx.ForEach(bucketMetaLog, func(k string, v []byte) error {
+		seq, err := strconv.ParseUint(k, 16, 64)
+		id, raw, cut := bytes.Cut(v, []byte{'\n'})
+		if err != nil || len(k) != 16 || !cut || len(raw) == 0 {
+			return fmt.Errorf("claim meta log: entry %q unreadable", k)
+		}
+		if len(logKeys) == 0 {
+			st.snap.logFirst = seq
+		}
+		st.snap.logNext = seq + 1
+		logKeys = append(logKeys, k)
+		written = append(written, since{id: string(id), raw: slices.Clone(raw)})
+		return nil
+	}); err != nil {
+		return nil, nil, false, err
+	}
+	if len(logKeys) == 0 {
+		st.snap.logFirst = st.snap.logNext
+	}
+
+	// Which snapshot record goes with these: this build's while it wrote
+	// last (an older build's until this one's first snapshot replaces
+	// it), an older build's while it wrote last and left no log.
+	readRecord := func(key string) (snapshotInfo, bool, error) {
+		var info snapshotInfo
+		raw, found, err := tx.Get(bucketMeta, key)
+		if err != nil || !found {
+			return info, false, err
+		}
+		if err := json.Unmarshal(raw, &info); err != nil { // unreadable is not a failed store here
+			st.loadNotes = append(st.loadNotes, "claim metas snapshot unreadable: "+err.Error())
+			return snapshotInfo{}, false, nil
+		}
+		st.snap.lastGen = max(st.snap.lastGen, info.Gen)
+		return info, true, nil
+	}
+	ours, haveOurs, err := readRecord(metaSnapshotLog)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	older, haveOlder, err := readRecord(metaSnapshot)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	st.snap.legacyRecord = haveOlder
 	var info snapshotInfo
-	if err := json.Unmarshal(raw, &info); err != nil { // unreadable is not a failed store here
-		st.loadNotes = append(st.loadNotes, "claim metas snapshot unreadable: "+err.Error())
+	var found bool
+	switch {
+	case logRev == storeRev && haveOurs:
+		info, found = ours, true
+	case logRev == storeRev || oldRev == storeRev && len(logKeys) == 0:
+		info, found = older, haveOlder
+	default:
+		// A build without the log wrote to the store after this one (or
+		// one that kept no list at all): neither snapshot is sure to hold,
+		// with the log, every write. Both records and the log go with the
+		// unlock's commit, so that none is taken for current once this
+		// build writes.
+		st.loadNotes = append(st.loadNotes, fmt.Sprintf("claim metas snapshot passed over: the store is at revision %d, the log of metas written since at %d (an older phc wrote to it)", storeRev, logRev))
+		st.upgrades = append(st.upgrades,
+			write{bucket: bucketMeta, key: metaSnapshotLog},
+			write{bucket: bucketMeta, key: metaSnapshot},
+			write{bucket: bucketMeta, key: metaSnapRevision})
+		for _, k := range logKeys {
+			st.upgrades = append(st.upgrades, write{bucket: bucketMetaLog, key: k})
+		}
+		st.snap.logFirst, st.snap.legacyRecord = st.snap.logNext, false
 		return nil, nil, false, nil
 	}
-	st.snap.lastGen = info.Gen
-	if ignoreSnapshot {
+	if !found || ignoreSnapshot {
 		return nil, nil, false, nil
 	}
 	if info.Chunks < 0 || info.Chunks > 1<<24 || info.Claims < 0 {
 		st.loadNotes = append(st.loadNotes, fmt.Sprintf("claim metas snapshot unreadable: %d chunks, %d claims", info.Chunks, info.Claims))
 		return nil, nil, false, nil
 	}
-	// A store a build without snapshots wrote to after this one: its
-	// writes are not among the metas listed as written since.
-	if rev, err := loadMarker(tx, metaSnapRevision); err != nil {
-		return nil, nil, false, err
-	} else if storeRev, err := loadMarker(tx, metaRevision); err != nil {
-		return nil, nil, false, err
-	} else if rev != storeRev {
-		st.loadNotes = append(st.loadNotes, fmt.Sprintf("claim metas snapshot passed over: the store is at revision %d, the list of metas written since at %d (an older phc wrote to it)", storeRev, rev))
-		return nil, nil, false, nil
-	}
-	// The metas written since: they replace the snapshot's,
-	// whose copies are not even decoded into records.
-	dirty := map[string]*claimRecord{}
-	if err := tx.ForEach(bucketMetaDirty, func(id string, raw []byte) error {
-		found := string(raw) != dirtyGone
-		if string(raw) == dirtyLookUp {
+	// The metas written since replace the snapshot's, whose copies are
+	// not even decoded into records.
+	dirty := make(map[string]*claimRecord, len(written))
+	for _, w := range written {
+		raw, found := w.raw, string(w.raw) != dirtyGone
+		if raw == nil {
 			var err error
-			if raw, found, err = tx.Get(bucketClaimMeta, id); err != nil {
-				return err
+			if raw, found, err = tx.Get(bucketClaimMeta, w.id); err != nil {
+				return nil, nil, false, err
 			}
 		}
-		dirty[id] = nil // a meta no longer there: the claim goes
+		dirty[w.id] = nil // a meta no longer there: the claim goes
 		if found {
 			m := new(claimMeta)
 			if err := fastjson.Unmarshal(raw, m); err != nil {
-				return fmt.Errorf("claim meta %s: %w", id, err)
+				return nil, nil, false, fmt.Errorf("claim meta %s: %w", w.id, err)
 			}
-			m.ID = id
+			m.ID = w.id
 			internMeta(m)
-			dirty[id] = &claimRecord{meta: *m, cache: st.cache}
+			dirty[w.id] = &claimRecord{meta: *m, cache: st.cache}
 		}
-		st.snap.dirty[id] = struct{}{}
-		return nil
-	}); err != nil {
-		return nil, nil, false, err
 	}
+	written = nil
 	// Chunks are opened here, one after another (a MiB each: decryption
 	// is the cheap part), and decoded on every core.
 	workers := max(1, runtime.GOMAXPROCS(0))
@@ -612,13 +748,4 @@ func loadMarker(tx Tx, key string) (uint64, error) {
 	var v uint64
 	_, err := loadMetaJSON(tx, key, &v)
 	return v, err
-}
-
-// readDirty lists the claims marked written since the snapshot, for a load
-// that did not use it: the next snapshot unmarks those it holds.
-func (st *state) readDirty(tx Tx) error {
-	return tx.ForEach(bucketMetaDirty, func(id string, _ []byte) error {
-		st.snap.dirty[id] = struct{}{}
-		return nil
-	})
 }

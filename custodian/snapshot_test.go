@@ -2,6 +2,7 @@ package custodian_test
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -305,7 +306,8 @@ func TestSnapshotAfterAnOlderBuild(t *testing.T) {
 }
 
 // TestSnapshotAfterErasure: erasing a claim makes a new snapshot due at
-// once, so that no chunk keeps the erased claim's key.
+// once, so that no chunk, and no entry of the log of metas written since,
+// keeps the erased claim's key.
 func TestSnapshotAfterErasure(t *testing.T) {
 	defer custodian.SetSnapshotTuning(1<<30, 1, 64)()
 	ts := newTestService(t)
@@ -313,14 +315,26 @@ func TestSnapshotAfterErasure(t *testing.T) {
 	if err := ts.WriteSnapshot(); err != nil {
 		t.Fatal(err)
 	}
+	// A version written since: the log holds its meta too.
+	if _, err := ts.Correct(t.Context(), ts.owner, w.Claim.ID, mustJSON(t, map[string]any{"value": "y"})); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(storeKeys(t, ts, "claim_meta_log")); n != 1 {
+		t.Fatalf("the log holds %d entries; want the correction's", n)
+	}
 	gen, _, _, _ := ts.SnapshotStats()
 	holds := func() bool {
 		found := false
 		if err := ts.store.View(func(tx custodian.Tx) error {
-			return tx.ForEach("claim_meta_snap", func(_ string, v []byte) error {
-				found = found || bytes.Contains(v, []byte("secret.diagnosis.key"))
-				return nil
-			})
+			for _, bucket := range []string{"claim_meta_snap", "claim_meta_log"} {
+				if err := tx.ForEach(bucket, func(_ string, v []byte) error {
+					found = found || bytes.Contains(v, []byte("secret.diagnosis.key"))
+					return nil
+				}); err != nil {
+					return err
+				}
+			}
+			return nil
 		}); err != nil {
 			t.Fatal(err)
 		}
@@ -339,7 +353,7 @@ func TestSnapshotAfterErasure(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 	if holds() {
-		t.Error("a snapshot chunk still holds the erased claim's key")
+		t.Error("a snapshot chunk or the log of metas written since still holds the erased claim's key")
 	}
 }
 
@@ -368,5 +382,200 @@ func TestSnapshotDirtyWithoutCopy(t *testing.T) {
 	ts.unlock()
 	if got := ts.ViewDigest(); got != want || !strings.Contains(got, "disputed_at") {
 		t.Errorf("view with a listed claim without its copy:\n%s\nwant\n%s", got, want)
+	}
+}
+
+// asOlderBuildLeftIt rewrites the locked store's snapshot bookkeeping into
+// the form builds before the log kept: a copy of each meta written since
+// the snapshot under its claim id (the log's last entry for it), their
+// record of the snapshot and their revision marker.
+func asOlderBuildLeftIt(t *testing.T, ts *testService) {
+	t.Helper()
+	if err := ts.store.Update(func(tx custodian.Tx) error {
+		var keys []string
+		latest := map[string][]byte{}
+		if err := tx.ForEach("claim_meta_log", func(k string, v []byte) error {
+			keys = append(keys, k)
+			id, meta, _ := bytes.Cut(v, []byte{'\n'})
+			latest[string(id)] = bytes.Clone(meta)
+			return nil
+		}); err != nil {
+			return err
+		}
+		for _, k := range keys {
+			if err := tx.Delete("claim_meta_log", k); err != nil {
+				return err
+			}
+		}
+		for id, meta := range latest {
+			if err := tx.Put("claim_meta_dirty", id, meta); err != nil {
+				return err
+			}
+		}
+		rec, found, err := tx.Get(custodian.BucketMeta, "claim_meta_snapshot_log")
+		if err != nil || !found {
+			return fmt.Errorf("no snapshot record (%v)", err)
+		}
+		rev, _, err := tx.Get(custodian.BucketMeta, custodian.MetaRevision)
+		if err != nil {
+			return err
+		}
+		return errors.Join(
+			tx.Put(custodian.BucketMeta, "claim_meta_snapshot", rec),
+			tx.Put(custodian.BucketMeta, "claim_meta_dirty_revision", rev),
+			tx.Delete(custodian.BucketMeta, "claim_meta_snapshot_log"),
+			tx.Delete(custodian.BucketMeta, "claim_meta_log_revision"))
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// storeKeys lists the keys of a bucket.
+func storeKeys(t *testing.T, ts *testService, bucket string) []string {
+	t.Helper()
+	var keys []string
+	if err := ts.store.View(func(tx custodian.Tx) error {
+		return tx.ForEach(bucket, func(k string, _ []byte) error {
+			keys = append(keys, k)
+			return nil
+		})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return keys
+}
+
+// TestSnapshotFromAnOlderBuild: a store whose snapshot and metas written
+// since an older build kept (a copy per claim id) loads from them, with
+// this build's writes after them, and this build's first snapshot removes
+// what the older build kept.
+func TestSnapshotFromAnOlderBuild(t *testing.T) {
+	defer custodian.SetSnapshotTuning(1<<30, 1, 64)()
+	var logs bytes.Buffer
+	var mu sync.Mutex
+	ts := newTestService(t, func(c *custodian.Config) {
+		c.Logger = slog.New(slog.NewTextHandler(&lockedWriter{w: &logs, mu: &mu}, nil))
+	})
+	ctx := t.Context()
+	ids := snapshotVault(t, ts, 12)
+	if err := ts.WriteSnapshot(); err != nil {
+		t.Fatal(err)
+	}
+	// Written since: a claim twice (its last meta counts), a deletion, a
+	// new claim.
+	for _, v := range []string{"first", "second"} {
+		if _, err := ts.Correct(ctx, ts.owner, ids[4], mustJSON(t, map[string]any{"value": v})); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := ts.DeleteClaim(ctx, ts.owner, ids[5]); err != nil {
+		t.Fatal(err)
+	}
+	ts.mustClaim("k50.since", "new", "home")
+	want := ts.ViewDigest()
+	if err := ts.Lock(ctx, ts.owner); err != nil {
+		t.Fatal(err)
+	}
+	asOlderBuildLeftIt(t, ts)
+	if n := len(storeKeys(t, ts, "claim_meta_dirty")); n != 3 {
+		t.Fatalf("%d claims in the older build's list; want 3", n)
+	}
+	ts.unlock()
+	if got := ts.ViewDigest(); got != want {
+		t.Errorf("view from the older build's snapshot:\n%s\nwant\n%s", got, want)
+	}
+	if _, _, _, dirty := ts.SnapshotStats(); dirty != 3 {
+		t.Errorf("%d metas written since the snapshot; want the older build's 3", dirty)
+	}
+	// This build's writes go to the log, after the older build's list.
+	if _, err := ts.Correct(ctx, ts.owner, ids[4], mustJSON(t, map[string]any{"value": "third"})); err != nil {
+		t.Fatal(err)
+	}
+	want = ts.ViewDigest()
+	if got := reloadDigest(t, ts, false); got != want {
+		t.Errorf("view from the older build's snapshot, its list and this build's log:\n%s\nwant\n%s", got, want)
+	}
+	mu.Lock()
+	if strings.Contains(logs.String(), "passed over") || strings.Contains(logs.String(), "unreadable") {
+		t.Errorf("the older build's snapshot was not used:\n%s", logs.String())
+	}
+	mu.Unlock()
+	if err := ts.WriteSnapshot(); err != nil {
+		t.Fatal(err)
+	}
+	if keys := storeKeys(t, ts, "claim_meta_dirty"); len(keys) != 0 {
+		t.Errorf("the older build's list holds %d claims after a snapshot; want none", len(keys))
+	}
+	if keys := storeKeys(t, ts, "claim_meta_log"); len(keys) != 0 {
+		t.Errorf("the log holds %v after a snapshot; want nothing", keys)
+	}
+	for _, k := range storeKeys(t, ts, custodian.BucketMeta) {
+		if k == "claim_meta_snapshot" || k == "claim_meta_dirty_revision" {
+			t.Errorf("the older build's %s is still there after a snapshot", k)
+		}
+	}
+	if got := reloadDigest(t, ts, false); got != want {
+		t.Errorf("view from this build's snapshot:\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestSnapshotPassedOverStaysPassedOver: once the unlock passed over a
+// snapshot an older build made stale, this build's writes do not make it
+// look current again: reloaded before a new snapshot replaced it (as after
+// a crash), the view is still the metas'.
+func TestSnapshotPassedOverStaysPassedOver(t *testing.T) {
+	defer custodian.SetSnapshotTuning(1<<30, 1, 64)()
+	ts := newTestService(t)
+	ctx := t.Context()
+	ids := snapshotVault(t, ts, 8)
+	if err := ts.WriteSnapshot(); err != nil {
+		t.Fatal(err)
+	}
+	ts.mustClaim("k60.logged", "in the log")
+	if err := ts.Lock(ctx, ts.owner); err != nil {
+		t.Fatal(err)
+	}
+	// An older build's write: a meta and the revision, not the log.
+	if err := ts.store.Update(func(tx custodian.Tx) error {
+		raw, _, err := tx.Get("claim_meta", ids[0])
+		if err != nil {
+			return err
+		}
+		if err := tx.Put("claim_meta", ids[0], bytes.Replace(raw, []byte(`"status":"active"`), []byte(`"status":"deleted"`), 1)); err != nil {
+			return err
+		}
+		rev, _, err := tx.Get(custodian.BucketMeta, custodian.MetaRevision)
+		if err != nil {
+			return err
+		}
+		return tx.Put(custodian.BucketMeta, custodian.MetaRevision, append(rev, '0'))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	// The snapshot the unlock starts waits until the vault is locked
+	// again, and then gives up: no new snapshot replaces the stale one.
+	release := make(chan struct{})
+	var once sync.Once
+	custodian.SetSnapshotHook(func() { once.Do(func() { <-release }) })
+	ts.unlock()
+	ts.mustClaim("k61.after", "written after the passed-over unlock")
+	want := ts.ViewDigest()
+	if err := ts.Lock(ctx, ts.owner); err != nil {
+		t.Fatal(err)
+	}
+	close(release)
+	ts.unlock()
+	if got := ts.ViewDigest(); got != want {
+		t.Errorf("view reloaded before a new snapshot:\n%s\nwant\n%s", got, want)
+	}
+	for { // the unlock's snapshot; no deadline
+		if gen, _, _, _ := ts.SnapshotStats(); gen != 0 {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	custodian.SetSnapshotHook(nil)
+	if got := reloadDigest(t, ts, false); got != want {
+		t.Errorf("view from the new snapshot:\n%s\nwant\n%s", got, want)
 	}
 }

@@ -272,7 +272,7 @@ func newState() *state {
 		lag:           newGraphLag(),
 		cache:         newClaimCache(nil, 0),
 		cv:            newClientVault(),
-		snap:          snapState{dirty: map[string]struct{}{}},
+		snap:          snapState{},
 	}
 	st.durCond = sync.NewCond(&st.durMu)
 	return st
