@@ -484,8 +484,8 @@ func (r *runner) workloadFor(ctx context.Context, name string, clients int, d ti
 	w := load{name: name, clients: clients, warmup: r.cfg.Warmup, duration: d, newClient: newClient,
 		pid: r.d.pid(), diskStat: deviceStat(r.dir)}.run(ctx)
 	r.size.Workloads = append(r.size.Workloads, w)
-	r.progress("%-13s ×%-3d %8.0f req/s  p50 %.3f ms  p99 %.3f ms  errors %d  daemon %.0f µs CPU, disk %.1f KB written per request",
-		name, clients, w.ReqPerSec, w.P50Ms, w.P99Ms, w.Errors, w.CPUUsPerReq, w.DiskKBPerReq)
+	r.progress("%-13s ×%-3d %8.0f req/s  p50 %.3f ms  p99 %.3f ms  errors %d  daemon %.0f µs CPU, disk %.1f KB in %.2f writes per request",
+		name, clients, w.ReqPerSec, w.P50Ms, w.P99Ms, w.Errors, w.CPUUsPerReq, w.DiskKBPerReq, w.DiskIOsPerReq)
 }
 
 // get is the request maker of GET path with token: one request per

@@ -43,7 +43,7 @@ func TestBenchCommand(t *testing.T) {
 		{"context300", "1"}, {"context300", "16"}, {"field1", "1"}, {"field1", "16"},
 		{"owner-write", "1"}, {"owner-write", "16"}, {"owner-sustain", "16"}, {"propose", "16"}, {"traverse", "1"},
 	} {
-		re := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(row.name) + ` +` + row.clients + ` +\d+ +\d+ +[\d.]+ +[\d.]+ +0 +\d+ +[\d.]+$`)
+		re := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(row.name) + ` +` + row.clients + ` +\d+ +\d+ +[\d.]+ +[\d.]+ +0 +\d+ +[\d.]+ +[\d.]+$`)
 		if !re.MatchString(out) {
 			t.Errorf("phc bench printed no row for %s at %s clients without errors; stdout:\n%s", row.name, row.clients, out)
 		}
@@ -238,6 +238,9 @@ func TestReadUsage(t *testing.T) {
 	}
 	if got := (after.writtenSectors - before.writtenSectors) * 512; got < n {
 		t.Errorf("%s counted %d bytes written over a synced write of %d bytes", disk, got, n)
+	}
+	if after.writeIOs == before.writeIOs {
+		t.Errorf("%s counted no write request over a synced write", disk)
 	}
 	if after.cpuTicks < before.cpuTicks {
 		t.Errorf("CPU ticks went back: %d then %d", before.cpuTicks, after.cpuTicks)

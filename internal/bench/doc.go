@@ -22,9 +22,9 @@
 //     --sustain D owner-sustain (owner-write for D, long enough for the
 //     disk's write-back to weigh in). Each reports requests, req/s, exact
 //     p50 and p99, non-2xx answers, and per request the daemon's CPU time
-//     (/proc/PID/stat) and the bytes written to the block device of its
-//     data dir (/sys/dev/block/…/stat, whoever wrote them), over the
-//     measured part; Linux only.
+//     (/proc/PID/stat) and the bytes and write requests the block device
+//     of its data dir completed (/sys/dev/block/…/stat, whoever wrote
+//     them), over the measured part; Linux only.
 //   - Settling: after seeding and after each restart the bench waits (at
 //     most three minutes) until the daemon uses less than a tenth of a core
 //     over half a second, so that its background work (a snapshot of the

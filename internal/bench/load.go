@@ -26,12 +26,14 @@ type Workload struct {
 	// RespBytes is the size of the last answer a client read.
 	RespBytes  int    `json:"resp_bytes"`
 	FirstError string `json:"first_error,omitempty"`
-	// CPUUsPerReq and DiskKBPerReq are the daemon's CPU time and the
-	// bytes written to its data dir's device (see usage) from the end of
-	// the warm-up to the end of the run, divided by the measured requests
-	// (0 where Linux's /proc and /sys cannot tell).
-	CPUUsPerReq  float64 `json:"daemon_cpu_us_per_req,omitempty"`
-	DiskKBPerReq float64 `json:"disk_kb_per_req,omitempty"`
+	// CPUUsPerReq, DiskKBPerReq and DiskIOsPerReq are the daemon's CPU
+	// time, and the bytes and write requests its data dir's device
+	// completed (see usage), from the end of the warm-up to the end of
+	// the run, divided by the measured requests (0 where Linux's /proc
+	// and /sys cannot tell).
+	CPUUsPerReq   float64 `json:"daemon_cpu_us_per_req,omitempty"`
+	DiskKBPerReq  float64 `json:"disk_kb_per_req,omitempty"`
+	DiskIOsPerReq float64 `json:"disk_writes_per_req,omitempty"`
 }
 
 // request makes one client's next request. It may return the same request
@@ -125,6 +127,7 @@ func (l load) run(ctx context.Context) Workload {
 			// Clock ticks are hundredths of a second on Linux.
 			w.CPUUsPerReq = float64(used1.cpuTicks-used0.cpuTicks) * 1e4 / float64(w.Requests)
 			w.DiskKBPerReq = float64(used1.writtenSectors-used0.writtenSectors) / 2 / float64(w.Requests)
+			w.DiskIOsPerReq = float64(used1.writeIOs-used0.writeIOs) / float64(w.Requests)
 		}
 	}
 	return w

@@ -194,6 +194,7 @@ func cpuTicks(pid int) (uint64, error) {
 type usage struct {
 	cpuTicks       uint64
 	writtenSectors uint64 // of 512 bytes
+	writeIOs       uint64 // write requests the device completed
 }
 
 // readUsage reads the usage of process pid and of the device whose stat
@@ -211,12 +212,16 @@ func readUsage(pid int, diskStat string) (usage, error) {
 	if err != nil {
 		return usage{}, err
 	}
-	// Field 7 of a block device's stat: sectors written.
+	// Fields 5 and 7 of a block device's stat: writes completed (after
+	// the block layer merged adjacent ones), sectors written.
 	f := strings.Fields(string(raw))
 	if len(f) < 7 {
 		return usage{}, fmt.Errorf("%s: %d fields", diskStat, len(f))
 	}
-	if u.writtenSectors, err = strconv.ParseUint(f[6], 10, 64); err != nil {
+	var err1, err2 error
+	u.writeIOs, err1 = strconv.ParseUint(f[4], 10, 64)
+	u.writtenSectors, err2 = strconv.ParseUint(f[6], 10, 64)
+	if err := errors.Join(err1, err2); err != nil {
 		return usage{}, fmt.Errorf("%s: %w", diskStat, err)
 	}
 	return u, nil

@@ -116,9 +116,9 @@ func (s *Size) print(w io.Writer) {
 			s.ContextFields, s.ContextBytes, s.StatusFields)
 	}
 	if len(s.Workloads) > 0 {
-		fmt.Fprintf(w, "%-13s %7s %9s %9s %9s %9s %7s %11s %11s\n", "workload", "clients", "requests", "req/s", "p50 ms", "p99 ms", "errors", "cpu µs/req", "disk KB/req")
+		fmt.Fprintf(w, "%-13s %7s %9s %9s %9s %9s %7s %11s %11s %11s\n", "workload", "clients", "requests", "req/s", "p50 ms", "p99 ms", "errors", "cpu µs/req", "disk KB/req", "disk wr/req")
 		for _, x := range s.Workloads {
-			fmt.Fprintf(w, "%-13s %7d %9d %9.0f %9.3f %9.3f %7d %11.0f %11.1f\n", x.Name, x.Clients, x.Requests, x.ReqPerSec, x.P50Ms, x.P99Ms, x.Errors, x.CPUUsPerReq, x.DiskKBPerReq)
+			fmt.Fprintf(w, "%-13s %7d %9d %9.0f %9.3f %9.3f %7d %11.0f %11.1f %11.2f\n", x.Name, x.Clients, x.Requests, x.ReqPerSec, x.P50Ms, x.P99Ms, x.Errors, x.CPUUsPerReq, x.DiskKBPerReq, x.DiskIOsPerReq)
 		}
 		for _, x := range s.Workloads {
 			if x.FirstError != "" {
