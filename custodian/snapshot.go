@@ -137,7 +137,10 @@ func (st *state) noteMetaWrites(ws []write, writes *[]write) {
 // since the snapshot (the log's entries, an older build's copy), each of
 // which holds its key: the entry of the tombstone that erases it, staged
 // with it, is the one left. It reads the whole log, as erasures are rare
-// and the log at most a sixteenth of the vault.
+// and the log at most a sixteenth of the vault. An entry of the same group
+// commit (another request's write of the claim, committed with the
+// erasure) is not in the store yet: it goes with the snapshot the erasure
+// makes due at once, as the snapshot's own copy of the key does.
 func (st *state) eraseWrittenSince(b *batch, id string) {
 	if len(st.snap.legacy) > 0 {
 		b.del(bucketMetaDirty, id)
@@ -624,9 +627,17 @@ func (st *state) loadSnapshot(tx Tx) (records, active []*claimRecord, ok bool, e
 		return nil, nil, false, nil
 	}
 	// The metas written since replace the snapshot's, whose copies are
-	// not even decoded into records.
-	dirty := make(map[string]*claimRecord, len(written))
-	for _, w := range written {
+	// not even decoded into records; of a claim written more than once
+	// since, only the last is decoded.
+	last := make(map[string]int, len(written))
+	for i, w := range written {
+		last[w.id] = i
+	}
+	dirty := make(map[string]*claimRecord, len(last))
+	for i, w := range written {
+		if last[w.id] != i {
+			continue
+		}
 		raw, found := w.raw, string(w.raw) != dirtyGone
 		if raw == nil {
 			var err error
