@@ -258,6 +258,29 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	return l.w.Write(p)
 }
 
+// olderBuildWrites does to the locked store what a build that keeps no log
+// of the metas written since does when it deletes claim id: it writes the
+// meta and moves the revision on, and neither the log nor its revision.
+func olderBuildWrites(t *testing.T, ts *testService, id string) {
+	t.Helper()
+	if err := ts.store.Update(func(tx custodian.Tx) error {
+		raw, _, err := tx.Get("claim_meta", id)
+		if err != nil {
+			return err
+		}
+		if err := tx.Put("claim_meta", id, bytes.Replace(raw, []byte(`"status":"active"`), []byte(`"status":"deleted"`), 1)); err != nil {
+			return err
+		}
+		rev, _, err := tx.Get(custodian.BucketMeta, custodian.MetaRevision)
+		if err != nil {
+			return err
+		}
+		return tx.Put(custodian.BucketMeta, custodian.MetaRevision, append(rev, '0'))
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestSnapshotAfterAnOlderBuild: a store an older phc wrote to (its
 // revision moved past the list of metas written since) is loaded from
 // every meta, not from the snapshot that misses those writes.
@@ -275,24 +298,7 @@ func TestSnapshotAfterAnOlderBuild(t *testing.T) {
 	if err := ts.Lock(t.Context(), ts.owner); err != nil {
 		t.Fatal(err)
 	}
-	// What an older build does: writes a meta and the revision, and
-	// neither the list nor its revision.
-	if err := ts.store.Update(func(tx custodian.Tx) error {
-		raw, _, err := tx.Get("claim_meta", ids[0])
-		if err != nil {
-			return err
-		}
-		if err := tx.Put("claim_meta", ids[0], bytes.Replace(raw, []byte(`"status":"active"`), []byte(`"status":"deleted"`), 1)); err != nil {
-			return err
-		}
-		rev, _, err := tx.Get(custodian.BucketMeta, custodian.MetaRevision)
-		if err != nil {
-			return err
-		}
-		return tx.Put(custodian.BucketMeta, custodian.MetaRevision, append(rev, '0'))
-	}); err != nil {
-		t.Fatal(err)
-	}
+	olderBuildWrites(t, ts, ids[0])
 	fromSnapshotOrNot := reloadDigest(t, ts, false)
 	want := reloadDigest(t, ts, true)
 	if fromSnapshotOrNot != want {
@@ -535,23 +541,7 @@ func TestSnapshotPassedOverStaysPassedOver(t *testing.T) {
 	if err := ts.Lock(ctx, ts.owner); err != nil {
 		t.Fatal(err)
 	}
-	// An older build's write: a meta and the revision, not the log.
-	if err := ts.store.Update(func(tx custodian.Tx) error {
-		raw, _, err := tx.Get("claim_meta", ids[0])
-		if err != nil {
-			return err
-		}
-		if err := tx.Put("claim_meta", ids[0], bytes.Replace(raw, []byte(`"status":"active"`), []byte(`"status":"deleted"`), 1)); err != nil {
-			return err
-		}
-		rev, _, err := tx.Get(custodian.BucketMeta, custodian.MetaRevision)
-		if err != nil {
-			return err
-		}
-		return tx.Put(custodian.BucketMeta, custodian.MetaRevision, append(rev, '0'))
-	}); err != nil {
-		t.Fatal(err)
-	}
+	olderBuildWrites(t, ts, ids[0])
 	// The snapshot the unlock starts waits until the vault is locked
 	// again, and then gives up: no new snapshot replaces the stale one.
 	release := make(chan struct{})
