@@ -41,11 +41,14 @@ func TestBoltReviewTornEveryCut(t *testing.T) {
 				last = first - 1
 			}
 			end := logEnd(t, data, first)
-			fr := store.Frame(last+1, "b", "torn", []byte("xxxxxxxxxxxxxxxxxxxxxxxxxxxx"))
-			if cut < len(fr) {
-				fr = fr[:cut]
-			} else {
-				fr = fr[:len(fr)-1]
+			full := store.Frame(last+1, "b", "torn", []byte("xxxxxxxxxxxxxxxxxxxxxxxxxxxx"))
+			fr := full[:min(cut, len(full)-1)]
+			// The first byte the tear left out must differ from what the
+			// segment held there: were it the same (one chance in 256 with
+			// a stale byte), the frame would be whole, not torn — and this
+			// test's frame, unsealed, then fails to decrypt.
+			if int(end)+len(fr) < len(data) && data[int(end)+len(fr)] == full[len(fr)] {
+				fr = append(fr, ^full[len(fr)])
 			}
 			f, _ := os.OpenFile(seg, os.O_WRONLY, 0)
 			f.WriteAt(fr, int64(end))
