@@ -419,8 +419,11 @@ func (st *state) erase(b *batch, r *claimRecord) {
 	b.put(bucketClaimMeta, nr.meta.ID, nr.meta)
 	// The metas snapshot may hold the claim's key: the next replaces it.
 	st.snap.erasures++
-	// So may the metas written since: they go now.
-	st.eraseWrittenSince(b, nr.meta.ID)
+	// So may the metas written since: they go with the group's commit.
+	if st.snap.erasing == nil {
+		st.snap.erasing = map[string]bool{}
+	}
+	st.snap.erasing[nr.meta.ID] = true
 }
 
 // DisputeClaim marks the current version of an active claim disputed

@@ -200,6 +200,9 @@ func (s *Service) commitGroup(jobs []*job) {
 		// st.lag (see dependents).
 		delta.mergeJob(st, &b.graph)
 	}
+	if len(st.snap.erasing) > 0 {
+		writes = s.eraseWrittenSince(st, writes)
+	}
 	var applied uint64
 	var snapshot bool // start a claim metas snapshot once this group is durable
 	hasDelta := delta.changes()

@@ -48,9 +48,10 @@ const (
 	// Builds before the log kept a copy of each meta written since the
 	// snapshot under its claim id, their snapshot's record and their
 	// revision marker under these names. This one reads them (a store
-	// it upgrades), and removes them with its first snapshot. A build
-	// before the log that opens a store this one wrote finds neither its
-	// record nor its marker current, and reads every meta.
+	// it upgrades): the unlock's commit moves the record to its own name
+	// and drops the marker, the first snapshot removes the copies. A
+	// build before the log that opens a store this one wrote finds no
+	// record of its own, and reads every meta.
 	bucketMetaDirty  = "claim_meta_dirty" // claim id → its meta written since the snapshot (a copy)
 	metaSnapshot     = "claim_meta_snapshot"
 	metaSnapRevision = "claim_meta_dirty_revision"
@@ -90,11 +91,12 @@ type snapState struct {
 	// The log's entries are logFirst up to logNext (excluded).
 	logFirst, logNext uint64
 	// legacy are the claim ids a build before the log listed in
-	// bucketMetaDirty, and legacyRecord whether its snapshot record is
-	// still there: the next snapshot removes them.
-	legacy       []string
-	legacyRecord bool
-	started      bool // a snapshot is being written for this state
+	// bucketMetaDirty: the next snapshot removes them.
+	legacy []string
+	// erasing are the claims the group being written erased (see
+	// eraseWrittenSince).
+	erasing map[string]bool
+	started bool // a snapshot is being written for this state
 	// erasures counts the claims erased; covered, those erased before
 	// the current snapshot's cut. A snapshot from before an erasure
 	// holds the claim's key, subject, tier and kind: the next is due at
@@ -133,32 +135,55 @@ func (st *state) noteMetaWrites(ws []write, writes *[]write) {
 	}
 }
 
-// eraseWrittenSince stages the removal of every meta of claim id written
-// since the snapshot (the log's entries, an older build's copy), each of
-// which holds its key: the entry of the tombstone that erases it, staged
-// with it, is the one left. It reads the whole log, as erasures are rare
-// and the log at most a sixteenth of the vault. An entry of the same group
-// commit (another request's write of the claim, committed with the
-// erasure) is not in the store yet: it goes with the snapshot the erasure
-// makes due at once, as the snapshot's own copy of the key does.
-func (st *state) eraseWrittenSince(b *batch, id string) {
+// eraseWrittenSince adds to a group's writes the removal of every meta
+// written since the snapshot of the claims the group erased (journal, st.mu
+// held): each holds the claim's key. The log's entries the group stages go
+// but the last of each claim (its tombstone's); those already stored are
+// found in one pass over the log for the whole group, however many claims
+// it erased (a replace import erases every claim in one job); an older
+// build's copies go by id. Should the log be unreadable, they are left to
+// the snapshot the erasures make due, with a warning.
+func (s *Service) eraseWrittenSince(st *state, writes []write) []write {
+	erased := st.snap.erasing
+	st.snap.erasing = nil
+	idOf := func(entry []byte) string {
+		id, _, _ := bytes.Cut(entry, []byte{'\n'})
+		return string(id)
+	}
+	last := map[string]int{}
+	for i, w := range writes {
+		if w.bucket == bucketMetaLog && w.value != nil {
+			if id := idOf(w.value); erased[id] {
+				last[id] = i
+			}
+		}
+	}
+	kept := writes[:0]
+	for i, w := range writes {
+		if w.bucket == bucketMetaLog && w.value != nil {
+			if id := idOf(w.value); erased[id] && last[id] != i {
+				continue
+			}
+		}
+		kept = append(kept, w)
+	}
+	writes = kept
 	if len(st.snap.legacy) > 0 {
-		b.del(bucketMetaDirty, id)
+		for id := range erased {
+			writes = append(writes, write{bucket: bucketMetaDirty, key: id})
+		}
 	}
-	if st.snap.logNext == st.snap.logFirst {
-		return
-	}
-	prefix := []byte(id + "\n")
 	if err := st.cache.store.View(func(tx Tx) error {
 		return tx.ForEach(bucketMetaLog, func(k string, v []byte) error {
-			if bytes.HasPrefix(v, prefix) {
-				b.del(bucketMetaLog, k)
+			if erased[idOf(v)] {
+				writes = append(writes, write{bucket: bucketMetaLog, key: k})
 			}
 			return nil
 		})
 	}); err != nil {
-		b.err = errors.Join(b.err, fmt.Errorf("erase claim %s from the metas written since the snapshot: %w", id, err))
+		s.log.Warn("erased claims' metas stay in the log of metas written since the snapshot until the next snapshot", "err", err)
 	}
+	return writes
 }
 
 // Values of a log entry or of bucketMetaDirty other than a meta's JSON: the
@@ -319,11 +344,6 @@ func (s *Service) snapshotOf(st *state) error {
 			b.del(bucketMetaDirty, id)
 		}
 		st.snap.legacy = nil
-		if st.snap.legacyRecord {
-			b.del(bucketMeta, metaSnapshot)
-			b.del(bucketMeta, metaSnapRevision)
-			st.snap.legacyRecord = false
-		}
 		for _, k := range stale {
 			b.del(bucketMetaSnap, k)
 		}
@@ -544,7 +564,7 @@ func (st *state) loadSnapshot(tx Tx) (records, active []*claimRecord, ok bool, e
 		if string(raw) == dirtyLookUp {
 			raw = nil
 		}
-		written = append(written, since{id: id, raw: slices.Clone(raw)})
+		written = append(written, since{id: id, raw: raw}) // the value belongs to fn (see Tx)
 		return nil
 	}); err != nil {
 		return nil, nil, false, err
@@ -561,7 +581,7 @@ func (st *state) loadSnapshot(tx Tx) (records, active []*claimRecord, ok bool, e
 		}
 		st.snap.logNext = seq + 1
 		logKeys = append(logKeys, k)
-		written = append(written, since{id: string(id), raw: slices.Clone(raw)})
+		written = append(written, since{id: string(id), raw: raw})
 		return nil
 	}); err != nil {
 		return nil, nil, false, err
@@ -573,35 +593,35 @@ func (st *state) loadSnapshot(tx Tx) (records, active []*claimRecord, ok bool, e
 	// Which snapshot record goes with these: this build's while it wrote
 	// last (an older build's until this one's first snapshot replaces
 	// it), an older build's while it wrote last and left no log.
-	readRecord := func(key string) (snapshotInfo, bool, error) {
+	readRecord := func(key string) (snapshotInfo, []byte, error) {
 		var info snapshotInfo
 		raw, found, err := tx.Get(bucketMeta, key)
 		if err != nil || !found {
-			return info, false, err
+			return info, nil, err
 		}
 		if err := json.Unmarshal(raw, &info); err != nil { // unreadable is not a failed store here
 			st.loadNotes = append(st.loadNotes, "claim metas snapshot unreadable: "+err.Error())
-			return snapshotInfo{}, false, nil
+			return snapshotInfo{}, nil, nil
 		}
 		st.snap.lastGen = max(st.snap.lastGen, info.Gen)
-		return info, true, nil
+		return info, raw, nil
 	}
-	ours, haveOurs, err := readRecord(metaSnapshotLog)
+	ours, oursRaw, err := readRecord(metaSnapshotLog)
 	if err != nil {
 		return nil, nil, false, err
 	}
-	older, haveOlder, err := readRecord(metaSnapshot)
+	older, olderRaw, err := readRecord(metaSnapshot)
 	if err != nil {
 		return nil, nil, false, err
 	}
-	st.snap.legacyRecord = haveOlder
 	var info snapshotInfo
-	var found bool
+	var chosen []byte // the record info is read from
+	var fromOlder bool
 	switch {
-	case logRev == storeRev && haveOurs:
-		info, found = ours, true
+	case logRev == storeRev && oursRaw != nil:
+		info, chosen = ours, oursRaw
 	case logRev == storeRev || oldRev == storeRev && len(logKeys) == 0:
-		info, found = older, haveOlder
+		info, chosen, fromOlder = older, olderRaw, olderRaw != nil
 	default:
 		// A build without the log wrote to the store after this one (or
 		// one that kept no list at all): neither snapshot is sure to hold,
@@ -616,10 +636,27 @@ func (st *state) loadSnapshot(tx Tx) (records, active []*claimRecord, ok bool, e
 		for _, k := range logKeys {
 			st.upgrades = append(st.upgrades, write{bucket: bucketMetaLog, key: k})
 		}
-		st.snap.logFirst, st.snap.legacyRecord = st.snap.logNext, false
+		st.snap.logFirst = st.snap.logNext
 		return nil, nil, false, nil
 	}
-	if !found || ignoreSnapshot {
+	// The older build's record, when there is one, becomes this build's
+	// (the older list is read either way) with the unlock's commit, and
+	// its marker goes: were they left until this build's first snapshot,
+	// an older build opening the store meanwhile would, after one write
+	// of its own, take them for current and miss this build's writes. A
+	// record of this build's passed over here goes the same way.
+	switch {
+	case fromOlder:
+		st.upgrades = append(st.upgrades, write{bucket: bucketMeta, key: metaSnapshotLog, value: olderRaw})
+	case oursRaw != nil && chosen == nil:
+		st.upgrades = append(st.upgrades, write{bucket: bucketMeta, key: metaSnapshotLog})
+	}
+	if olderRaw != nil {
+		st.upgrades = append(st.upgrades,
+			write{bucket: bucketMeta, key: metaSnapshot},
+			write{bucket: bucketMeta, key: metaSnapRevision})
+	}
+	if chosen == nil || ignoreSnapshot {
 		return nil, nil, false, nil
 	}
 	if info.Chunks < 0 || info.Chunks > 1<<24 || info.Claims < 0 {

@@ -67,7 +67,7 @@ func reloadDigest(t *testing.T, ts *testService, ignore bool) string {
 // written since of what it holds.
 func TestSnapshotLoadsWhatTheMetasSay(t *testing.T) {
 	// Small chunks, and no snapshot but those the test writes.
-	defer custodian.SetSnapshotTuning(1<<30, 1, 64)()
+	t.Cleanup(custodian.SetSnapshotTuning(1<<30, 1, 64)) // after the service closes: its snapshots read them
 	ts := newTestService(t)
 	ctx := t.Context()
 	ids := snapshotVault(t, ts, 30)
@@ -86,7 +86,7 @@ func TestSnapshotLoadsWhatTheMetasSay(t *testing.T) {
 			}
 		})
 	})
-	defer custodian.SetSnapshotHook(nil)
+	t.Cleanup(func() { custodian.SetSnapshotHook(nil) })
 	if err := ts.WriteSnapshot(); err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +173,7 @@ func TestSnapshotLoadsWhatTheMetasSay(t *testing.T) {
 // chunk, is passed over with a warning: the unlock reads every meta, and
 // the next snapshot replaces it.
 func TestSnapshotUnreadable(t *testing.T) {
-	defer custodian.SetSnapshotTuning(1<<30, 1, 64)()
+	t.Cleanup(custodian.SetSnapshotTuning(1<<30, 1, 64)) // after the service closes: its snapshots read them
 	for _, tc := range []struct {
 		name   string
 		tamper func(tx custodian.Tx, key string) error
@@ -225,7 +225,7 @@ func TestSnapshotUnreadable(t *testing.T) {
 // TestSnapshotByTheJournal: once enough claims were written since the last
 // snapshot, the journal writes the next on its own.
 func TestSnapshotByTheJournal(t *testing.T) {
-	defer custodian.SetSnapshotTuning(5, 1<<30, 256)()
+	t.Cleanup(custodian.SetSnapshotTuning(5, 1<<30, 256)) // after the service closes: its snapshots read them
 	ts := newTestService(t, func(c *custodian.Config) { c.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil)) })
 	snapshotVault(t, ts, 12)
 	// The unlock's commit started the first snapshot; once it is done, the
@@ -285,7 +285,7 @@ func olderBuildWrites(t *testing.T, ts *testService, id string) {
 // revision moved past the list of metas written since) is loaded from
 // every meta, not from the snapshot that misses those writes.
 func TestSnapshotAfterAnOlderBuild(t *testing.T) {
-	defer custodian.SetSnapshotTuning(1<<30, 1, 64)()
+	t.Cleanup(custodian.SetSnapshotTuning(1<<30, 1, 64)) // after the service closes: its snapshots read them
 	var logs bytes.Buffer
 	var mu sync.Mutex
 	ts := newTestService(t, func(c *custodian.Config) {
@@ -315,7 +315,7 @@ func TestSnapshotAfterAnOlderBuild(t *testing.T) {
 // once, so that no chunk, and no entry of the log of metas written since,
 // keeps the erased claim's key.
 func TestSnapshotAfterErasure(t *testing.T) {
-	defer custodian.SetSnapshotTuning(1<<30, 1, 64)()
+	t.Cleanup(custodian.SetSnapshotTuning(1<<30, 1, 64)) // after the service closes: its snapshots read them
 	ts := newTestService(t)
 	w := ts.mustClaim("secret.diagnosis.key", "x")
 	if err := ts.WriteSnapshot(); err != nil {
@@ -367,7 +367,7 @@ func TestSnapshotAfterErasure(t *testing.T) {
 // snapshot without a copy of its meta (as an earlier build listed them) is
 // read from the metas.
 func TestSnapshotDirtyWithoutCopy(t *testing.T) {
-	defer custodian.SetSnapshotTuning(1<<30, 1, 64)()
+	t.Cleanup(custodian.SetSnapshotTuning(1<<30, 1, 64)) // after the service closes: its snapshots read them
 	ts := newTestService(t)
 	ids := snapshotVault(t, ts, 6)
 	if err := ts.WriteSnapshot(); err != nil {
@@ -394,8 +394,8 @@ func TestSnapshotDirtyWithoutCopy(t *testing.T) {
 // asOlderBuildLeftIt rewrites the locked store's snapshot bookkeeping into
 // the form builds before the log kept: a copy of each meta written since
 // the snapshot under its claim id (the log's last entry for it), their
-// record of the snapshot and their revision marker.
-func asOlderBuildLeftIt(t *testing.T, ts *testService) {
+// record of the snapshot and their revision marker. It returns the record.
+func asOlderBuildLeftIt(t *testing.T, ts *testService) (record []byte) {
 	t.Helper()
 	if err := ts.store.Update(func(tx custodian.Tx) error {
 		var keys []string
@@ -422,6 +422,7 @@ func asOlderBuildLeftIt(t *testing.T, ts *testService) {
 		if err != nil || !found {
 			return fmt.Errorf("no snapshot record (%v)", err)
 		}
+		record = bytes.Clone(rec)
 		rev, _, err := tx.Get(custodian.BucketMeta, custodian.MetaRevision)
 		if err != nil {
 			return err
@@ -434,6 +435,23 @@ func asOlderBuildLeftIt(t *testing.T, ts *testService) {
 	}); err != nil {
 		t.Fatal(err)
 	}
+	return record
+}
+
+// metaValue reads bucket meta's key (nil: absent).
+func metaValue(t *testing.T, ts *testService, key string) []byte {
+	t.Helper()
+	var v []byte
+	if err := ts.store.View(func(tx custodian.Tx) error {
+		raw, found, err := tx.Get(custodian.BucketMeta, key)
+		if found {
+			v = bytes.Clone(raw)
+		}
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return v
 }
 
 // storeKeys lists the keys of a bucket.
@@ -456,7 +474,7 @@ func storeKeys(t *testing.T, ts *testService, bucket string) []string {
 // this build's writes after them, and this build's first snapshot removes
 // what the older build kept.
 func TestSnapshotFromAnOlderBuild(t *testing.T) {
-	defer custodian.SetSnapshotTuning(1<<30, 1, 64)()
+	t.Cleanup(custodian.SetSnapshotTuning(1<<30, 1, 64)) // after the service closes: its snapshots read them
 	var logs bytes.Buffer
 	var mu sync.Mutex
 	ts := newTestService(t, func(c *custodian.Config) {
@@ -482,13 +500,31 @@ func TestSnapshotFromAnOlderBuild(t *testing.T) {
 	if err := ts.Lock(ctx, ts.owner); err != nil {
 		t.Fatal(err)
 	}
-	asOlderBuildLeftIt(t, ts)
+	record := asOlderBuildLeftIt(t, ts)
 	if n := len(storeKeys(t, ts, "claim_meta_dirty")); n != 3 {
 		t.Fatalf("%d claims in the older build's list; want 3", n)
+	}
+	// And a record of this build's from before the older build wrote:
+	// stale, passed over.
+	if err := ts.store.Update(func(tx custodian.Tx) error {
+		return tx.Put(custodian.BucketMeta, "claim_meta_snapshot_log", []byte(`{"gen":99,"chunks":1,"claims":1}`))
+	}); err != nil {
+		t.Fatal(err)
 	}
 	ts.unlock()
 	if got := ts.ViewDigest(); got != want {
 		t.Errorf("view from the older build's snapshot:\n%s\nwant\n%s", got, want)
+	}
+	// The unlock's commit made the older build's record this build's and
+	// dropped its marker: an older build opening the store now reads every
+	// meta, whatever it writes.
+	if got := metaValue(t, ts, "claim_meta_snapshot_log"); !bytes.Equal(got, record) {
+		t.Errorf("this build's snapshot record after the unlock = %s; want the older build's %s", got, record)
+	}
+	for _, k := range []string{"claim_meta_snapshot", "claim_meta_dirty_revision"} {
+		if metaValue(t, ts, k) != nil {
+			t.Errorf("the older build's %s is still there after the unlock", k)
+		}
 	}
 	if _, _, _, dirty := ts.SnapshotStats(); dirty != 3 {
 		t.Errorf("%d metas written since the snapshot; want the older build's 3", dirty)
@@ -530,7 +566,7 @@ func TestSnapshotFromAnOlderBuild(t *testing.T) {
 // look current again: reloaded before a new snapshot replaced it (as after
 // a crash), the view is still the metas'.
 func TestSnapshotPassedOverStaysPassedOver(t *testing.T) {
-	defer custodian.SetSnapshotTuning(1<<30, 1, 64)()
+	t.Cleanup(custodian.SetSnapshotTuning(1<<30, 1, 64)) // after the service closes: its snapshots read them
 	ts := newTestService(t)
 	ctx := t.Context()
 	ids := snapshotVault(t, ts, 8)
