@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // deviceStat is the /sys stat file of the block device (or partition)
@@ -13,11 +15,8 @@ func deviceStat(dir string) string {
 	if err := syscall.Stat(dir, &st); err != nil {
 		return ""
 	}
-	// Linux's encoding of a dev_t (see major(3) and minor(3)).
 	dev := uint64(st.Dev)
-	major := (dev>>8)&0xfff | (dev>>32)&^0xfff
-	minor := dev&0xff | (dev>>12)&^0xff
-	p := fmt.Sprintf("/sys/dev/block/%d:%d/stat", major, minor)
+	p := fmt.Sprintf("/sys/dev/block/%d:%d/stat", unix.Major(dev), unix.Minor(dev))
 	if _, err := os.Stat(p); err != nil {
 		return ""
 	}

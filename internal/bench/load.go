@@ -126,8 +126,10 @@ func (l load) run(ctx context.Context) Workload {
 		if used1, err := readUsage(l.pid, l.diskStat); err == nil {
 			// Clock ticks are hundredths of a second on Linux.
 			w.CPUUsPerReq = float64(used1.cpuTicks-used0.cpuTicks) * 1e4 / float64(w.Requests)
-			w.DiskKBPerReq = float64(used1.writtenSectors-used0.writtenSectors) / 2 / float64(w.Requests)
-			w.DiskIOsPerReq = float64(used1.writeIOs-used0.writeIOs) / float64(w.Requests)
+			if used0.disk && used1.disk {
+				w.DiskKBPerReq = float64(used1.writtenSectors-used0.writtenSectors) / 2 / float64(w.Requests)
+				w.DiskIOsPerReq = float64(used1.writeIOs-used0.writeIOs) / float64(w.Requests)
+			}
 		}
 	}
 	return w

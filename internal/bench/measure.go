@@ -195,6 +195,7 @@ type usage struct {
 	cpuTicks       uint64
 	writtenSectors uint64 // of 512 bytes
 	writeIOs       uint64 // write requests the device completed
+	disk           bool   // the device's figures were read
 }
 
 // readUsage reads the usage of process pid and of the device whose stat
@@ -210,7 +211,7 @@ func readUsage(pid int, diskStat string) (usage, error) {
 	}
 	raw, err := os.ReadFile(diskStat)
 	if err != nil {
-		return usage{}, err
+		return u, nil // the CPU time still counts
 	}
 	// Fields 5 and 7 of a block device's stat: writes completed (after
 	// the block layer merged adjacent ones), sectors written.
@@ -224,5 +225,6 @@ func readUsage(pid int, diskStat string) (usage, error) {
 	if err := errors.Join(err1, err2); err != nil {
 		return usage{}, fmt.Errorf("%s: %w", diskStat, err)
 	}
+	u.disk = true
 	return u, nil
 }
