@@ -570,11 +570,16 @@ func (st *state) loadSnapshot(tx Tx) (records, active []*claimRecord, ok bool, e
 		return nil, nil, false, err
 	}
 	var logKeys []string
+	badEntry := "" // an entry this build cannot read: the log is not trusted
 	if err := tx.ForEach(bucketMetaLog, func(k string, v []byte) error {
 		seq, err := strconv.ParseUint(k, 16, 64)
 		id, raw, cut := bytes.Cut(v, []byte{'\n'})
 		if err != nil || len(k) != 16 || !cut || len(raw) == 0 {
-			return fmt.Errorf("claim meta log: entry %q unreadable", k)
+			if badEntry == "" {
+				badEntry = k
+			}
+			logKeys = append(logKeys, k) // dropped with the rest (see below)
+			return nil
 		}
 		if len(logKeys) == 0 {
 			st.snap.logFirst = seq
@@ -618,17 +623,22 @@ func (st *state) loadSnapshot(tx Tx) (records, active []*claimRecord, ok bool, e
 	var chosen []byte // the record info is read from
 	var fromOlder bool
 	switch {
-	case logRev == storeRev && oursRaw != nil:
+	case badEntry == "" && logRev == storeRev && oursRaw != nil:
 		info, chosen = ours, oursRaw
-	case logRev == storeRev || oldRev == storeRev && len(logKeys) == 0:
+	case badEntry == "" && (logRev == storeRev || oldRev == storeRev && len(logKeys) == 0):
 		info, chosen, fromOlder = older, olderRaw, olderRaw != nil
 	default:
 		// A build without the log wrote to the store after this one (or
-		// one that kept no list at all): neither snapshot is sure to hold,
-		// with the log, every write. Both records and the log go with the
-		// unlock's commit, so that none is taken for current once this
-		// build writes.
-		st.loadNotes = append(st.loadNotes, fmt.Sprintf("claim metas snapshot passed over: the store is at revision %d, the log of metas written since at %d (an older phc wrote to it)", storeRev, logRev))
+		// one that kept no list at all), or the log holds an entry this
+		// build cannot read: neither snapshot is sure to hold, with the
+		// log, every write. Both records and the log go with the unlock's
+		// commit, so that none is taken for current once this build
+		// writes; the metas themselves are read.
+		if badEntry != "" {
+			st.loadNotes = append(st.loadNotes, fmt.Sprintf("claim metas snapshot passed over: the log of metas written since holds an unreadable entry (%q)", badEntry))
+		} else {
+			st.loadNotes = append(st.loadNotes, fmt.Sprintf("claim metas snapshot passed over: the store is at revision %d, the log of metas written since at %d (an older phc wrote to it)", storeRev, logRev))
+		}
 		st.upgrades = append(st.upgrades,
 			write{bucket: bucketMeta, key: metaSnapshotLog},
 			write{bucket: bucketMeta, key: metaSnapshot},

@@ -605,3 +605,43 @@ func TestSnapshotPassedOverStaysPassedOver(t *testing.T) {
 		t.Errorf("view from the new snapshot:\n%s\nwant\n%s", got, want)
 	}
 }
+
+// TestSnapshotLogUnreadable: an entry of the log of metas written since
+// that does not parse makes the unlock read every meta, with a warning,
+// and drop the log, rather than fail.
+func TestSnapshotLogUnreadable(t *testing.T) {
+	t.Cleanup(custodian.SetSnapshotTuning(1<<30, 1, 64)) // after the service closes: its snapshots read them
+	var logs bytes.Buffer
+	var mu sync.Mutex
+	ts := newTestService(t, func(c *custodian.Config) {
+		c.Logger = slog.New(slog.NewTextHandler(&lockedWriter{w: &logs, mu: &mu}, nil))
+	})
+	snapshotVault(t, ts, 6)
+	if err := ts.WriteSnapshot(); err != nil {
+		t.Fatal(err)
+	}
+	ts.mustClaim("k70.logged", "in the log")
+	want := ts.ViewDigest()
+	if err := ts.Lock(t.Context(), ts.owner); err != nil {
+		t.Fatal(err)
+	}
+	if err := ts.store.Update(func(tx custodian.Tx) error {
+		return tx.Put("claim_meta_log", "ffffffffffffffff", []byte("no claim id"))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	ts.unlock()
+	if got := ts.ViewDigest(); got != want {
+		t.Errorf("view with an unreadable log entry:\n%s\nwant\n%s", got, want)
+	}
+	mu.Lock()
+	if !strings.Contains(logs.String(), "unreadable entry") {
+		t.Errorf("no warning for the unreadable log entry:\n%s", logs.String())
+	}
+	mu.Unlock()
+	for _, k := range storeKeys(t, ts, "claim_meta_log") {
+		if k == "ffffffffffffffff" {
+			t.Error("the unreadable entry is still in the log after the unlock")
+		}
+	}
+}
