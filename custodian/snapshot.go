@@ -596,8 +596,8 @@ func (st *state) loadSnapshot(tx Tx) (records, active []*claimRecord, ok bool, e
 	}
 
 	// Which snapshot record goes with these: this build's while it wrote
-	// last (an older build's until this one's first snapshot replaces
-	// it), an older build's while it wrote last and left no log.
+	// last (or an older build's, there being none of this build's yet),
+	// an older build's while it wrote last and left no log.
 	readRecord := func(key string) (snapshotInfo, []byte, error) {
 		var info snapshotInfo
 		raw, found, err := tx.Get(bucketMeta, key)
