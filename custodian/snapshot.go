@@ -128,11 +128,22 @@ func (st *state) noteMetaWrites(ws []write, writes *[]write) {
 		if v == nil {
 			v = []byte(dirtyGone)
 		}
-		entry := make([]byte, 0, len(w.key)+1+len(v))
-		entry = append(append(append(entry, w.key...), '\n'), v...)
-		*writes = append(*writes, write{bucket: bucketMetaLog, key: receiptKey(st.snap.logNext), value: entry, append: true})
+		*writes = append(*writes, write{bucket: bucketMetaLog, key: receiptKey(st.snap.logNext), value: logEntry(w.key, v), append: true})
 		st.snap.logNext++
 	}
+}
+
+// logEntry is the value of a log entry: the claim id, a newline, and the
+// meta (its JSON, or dirtyGone). splitLogEntry takes it apart; ok is false
+// for a value that is not one.
+func logEntry(id string, meta []byte) []byte {
+	e := make([]byte, 0, len(id)+1+len(meta))
+	return append(append(append(e, id...), '\n'), meta...)
+}
+
+func splitLogEntry(v []byte) (id, meta []byte, ok bool) {
+	id, meta, ok = bytes.Cut(v, []byte{'\n'})
+	return id, meta, ok && len(id) > 0 && len(meta) > 0
 }
 
 // eraseWrittenSince adds to a group's writes the removal of every meta
@@ -146,14 +157,18 @@ func (st *state) noteMetaWrites(ws []write, writes *[]write) {
 func (s *Service) eraseWrittenSince(st *state, writes []write) []write {
 	erased := st.snap.erasing
 	st.snap.erasing = nil
-	idOf := func(entry []byte) string {
-		id, _, _ := bytes.Cut(entry, []byte{'\n'})
-		return string(id)
+	// erasedIn is the claim whose logged meta v is, if the group erased it.
+	erasedIn := func(v []byte) (string, bool) {
+		id, _, _ := splitLogEntry(v)
+		if !erased[string(id)] { // no copy of id made for the lookup
+			return "", false
+		}
+		return string(id), true
 	}
 	last := map[string]int{}
 	for i, w := range writes {
 		if w.bucket == bucketMetaLog && w.value != nil {
-			if id := idOf(w.value); erased[id] {
+			if id, ok := erasedIn(w.value); ok {
 				last[id] = i
 			}
 		}
@@ -161,7 +176,7 @@ func (s *Service) eraseWrittenSince(st *state, writes []write) []write {
 	kept := writes[:0]
 	for i, w := range writes {
 		if w.bucket == bucketMetaLog && w.value != nil {
-			if id := idOf(w.value); erased[id] && last[id] != i {
+			if id, ok := erasedIn(w.value); ok && last[id] != i {
 				continue
 			}
 		}
@@ -175,7 +190,7 @@ func (s *Service) eraseWrittenSince(st *state, writes []write) []write {
 	}
 	if err := st.cache.store.View(func(tx Tx) error {
 		return tx.ForEach(bucketMetaLog, func(k string, v []byte) error {
-			if erased[idOf(v)] {
+			if _, ok := erasedIn(v); ok {
 				writes = append(writes, write{bucket: bucketMetaLog, key: k})
 			}
 			return nil
@@ -573,8 +588,8 @@ func (st *state) loadSnapshot(tx Tx) (records, active []*claimRecord, ok bool, e
 	badEntry := "" // an entry this build cannot read: the log is not trusted
 	if err := tx.ForEach(bucketMetaLog, func(k string, v []byte) error {
 		seq, err := strconv.ParseUint(k, 16, 64)
-		id, raw, cut := bytes.Cut(v, []byte{'\n'})
-		if err != nil || len(k) != 16 || !cut || len(raw) == 0 {
+		id, raw, ok := splitLogEntry(v)
+		if err != nil || len(k) != 16 || !ok {
 			if badEntry == "" {
 				badEntry = k
 			}

@@ -272,7 +272,6 @@ func newState() *state {
 		lag:           newGraphLag(),
 		cache:         newClaimCache(nil, 0),
 		cv:            newClientVault(),
-		snap:          snapState{},
 	}
 	st.durCond = sync.NewCond(&st.durMu)
 	return st
