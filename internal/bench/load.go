@@ -76,10 +76,8 @@ func (l load) run(ctx context.Context) Workload {
 	end := measure.Add(l.duration)
 	samples := make([]sample, l.clients)
 	var wg sync.WaitGroup
-	var (
-		used0    usage
-		used0Err = errors.New("not read")
-	)
+	var used0 usage
+	var used0Err error
 	if l.pid != 0 {
 		wg.Go(func() {
 			if l.count == 0 {

@@ -209,22 +209,15 @@ func readUsage(pid int, diskStat string) (usage, error) {
 	if diskStat == "" {
 		return u, nil
 	}
-	raw, err := os.ReadFile(diskStat)
-	if err != nil {
-		return u, nil // the CPU time still counts
-	}
 	// Fields 5 and 7 of a block device's stat: writes completed (after
-	// the block layer merged adjacent ones), sectors written.
-	f := strings.Fields(string(raw))
-	if len(f) < 7 {
-		return usage{}, fmt.Errorf("%s: %d fields", diskStat, len(f))
+	// the block layer merged adjacent ones), sectors written. A file that
+	// cannot be read leaves the device unmeasured; the CPU time counts.
+	raw, err := os.ReadFile(diskStat)
+	if f := strings.Fields(string(raw)); err == nil && len(f) >= 7 {
+		var err1, err2 error
+		u.writeIOs, err1 = strconv.ParseUint(f[4], 10, 64)
+		u.writtenSectors, err2 = strconv.ParseUint(f[6], 10, 64)
+		u.disk = err1 == nil && err2 == nil
 	}
-	var err1, err2 error
-	u.writeIOs, err1 = strconv.ParseUint(f[4], 10, 64)
-	u.writtenSectors, err2 = strconv.ParseUint(f[6], 10, 64)
-	if err := errors.Join(err1, err2); err != nil {
-		return usage{}, fmt.Errorf("%s: %w", diskStat, err)
-	}
-	u.disk = true
 	return u, nil
 }
