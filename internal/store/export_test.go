@@ -67,3 +67,10 @@ func SetFlushDelay(t interface{ Cleanup(func()) }, d time.Duration) {
 	flushDelay = d
 	t.Cleanup(func() { flushDelay = old })
 }
+
+// SetCloseFlushBytes sets how much Close flushes until the test ends.
+func SetCloseFlushBytes(t interface{ Cleanup(func()) }, n int) {
+	old := closeFlushBytes
+	closeFlushBytes = n
+	t.Cleanup(func() { closeFlushBytes = old })
+}

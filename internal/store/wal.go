@@ -192,6 +192,7 @@ type segment struct {
 	first uint64 // sequence number of its first record
 	last  uint64 // of its last record; first-1 while it has none
 	path  string
+	end   int64 // where its records end (replayLog sets it)
 }
 
 // wal is the log of one store, used by one writer at a time (the store's
@@ -244,21 +245,22 @@ func cmpUint(a, b uint64) int {
 // fails, wrapping ErrCorrupt, when a record after applied is missing before
 // one that is present, or a damaged record has records after it: an
 // acknowledged write would be lost. It returns the sequence number of the
-// last record (applied if there is none after it).
-func replayLog(dir string, applied uint64, fn func(seq uint64, payload []byte) error) (uint64, error) {
+// last record (applied if there is none after it) and the segments, oldest
+// first, each with its last record and where its records end.
+func replayLog(dir string, applied uint64, fn func(seq uint64, payload []byte) error) (uint64, []segment, error) {
 	segs, err := listSegments(dir)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return applied, nil
+			return applied, nil, nil
 		}
-		return 0, err
+		return 0, nil, err
 	}
 	next := applied + 1 // the record the file needs next
 	damaged := false    // a record failed its check: the log ended there
-	for _, s := range segs {
+	for i, s := range segs {
 		data, err := os.ReadFile(s.path)
 		if err != nil {
-			return 0, err
+			return 0, nil, err
 		}
 		end := s.first - 1
 		off, err := readFrames(data, s.first, func(seq uint64, payload []byte) error {
@@ -273,8 +275,9 @@ func replayLog(dir string, applied uint64, fn func(seq uint64, payload []byte) e
 			return fn(seq, payload)
 		})
 		if err != nil {
-			return 0, err
+			return 0, nil, err
 		}
+		segs[i].last, segs[i].end = end, int64(off)
 		// After the last record comes unwritten space, the stale frames
 		// of the segment's earlier use (numbered before its first), or a
 		// frame cut short by a crash, numbered as the next record: only
@@ -285,17 +288,21 @@ func replayLog(dir string, applied uint64, fn func(seq uint64, payload []byte) e
 			// last write: acknowledged records are lost.
 			if n := binary.LittleEndian.Uint32(rest); uint64(n) <= uint64(len(rest)-frameHeader) &&
 				frameAt(rest[frameHeader+int(n):], end+2) {
-				return 0, fmt.Errorf("store: log record %d is damaged and records follow it: %w", end+1, ErrCorrupt)
+				return 0, nil, fmt.Errorf("store: log record %d is damaged and records follow it: %w", end+1, ErrCorrupt)
 			}
 		}
 	}
-	return next - 1, nil
+	return next - 1, segs, nil
 }
 
-// openLog prepares dir for appending the record first: segments whose
-// records are all in the file (every one, after a replay) are removed but
-// one, which is reused.
-func openLog(dir string, first uint64) (*wal, error) {
+// openLog prepares dir for appending the record first, after a replay that
+// found segs (see replayLog) and a file that has every record up to
+// applied. The segments holding records the file does not have are kept
+// until the flusher copies them (the newest has whatever follows its last
+// record zeroed: a frame a crash cut short there would otherwise read as
+// damaged once records follow it in the next segment); of the others, the
+// newest is reused and the rest removed.
+func openLog(dir string, first, applied uint64, segs []segment) (*wal, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
@@ -306,17 +313,27 @@ func openLog(dir string, first uint64) (*wal, error) {
 	if err := syncDir(filepath.Dir(dir)); err != nil {
 		return nil, err
 	}
-	segs, err := listSegments(dir)
-	if err != nil {
-		return nil, err
-	}
 	w := &wal{dir: dir}
-	if n := len(segs); n > 0 {
-		w.spare = &segs[n-1]
-		segs = segs[:n-1]
-	}
+	w.applied.Store(applied)
+	var done []segment
 	for _, s := range segs {
+		if s.last > applied {
+			w.segs = append(w.segs, s)
+		} else {
+			done = append(done, s)
+		}
+	}
+	if n := len(done); n > 0 {
+		w.spare = &done[n-1]
+		done = done[:n-1]
+	}
+	for _, s := range done {
 		if err := os.Remove(s.path); err != nil {
+			return nil, err
+		}
+	}
+	if n := len(w.segs); n > 0 {
+		if err := endSegment(w.segs[n-1]); err != nil {
 			return nil, err
 		}
 	}
@@ -324,6 +341,27 @@ func openLog(dir string, first uint64) (*wal, error) {
 		return nil, err
 	}
 	return w, nil
+}
+
+// endSegment zeroes the frame header after s's last record, if there is
+// room for one, and syncs it.
+func endSegment(s segment) error {
+	f, err := os.OpenFile(s.path, os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if fi.Size()-s.end < frameHeader {
+		return nil
+	}
+	if _, err := f.WriteAt(zeroHeader[:], s.end); err != nil {
+		return err
+	}
+	return datasync(f)
 }
 
 // startSegment makes the segment that begins with record first the one

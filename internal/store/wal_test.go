@@ -15,6 +15,7 @@ import (
 	"github.com/phc-project/phc/custodian"
 	"github.com/phc-project/phc/internal/store"
 	"github.com/phc-project/phc/internal/store/storetest"
+	"go.etcd.io/bbolt"
 )
 
 // TestBoltCrashDurable runs the persistence contract with a crash (no
@@ -135,9 +136,26 @@ func TestBoltLogReplay(t *testing.T) {
 		}
 		s = mustReopenBolt(t, path, newTestCipher(t))
 		m.check(t, s, buckets)
+		// The reopened store keeps the segments of the records its file
+		// lacks; once they are flushed, the next segment drops them (a
+		// record larger than a segment fills the one written to, the
+		// next starts one).
+		if err := s.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		big := strings.Repeat("x", 5000)
+		for range 2 {
+			if err := s.Update(func(tx custodian.Tx) error { return tx.Put("meta", "big", []byte(big)) }); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if m["meta"] == nil {
+			m["meta"] = map[string]string{}
+		}
+		m["meta"]["big"] = big
 		segs, _ := filepath.Glob(filepath.Join(s.LogDir(), "*.seg"))
 		if len(segs) > 3 {
-			t.Fatalf("round %d: %d log segments after reopen, want the one written to and a spare", round, len(segs))
+			t.Fatalf("round %d: %d log segments after reopen, a flush and a new segment; want the one written to, the one before and a spare", round, len(segs))
 		}
 	}
 	if err := s.Check(); err != nil {
@@ -146,8 +164,11 @@ func TestBoltLogReplay(t *testing.T) {
 }
 
 // TestBoltLogTornTail checks that a record cut short by a crash (never
-// acknowledged) is dropped and everything before it kept.
+// acknowledged) is dropped and everything before it kept, also once the
+// reopened store, whose file lacks records of the torn segment (kept until
+// they are flushed), has written the next records in a new segment.
 func TestBoltLogTornTail(t *testing.T) {
+	store.SetFlushDelay(t, time.Hour) // the torn segment's records stay out of the file
 	path := filepath.Join(t.TempDir(), "phc.db")
 	s := mustReopenBolt(t, path, newTestCipher(t))
 	m := model{}
@@ -424,4 +445,60 @@ func TestBoltForEachLazy(t *testing.T) {
 	if v, err := late(); err == nil {
 		t.Fatalf("a value opened after its transaction = %q, want an error", v)
 	}
+}
+
+// TestBoltCloseLeavesBacklog checks that Close leaves more than
+// closeFlushBytes of unflushed writes to the log, and that the store they
+// belong to reads them back from it — after a reopen, after a crash of the
+// reopened store, and in its file once flushed.
+func TestBoltCloseLeavesBacklog(t *testing.T) {
+	store.SetSegmentSize(t, 4096)
+	store.SetFlushDelay(t, time.Hour)
+	store.SetCloseFlushBytes(t, 1024)
+	path := filepath.Join(t.TempDir(), "phc.db")
+	s := mustReopenBolt(t, path, newTestCipher(t))
+	m := model{"b": {}}
+	for i := range 60 {
+		k, v := fmt.Sprintf("k%03d", i), strings.Repeat("v", 200)
+		if err := s.Update(func(tx custodian.Tx) error { return tx.Put("b", k, []byte(v)) }); err != nil {
+			t.Fatal(err)
+		}
+		m["b"][k] = v
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	inFile := func() int {
+		n := 0
+		rawUpdate(t, path, func(tx *bbolt.Tx) error {
+			if bk := tx.Bucket([]byte("b")); bk != nil {
+				n = bk.Stats().KeyN
+			}
+			return nil
+		})
+		return n
+	}
+	if n := inFile(); n != 0 {
+		t.Fatalf("the file holds %d of the writes after Close; want none (they are over closeFlushBytes)", n)
+	}
+	s = mustReopenBolt(t, path, newTestCipher(t))
+	m.check(t, s, []string{"b"})
+	if err := s.Update(func(tx custodian.Tx) error { return tx.Put("b", "after", []byte("1")) }); err != nil {
+		t.Fatal(err)
+	}
+	m["b"]["after"] = "1"
+	s.Crash()
+	s = mustReopenBolt(t, path, newTestCipher(t))
+	m.check(t, s, []string{"b"})
+	if err := s.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n := inFile(); n != len(m["b"]) {
+		t.Fatalf("the file holds %d writes once flushed; want %d", n, len(m["b"]))
+	}
+	s = mustReopenBolt(t, path, newTestCipher(t))
+	m.check(t, s, []string{"b"})
 }
