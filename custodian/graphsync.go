@@ -174,8 +174,9 @@ const maxApplyEdges = 10_000
 // written again and again within the delay changes the graph once (see
 // deltaMerger). At a million claims a commit's pages are scattered writes
 // of their own; 250 ms rather than 50 cut the disk writes per owner write
-// by a sixth (4.8–5.1 → 3.9–4.2 I/Os, BENCHMARKS.md).
-const graphDelay = 250 * time.Millisecond
+// by a sixth (4.8–5.1 → 3.9–4.2 I/Os), 1 s rather than 250 ms (with the
+// store's flush every 2 s rather than 500 ms) by half again (BENCHMARKS.md).
+const graphDelay = time.Second
 
 // graphJob is a committed group's delta for the worker.
 type graphJob struct {

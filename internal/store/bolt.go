@@ -93,7 +93,13 @@ type Bolt struct {
 // leaf (at 1,000,000 claims, about 9 KiB of bbolt nodes per owner write):
 // there 500 ms, whose flushes share most branch pages, took the daemon's
 // CPU per owner write from 637-674 µs to 535-577 µs (interleaved runs).
-var flushDelay = 500 * time.Millisecond // tests change it
+// Each page a flush writes is a scattered write of its own, and on a disk
+// that caps them the log's fdatasync waits behind them: 2 s (with the
+// graph's 1 s, see custodian's graphDelay) rather than 500 ms (and 250)
+// halved the disk writes per owner write at 1,000,000 claims (2.7-4.2 →
+// 1.3-1.5) and lowered the daemon's CPU per write by a sixth (interleaved
+// 15 s runs, BENCHMARKS.md). At 16 clients flushBytes comes first.
+var flushDelay = 2 * time.Second // tests change it
 
 // closeFlushBytes is the most Close copies from the log into the file (see
 // overlay.bytes): about 400 owner writes at a million claims, each a few
