@@ -202,6 +202,21 @@ func TestCrashConsistency(t *testing.T) {
 	if v.Count < uint64(total) {
 		t.Errorf("receipts/verify counts %d receipts; want at least one per acknowledged proposal (%d)", v.Count, total)
 	}
+
+	// Killed again, most likely before its flusher copied into the file
+	// what the restart read from the log (it waits 2 s), the daemon leaves
+	// those records, and its own, to a third start.
+	d.kill(t)
+	d = startPHC(t, bin, dir, "second restart")
+	var again struct {
+		Proposals []struct {
+			ID string `json:"proposal_id"`
+		} `json:"proposals"`
+	}
+	d.must(t, client, 200, "GET", "/phc/v1/review", d.owner, nil, &again)
+	if len(again.Proposals) != len(review.Proposals) {
+		t.Errorf("after a second kill -9 and restart: %d proposals in the review queue; want %d", len(again.Proposals), len(review.Proposals))
+	}
 }
 
 // checkStoreFile runs bbolt's consistency check over the store file of a

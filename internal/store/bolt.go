@@ -129,9 +129,10 @@ const (
 // OpenBolt opens the store file at path, creating it with mode 0600 (and its
 // parent directory with mode 0700) if needed, and its log, the directory
 // path+".wal". An existing file readable by others is narrowed to 0600.
-// Records of the log the file does not have yet are copied into it first,
-// without the cipher; a log that lost a record it acknowledged fails with an
-// error wrapping [ErrCorrupt]. Only one process may have the file open: if
+// Records of the log the file does not have yet are read into memory
+// first, without the cipher, and copied into the file by the flusher; a
+// log that lost a record it acknowledged fails with an error wrapping
+// [ErrCorrupt]. Only one process may have the file open: if
 // another holds it, OpenBolt fails after about a second with an error that
 // wraps [bbolt.ErrTimeout].
 func OpenBolt(path string, c Cipher) (*Bolt, error) {

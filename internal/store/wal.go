@@ -317,7 +317,9 @@ func openLog(dir string, first, applied uint64, segs []segment) (*wal, error) {
 	w.applied.Store(applied)
 	var done []segment
 	for _, s := range segs {
-		if s.last > applied {
+		// An empty segment (the newest, started for a record never
+		// written) holds nothing the file lacks, whatever its number.
+		if s.last >= s.first && s.last > applied {
 			w.segs = append(w.segs, s)
 		} else {
 			done = append(done, s)
