@@ -109,6 +109,9 @@ var flushDelay = 2 * time.Second // tests change it
 // found the store still locked). Tests change it.
 var closeFlushBytes = 1 << 20
 
+// errGivenUp is what a flush returns when Close asked it to stop.
+var errGivenUp = errors.New("store: flush given up for Close")
+
 const (
 	flushBytes      = 16 << 20
 	maxOverlayBytes = 64 << 20
@@ -275,14 +278,20 @@ func (b *Bolt) flusher() {
 			case <-t.C:
 			}
 		}
-		b.flush()
+		b.flushUnless(b.stop)
 	}
 }
 
 // flush copies every write waiting in the overlay into the file, in one
 // bbolt commit, then drops them from the overlay and lets the log reuse
 // their space. A failure fails later Updates; the log keeps the writes.
-func (b *Bolt) flush() error {
+func (b *Bolt) flush() error { return b.flushUnless(nil) }
+
+// flushUnless is flush, given up (rolled back, nothing written) if stop is
+// closed while it puts the writes into the transaction: at a million
+// claims that reads pages of the file at random, seconds of Close's wait
+// on a slow disk. The log keeps what it gave up.
+func (b *Bolt) flushUnless(stop <-chan struct{}) error {
 	b.fmu.Lock()
 	defer b.fmu.Unlock()
 	ov := b.ov.Load()
@@ -290,11 +299,14 @@ func (b *Bolt) flush() error {
 		return nil
 	}
 	err := b.db.Update(func(tx *bbolt.Tx) error {
-		if err := applyOverlay(tx, ov, nil); err != nil {
+		if err := applyOverlay(tx, ov, nil, stop); err != nil {
 			return err
 		}
 		return writeApplied(tx, ov.maxSeq)
 	})
+	if errors.Is(err, errGivenUp) {
+		return nil
+	}
 	if err != nil {
 		err = fmt.Errorf("store: flush: %w", err)
 		b.omu.Lock()
@@ -313,11 +325,21 @@ func (b *Bolt) flush() error {
 }
 
 // applyOverlay writes ov's entries, then top's (an Update's own), to the file.
-func applyOverlay(tx *bbolt.Tx, ov *overlay, top map[string]*btree.BTreeG[*entry]) error {
+// If stop (may be nil) is closed, it gives up with errGivenUp.
+func applyOverlay(tx *bbolt.Tx, ov *overlay, top map[string]*btree.BTreeG[*entry], stop <-chan struct{}) error {
+	n := 0
 	for _, layer := range []map[string]*btree.BTreeG[*entry]{ov.buckets, top} {
 		for bucket, t := range layer {
 			var err error
 			t.Ascend(func(e *entry) bool {
+				if n++; n%256 == 0 && stop != nil {
+					select {
+					case <-stop:
+						err = errGivenUp
+						return false
+					default:
+					}
+				}
 				err = applyOp(tx, e.op(), bucket, e.key, e.ct)
 				return err == nil
 			})
@@ -462,7 +484,7 @@ func (b *Bolt) commitDirect(top map[string]*btree.BTreeG[*entry], seq uint64) er
 	defer b.fmu.Unlock()
 	ov := b.ov.Load()
 	err := b.db.Update(func(tx *bbolt.Tx) error {
-		if err := applyOverlay(tx, ov, top); err != nil {
+		if err := applyOverlay(tx, ov, top, nil); err != nil {
 			return err
 		}
 		return writeApplied(tx, seq)

@@ -74,3 +74,10 @@ func SetCloseFlushBytes(t interface{ Cleanup(func()) }, n int) {
 	closeFlushBytes = n
 	t.Cleanup(func() { closeFlushBytes = old })
 }
+
+// FlushGivenUp runs a flush that Close has asked to stop.
+func (b *Bolt) FlushGivenUp() error {
+	stop := make(chan struct{})
+	close(stop)
+	return b.flushUnless(stop)
+}

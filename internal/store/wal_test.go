@@ -614,3 +614,41 @@ func TestBoltEmptySegmentAfterFlush(t *testing.T) {
 	s = mustReopenBolt(t, path, newTestCipher(t))
 	m.check(t, s, []string{"b"})
 }
+
+// TestBoltFlushGivenUp checks that a flush Close asks to stop writes
+// nothing to the file and leaves every write to the log.
+func TestBoltFlushGivenUp(t *testing.T) {
+	store.SetFlushDelay(t, time.Hour)
+	store.SetCloseFlushBytes(t, 0)
+	path := filepath.Join(t.TempDir(), "phc.db")
+	s := mustReopenBolt(t, path, newTestCipher(t))
+	m := model{"b": {}}
+	err := s.Update(func(tx custodian.Tx) error {
+		for i := range 600 { // more than the 256 puts between two looks at stop
+			k := fmt.Sprintf("k%04d", i)
+			m["b"][k] = k
+			if err := tx.Put("b", k, []byte(k)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.FlushGivenUp(); err != nil {
+		t.Fatalf("a flush given up = %v; want nil", err)
+	}
+	m.check(t, s, []string{"b"})
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	rawUpdate(t, path, func(tx *bbolt.Tx) error {
+		if tx.Bucket([]byte("b")) != nil {
+			t.Error("the file has the bucket of a flush given up")
+		}
+		return nil
+	})
+	s = mustReopenBolt(t, path, newTestCipher(t))
+	m.check(t, s, []string{"b"})
+}
