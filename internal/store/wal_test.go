@@ -199,16 +199,22 @@ func TestBoltLogTornTail(t *testing.T) {
 	}
 	f.Close()
 
-	s = mustReopenBolt(t, path, newTestCipher(t))
-	m.check(t, s, []string{"b"})
 	// The store goes on writing after the torn record.
-	if err := s.Update(func(tx custodian.Tx) error { return tx.Put("b", "after", []byte("1")) }); err != nil {
-		t.Fatal(err)
-	}
-	m["b"]["after"] = "1"
+	reopenWriteCrash(t, path, m, "b")
+}
+
+// reopenWriteCrash reopens the store at path and checks it against m,
+// writes one more value, crashes it, and reopens and checks it again.
+func reopenWriteCrash(t *testing.T, path string, m model, bucket string) *store.Bolt {
+	t.Helper()
+	s := mustReopenBolt(t, path, newTestCipher(t))
+	m.check(t, s, []string{bucket})
+	put(t, s, bucket, "after", "1")
+	m[bucket]["after"] = "1"
 	s.Crash()
 	s = mustReopenBolt(t, path, newTestCipher(t))
-	m.check(t, s, []string{"b"})
+	m.check(t, s, []string{bucket})
+	return s
 }
 
 // TestBoltLogDamaged checks that a damaged record with records after it
@@ -256,20 +262,7 @@ func TestBoltLargeUpdate(t *testing.T) {
 	s := mustReopenBolt(t, path, newTestCipher(t))
 	m := model{"b": {}}
 	put := func(n, size int) {
-		err := s.Update(func(tx custodian.Tx) error {
-			for i := range n {
-				k := fmt.Sprintf("k%05d", i)
-				v := fmt.Sprintf("%d:%s", n, bytes.Repeat([]byte("v"), size))
-				m["b"][k] = v
-				if err := tx.Put("b", k, []byte(v)); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
+		putMany(t, s, m, "b", n, func(string) string { return fmt.Sprintf("%d:%s", n, bytes.Repeat([]byte("v"), size)) })
 	}
 	put(10, 10)
 	put(5000, 1000) // about 5 MB
@@ -482,15 +475,7 @@ func TestBoltCloseLeavesBacklog(t *testing.T) {
 	if n := inFile(); n != 0 {
 		t.Fatalf("the file holds %d of the writes after Close; want none (they are over closeFlushBytes)", n)
 	}
-	s = mustReopenBolt(t, path, newTestCipher(t))
-	m.check(t, s, []string{"b"})
-	if err := s.Update(func(tx custodian.Tx) error { return tx.Put("b", "after", []byte("1")) }); err != nil {
-		t.Fatal(err)
-	}
-	m["b"]["after"] = "1"
-	s.Crash()
-	s = mustReopenBolt(t, path, newTestCipher(t))
-	m.check(t, s, []string{"b"})
+	s = reopenWriteCrash(t, path, m, "b")
 	if err := s.Flush(); err != nil {
 		t.Fatal(err)
 	}
@@ -623,19 +608,7 @@ func TestBoltFlushGivenUp(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "phc.db")
 	s := mustReopenBolt(t, path, newTestCipher(t))
 	m := model{"b": {}}
-	err := s.Update(func(tx custodian.Tx) error {
-		for i := range 600 { // more than the 256 puts between two looks at stop
-			k := fmt.Sprintf("k%04d", i)
-			m["b"][k] = k
-			if err := tx.Put("b", k, []byte(k)); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	putMany(t, s, m, "b", 600, func(k string) string { return k }) // more than the 256 puts between two looks at stop
 	if err := s.FlushGivenUp(); err != nil {
 		t.Fatalf("a flush given up = %v; want nil", err)
 	}
@@ -651,4 +624,24 @@ func TestBoltFlushGivenUp(t *testing.T) {
 	})
 	s = mustReopenBolt(t, path, newTestCipher(t))
 	m.check(t, s, []string{"b"})
+}
+
+// putMany puts keys k00000 to n-1 into bucket in one Update, with the
+// values value gives, and records them in m.
+func putMany(t *testing.T, s *store.Bolt, m model, bucket string, n int, value func(k string) string) {
+	t.Helper()
+	err := s.Update(func(tx custodian.Tx) error {
+		for i := range n {
+			k := fmt.Sprintf("k%05d", i)
+			v := value(k)
+			m[bucket][k] = v
+			if err := tx.Put(bucket, k, []byte(v)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }
