@@ -417,8 +417,10 @@ func (st *state) erase(b *batch, r *claimRecord) {
 	nr := st.newRecord(m, tombs[len(tombs)-1], tombs[:len(tombs)-1])
 	st.setClaim(nr)
 	b.put(bucketClaimMeta, nr.meta.ID, nr.meta)
-	// The metas snapshot may hold the claim's key: the next replaces it.
+	// The metas snapshot may hold the claim's key: the next replaces it,
+	// after a crash too (see metaSnapshotErased).
 	st.snap.erasures++
+	b.put(bucketMeta, metaSnapshotErased, st.snap.erasures)
 	// So may the metas written since: they go with the group's commit.
 	if st.snap.erasing == nil {
 		st.snap.erasing = map[string]bool{}

@@ -44,6 +44,11 @@ const (
 	// that does not keep the log.
 	metaSnapshotLog = "claim_meta_snapshot_log"
 	metaLogRevision = "claim_meta_log_revision"
+	// metaSnapshotErased is set by an erasure and removed by the first
+	// snapshot cut after it: the current snapshot may hold an erased
+	// claim's key, subject, tier and kind. An unlock that finds it (a crash
+	// came before that snapshot) writes one at once.
+	metaSnapshotErased = "claim_meta_snapshot_erased"
 
 	// Builds before the log kept a copy of each meta written since the
 	// snapshot under its claim id, their snapshot's record and their
@@ -366,6 +371,9 @@ func (s *Service) snapshotOf(st *state) error {
 		st.snap.lastGen = gen
 		st.snap.failedAt = 0
 		st.snap.covered = erasures
+		if st.snap.erasures == erasures {
+			b.del(bucketMeta, metaSnapshotErased)
+		}
 		b.put(bucketMeta, metaSnapshotLog, st.snap.info)
 		st.snap.started = false
 		return nil
@@ -566,6 +574,11 @@ func (st *state) loadSnapshot(tx Tx) (records, active []*claimRecord, ok bool, e
 		if *m.v, err = loadMarker(tx, m.key); err != nil {
 			return nil, nil, false, err
 		}
+	}
+	if _, found, err := tx.Get(bucketMeta, metaSnapshotErased); err != nil {
+		return nil, nil, false, err
+	} else if found {
+		st.snap.erasures = 1 // none covered: the unlock's commit starts a snapshot
 	}
 	// The metas written since the snapshot: an older build's list, then
 	// the log, in write order.

@@ -323,23 +323,7 @@ func TestSnapshotAfterErasure(t *testing.T) {
 		t.Fatalf("the log holds %d entries; want the correction's", n)
 	}
 	gen, _, _, _ := ts.SnapshotStats()
-	holds := func() bool {
-		found := false
-		if err := ts.store.View(func(tx custodian.Tx) error {
-			for _, bucket := range []string{"claim_meta_snap", "claim_meta_log"} {
-				if err := tx.ForEach(bucket, func(_ string, v []byte) error {
-					found = found || bytes.Contains(v, []byte("secret.diagnosis.key"))
-					return nil
-				}); err != nil {
-					return err
-				}
-			}
-			return nil
-		}); err != nil {
-			t.Fatal(err)
-		}
-		return found
-	}
+	holds := func() bool { return snapshotHolds(t, ts, "secret.diagnosis.key") }
 	if !holds() {
 		t.Fatal("the snapshot does not hold the claim's key before the erasure (the memory store keeps values in the clear)")
 	}
@@ -354,6 +338,66 @@ func TestSnapshotAfterErasure(t *testing.T) {
 	}
 	if holds() {
 		t.Error("a snapshot chunk or the log of metas written since still holds the erased claim's key")
+	}
+}
+
+// snapshotHolds reports whether a snapshot chunk or the log of metas
+// written since holds s (the memory store keeps values in the clear).
+func snapshotHolds(t *testing.T, ts *testService, s string) bool {
+	t.Helper()
+	found := false
+	if err := ts.store.View(func(tx custodian.Tx) error {
+		for _, bucket := range []string{"claim_meta_snap", "claim_meta_log"} {
+			if err := tx.ForEach(bucket, func(_ string, v []byte) error {
+				found = found || bytes.Contains(v, []byte(s))
+				return nil
+			}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return found
+}
+
+// TestSnapshotAfterErasureAndReload: when the snapshot an erasure made due
+// never becomes current (the vault locks between its cut and its switch, as
+// a crash would stop it), the next unlock writes one at once, and the
+// erased claim's key leaves the snapshot.
+func TestSnapshotAfterErasureAndReload(t *testing.T) {
+	t.Cleanup(custodian.SetSnapshotTuning(1<<30, 1, 64)) // after the service closes: its snapshots read them
+	ts := newTestService(t)
+	ctx := t.Context()
+	w := ts.mustClaim("secret.diagnosis.key", "x")
+	if err := ts.WriteSnapshot(); err != nil {
+		t.Fatal(err)
+	}
+	gen, _, _, _ := ts.SnapshotStats()
+	release := make(chan struct{})
+	var once sync.Once
+	custodian.SetSnapshotHook(func() { once.Do(func() { <-release }) })
+	t.Cleanup(func() { custodian.SetSnapshotHook(nil) })
+	if _, err := ts.DeleteClaim(ctx, ts.owner, w.Claim.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := ts.Lock(ctx, ts.owner); err != nil {
+		t.Fatal(err)
+	}
+	close(release) // the erasure's snapshot gives up: the vault it was for is locked
+	if !snapshotHolds(t, ts, "secret.diagnosis.key") {
+		t.Fatal("the snapshot from before the erasure no longer holds the key; the test needs it to")
+	}
+	ts.unlock()
+	for { // the unlock's snapshot; no deadline
+		if g, _, _, _ := ts.SnapshotStats(); g > gen {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if snapshotHolds(t, ts, "secret.diagnosis.key") {
+		t.Error("after the unlock's snapshot, a chunk or the log still holds the erased claim's key")
 	}
 }
 
