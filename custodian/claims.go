@@ -420,7 +420,6 @@ func (st *state) erase(b *batch, r *claimRecord) {
 	// The metas snapshot may hold the claim's key: the next replaces it,
 	// after a crash too (see metaSnapshotErased).
 	st.snap.erasures++
-	b.put(bucketMeta, metaSnapshotErased, st.snap.erasures)
 	// So may the metas written since: they go with the group's commit.
 	if st.snap.erasing == nil {
 		st.snap.erasing = map[string]bool{}

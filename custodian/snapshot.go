@@ -158,10 +158,12 @@ func splitLogEntry(v []byte) (id, meta []byte, ok bool) {
 // found in one pass over the log for the whole group, however many claims
 // it erased (a replace import erases every claim in one job); an older
 // build's copies go by id. Should the log be unreadable, they are left to
-// the snapshot the erasures make due, with a warning.
+// the snapshot the erasures make due, with a warning. The group also sets
+// metaSnapshotErased, so that a crash before that snapshot does not lose it.
 func (s *Service) eraseWrittenSince(st *state, writes []write) []write {
 	erased := st.snap.erasing
 	st.snap.erasing = nil
+	writes = append(writes, write{bucket: bucketMeta, key: metaSnapshotErased, value: []byte("true")})
 	// erasedIn is the claim whose logged meta v is, if the group erased it.
 	erasedIn := func(v []byte) (string, bool) {
 		id, _, _ := splitLogEntry(v)

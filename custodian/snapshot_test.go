@@ -346,18 +346,10 @@ func TestSnapshotAfterErasure(t *testing.T) {
 func snapshotHolds(t *testing.T, ts *testService, s string) bool {
 	t.Helper()
 	found := false
-	if err := ts.store.View(func(tx custodian.Tx) error {
-		for _, bucket := range []string{"claim_meta_snap", "claim_meta_log"} {
-			if err := tx.ForEach(bucket, func(_ string, v []byte) error {
-				found = found || bytes.Contains(v, []byte(s))
-				return nil
-			}); err != nil {
-				return err
-			}
-		}
-		return nil
-	}); err != nil {
-		t.Fatal(err)
+	for _, bucket := range []string{"claim_meta_snap", "claim_meta_log"} {
+		eachStored(t, ts, bucket, func(_ string, v []byte) {
+			found = found || bytes.Contains(v, []byte(s))
+		})
 	}
 	return found
 }
@@ -496,15 +488,21 @@ func metaValue(t *testing.T, ts *testService, key string) []byte {
 func storeKeys(t *testing.T, ts *testService, bucket string) []string {
 	t.Helper()
 	var keys []string
+	eachStored(t, ts, bucket, func(k string, _ []byte) { keys = append(keys, k) })
+	return keys
+}
+
+// eachStored calls fn for each key and value of a bucket of ts's store.
+func eachStored(t *testing.T, ts *testService, bucket string, fn func(k string, v []byte)) {
+	t.Helper()
 	if err := ts.store.View(func(tx custodian.Tx) error {
-		return tx.ForEach(bucket, func(k string, _ []byte) error {
-			keys = append(keys, k)
+		return tx.ForEach(bucket, func(k string, v []byte) error {
+			fn(k, v)
 			return nil
 		})
 	}); err != nil {
 		t.Fatal(err)
 	}
-	return keys
 }
 
 // TestSnapshotFromAnOlderBuild: a store whose snapshot and metas written
