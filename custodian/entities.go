@@ -90,7 +90,7 @@ func (s *Service) CreateEntity(ctx context.Context, p Principal, raw []byte) (En
 		records := []string{id}
 		out = EntityCreated{Entity: *e, Revision: e.Revision}
 		if in.Name != "" {
-			cid, err := identity.NewID("clm_")
+			cid, err := identity.NewOrderedID("clm_", b.now)
 			if err != nil {
 				return wrap(op, KindInternal, err)
 			}

@@ -574,7 +574,7 @@ func (st *state) writeField(b *batch, id string, in fieldWrite, author Authentic
 			}
 		}), []string{prev}
 	}
-	cid, err := identity.NewID("clm_")
+	cid, err := identity.NewOrderedID("clm_", b.now)
 	if err != nil {
 		b.err = err
 		cid = "clm_" + strings.Repeat("A", 26)
@@ -691,7 +691,7 @@ func (s *Service) agentPutField(op string, p Principal, id string, in fieldWrite
 		if err := st.tooManyProposals(op, p.Consumer); err != nil {
 			return err
 		}
-		pid, err := identity.NewID("prp_")
+		pid, err := identity.NewOrderedID("prp_", b.now)
 		if err != nil {
 			return wrap(op, KindInternal, err)
 		}

@@ -97,7 +97,7 @@ func (s *Service) Propose(ctx context.Context, p Principal, raw []byte) (Propose
 		if f := st.field(d.Key); f != nil && d.Subject == SubjectSelf {
 			tier = raiseTier(tier, f.meta.Tier)
 		}
-		id, err := identity.NewID("prp_")
+		id, err := identity.NewOrderedID("prp_", b.now)
 		if err != nil {
 			return wrap(op, KindInternal, err)
 		}
@@ -266,7 +266,7 @@ func (st *state) confirmIn(op string, b *batch, pr *Proposal, in ConfirmInput) (
 	if err != nil {
 		return Written{}, err
 	}
-	cid, err := identity.NewID("clm_")
+	cid, err := identity.NewOrderedID("clm_", b.now)
 	if err != nil {
 		return Written{}, wrap(op, KindInternal, err)
 	}

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/phc-project/phc/internal/identity"
 )
@@ -117,6 +118,39 @@ func TestNewID(t *testing.T) {
 	}
 	if id, err := identity.NewID("Bad"); err == nil {
 		t.Errorf("NewID(%q) = %q, nil; want an error", "Bad", id)
+	}
+}
+
+func TestNewOrderedID(t *testing.T) {
+	base := time.Date(2026, 12, 2, 11, 0, 0, 0, time.UTC)
+	times := []time.Time{
+		time.Unix(0, 0), time.Unix(0, int64(time.Millisecond)), time.Unix(1, 0),
+		base.Add(-time.Millisecond), base, base, base.Add(time.Millisecond), base.Add(31 * time.Millisecond),
+		base.Add(32 * time.Millisecond), base.Add(time.Hour), base.AddDate(1000, 0, 0),
+	}
+	var prev string
+	for i, at := range times {
+		id, err := identity.NewOrderedID("clm_", at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(id) != len("clm_")+26 || !identity.ValidID(id, "clm_") {
+			t.Errorf("NewOrderedID(%v) = %q; want a valid ID", at, id)
+		}
+		if i > 0 && id <= prev && !at.Equal(times[i-1]) {
+			t.Errorf("NewOrderedID(%v) = %q sorts before or as %q, made a millisecond or more earlier", at, id, prev)
+		}
+		if id == prev {
+			t.Errorf("two ids made in the same millisecond are both %q", id)
+		}
+		prev = id
+	}
+	// Before 1970 is 1970: still a valid ID.
+	if id, err := identity.NewOrderedID("prp_", time.Unix(-5, 0)); err != nil || !identity.ValidID(id, "prp_") {
+		t.Errorf("NewOrderedID(before 1970) = %q, %v; want a valid ID", id, err)
+	}
+	if id, err := identity.NewOrderedID("Bad", base); err == nil {
+		t.Errorf("NewOrderedID(%q) = %q, nil; want an error", "Bad", id)
 	}
 }
 
