@@ -1,6 +1,7 @@
 package custodian
 
 import (
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -92,24 +93,30 @@ func (cc *claimCache) load(r *claimRecord) *Claim {
 
 // read decodes versions vs of claim id from the store, in one
 // transaction. The view knows them committed: failing to read one back is
-// a broken store, and nothing may be served as if the claim were empty, so
-// it panics.
+// a broken store (a damaged file), and nothing may be served as if the
+// claim were empty, so it panics with a KindInternal *Error, which names
+// the claim and version but never a byte of what was stored. Whoever
+// calls into the view on a request's behalf recovers it (see Unreadable):
+// the request fails as internal, the journal breaks the view and locks the
+// vault, and the process goes on.
 func (cc *claimCache) read(id string, vs ...int) []*Claim {
 	out := make([]*Claim, len(vs))
-	err := fmt.Errorf("no store")
+	err := errors.New("no store")
 	if cc != nil && cc.store != nil {
 		err = cc.store.View(func(tx Tx) error {
 			for i, v := range vs {
 				raw, ok, err := tx.Get(bucketClaims, versionKey(id, v))
 				if err != nil {
+					// The store's errors name buckets and keys only.
 					return fmt.Errorf("version %d: %w", v, err)
 				}
 				if !ok {
 					return fmt.Errorf("version %d missing", v)
 				}
 				c := new(Claim)
-				if err := fastjson.Unmarshal(raw, c); err != nil {
-					return fmt.Errorf("version %d: %w", v, err)
+				if fastjson.Unmarshal(raw, c) != nil {
+					// The decoder's message may quote what it read.
+					return fmt.Errorf("version %d does not decode as a claim", v)
 				}
 				internClaim(c, nil)
 				c.ID = id
@@ -119,10 +126,26 @@ func (cc *claimCache) read(id string, vs ...int) []*Claim {
 		})
 	}
 	if err != nil {
-		panic(fmt.Sprintf("custodian: claim %s unreadable: %v", id, err))
+		panic(&Error{Op: opUnreadable, Kind: KindInternal, Subject: id, Err: fmt.Errorf("stored claim unreadable: %w", err)})
 	}
 	return out
 }
+
+// Unreadable reports whether v, a recovered panic, is a stored record the
+// view could not read back (see claimCache.read), and returns it as the
+// request's error: KindInternal, naming the record but none of its
+// content. Servers that recover a request's panic use it to answer as for
+// any other internal error; any other panic value is theirs to handle.
+func Unreadable(v any) (*Error, bool) {
+	e, ok := v.(*Error)
+	if !ok || e.Kind != KindInternal || e.Op != opUnreadable {
+		return nil, false
+	}
+	return e, true
+}
+
+// opUnreadable is the Op of the panic of an unreadable stored claim.
+const opUnreadable = "read stored claim"
 
 // admit counts r's resident head c and evicts what the budget cannot hold.
 func (cc *claimCache) admit(r *claimRecord, c *Claim) {

@@ -21,7 +21,11 @@ const (
 	BucketMeta     = bucketMeta
 	MetaRevision   = metaRevision
 	MetaHead       = metaHead
+	BucketClaims   = bucketClaims
 )
+
+// VersionKey is the store key of version v of claim id.
+func VersionKey(id string, v int) string { return versionKey(id, v) }
 
 // ReceiptKey is the store key of the receipt with sequence number seq.
 func ReceiptKey(seq uint64) string { return receiptKey(seq) }

@@ -152,15 +152,18 @@ func (s *Service) commitGroup(jobs []*job) {
 		b := &batch{now: s.clock.Now(), st: st}
 		rev := st.revision
 		st.job = newJobCtx()
-		err := j.apply(st, b)
-		if err == nil {
-			if ferr := s.finishJob(st, b); ferr != nil {
-				b.err = errors.Join(b.err, ferr)
-			}
-		}
+		err, unreadable := s.runJob(st, j, b)
 		changed := st.revision != rev || len(b.writes) > 0 || len(b.receipts) > 0 || st.job.changed()
 		st.job = nil
 		switch {
+		case unreadable:
+			// A stored claim the job read could not be read back: the
+			// store is damaged, and the job stopped part way, changing
+			// who knows what. Lock, so that nothing more is served from
+			// this view.
+			st.breakView()
+			errs[i] = err
+			continue
 		case err == nil && b.err != nil:
 			// The job changed the view but a staged write could not be
 			// encoded: the view no longer matches what can be stored.
@@ -316,6 +319,28 @@ func (s *Service) commitGroup(jobs []*job) {
 	for i, j := range jobs {
 		j.done <- errs[i]
 	}
+}
+
+// runJob runs j against st, then computes its projection (finishJob). A
+// panic for an unreadable stored claim (see Unreadable) ends the job with
+// that error and unreadable set; any other panic goes on.
+func (s *Service) runJob(st *state, j *job, b *batch) (err error, unreadable bool) {
+	defer func() {
+		if v := recover(); v != nil {
+			e, ok := Unreadable(v)
+			if !ok {
+				panic(v)
+			}
+			err, unreadable = e, true
+		}
+	}()
+	if err := j.apply(st, b); err != nil {
+		return err, false
+	}
+	if ferr := s.finishJob(st, b); ferr != nil {
+		b.err = errors.Join(b.err, ferr)
+	}
+	return nil, false
 }
 
 // lockBroken locks the vault after a failed commit, if st is still current.

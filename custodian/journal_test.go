@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -420,5 +421,50 @@ func TestConcurrentOwnerWritesOnDisk(t *testing.T) {
 	}
 	if l, err := ts.ListClaims(t.Context(), ts.owner, "notes.*", ""); err != nil || len(l.Claims) != 40 {
 		t.Fatalf("ListClaims(notes.*) = %d claims, %v; want 40", len(l.Claims), err)
+	}
+}
+
+// A stored claim that no longer reads back (a damaged file) fails the
+// write that needs it as internal, and locks the vault: the journal, which
+// runs every write, survives it, and no stored byte reaches the error.
+func TestUnreadableStoredClaim(t *testing.T) {
+	for _, tc := range []struct {
+		name, stored string
+	}{
+		{"not JSON", `{"value":"the secret stored value", broken`},
+		{"wrong shape", `{"value":"the secret stored value","version":"one"}`},
+		{"missing", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ts := newTestService(t)
+			ctx := t.Context()
+			w := ts.mustClaim("work.role", "engineer")
+			ts.mustClaim("work.team", "platform")
+			// Damage the stored head behind the journal's back, as a
+			// bad disk would. The claim cache of one byte holds no head.
+			err := ts.store.Memory.Update(func(tx custodian.Tx) error {
+				k := custodian.VersionKey(w.Claim.ID, w.Claim.Version)
+				if tc.stored == "" {
+					return tx.Delete(custodian.BucketClaims, k)
+				}
+				return tx.Put(custodian.BucketClaims, k, []byte(tc.stored))
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, _, err = ts.PutField(ctx, ts.owner, "work.role", []byte(`{"value":"manager"}`))
+			wantKind(t, "PutField on the damaged claim", err, custodian.KindInternal)
+			if msg := fmt.Sprint(err); !strings.Contains(msg, w.Claim.ID) || strings.Contains(msg, "secret") {
+				t.Errorf("error %q: want the claim's id and none of its stored bytes", msg)
+			}
+			if !eventually(ts.Locked) {
+				t.Fatal("the vault did not lock after a write met a damaged claim")
+			}
+			// The service goes on: unlocked again, the other claims serve.
+			ts.unlock()
+			if _, err := ts.GetField(ctx, ts.owner, "work.team", ""); err != nil {
+				t.Errorf("GetField(work.team) after the unlock = %v", err)
+			}
+		})
 	}
 }

@@ -151,7 +151,7 @@ type exchangeEnv struct {
 	owner string
 }
 
-func newExchangeEnv(t *testing.T) *exchangeEnv {
+func newExchangeEnv(t *testing.T, opts ...func(*custodian.Config)) *exchangeEnv {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "vault")
 	const password = "correct horse battery staple"
@@ -170,8 +170,12 @@ func newExchangeEnv(t *testing.T) *exchangeEnv {
 	g := cayley.OpenMemory()
 	t.Cleanup(func() { g.Close() })
 	clock := &fakeClock{now: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
-	svc, err := custodian.New(custodian.Config{Store: store.NewMemory(), Graph: g, Vault: v, Schema: val,
-		Clock: clock, IdleLock: -1, OIDC: oidctoken.New(nil, clock.Now)})
+	cfg := custodian.Config{Store: store.NewMemory(), Graph: g, Vault: v, Schema: val,
+		Clock: clock, IdleLock: -1, OIDC: oidctoken.New(nil, clock.Now)}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	svc, err := custodian.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/phc-project/phc/custodian"
+	"github.com/phc-project/phc/internal/store"
 	"github.com/phc-project/phc/schema"
 )
 
@@ -165,5 +166,45 @@ func TestRouteTable(t *testing.T) {
 		if !found {
 			t.Errorf("route %s missing", p)
 		}
+	}
+}
+
+// A read of a stored claim that no longer reads back (a damaged store) is
+// answered 500 internal, naming none of what was stored, and the daemon
+// goes on answering.
+func TestUnreadableStoredClaimOverHTTP(t *testing.T) {
+	mem := store.NewMemory()
+	e := newExchangeEnv(t, func(c *custodian.Config) {
+		// A cache of one byte keeps no head resident: reads go to the store.
+		c.Store, c.ClaimCacheBytes = mem, 1
+	})
+	// The second write evicts the first's head.
+	var id string
+	for _, k := range []string{"work.role", "work.team"} {
+		status, body := e.do("PUT", "/context/fields/"+k, e.owner, "application/json", []byte(`{"value":"engineer"}`))
+		if status != 200 {
+			t.Fatalf("PUT %s = %d %v", k, status, body)
+		}
+		if id == "" {
+			id, _ = body["claim_id"].(string)
+		}
+	}
+	err := mem.Update(func(tx custodian.Tx) error {
+		return tx.Put("claims", id+"@00000001", []byte(`{"value":"the secret stored value", broken`))
+	})
+	if err != nil || id == "" {
+		t.Fatalf("damaging claim %q: %v", id, err)
+	}
+	for range 2 {
+		status, body := e.do("GET", "/context/fields/work.role", e.owner, "", nil)
+		if status != 500 || body["constraint"] != "internal" {
+			t.Errorf("GET of the damaged claim = %d %v; want 500 internal", status, body)
+		}
+		if raw, _ := json.Marshal(body); strings.Contains(string(raw), "secret") {
+			t.Errorf("the answer %s quotes the stored bytes", raw)
+		}
+	}
+	if status, body := e.do("GET", "/context/fields/work.team", e.owner, "", nil); status != 200 {
+		t.Errorf("GET of the other claim = %d %v; want 200", status, body)
 	}
 }
