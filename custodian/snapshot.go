@@ -317,7 +317,8 @@ func (s *Service) snapshotOf(st *state) error {
 		began = time.Now()
 		return nil
 	}
-	var buf []byte
+	// One buffer for every chunk: the store keeps no value it was given.
+	buf := make([]byte, 0, snapChunkBytes+4096)
 	for i, r := range records {
 		if len(buf) == 0 {
 			buf = append(buf, snapFormat)
@@ -327,7 +328,7 @@ func (s *Service) snapshotOf(st *state) error {
 			if err := store(buf); err != nil {
 				return err
 			}
-			buf = nil
+			buf = buf[:0]
 		}
 	}
 	// What else the bucket holds (the previous snapshot, or chunks of one

@@ -124,8 +124,14 @@ func editDistance(a, b string, limit int) int {
 	if d := len(a) - len(b); d >= limit || -d >= limit {
 		return limit
 	}
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
+	// Every field write asks (see FieldHints): rows on the stack for
+	// the well-known keys, all shorter than 64 bytes.
+	var rows [2][64]int
+	prev, cur := rows[0][:0], rows[1][:0]
+	if len(b)+1 > len(rows[0]) {
+		prev, cur = make([]int, 0, len(b)+1), make([]int, 0, len(b)+1)
+	}
+	prev, cur = prev[:len(b)+1], cur[:len(b)+1]
 	for j := range prev {
 		prev[j] = j
 	}

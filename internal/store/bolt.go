@@ -68,11 +68,12 @@ type Bolt struct {
 	closed atomic.Bool
 
 	// Locks, always taken in this order: wmu, fmu, omu.
-	wmu     sync.Mutex // serialises Updates; guards log and seq
+	wmu     sync.Mutex // serialises Updates; guards log, seq and rec
 	fmu     sync.Mutex // one flush at a time; guards flushed
 	omu     sync.Mutex // guards publishing ov, and failed
 	log     *wal
 	seq     uint64                  // the last record written to the log
+	rec     []byte                  // the buffer Updates build their log record in
 	flushed uint64                  // the last record in the file
 	failed  error                   // set when the log or a flush failed: Updates refuse
 	ov      atomic.Pointer[overlay] // the writes not yet in the file
@@ -113,6 +114,7 @@ var closeFlushBytes = 1 << 20
 var errGivenUp = errors.New("store: flush given up for Close")
 
 const (
+	recKeep         = 1 << 20 // the largest record buffer an Update keeps for the next
 	flushBytes      = 16 << 20
 	maxOverlayBytes = 64 << 20
 	directBytes     = 4 << 20
@@ -445,7 +447,16 @@ func (b *Bolt) Update(fn func(custodian.Tx) error) error {
 	if size > directBytes {
 		return b.commitDirect(top, seq)
 	}
-	rec := make([]byte, frameHeader, 2*frameHeader+size)
+	// The log does not keep the record: one buffer serves every Update
+	// (wmu is held), unless a large record would keep a large one.
+	rec := b.rec[:0]
+	if cap(rec) < 2*frameHeader+size {
+		rec = make([]byte, 0, 2*frameHeader+size)
+	}
+	rec = rec[:frameHeader]
+	if cap(rec) <= recKeep {
+		b.rec = rec
+	}
 	for bucket, t := range top {
 		t.Ascend(func(e *entry) bool {
 			rec = appendOp(rec, walOp{op: e.op(), bucket: bucket, key: e.key, value: e.ct})
