@@ -465,10 +465,16 @@ func (st *state) tokenLive(t *ServiceToken, now time.Time) bool {
 // reports whether anything was disclosed; err is the refusal decide named,
 // if any, when nothing was.
 func (s *Service) recipientRead(st *state, p Principal, rc Receipt, decide func(st *state, now time.Time) (records []string, used []*Grant, refused *Error)) (disclosed bool, err error) {
-	st.mu.RLock()
-	snap := st.revision
-	records, used, refused := decide(st, s.clock.Now())
-	st.mu.RUnlock()
+	var snap uint64
+	var records []string
+	var used []*Grant
+	var refused *Error
+	func() {
+		st.mu.RLock()
+		defer st.mu.RUnlock() // decide may panic (see readSettled)
+		snap = st.revision
+		records, used, refused = decide(st, s.clock.Now())
+	}()
 	err = s.commit(st, func(st *state, b *batch) error {
 		if st.revision != snap || anySingle(used) {
 			records, used, refused = decide(st, b.now)

@@ -452,6 +452,29 @@ func TestUnreadableStoredClaim(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			// A read that meets it panics with the unreadable claim,
+			// which a server recovers (HTTP and MCP do) — the owner's
+			// read and an app's alike. Neither leaves the view locked:
+			// a write still goes through after them.
+			ts.mustConsumer("app")
+			app := ts.mustPrincipal("app", "*", "read")
+			ts.mustGrant(grantSpec{recipient: "app", ops: []string{"read"}, keys: []string{"work.*"}})
+			for name, read := range map[string]func(){
+				"the owner's GetField": func() { ts.GetField(ctx, ts.owner, "work.role", "") },
+				"an app's Context":     func() { ts.Context(ctx, app, custodian.ContextQuery{Purpose: "assist"}) },
+			} {
+				func() {
+					defer func() {
+						if _, ok := custodian.Unreadable(recover()); !ok {
+							t.Errorf("%s of the damaged claim: want a panic that Unreadable recognises", name)
+						}
+					}()
+					read()
+				}()
+				if _, _, err := ts.PutField(ctx, ts.owner, "work.team", []byte(`{"value":"platform two"}`)); err != nil {
+					t.Fatalf("PutField(work.team) after %s = %v", name, err)
+				}
+			}
 			_, _, err = ts.PutField(ctx, ts.owner, "work.role", []byte(`{"value":"manager"}`))
 			wantKind(t, "PutField on the damaged claim", err, custodian.KindInternal)
 			if msg := fmt.Sprint(err); !strings.Contains(msg, w.Claim.ID) || strings.Contains(msg, "secret") {

@@ -324,10 +324,16 @@ func ownerRead[T any](s *Service, op string, p Principal, fn func(st *state) (T,
 // what fn saw is durable (see awaitDurable). An error from fn is returned at
 // once: it discloses nothing.
 func readSettled[T any](op string, st *state, fn func() (T, error)) (T, error) {
-	st.mu.RLock()
-	g := st.applied
-	v, err := fn()
-	st.mu.RUnlock()
+	var g uint64
+	v, err := func() (T, error) {
+		// Deferred: fn may panic for a stored claim that does not read
+		// back (see Unreadable), and a server that recovers it must not
+		// leave the view read-locked, the journal waiting for good.
+		st.mu.RLock()
+		defer st.mu.RUnlock()
+		g = st.applied
+		return fn()
+	}()
 	if err != nil {
 		return v, err
 	}

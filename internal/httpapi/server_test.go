@@ -207,4 +207,8 @@ func TestUnreadableStoredClaimOverHTTP(t *testing.T) {
 	if status, body := e.do("GET", "/context/fields/work.team", e.owner, "", nil); status != 200 {
 		t.Errorf("GET of the other claim = %d %v; want 200", status, body)
 	}
+	// The failed reads left nothing locked: a write goes through.
+	if status, body := e.do("PUT", "/context/fields/work.team", e.owner, "application/json", []byte(`{"value":"platform"}`)); status != 200 {
+		t.Errorf("PUT after the failed reads = %d %v; want 200", status, body)
+	}
 }
