@@ -128,21 +128,25 @@ func (st *state) setEntity(e *Entity) {
 // still the head). A new version that keeps the subject, the personas and
 // the ends changes nothing in the graph.
 // Anything not active — deleted, retracted, proposed, quarantined — is not
-// in the graph.
+// in the graph. Only a relationship's edges need the claim's content (its
+// ends): the rest comes from the meta, so that the whole projection (a
+// check, a rebuild) reads no other claim from the store.
 func (st *state) claimEdges(r *claimRecord) []graph.Edge {
 	if r == nil || r.meta.Status != StatusActive {
 		return nil
 	}
-	c := r.head()
-	ref := c.Ref()
-	es := []graph.Edge{{Subject: c.ID, Predicate: graph.About, Object: c.Subject}}
-	for _, id := range r.meta.Personas {
-		if p := st.personas[id]; p != nil && p.Node != "" {
-			es = append(es, graph.Edge{Subject: c.ID, Predicate: graph.InPersona, Object: p.Node})
+	id := r.meta.ID
+	es := []graph.Edge{{Subject: id, Predicate: graph.About, Object: r.meta.Subject}}
+	for _, pid := range r.meta.Personas {
+		if p := st.personas[pid]; p != nil && p.Node != "" {
+			es = append(es, graph.Edge{Subject: id, Predicate: graph.InPersona, Object: p.Node})
 		}
 	}
-	if rel, ok := relationshipOf(c); ok {
-		es = append(es, graph.Edge{Subject: rel.From, Predicate: graph.Related, Object: rel.To, Label: ref})
+	if r.meta.Kind == KindRelationship {
+		c := r.head()
+		if rel, ok := relationshipOf(c); ok {
+			es = append(es, graph.Edge{Subject: rel.From, Predicate: graph.Related, Object: rel.To, Label: c.Ref()})
+		}
 	}
 	return es
 }
