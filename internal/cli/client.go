@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -138,6 +140,12 @@ func (cl *client) request(ctx context.Context, method, path string, body any) (*
 	}
 	resp, err := cl.http.Do(req)
 	if err != nil {
+		if ue, ok := errors.AsType[*url.Error](err); ok && ue.Timeout() && ctx.Err() == nil {
+			// On loopback a refusal is immediate: something accepted the
+			// connection and did not answer in time — a busy daemon (phc
+			// check holds every write for minutes at millions of claims).
+			return nil, fmt.Errorf("the daemon at %s took the request but did not answer within %s: it is busy (see its log); retry later", cl.base, cl.http.Timeout)
+		}
 		return nil, fmt.Errorf("cannot reach the daemon at %s (is phc serve running?): %w", cl.base, err)
 	}
 	if resp.StatusCode >= 300 {
