@@ -469,12 +469,10 @@ func (s *Service) recipientRead(st *state, p Principal, rc Receipt, decide func(
 	var records []string
 	var used []*Grant
 	var refused *Error
-	func() {
-		st.mu.RLock()
-		defer st.mu.RUnlock() // decide may panic (see readSettled)
+	st.readLocked(func() {
 		snap = st.revision
 		records, used, refused = decide(st, s.clock.Now())
-	}()
+	})
 	err = s.commit(st, func(st *state, b *batch) error {
 		if st.revision != snap || anySingle(used) {
 			records, used, refused = decide(st, b.now)

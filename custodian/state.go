@@ -320,20 +320,27 @@ func ownerRead[T any](s *Service, op string, p Principal, fn func(st *state) (T,
 	return readSettled(op, st, func() (T, error) { return fn(st) })
 }
 
+// readLocked runs fn under st's read lock, released in a deferred call:
+// fn may panic for a stored claim that does not read back (see
+// Unreadable), and a server that recovers it must not leave the view
+// read-locked, the journal waiting for good.
+func (st *state) readLocked(fn func()) {
+	st.mu.RLock()
+	defer st.mu.RUnlock()
+	fn()
+}
+
 // readSettled runs fn under st's read lock and returns its result once
 // what fn saw is durable (see awaitDurable). An error from fn is returned at
 // once: it discloses nothing.
 func readSettled[T any](op string, st *state, fn func() (T, error)) (T, error) {
 	var g uint64
-	v, err := func() (T, error) {
-		// Deferred: fn may panic for a stored claim that does not read
-		// back (see Unreadable), and a server that recovers it must not
-		// leave the view read-locked, the journal waiting for good.
-		st.mu.RLock()
-		defer st.mu.RUnlock()
+	var v T
+	var err error
+	st.readLocked(func() {
 		g = st.applied
-		return fn()
-	}()
+		v, err = fn()
+	})
 	if err != nil {
 		return v, err
 	}

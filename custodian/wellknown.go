@@ -126,12 +126,13 @@ func editDistance(a, b string, limit int) int {
 	}
 	// Every field write asks (see FieldHints): rows on the stack for
 	// the well-known keys, all shorter than 64 bytes.
+	n := len(b) + 1
 	var rows [2][64]int
-	prev, cur := rows[0][:0], rows[1][:0]
-	if len(b)+1 > len(rows[0]) {
-		prev, cur = make([]int, 0, len(b)+1), make([]int, 0, len(b)+1)
+	prev, cur := rows[0][:], rows[1][:]
+	if n > len(prev) {
+		prev, cur = make([]int, n), make([]int, n)
 	}
-	prev, cur = prev[:len(b)+1], cur[:len(b)+1]
+	prev, cur = prev[:n], cur[:n]
 	for j := range prev {
 		prev[j] = j
 	}

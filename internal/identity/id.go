@@ -20,8 +20,11 @@ func NewID(prefix string) (string, error) {
 	}
 	var b [idBytes]byte
 	rand.Read(b[:])
-	return prefix + base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b[:]), nil
+	return prefix + idEncoding.EncodeToString(b[:]), nil
 }
+
+// idEncoding writes an ID's random bytes: RFC 4648 base32, unpadded.
+var idEncoding = base32.StdEncoding.WithPadding(base32.NoPadding)
 
 // sortedDigits are the characters of an ID in byte order, so that a number
 // written with them sorts as the number does.
@@ -56,7 +59,7 @@ func NewOrderedID(prefix string, t time.Time) (string, error) {
 	}
 	var b [randomBytes]byte
 	rand.Read(b[:])
-	base32.StdEncoding.WithPadding(base32.NoPadding).Encode(id[timeChars:], b[:])
+	idEncoding.Encode(id[timeChars:], b[:])
 	return prefix + string(id[:]), nil
 }
 
