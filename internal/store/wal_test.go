@@ -452,13 +452,7 @@ func TestBoltCloseLeavesBacklog(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "phc.db")
 	s := mustReopenBolt(t, path, newTestCipher(t))
 	m := model{"b": {}}
-	for i := range 60 {
-		k, v := fmt.Sprintf("k%03d", i), strings.Repeat("v", 200)
-		if err := s.Update(func(tx custodian.Tx) error { return tx.Put("b", k, []byte(v)) }); err != nil {
-			t.Fatal(err)
-		}
-		m["b"][k] = v
-	}
+	putEach(t, s, m, "b", 60, func(string) string { return strings.Repeat("v", 200) })
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -514,11 +508,7 @@ func TestBoltReopenBeforeAnyWrite(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "phc.db")
 			s := mustReopenBolt(t, path, newTestCipher(t))
 			m := model{"b": {}}
-			for i := range 5 {
-				k, v := fmt.Sprintf("k%d", i), strings.Repeat("v", 100)
-				put(t, s, "b", k, v)
-				m["b"][k] = v
-			}
+			putEach(t, s, m, "b", 5, func(string) string { return strings.Repeat("v", 100) })
 			for range 3 {
 				tt.stop(s)
 				s = mustReopenBolt(t, path, newTestCipher(t))
@@ -624,6 +614,17 @@ func TestBoltFlushGivenUp(t *testing.T) {
 	})
 	s = mustReopenBolt(t, path, newTestCipher(t))
 	m.check(t, s, []string{"b"})
+}
+
+// putEach is putMany with an Update (a log record) for each key.
+func putEach(t *testing.T, s *store.Bolt, m model, bucket string, n int, value func(k string) string) {
+	t.Helper()
+	for i := range n {
+		k := fmt.Sprintf("k%05d", i)
+		v := value(k)
+		put(t, s, bucket, k, v)
+		m[bucket][k] = v
+	}
 }
 
 // putMany puts keys k00000 to n-1 into bucket in one Update, with the
