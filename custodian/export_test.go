@@ -22,6 +22,7 @@ const (
 	MetaRevision   = metaRevision
 	MetaHead       = metaHead
 	BucketClaims   = bucketClaims
+	BucketMetas    = bucketClaimMeta
 )
 
 // VersionKey is the store key of version v of claim id.
@@ -223,6 +224,15 @@ func SetSnapshotTuning(dirtyMin, share, chunkBytes int) (restore func()) {
 	m, sh, c := snapDirtyMin, snapDirtyShare, snapChunkBytes
 	snapDirtyMin, snapDirtyShare, snapChunkBytes = dirtyMin, share, chunkBytes
 	return func() { snapDirtyMin, snapDirtyShare, snapChunkBytes = m, sh, c }
+}
+
+// SetCheckTuning sets how many claim metas Check compares under one read
+// lock of the view, and a function it runs between two such chunks (nil:
+// none); the returned function restores them.
+func SetCheckTuning(chunk int, pause func()) (restore func()) {
+	c, p := checkChunk, checkPause
+	checkChunk, checkPause = chunk, pause
+	return func() { checkChunk, checkPause = c, p }
 }
 
 // SetSnapshotHook sets a function run between a snapshot's cut and its

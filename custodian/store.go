@@ -77,6 +77,29 @@ type Prefixer interface {
 	ForEachPrefix(bucket, prefix string, fn func(key string, value []byte) error) error
 }
 
+// Seeker is an optional capability of a [Tx]. ForEachFrom is ForEach over
+// the keys at or after from, found without visiting those before it, so
+// that a long walk over a bucket can go in short transactions, each
+// beginning where the last stopped. Use [forEachFrom], which falls back to
+// ForEach.
+type Seeker interface {
+	ForEachFrom(bucket, from string, fn func(key string, value []byte) error) error
+}
+
+// forEachFrom calls fn for the keys of bucket at or after from, in order,
+// through tx's Seeker if it has one.
+func forEachFrom(tx Tx, bucket, from string, fn func(key string, value []byte) error) error {
+	if sk, ok := tx.(Seeker); ok {
+		return sk.ForEachFrom(bucket, from, fn)
+	}
+	return tx.ForEach(bucket, func(k string, v []byte) error {
+		if k < from {
+			return nil
+		}
+		return fn(k, v)
+	})
+}
+
 // forEachPrefix calls fn for the keys of bucket that begin with prefix, in
 // order, through tx's Prefixer if it has one.
 func forEachPrefix(tx Tx, bucket, prefix string, fn func(key string, value []byte) error) error {

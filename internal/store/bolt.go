@@ -699,20 +699,31 @@ func (tx *boltTx) ForEach(bucket string, fn func(key string, value []byte) error
 // ForEachPrefix is ForEach over the keys that begin with prefix: it seeks
 // to the first and stops after the last.
 func (tx *boltTx) ForEachPrefix(bucket, prefix string, fn func(key string, value []byte) error) error {
-	return tx.forEach(bucket, prefix, func(key string, sealed []byte) error {
+	return tx.forEach(bucket, prefix, prefix, tx.opening(bucket, fn))
+}
+
+// ForEachFrom is ForEach over the keys at or after from: it seeks to the
+// first.
+func (tx *boltTx) ForEachFrom(bucket, from string, fn func(key string, value []byte) error) error {
+	return tx.forEach(bucket, "", from, tx.opening(bucket, fn))
+}
+
+// opening wraps fn, which takes opened values, for forEach.
+func (tx *boltTx) opening(bucket string, fn func(key string, value []byte) error) func(key string, sealed []byte) error {
+	return func(key string, sealed []byte) error {
 		v, err := tx.open(bucket, key, sealed)
 		if err != nil {
 			return err
 		}
 		return fn(key, v)
-	})
+	}
 }
 
 // ForEachLazy is ForEach handing fn a function that opens the value: bbolt's
 // memory stays valid, and the overlay's never changes, until the
 // transaction ends, so the function may run on any goroutine until then.
 func (tx *boltTx) ForEachLazy(bucket string, fn func(key string, value func() ([]byte, error)) error) error {
-	return tx.forEach(bucket, "", func(key string, sealed []byte) error {
+	return tx.forEach(bucket, "", "", func(key string, sealed []byte) error {
 		return fn(key, func() ([]byte, error) {
 			if tx.done {
 				return nil, errTxDone
@@ -722,25 +733,26 @@ func (tx *boltTx) ForEachLazy(bucket string, fn func(key string, value func() ([
 	})
 }
 
-// forEach calls fn with each key of bucket that begins with prefix and its
-// sealed value, in key order: the transaction's own writes over the
-// overlay over the file.
-func (tx *boltTx) forEach(bucket, prefix string, fn func(key string, sealed []byte) error) error {
+// forEach calls fn with each key of bucket that begins with prefix and is
+// at or after from, and its sealed value, in key order: the transaction's
+// own writes over the overlay over the file.
+func (tx *boltTx) forEach(bucket, prefix, from string, fn func(key string, sealed []byte) error) error {
 	if tx.done {
 		return errTxDone
 	}
 	if bucket == walBucket {
 		return fmt.Errorf("store: read %q: %w", bucket, errReserved)
 	}
-	ents := merged(tx.ov, tx.top, bucket, prefix)
+	start := max(prefix, from)
+	ents := merged(tx.ov, tx.top, bucket, start, prefix)
 	var k, ct []byte
 	var c *bbolt.Cursor
 	if b := tx.tx.Bucket([]byte(bucket)); b != nil {
 		c = b.Cursor()
-		if prefix == "" {
+		if start == "" {
 			k, ct = c.First()
 		} else {
-			k, ct = c.Seek([]byte(prefix))
+			k, ct = c.Seek([]byte(start))
 		}
 	}
 	for k != nil || len(ents) > 0 {

@@ -155,6 +155,23 @@ func (tx *memTx) ForEachPrefix(bucket, prefix string, fn func(key string, value 
 	return nil
 }
 
+// ForEachFrom is ForEach over the keys at or after from.
+func (tx *memTx) ForEachFrom(bucket, from string, fn func(key string, value []byte) error) error {
+	if tx.done {
+		return errTxDone
+	}
+	b := tx.buckets[bucket]
+	for _, k := range slices.Sorted(maps.Keys(b)) {
+		if k < from {
+			continue
+		}
+		if err := fn(k, bytes.Clone(b[k])); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func (tx *memTx) checkWrite(bucket, key string) error {
 	switch {
 	case tx.done:

@@ -108,16 +108,16 @@ func (o *overlay) without(flushed uint64) *overlay {
 // entrySize is about what an entry costs in memory.
 func entrySize(e *entry) int { return len(e.key) + len(e.ct) + 64 + 8 }
 
-// merged returns the entries of bucket whose keys begin with prefix, in
-// key order, those of top (an Update's own writes; may be nil) over those
+// merged returns the entries of bucket whose keys begin with prefix and
+// are at or after start (at least prefix), in key order, those of top (an Update's own writes; may be nil) over those
 // of o.
-func merged(o *overlay, top map[string]*btree.BTreeG[*entry], bucket, prefix string) []*entry {
+func merged(o *overlay, top map[string]*btree.BTreeG[*entry], bucket, start, prefix string) []*entry {
 	collect := func(t *btree.BTreeG[*entry]) []*entry {
 		var out []*entry
 		if t == nil {
 			return nil
 		}
-		t.AscendGreaterOrEqual(&entry{key: prefix}, func(e *entry) bool {
+		t.AscendGreaterOrEqual(&entry{key: start}, func(e *entry) bool {
 			if !strings.HasPrefix(e.key, prefix) {
 				return false
 			}

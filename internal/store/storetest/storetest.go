@@ -40,6 +40,7 @@ func Run(t *testing.T, open func(t *testing.T) custodian.Store) {
 		{"ForEachValueBelongsToFn", testForEachValueBelongsToFn},
 		{"ForEachStops", testForEachStops},
 		{"ForEachPrefix", testForEachPrefix},
+		{"ForEachFrom", testForEachFrom},
 		{"ForEachMissingBucket", testForEachMissingBucket},
 		{"Delete", testDelete},
 		{"GetReturnsCopy", testGetReturnsCopy},
@@ -608,6 +609,77 @@ func testForEachPrefix(t *testing.T, s custodian.Store) {
 	if err := s.View(func(tx custodian.Tx) error {
 		if diff := cmp.Diff([]string{"a/1=1", "a/2=2", "a/3=3", "a/4=4"}, collect(tx, "a/")); diff != "" {
 			t.Errorf("keys under a/ after the commit (-want +got):\n%s", diff)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// testForEachFrom: a Tx that is a custodian.Seeker visits exactly the keys
+// at or after from, in order, committed and staged alike, deleted ones not
+// at all, and stops when fn says so.
+func testForEachFrom(t *testing.T, s custodian.Store) {
+	putAll(t, s, "b", map[string]string{"a": "0", "a/1": "1", "a/3": "3", "a/9": "gone", "b": "b", "c/1": "c"})
+	stop := newTestError("stop")
+	collect := func(tx custodian.Tx, from string, most int) []string {
+		sk, ok := tx.(custodian.Seeker)
+		if !ok {
+			t.Skip("the store's Tx is not a custodian.Seeker")
+		}
+		var got []string
+		err := sk.ForEachFrom("b", from, func(k string, v []byte) error {
+			if len(got) == most {
+				return stop
+			}
+			got = append(got, k+"="+string(v))
+			return nil
+		})
+		if err != nil && err != stop {
+			t.Fatalf("ForEachFrom(%q) = %v", from, err)
+		}
+		return got
+	}
+	if err := s.View(func(tx custodian.Tx) error {
+		for _, tc := range []struct {
+			from string
+			most int
+			want []string
+		}{
+			{"", 100, []string{"a=0", "a/1=1", "a/3=3", "a/9=gone", "b=b", "c/1=c"}},
+			{"a/", 100, []string{"a/1=1", "a/3=3", "a/9=gone", "b=b", "c/1=c"}},
+			{"a/3", 2, []string{"a/3=3", "a/9=gone"}},
+			{"a/4", 100, []string{"a/9=gone", "b=b", "c/1=c"}},
+			{"c/1\x00", 100, nil},
+			{"zz", 100, nil},
+		} {
+			if diff := cmp.Diff(tc.want, collect(tx, tc.from, tc.most)); diff != "" {
+				t.Errorf("committed keys from %q, at most %d (-want +got):\n%s", tc.from, tc.most, diff)
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Update(func(tx custodian.Tx) error {
+		for k, v := range map[string]string{"a/2": "2", "a/4": "4", "bb": "x"} {
+			if err := tx.Put("b", k, []byte(v)); err != nil {
+				return err
+			}
+		}
+		if err := tx.Delete("b", "a/9"); err != nil {
+			return err
+		}
+		if diff := cmp.Diff([]string{"a/3=3", "a/4=4", "b=b", "bb=x"}, collect(tx, "a/3", 4)); diff != "" {
+			t.Errorf("keys from a/3 with staged writes (-want +got):\n%s", diff)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.View(func(tx custodian.Tx) error {
+		if diff := cmp.Diff([]string{"a/2=2", "a/3=3", "a/4=4", "b=b", "bb=x", "c/1=c"}, collect(tx, "a/2", 100)); diff != "" {
+			t.Errorf("keys from a/2 after the commit (-want +got):\n%s", diff)
 		}
 		return nil
 	}); err != nil {
