@@ -3,8 +3,10 @@ package custodian_test
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/phc-project/phc/custodian"
@@ -65,56 +67,182 @@ func TestCheckFindsClaimProblems(t *testing.T) {
 	}
 }
 
-// TestCheckLetsWritesThrough: Check compares the claims outside the
-// journal, a chunk at a time, so writes go through while it runs (at
-// millions of claims it reads for minutes); what they change is not
-// reported as a problem.
+// TestCheckLetsWritesThrough: Check compares the graph (held where it was)
+// and the claims (a chunk at a time) outside the journal, so writes go
+// through while it runs (at millions of claims it reads for minutes); what
+// they change is not reported as a problem, and the graph gets their
+// changes once the check lets it go.
 func TestCheckLetsWritesThrough(t *testing.T) {
+	for _, stage := range []string{"graph", "claims"} {
+		t.Run(stage, func(t *testing.T) {
+			paused, resume := make(chan struct{}), make(chan struct{})
+			first := true
+			t.Cleanup(custodian.SetCheckTuning(2, func(at string) {
+				if at == stage && first {
+					first = false
+					close(paused)
+					<-resume
+				}
+			}))
+			ts := newTestService(t)
+			ctx := t.Context()
+			ts.mustPersona("work")
+			var ids []string
+			for i := range 6 {
+				ids = append(ids, ts.mustClaim(fmt.Sprintf("work.k%d", i), "value", "work").Claim.ID)
+			}
+			type result struct {
+				rep custodian.CheckReport
+				err error
+			}
+			done := make(chan result, 1)
+			go func() {
+				rep, err := ts.Check(ctx, ts.owner)
+				done <- result{rep, err}
+			}()
+			<-paused
+			// Were the check in the journal, none of these would return
+			// until it ended, and the test would hang.
+			ts.mustClaim("work.new", "written during the check", "work")
+			if _, _, err := ts.PutField(ctx, ts.owner, "work.k1", []byte(`{"value":"changed during the check"}`)); err != nil {
+				t.Fatal(err)
+			}
+			for _, id := range []string{ids[0], ids[5]} {
+				if _, err := ts.DeleteClaim(ctx, ts.owner, id); err != nil {
+					t.Fatal(err)
+				}
+			}
+			close(resume)
+			r := <-done
+			if r.err != nil || !r.rep.OK || len(r.rep.Claims) != 0 {
+				t.Errorf("Check with writes during it = %+v, %v; want ok", r.rep, r.err)
+			}
+			if msg := fmt.Sprint(r.rep); strings.Contains(msg, "changed during") {
+				t.Errorf("a value in the report: %s", msg)
+			}
+			// The graph has the writes of the pause now (they changed
+			// edges: a new claim in a persona, two deleted).
+			rep, err := ts.Check(ctx, ts.owner)
+			if err != nil || !rep.OK || rep.Graph.Watermark != rep.Graph.Revision {
+				t.Errorf("Check after = %+v, %v; want ok, the graph at the store's revision", rep, err)
+			}
+			if rep.Graph.Revision <= r.rep.Graph.Revision || rep.Graph.Edges == r.rep.Graph.Edges {
+				t.Errorf("graph at revision %d with %d edges after the check, %d with %d during it; want a later revision, other edges",
+					rep.Graph.Revision, rep.Graph.Edges, r.rep.Graph.Revision, r.rep.Graph.Edges)
+			}
+		})
+	}
+}
+
+// TestCheckDuringLock: a lock while Check runs waits for one step of it at
+// most, and the check then stops with vault_locked (or has ended);
+// neither hangs (Check
+// once took the service's life lock twice, which deadlocked with a lock
+// waiting between the two).
+func TestCheckDuringLock(t *testing.T) {
+	for _, stage := range []string{"graph", "claims"} {
+		t.Run(stage, func(t *testing.T) {
+			paused, resume := make(chan struct{}), make(chan struct{})
+			first := true
+			t.Cleanup(custodian.SetCheckTuning(2, func(at string) {
+				if at == stage && first {
+					first = false
+					close(paused)
+					<-resume
+				}
+			}))
+			ts := newTestService(t)
+			ctx := t.Context()
+			for i := range 6 {
+				ts.mustClaim(fmt.Sprintf("work.k%d", i), "value")
+			}
+			done := make(chan error, 1)
+			go func() {
+				_, err := ts.Check(ctx, ts.owner)
+				done <- err
+			}()
+			<-paused
+			locked := make(chan error, 1)
+			go func() { locked <- ts.Lock(ctx, ts.owner) }()
+			if stage == "graph" {
+				// Outside the vault's life lock: the lock goes through
+				// while the check is paused.
+				if err := <-locked; err != nil {
+					t.Fatal(err)
+				}
+			}
+			close(resume)
+			err := <-done
+			if stage == "claims" {
+				// The lock waits for the chunk under way; whether the
+				// check's next step comes before it is the scheduler's.
+				if lerr := <-locked; lerr != nil {
+					t.Fatal(lerr)
+				}
+				if err == nil {
+					return
+				}
+			}
+			wantKind(t, "Check across a lock", err, custodian.KindLocked)
+		})
+	}
+}
+
+// TestCheckWaitsForTheGroupInFlight: a write the view has applied but the
+// store has not committed yet (its group in flight) is not a difference:
+// the check compares at a cut where the store has every group the view
+// has, waiting for the one in flight.
+func TestCheckWaitsForTheGroupInFlight(t *testing.T) {
 	paused, resume := make(chan struct{}), make(chan struct{})
+	inUpdate, commit := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	letCommit := func() { once.Do(func() { close(commit) }) }
 	first := true
-	t.Cleanup(custodian.SetCheckTuning(2, func() {
-		if first {
+	t.Cleanup(custodian.SetCheckTuning(2, func(at string) {
+		switch {
+		case at == "claims" && first:
 			first = false
 			close(paused)
 			<-resume
+		case at == "cut", at == "claims":
+			// The check waits for the group in flight: let it commit
+			// (at the next chunk, had it not waited).
+			letCommit()
 		}
 	}))
 	ts := newTestService(t)
 	ctx := t.Context()
-	var ids []string
-	for i := range 6 {
-		ids = append(ids, ts.mustClaim(fmt.Sprintf("work.k%d", i), "value").Claim.ID)
+	byID := map[string]string{}
+	for i := range 4 {
+		key := fmt.Sprintf("work.k%d", i)
+		byID[ts.mustClaim(key, "value").Claim.ID] = key
 	}
-	type result struct {
-		rep custodian.CheckReport
-		err error
-	}
-	done := make(chan result, 1)
+	firstKey := byID[slices.Sorted(maps.Keys(byID))[0]] // in the first chunk
+	done := make(chan custodian.CheckReport, 1)
 	go func() {
 		rep, err := ts.Check(ctx, ts.owner)
-		done <- result{rep, err}
+		if err != nil {
+			t.Error(err)
+		}
+		done <- rep
 	}()
 	<-paused
-	// Check is between two chunks: were it in the journal, none of these
-	// would return until it ended, and the test would hang.
-	ts.mustClaim("work.new", "written during the check")
-	if _, _, err := ts.PutField(ctx, ts.owner, "work.k1", []byte(`{"value":"changed during the check"}`)); err != nil {
+	hold := func() { close(inUpdate); <-commit }
+	ts.store.pause.Store(&hold)
+	written := make(chan error, 1)
+	go func() {
+		_, _, err := ts.PutField(ctx, ts.owner, firstKey, []byte(`{"value":"in flight"}`))
+		written <- err
+	}()
+	<-inUpdate // applied to the view, not committed
+	ts.store.pause.Store(nil)
+	close(resume)
+	rep := <-done
+	letCommit() // had the check not waited for it
+	if err := <-written; err != nil {
 		t.Fatal(err)
 	}
-	for _, id := range []string{ids[0], ids[5]} {
-		if _, err := ts.DeleteClaim(ctx, ts.owner, id); err != nil {
-			t.Fatal(err)
-		}
-	}
-	close(resume)
-	r := <-done
-	if r.err != nil || !r.rep.OK || len(r.rep.Claims) != 0 {
-		t.Errorf("Check with writes during it = %+v, %v; want ok", r.rep, r.err)
-	}
-	if rep, err := ts.Check(ctx, ts.owner); err != nil || !rep.OK {
-		t.Errorf("Check after = %+v, %v; want ok", rep, err)
-	}
-	if msg := fmt.Sprint(r.rep.Claims); strings.Contains(msg, "changed during") {
-		t.Errorf("a value in the report: %s", msg)
+	if !rep.OK || len(rep.Claims) != 0 {
+		t.Errorf("Check with a group in flight = %+v; want ok", rep)
 	}
 }

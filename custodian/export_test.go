@@ -227,9 +227,10 @@ func SetSnapshotTuning(dirtyMin, share, chunkBytes int) (restore func()) {
 }
 
 // SetCheckTuning sets how many claim metas Check compares under one read
-// lock of the view, and a function it runs between two such chunks (nil:
-// none); the returned function restores them.
-func SetCheckTuning(chunk int, pause func()) (restore func()) {
+// lock of the view, and a function it runs with "graph" before it compares
+// the graph and with "claims" between two chunks (nil: none); the returned
+// function restores them.
+func SetCheckTuning(chunk int, pause func(stage string)) (restore func()) {
 	c, p := checkChunk, checkPause
 	checkChunk, checkPause = chunk, pause
 	return func() { checkChunk, checkPause = c, p }

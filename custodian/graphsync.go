@@ -238,8 +238,87 @@ func (s *Service) graphWorker() {
 			edges += j.size()
 		}
 		timer.Stop()
-		s.applyGraph(batch)
+		if hold := s.heldGraph(); hold != nil {
+			batch, carry = s.collectHeld(hold, batch, carry)
+		}
+		// Applied maxApplyEdges at a time (a single larger delta whole):
+		// a batch collected while the graph was held may be larger.
+		for len(batch) > 0 {
+			n, edges := 1, batch[0].size()
+			for n < len(batch) && edges+batch[n].size() <= maxApplyEdges {
+				edges += batch[n].size()
+				n++
+			}
+			s.applyGraph(batch[:n])
+			batch = batch[n:]
+		}
 	}
+}
+
+// holdGraph keeps the graph worker from applying deltas until the
+// returned function is called (once or more): a check compares the graph,
+// outside the journal, at the revision it held when the check began. The
+// worker collects the deltas committed meanwhile, so that no write waits
+// for the graph; traversals do, as they wait for every write before them.
+// Call it in the journal, once the graph has every delta (awaitGraph): no
+// delta is then on its way to the worker that the graph lacks.
+func (s *Service) holdGraph() (letGo func()) {
+	s.holdMu.Lock()
+	if s.holds == 0 {
+		s.graphHold = make(chan struct{})
+	}
+	s.holds++
+	s.holdMu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			s.holdMu.Lock()
+			defer s.holdMu.Unlock()
+			if s.holds--; s.holds == 0 {
+				close(s.graphHold)
+				s.graphHold = nil
+			}
+		})
+	}
+}
+
+// heldGraph returns the channel a hold closes when let go, or nil.
+func (s *Service) heldGraph() chan struct{} {
+	s.holdMu.Lock()
+	defer s.holdMu.Unlock()
+	return s.graphHold
+}
+
+// collectHeld adds to batch the deltas committed while the graph is held,
+// until the hold is let go (or the service stops). A job of another state
+// ends the collection (carry is then it); so does a carry already there.
+func (s *Service) collectHeld(hold chan struct{}, batch []graphJob, carry *graphJob) ([]graphJob, *graphJob) {
+	for carry == nil {
+		select {
+		case j := <-s.graphQ:
+			if j.st != batch[0].st {
+				carry = &j
+				continue
+			}
+			batch = append(batch, j)
+		case <-hold:
+			if hold = s.heldGraph(); hold == nil {
+				return batch, nil
+			}
+		case <-s.stop:
+			return batch, nil
+		}
+	}
+	// Not of this state: wait for the hold to end, receiving nothing more.
+	for hold != nil {
+		select {
+		case <-hold:
+			hold = s.heldGraph()
+		case <-s.stop:
+			return batch, carry
+		}
+	}
+	return batch, carry
 }
 
 // applyGraph applies the deltas of jobs (of one state, in order) as one.

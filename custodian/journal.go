@@ -34,6 +34,10 @@ type job struct {
 	st    *state
 	apply func(st *state, b *batch) error
 	done  chan error
+	// alone makes the job a group of its own: every write before it is
+	// committed (and its graph delta handed over) before it runs, and
+	// none after it shares its group.
+	alone bool
 }
 
 // batch collects what one job stages: store writes and receipts.
@@ -105,14 +109,26 @@ func (s *Service) commit(st *state, fn func(st *state, b *batch) error) error {
 	return <-j.done
 }
 
+// commitAlone is commit for a job that runs as a group of its own (see
+// job.alone).
+func (s *Service) commitAlone(st *state, fn func(st *state, b *batch) error) error {
+	j := &job{st: st, apply: fn, done: make(chan error, 1), alone: true}
+	s.jobs <- j
+	return <-j.done
+}
+
 // journal is the single writer: it applies queued jobs in order, then
 // commits them to the store together, sharing one fsync, and applies their
 // graph changes to the graph as one delta.
 func (s *Service) journal() {
 	defer s.wg.Done()
 	var carry []*job
+	var next *job // an alone job met while draining: the next group
 	for {
-		if len(carry) == 0 {
+		switch {
+		case next != nil:
+			carry, next = append(carry, next), nil
+		case len(carry) == 0:
 			select {
 			case <-s.stop:
 				return
@@ -121,9 +137,13 @@ func (s *Service) journal() {
 			}
 		}
 	drain:
-		for len(carry) < maxGroup {
+		for len(carry) < maxGroup && !carry[0].alone {
 			select {
 			case j := <-s.jobs:
+				if j.alone {
+					next = j
+					break drain
+				}
 				carry = append(carry, j)
 			default:
 				break drain

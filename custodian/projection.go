@@ -507,85 +507,120 @@ type CheckReport struct {
 // Check verifies that the graph agrees with the store (every edge the
 // store implies is in it, and nothing else), that no current summary has a
 // parent that is not current, that the view holds every claim as its meta
-// in the store says, and the receipt chain (owner only). The graph and the
-// summaries are compared in the journal, where no write moves them; the
-// claims, whose metas it reads from the store one by one (minutes at
-// millions of claims on a cold file), outside it: writes go on meanwhile
-// (see claimProblems).
+// in the store says, and the receipt chain (owner only). Only the
+// summaries and the projection of the view are taken in the journal. The
+// graph is compared outside it, held where it was (see holdGraph), and so
+// are the claims, whose metas it reads from the store (minutes at millions
+// of claims on a cold file; see claimProblems): writes go on meanwhile.
 func (s *Service) Check(ctx context.Context, p Principal) (CheckReport, error) {
 	const op = "check"
 	if err := requireOwner(op, p); err != nil {
 		return CheckReport{}, err
 	}
+	// The vault stays open only for the journal's part, then for each
+	// chunk of claims: a lock or a stop waits for no more than one step
+	// (and no request behind it for longer).
 	st, release, err := s.enter(op, p)
 	if err != nil {
 		return CheckReport{}, err
 	}
-	defer release()
 	var rep CheckReport
+	var want []graph.Edge
+	var letGo func()
+	defer func() {
+		if letGo != nil {
+			letGo()
+		}
+	}()
 	t0 := time.Now()
 	var held time.Duration
-	err = s.commit(st, func(st *state, b *batch) error {
+	// A group of its own: the graph then has every write the view has.
+	err = s.commitAlone(st, func(st *state, b *batch) error {
 		if err := st.awaitGraph(op); err != nil {
 			return err
 		}
 		defer func(t time.Time) { held = time.Since(t) }(time.Now())
-		rep.Graph = s.compareGraph(ctx, st)
 		rep.Summaries = st.summaryProblems()
+		want = st.projection()
+		rep.Graph = GraphReport{Revision: st.revision, Sync: st.graphSync}
+		letGo = s.holdGraph()
 		return nil
 	})
+	release()
 	if err != nil {
 		return CheckReport{}, err
 	}
 	t1 := time.Now()
-	if rep.Claims, err = s.claimProblems(ctx, op, st); err != nil {
+	if checkPause != nil {
+		checkPause("graph")
+	}
+	s.compareGraph(ctx, &rep.Graph, want)
+	letGo()
+	want = nil
+	t2 := time.Now()
+	if rep.Claims, err = s.claimProblems(ctx, op, p, st); err != nil {
 		return CheckReport{}, err
 	}
-	t2 := time.Now()
+	t3 := time.Now()
 	rep.Receipts, err = s.VerifyReceipts(ctx, p)
 	if err != nil {
 		return CheckReport{}, err
 	}
-	s.log.Info("check done", "graph_and_summaries_ms", held.Milliseconds(), "journal_ms", t1.Sub(t0).Milliseconds(),
-		"claims_ms", t2.Sub(t1).Milliseconds(), "receipts_ms", time.Since(t2).Milliseconds())
+	s.log.Info("check done", "journal_ms", held.Milliseconds(), "waited_ms", (t1.Sub(t0) - held).Milliseconds(),
+		"graph_ms", t2.Sub(t1).Milliseconds(), "claims_ms", t3.Sub(t2).Milliseconds(), "receipts_ms", time.Since(t3).Milliseconds())
 	rep.OK = rep.Graph.OK && rep.Receipts.OK && len(rep.Summaries) == 0 && len(rep.Claims) == 0
 	return rep, nil
 }
 
-func (s *Service) compareGraph(ctx context.Context, st *state) GraphReport {
-	rep := GraphReport{Revision: st.revision, Problems: []string{}, Sync: st.graphSync}
+// compareGraph compares the graph, held at rep.Revision, with want, the
+// view's projection at that revision (sorted): both sorted, then walked
+// side by side.
+func (s *Service) compareGraph(ctx context.Context, rep *GraphReport, want []graph.Edge) {
+	rep.Problems = []string{}
 	problem := func(format string, args ...any) {
 		if len(rep.Problems) < 20 {
 			rep.Problems = append(rep.Problems, fmt.Sprintf(format, args...))
 		}
 	}
-	want := map[graph.Edge]bool{}
-	for _, e := range st.projection() {
-		want[e] = true
-	}
-	got := map[graph.Edge]bool{}
+	var got []graph.Edge
 	if err := s.graph.Each(ctx, func(e graph.Edge) error {
-		got[e] = true
+		got = append(got, e)
 		return nil
 	}); err != nil {
 		problem("graph: %v", err)
 	}
+	graph.SortEdges(got)
+	got = slices.Compact(got)
+	want = slices.Compact(want)
 	rep.Edges = len(got)
 	var extra, missing []string
-	for e := range got {
-		if !want[e] {
+	for len(got) > 0 || len(want) > 0 {
+		c := 0
+		switch {
+		case len(got) == 0:
+			c = 1
+		case len(want) == 0:
+			c = -1
+		default:
+			c = graph.CompareEdges(got[0], want[0])
+		}
+		switch {
+		case c < 0:
 			rep.Extra++
-			extra = append(extra, e.String())
-		}
-	}
-	for e := range want {
-		if !got[e] {
+			if len(extra) < 20 {
+				extra = append(extra, got[0].String())
+			}
+			got = got[1:]
+		case c > 0:
 			rep.Missing++
-			missing = append(missing, e.String())
+			if len(missing) < 20 {
+				missing = append(missing, want[0].String())
+			}
+			want = want[1:]
+		default:
+			got, want = got[1:], want[1:]
 		}
 	}
-	sort.Strings(extra)
-	sort.Strings(missing)
 	for _, e := range missing {
 		problem("missing from the graph: %s", e)
 	}
@@ -597,11 +632,10 @@ func (s *Service) compareGraph(ctx context.Context, st *state) GraphReport {
 		problem("graph watermark: %v", err)
 	}
 	rep.Watermark = w
-	if w > st.revision {
-		problem("the graph's watermark %d is ahead of the store's revision %d", w, st.revision)
+	if w > rep.Revision {
+		problem("the graph's watermark %d is ahead of the store's revision %d", w, rep.Revision)
 	}
 	rep.OK = len(rep.Problems) == 0
-	return rep
 }
 
 // RebuildGraph rebuilds the graph from the store (owner only) and returns
@@ -658,10 +692,12 @@ func (s *Service) ExportGraph(ctx context.Context, p Principal, w io.Writer) err
 func graphTime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 
 // checkChunk is how many claim metas claimProblems compares under one read
-// lock of the view; checkPause, when set (tests), runs between chunks.
+// lock of the view. checkPause, when set (tests), runs with "graph" before
+// Check compares the graph (held), with "claims" between chunks, and with
+// "cut" when a cut waits for a group in flight.
 var (
 	checkChunk = 1024
-	checkPause func()
+	checkPause func(stage string)
 )
 
 // claimProblems compares every claim meta of the store with the view's,
@@ -674,7 +710,7 @@ var (
 // (see atCut), where it is compared. A claim is checked for a meta in the
 // store if the view held it when the check began; one written since is
 // compared when its meta is met.
-func (s *Service) claimProblems(ctx context.Context, op string, st *state) ([]string, error) {
+func (s *Service) claimProblems(ctx context.Context, op string, p Principal, st *state) ([]string, error) {
 	var ids []string
 	st.readLocked(func() { ids = slices.Collect(maps.Keys(st.claims)) })
 	slices.Sort(ids)
@@ -684,82 +720,110 @@ func (s *Service) claimProblems(ctx context.Context, op string, st *state) ([]st
 		if err := ctx.Err(); err != nil {
 			return nil, wrap(op, KindInternal, err)
 		}
-		// First read: the chunk's metas, decoded, with no lock held.
-		type read struct {
-			raw  []byte
-			meta claimMeta
-			err  error
-		}
-		pre := make(map[string]*read, checkChunk)
-		err := s.store.View(func(tx Tx) error {
-			return forEachFrom(tx, bucketClaimMeta, from, func(id string, raw []byte) error {
-				if len(pre) == checkChunk {
-					return errStopWalk
-				}
-				r := &read{raw: raw}
-				r.err = fastjson.Unmarshal(raw, &r.meta)
-				pre[id] = r
-				return nil
-			})
-		})
-		if err != nil && err != errStopWalk {
-			return nil, wrap(op, KindInternal, err)
-		}
-		if checkPause != nil {
-			checkPause()
-		}
-		// Second read, at a cut: compare.
-		err = s.atCut(op, st, func(tx Tx) error {
-			n, last := 0, ""
-			err := forEachFrom(tx, bucketClaimMeta, from, func(id string, raw []byte) error {
-				if n == checkChunk {
-					return errStopWalk
-				}
-				n, last = n+1, id
-				r := pre[id]
-				if r == nil || !bytes.Equal(r.raw, raw) {
-					r = &read{raw: raw}
-					r.err = fastjson.Unmarshal(raw, &r.meta)
-				}
-				r.raw = nil // met in the store
-				v := st.claims[id]
-				switch {
-				case r.err != nil:
-					problems = append(problems, fmt.Sprintf("claim %s: its meta in the store does not decode", id))
-				case v == nil:
-					problems = append(problems, fmt.Sprintf("claim %s: in the store, not in the view", id))
-				default:
-					m := r.meta
-					m.ID = id
-					if !reflect.DeepEqual(normalMeta(m), normalMeta(v.meta)) {
-						problems = append(problems, fmt.Sprintf("claim %s: the view's meta differs from the store's", id))
-					}
-				}
-				pre[id] = r
-				return nil
-			})
-			if err != nil && err != errStopWalk {
-				return err
-			}
-			// The chunk covers [from, last], or [from, …) when the walk
-			// reached the bucket's end.
-			done = n < checkChunk
-			for len(ids) > 0 && (done || ids[0] <= last) {
-				id := ids[0]
-				ids = ids[1:]
-				if r := pre[id]; (r == nil || r.raw != nil) && st.claims[id] != nil {
-					problems = append(problems, fmt.Sprintf("claim %s: in the view, not in the store", id))
-				}
-			}
-			from = last + "\x00"
-			return nil
-		})
+		// The vault open for this chunk only, as it was when the check
+		// began.
+		now, release, err := s.enter(op, p)
 		if err != nil {
 			return nil, err
+		}
+		if now != st {
+			release()
+			return nil, fail(op, KindConflict, "the vault was locked and unlocked during the check: run it again")
+		}
+		if done, err = s.claimChunk(op, st, ids, &from, &problems); err != nil {
+			release()
+			return nil, err
+		}
+		release()
+		for len(ids) > 0 && (done || ids[0] < from) {
+			ids = ids[1:]
 		}
 	}
 	slices.Sort(problems)
 	return problems, nil
+}
+
+// claimChunk compares the chunk of claim metas that begins at *from (see
+// claimProblems), moves *from past it, and reports whether it was the
+// last. ids are the claims the view held when the check began, sorted,
+// from *from on.
+func (s *Service) claimChunk(op string, st *state, ids []string, from *string, problems *[]string) (done bool, err error) {
+	// First read: the chunk's metas, decoded, with no lock held.
+	type read struct {
+		raw  []byte
+		meta claimMeta
+		err  error
+		met  bool // met again at the cut
+	}
+	decode := func(raw []byte) *read {
+		r := &read{raw: raw}
+		r.err = fastjson.Unmarshal(raw, &r.meta)
+		return r
+	}
+	pre := make(map[string]*read, checkChunk)
+	err = s.store.View(func(tx Tx) error {
+		return forEachFrom(tx, bucketClaimMeta, *from, func(id string, raw []byte) error {
+			if len(pre) == checkChunk {
+				return errStopWalk
+			}
+			pre[id] = decode(raw)
+			return nil
+		})
+	})
+	if err != nil && err != errStopWalk {
+		return false, wrap(op, KindInternal, err)
+	}
+	if checkPause != nil {
+		checkPause("claims")
+	}
+	// Second read, at a cut: compare.
+	problem := func(id, what string) { *problems = append(*problems, "claim "+id+": "+what) }
+	err = s.atCut(op, st, func(tx Tx) error {
+		n, last := 0, ""
+		err := forEachFrom(tx, bucketClaimMeta, *from, func(id string, raw []byte) error {
+			if n == checkChunk {
+				return errStopWalk
+			}
+			n, last = n+1, id
+			r := pre[id]
+			if r == nil || !bytes.Equal(r.raw, raw) {
+				r = decode(raw)
+				pre[id] = r
+			}
+			r.met = true
+			v := st.claims[id]
+			switch {
+			case r.err != nil:
+				problem(id, "its meta in the store does not decode")
+			case v == nil:
+				problem(id, "in the store, not in the view")
+			default:
+				m := r.meta
+				m.ID = id
+				if !reflect.DeepEqual(normalMeta(m), normalMeta(v.meta)) {
+					problem(id, "the view's meta differs from the store's")
+				}
+			}
+			return nil
+		})
+		if err != nil && err != errStopWalk {
+			return err
+		}
+		// The chunk covers [from, last], or [from, …) when the walk
+		// reached the bucket's end.
+		done = n < checkChunk
+		for _, id := range ids {
+			if !done && id > last {
+				break
+			}
+			if r := pre[id]; (r == nil || !r.met) && st.claims[id] != nil {
+				problem(id, "in the view, not in the store")
+			}
+		}
+		*from = last + "\x00"
+		return nil
+	})
+	return done, err
 }
 
 // errStopWalk ends a walk over a bucket early.
@@ -782,6 +846,9 @@ func (s *Service) atCut(op string, st *state, fn func(tx Tx) error) error {
 				err = internalf(op, "the view is broken")
 			case durable < st.applied:
 				wait = st.applied
+				if checkPause != nil {
+					checkPause("cut")
+				}
 			default:
 				if err = s.store.View(fn); err != nil {
 					err = wrap(op, KindInternal, err)

@@ -130,8 +130,14 @@ type Service struct {
 
 	jobs   chan *job
 	graphQ chan graphJob // committed deltas for the graph worker
-	stop   chan struct{}
-	wg     sync.WaitGroup
+	// graphHold, while not nil, keeps the graph worker from applying
+	// deltas (it collects them); closed when the last of holds is let
+	// go (see holdGraph).
+	holdMu    sync.Mutex
+	holds     int
+	graphHold chan struct{}
+	stop      chan struct{}
+	wg        sync.WaitGroup
 }
 
 // New returns a Service over cfg. The vault starts as it is (normally
