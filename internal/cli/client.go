@@ -176,9 +176,11 @@ func ownerDo(ctx context.Context, env *Env, c common, method, path string, body,
 	return cl.do(ctx, method, path, body, out)
 }
 
-// bulkTimeout bounds a request that moves a whole vault (an export, an
-// import, an adopt of everything held): minutes for 100,000 claims on a
-// slow machine, where every other request takes a minute at most.
+// bulkTimeout bounds a request that moves or reads a whole vault (an
+// export, an import, an adopt of everything held, phc check, a graph
+// rebuild or export): minutes for 100,000 claims on a slow machine, and
+// for phc check at millions of claims on a cold disk, where every other
+// request takes a minute at most.
 const bulkTimeout = 30 * time.Minute
 
 // ownerBulk is ownerDo for such a request.

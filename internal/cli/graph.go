@@ -71,7 +71,7 @@ func runCheck(ctx context.Context, env *Env, args []string) error {
 		return err
 	})
 	if errors.Is(err, errInUse) {
-		err = ownerDo(ctx, env, c, "GET", "/phc/v1/check", nil, &rep)
+		err = ownerBulk(ctx, env, c, "GET", "/phc/v1/check", nil, &rep)
 	}
 	if err != nil {
 		return err
@@ -117,7 +117,7 @@ func runGraph(ctx context.Context, env *Env, args []string) error {
 			var out struct {
 				Revision uint64 `json:"revision"`
 			}
-			err = ownerDo(ctx, env, c, "POST", "/phc/v1/graph/rebuild", nil, &out)
+			err = ownerBulk(ctx, env, c, "POST", "/phc/v1/graph/rebuild", nil, &out)
 			rev = out.Revision
 		}
 		if err != nil {
@@ -147,6 +147,7 @@ func runGraph(ctx context.Context, env *Env, args []string) error {
 			buf.Reset()
 			var cl *client
 			if cl, err = newClient(env, c, true); err == nil {
+				cl.http.Timeout = bulkTimeout
 				var raw []byte
 				raw, err = cl.raw(ctx, "GET", "/phc/v1/graph/export?format="+*format)
 				buf.Write(raw)

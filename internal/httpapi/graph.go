@@ -104,6 +104,8 @@ func (s *Server) neighbors(w http.ResponseWriter, r *http.Request, p custodian.P
 }
 
 func (s *Server) check(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
+	bulkDeadlines(w) // it reads every claim's metadata and the whole graph
+	defer releaseMemory()
 	out, err := s.svc.Check(r.Context(), p)
 	if err != nil {
 		return err
@@ -113,6 +115,7 @@ func (s *Server) check(w http.ResponseWriter, r *http.Request, p custodian.Princ
 }
 
 func (s *Server) rebuildGraph(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
+	bulkDeadlines(w)
 	rev, err := s.svc.RebuildGraph(r.Context(), p)
 	if err != nil {
 		return err
@@ -125,6 +128,7 @@ func (s *Server) rebuildGraph(w http.ResponseWriter, r *http.Request, p custodia
 // JSON-LD (format=prov-jsonld). The body is built in full first, so that an
 // error still gets a proper error response.
 func (s *Server) exportGraph(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
+	bulkDeadlines(w)
 	format, err := query(r, "format")
 	if err != nil {
 		return err
