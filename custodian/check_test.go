@@ -75,15 +75,7 @@ func TestCheckFindsClaimProblems(t *testing.T) {
 func TestCheckLetsWritesThrough(t *testing.T) {
 	for _, stage := range []string{"graph", "claims"} {
 		t.Run(stage, func(t *testing.T) {
-			paused, resume := make(chan struct{}), make(chan struct{})
-			first := true
-			t.Cleanup(custodian.SetCheckTuning(2, func(at string) {
-				if at == stage && first {
-					first = false
-					close(paused)
-					<-resume
-				}
-			}))
+			paused, resume := pauseCheck(t, stage)
 			ts := newTestService(t)
 			ctx := t.Context()
 			ts.mustPersona("work")
@@ -136,21 +128,12 @@ func TestCheckLetsWritesThrough(t *testing.T) {
 
 // TestCheckDuringLock: a lock while Check runs waits for one step of it at
 // most, and the check then stops with vault_locked (or has ended);
-// neither hangs (Check
-// once took the service's life lock twice, which deadlocked with a lock
-// waiting between the two).
+// neither hangs (Check once took the service's life lock twice, which
+// deadlocked with a lock waiting between the two).
 func TestCheckDuringLock(t *testing.T) {
 	for _, stage := range []string{"graph", "claims"} {
 		t.Run(stage, func(t *testing.T) {
-			paused, resume := make(chan struct{}), make(chan struct{})
-			first := true
-			t.Cleanup(custodian.SetCheckTuning(2, func(at string) {
-				if at == stage && first {
-					first = false
-					close(paused)
-					<-resume
-				}
-			}))
+			paused, resume := pauseCheck(t, stage)
 			ts := newTestService(t)
 			ctx := t.Context()
 			for i := range 6 {
@@ -245,4 +228,20 @@ func TestCheckWaitsForTheGroupInFlight(t *testing.T) {
 	if !rep.OK || len(rep.Claims) != 0 {
 		t.Errorf("Check with a group in flight = %+v; want ok", rep)
 	}
+}
+
+// pauseCheck makes Check compare claims two at a time and stop the first
+// time it reaches stage: paused is closed then, and it goes on once resume
+// is closed.
+func pauseCheck(t *testing.T, stage string) (paused, resume chan struct{}) {
+	paused, resume = make(chan struct{}), make(chan struct{})
+	first := true
+	t.Cleanup(custodian.SetCheckTuning(2, func(at string) {
+		if at == stage && first {
+			first = false
+			close(paused)
+			<-resume
+		}
+	}))
+	return paused, resume
 }
