@@ -3,6 +3,7 @@ package custodian_test
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"maps"
 	"slices"
 	"strings"
@@ -76,6 +77,8 @@ func TestCheckLetsWritesThrough(t *testing.T) {
 	for _, stage := range []string{"graph", "claims"} {
 		t.Run(stage, func(t *testing.T) {
 			paused, resume := pauseCheck(t, stage)
+			collected := make(chan int, 100)
+			t.Cleanup(custodian.SetHeldHook(func(n int) { collected <- n }))
 			ts := newTestService(t)
 			ctx := t.Context()
 			ts.mustPersona("work")
@@ -104,10 +107,24 @@ func TestCheckLetsWritesThrough(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
+			if stage == "graph" {
+				// The worker received their deltas and keeps them while
+				// the check holds the graph (were the hold nothing, it
+				// would apply them and this would wait for ever).
+				for n := range collected {
+					if n > 0 {
+						break
+					}
+				}
+			}
 			close(resume)
 			r := <-done
 			if r.err != nil || !r.rep.OK || len(r.rep.Claims) != 0 {
 				t.Errorf("Check with writes during it = %+v, %v; want ok", r.rep, r.err)
+			}
+			if stage == "graph" && r.rep.Graph.Watermark != r.rep.Graph.Revision {
+				t.Errorf("graph compared at watermark %d, the check's revision %d: want the graph held there",
+					r.rep.Graph.Watermark, r.rep.Graph.Revision)
 			}
 			if msg := fmt.Sprint(r.rep); strings.Contains(msg, "changed during") {
 				t.Errorf("a value in the report: %s", msg)
@@ -126,10 +143,12 @@ func TestCheckLetsWritesThrough(t *testing.T) {
 	}
 }
 
-// TestCheckDuringLock: a lock while Check runs waits for one step of it at
-// most, and the check then stops with vault_locked (or has ended);
-// neither hangs (Check once took the service's life lock twice, which
-// deadlocked with a lock waiting between the two).
+// TestCheckDuringLock: a lock while Check runs waits for one chunk of its
+// claims at most, and breaks its hold of the graph; the check then stops
+// with vault_locked (or has ended); neither hangs (Check once took the
+// service's life lock twice, which deadlocked with a lock waiting between
+// the two). A traversal waiting for the held graph does not keep the lock
+// waiting either.
 func TestCheckDuringLock(t *testing.T) {
 	for _, stage := range []string{"graph", "claims"} {
 		t.Run(stage, func(t *testing.T) {
@@ -145,13 +164,27 @@ func TestCheckDuringLock(t *testing.T) {
 				done <- err
 			}()
 			<-paused
+			traversed := make(chan error, 1)
+			if stage == "graph" {
+				// A write the graph does not have while it is held, and a
+				// traversal that waits for it (with the vault open).
+				ts.mustClaim("work.during", "value")
+				go func() {
+					_, err := ts.Traverse(ctx, ts.owner, custodian.NeighborQuery{Node: "self"})
+					traversed <- err
+				}()
+			}
 			locked := make(chan error, 1)
 			go func() { locked <- ts.Lock(ctx, ts.owner) }()
 			if stage == "graph" {
-				// Outside the vault's life lock: the lock goes through
-				// while the check is paused.
+				// The check compares outside the vault's life lock, and
+				// the lock breaks its hold of the graph: the traversal and
+				// the lock go through while the check is paused.
 				if err := <-locked; err != nil {
 					t.Fatal(err)
+				}
+				if err := <-traversed; err != nil && custodian.KindOf(err) != custodian.KindLocked {
+					t.Fatalf("traversal across a lock: %v", err)
 				}
 			}
 			close(resume)
@@ -167,6 +200,63 @@ func TestCheckDuringLock(t *testing.T) {
 				}
 			}
 			wantKind(t, "Check across a lock", err, custodian.KindLocked)
+		})
+	}
+}
+
+// TestCheckKeepsTheGraphsOtherUsersOutOfTheJournal: a graph rebuild, a
+// graph export or a second check started while a check holds the graph
+// waits for it outside the journal, so writes go on meanwhile (each waits
+// in the journal for the graph to have every write, which it cannot while
+// held: the journal, and every write behind it, would wait as long as the
+// check compares the graph).
+func TestCheckKeepsTheGraphsOtherUsersOutOfTheJournal(t *testing.T) {
+	users := map[string]func(ts *testService) error{
+		"rebuild": func(ts *testService) error {
+			_, err := ts.RebuildGraph(ts.t.Context(), ts.owner)
+			return err
+		},
+		"export": func(ts *testService) error {
+			return ts.ExportGraph(ts.t.Context(), ts.owner, io.Discard)
+		},
+		"check": func(ts *testService) error {
+			rep, err := ts.Check(ts.t.Context(), ts.owner)
+			if err == nil && !rep.OK {
+				err = fmt.Errorf("second check: %+v", rep)
+			}
+			return err
+		},
+	}
+	for _, name := range slices.Sorted(maps.Keys(users)) {
+		t.Run(name, func(t *testing.T) {
+			paused, resume := pauseCheck(t, "graph")
+			waiting := make(chan string, 1)
+			t.Cleanup(custodian.SetGraphWaitHook(func(op string) { waiting <- op }))
+			ts := newTestService(t)
+			ctx := t.Context()
+			ts.mustPersona("work")
+			ts.mustClaim("work.k0", "value", "work")
+			done := make(chan error, 1)
+			go func() {
+				_, err := ts.Check(ctx, ts.owner)
+				done <- err
+			}()
+			<-paused
+			// A delta the held graph lacks, then the other user.
+			ts.mustClaim("work.k1", "value", "work")
+			used := make(chan error, 1)
+			go func() { used <- users[name](ts) }()
+			<-waiting // for the check, outside the journal
+			for i := range 3 {
+				ts.mustClaim(fmt.Sprintf("work.w%d", i), "written while the "+name+" waits", "work")
+			}
+			close(resume)
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+			if err := <-used; err != nil {
+				t.Fatalf("%s after the check: %v", name, err)
+			}
 		})
 	}
 }

@@ -236,6 +236,24 @@ func SetCheckTuning(chunk int, pause func(stage string)) (restore func()) {
 	return func() { checkChunk, checkPause = c, p }
 }
 
+// SetHeldHook sets a function the graph worker runs with the number of
+// deltas it has collected while a check holds the graph, each time it
+// grows (nil: none); the returned function restores the previous one.
+func SetHeldHook(fn func(collected int)) (restore func()) {
+	h := heldHook
+	heldHook = fn
+	return func() { heldHook = h }
+}
+
+// SetGraphWaitHook sets a function run with the operation's name when a
+// check, graph rebuild or graph export waits for another one to finish
+// with the graph (nil: none); the returned function restores the previous.
+func SetGraphWaitHook(fn func(op string)) (restore func()) {
+	h := graphWaitHook
+	graphWaitHook = fn
+	return func() { graphWaitHook = h }
+}
+
 // SetSnapshotHook sets a function run between a snapshot's cut and its
 // switch (nil: none).
 func SetSnapshotHook(fn func()) { snapAfterCut = fn }

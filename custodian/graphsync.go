@@ -1,6 +1,8 @@
 package custodian
 
 import (
+	"context"
+	"errors"
 	"sync"
 	"time"
 
@@ -262,23 +264,56 @@ func (s *Service) graphWorker() {
 // for the graph; traversals do, as they wait for every write before them.
 // Call it in the journal, once the graph has every delta (awaitGraph): no
 // delta is then on its way to the worker that the graph lacks.
-func (s *Service) holdGraph() (letGo func()) {
+//
+// A lock (or a stop) breaks every hold rather than wait for it (see
+// lockLife): the returned context is then cancelled with errHoldBroken,
+// and what was compared under it means nothing. A hold asked for while a
+// lock waits is broken from the start.
+func (s *Service) holdGraph(ctx context.Context) (held context.Context, letGo func()) {
+	held, cancel := context.WithCancelCause(ctx)
 	s.holdMu.Lock()
-	if s.holds == 0 {
+	defer s.holdMu.Unlock()
+	if s.locking > 0 {
+		cancel(errHoldBroken)
+		return held, func() {}
+	}
+	if len(s.holds) == 0 {
 		s.graphHold = make(chan struct{})
 	}
-	s.holds++
-	s.holdMu.Unlock()
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			s.holdMu.Lock()
-			defer s.holdMu.Unlock()
-			if s.holds--; s.holds == 0 {
+	s.holdSeq++
+	id := s.holdSeq
+	s.holds[id] = cancel
+	return held, func() {
+		s.holdMu.Lock()
+		defer s.holdMu.Unlock()
+		if _, ok := s.holds[id]; ok {
+			delete(s.holds, id)
+			cancel(nil)
+			if len(s.holds) == 0 {
 				close(s.graphHold)
 				s.graphHold = nil
 			}
-		})
+		}
+	}
+}
+
+// heldHook, when set (tests), runs with the number of deltas the worker
+// has collected while the graph is held, each time it grows.
+var heldHook func(collected int)
+
+// errHoldBroken is the cause of a hold's context when a lock broke it.
+var errHoldBroken = errors.New("the vault was locked while the graph was held")
+
+// breakHoldsLocked lets go of every hold of the graph, cancelling each
+// one's context; s.holdMu is held.
+func (s *Service) breakHoldsLocked() {
+	for id, cancel := range s.holds {
+		cancel(errHoldBroken)
+		delete(s.holds, id)
+	}
+	if s.graphHold != nil {
+		close(s.graphHold)
+		s.graphHold = nil
 	}
 }
 
@@ -293,6 +328,9 @@ func (s *Service) heldGraph() chan struct{} {
 // until the hold is let go (or the service stops). A job of another state
 // ends the collection (carry is then it); so does a carry already there.
 func (s *Service) collectHeld(hold chan struct{}, batch []graphJob, carry *graphJob) ([]graphJob, *graphJob) {
+	if heldHook != nil {
+		heldHook(len(batch))
+	}
 	for carry == nil {
 		select {
 		case j := <-s.graphQ:
@@ -301,6 +339,9 @@ func (s *Service) collectHeld(hold chan struct{}, batch []graphJob, carry *graph
 				continue
 			}
 			batch = append(batch, j)
+			if heldHook != nil {
+				heldHook(len(batch))
+			}
 		case <-hold:
 			if hold = s.heldGraph(); hold == nil {
 				return batch, nil

@@ -11,6 +11,7 @@ import (
 	"reflect"
 	"slices"
 	"sort"
+	"sync"
 	"time"
 
 	fastjson "github.com/segmentio/encoding/json"
@@ -520,30 +521,32 @@ func (s *Service) Check(ctx context.Context, p Principal) (CheckReport, error) {
 	// The vault stays open only for the journal's part, then for each
 	// chunk of claims: a lock or a stop waits for no more than one step
 	// (and no request behind it for longer).
+	doneGraph, err := s.useGraph(ctx, op)
+	if err != nil {
+		return CheckReport{}, err
+	}
 	st, release, err := s.enter(op, p)
 	if err != nil {
+		doneGraph()
 		return CheckReport{}, err
 	}
 	var rep CheckReport
 	var want []graph.Edge
-	var letGo func()
-	defer func() {
-		if letGo != nil {
-			letGo()
-		}
-	}()
+	held := ctx
+	letGo := func() {}
+	defer func() { letGo(); doneGraph() }()
 	t0 := time.Now()
-	var held time.Duration
+	var inJournal time.Duration
 	// A group of its own: the graph then has every write the view has.
 	err = s.commitAlone(st, func(st *state, b *batch) error {
 		if err := st.awaitGraph(op); err != nil {
 			return err
 		}
-		defer func(t time.Time) { held = time.Since(t) }(time.Now())
+		defer func(t time.Time) { inJournal = time.Since(t) }(time.Now())
 		rep.Summaries = st.summaryProblems()
 		want = st.projection()
 		rep.Graph = GraphReport{Revision: st.revision, Sync: st.graphSync}
-		letGo = s.holdGraph()
+		held, letGo = s.holdGraph(ctx)
 		return nil
 	})
 	release()
@@ -554,8 +557,14 @@ func (s *Service) Check(ctx context.Context, p Principal) (CheckReport, error) {
 	if checkPause != nil {
 		checkPause("graph")
 	}
-	s.compareGraph(ctx, &rep.Graph, want)
+	s.compareGraph(held, &rep.Graph, want)
+	broken := errors.Is(context.Cause(held), errHoldBroken)
 	letGo()
+	doneGraph()
+	letGo, doneGraph = func() {}, func() {}
+	if broken {
+		return CheckReport{}, fail(op, KindLocked, "the vault was locked during the check: unlock it and run the check again")
+	}
 	want = nil
 	t2 := time.Now()
 	if rep.Claims, err = s.claimProblems(ctx, op, p, st); err != nil {
@@ -566,7 +575,7 @@ func (s *Service) Check(ctx context.Context, p Principal) (CheckReport, error) {
 	if err != nil {
 		return CheckReport{}, err
 	}
-	s.log.Info("check done", "journal_ms", held.Milliseconds(), "waited_ms", (t1.Sub(t0) - held).Milliseconds(),
+	s.log.Info("check done", "journal_ms", inJournal.Milliseconds(), "waited_ms", (t1.Sub(t0) - inJournal).Milliseconds(),
 		"graph_ms", t2.Sub(t1).Milliseconds(), "claims_ms", t3.Sub(t2).Milliseconds(), "receipts_ms", time.Since(t3).Milliseconds())
 	rep.OK = rep.Graph.OK && rep.Receipts.OK && len(rep.Summaries) == 0 && len(rep.Claims) == 0
 	return rep, nil
@@ -585,6 +594,9 @@ func (s *Service) compareGraph(ctx context.Context, rep *GraphReport, want []gra
 	var got []graph.Edge
 	if err := s.graph.Each(ctx, func(e graph.Edge) error {
 		got = append(got, e)
+		if len(got)%1024 == 0 {
+			return ctx.Err() // a lock broke the hold, or the caller went
+		}
 		return nil
 	}); err != nil {
 		problem("graph: %v", err)
@@ -642,8 +654,16 @@ func (s *Service) compareGraph(ctx context.Context, rep *GraphReport, want []gra
 // the revision it reflects.
 func (s *Service) RebuildGraph(ctx context.Context, p Principal) (uint64, error) {
 	const op = "graph.rebuild"
+	if err := requireOwner(op, p); err != nil {
+		return 0, err
+	}
+	doneGraph, err := s.useGraph(ctx, op)
+	if err != nil {
+		return 0, err
+	}
+	defer doneGraph()
 	var rev uint64
-	err := s.write(op, p, func(st *state, b *batch) error {
+	err = s.write(op, p, func(st *state, b *batch) error {
 		if err := requireOwner(op, p); err != nil {
 			return err
 		}
@@ -670,6 +690,11 @@ func (s *Service) ExportGraph(ctx context.Context, p Principal, w io.Writer) err
 	if err := requireOwner(op, p); err != nil {
 		return err
 	}
+	doneGraph, err := s.useGraph(ctx, op)
+	if err != nil {
+		return err
+	}
+	defer doneGraph()
 	st, release, err := s.enter(op, p)
 	if err != nil {
 		return err
@@ -687,6 +712,32 @@ func (s *Service) ExportGraph(ctx context.Context, p Principal, w io.Writer) err
 		return nil
 	})
 }
+
+// useGraph waits until no other check, graph rebuild or graph export uses
+// the graph (see Service.graphSem), or until ctx ends. Call it before
+// entering the vault: a lock waits for those inside, and a check holding
+// the graph needs to enter again.
+func (s *Service) useGraph(ctx context.Context, op string) (done func(), err error) {
+	var once sync.Once
+	done = func() { once.Do(func() { <-s.graphSem }) }
+	select {
+	case s.graphSem <- struct{}{}:
+		return done, nil
+	default:
+	}
+	if graphWaitHook != nil {
+		graphWaitHook(op)
+	}
+	select {
+	case s.graphSem <- struct{}{}:
+		return done, nil
+	case <-ctx.Done():
+		return nil, wrap(op, KindInternal, ctx.Err())
+	}
+}
+
+// graphWaitHook, when set (tests), runs when useGraph has to wait.
+var graphWaitHook func(op string)
 
 // graphTime is the form of times in graph exports.
 func graphTime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }

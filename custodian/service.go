@@ -131,13 +131,20 @@ type Service struct {
 	jobs   chan *job
 	graphQ chan graphJob // committed deltas for the graph worker
 	// graphHold, while not nil, keeps the graph worker from applying
-	// deltas (it collects them); closed when the last of holds is let
-	// go (see holdGraph).
+	// deltas (it collects them); closed when the last of holds (each one's
+	// cancel, by id) is let go or broken (see holdGraph). locking counts
+	// the locks waiting for life (see lockLife).
 	holdMu    sync.Mutex
-	holds     int
+	holds     map[uint64]context.CancelCauseFunc
+	holdSeq   uint64
+	locking   int
 	graphHold chan struct{}
-	stop      chan struct{}
-	wg        sync.WaitGroup
+	// graphSem lets one check, graph rebuild or graph export at a time
+	// use the graph: a rebuild or an export waits in the journal for the
+	// graph, which a check holds outside it.
+	graphSem chan struct{}
+	stop     chan struct{}
+	wg       sync.WaitGroup
 }
 
 // New returns a Service over cfg. The vault starts as it is (normally
@@ -171,6 +178,8 @@ func New(cfg Config) (*Service, error) {
 		jobs:             make(chan *job, maxGroup),
 		graphQ:           make(chan graphJob, maxGroup),
 		stop:             make(chan struct{}),
+		holds:            map[uint64]context.CancelCauseFunc{},
+		graphSem:         make(chan struct{}, 1),
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -196,7 +205,7 @@ func New(cfg Config) (*Service, error) {
 // Close locks the vault and stops the Service's goroutines. It does not
 // close the Store or the Graph.
 func (s *Service) Close() error {
-	s.life.Lock()
+	s.lockLife()
 	if s.closed {
 		s.life.Unlock()
 		return nil
@@ -336,7 +345,7 @@ func (s *Service) Lock(ctx context.Context, p Principal) error {
 	if !p.IsOwner() {
 		return fail("lock", KindSessionRequired, "")
 	}
-	s.life.Lock()
+	s.lockLife()
 	defer s.life.Unlock()
 	if s.st == nil {
 		return nil
@@ -347,6 +356,22 @@ func (s *Service) Lock(ctx context.Context, p Principal) error {
 	})
 	s.lockLocked()
 	return nil
+}
+
+// lockLife takes life exclusively for a lock or a stop. First it breaks
+// every hold of the graph (see holdGraph), and any taken until it has
+// life: a check comparing the graph gives up, rather than keep the lock
+// (and every request behind it, such as a traversal waiting for the graph
+// with life shared) waiting for as long as the comparison takes.
+func (s *Service) lockLife() {
+	s.holdMu.Lock()
+	s.locking++
+	s.breakHoldsLocked()
+	s.holdMu.Unlock()
+	s.life.Lock()
+	s.holdMu.Lock()
+	s.locking--
+	s.holdMu.Unlock()
 }
 
 // lockLocked locks with s.life held exclusively.
@@ -397,7 +422,7 @@ func (s *Service) idleWatch() {
 				continue
 			}
 			if idle() {
-				s.life.Lock()
+				s.lockLife()
 				if s.st != nil && idle() { // again: a request may have come meanwhile
 					s.lockLocked()
 					s.log.Info("vault locked after idle", "idle", s.idle)
