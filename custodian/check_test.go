@@ -143,12 +143,48 @@ func TestCheckLetsWritesThrough(t *testing.T) {
 	}
 }
 
+// TestCheckLetsManyDeltasThrough: while a check holds the graph, the
+// worker keeps receiving deltas however many edges they carry (once it
+// stopped at a batch's edge limit, the queue filled, and the journal,
+// waiting to hand it a delta, held every write until the check ended);
+// the graph gets them all, in order, when the check lets it go.
+func TestCheckLetsManyDeltasThrough(t *testing.T) {
+	paused, resume := pauseCheck(t, "graph")
+	t.Cleanup(custodian.SetMaxApplyEdges(1)) // every delta fills a batch
+	ts := newTestService(t)
+	ctx := t.Context()
+	ts.mustPersona("work")
+	ts.mustClaim("work.k0", "value", "work")
+	done := make(chan error, 1)
+	go func() {
+		rep, err := ts.Check(ctx, ts.owner)
+		if err == nil && !rep.OK {
+			err = fmt.Errorf("check: %+v", rep)
+		}
+		done <- err
+	}()
+	<-paused
+	// One group each, more than the worker's queue holds.
+	for i := range custodian.MaxGroup + 50 {
+		ts.mustClaim(fmt.Sprintf("work.n%d", i), "written while the graph is held", "work")
+	}
+	close(resume)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	rep, err := ts.Check(ctx, ts.owner)
+	if err != nil || !rep.OK || rep.Graph.Watermark != rep.Graph.Revision {
+		t.Errorf("Check after = %+v, %v; want ok, the graph at the store's revision", rep, err)
+	}
+}
+
 // TestCheckDuringLock: a lock while Check runs waits for one chunk of its
 // claims at most, and breaks its hold of the graph; the check then stops
 // with vault_locked (or has ended); neither hangs (Check once took the
 // service's life lock twice, which deadlocked with a lock waiting between
 // the two). A traversal waiting for the held graph does not keep the lock
-// waiting either.
+// waiting either, and a check whose hold a lock broke says so, even when
+// the vault is open again by then.
 func TestCheckDuringLock(t *testing.T) {
 	for _, stage := range []string{"graph", "claims"} {
 		t.Run(stage, func(t *testing.T) {
@@ -186,6 +222,9 @@ func TestCheckDuringLock(t *testing.T) {
 				if err := <-traversed; err != nil && custodian.KindOf(err) != custodian.KindLocked {
 					t.Fatalf("traversal across a lock: %v", err)
 				}
+				// Open again before the check goes on: what it compares
+				// now is not what it held, and it says so.
+				ts.unlock()
 			}
 			close(resume)
 			err := <-done

@@ -254,6 +254,18 @@ func SetGraphWaitHook(fn func(op string)) (restore func()) {
 	return func() { graphWaitHook = h }
 }
 
+// SetMaxApplyEdges sets how many edges the graph worker joins into one
+// graph commit; the returned function restores it.
+func SetMaxApplyEdges(n int) (restore func()) {
+	m := maxApplyEdges
+	maxApplyEdges = n
+	return func() { maxApplyEdges = m }
+}
+
+// MaxGroup is how many jobs the journal commits as one group at most, and
+// how many deltas wait for the graph worker before the journal waits.
+const MaxGroup = maxGroup
+
 // SetSnapshotHook sets a function run between a snapshot's cut and its
 // switch (nil: none).
 func SetSnapshotHook(fn func()) { snapAfterCut = fn }

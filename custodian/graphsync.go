@@ -167,7 +167,7 @@ func (st *state) awaitGraph(op string) error {
 // a bbolt transaction of many random keys costs more than linearly (see
 // BENCHMARKS.md), so a few large commits beat one huge one. A single delta
 // larger than this is still applied whole.
-const maxApplyEdges = 10_000
+var maxApplyEdges = 10_000 // a variable for tests only
 
 // graphDelay is how long the worker collects deltas after the first one
 // before it commits them to the graph, unless a traversal, check or export
@@ -269,11 +269,11 @@ func (s *Service) graphWorker() {
 // lockLife): the returned context is then cancelled with errHoldBroken,
 // and what was compared under it means nothing. A hold asked for while a
 // lock waits is broken from the start.
-func (s *Service) holdGraph(ctx context.Context) (held context.Context, letGo func()) {
+func (s *Service) holdGraph(ctx context.Context, st *state) (held context.Context, letGo func()) {
 	held, cancel := context.WithCancelCause(ctx)
 	s.holdMu.Lock()
 	defer s.holdMu.Unlock()
-	if s.locking > 0 {
+	if s.locking[nil] > 0 || s.locking[st] > 0 {
 		cancel(errHoldBroken)
 		return held, func() {}
 	}
@@ -282,19 +282,23 @@ func (s *Service) holdGraph(ctx context.Context) (held context.Context, letGo fu
 	}
 	s.holdSeq++
 	id := s.holdSeq
-	s.holds[id] = cancel
+	s.holds[id] = graphHold{st: st, cancel: cancel}
 	return held, func() {
 		s.holdMu.Lock()
 		defer s.holdMu.Unlock()
 		if _, ok := s.holds[id]; ok {
 			delete(s.holds, id)
 			cancel(nil)
-			if len(s.holds) == 0 {
-				close(s.graphHold)
-				s.graphHold = nil
-			}
+			s.endHoldLocked()
 		}
 	}
+}
+
+// graphHold is one hold of the graph: the state it was taken in, and the
+// cancel of its context.
+type graphHold struct {
+	st     *state
+	cancel context.CancelCauseFunc
 }
 
 // heldHook, when set (tests), runs with the number of deltas the worker
@@ -304,14 +308,22 @@ var heldHook func(collected int)
 // errHoldBroken is the cause of a hold's context when a lock broke it.
 var errHoldBroken = errors.New("the vault was locked while the graph was held")
 
-// breakHoldsLocked lets go of every hold of the graph, cancelling each
-// one's context; s.holdMu is held.
-func (s *Service) breakHoldsLocked() {
-	for id, cancel := range s.holds {
-		cancel(errHoldBroken)
-		delete(s.holds, id)
+// breakHoldsLocked lets go of every hold of the graph taken in st (nil:
+// in any state), cancelling each one's context; s.holdMu is held.
+func (s *Service) breakHoldsLocked(st *state) {
+	for id, h := range s.holds {
+		if st == nil || h.st == st {
+			h.cancel(errHoldBroken)
+			delete(s.holds, id)
+		}
 	}
-	if s.graphHold != nil {
+	s.endHoldLocked()
+}
+
+// endHoldLocked lets the worker go on once no hold is left; s.holdMu is
+// held.
+func (s *Service) endHoldLocked() {
+	if len(s.holds) == 0 && s.graphHold != nil {
 		close(s.graphHold)
 		s.graphHold = nil
 	}
@@ -328,6 +340,12 @@ func (s *Service) heldGraph() chan struct{} {
 // until the hold is let go (or the service stops). A job of another state
 // ends the collection (carry is then it); so does a carry already there.
 func (s *Service) collectHeld(hold chan struct{}, batch []graphJob, carry *graphJob) ([]graphJob, *graphJob) {
+	// A carry of this state (the batch was full) joins it: the worker
+	// must keep receiving, or the queue fills and the journal, sending to
+	// it, holds every write until the hold ends.
+	if carry != nil && carry.st == batch[0].st {
+		batch, carry = append(batch, *carry), nil
+	}
 	if heldHook != nil {
 		heldHook(len(batch))
 	}

@@ -365,7 +365,7 @@ func (s *Service) runJob(st *state, j *job, b *batch) (err error, unreadable boo
 
 // lockBroken locks the vault after a failed commit, if st is still current.
 func (s *Service) lockBroken(st *state) {
-	s.lockLife()
+	s.lockLife(st) // a stale st breaks no check of the state open now
 	defer s.life.Unlock()
 	if s.st == st {
 		s.lockLocked()

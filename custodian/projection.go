@@ -546,7 +546,7 @@ func (s *Service) Check(ctx context.Context, p Principal) (CheckReport, error) {
 		rep.Summaries = st.summaryProblems()
 		want = st.projection()
 		rep.Graph = GraphReport{Revision: st.revision, Sync: st.graphSync}
-		held, letGo = s.holdGraph(ctx)
+		held, letGo = s.holdGraph(ctx, st)
 		return nil
 	})
 	release()
@@ -595,6 +595,7 @@ func (s *Service) compareGraph(ctx context.Context, rep *GraphReport, want []gra
 	if err := s.graph.Each(ctx, func(e graph.Edge) error {
 		got = append(got, e)
 		if len(got)%1024 == 0 {
+			s.touch()        // a check at work is not idle
 			return ctx.Err() // a lock broke the hold, or the caller went
 		}
 		return nil
@@ -777,6 +778,7 @@ func (s *Service) claimProblems(ctx context.Context, op string, p Principal, st 
 		if err != nil {
 			return nil, err
 		}
+		s.touch()
 		if now != st {
 			release()
 			return nil, fail(op, KindConflict, "the vault was locked and unlocked during the check: run it again")

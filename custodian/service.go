@@ -135,9 +135,9 @@ type Service struct {
 	// cancel, by id) is let go or broken (see holdGraph). locking counts
 	// the locks waiting for life (see lockLife).
 	holdMu    sync.Mutex
-	holds     map[uint64]context.CancelCauseFunc
+	holds     map[uint64]graphHold
 	holdSeq   uint64
-	locking   int
+	locking   map[*state]int // nil: a lock of whatever state is open
 	graphHold chan struct{}
 	// graphSem lets one check, graph rebuild or graph export at a time
 	// use the graph: a rebuild or an export waits in the journal for the
@@ -178,7 +178,8 @@ func New(cfg Config) (*Service, error) {
 		jobs:             make(chan *job, maxGroup),
 		graphQ:           make(chan graphJob, maxGroup),
 		stop:             make(chan struct{}),
-		holds:            map[uint64]context.CancelCauseFunc{},
+		holds:            map[uint64]graphHold{},
+		locking:          map[*state]int{},
 		graphSem:         make(chan struct{}, 1),
 	}
 	if s.log == nil {
@@ -205,7 +206,7 @@ func New(cfg Config) (*Service, error) {
 // Close locks the vault and stops the Service's goroutines. It does not
 // close the Store or the Graph.
 func (s *Service) Close() error {
-	s.lockLife()
+	s.lockLife(nil)
 	if s.closed {
 		s.life.Unlock()
 		return nil
@@ -345,7 +346,7 @@ func (s *Service) Lock(ctx context.Context, p Principal) error {
 	if !p.IsOwner() {
 		return fail("lock", KindSessionRequired, "")
 	}
-	s.lockLife()
+	s.lockLife(nil)
 	defer s.life.Unlock()
 	if s.st == nil {
 		return nil
@@ -358,19 +359,22 @@ func (s *Service) Lock(ctx context.Context, p Principal) error {
 	return nil
 }
 
-// lockLife takes life exclusively for a lock or a stop. First it breaks
-// every hold of the graph (see holdGraph), and any taken until it has
-// life: a check comparing the graph gives up, rather than keep the lock
-// (and every request behind it, such as a traversal waiting for the graph
-// with life shared) waiting for as long as the comparison takes.
-func (s *Service) lockLife() {
+// lockLife takes life exclusively for a lock or a stop of st (nil:
+// whatever state is open). First it breaks every hold of the graph taken
+// in st (see holdGraph), and any asked for until it has life: a check
+// comparing the graph gives up, rather than keep the lock (and every
+// request behind it, such as a traversal waiting for the graph with life
+// shared) waiting for as long as the comparison takes.
+func (s *Service) lockLife(st *state) {
 	s.holdMu.Lock()
-	s.locking++
-	s.breakHoldsLocked()
+	s.locking[st]++
+	s.breakHoldsLocked(st)
 	s.holdMu.Unlock()
 	s.life.Lock()
 	s.holdMu.Lock()
-	s.locking--
+	if s.locking[st]--; s.locking[st] == 0 {
+		delete(s.locking, st)
+	}
 	s.holdMu.Unlock()
 }
 
@@ -422,7 +426,7 @@ func (s *Service) idleWatch() {
 				continue
 			}
 			if idle() {
-				s.lockLife()
+				s.lockLife(nil)
 				if s.st != nil && idle() { // again: a request may have come meanwhile
 					s.lockLocked()
 					s.log.Info("vault locked after idle", "idle", s.idle)
