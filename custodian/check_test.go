@@ -149,21 +149,9 @@ func TestCheckLetsWritesThrough(t *testing.T) {
 // waiting to hand it a delta, held every write until the check ended);
 // the graph gets them all, in order, when the check lets it go.
 func TestCheckLetsManyDeltasThrough(t *testing.T) {
-	paused, resume := pauseCheck(t, "graph")
 	t.Cleanup(custodian.SetMaxApplyEdges(1)) // every delta fills a batch
-	ts := newTestService(t)
+	ts, done, resume := startHeldCheck(t)
 	ctx := t.Context()
-	ts.mustPersona("work")
-	ts.mustClaim("work.k0", "value", "work")
-	done := make(chan error, 1)
-	go func() {
-		rep, err := ts.Check(ctx, ts.owner)
-		if err == nil && !rep.OK {
-			err = fmt.Errorf("check: %+v", rep)
-		}
-		done <- err
-	}()
-	<-paused
 	// One group each, more than the worker's queue holds.
 	for i := range custodian.MaxGroup + 50 {
 		ts.mustClaim(fmt.Sprintf("work.n%d", i), "written while the graph is held", "work")
@@ -258,29 +246,13 @@ func TestCheckKeepsTheGraphsOtherUsersOutOfTheJournal(t *testing.T) {
 		"export": func(ts *testService) error {
 			return ts.ExportGraph(ts.t.Context(), ts.owner, io.Discard)
 		},
-		"check": func(ts *testService) error {
-			rep, err := ts.Check(ts.t.Context(), ts.owner)
-			if err == nil && !rep.OK {
-				err = fmt.Errorf("second check: %+v", rep)
-			}
-			return err
-		},
+		"check": checkOK,
 	}
 	for _, name := range slices.Sorted(maps.Keys(users)) {
 		t.Run(name, func(t *testing.T) {
-			paused, resume := pauseCheck(t, "graph")
 			waiting := make(chan string, 1)
 			t.Cleanup(custodian.SetGraphWaitHook(func(op string) { waiting <- op }))
-			ts := newTestService(t)
-			ctx := t.Context()
-			ts.mustPersona("work")
-			ts.mustClaim("work.k0", "value", "work")
-			done := make(chan error, 1)
-			go func() {
-				_, err := ts.Check(ctx, ts.owner)
-				done <- err
-			}()
-			<-paused
+			ts, done, resume := startHeldCheck(t)
 			// A delta the held graph lacks, then the other user.
 			ts.mustClaim("work.k1", "value", "work")
 			used := make(chan error, 1)
@@ -357,6 +329,35 @@ func TestCheckWaitsForTheGroupInFlight(t *testing.T) {
 	if !rep.OK || len(rep.Claims) != 0 {
 		t.Errorf("Check with a group in flight = %+v; want ok", rep)
 	}
+}
+
+// checkOK runs a check as the owner; an error unless it finds nothing.
+func checkOK(ts *testService) error {
+	rep, err := ts.Check(ts.t.Context(), ts.owner)
+	if err == nil && !rep.OK {
+		err = fmt.Errorf("check: %+v", rep)
+	}
+	return err
+}
+
+// goCheck starts checkOK; its answer comes on the returned channel.
+func goCheck(ts *testService) <-chan error {
+	done := make(chan error, 1)
+	go func() { done <- checkOK(ts) }()
+	return done
+}
+
+// startHeldCheck makes a service with a claim in persona work, and starts
+// a check of it that it pauses holding the graph (close resume to let it
+// go on); its answer comes on done. Set hooks before.
+func startHeldCheck(t *testing.T) (ts *testService, done <-chan error, resume chan struct{}) {
+	paused, resume := pauseCheck(t, "graph")
+	ts = newTestService(t)
+	ts.mustPersona("work")
+	ts.mustClaim("work.k0", "value", "work")
+	done = goCheck(ts)
+	<-paused
+	return ts, done, resume
 }
 
 // pauseCheck makes Check compare claims two at a time and stop the first
