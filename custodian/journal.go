@@ -104,15 +104,18 @@ func (s *Service) write(op string, p Principal, fn func(st *state, b *batch) err
 // unlock reloads from the store. An error before any of that is returned as
 // it is. Callers hold s.life (shared or exclusive) so that st stays current.
 func (s *Service) commit(st *state, fn func(st *state, b *batch) error) error {
-	j := &job{st: st, apply: fn, done: make(chan error, 1)}
-	s.jobs <- j
-	return <-j.done
+	return s.queue(&job{st: st, apply: fn})
 }
 
 // commitAlone is commit for a job that runs as a group of its own (see
 // job.alone).
 func (s *Service) commitAlone(st *state, fn func(st *state, b *batch) error) error {
-	j := &job{st: st, apply: fn, done: make(chan error, 1), alone: true}
+	return s.queue(&job{st: st, apply: fn, alone: true})
+}
+
+// queue hands j to the journal and waits for its answer.
+func (s *Service) queue(j *job) error {
+	j.done = make(chan error, 1)
 	s.jobs <- j
 	return <-j.done
 }

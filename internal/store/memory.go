@@ -140,29 +140,23 @@ func (tx *memTx) ForEach(bucket string, fn func(key string, value []byte) error)
 
 // ForEachPrefix is ForEach over the keys that begin with prefix.
 func (tx *memTx) ForEachPrefix(bucket, prefix string, fn func(key string, value []byte) error) error {
-	if tx.done {
-		return errTxDone
-	}
-	b := tx.buckets[bucket]
-	for _, k := range slices.Sorted(maps.Keys(b)) {
-		if !strings.HasPrefix(k, prefix) {
-			continue
-		}
-		if err := fn(k, bytes.Clone(b[k])); err != nil {
-			return err
-		}
-	}
-	return nil
+	return tx.each(bucket, prefix, "", fn)
 }
 
 // ForEachFrom is ForEach over the keys at or after from.
 func (tx *memTx) ForEachFrom(bucket, from string, fn func(key string, value []byte) error) error {
+	return tx.each(bucket, "", from, fn)
+}
+
+// each calls fn for the keys of bucket that begin with prefix and are at
+// or after from, in order.
+func (tx *memTx) each(bucket, prefix, from string, fn func(key string, value []byte) error) error {
 	if tx.done {
 		return errTxDone
 	}
 	b := tx.buckets[bucket]
 	for _, k := range slices.Sorted(maps.Keys(b)) {
-		if k < from {
+		if k < from || !strings.HasPrefix(k, prefix) {
 			continue
 		}
 		if err := fn(k, bytes.Clone(b[k])); err != nil {

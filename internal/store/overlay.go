@@ -109,8 +109,8 @@ func (o *overlay) without(flushed uint64) *overlay {
 func entrySize(e *entry) int { return len(e.key) + len(e.ct) + 64 + 8 }
 
 // merged returns the entries of bucket whose keys begin with prefix and
-// are at or after start (at least prefix), in key order, those of top (an Update's own writes; may be nil) over those
-// of o.
+// are at or after start (at least prefix), in key order, those of top (an
+// Update's own writes; may be nil) over those of o.
 func merged(o *overlay, top map[string]*btree.BTreeG[*entry], bucket, start, prefix string) []*entry {
 	collect := func(t *btree.BTreeG[*entry]) []*entry {
 		var out []*entry
