@@ -27,6 +27,10 @@ const anyJSON = `{"description": "any JSON value"}`
 // copy of them.
 var (
 	purposeSchema = fromDef("purpose", "why the context is needed; grants are per purpose")
+	// readPurposeSchema is the purpose of a read: the purpose of the grant
+	// it reads under.
+	readPurposeSchema = fromDef("purpose", "the purpose of the grant you read under (grants are per purpose). "+
+		"A token minted for a purpose reads under it: leave this out, or repeat it. A token minted without one: pass it")
 	fieldIDSchema = fromDef("key", "a field id in dot notation, e.g. identity.full_name")
 	tierSchema    = fromDef("sensitivity", "")
 	kindSchema    = fromDef("kind", "")
@@ -71,6 +75,13 @@ func schema(s string) json.RawMessage {
 }
 
 func boolPtr(b bool) *bool { return &b }
+
+// unboundNote ends the description of every tool that reads: what a token
+// minted without a purpose (unbound) sees, and what to do next.
+const unboundNote = " Purpose: a token minted for a purpose reads under it (leave purpose out, or repeat it; another purpose is scope_exceeded). " +
+	"A token minted without a purpose should pass purpose, the purpose of the grant it reads under: without it, it may see only " +
+	"what the person shares with every app, or get purpose_required, which lists your grants' purposes: call again with one of them. " +
+	"A field you may not read looks exactly like one that does not exist."
 
 // tool is one tool: its definition and the core call behind it.
 type tool struct {
@@ -128,8 +139,8 @@ func (s *Server) tools() []tool {
 		{&mcp.Tool{
 			Name:         "context_list",
 			Title:        "List context fields",
-			Description:  "The fields you may read, without their values.",
-			InputSchema:  schema(`{"type": "object", "additionalProperties": false, "properties": {"purpose": ` + purposeSchema + `}}`),
+			Description:  "The fields you may read, without their values." + unboundNote,
+			InputSchema:  schema(`{"type": "object", "additionalProperties": false, "properties": {"purpose": ` + readPurposeSchema + `}}`),
 			OutputSchema: schema(`{"type": "object", "properties": {"context_version": {"type": "string"}, "fields": {"type": "array", "items": ` + fieldSchema + `}, "revision": {"type": "integer"}, ` + errorProps + `}}`),
 			Annotations:  readOnly,
 		}, purposeOnly(svc.ListFields)},
@@ -137,8 +148,8 @@ func (s *Server) tools() []tool {
 		{&mcp.Tool{
 			Name:         "context_get",
 			Title:        "Read one field",
-			Description:  "One field with its value, if you may read it for the purpose.",
-			InputSchema:  schema(`{"type": "object", "required": ["id"], "additionalProperties": false, "properties": {"id": ` + fieldIDSchema + `, "purpose": ` + purposeSchema + `, "disclosure": ` + disclosureSchema + `}}`),
+			Description:  "One field with its value, if you may read it for the purpose." + unboundNote,
+			InputSchema:  schema(`{"type": "object", "required": ["id"], "additionalProperties": false, "properties": {"id": ` + fieldIDSchema + `, "purpose": ` + readPurposeSchema + `, "disclosure": ` + disclosureSchema + `}}`),
 			OutputSchema: schema(fieldSchemaWith(`"revision": {"type": "integer"}, "warnings": {"type": "array", "items": {"type": "string"}}, ` + errorProps)),
 			Annotations:  readOnly,
 		}, func(ctx context.Context, p custodian.Principal, req *mcp.CallToolRequest) (any, error) {
@@ -157,8 +168,8 @@ func (s *Server) tools() []tool {
 		{&mcp.Tool{
 			Name:        "context_context",
 			Title:       "Read context by category",
-			Description: "Every field you may read for the purpose, with values, grouped by category.",
-			InputSchema: schema(`{"type": "object", "additionalProperties": false, "properties": {"purpose": ` + purposeSchema + `, "disclosure": ` + disclosureSchema + `}}`),
+			Description: "Every field you may read for the purpose, with values, grouped by category." + unboundNote,
+			InputSchema: schema(`{"type": "object", "additionalProperties": false, "properties": {"purpose": ` + readPurposeSchema + `, "disclosure": ` + disclosureSchema + `}}`),
 			OutputSchema: schema(`{"type": "object", "properties": {"context_version": {"type": "string"},
 				"categories": {"type": "object", "additionalProperties": {"type": "array", "items": ` + fieldSchema + `}},
 				"revision": {"type": "integer"}, "warnings": {"type": "array", "items": {"type": "string"}}, ` + errorProps + `}}`),
@@ -189,6 +200,9 @@ func (s *Server) tools() []tool {
 			if err != nil {
 				return nil, &custodian.Error{Op: "context_set", Kind: custodian.KindInvalid, Public: "the arguments do not match the tool's input schema", Err: err}
 			}
+			if vs := setViolations(id, req.Params.Arguments); len(vs) > 0 {
+				return nil, violationsError("context_set", vs...)
+			}
 			f, pending, err := svc.PutField(ctx, p, id, body)
 			if err != nil {
 				return nil, err
@@ -210,10 +224,14 @@ func (s *Server) tools() []tool {
 		{&mcp.Tool{
 			Name:  "request_context",
 			Title: "Ask for more context",
-			Description: "Ask the person for access to a scope (key patterns such as health.*, comma separated) for a purpose. " +
-				"Public and standard data is granted at once. For sensitive data the person is asked in this app when it " +
-				"supports it; otherwise, and always for critical data, the request waits for the person (status pending, " +
-				"with a request_id: call again with only request_id to see how it stands).",
+			Description: "Ask the person for a scope of their context (key patterns such as health.* or identity.full_name) for a purpose, " +
+				"and get at once, in fields, the values of that scope you may read: what the person's policy shares without asking " +
+				"(public data; standard data too where they chose so) and what they already granted you for the purpose. " +
+				"Sensitive data is put to the person in this app when it can ask them (elicitation) and they allow approvals that way; " +
+				"approved, its values come in the same answer. Otherwise, and always for critical data, the request waits for their " +
+				"approval in phc (status pending, with a request_id and next, the step to take): call again with only request_id " +
+				"to see how it stands; once approved, that answer carries the values. A field you may not read is left out exactly " +
+				"as one that does not exist.",
 			InputSchema: schema(`{"type": "object", "additionalProperties": false, "properties": {
 				"scope": {"description": "key patterns: a string, comma separated (identity.*, health.allergies), or an array of strings ([\"identity.full_name\", \"addresses.current\"]); a field covers the keys below it. Either form; the server checks it."},
 				"purpose": ` + purposeSchema + `,
@@ -223,78 +241,21 @@ func (s *Server) tools() []tool {
 				"request_id": {"type": "string", "pattern": "^req_[A-Z2-7]{26}$", "description": "ask how an earlier request stands (alone, without scope and purpose)"}}}`),
 			OutputSchema: schema(`{"type": "object", "properties": {"request_id": {"type": "string"}, "status": {"type": "string"},
 				"scope": {"type": "array", "items": {"type": "string"}}, "purpose": {"type": "string"}, "tier": {"type": "string"}, "expires_at": {"type": "string"},
-				"revision": {"type": "integer"}, ` + errorProps + `}}`),
+				"fields": {"type": "array", "description": "the values of the scope you may read now", "items": ` + fieldSchema + `},
+				"next": {"type": "string", "description": "what to do next, while anything waits or this token cannot read it"},
+				"revision": {"type": "integer"}, "warnings": {"type": "array", "items": {"type": "string"}}, ` + errorProps + `}}`),
 			Annotations: &mcp.ToolAnnotations{Title: "Ask for more context", DestructiveHint: boolPtr(false), OpenWorldHint: boolPtr(false)},
-		}, func(ctx context.Context, p custodian.Principal, req *mcp.CallToolRequest) (any, error) {
-			var in struct {
-				Scope      json.RawMessage `json:"scope,omitempty"`
-				Purpose    string          `json:"purpose"`
-				Duration   json.RawMessage `json:"duration,omitempty"`
-				Usage      string          `json:"usage,omitempty"`
-				RequestID  string          `json:"request_id,omitempty"`
-				Disclosure string          `json:"disclosure,omitempty"`
-			}
-			if err := args(req.Params.Arguments, &in); err != nil {
-				return nil, err
-			}
-			var v custodian.RequestView
-			var err error
-			// The alternatives the schema cannot say at its top level:
-			// request_id alone, or a scope and a purpose.
-			if in.RequestID != "" {
-				var extra []schemaViolation
-				for name, set := range map[string]bool{"scope": in.Scope != nil, "purpose": in.Purpose != "", "duration": in.Duration != nil, "usage": in.Usage != "", "disclosure": in.Disclosure != ""} {
-					if set {
-						extra = append(extra, schemaViolation{"/" + name, "not", "is not allowed with request_id"})
-					}
-				}
-				if len(extra) > 0 {
-					return nil, violationsError("request_context", extra...)
-				}
-				v, err = svc.PollRequest(ctx, custodian.ChannelMCP, p, in.RequestID)
-			} else {
-				var missing []schemaViolation
-				if in.Scope == nil {
-					missing = append(missing, schemaViolation{"/scope", "required", "is required (or request_id alone)"})
-				}
-				if in.Purpose == "" {
-					missing = append(missing, schemaViolation{"/purpose", "required", "is required (or request_id alone)"})
-				}
-				if len(missing) > 0 {
-					return nil, violationsError("request_context", missing...)
-				}
-				doc := map[string]any{"scope": in.Scope, "purpose": in.Purpose, "usage": in.Usage}
-				if in.Duration != nil {
-					doc["duration"] = in.Duration
-				}
-				if in.Disclosure != "" {
-					doc["disclosure"] = in.Disclosure
-				}
-				body, _ := json.Marshal(doc)
-				// Over MCP the core mints no token: a bearer token never
-				// enters the model's context. The grant is this consumer's
-				// either way, and the app fetches a token with the new
-				// scope over HTTP, outside it.
-				v, err = svc.RequestContext(ctx, custodian.ChannelMCP, p, body)
-				if err == nil && svc.MayAskInHost(custodian.ChannelMCP, v) {
-					v, err = s.askUser(ctx, p, req, v)
-				}
-			}
-			if err != nil {
-				return nil, err
-			}
-			return v, nil
-		}},
+		}, s.requestContext},
 
 		{&mcp.Tool{
 			Name:  "context_search",
 			Title: "Search context",
 			Description: "Find the fields you may read for the purpose whose key or value matches the query " +
 				"(a key prefix such as addresses.current, a word such as city or a word of a value), best first, with their values. " +
-				"It reads what context_get would, and nothing else.",
+				"It reads what context_get would, and nothing else." + unboundNote,
 			InputSchema: schema(`{"type": "object", "required": ["query"], "additionalProperties": false, "properties": {
 				"query": {"type": "string", "minLength": 1, "maxLength": 256, "description": "words or a key prefix"},
-				"purpose": ` + purposeSchema + `,
+				"purpose": ` + readPurposeSchema + `,
 				"limit": {"type": "integer", "minimum": 1, "maximum": 50, "description": "results at most (default 10)"},
 				"disclosure": ` + disclosureSchema + `}}`),
 			OutputSchema: schema(`{"type": "object", "properties": {"query": {"type": "string"}, "fields": {"type": "array", "items": ` + fieldSchema + `},
@@ -310,6 +271,9 @@ func (s *Server) tools() []tool {
 			p, err := valueArgs(req, p, &in, &in.Disclosure)
 			if err != nil {
 				return nil, err
+			}
+			if vs := queryViolations(in.Query); len(vs) > 0 {
+				return nil, violationsError("context_search", vs...)
 			}
 			return svc.SearchFields(ctx, p, in.Query, in.Purpose, in.Limit)
 		}},
@@ -453,38 +417,44 @@ func checkArgs(tool string, in *binding.Schema, raw json.RawMessage) error {
 // the host supports it. The consumer and purpose are shown literally
 // (quoted, control characters escaped). The answer is relayed to the core,
 // which never lets it approve critical data. A host without elicitation,
-// or a person who cancels, leaves the request pending.
+// or a person who cancels, leaves the request pending; so does an answer
+// the core does not take (the owner decided first, say): the request is
+// filed either way, and the answer is how it stands now.
 func (s *Server) askUser(ctx context.Context, p custodian.Principal, req *mcp.CallToolRequest, v custodian.RequestView) (custodian.RequestView, error) {
-	ss := req.Session
-	if ss == nil {
-		return v, nil
-	}
-	if ip := ss.InitializeParams(); ip == nil || ip.Capabilities == nil || ip.Capabilities.Elicitation == nil {
+	if !elicits(req) {
 		return v, nil
 	}
 	msg := fmt.Sprintf("The app %s asks to read your %s data for the purpose %s, until you revoke it or it expires. Allow it?",
 		strconv.Quote(p.Consumer), strconv.Quote(strings.Join(v.Scope, ", ")), strconv.Quote(v.Purpose))
-	ctx, cancel := context.WithTimeout(ctx, maxCall-time.Minute)
+	ectx, cancel := context.WithTimeout(ctx, maxCall-time.Minute)
 	defer cancel()
-	res, err := ss.Elicit(ctx, &mcp.ElicitParams{Message: msg, RequestedSchema: json.RawMessage(`{"type": "object",
+	res, err := req.Session.Elicit(ectx, &mcp.ElicitParams{Message: msg, RequestedSchema: json.RawMessage(`{"type": "object",
 		"properties": {"approve": {"type": "boolean", "title": "Allow", "description": "allow this app to read this data for this purpose"}},
 		"required": ["approve"]}`)})
 	if err != nil {
 		s.log.Debug("elicitation failed; the request stays pending", "err", err)
 		return v, nil
 	}
+	var out custodian.RequestView
 	switch res.Action {
 	case "accept":
 		approve, _ := res.Content["approve"].(bool)
-		out, err := s.svc.DecideByUser(ctx, p, v.ID, approve)
-		if custodian.KindOf(err) == custodian.KindApprovalRequired {
-			return v, nil // critical: the owner decides out of band
-		}
-		return out, err
+		out, err = s.svc.DecideByUser(ctx, p, v.ID, approve)
 	case "decline":
-		return s.svc.DecideByUser(ctx, p, v.ID, false)
+		out, err = s.svc.DecideByUser(ctx, p, v.ID, false)
+	default:
+		return v, nil
 	}
-	return v, nil
+	if err == nil {
+		return out, nil
+	}
+	if k := custodian.KindOf(err); k == custodian.KindLocked || k == custodian.KindInternal {
+		return v, err
+	}
+	// Not taken (critical data, the owner's settings, a decision made
+	// meanwhile): the request stands as it is now.
+	s.log.Debug("the person's answer was not recorded", "err", err)
+	return s.svc.PollRequest(ctx, custodian.ChannelMCP, p, v.ID)
 }
 
 // splitMember takes the first member name out of the JSON object raw and
