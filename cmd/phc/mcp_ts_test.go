@@ -55,6 +55,7 @@ type tsRun struct {
 	Resources []string `json:"resources"`
 	Prompts   []string `json:"prompts"`
 	Prompt    int      `json:"prompt"`
+	Elicited  []string `json:"elicited"`
 	Error     string   `json:"error"`
 }
 
@@ -125,6 +126,11 @@ func TestMCPTypeScriptClient(t *testing.T) {
 		if last := run.Calls[len(run.Calls)-1].Structured; last["constraint"] != "not_found" {
 			t.Errorf("%s: a hidden field = %v; want not_found", face, last)
 		}
+		// request_context returns what it grants at once (auto_grant
+		// standard: learning.*), checked against its output schema.
+		if rc := run.Calls[6].Structured; rc["status"] != "approved" || !tsHasField(rc, "learning.goal") {
+			t.Errorf("%s: request_context = %v; want approved with learning.goal's value", face, rc)
+		}
 	}
 
 	cmd := exec.Command(node, "client.mjs", "http", d.base+"/mcp", tok.Token, callsFile)
@@ -141,4 +147,50 @@ func TestMCPTypeScriptClient(t *testing.T) {
 	if strings.Contains(string(out), tok.Token) {
 		t.Fatal("the token reached the client's output")
 	}
+
+	// Sensitive data: the TypeScript client as a host that asks the person
+	// (elicited approvals allowed) gets the values in the same answer; as
+	// one that cannot, a pending request and the step to take.
+	d.must(t, client, 200, "PUT", "/phc/v1/settings", d.owner, map[string]any{"elicited_approvals": true}, nil)
+	d.must(t, client, 200, "PUT", "/context/fields/health.allergies", d.owner, map[string]any{"value": "peanuts"}, nil)
+	for _, host := range []struct{ elicit, purpose, status string }{{"accept", "treatment", "approved"}, {"", "care", "pending"}} {
+		raw, _ := json.Marshal([]map[string]any{{"name": "request_context", "arguments": map[string]any{"scope": "health.*", "purpose": host.purpose}}})
+		if err := os.WriteFile(callsFile, raw, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(node, "client.mjs", "http", d.base+"/mcp", tok.Token, callsFile)
+		cmd.Dir = tsClientDir
+		cmd.Env = append(os.Environ(), "ONLY_CALLS=1", "ELICIT="+host.elicit)
+		out, err := cmd.Output()
+		var run tsRun
+		if jerr := json.Unmarshal(out, &run); jerr != nil || err != nil || run.Error != "" || len(run.Calls) != 1 {
+			t.Fatalf("ELICIT=%q: the TypeScript client failed: %v %v\n%s", host.elicit, err, jerr, out)
+		}
+		rc := run.Calls[0].Structured
+		if run.Calls[0].IsError || rc["status"] != host.status {
+			t.Fatalf("ELICIT=%q: request_context = %v (thrown %q); want %s", host.elicit, rc, run.Calls[0].Thrown, host.status)
+		}
+		switch host.elicit {
+		case "accept":
+			if len(run.Elicited) != 1 || !tsHasField(rc, "health.allergies") {
+				t.Errorf("a host that asks: asked %q, answer %v; want asked once, and health.allergies in the answer", run.Elicited, rc)
+			}
+		default:
+			if next, _ := rc["next"].(string); len(run.Elicited) != 0 || tsHasField(rc, "health.allergies") || !strings.Contains(next, rc["request_id"].(string)) {
+				t.Errorf("a host that cannot ask: answer %v; want no value, and next naming the request", rc)
+			}
+		}
+	}
+}
+
+// tsHasField reports whether a request_context answer's fields hold id,
+// with a value.
+func tsHasField(answer map[string]any, id string) bool {
+	fs, _ := answer["fields"].([]any)
+	for _, f := range fs {
+		if f, _ := f.(map[string]any); f["id"] == id && f["value"] != nil {
+			return true
+		}
+	}
+	return false
 }

@@ -6,12 +6,15 @@
 // standard error and waits for a line on standard input (the test changes the daemon meanwhile). A call that
 // throws is recorded with "thrown". With ONLY_CALLS=1 in the environment, the listings after the calls are left out.
 // With LOG_MESSAGES=FILE, every MCP message sent and received is appended to FILE, one JSON line each; with
-// CLIENT_VAULT=VALUE (http mode), every request carries the header Client-Vault: VALUE.
+// CLIENT_VAULT=VALUE (http mode), every request carries the header Client-Vault: VALUE. With ELICIT=accept or
+// ELICIT=decline, the client is a host that supports elicitation and answers every one so (accept: {"approve": true});
+// the messages it was asked are in "elicited".
 import { appendFileSync, readFileSync } from "node:fs";
 import { createInterface } from "node:readline";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 
 const [mode, ...rest] = process.argv.slice(2);
 let transport, callsFile;
@@ -44,8 +47,15 @@ function logged(inner, file) {
 }
 if (process.env.LOG_MESSAGES) transport = logged(transport, process.env.LOG_MESSAGES);
 const calls = JSON.parse(readFileSync(callsFile, "utf8"));
-const client = new Client({ name: "phc-ts-test", version: "1.0.0" });
-const out = { tools: [], calls: [], resources: null, prompts: [], prompt: null };
+const elicit = process.env.ELICIT;
+const client = new Client({ name: "phc-ts-test", version: "1.0.0" }, elicit ? { capabilities: { elicitation: {} } } : undefined);
+const out = { tools: [], calls: [], resources: null, prompts: [], prompt: null, elicited: [] };
+if (elicit) {
+  client.setRequestHandler(ElicitRequestSchema, async (req) => {
+    out.elicited.push(req.params.message);
+    return elicit === "accept" ? { action: "accept", content: { approve: true } } : { action: elicit };
+  });
+}
 try {
   await client.connect(transport);
   const tools = await client.listTools(); // validates every tool definition
