@@ -4,9 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"os"
+	"os/exec"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -335,5 +338,39 @@ func TestMCPToolsSayWhatUnboundTokensSee(t *testing.T) {
 	}
 	if seen != 5 {
 		t.Fatalf("tools/list had %d of the five reading tools", seen)
+	}
+}
+
+// TestMCPRequestContextOverStdio: the built phc mcp, started by a host that
+// asks the person, relays the elicitation both ways: approved in the host,
+// the sensitive values come in the same answer.
+func TestMCPRequestContextOverStdio(t *testing.T) {
+	bin := buildBinary(t)
+	h := startHarness(t, "")
+	visaFields(h)
+	h.must(200, "PUT", "/phc/v1/settings", h.owner, map[string]any{"elicited_approvals": true}, nil)
+	tok := h.consumer("visa", "*", "read")
+	cmd := exec.Command(bin, "mcp", "--data", h.dir)
+	cmd.Env = append(os.Environ(), "PHC_TOKEN="+tok)
+	var stderr syncBuffer
+	cmd.Stderr = &stderr
+	var asked atomic.Int32
+	mc := mcp.NewClient(&mcp.Implementation{Name: "stdio-host-with-elicitation", Version: "1"}, &mcp.ClientOptions{
+		ElicitationHandler: func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			asked.Add(1)
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"approve": true}}, nil
+		},
+	})
+	cs, err := mc.Connect(t.Context(), &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatalf("phc mcp: %v\n%s", err, stderr.String())
+	}
+	defer cs.Close()
+	out, isErr := call(t, cs, "request_context", map[string]any{"scope": visaScope, "purpose": visaPurpose})
+	if isErr || out["status"] != "approved" || asked.Load() != 1 {
+		t.Fatalf("request_context over stdio = %v, asked %d times; want approved, asked once\n%s", out, asked.Load(), stderr.String())
+	}
+	if got := fieldValues(t, out); len(got) != 3 || got["identity.dob"] != "1815-12-10" {
+		t.Fatalf("values over stdio = %v; want the three fields", got)
 	}
 }
