@@ -122,6 +122,19 @@ func TestMCPRequestContextWithoutElicitation(t *testing.T) {
 	if isErr || out["status"] != "pending" || len(fieldValues(t, out)) != 1 {
 		t.Fatalf("request_context {request_id} while pending = %v", out)
 	}
+	// A token whose scope does not reach the request: next says so, and
+	// how the app gets one that does.
+	narrow := h.token("visa", "secret-of-visa-0123456789", "identity.*", "read")
+	ns, err := mcpSession(t, h, narrow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nout, isErr := call(t, ns, "request_context", map[string]any{"scope": visaScope, "purpose": visaPurpose})
+	if next, _ := nout["next"].(string); isErr || !strings.Contains(next, "does not reach addresses.current") ||
+		!strings.Contains(next, "GET /context/requests/"+nout["request_id"].(string)) {
+		t.Fatalf("request_context with a token that does not reach the scope = %v", nout)
+	}
+
 	h.must(200, "POST", "/context/requests/"+id+"/approve", h.owner, nil, nil)
 	out, isErr = call(t, cs, "request_context", map[string]any{"request_id": id})
 	if isErr || out["status"] != "approved" || out["token"] != nil {
@@ -220,6 +233,17 @@ func TestMCPRequestContextWithElicitation(t *testing.T) {
 	next, _ = out["next"].(string)
 	if isErr || out["status"] != "denied" || len(fieldValues(t, out)) != 0 || !strings.Contains(next, "refused") {
 		t.Fatalf("a refused request = %v; want denied, nothing read, next saying so", out)
+	}
+
+	// The person closes the question: still pending, and said how to go on.
+	mu.Lock()
+	action = "cancel"
+	mu.Unlock()
+	out, isErr = call(t, cs, "request_context", map[string]any{"scope": "financial.income", "purpose": "budget"})
+	next, _ = out["next"].(string)
+	if isErr || out["status"] != "pending" || !strings.Contains(next, "did not approve it here") ||
+		!strings.Contains(next, "phc approve "+out["request_id"].(string)) {
+		t.Fatalf("a request the person left open = %v; want pending, next saying how it is approved", out)
 	}
 
 	// A token bound to another purpose: approved in the host, read with

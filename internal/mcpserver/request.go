@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -91,9 +92,9 @@ func (s *Server) requestContext(ctx context.Context, p custodian.Principal, req 
 		out.Next = nextStep(v, rd, asked)
 	case custodian.KindOf(err) == custodian.KindRateLimited:
 		// The request stands: only its values wait.
-		w := custodian.Describe(err)
+		wait := (custodian.Describe(err).RetryAfter + time.Second - 1) / time.Second
 		out.Next = fmt.Sprintf("The request is filed, but this token has read as often as it may for now: call request_context "+
-			"with {\"request_id\": %q} alone in %d seconds for its values.", v.ID, int64((w.RetryAfter.Seconds())+0.999))
+			"with {\"request_id\": %q} alone in %d seconds for its values.", v.ID, int64(wait))
 	default:
 		return nil, err
 	}
@@ -125,8 +126,8 @@ func nextStep(v custodian.RequestView, rd custodian.ScopeRead, asked bool) strin
 				"(phc approve %s, or Requests in the console); no app can approve it. Tell them so; then %s: once approved, "+
 				"its answer carries the values.", v.ID, poll)
 		case asked:
-			fmt.Fprintf(&b, "Waiting for the person, who did not answer here: they can approve it in phc (phc approve %s, or Requests "+
-				"in the console). Then %s: once approved, its answer carries the values.", v.ID, poll)
+			fmt.Fprintf(&b, "Still waiting: the person did not approve it here. They can approve it in phc (phc approve %s, or "+
+				"Requests in the console); then %s: once approved, its answer carries the values.", v.ID, poll)
 		default:
 			fmt.Fprintf(&b, "Waiting for the person's approval in phc (phc approve %s, or Requests in the console). Tell them so; "+
 				"then %s: once approved, its answer carries the values.", v.ID, poll)
@@ -151,11 +152,7 @@ func nextStep(v custodian.RequestView, rd custodian.ScopeRead, asked bool) strin
 			strings.Join(rd.Unreached, ", "), fetch)
 	}
 	if cannot == "" {
-		if v.Status == custodian.RequestApproved && v.ExpiresAt != nil {
-			fmt.Fprintf(&b, "Approved: the fields are those of the scope you may read. Read them again with context_get or "+
-				"context_context and the purpose %s until %s.", strconv.Quote(v.Purpose), v.ExpiresAt.UTC().Format("2006-01-02T15:04:05Z"))
-		}
-		return b.String()
+		return b.String() // approved: the fields say it all
 	}
 	if b.Len() > 0 {
 		b.WriteString(" Even approved, ")
