@@ -264,8 +264,8 @@ func TestMCPRequestContextWithElicitation(t *testing.T) {
 }
 
 // TestMCPArgumentViolations: arguments the tools' schemas cannot fully say
-// — request_context's scope and duration, context_set's id and value,
-// context_search's query — fail with each violation's path and keyword,
+// — request_context's scope and duration, context_set's and context_get's
+// id, context_set's value, context_search's query — fail with each violation's path and keyword,
 // as every other argument does.
 func TestMCPArgumentViolations(t *testing.T) {
 	h, _, tok := hostFixture(t)
@@ -294,6 +294,7 @@ func TestMCPArgumentViolations(t *testing.T) {
 		{"request_context", `{"scope": "learning.*", "purpose": "learning", "duration": "90 days"}`, "/duration", "maximum"},
 		{"context_set", `{"id": "learning.x", "value": null}`, "/value", "type"},
 		{"context_set", `{"id": "learning", "value": "B1"}`, "/id", "pattern"},
+		{"context_get", `{"id": "learning"}`, "/id", "pattern"}, // a field is category.field_name (PCP §2)
 		{"context_search", `{"query": "   "}`, "/query", "minLength"},
 		{"context_search", `{"query": "a\u0007b"}`, "/query", "pattern"},
 		{"context_search", `{"query": "` + strings.Repeat("é", 200) + `"}`, "/query", "maxLength"},

@@ -282,14 +282,19 @@ func queryViolations(q string) []schemaViolation {
 	return nil
 }
 
-// setViolations checks what context_set's schema leaves to the core: an id
-// of at least two segments (category.field_name, PCP §2) and a value that
-// is not null.
-func setViolations(id string, raw json.RawMessage) []schemaViolation {
-	var vs []schemaViolation
+// fieldIDViolations checks what the key grammar of a field id leaves out:
+// a field is category.field_name (PCP §2), at least two segments.
+func fieldIDViolations(id string) []schemaViolation {
 	if !strings.Contains(id, ".") {
-		vs = append(vs, schemaViolation{"/id", "pattern", "must be category.field_name: at least two dot-separated segments"})
+		return []schemaViolation{{"/id", "pattern", "must be category.field_name: at least two dot-separated segments"}}
 	}
+	return nil
+}
+
+// setViolations checks what context_set's schema leaves to the core: an id
+// of at least two segments and a value that is not null.
+func setViolations(id string, raw json.RawMessage) []schemaViolation {
+	vs := fieldIDViolations(id)
 	var in struct {
 		Value json.RawMessage `json:"value"`
 	}

@@ -162,6 +162,9 @@ func (s *Server) tools() []tool {
 			if err != nil {
 				return nil, err
 			}
+			if vs := fieldIDViolations(in.ID); len(vs) > 0 {
+				return nil, violationsError("context_get", vs...)
+			}
 			return svc.GetField(ctx, p, in.ID, in.Purpose)
 		}},
 
