@@ -542,6 +542,7 @@ func (s *Service) consumerFieldsWhere(op string, p Principal, purpose, pattern s
 	if err != nil {
 		return nil, nil, 0, err
 	}
+	keys := make([]string, 0, len(wants))
 	for i, w := range wants {
 		f := fs[at[i]]
 		f.Value, _ = json.Marshal(texts[w.claim])
@@ -549,8 +550,28 @@ func (s *Service) consumerFieldsWhere(op string, p Principal, purpose, pattern s
 			return nil, nil, 0, wrap(op, KindInternal, err)
 		}
 		fs[at[i]] = f
+		keys = append(keys, f.ID)
 	}
-	return fs, warnings, rev, nil
+	st.mu.RLock()
+	localVaults := st.settings.LocalVaults
+	st.mu.RUnlock()
+	return fs, append(warnings, referenceHint(keys, localVaults)), rev, nil
+}
+
+// referenceHint tells an app that the values of keys came as references
+// (⟦TYPE_N:display⟧, the owner's disclosure settings or grant) and how it
+// obtains the values: the person's local vault hook resolves them with a
+// Client-Vault v=1 resolve, which needs the owner's local_vaults on; or
+// the owner approves the app's request with values.
+func referenceHint(keys []string, localVaults bool) string {
+	const resolve = "the person's local vault hook puts the values in place through a Client-Vault v=1 resolve " +
+		"(client_vault_endpoint in /.well-known/oauth-protected-resource/mcp; its key is bound by an MCP request " +
+		"carrying the Client-Vault header and activated by the owner)"
+	head := "the values of " + strings.Join(keys, ", ") + " are references (⟦…⟧), not the values, as the owner's disclosure settings give them: "
+	if localVaults {
+		return head + resolve + "; or ask the owner to approve your request with values (disclosure value)"
+	}
+	return head + "ask the owner to approve your request with values (disclosure value), or to turn on local vaults, so that " + resolve
 }
 
 // The outcomes of a field write (PUT /context/fields/{id}, context_set).
