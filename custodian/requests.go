@@ -75,8 +75,9 @@ const maxPendingRequests = 20
 
 // requestTier is the highest tier consumer p's request for scope may
 // reach, as far as p may know it (with st.mu held). For a field the scope
-// names, it is that field's own tier where p may read the field (the owner
-// may have lowered or raised it), else the key's default, raised by the
+// names, it is that field's own tier where p's app may read the field with
+// a token of its own (the owner may have lowered or raised the tier), else
+// the key's default, raised by the
 // defaults rooted below the key and by the fields below it that p may
 // read; for a prefix (a.*, *) it is the highest default the prefix covers
 // (patternTier). A field p may not read counts exactly like an absent one,
@@ -84,6 +85,11 @@ const maxPendingRequests = 20
 // anything about it.
 func (st *state) requestTier(p Principal, scope []string, now time.Time) string {
 	grants := st.grantsFor(p.Consumer, OpRead, now)
+	// What the app may read with any token it may mint: a read token of
+	// scope *, which sees nothing it could not see anyway.
+	wide := *p.token
+	wide.Scope, wide.Mode = []string{"*"}, ModeRead
+	p.token = &wide
 	sees := func(r *claimRecord) bool {
 		if _, ok := st.fieldGrant(p, r, "", now, grants); ok {
 			return true

@@ -226,6 +226,12 @@ func TestAutoGrantMeansIt(t *testing.T) {
 	if f.Value != "America/Los_Angeles" {
 		t.Fatalf("the granted read = %+v", f)
 	}
+	// A token of a narrower scope asks the same and is answered the same.
+	narrow := h.token("scheduler", "secret-of-scheduler-0123456789", "identity.*", "read")
+	h.must(201, "POST", "/context/requests", narrow, map[string]any{"scope": "preferences.timezone", "purpose": "calendar"}, &req)
+	if req.Status != "approved" || req.Token == "" {
+		t.Fatalf("a request for a public field, by a token scoped elsewhere = %+v; want approved", req)
+	}
 
 	// A field raised above what the app may read answers like an absent
 	// key of the same default, under either policy.
