@@ -130,6 +130,7 @@ var classes = map[string]outcome{
 	"conflict":               {409, "conflict"},
 	"too-large":              {413, "too_large"},
 	"rate-limited":           {429, "rate_limited"},
+	"purpose-required":       {403, "purpose_required"},
 	// The Client-Vault v=1 resolve endpoint's own codes (FORMATS.md §4).
 	"unknown-key":    {401, "unknown_key"},
 	"vault-disabled": {503, "disabled"},

@@ -641,9 +641,20 @@ func checkErrorExtras(class string, m map[string]any, resp *Response) error {
 		if n, err := strconv.Atoi(resp.Header.Get("Retry-After")); err != nil || n <= 0 {
 			return fmt.Errorf("rate_limited with Retry-After %q; want a positive number of seconds", resp.Header.Get("Retry-After"))
 		}
+	case "purpose-required":
+		// purposes lists the app's grant purposes that could serve the read.
+		ps, _ := m["purposes"].([]any)
+		if len(ps) == 0 {
+			return fmt.Errorf("purpose_required with purposes %s; want the purposes to choose from", show(m["purposes"]))
+		}
+		for _, v := range ps {
+			if s, _ := v.(string); s == "" {
+				return fmt.Errorf("purpose_required with purposes %s; want strings", show(m["purposes"]))
+			}
+		}
 	case "approval-required":
-		// request_id names the app's pending request, when it has filed one
-		// (a read never files one).
+		// request_id names the pending request: the one the read filed, or
+		// the one already open.
 		if id, ok := m["request_id"]; ok {
 			if s, _ := id.(string); !strings.HasPrefix(s, "req_") {
 				return fmt.Errorf("approval_required with request_id %s", show(id))

@@ -465,6 +465,13 @@ func (st *state) tokenLive(t *ServiceToken, now time.Time) bool {
 // reports whether anything was disclosed; err is the refusal decide named,
 // if any, when nothing was.
 func (s *Service) recipientRead(st *state, p Principal, rc Receipt, decide func(st *state, now time.Time) (records []string, used []*Grant, refused *Error)) (disclosed bool, err error) {
+	return s.recipientReadAs(st, p, &rc, decide)
+}
+
+// recipientReadAs is recipientRead with the receipt read from *rc once the
+// last call of decide has returned, so that decide may set what the read
+// settled (its purpose).
+func (s *Service) recipientReadAs(st *state, p Principal, rc *Receipt, decide func(st *state, now time.Time) (records []string, used []*Grant, refused *Error)) (disclosed bool, err error) {
 	var snap uint64
 	var records []string
 	var used []*Grant
@@ -477,7 +484,7 @@ func (s *Service) recipientRead(st *state, p Principal, rc Receipt, decide func(
 		if st.revision != snap || anySingle(used) {
 			records, used, refused = decide(st, b.now)
 		}
-		r := rc
+		r := *rc
 		r.Revision = st.revision
 		if len(records) == 0 {
 			r.Decision, r.Constraint, r.Records = "deny", KindNotFound.Row().Constraint, nil

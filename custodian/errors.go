@@ -41,6 +41,9 @@ const (
 	KindVaultExpired     // a key was minted again after the vault first saw it; RefKey set
 	KindVaultTooManyRefs // more than 100 keys in one resolve
 	KindVaultDisabled    // local vaults are off (settings local_vaults)
+	// KindPurposeRequired: a read that names no purpose, where grants of
+	// several purposes could serve it; Purposes lists them.
+	KindPurposeRequired
 )
 
 // Row is one line of the error table: how a Kind appears on the wire.
@@ -79,6 +82,7 @@ var table = [...]Row{
 	KindVaultExpired:          {410, "expired", "a key was minted again after the vault first saw it"},
 	KindVaultTooManyRefs:      {413, "too_many_refs", "more than 100 keys in one request"},
 	KindVaultDisabled:         {503, "disabled", "local vaults are off"},
+	KindPurposeRequired:       {403, "purpose_required", "name the purpose of this read"},
 }
 
 // Kinds lists every Kind, in value order.
@@ -110,6 +114,7 @@ type Error struct {
 	Violations []schema.Violation // KindSchema only
 	RetryAfter time.Duration      // KindRateLimited only
 	RequestID  string             // KindApprovalRequired only
+	Purposes   []string           // KindPurposeRequired only: the app's own grant purposes that could serve
 	// RefKey names the reference key concerned (KindVaultUnknownRef,
 	// KindVaultExpired); ActivatesAt and ServerTime are the times the
 	// Client-Vault table puts in the body of pending and clock_skew.
@@ -153,6 +158,7 @@ type WireError struct {
 	Constraint string             `json:"constraint"`
 	Violations []schema.Violation `json:"violations,omitempty"`
 	RequestID  string             `json:"request_id,omitempty"`
+	Purposes   []string           `json:"purposes,omitempty"`
 	// Key, ActivatesAt and ServerTime: the members the Client-Vault v=1
 	// table adds to unknown_ref and expired, pending, and clock_skew.
 	Key         string        `json:"key,omitempty"`
@@ -168,7 +174,7 @@ func Describe(err error) WireError {
 	kind := KindInternal
 	if e, ok := errors.AsType[*Error](err); ok {
 		kind = e.Kind
-		w.Error, w.Violations, w.RequestID = e.Message(), e.Violations, e.RequestID
+		w.Error, w.Violations, w.RequestID, w.Purposes = e.Message(), e.Violations, e.RequestID, e.Purposes
 		w.Key, w.ActivatesAt, w.ServerTime = e.RefKey, e.ActivatesAt, e.ServerTime
 		if kind == KindRateLimited {
 			w.RetryAfter = e.RetryAfter

@@ -113,6 +113,7 @@ func TestKindRowsFollowDesign(t *testing.T) {
 		KindVaultExpired:     {410, "expired"},
 		KindVaultTooManyRefs: {413, "too_many_refs"},
 		KindVaultDisabled:    {503, "disabled"},
+		KindPurposeRequired:  {403, "purpose_required"},
 	}
 	for _, k := range Kinds() {
 		w, ok := want[k]

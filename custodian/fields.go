@@ -3,6 +3,7 @@ package custodian
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -170,19 +171,37 @@ type FieldRead struct {
 	Warnings []string `json:"warnings,omitempty"`
 }
 
+// checkFieldID refuses a malformed field id as KindInvalid, before
+// anything else is decided: a field is addressed as category.field_name
+// (PCP §2), so a key without a period is a format error on every route
+// that takes a field id, never a missing field.
+func checkFieldID(op, id string) error {
+	if !validKey(id) {
+		return fail(op, KindInvalid, "malformed field id")
+	}
+	if !strings.Contains(id, ".") {
+		return fail(op, KindInvalid, "a field id is category.field_name: at least two dot-separated segments")
+	}
+	return nil
+}
+
 // GetField returns field id with its value. A key outside the consumer
 // token's scope is KindScopeExceeded whether or not the field exists: the
 // answer depends on the token's own scope, which the app knows, and never
 // files a request or names a purpose. A consumer may read it when its
 // token's mode and scope allow, and either the field's tier is one the
 // owner's auto_grant setting grants every approved consumer, or one of its
-// read grants covers it (for purpose, when given). Anything else — and a
-// field that does not exist — is the same KindNotFound, with the same
-// receipt. A value another app wrote comes with a warning naming it.
+// read grants covers it — for purpose, when given, else for the one purpose
+// of the grants that serve it (KindPurposeRequired, listing them, where
+// grants of several purposes could). Anything else — and a field that does
+// not exist — is the same KindNotFound, with the same receipt; for a key
+// sensitive by default it is approvalNeeded's answer instead, which files
+// the request the read needs. A value another app wrote comes with a
+// warning naming it.
 func (s *Service) GetField(ctx context.Context, p Principal, id, purpose string) (FieldRead, error) {
 	const op = "field.get"
-	if !validKey(id) {
-		return FieldRead{}, fail(op, KindInvalid, "malformed field id")
+	if err := checkFieldID(op, id); err != nil {
+		return FieldRead{}, err
 	}
 	if p.kind == PrincipalConsumer && p.token != nil && p.token.canRead() && !matchAny(p.token.Scope, id) {
 		return FieldRead{}, s.outOfScope(op, p)
@@ -363,12 +382,46 @@ func (st *state) fieldGrantOf(p Principal, r *claimRecord, purpose string, now t
 		return nil, true
 	}
 	// A grant serves only the purpose it was made for: a read under no
-	// purpose gets what auto_grant gives, never the union of the grants.
+	// purpose (consumerFieldsWhere settles one where a single purpose's
+	// grants serve it) gets what auto_grant gives, never the union of the
+	// grants.
 	if purpose == "" {
 		return nil, false
 	}
 	g := st.readGrant(grants, p, r, purpose, now)
 	return g, g != nil
+}
+
+// servingPurposes lists, sorted, the purposes of consumer p's read grants
+// (grants, from grantsFor) that would serve its read of some field whose
+// key matches pattern, where auto_grant alone would not: only grants of the
+// app's own, each serving a field the app may read under its purpose, so
+// the list tells the app nothing it could not read. Callers hold st.mu.
+func (st *state) servingPurposes(p Principal, grants []*Grant, pattern string, now time.Time) []string {
+	var purposes []string
+	for _, g := range grants {
+		if !slices.Contains(purposes, g.Purpose) {
+			purposes = append(purposes, g.Purpose)
+		}
+	}
+	slices.Sort(purposes)
+	serving := purposes[:0]
+	for _, q := range purposes {
+		for _, r := range st.fieldsOf(st.candidates(p, grants, q, false), pattern) {
+			if g, ok := st.fieldGrant(p, r, q, now, grants); ok && g != nil {
+				serving = append(serving, q)
+				break
+			}
+		}
+	}
+	return serving
+}
+
+// purposeRequired refuses a read that names no purpose where grants of
+// several purposes could serve it: the app names one of purposes.
+func purposeRequired(op string, purposes []string) *Error {
+	return &Error{Op: op, Kind: KindPurposeRequired, Purposes: purposes,
+		Public: "grants for several purposes could serve this read: pass purpose, naming one of purposes"}
 }
 
 // consumerFields is a consumer's read of the fields whose keys match
@@ -403,15 +456,32 @@ func (s *Service) consumerFieldsWhere(op string, p Principal, purpose, pattern s
 		wants []refWant
 		at    []int // the index in fs of each want
 	)
-	_, err = s.recipientRead(st, p, rc, func(st *state, now time.Time) (records []string, used []*Grant, refused *Error) {
+	asked := purpose // "" only for a token bound to no purpose, reading without naming one
+	_, err = s.recipientReadAs(st, p, &rc, func(st *state, now time.Time) (records []string, used []*Grant, refused *Error) {
 		fs, warnings, rev, wants, at = []Field{}, nil, st.revision, nil, nil
+		rc.Purpose = asked
 		if !st.live(p, now) {
 			return nil, nil, nil
 		}
 		seen := map[*Grant]bool{}
 		grants := st.grantsFor(p.Consumer, OpRead, now)
-		// Only the keys its scope and grants can select (PCP reads name no
-		// purpose when purpose is empty: any read grant counts).
+		// A read that names no purpose reads under the purpose of the
+		// grants that serve it, when they share one; where grants of
+		// several purposes could serve it, the app names one.
+		purpose := asked
+		if purpose == "" {
+			serving := st.servingPurposes(p, grants, pattern, now)
+			switch len(serving) {
+			case 0:
+			case 1:
+				purpose = serving[0]
+			default:
+				return nil, nil, purposeRequired(op, serving)
+			}
+			rc.Purpose = purpose
+		}
+		// Only the keys its scope, the auto_grant and its grants for the
+		// purpose can select.
 		cands := st.fieldsOf(st.candidates(p, grants, purpose, true), pattern)
 		if pick != nil {
 			readable := cands[:0:0]
@@ -472,6 +542,7 @@ func (s *Service) consumerFieldsWhere(op string, p Principal, purpose, pattern s
 	if err != nil {
 		return nil, nil, 0, err
 	}
+	keys := make([]string, 0, len(wants))
 	for i, w := range wants {
 		f := fs[at[i]]
 		f.Value, _ = json.Marshal(texts[w.claim])
@@ -479,8 +550,28 @@ func (s *Service) consumerFieldsWhere(op string, p Principal, purpose, pattern s
 			return nil, nil, 0, wrap(op, KindInternal, err)
 		}
 		fs[at[i]] = f
+		keys = append(keys, f.ID)
 	}
-	return fs, warnings, rev, nil
+	st.mu.RLock()
+	localVaults := st.settings.LocalVaults
+	st.mu.RUnlock()
+	return fs, append(warnings, referenceHint(keys, localVaults)), rev, nil
+}
+
+// referenceHint tells an app that the values of keys came as references
+// (⟦TYPE_N:display⟧, the owner's disclosure settings or grant) and how it
+// obtains the values: the person's local vault hook resolves them with a
+// Client-Vault v=1 resolve, which needs the owner's local_vaults on; or
+// the owner approves the app's request with values.
+func referenceHint(keys []string, localVaults bool) string {
+	const resolve = "the person's local vault hook puts the values in place through a Client-Vault v=1 resolve " +
+		"(client_vault_endpoint in /.well-known/oauth-protected-resource/mcp; its key is bound by an MCP request " +
+		"carrying the Client-Vault header and activated by the owner)"
+	head := "the values of " + strings.Join(keys, ", ") + " are references (⟦…⟧), not the values, as the owner's disclosure settings give them: "
+	if localVaults {
+		return head + resolve + "; or ask the owner to approve your request with values (disclosure value)"
+	}
+	return head + "ask the owner to approve your request with values (disclosure value), or to turn on local vaults, so that " + resolve
 }
 
 // The outcomes of a field write (PUT /context/fields/{id}, context_set).
@@ -516,12 +607,8 @@ type fieldWrite struct {
 // read.
 func (s *Service) PutField(ctx context.Context, p Principal, id string, raw []byte) (FieldWritten, *Proposed, error) {
 	const op = "field.put"
-	if !validKey(id) {
-		return FieldWritten{}, nil, fail(op, KindInvalid, "malformed field id")
-	}
-	if !strings.Contains(id, ".") {
-		// PCP §2: a field is addressed as category.field_name.
-		return FieldWritten{}, nil, fail(op, KindInvalid, "a field id is category.field_name: at least two dot-separated segments")
+	if err := checkFieldID(op, id); err != nil {
+		return FieldWritten{}, nil, err
 	}
 	var in fieldWrite
 	if err := decodeStrict(op, raw, &in); err != nil {
@@ -720,8 +807,8 @@ func (s *Service) SetSensitivity(ctx context.Context, p Principal, id string, ra
 	if err := requireOwner(op, p); err != nil {
 		return FieldRead{}, err
 	}
-	if !validKey(id) {
-		return FieldRead{}, fail(op, KindInvalid, "malformed field id")
+	if err := checkFieldID(op, id); err != nil {
+		return FieldRead{}, err
 	}
 	var in struct {
 		Tier string `json:"tier"`
@@ -762,8 +849,8 @@ func (s *Service) DeleteField(ctx context.Context, p Principal, id string) (uint
 	if err := requireOwner(op, p); err != nil {
 		return 0, err
 	}
-	if !validKey(id) {
-		return 0, fail(op, KindInvalid, "malformed field id")
+	if err := checkFieldID(op, id); err != nil {
+		return 0, err
 	}
 	var rev uint64
 	err := s.write(op, p, func(st *state, b *batch) error {

@@ -3,6 +3,7 @@ package custodian_test
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -296,9 +297,10 @@ func TestReviewConsumerNamedUserSpoofsOwner(t *testing.T) {
 }
 
 // R11: a field read that names no purpose is decided under its token's
-// purpose and its receipt names it; with a token bound to no purpose, no
-// grant serves it (never the union of the app's grants); one read spends
-// a single-use grant once per field.
+// purpose and its receipt names it; with a token bound to no purpose,
+// where grants of two purposes could serve it, it is purpose_required
+// listing them (never the union of the app's grants); one read spends a
+// single-use grant once per field.
 func TestReviewFieldReadReceipt(t *testing.T) {
 	ts := newTestService(t)
 	ts.setAutoGrant("none")
@@ -306,9 +308,11 @@ func TestReviewFieldReadReceipt(t *testing.T) {
 	ts.ownerPut("work.b", map[string]any{"value": 2})
 	ts.mustConsumer("app")
 	g := ts.mustGrant(grantSpec{recipient: "app", purpose: "tax-prep", ops: []string{"read"}, keys: []string{"work.*"}, usage: "single"})
+	ts.mustGrant(grantSpec{recipient: "app", purpose: "marketing", ops: []string{"read"}, keys: []string{"work.b"}})
 	unbound := ts.mustPrincipal("app", "*", "read")
-	if got, err := ts.FieldContext(t.Context(), unbound, ""); err != nil || len(got.Categories) != 0 {
-		t.Fatalf("a token bound to no purpose read %+v, %v under the app's grants", got.Categories, err)
+	if got, err := ts.FieldContext(t.Context(), unbound, ""); custodian.KindOf(err) != custodian.KindPurposeRequired ||
+		!slices.Equal(custodian.Describe(err).Purposes, []string{"marketing", "tax-prep"}) {
+		t.Fatalf("a token bound to no purpose read %+v, %v under the app's grants; want purpose_required [marketing tax-prep]", got.Categories, err)
 	}
 	if _, err := ts.FieldContext(t.Context(), ts.mustPrincipalFor("app", "*", "read", "marketing"), "tax-prep"); custodian.KindOf(err) != custodian.KindScopeExceeded {
 		t.Fatalf("a token bound to marketing reading for tax-prep = %v; want scope_exceeded", err)

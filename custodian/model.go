@@ -264,8 +264,10 @@ type ServiceToken struct {
 	RateLimit *RateLimit `json:"rate_limit,omitempty"` // lower rates the token asked for
 	// Purpose is the one purpose the token reads under: the purpose of the
 	// request it came from, or the one named when it was minted; "" for a
-	// token bound to none, whose reads that name no purpose get only what
-	// the owner's auto_grant gives every approved app.
+	// token bound to none, whose reads that name no purpose are served
+	// under the purpose of the app's grants that serve them, where they
+	// share one (else purpose_required), and what the owner's auto_grant
+	// gives every approved app.
 	Purpose string `json:"purpose,omitempty"`
 	// Trust names the trust-list entry whose ID token this token was
 	// exchanged for (an OIDC recipient's token); "" for a consumer's.

@@ -5,9 +5,12 @@ import (
 	"time"
 )
 
-// Default request rates of a service token, per minute (PCP): reads and
-// writes are counted apart. The owner's settings may change the defaults;
-// a token may ask for less, never more.
+// Default request rates of a service token, per minute (PCP §7: "60
+// requests/minute per token", "10 requests/minute per token"): reads and
+// writes are counted apart, for each token alone. The owner's settings may
+// change the defaults; a token may ask for less, never more. An app holds
+// at most its live-token quota of tokens at once, so its total is at most
+// that many times a token's rate.
 const (
 	defaultReadsPerMinute  = 60
 	defaultWritesPerMinute = 10
@@ -20,9 +23,9 @@ const (
 	defaultPendingProposals = 100 // proposals waiting in the review queue
 )
 
-// buckets rate-limits the apps: one token bucket per key (an app, or a
-// token that asked for less) and kind, refilled continuously at its
-// per-minute rate, holding at most a minute's worth.
+// buckets rate-limits the service tokens: one token bucket per key (a
+// token) and kind, refilled continuously at its per-minute rate, holding at
+// most a minute's worth.
 type buckets struct {
 	mu sync.Mutex
 	m  map[string]*bucket
@@ -82,10 +85,12 @@ func (b *buckets) take(now time.Time, limits ...limit) time.Duration {
 }
 
 // rateLimit spends one read or write of consumer principal p; the owner is
-// not limited. The rates count per app (a consumer, or an OIDC subject),
-// whichever of its tokens it uses, so minting more tokens buys nothing; a
-// token that asked for less also has a bucket of its own. Callers must not
-// hold s.life.
+// not limited. The rates count per token (PCP §7): each token has the
+// owner's rate, or the lower one it asked for when it was minted, and no
+// token's use spends another's, so a fresh token's first request is never
+// refused for what another did. Minting more tokens is bounded by the
+// app's live-token quota (tooManyTokens), which so bounds the app's total.
+// Callers must not hold s.life.
 func (s *Service) rateLimit(op string, p Principal, write bool) error {
 	if p.kind != PrincipalConsumer || p.token == nil {
 		return nil
@@ -104,17 +109,16 @@ func (s *Service) rateLimit(op string, p Principal, write bool) error {
 	if write {
 		rate, kind = set.writesPerMinute(), "w:"
 	}
-	limits := []limit{{key: kind + "app:" + p.Consumer, rate: rate}}
 	if t := p.token.RateLimit; t != nil {
 		own := t.Reads
 		if write {
 			own = t.Writes
 		}
 		if own > 0 && own < rate {
-			limits = append(limits, limit{key: kind + "token:" + p.token.ID, rate: own})
+			rate = own
 		}
 	}
-	if wait := s.rates.take(s.clock.Now(), limits...); wait > 0 {
+	if wait := s.rates.take(s.clock.Now(), limit{key: kind + "token:" + p.token.ID, rate: rate}); wait > 0 {
 		return &Error{Op: op, Kind: KindRateLimited, RetryAfter: wait}
 	}
 	return nil

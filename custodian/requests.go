@@ -19,9 +19,10 @@ const (
 )
 
 // ContextRequest is a consumer's request for context (PCP): a scope of key
-// patterns, a purpose, a duration and a usage. Where the owner's policy
-// allows (nothing in the scope can be sensitive), it is granted at once;
-// else it waits for the owner, whose approval becomes a short, narrow grant.
+// patterns, a purpose, a duration and a usage. Where the owner's auto_grant
+// covers the tier its scope may reach (see requestTier), it is granted at
+// once; else it waits for the owner, whose approval becomes a short,
+// narrow grant.
 type ContextRequest struct {
 	ID          string     `json:"request_id"`
 	Consumer    string     `json:"consumer"`
@@ -30,7 +31,7 @@ type ContextRequest struct {
 	Category    string     `json:"purpose_category,omitempty"` // as the app states it; shown to the owner
 	Duration    int64      `json:"duration_seconds"`
 	Usage       string     `json:"usage"`
-	Tier        string     `json:"tier"` // the highest tier the scope may reach, from the key defaults
+	Tier        string     `json:"tier"` // the highest tier the scope may reach, as the app may know it (requestTier)
 	Status      string     `json:"status"`
 	CreatedAt   time.Time  `json:"created_at"`
 	DecidedAt   *time.Time `json:"decided_at,omitempty"`
@@ -72,18 +73,62 @@ const bucketRequests = "requests" // req_… → ContextRequest
 // maxPendingRequests bounds the requests one consumer may have waiting.
 const maxPendingRequests = 20
 
-// scopeTier is the highest tier the scope's patterns may reach.
-func scopeTier(scope []string) string {
+// requestTier is the highest tier consumer p's request for scope may
+// reach, as far as p may know it (with st.mu held). For a field the scope
+// names, it is that field's own tier where p's app may read the field with
+// a token of its own (the owner may have lowered or raised the tier), else
+// the key's default, raised by the
+// defaults rooted below the key and by the fields below it that p may
+// read; for a prefix (a.*, *) it is the highest default the prefix covers
+// (patternTier). A field p may not read counts exactly like an absent one,
+// so neither the tier nor whether the request is granted at once tells p
+// anything about it.
+func (st *state) requestTier(p Principal, scope []string, now time.Time) string {
+	grants := st.grantsFor(p.Consumer, OpRead, now)
+	// What the app may read with any token it may mint: a read token of
+	// scope *, which sees nothing it could not see anyway.
+	wide := *p.token
+	wide.Scope, wide.Mode = []string{"*"}, ModeRead
+	p.token = &wide
+	sees := func(r *claimRecord) bool {
+		if _, ok := st.fieldGrant(p, r, "", now, grants); ok {
+			return true
+		}
+		for _, g := range grants {
+			if _, ok := st.fieldGrant(p, r, g.Purpose, now, grants); ok {
+				return true
+			}
+		}
+		return false
+	}
 	tier := SensitivityPublic
-	for _, p := range scope {
-		tier = raiseTier(tier, patternTier(p))
+	for _, pat := range scope {
+		if pat == "*" || strings.HasSuffix(pat, ".*") {
+			tier = raiseTier(tier, patternTier(pat))
+			continue
+		}
+		for _, r := range tierRoots {
+			if strings.HasPrefix(r.root, pat+".") {
+				tier = raiseTier(tier, r.tier)
+			}
+		}
+		if r := st.field(pat); r != nil && sees(r) {
+			tier = raiseTier(tier, r.meta.Tier)
+		} else {
+			tier = raiseTier(tier, defaultSensitivity(pat))
+		}
+		for _, r := range st.fields(pat + ".*") {
+			if sees(r) {
+				tier = raiseTier(tier, r.meta.Tier)
+			}
+		}
 	}
 	return tier
 }
 
 // RequestContext files a consumer's request for context, made on ch. A
-// scope whose keys can only be public or standard (by the key defaults) is
-// granted at once, as a grant limited to standard data, and answers with a
+// scope whose tier (requestTier) the owner's auto_grant covers is granted
+// at once, as a grant limited to the auto_grant tiers, and answers with a
 // token for that scope where ch may carry one (HTTP; over MCP the answer
 // reaches a model, and the app gets the token by polling over HTTP);
 // anything else waits for the owner and answers pending.
@@ -516,14 +561,18 @@ func keyPatternsMeet(p, q string) bool {
 	return p == q
 }
 
-// approvalNeeded answers a consumer's read of a field whose key is
-// sensitive or critical by default, which it may not read: whether or not
-// the field exists (the answer depends on the key alone), it is
-// KindApprovalDenied if the owner denied this consumer's latest request
-// covering the key, else KindApprovalRequired — with the id of its pending
-// request for the key when there is one, else saying how to ask. A read
-// never files a request: the app asks with POST /context/requests, under
-// a purpose it states.
+// approvalNeeded answers a consumer's read, inside its token's scope, of a
+// field whose key is sensitive or critical by default, which it may not
+// read. The answer depends on the key alone, never on whether the field
+// exists. The vault manages the approval (PCP §10): the latest of the
+// consumer's requests covering the key (for purpose, when the read names
+// one) decides — a denial stands as KindApprovalDenied until a newer
+// request; a pending request is joined, answered KindApprovalRequired with
+// its request_id; an approval whose grant still serves the key leaves
+// nothing to ask for, and the field answers like an absent one. Anything
+// else files one pending request for the key and purpose (a read naming
+// none files it for unstatedPurpose), within the consumer's quota of
+// pending requests, and answers with its request_id to poll.
 func (s *Service) approvalNeeded(op string, p Principal, key, purpose string) error {
 	var answer *Error
 	err := s.write(op, p, func(st *state, b *batch) error {
@@ -537,16 +586,33 @@ func (s *Service) approvalNeeded(op string, p Principal, key, purpose string) er
 				latest = r
 			}
 		}
-		// The latest decision about the key stands: a denial until a newer
-		// request; a pending request is the one to wait for.
 		switch {
 		case latest != nil && latest.Status == RequestDenied:
 			answer = fail(op, KindApprovalDenied, "")
 		case latest != nil && latest.Status == RequestPending:
-			answer = &Error{Op: op, Kind: KindApprovalRequired, RequestID: latest.ID}
+			answer = &Error{Op: op, Kind: KindApprovalRequired, RequestID: latest.ID,
+				Public: "the owner's approval is required; the request waits for the owner: poll request_id"}
+		case latest != nil && latest.Status == RequestApproved && st.approvalServes(latest, key, b.now):
+			answer = notFound(op)
 		default:
-			answer = &Error{Op: op, Kind: KindApprovalRequired,
-				Public: "the owner's approval is required: ask for it with POST /context/requests {scope, purpose, duration}, then poll the request"}
+			if err := st.tooManyPending(op, p.Consumer); err != nil {
+				answer = err
+				break
+			}
+			asked := purpose
+			if asked == "" {
+				asked = unstatedPurpose
+			}
+			dur := defaultTokenTTL
+			if left := p.token.ExpiresAt.Sub(b.now); left < dur {
+				dur = max(left, time.Minute)
+			}
+			r, err := st.fileRequest(b, p, []string{key}, asked, "", dur, "multi")
+			if err != nil {
+				return err
+			}
+			answer = &Error{Op: op, Kind: KindApprovalRequired, RequestID: r.ID,
+				Public: "the owner's approval is required; the vault asked the owner: poll request_id"}
 		}
 		b.receipt(denyReceipt(p, op, answer))
 		return nil
@@ -555,6 +621,19 @@ func (s *Service) approvalNeeded(op string, p Principal, key, purpose string) er
 		return err
 	}
 	return answer
+}
+
+// unstatedPurpose is the purpose of a request the vault files for a read
+// that named none, by a token bound to none: the owner sees that the app
+// stated no purpose, and the grant an approval makes is the one such
+// reads are served under.
+const unstatedPurpose = "none stated (a read without a purpose)"
+
+// approvalServes reports whether approved request r's grant still serves
+// reads of key: in force at now and selecting it (with st.mu held).
+func (st *state) approvalServes(r *ContextRequest, key string, now time.Time) bool {
+	g := st.grants[r.GrantID]
+	return g != nil && g.allows(OpRead, now) && matchAny(g.Selectors.Keys, key)
 }
 
 // autoPersonas is the persona selector of a grant made automatically for
@@ -593,16 +672,16 @@ func (st *state) tooManyPending(op, consumer string) *Error {
 	return &Error{Op: op, Kind: KindRateLimited, Public: "too many requests wait for the owner", RetryAfter: time.Minute}
 }
 
-// fileRequest records p's request for scope and receipts it; a scope that
-// can hold only public or standard data (by the key defaults) is approved
-// at once, for standard data (with st.mu held for writing).
+// fileRequest records p's request for scope and receipts it; a scope whose
+// tier (requestTier) the owner's auto_grant covers is approved at once, for
+// the auto_grant tiers (with st.mu held for writing).
 func (st *state) fileRequest(b *batch, p Principal, scope []string, purpose, category string, dur time.Duration, usage string) (*ContextRequest, error) {
 	id, err := identity.NewID("req_")
 	if err != nil {
 		return nil, wrap("request.create", KindInternal, err)
 	}
 	r := &ContextRequest{ID: id, Consumer: p.Consumer, Scope: scope, Purpose: purpose, Category: category,
-		Duration: int64(dur / time.Second), Usage: usage, Tier: scopeTier(scope),
+		Duration: int64(dur / time.Second), Usage: usage, Tier: st.requestTier(p, scope, b.now),
 		Status: RequestPending, CreatedAt: b.now}
 	if p.disclosure == DisclosureReference {
 		r.Disclosure = DisclosureReference

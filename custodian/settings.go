@@ -20,7 +20,9 @@ type Settings struct {
 	// write, besides the built-in ones (see userOnlyWrite).
 	UserOnlyWrite []string `json:"user_only_write,omitempty"`
 	// ReadsPerMinute and WritesPerMinute are the most a service token may
-	// do (0: the PCP defaults of 60 and 10); a token may ask for less.
+	// do, each token counted alone (0: the PCP defaults of 60 and 10); a
+	// token may ask for less. An app's total is at most LiveTokens times
+	// these.
 	ReadsPerMinute  int `json:"reads_per_minute,omitempty"`
 	WritesPerMinute int `json:"writes_per_minute,omitempty"`
 	// LiveTokens is the most service tokens an app (a consumer, or an OIDC

@@ -188,11 +188,15 @@ func TestConsumerFields(t *testing.T) {
 		t.Fatalf("auto_grant none: app discovers %q", got)
 	}
 	h.grant("app", "assist", "read", map[string]any{"keys": []string{"work.*"}})
-	// A read that names no purpose is decided under its token's: one bound
-	// to none is served by no grant (never by the union of the app's).
-	if got := keys(app, "/context/fields"); len(got) != 0 {
+	// A read that names no purpose is decided under its token's; one bound
+	// to none reads under the purpose of the one grant that serves it, and
+	// where grants of two purposes could, names one (never the union of
+	// the app's grants).
+	if got := strings.Join(keys(app, "/context/fields"), ","); got != "work.notes" {
 		t.Fatalf("with a work.* grant for assist, a token bound to no purpose discovers %q", got)
 	}
+	h.grant("app", "letters", "read", map[string]any{"keys": []string{"work.notes"}})
+	h.constraint(403, "purpose_required", "GET", "/context/fields", app, nil)
 	assist := h.tokenFor("app", "secret-of-app-0123456789", "*", "read", "assist")
 	if got := strings.Join(keys(assist, "/context/fields"), ","); got != "work.notes" {
 		t.Fatalf("with a work.* grant: discovers %q", got)

@@ -93,10 +93,10 @@ func startHarnessLog(t testing.TB, dir, password string, clock custodian.Clock, 
 	return h
 }
 
-// unlimited lifts the per-app request rates (60 reads and 10 writes a
-// minute by default) and quotas (10 live tokens, 100 pending proposals),
-// which the tests and benchmarks would exceed; TestTokenRateLimits and
-// TestAppQuotas put them back.
+// unlimited lifts the per-token request rates (60 reads and 10 writes a
+// minute by default) and the per-app quotas (10 live tokens, 100 pending
+// proposals), which the tests and benchmarks would exceed;
+// TestTokenRateLimits and TestAppQuotas put them back.
 func (h *harness) unlimited() {
 	h.t.Helper()
 	h.must(200, "PUT", "/phc/v1/settings", h.owner, map[string]int{"reads_per_minute": 10_000_000, "writes_per_minute": 10_000_000,

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -66,7 +67,7 @@ func TestPCPScopePrefixes(t *testing.T) {
 		{"work.project.lead", 200, ""},
 		{"work.projects", 403, "scope_exceeded"},
 		{"work.project-x", 403, "scope_exceeded"},
-		{"work", 403, "scope_exceeded"},
+		{"work", 400, "invalid_request"}, // a field id is category.field_name
 	}
 	for _, tt := range tests {
 		t.Run(tt.key, func(t *testing.T) {
@@ -126,7 +127,8 @@ func TestPCPScopePrefixes(t *testing.T) {
 // TestPCPOutOfScopeIsNotPending: a read outside the token's scope answers
 // 403 scope_exceeded — the same for a field that exists and one that does
 // not, since the token's scope is all it depends on — never
-// approval_required, and files no request.
+// approval_required, and files no request; inside the scope, the vault
+// files one for sensitive data.
 func TestPCPOutOfScopeIsNotPending(t *testing.T) {
 	h := startHarness(t, "")
 	h.must(200, "PUT", "/context/fields/health.allergy", h.owner, map[string]any{"value": "peanuts"}, nil)
@@ -155,14 +157,17 @@ func TestPCPOutOfScopeIsNotPending(t *testing.T) {
 			}
 		})
 	}
-	// Inside the scope, sensitive data still waits for an approval.
+	// Inside the scope, sensitive data still waits for an approval, which
+	// the vault asks for (PCP §10): the one request filed is for that key.
 	h.constraint(403, "approval_required", "GET", "/context/fields/identity.ssn", agent, nil)
 	var reqs struct {
-		Requests []any `json:"requests"`
+		Requests []struct {
+			Scope []string `json:"scope"`
+		} `json:"requests"`
 	}
 	h.must(200, "GET", "/context/requests", h.owner, nil, &reqs)
-	if len(reqs.Requests) != 0 {
-		t.Fatalf("reads filed %d requests", len(reqs.Requests))
+	if len(reqs.Requests) != 1 || !slices.Equal(reqs.Requests[0].Scope, []string{"identity.ssn"}) {
+		t.Fatalf("reads filed %+v; want one request, for identity.ssn", reqs.Requests)
 	}
 }
 

@@ -54,11 +54,12 @@ func note(name string) map[string]any {
 	return map[string]any{"key": "notes." + name, "value": name, "kind": "note", "assertion": "reported"}
 }
 
-// TestAppQuotas: rate limits, live tokens and pending proposals count per
-// app, never per token (DESIGN §5 Quotas): an app that mints many tokens
-// gets no more writes than one with a single token, holds at most 10 live
-// tokens, and has at most 100 proposals waiting for the owner. Refusals are
-// 429 rate_limited with Retry-After; the owner is never limited.
+// TestAppQuotas: rate limits count per token (PCP §7), live tokens and
+// pending proposals per app (DESIGN §5 Quotas): a token gets 10 writes a
+// minute and a fresh token's first write is not refused for another's; an
+// app holds at most 10 live tokens, which bounds its total, and has at
+// most 100 proposals waiting for the owner. Refusals are 429 rate_limited
+// with Retry-After; the owner is never limited.
 func TestAppQuotas(t *testing.T) {
 	h := startHarness(t, "")
 	defaults := map[string]int{"reads_per_minute": 0, "writes_per_minute": 0, "live_tokens_per_app": 0, "pending_proposals_per_app": 0}
@@ -81,13 +82,14 @@ func TestAppQuotas(t *testing.T) {
 	other := h.consumer("other", "notes.*", "write")
 	h.grant("other", "notes", "contribute", map[string]any{"keys": []string{"notes.*"}})
 
-	// Ten writes a minute for the app, whichever token it spends them
-	// with: the eleventh, on a token not yet used, is refused.
+	// Ten writes a minute for each token: the eleventh on the same token is
+	// refused, on any route; a token not yet used writes.
 	for i := range 10 {
-		h.must(201, "POST", "/phc/v1/proposals", tokens[i%5], note(fmt.Sprintf("w%d", i)), nil)
+		h.must(201, "POST", "/phc/v1/proposals", tokens[0], note(fmt.Sprintf("w%d", i)), nil)
 	}
-	h.retryAfter("POST", "/phc/v1/proposals", tokens[9], note("w10"))
-	h.retryAfter("PUT", "/context/fields/notes.w11", tokens[8], map[string]any{"value": "x"})
+	h.retryAfter("POST", "/phc/v1/proposals", tokens[0], note("w10"))
+	h.retryAfter("PUT", "/context/fields/notes.w11", tokens[0], map[string]any{"value": "x"})
+	h.must(201, "POST", "/phc/v1/proposals", tokens[9], note("w10"), nil)
 	h.must(201, "POST", "/phc/v1/proposals", other, note("o0"), nil)
 
 	// At most 100 proposals wait per app, at any rate; a decision frees a
@@ -96,7 +98,7 @@ func TestAppQuotas(t *testing.T) {
 	var last struct {
 		ID string `json:"proposal_id"`
 	}
-	for i := 10; i < 100; i++ {
+	for i := 11; i < 100; i++ {
 		h.must(201, "POST", "/phc/v1/proposals", tokens[i%10], note(fmt.Sprintf("w%d", i)), &last)
 	}
 	if msg := h.retryAfter("POST", "/phc/v1/proposals", tokens[0], note("w100")); !strings.Contains(string(msg), "review") {

@@ -111,7 +111,7 @@ func TestContextRequests(t *testing.T) {
 }
 
 // TestPendingRequestsBounded: no more than twenty requests may wait for one
-// consumer; reads, which file none, are not counted.
+// consumer, whether it files them or its reads do.
 func TestPendingRequestsBounded(t *testing.T) {
 	h := startHarness(t, "")
 	app := h.consumer("app", "*", "read")
@@ -119,6 +119,6 @@ func TestPendingRequestsBounded(t *testing.T) {
 		h.must(202, "POST", "/context/requests", app, map[string]any{"scope": fmt.Sprintf("health.k%d", i), "purpose": "care"}, nil)
 	}
 	h.constraint(429, "rate_limited", "POST", "/context/requests", app, map[string]any{"scope": "health.k20", "purpose": "care"})
-	h.constraint(403, "approval_required", "GET", "/context/fields/health.k20", app, nil)
+	h.constraint(429, "rate_limited", "GET", "/context/fields/health.k20", app, nil)     // a read would file a 21st
 	h.constraint(403, "approval_required", "GET", "/context/fields/health.k3", app, nil) // its pending request answers
 }
