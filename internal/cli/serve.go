@@ -36,6 +36,9 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	if c.addr == "" {
+		c.addr = env.Getenv("PHC_ADDR")
+	}
+	if c.addr == "" {
 		c.addr = defaultAddr
 	}
 	log := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
