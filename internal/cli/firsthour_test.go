@@ -3,8 +3,11 @@ package cli
 import (
 	"context"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -93,4 +96,78 @@ func TestDaemonMismatch(t *testing.T) {
 			t.Errorf("PHC_ADDR=%s with its own data dir = exit %d %q", addr, code, errs)
 		}
 	}
+}
+
+// TestUIWithoutBrowser runs phc ui with the system's opener against a real
+// daemon, on Linux, with a stand-in xdg-open on the PATH: without a display,
+// with an opener that fails, or with none, phc ui prints the sign-in link
+// and never says it opened a browser; with a display and an opener that
+// succeeds, the opener gets the link and phc ui says so.
+func TestUIWithoutBrowser(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the display and xdg-open checks are Linux's")
+	}
+	h := startHarness(t, "")
+	bin := t.TempDir()
+	opened := filepath.Join(t.TempDir(), "opened")
+	opener := func(script string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(bin, "xdg-open"), []byte("#!/bin/sh\n"+script+"\n"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("PATH", bin)
+	link := regexp.MustCompile(regexp.QuoteMeta(h.base) + `/\S+`)
+	works := func(name, l string) {
+		t.Helper()
+		noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		resp, err := noRedirect.Get(l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode >= 400 {
+			t.Errorf("%s: GET %s = %d; want the sign-in to work", name, l, resp.StatusCode)
+		}
+	}
+	for _, tc := range []struct {
+		name, script string
+		vars         map[string]string
+	}{
+		{"no display", `printf '%s' "$1" > ` + opened, map[string]string{}},
+		{"opener fails", "exit 3", map[string]string{"DISPLAY": ":0"}},
+		{"no opener", "", map[string]string{"WAYLAND_DISPLAY": "wayland-0"}},
+	} {
+		os.Remove(filepath.Join(bin, "xdg-open"))
+		os.Remove(opened)
+		if tc.script != "" {
+			opener(tc.script)
+		}
+		tc.vars["PHC_HOME"] = h.dir
+		env, out, errb := testEnv(t, tc.vars)
+		if code := Run(context.Background(), env, []string{"ui"}); code != 0 {
+			t.Fatalf("%s: phc ui = exit %d: %s", tc.name, code, errb)
+		}
+		l := link.FindString(out.String())
+		if l == "" || strings.Contains(out.String(), "opened") {
+			t.Errorf("%s: phc ui printed %q; want the sign-in link and no claim to have opened a browser", tc.name, out)
+			continue
+		}
+		if _, err := os.Stat(opened); err == nil {
+			t.Errorf("%s: phc ui ran the opener with no display", tc.name)
+		}
+		works(tc.name, l)
+	}
+	// A display and an opener that succeeds: the link goes to the opener.
+	os.Remove(opened)
+	opener(`printf '%s' "$1" > ` + opened)
+	env, out, errb := testEnv(t, map[string]string{"PHC_HOME": h.dir, "DISPLAY": ":0"})
+	if code := Run(context.Background(), env, []string{"ui"}); code != 0 {
+		t.Fatalf("phc ui = exit %d: %s", code, errb)
+	}
+	raw, err := os.ReadFile(opened)
+	if err != nil || !link.Match(raw) || strings.Contains(out.String(), string(raw)) || !strings.Contains(out.String(), "opened the console") {
+		t.Fatalf("phc ui with an opener: opener got %q (%v), printed %q", raw, err, out)
+	}
+	works("opened", string(raw))
 }
