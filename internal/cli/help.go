@@ -150,7 +150,7 @@ var helpEntries = []helpEntry{
 		example: []string{"phc hook header"}},
 	{path: "hook install", summary: "add the hook to Claude Code's settings (PreToolUse for Write, Edit and Bash) and print what changed", usage: "claude-code [--settings FILE] [--server URL] [--profile NAME]",
 		example: []string{"phc hook install claude-code"}},
-	{path: "mcp-config", summary: "print a ready MCP host config for an app, with a long-lived token", usage: "--consumer NAME --secret S [--host claude-desktop|claude-code|cursor|vscode]",
+	{path: "mcp-config", summary: "print a ready MCP host config for an app, with a long-lived token", usage: "--consumer NAME --secret S [--host claude-desktop|claude-code|cursor|vscode] [--purpose P]",
 		example: []string{"phc mcp-config --consumer tutor --secret tutor-secret-0123456789 --host cursor"}},
 	{path: "check", summary: "verify that the graph agrees with the store, and the receipt chain", usage: "[--json]", example: []string{"phc check"}},
 	{path: "graph", summary: "rebuild the graph from the store, or export it", group: true, example: []string{"phc graph export --format prov-jsonld"}},
