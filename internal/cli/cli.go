@@ -78,6 +78,7 @@ func commands() []command {
 		{"deny", runDeny},
 		{"dec", runDEC},
 		{"trust", runTrust},
+		{"settings", runSettings},
 		{"card", runCard},
 		{"backup", runBackup},
 		{"restore", runRestore},

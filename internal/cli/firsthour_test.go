@@ -171,3 +171,74 @@ func TestUIWithoutBrowser(t *testing.T) {
 	}
 	works("opened", string(raw))
 }
+
+// TestSettingsCLI runs phc settings get and set against a real daemon: the
+// owner reads and changes every setting without curl or the raw session
+// token, and what the CLI sets is what the API then answers.
+func TestSettingsCLI(t *testing.T) {
+	h := startHarness(t, "")
+	out := h.phcOK("settings", "get")
+	for _, want := range []string{"auto_grant", "public (default)", "reads_per_minute", "10000000", "receipt_retention_days", "365 (default)",
+		"long_lived_tokens", "disclosure.critical", "reference (default)", "local_vaults", "elicited_approvals", "user_only_write"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("phc settings get: no %q in\n%s", want, out)
+		}
+	}
+	if got := h.phcOK("settings", "get", "receipt_retention_days"); got != "365\n" {
+		t.Errorf("phc settings get receipt_retention_days = %q; want 365", got)
+	}
+	if got := h.phcOK("settings"); got != out {
+		t.Errorf("phc settings = %q; want what phc settings get prints", got)
+	}
+	out = h.phcOK("settings", "set", "long_lived_tokens", "true", "receipt_retention_days", "90", "disclosure.sensitive", "reference", "user_only_write", "health.*,diary.secret")
+	if !strings.Contains(out, "receipt_retention_days  90") || !strings.Contains(out, "disclosure.sensitive  reference") {
+		t.Errorf("phc settings set printed %q", out)
+	}
+	h.phcOK("settings", "set", "disclosure.public", "reference")
+	var api struct {
+		LongLived     bool              `json:"long_lived_tokens"`
+		Retention     int               `json:"receipt_retention_days"`
+		Disclosure    map[string]string `json:"disclosure"`
+		UserOnlyWrite []string          `json:"user_only_write"`
+	}
+	h.must(200, "GET", "/phc/v1/settings", h.owner, nil, &api)
+	if !api.LongLived || api.Retention != 90 || api.Disclosure["sensitive"] != "reference" || api.Disclosure["public"] != "reference" ||
+		strings.Join(api.UserOnlyWrite, " ") != "health.* diary.secret" {
+		t.Errorf("after phc settings set, the API answers %+v", api)
+	}
+	if got := h.phcOK("settings", "get", "disclosure"); !strings.Contains(got, "disclosure.public     reference\n") || !strings.Contains(got, "disclosure.standard   value (default)") {
+		t.Errorf("phc settings get disclosure = %q", got)
+	}
+	// default puts a setting back.
+	h.phcOK("settings", "set", "disclosure.sensitive", "default", "receipt_retention_days", "default", "long_lived_tokens", "default")
+	api.LongLived, api.Retention, api.Disclosure = false, 0, nil
+	h.must(200, "GET", "/phc/v1/settings", h.owner, nil, &api)
+	if api.LongLived || api.Retention != 0 || api.Disclosure["sensitive"] != "" || api.Disclosure["public"] != "reference" {
+		t.Errorf("after default, the API answers %+v", api)
+	}
+	// A warning the daemon gives is shown.
+	if code, _, errs := h.phc("settings", "set", "auto_grant", "standard"); code != 0 || !strings.Contains(errs, "warning: auto_grant standard") {
+		t.Errorf("set auto_grant standard = exit %d %q; want the daemon's warning", code, errs)
+	}
+	// Mistakes are usage errors that say what is allowed.
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"settings", "set", "reads_per_mnute", "5"}, "reads_per_minute"},
+		{[]string{"settings", "set", "reads_per_minute", "many"}, "whole number"},
+		{[]string{"settings", "set", "long_lived_tokens", "maybe"}, "true or false"},
+		{[]string{"settings", "set", "disclosure.secret", "value"}, "public, standard, sensitive or critical"},
+		{[]string{"settings", "set", "disclosure.critical", "plain"}, "value or reference"},
+		{[]string{"settings", "set", "reads_per_minute"}, "NAME VALUE"},
+		{[]string{"settings", "get", "nope"}, "auto_grant"},
+	} {
+		if code, _, errs := h.phc(tc.args...); code != 2 || !strings.Contains(errs, tc.want) {
+			t.Errorf("phc %s = exit %d %q; want 2 and %q", strings.Join(tc.args, " "), code, errs, tc.want)
+		}
+	}
+	// The daemon's own refusal comes through.
+	if code, _, errs := h.phc("settings", "set", "auto_grant", "everything"); code != 1 || !strings.Contains(errs, "auto_grant must be none, public or standard") {
+		t.Errorf("set auto_grant everything = exit %d %q", code, errs)
+	}
+}
