@@ -242,3 +242,45 @@ func TestSettingsCLI(t *testing.T) {
 		t.Errorf("set auto_grant everything = exit %d %q", code, errs)
 	}
 }
+
+// TestRegisterAgain: an app that registers again with its own secret gets
+// its registration as it stands (200), pending and then approved, whether
+// it registered itself or the owner added it; another secret is the taken
+// name (409), which never echoes a secret, and counts as a wrong secret,
+// so that guessing secrets this way meets the same limit as at minting.
+func TestRegisterAgain(t *testing.T) {
+	h := startHarness(t, "")
+	const secret = "tutor-secret-0123456789"
+	register := func(want int, name, secret string) map[string]any {
+		t.Helper()
+		var out map[string]any
+		h.must(want, "POST", "/context/consumers/register", "", map[string]string{"name": name, "secret": secret}, &out)
+		return out
+	}
+	first := register(201, "tutor", secret)
+	again := register(200, "tutor", secret)
+	if again["status"] != "pending" || again["registered_at"] != first["registered_at"] {
+		t.Errorf("register again = %v; want %v, pending", again, first)
+	}
+	h.must(200, "POST", "/phc/v1/consumers/tutor/approve", h.owner, nil, nil)
+	if again := register(200, "tutor", secret); again["status"] != "approved" {
+		t.Errorf("register after approval = %v; want approved", again)
+	}
+	h.phcOK("consumer", "add", "coach", "--secret", "coach-secret-0123456789")
+	if again := register(200, "coach", "coach-secret-0123456789"); again["status"] != "approved" {
+		t.Errorf("register an app the owner added = %v; want approved", again)
+	}
+	raw := h.constraint(409, "conflict", "POST", "/context/consumers/register", "", map[string]string{"name": "tutor", "secret": "a-guess-at-the-secret-01"})
+	if strings.Contains(string(raw), "secret-") {
+		t.Errorf("409 = %s; it names a secret", raw)
+	}
+	// Nine more wrong secrets make ten in the minute; the next try, even
+	// with the right secret, is rate-limited — on both routes.
+	for range 9 {
+		h.constraint(409, "conflict", "POST", "/context/consumers/register", "", map[string]string{"name": "tutor", "secret": "a-guess-at-the-secret-01"})
+	}
+	h.constraint(429, "rate_limited", "POST", "/context/consumers/register", "", map[string]string{"name": "tutor", "secret": secret})
+	h.constraint(429, "rate_limited", "POST", "/context/tokens/service", "", map[string]any{"consumer": "tutor", "secret": secret, "scope": "*"})
+	// Other apps are not held up.
+	register(200, "coach", "coach-secret-0123456789")
+}
