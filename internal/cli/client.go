@@ -14,6 +14,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/phc-project/phc/internal/humanfmt"
 )
 
 // client talks to a running daemon over its HTTP API.
@@ -194,7 +196,7 @@ func (cl *client) request(ctx context.Context, method, path string, body any) (*
 			// On loopback a refusal is immediate: something accepted the
 			// connection and did not answer in time — a busy daemon (phc
 			// check holds every write for minutes at millions of claims).
-			return nil, fmt.Errorf("the daemon at %s took the request but did not answer within %s: it is busy (see its log); retry later", cl.base, cl.http.Timeout)
+			return nil, fmt.Errorf("the daemon at %s took the request but did not answer within %s: it is busy (see its log); retry later", cl.base, humanfmt.Duration(cl.http.Timeout))
 		}
 		return nil, fmt.Errorf("cannot reach the daemon at %s (is phc serve running?): %w", cl.base, err)
 	}

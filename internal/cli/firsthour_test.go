@@ -284,3 +284,36 @@ func TestRegisterAgain(t *testing.T) {
 	// Other apps are not held up.
 	register(200, "coach", "coach-secret-0123456789")
 }
+
+// TestCLIDurationsAndTimes: every duration the CLI prints is written one
+// way ("1h", "30m"), and every time in UTC with its zone, never Go's
+// "1h0m0s" or 3600s, nor RFC 3339 — over the commands that show them,
+// against a real daemon.
+func TestCLIDurationsAndTimes(t *testing.T) {
+	h := startHarness(t, "")
+	h.phcOK("consumer", "add", "tutor", "--secret", "tutor-secret-0123456789")
+	h.phcOK("grant", "--to", "tutor", "--purpose", "learning", "--ops", "read,contribute", "--keys", "learning.*,health.*", "--expires", "24h")
+	tok := h.tokenFor("tutor", "tutor-secret-0123456789", "*", "read-write", "learning")
+	h.must(202, "POST", "/context/requests", tok, map[string]any{"scope": "health.*", "purpose": "learning", "duration": "30m"}, nil)
+	when := `\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC`
+	goStyle := regexp.MustCompile(`\d+[hm]0m|\d+m0s|\d{3,}s\b|\d{4}-\d\d-\d\dT\d\d:`)
+	code, _, errs := h.phc("token", "--consumer", "tutor", "--secret", "tutor-secret-0123456789", "--ttl", "1h")
+	if code != 0 || !regexp.MustCompile(`expires at `+when+` \(in (1h|59m5\ds)\)`).MatchString(errs) {
+		t.Errorf("phc token: exit %d, stderr %q; want the expiry as a time in UTC and 1h", code, errs)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"requests"}, `for 30m, `},
+		{[]string{"grant", "list"}, `until ` + when},
+		{[]string{"token", "list"}, `until ` + when},
+		{[]string{"receipts", "--limit", "5"}, `^\s+\d+ ` + when + ` `},
+		{[]string{"serve", "--help"}, `\(default 30m\)`},
+	} {
+		out := h.phcOK(tc.args...)
+		if !regexp.MustCompile(`(?m)`+tc.want).MatchString(out) || goStyle.MatchString(out) {
+			t.Errorf("phc %s printed\n%s\nwant %s, and no Go-style duration or RFC 3339 time", strings.Join(tc.args, " "), out, tc.want)
+		}
+	}
+}

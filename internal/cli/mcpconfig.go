@@ -128,7 +128,7 @@ func runMCPConfig(ctx context.Context, env *Env, args []string) error {
 		fmt.Fprintf(env.Stderr, "warning: %s\n", w)
 	}
 	fmt.Fprintf(env.Stderr, "Put this in %s and restart the host.\n", h.where)
-	fmt.Fprintf(env.Stderr, "The token expires at %s: before then, run this command again, replace the config and restart the host (phc token list shows it; phc token revoke ends the old one).\n", tok.ExpiresAt)
+	fmt.Fprintf(env.Stderr, "The token expires at %s: before then, run this command again, replace the config and restart the host (phc token list shows it; phc token revoke ends the old one).\n", humanExpiry(tok.ExpiresAt, time.Now()))
 	return nil
 }
 
