@@ -56,8 +56,7 @@ func lookupCommand(name string) (command, bool) {
 
 // runCompletion prints a completion script: phc completion bash|zsh|fish.
 func runCompletion(ctx context.Context, env *Env, args []string) error {
-	var c common
-	fs := newFlags(env, "completion", &c)
+	fs := newBareFlags(env, "completion")
 	shell, ok, err := parseOne(fs, args)
 	if err != nil {
 		return err

@@ -344,8 +344,7 @@ func version() string {
 }
 
 func runVersion(ctx context.Context, env *Env, args []string) error {
-	var c common
-	fs := newFlags(env, "version", &c)
+	fs := newBareFlags(env, "version")
 	if err := parse(fs, args); err != nil {
 		return err
 	}

@@ -1,9 +1,11 @@
 package cli
 
 import (
+	"flag"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -152,5 +154,56 @@ func TestCompletion(t *testing.T) {
 	env, _, _ := testEnv(t, nil)
 	if code := Run(t.Context(), env, []string{"completion", "powershell"}); code != 2 {
 		t.Errorf("completion powershell = %d; want 2", code)
+	}
+}
+
+// TestHelpFlagsApply: a command's help lists only flags the command uses.
+// Commands that talk to no daemon list no --addr, those that use no data
+// dir no --data either; the daemon's commands list both; and every flag a
+// command's usage line names is one its help lists.
+func TestHelpFlagsApply(t *testing.T) {
+	flagsOf := map[string][]string{}
+	env, _, _ := testEnv(t, nil)
+	env.helpFlags = func(path string, fs *flag.FlagSet) {
+		if fs != nil {
+			fs.VisitAll(func(f *flag.Flag) { flagsOf[path] = append(flagsOf[path], "--"+f.Name) })
+		}
+	}
+	for _, e := range helpEntries {
+		if e.group {
+			continue
+		}
+		flagsOf[e.path] = nil
+		if code := Run(t.Context(), env, append(strings.Fields(e.path), "--help")); code != 0 {
+			t.Fatalf("phc %s --help = exit %d", e.path, code)
+		}
+		for _, f := range regexp.MustCompile(`--[a-z][a-z-]*`).FindAllString(e.usage, -1) {
+			if !slices.Contains(flagsOf[e.path], f) {
+				t.Errorf("phc %s: the usage names %s, which is not one of its flags %v", e.path, f, flagsOf[e.path])
+			}
+		}
+	}
+	for path, not := range map[string][]string{
+		"version":     {"--data", "--addr"},
+		"completion":  {"--data", "--addr"},
+		"init":        {"--addr"},
+		"conformance": {"--addr"},
+		"bench":       {"--data", "--addr"},
+	} {
+		for _, f := range not {
+			if slices.Contains(flagsOf[path], f) {
+				t.Errorf("phc %s --help lists %s, which it does not use", path, f)
+			}
+		}
+	}
+	for _, path := range []string{"serve", "status", "settings get", "consumer add", "ui"} {
+		if !slices.Contains(flagsOf[path], "--data") || !slices.Contains(flagsOf[path], "--addr") {
+			t.Errorf("phc %s --help lists %v; want --data and --addr", path, flagsOf[path])
+		}
+	}
+	// The conformance suite still says what to give instead of --addr.
+	env2, _, errb := testEnv(t, nil)
+	if code := Run(t.Context(), env2, []string{"conformance", "--addr", "127.0.0.1:7200"}); code != 2 || !strings.Contains(errb.String(), "--target") {
+		t.Errorf("phc conformance --addr = exit %d %q", code, errb)
 	}
 }
