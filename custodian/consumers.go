@@ -58,9 +58,72 @@ const maxPending = 100
 
 // RegisterConsumer is a consumer's self-registration (PCP): it needs no
 // credential and leaves the consumer pending until the owner approves it.
-// A pending consumer can obtain no token. A taken name is KindConflict.
-func (s *Service) RegisterConsumer(ctx context.Context, raw []byte) (ConsumerView, error) {
-	return s.addConsumer("consumer.register", Principal{}, raw, ConsumerPending)
+// A pending consumer can obtain no token. created reports whether the
+// registration made the consumer.
+//
+// Registering again with the name and the secret of a registered consumer
+// (self-registered, or added by the owner) is idempotent: it writes
+// nothing and answers the consumer as it stands, pending or approved, so an
+// app that runs again goes on, and an app learns it was approved without
+// trying to mint a token. A taken name with another secret is KindConflict,
+// as is a lookalike of a registered name; the wrong secret counts against
+// the name's failure limit, as at minting, so that this answer is no
+// cheaper way to guess a secret than the token route.
+func (s *Service) RegisterConsumer(ctx context.Context, raw []byte) (view ConsumerView, created bool, err error) {
+	const op = "consumer.register"
+	var in ConsumerInput
+	if err := decodeStrict(op, raw, &in); err != nil {
+		return ConsumerView{}, false, err
+	}
+	if again, ok, err := s.registeredAgain(op, in); err != nil || ok {
+		return again, false, err
+	}
+	view, err = s.addConsumer(op, Principal{}, raw, ConsumerPending)
+	return view, err == nil, err
+}
+
+// registeredAgain answers a registration that repeats that of a consumer
+// of the same name: ok with the consumer as it stands when the secret is
+// its own, the taken-name conflict when it is not, and neither (nil, not
+// ok) when no consumer has that name, for addConsumer to decide.
+func (s *Service) registeredAgain(op string, in ConsumerInput) (ConsumerView, bool, error) {
+	if len(in.Secret) < minSecretLen || len(in.Secret) > maxSecretLen {
+		return ConsumerView{}, false, nil // addConsumer refuses it
+	}
+	st, release, err := s.enter(op, Principal{})
+	if err != nil {
+		return ConsumerView{}, false, err
+	}
+	defer release()
+	st.mu.RLock()
+	c, known := st.consumers[in.Name]
+	var hash string
+	var view ConsumerView
+	if known {
+		hash = c.SecretHash
+		view = ConsumerView{Name: c.Name, Status: c.Status, CreatedAt: c.CreatedAt, RegisteredAt: c.CreatedAt}
+	}
+	st.mu.RUnlock()
+	if !known {
+		return ConsumerView{}, false, nil
+	}
+	now := s.clock.Now()
+	if wait := max(s.mintFailures.wait(in.Name, now), s.mintFailuresAll.wait("", now)); wait > 0 {
+		return ConsumerView{}, false, &Error{Op: op, Kind: KindRateLimited, RetryAfter: wait}
+	}
+	// VerifySecret compares in constant time; a consumer without a hash
+	// (none is made that way) matches no secret.
+	noHash := hash == ""
+	if noHash {
+		hash = dummySecretHash()
+	}
+	ok, err := s.verifySecret(hash, []byte(in.Secret))
+	if err != nil || !ok || noHash {
+		s.mintFailures.note(in.Name, now)
+		s.mintFailuresAll.note("", now)
+		return ConsumerView{}, false, nameTaken(op, in.Name, in.Name)
+	}
+	return view, true, nil
 }
 
 func (s *Service) addConsumer(op string, p Principal, raw []byte, status string) (ConsumerView, error) {

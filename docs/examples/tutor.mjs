@@ -1,7 +1,21 @@
 // @ts-check — a tutor app's first integration with phc: register, propose, ask, read (Node 20+, no packages).
-import { createInterface } from "node:readline/promises";
+import { readFileSync } from "node:fs";
+import { homedir } from "node:os";
+import { join } from "node:path";
 
-const BASE = process.env.PHC_URL ?? "http://127.0.0.1:7200";
+/** Where the person's daemon listens: PHC_URL, else PHC_ADDR (host:port), else the address the daemon writes to
+ * addr in its data dir ($PHC_HOME, by default ~/.phc), else the default port. */
+function phcURL() {
+  if (process.env.PHC_URL) return process.env.PHC_URL;
+  if (process.env.PHC_ADDR) return `http://${process.env.PHC_ADDR}`;
+  try {
+    return `http://${readFileSync(join(process.env.PHC_HOME || join(homedir(), ".phc"), "addr"), "utf8").trim()}`;
+  } catch {
+    return "http://127.0.0.1:7200";
+  }
+}
+
+const BASE = phcURL();
 const APP = { consumer: "tutor", secret: String(process.env.TUTOR_SECRET) }; // 16-256 bytes, yours to keep
 
 /** @param {string} method @param {string} path @param {string} [token] @param {object} [body] */
@@ -13,9 +27,13 @@ async function call(method, path, token, body) {
   return out;
 }
 
-await call("POST", "/context/consumers/register", undefined, { name: APP.consumer, secret: APP.secret });
-const rl = createInterface({ input: process.stdin, output: process.stdout });
-await rl.question("registered tutor: press Enter once the owner has approved it\n"); rl.close();
+// Registering again with the same secret answers the registration as it stands: run twice, the app goes on.
+let reg = await call("POST", "/context/consumers/register", undefined, { name: APP.consumer, secret: APP.secret });
+console.log("registered tutor", reg.status);
+while (reg.status !== "approved") { // the owner approves: phc consumer approve tutor
+  await new Promise((done) => setTimeout(done, 2000));
+  reg = await call("POST", "/context/consumers/register", undefined, { name: APP.consumer, secret: APP.secret });
+}
 const { token } = await call("POST", "/context/tokens/service", undefined, { ...APP, scope: "learning.*", mode: "read-write", purpose: "learning" });
 const prp = await call("POST", "/phc/v1/proposals", token, { key: "learning.spanish.goal", value: "Practice Spanish twice a week",
   kind: "goal", assertion: "reported", evidence: [{ ref: "chat://tutor/session/42" }] });

@@ -78,6 +78,7 @@ func commands() []command {
 		{"deny", runDeny},
 		{"dec", runDEC},
 		{"trust", runTrust},
+		{"settings", runSettings},
 		{"card", runCard},
 		{"backup", runBackup},
 		{"restore", runRestore},
@@ -168,8 +169,8 @@ func usage(w io.Writer) {
 		fmt.Fprintf(w, "  %-12s %s\n", c.name, e.summary)
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Every command takes --data DIR (default $PHC_HOME or ~/.phc).")
-	fmt.Fprintln(w, "Client commands take --addr HOST:PORT (default: the daemon's DIR/addr, else 127.0.0.1:7200).")
+	fmt.Fprintln(w, "Commands that use a vault take --data DIR (default $PHC_HOME or ~/.phc).")
+	fmt.Fprintln(w, "Commands that talk to the daemon take --addr HOST:PORT (default: $PHC_ADDR, else the daemon's DIR/addr, else 127.0.0.1:7200).")
 	fmt.Fprintln(w, "phc help COMMAND (or phc COMMAND --help) shows a command's arguments, flags and an example.")
 }
 
@@ -179,12 +180,27 @@ type common struct {
 	addr string
 }
 
-// newFlags returns a flag set with the common flags registered.
+// newFlags returns a flag set with the common flags registered: the data
+// dir, and the address of the daemon the command talks to.
 func newFlags(env *Env, name string, c *common) *flag.FlagSet {
+	fs := newLocalFlags(env, name, c)
+	fs.StringVar(&c.addr, "addr", "", "daemon address (host:port; default: $PHC_ADDR, else DIR/addr, else "+defaultAddr+")")
+	return fs
+}
+
+// newLocalFlags is newFlags for a command that uses a data dir but talks
+// to no daemon (phc init): its help does not list --addr.
+func newLocalFlags(env *Env, name string, c *common) *flag.FlagSet {
+	fs := newBareFlags(env, name)
+	fs.StringVar(&c.data, "data", defaultDataDir(env), "data directory")
+	return fs
+}
+
+// newBareFlags is newFlags for a command that uses neither a data dir nor
+// a daemon (phc version, phc completion).
+func newBareFlags(env *Env, name string) *flag.FlagSet {
 	fs := flag.NewFlagSet("phc "+name, flag.ContinueOnError)
 	setHelpOutput(fs, env)
-	fs.StringVar(&c.data, "data", defaultDataDir(env), "data directory")
-	fs.StringVar(&c.addr, "addr", "", "daemon address (host:port)")
 	return fs
 }
 

@@ -7,12 +7,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/phc-project/phc/internal/humanfmt"
 )
 
 // client talks to a running daemon over its HTTP API.
@@ -20,17 +23,24 @@ type client struct {
 	base  string
 	token string
 	http  *http.Client
+	// addrFrom names where the address came from ("--addr", "PHC_ADDR",
+	// or "" for the data dir's addr file or the default), and dir is the
+	// data dir whose session the client sends: together they explain a
+	// session the daemon refuses (see refusedSession).
+	addrFrom string
+	dir      string
 }
 
 // newClient finds the daemon (--addr, else PHC_ADDR, else DIR/addr, else
 // the default) and, when session is set, reads the owner session token from
 // DIR/session.
 func newClient(env *Env, c common, session bool) (*client, error) {
-	addr := c.addr
+	addr, from := c.addr, "--addr"
 	if addr == "" {
-		addr = env.Getenv("PHC_ADDR")
+		addr, from = env.Getenv("PHC_ADDR"), "PHC_ADDR"
 	}
 	if addr == "" {
+		from = ""
 		if raw, err := os.ReadFile(filepath.Join(c.data, addrFile)); err == nil {
 			addr = strings.TrimSpace(string(raw))
 		}
@@ -41,7 +51,7 @@ func newClient(env *Env, c common, session bool) (*client, error) {
 	if err := checkLoopback(addr); err != nil {
 		return nil, err
 	}
-	cl := &client{base: "http://" + addr, http: &http.Client{Timeout: 60 * time.Second}}
+	cl := &client{base: "http://" + addr, http: &http.Client{Timeout: 60 * time.Second}, addrFrom: from, dir: c.data}
 	if session {
 		raw, err := os.ReadFile(filepath.Join(c.data, sessionFile))
 		if err != nil {
@@ -50,6 +60,48 @@ func newClient(env *Env, c common, session bool) (*client, error) {
 		cl.token = strings.TrimSpace(string(raw))
 	}
 	return cl, nil
+}
+
+// refusedSession explains why the daemon refused the owner session of
+// cl.dir when --addr or PHC_ADDR chose a daemon other than that data dir's
+// own: the session belongs to the daemon whose address the data dir
+// records, and no other daemon knows it. It returns nil when the two agree
+// (a stale session, which the daemon's own answer explains).
+func (cl *client) refusedSession() error {
+	if cl.addrFrom == "" {
+		return nil
+	}
+	addr := strings.TrimPrefix(cl.base, "http://")
+	raw, err := os.ReadFile(filepath.Join(cl.dir, addrFile))
+	if err != nil {
+		return fmt.Errorf("%s names the daemon at %s, which does not know the owner session of the data dir %s (PHC_HOME or --data); no daemon of %s is running (it has no addr file): point PHC_HOME (or --data) at the data dir of the daemon at %s, or unset %s and start the daemon of %s with phc serve",
+			cl.addrFrom, addr, printable(cl.dir), printable(cl.dir), addr, cl.addrFrom, printable(cl.dir))
+	}
+	home := strings.TrimSpace(string(raw))
+	if sameAddr(home, addr) {
+		return nil
+	}
+	return fmt.Errorf("%s names the daemon at %s, but the data dir %s (PHC_HOME or --data) belongs to another daemon, at %s: the owner session of one does not work at the other; unset %s (or set it to %s), or point PHC_HOME (or --data) at the data dir of the daemon at %s",
+		cl.addrFrom, addr, printable(cl.dir), printable(home), cl.addrFrom, printable(home), addr)
+}
+
+// sameAddr reports whether two host:port addresses name the same loopback
+// socket ("localhost" is 127.0.0.1).
+func sameAddr(a, b string) bool {
+	norm := func(s string) string {
+		host, port, err := net.SplitHostPort(s)
+		if err != nil {
+			return s
+		}
+		if strings.EqualFold(host, "localhost") {
+			host = "127.0.0.1"
+		}
+		if ip := net.ParseIP(host); ip != nil {
+			host = ip.String()
+		}
+		return net.JoinHostPort(host, port)
+	}
+	return norm(a) == norm(b)
 }
 
 // apiError is an error answer of the daemon.
@@ -144,7 +196,7 @@ func (cl *client) request(ctx context.Context, method, path string, body any) (*
 			// On loopback a refusal is immediate: something accepted the
 			// connection and did not answer in time — a busy daemon (phc
 			// check holds every write for minutes at millions of claims).
-			return nil, fmt.Errorf("the daemon at %s took the request but did not answer within %s: it is busy (see its log); retry later", cl.base, cl.http.Timeout)
+			return nil, fmt.Errorf("the daemon at %s took the request but did not answer within %s: it is busy (see its log); retry later", cl.base, humanfmt.Duration(cl.http.Timeout))
 		}
 		return nil, fmt.Errorf("cannot reach the daemon at %s (is phc serve running?): %w", cl.base, err)
 	}
@@ -154,6 +206,11 @@ func (cl *client) request(ctx context.Context, method, path string, body any) (*
 		e := &apiError{Status: resp.StatusCode}
 		if json.Unmarshal(raw, e) != nil || e.Constraint == "" {
 			e.Message, e.Constraint = http.StatusText(resp.StatusCode), "unknown"
+		}
+		if resp.StatusCode == http.StatusUnauthorized && cl.token != "" {
+			if err := cl.refusedSession(); err != nil {
+				return nil, err
+			}
 		}
 		return nil, e
 	}

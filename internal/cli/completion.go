@@ -2,11 +2,15 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
+	"time"
 )
 
 // completionWords is, for each command path ("" for phc itself), the words
@@ -42,6 +46,8 @@ func completionWords(ctx context.Context) map[string][]string {
 		_ = cmd.run(ctx, env, append(parts[1:], "-h"))
 	}
 	words["completion"] = append(words["completion"], "bash", "zsh", "fish")
+	words["settings get"] = append(words["settings get"], settingNames()...)
+	words["settings set"] = append(words["settings set"], settingNames()...)
 	return words
 }
 
@@ -54,10 +60,102 @@ func lookupCommand(name string) (command, bool) {
 	return command{}, false
 }
 
+// idKinds names, for each command whose argument is an id, what kind of
+// id it takes: the completion scripts offer those of the running daemon
+// (phc completion ids KIND).
+var idKinds = map[string]string{
+	"claims show": "claim", "claims versions": "claim", "claims correct": "claim", "claims dispute": "claim",
+	"claims undispute": "claim", "claims retract": "claim", "claims delete": "claim",
+	"review confirm": "proposal", "review reject": "proposal",
+	"grant narrow": "grant", "revoke": "grant",
+	"approve": "request", "deny": "request",
+	"token revoke":   "token",
+	"persona rename": "persona", "persona set": "persona", "persona remove": "persona",
+	"consumer approve": "consumer", "consumer remove": "consumer",
+}
+
+// personaFlags and consumerFlags take a persona id and a consumer name.
+var (
+	personaFlags  = []string{"--persona", "--personas"}
+	consumerFlags = []string{"--to", "--consumer"}
+)
+
+// idSources is where phc completion ids finds each kind of id: the owner
+// route that lists them, the member of its answer that holds the list, the
+// member of each item that is the id, and which items to offer (nil: all).
+var idSources = map[string]struct {
+	path, list, id string
+	keep           func(item map[string]json.RawMessage) bool
+}{
+	"claim":    {"/phc/v1/claims", "claims", "id", nil},
+	"proposal": {"/phc/v1/review", "proposals", "proposal_id", nil},
+	"grant": {"/phc/v1/grants", "grants", "id", func(g map[string]json.RawMessage) bool {
+		return g["revoked_at"] == nil || string(g["revoked_at"]) == "null"
+	}},
+	"request": {"/context/requests", "requests", "request_id", func(r map[string]json.RawMessage) bool {
+		return r["status"] == nil || string(r["status"]) == `"pending"`
+	}},
+	"token": {"/context/tokens/service", "tokens", "prefix", func(t map[string]json.RawMessage) bool {
+		return string(t["active"]) == "true"
+	}},
+	"persona":  {"/phc/v1/personas", "personas", "id", nil},
+	"consumer": {"/phc/v1/consumers", "consumers", "name", nil},
+}
+
+// completionIDs is phc completion ids KIND, which the completion scripts
+// run as the person presses Tab: the ids of that kind the running daemon
+// holds, one a line, that a shell word can hold as they are. It fails
+// quietly (printing nothing) when there is no daemon or no session, and
+// gives up after two seconds, so that Tab never hangs.
+func completionIDs(ctx context.Context, env *Env, args []string) error {
+	var c common
+	fs := newFlags(env, "completion ids", &c)
+	kind, ok, err := parseOne(fs, args)
+	if err != nil {
+		return err
+	}
+	src, known := idSources[kind]
+	if !ok || !known {
+		return usageError("usage: phc completion ids claim|proposal|grant|request|token|persona|consumer")
+	}
+	cl, err := newClient(env, c, true)
+	if err != nil {
+		return nil
+	}
+	cl.http.Timeout = 2 * time.Second
+	raw, err := cl.raw(ctx, "GET", src.path)
+	if err != nil {
+		return nil
+	}
+	var answer map[string]json.RawMessage
+	var items []map[string]json.RawMessage
+	if json.Unmarshal(raw, &answer) != nil || json.Unmarshal(answer[src.list], &items) != nil {
+		return nil
+	}
+	for _, item := range items {
+		var id string
+		if json.Unmarshal(item[src.id], &id) != nil || (src.keep != nil && !src.keep(item)) {
+			continue
+		}
+		// Only words a shell takes as they are: an id an app chose
+		// (a consumer's name) is never offered with spaces or quotes.
+		if id != "" && !strings.ContainsFunc(id, func(r rune) bool { return !safeWordRune(r) }) {
+			fmt.Fprintln(env.Stdout, id)
+		}
+	}
+	return nil
+}
+
+func safeWordRune(r rune) bool {
+	return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("_.-:@", r)
+}
+
 // runCompletion prints a completion script: phc completion bash|zsh|fish.
 func runCompletion(ctx context.Context, env *Env, args []string) error {
-	var c common
-	fs := newFlags(env, "completion", &c)
+	if len(args) > 0 && args[0] == "ids" {
+		return completionIDs(ctx, env, args[1:])
+	}
+	fs := newBareFlags(env, "completion")
 	shell, ok, err := parseOne(fs, args)
 	if err != nil {
 		return err
@@ -104,18 +202,35 @@ func writeBashCompletion(w io.Writer, words map[string][]string) {
 	fmt.Fprintln(w, "    *) return 1 ;;")
 	fmt.Fprintln(w, "  esac")
 	fmt.Fprintln(w, "}")
-	fmt.Fprint(w, `_phc() {
-  local cur="${COMP_WORDS[COMP_CWORD]}" path="" i w next
+	// The kind of id each command takes, which phc completion ids lists.
+	fmt.Fprintln(w, "_phc_kind() {")
+	fmt.Fprintln(w, "  case \"$1\" in")
+	for _, p := range slices.Sorted(maps.Keys(idKinds)) {
+		fmt.Fprintf(w, "    %q) echo %s ;;\n", p, idKinds[p])
+	}
+	fmt.Fprintln(w, "  esac")
+	fmt.Fprintln(w, "}")
+	fmt.Fprintf(w, `_phc() {
+  local cur="${COMP_WORDS[COMP_CWORD]}" prev="" path="" i w next kind ids=""
+  (( COMP_CWORD > 1 )) && prev="${COMP_WORDS[COMP_CWORD-1]}"
+  case "$prev" in
+    %s) COMPREPLY=($(compgen -W "$("${COMP_WORDS[0]}" completion ids persona 2>/dev/null)" -- "$cur")); return ;;
+    %s) COMPREPLY=($(compgen -W "$("${COMP_WORDS[0]}" completion ids consumer 2>/dev/null)" -- "$cur")); return ;;
+  esac
   for ((i = 1; i < COMP_CWORD; i++)); do
     w="${COMP_WORDS[i]}"
     [[ "$w" == -* ]] && continue
     next="${path:+$path }$w"
     if _phc_words "$next" >/dev/null; then path="$next"; fi
   done
-  COMPREPLY=($(compgen -W "$(_phc_words "$path")" -- "$cur"))
+  kind="$(_phc_kind "$path")"
+  if [[ -n "$kind" && "$cur" != -* ]]; then
+    ids="$("${COMP_WORDS[0]}" completion ids "$kind" 2>/dev/null)"
+  fi
+  COMPREPLY=($(compgen -W "$(_phc_words "$path") $ids" -- "$cur"))
 }
 complete -o default -F _phc phc
-`)
+`, strings.Join(personaFlags, "|"), strings.Join(consumerFlags, "|"))
 }
 
 // writeFishCompletion writes fish completions: the commands, each
@@ -143,6 +258,15 @@ func writeFishCompletion(w io.Writer, words map[string][]string) {
 				fmt.Fprintf(w, "complete -c phc -n %s -a %s\n", fishQuote(cond), fishQuote(word))
 			}
 		}
+		if kind, ok := idKinds[p]; ok {
+			fmt.Fprintf(w, "complete -c phc -n %s -a %s\n", fishQuote(cond), fishQuote("(phc completion ids "+kind+" 2>/dev/null)"))
+		}
+	}
+	for _, f := range personaFlags {
+		fmt.Fprintf(w, "complete -c phc -l %s -x -a %s\n", fishQuote(strings.TrimPrefix(f, "--")), fishQuote("(phc completion ids persona 2>/dev/null)"))
+	}
+	for _, f := range consumerFlags {
+		fmt.Fprintf(w, "complete -c phc -l %s -x -a %s\n", fishQuote(strings.TrimPrefix(f, "--")), fishQuote("(phc completion ids consumer 2>/dev/null)"))
 	}
 }
 

@@ -31,7 +31,15 @@ import (
 // --write-test-data says to write the suite's test data into it.
 func runConformance(ctx context.Context, env *Env, args []string) error {
 	var c common
-	fs := newFlags(env, "conformance", &c)
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		if a == "-addr" || a == "--addr" || strings.HasPrefix(a, "-addr=") || strings.HasPrefix(a, "--addr=") {
+			return usageError("conformance takes --target http://HOST:PORT, not --addr (without --target it tests a throwaway custodian)")
+		}
+	}
+	fs := newLocalFlags(env, "conformance", &c)
 	target := fs.String("target", "", "base URL of a running custodian to test (default: a throwaway one started in a temporary dir)")
 	writeTestData := fs.Bool("write-test-data", false, "with --target: run even though the custodian holds data (the suite's consumers, personas, claims, grants and receipts stay in it for good)")
 	ownerToken := fs.String("owner-token", "", "the owner's session token (default: DIR/session, when --target is the daemon of --data)")
@@ -46,9 +54,6 @@ func runConformance(ctx context.Context, env *Env, args []string) error {
 	}
 	if fs.NArg() > 0 {
 		return usageError("conformance takes no arguments (see phc conformance -h)")
-	}
-	if c.addr != "" {
-		return usageError("conformance takes --target http://HOST:PORT, not --addr (without --target it tests a throwaway custodian)")
 	}
 	cfg := conformance.Config{OwnerToken: *ownerToken, LeaveLocked: *leaveLocked}
 	if *match != "" {

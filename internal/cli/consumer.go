@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"time"
 )
 
 func runConsumer(ctx context.Context, env *Env, args []string) error {
@@ -192,7 +193,7 @@ func runToken(ctx context.Context, env *Env, args []string) error {
 	for _, w := range out.Warnings {
 		fmt.Fprintf(env.Stderr, "warning: %s\n", w)
 	}
-	fmt.Fprintf(env.Stderr, "expires at %s\n", out.ExpiresAt)
+	fmt.Fprintf(env.Stderr, "expires at %s\n", humanExpiry(out.ExpiresAt, time.Now()))
 	return nil
 }
 
@@ -248,7 +249,7 @@ func runTokenAdmin(ctx context.Context, env *Env, c common, args []string) error
 			state = "inactive"
 		}
 		fmt.Fprintf(env.Stdout, "%s  %-16s %-10s %-8s until %s  scope %s\n", t.Prefix, printable(t.Consumer), t.Mode, state,
-			t.ExpiresAt, printable(strings.Join(t.Scope, ",")))
+			humanTime(t.ExpiresAt), printable(strings.Join(t.Scope, ",")))
 	}
 	return nil
 }

@@ -18,7 +18,13 @@ func TestConsumerLifecycle(t *testing.T) {
 	if reg.Status != "pending" {
 		t.Fatalf("register = %+v; want pending", reg)
 	}
-	h.constraint(409, "conflict", "POST", "/context/consumers/register", "", map[string]string{"name": "diary", "secret": secret})
+	// Again with the same secret: the same answer, still pending; with
+	// another secret, the name is taken.
+	h.must(200, "POST", "/context/consumers/register", "", map[string]string{"name": "diary", "secret": secret}, &reg)
+	if reg.Status != "pending" {
+		t.Fatalf("register again = %+v; want pending", reg)
+	}
+	h.constraint(409, "conflict", "POST", "/context/consumers/register", "", map[string]string{"name": "diary", "secret": "another-secret-0123456789"})
 	mint := map[string]any{"consumer": "diary", "secret": secret, "scope": "*", "mode": "read"}
 	h.constraint(401, "unauthenticated", "POST", "/context/tokens/service", "", mint)
 

@@ -3,7 +3,6 @@ package cli
 import (
 	"bufio"
 	"bytes"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -72,9 +71,13 @@ func (e errNoTool) Error() string { return string(e) }
 
 // TestDocsExamples runs each example app of docs/integrating.md, as a
 // developer would, against a real daemon over HTTP, with the test as the
-// owner: it approves the app when the app says it registered, confirms the
-// proposal and approves the context request when the app says it asked, and
-// asserts everything the app prints.
+// owner: it approves the app when the app says its registration is
+// pending, confirms the proposal and approves the context request when the
+// app says it asked, and asserts everything the app prints. Each example
+// runs twice against the same daemon, finding its port as the guide says
+// (the daemon's addr file in PHC_HOME the first time, PHC_ADDR the second,
+// never the default port): registering again with the same secret goes on,
+// already approved.
 func TestDocsExamples(t *testing.T) {
 	for _, tc := range []struct {
 		name, script string
@@ -94,68 +97,85 @@ func TestDocsExamples(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			cmd := exec.Command(interp, script)
-			cmd.Dir = t.TempDir()
-			cmd.Env = append(os.Environ(), "PHC_URL="+h.base, "TUTOR_SECRET=tutor-secret-0123456789")
-			stdin, err := cmd.StdinPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			stdout, err := cmd.StdoutPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			var stderr bytes.Buffer
-			cmd.Stderr = &stderr
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-
-			var lines []string
-			var proposal string
-			sc := bufio.NewScanner(stdout)
-			for sc.Scan() {
-				line := sc.Text()
-				lines = append(lines, line)
-				switch {
-				case strings.HasPrefix(line, "registered tutor"):
-					// The owner approves the self-registered app and lets it
-					// contribute under learning.*.
-					var c struct{ Status string }
-					h.must(200, "POST", "/phc/v1/consumers/tutor/approve", h.owner, nil, &c)
-					if c.Status != "approved" {
-						t.Fatalf("approve = %+v", c)
-					}
-					h.grant("tutor", "learning", "contribute", map[string]any{"keys": []string{"learning.*"}})
-					io.WriteString(stdin, "\n")
-				case strings.HasPrefix(line, "proposed "):
-					proposal = strings.Fields(line)[1]
-				case strings.HasPrefix(line, "requested "):
-					// The owner confirms the memory and approves the request.
-					h.must(200, "POST", "/phc/v1/proposals/"+proposal+"/confirm", h.owner, map[string]any{"personas": []string{}}, nil)
-					h.must(200, "POST", "/context/requests/"+strings.Fields(line)[1]+"/approve", h.owner, nil, nil)
+			for run, where := range []string{"PHC_HOME=" + h.dir, "PHC_ADDR=" + strings.TrimPrefix(h.base, "http://")} {
+				registered := "pending"
+				if run > 0 {
+					registered = "approved"
 				}
-			}
-			if err := cmd.Wait(); err != nil {
-				t.Fatalf("%s %s: %v\nstdout:\n%s\nstderr:\n%s", interp, tc.script, err, strings.Join(lines, "\n"), stderr.String())
-			}
-			want := []string{
-				"^registered tutor: press Enter once the owner has approved it$",
-				"^proposed prp_[A-Z0-9]{26} proposed$",
-				"^requested req_[A-Z0-9]{26} pending$",
-				"^claim learning.spanish.goal = Practice Spanish twice a week$",
-				"^field Practice Spanish twice a week$",
-				"^proposal confirmed$",
-			}
-			if len(lines) != len(want) {
-				t.Fatalf("the example printed %d lines, want %d:\n%s\nstderr:\n%s", len(lines), len(want), strings.Join(lines, "\n"), stderr.String())
-			}
-			for i, re := range want {
-				if !regexp.MustCompile(re).MatchString(lines[i]) {
-					t.Errorf("line %d = %q; want %s", i+1, lines[i], re)
-				}
+				runDocsExample(t, h, interp, script, where, []string{
+					"^registered tutor " + registered + "$",
+					"^proposed prp_[A-Z0-9]{26} proposed$",
+					"^requested req_[A-Z0-9]{26} (pending|approved)$",
+					"^claim learning.spanish.goal = Practice Spanish twice a week$",
+					"^field Practice Spanish twice a week$",
+					"^proposal confirmed$",
+				})
 			}
 		})
+	}
+}
+
+// runDocsExample runs one example app to its end, with where (PHC_HOME or
+// PHC_ADDR) telling it the daemon, playing the owner, and matches each line
+// it prints against want.
+func runDocsExample(t *testing.T, h *harness, interp, script, where string, want []string) {
+	t.Helper()
+	cmd := exec.Command(interp, script)
+	cmd.Dir = t.TempDir()
+	var env []string
+	for _, v := range os.Environ() {
+		if !strings.HasPrefix(v, "PHC_") {
+			env = append(env, v)
+		}
+	}
+	cmd.Env = append(env, where, "HOME="+t.TempDir(), "TUTOR_SECRET=tutor-secret-0123456789")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+
+	var lines []string
+	var proposal string
+	sc := bufio.NewScanner(stdout)
+	for sc.Scan() {
+		line := sc.Text()
+		lines = append(lines, line)
+		switch {
+		case line == "registered tutor pending":
+			// The owner approves the self-registered app and lets it
+			// contribute under learning.*.
+			var c struct{ Status string }
+			h.must(200, "POST", "/phc/v1/consumers/tutor/approve", h.owner, nil, &c)
+			if c.Status != "approved" {
+				t.Fatalf("approve = %+v", c)
+			}
+			h.grant("tutor", "learning", "contribute", map[string]any{"keys": []string{"learning.*"}})
+		case strings.HasPrefix(line, "proposed "):
+			proposal = strings.Fields(line)[1]
+		case strings.HasPrefix(line, "requested "):
+			// The owner confirms the memory and approves the request
+			// (unless it was granted at once).
+			h.must(200, "POST", "/phc/v1/proposals/"+proposal+"/confirm", h.owner, map[string]any{"personas": []string{}}, nil)
+			if strings.HasSuffix(line, " pending") {
+				h.must(200, "POST", "/context/requests/"+strings.Fields(line)[1]+"/approve", h.owner, nil, nil)
+			}
+		}
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("%s %s (%s): %v\nstdout:\n%s\nstderr:\n%s", interp, script, where, err, strings.Join(lines, "\n"), stderr.String())
+	}
+	if len(lines) != len(want) {
+		t.Fatalf("the example (%s) printed %d lines, want %d:\n%s\nstderr:\n%s", where, len(lines), len(want), strings.Join(lines, "\n"), stderr.String())
+	}
+	for i, re := range want {
+		if !regexp.MustCompile(re).MatchString(lines[i]) {
+			t.Errorf("%s: line %d = %q; want %s", where, i+1, lines[i], re)
+		}
 	}
 }

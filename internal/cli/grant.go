@@ -56,12 +56,12 @@ func runGrant(ctx context.Context, env *Env, args []string) error {
 			return err
 		}
 		for _, g := range out.Grants {
-			state := "until " + g.ExpiresAt
+			state := "until " + humanTime(g.ExpiresAt)
 			if g.NarrowedAt != nil {
-				state += " (narrowed " + *g.NarrowedAt + ")"
+				state += " (narrowed " + humanTime(*g.NarrowedAt) + ")"
 			}
 			if g.RevokedAt != nil {
-				state = "revoked " + *g.RevokedAt
+				state = "revoked " + humanTime(*g.RevokedAt)
 			}
 			category := g.Category
 			if category == "" {
@@ -260,7 +260,7 @@ func runGrantNarrow(ctx context.Context, env *Env, args []string) error {
 	g := out.Grant
 	fmt.Fprintf(env.Stdout, "narrowed %s (revision %d): %s  keys [%s] personas [%s] claims [%s]  until %s\n",
 		printable(id), out.Revision, strings.Join(g.Operations, ","), printable(strings.Join(g.Selectors.Keys, ",")),
-		printable(strings.Join(g.Selectors.Personas, ",")), strings.Join(g.Selectors.Claims, ","), g.ExpiresAt)
+		printable(strings.Join(g.Selectors.Personas, ",")), strings.Join(g.Selectors.Claims, ","), humanTime(g.ExpiresAt))
 	return nil
 }
 
@@ -341,7 +341,7 @@ func runReceipts(ctx context.Context, env *Env, args []string) error {
 		return printJSON(env.Stdout, out)
 	}
 	for _, r := range out.Receipts {
-		line := fmt.Sprintf("%6d %s %-18s %-6s %s", r.Seq, r.At, r.Operation, r.Decision, printable(r.Actor))
+		line := fmt.Sprintf("%6d %s %-18s %-6s %s", r.Seq, humanTime(r.At), r.Operation, r.Decision, printable(r.Actor))
 		if r.Purpose != "" {
 			line += " purpose=" + printable(r.Purpose)
 		}

@@ -119,6 +119,12 @@ var helpEntries = []helpEntry{
 		example: []string{"phc trust custodian their-card.json"}},
 	{path: "trust custodians", summary: "list pinned custodians", usage: "[--json]", example: []string{"phc trust custodians"}},
 	{path: "trust remove", summary: "remove a trusted issuer (iss_…) or a pinned custodian (cus_…)", usage: "ID", example: []string{"phc trust remove iss_…"}},
+	{path: "settings", summary: "show and change your settings: auto_grant, rates, quotas, retention, token lifetimes, disclosure", group: true,
+		example: []string{"phc settings get", "phc settings set long_lived_tokens true"}},
+	{path: "settings get", summary: "show every setting (\"(default)\" marks one left at its default), or the value of one", usage: "[NAME] [--json]",
+		example: []string{"phc settings get", "phc settings get reads_per_minute", "phc settings get disclosure"}},
+	{path: "settings set", summary: "change settings: each NAME takes its VALUE (default puts it back)", usage: "NAME VALUE [NAME VALUE …]",
+		example: []string{"phc settings set reads_per_minute 120 long_lived_tokens true", "phc settings set disclosure.critical value", "phc settings set auto_grant none"}},
 	{path: "card", summary: "print this custodian's public card, for another custodian to pin", usage: "[--out FILE]", example: []string{"phc card --out my-card.json"}},
 	{path: "backup", summary: "save this vault's claims and personas to a file (mode 0600)", usage: "FILE [--force]", example: []string{"phc backup phc-backup.json"}},
 	{path: "restore", summary: "load a backup made by phc backup (merge, or --replace)", usage: "FILE [--replace] [--secret-key-file KEYFILE]",
@@ -150,7 +156,7 @@ var helpEntries = []helpEntry{
 		example: []string{"phc hook header"}},
 	{path: "hook install", summary: "add the hook to Claude Code's settings (PreToolUse for Write, Edit and Bash) and print what changed", usage: "claude-code [--settings FILE] [--server URL] [--profile NAME]",
 		example: []string{"phc hook install claude-code"}},
-	{path: "mcp-config", summary: "print a ready MCP host config for an app, with a long-lived token", usage: "--consumer NAME --secret S [--host claude-desktop|claude-code|cursor|vscode]",
+	{path: "mcp-config", summary: "print a ready MCP host config for an app, with a long-lived token", usage: "--consumer NAME --secret S [--host claude-desktop|claude-code|cursor|vscode] [--purpose P]",
 		example: []string{"phc mcp-config --consumer tutor --secret tutor-secret-0123456789 --host cursor"}},
 	{path: "check", summary: "verify that the graph agrees with the store, and the receipt chain", usage: "[--json]", example: []string{"phc check"}},
 	{path: "graph", summary: "rebuild the graph from the store, or export it", group: true, example: []string{"phc graph export --format prov-jsonld"}},
@@ -338,8 +344,7 @@ func version() string {
 }
 
 func runVersion(ctx context.Context, env *Env, args []string) error {
-	var c common
-	fs := newFlags(env, "version", &c)
+	fs := newBareFlags(env, "version")
 	if err := parse(fs, args); err != nil {
 		return err
 	}

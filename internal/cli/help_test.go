@@ -1,9 +1,11 @@
 package cli
 
 import (
+	"flag"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -152,5 +154,157 @@ func TestCompletion(t *testing.T) {
 	env, _, _ := testEnv(t, nil)
 	if code := Run(t.Context(), env, []string{"completion", "powershell"}); code != 2 {
 		t.Errorf("completion powershell = %d; want 2", code)
+	}
+}
+
+// TestHelpFlagsApply: a command's help lists only flags the command uses.
+// Commands that talk to no daemon list no --addr, those that use no data
+// dir no --data either; the daemon's commands list both; and every flag a
+// command's usage line names is one its help lists.
+func TestHelpFlagsApply(t *testing.T) {
+	flagsOf := map[string][]string{}
+	env, _, _ := testEnv(t, nil)
+	env.helpFlags = func(path string, fs *flag.FlagSet) {
+		if fs != nil {
+			fs.VisitAll(func(f *flag.Flag) { flagsOf[path] = append(flagsOf[path], "--"+f.Name) })
+		}
+	}
+	for _, e := range helpEntries {
+		if e.group {
+			continue
+		}
+		flagsOf[e.path] = nil
+		if code := Run(t.Context(), env, append(strings.Fields(e.path), "--help")); code != 0 {
+			t.Fatalf("phc %s --help = exit %d", e.path, code)
+		}
+		for _, f := range regexp.MustCompile(`--[a-z][a-z-]*`).FindAllString(e.usage, -1) {
+			if !slices.Contains(flagsOf[e.path], f) {
+				t.Errorf("phc %s: the usage names %s, which is not one of its flags %v", e.path, f, flagsOf[e.path])
+			}
+		}
+	}
+	for path, not := range map[string][]string{
+		"version":     {"--data", "--addr"},
+		"completion":  {"--data", "--addr"},
+		"init":        {"--addr"},
+		"conformance": {"--addr"},
+		"bench":       {"--data", "--addr"},
+	} {
+		for _, f := range not {
+			if slices.Contains(flagsOf[path], f) {
+				t.Errorf("phc %s --help lists %s, which it does not use", path, f)
+			}
+		}
+	}
+	for _, path := range []string{"serve", "status", "settings get", "consumer add", "ui"} {
+		if !slices.Contains(flagsOf[path], "--data") || !slices.Contains(flagsOf[path], "--addr") {
+			t.Errorf("phc %s --help lists %v; want --data and --addr", path, flagsOf[path])
+		}
+	}
+	// The conformance suite still says what to give instead of --addr.
+	env2, _, errb := testEnv(t, nil)
+	if code := Run(t.Context(), env2, []string{"conformance", "--addr", "127.0.0.1:7200"}); code != 2 || !strings.Contains(errb.String(), "--target") {
+		t.Errorf("phc conformance --addr = exit %d %q", code, errb)
+	}
+}
+
+// TestCompletionIDs: the bash completion, sourced in a real bash with the
+// built phc on the PATH and a real daemon, offers the daemon's ids where a
+// command takes one — claims, proposals, grants, requests, token prefixes
+// — persona ids after --persona and where a command takes a persona, and
+// consumer names; and the setting names after phc settings set.
+func TestCompletionIDs(t *testing.T) {
+	bin := buildBinary(t)
+	h := startHarness(t, "")
+	h.phcOK("persona", "add", "learning", "Learning")
+	h.phcOK("persona", "add", "work", "Work")
+	tok := h.consumerFor("tutor", "*", "read-write", "learning")
+	h.grant("tutor", "learning", "contribute", map[string]any{"keys": []string{"learning.*"}})
+	var prp struct {
+		ID string `json:"proposal_id"`
+	}
+	h.must(201, "POST", "/phc/v1/proposals", tok, map[string]any{"key": "learning.goal", "value": "Spanish", "kind": "goal", "assertion": "reported"}, &prp)
+	var req struct {
+		ID string `json:"request_id"`
+	}
+	h.must(202, "POST", "/context/requests", tok, map[string]any{"scope": "health.*", "purpose": "learning"}, &req)
+	h.phcOK("review", "confirm", prp.ID, "--persona", "learning")
+	h.must(201, "POST", "/phc/v1/proposals", tok, map[string]any{"key": "learning.pace", "value": "slow", "kind": "preference", "assertion": "reported"}, &prp)
+	var claims struct {
+		Claims []struct{ ID string } `json:"claims"`
+	}
+	h.must(200, "GET", "/phc/v1/claims", h.owner, nil, &claims)
+	var grants struct {
+		Grants []struct{ ID string } `json:"grants"`
+	}
+	h.must(200, "GET", "/phc/v1/grants", h.owner, nil, &grants)
+	var tokens struct {
+		Tokens []struct{ Prefix string } `json:"tokens"`
+	}
+	h.must(200, "GET", "/context/tokens/service", h.owner, nil, &tokens)
+	if len(claims.Claims) != 1 || len(grants.Grants) != 1 || len(tokens.Tokens) != 1 {
+		t.Fatalf("fixture: %d claims, %d grants, %d tokens", len(claims.Claims), len(grants.Grants), len(tokens.Tokens))
+	}
+
+	env, out, _ := testEnv(t, nil)
+	if code := Run(t.Context(), env, []string{"completion", "bash"}); code != 0 {
+		t.Fatal("phc completion bash failed")
+	}
+	file := filepath.Join(t.TempDir(), "phc.bash")
+	if err := os.WriteFile(file, out.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	complete := func(line string) []string {
+		t.Helper()
+		words := strings.Fields(line)
+		if strings.HasSuffix(line, " ") {
+			words = append(words, "")
+		}
+		cmd := exec.Command("bash", "-c", `source "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(( $# - 1 )); _phc; printf '%s\n' "${COMPREPLY[@]}"`, "bash", file)
+		cmd.Args = append(cmd.Args, words...)
+		cmd.Env = append(os.Environ(), "PHC_HOME="+h.dir, "PHC_ADDR=", "PATH="+filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"))
+		got, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("bash completion of %q: %v", line, err)
+		}
+		return strings.Fields(string(got))
+	}
+	for line, want := range map[string][]string{
+		"phc claims show ":                    {claims.Claims[0].ID},
+		"phc claims retract clm":              {claims.Claims[0].ID},
+		"phc review confirm ":                 {prp.ID},
+		"phc review confirm prp_x --persona ": {"learning", "work"},
+		"phc grant narrow ":                   {grants.Grants[0].ID},
+		"phc revoke ":                         {grants.Grants[0].ID},
+		"phc approve ":                        {req.ID},
+		"phc deny ":                           {req.ID},
+		"phc token revoke ":                   {tokens.Tokens[0].Prefix},
+		"phc persona remove ":                 {"learning", "work"},
+		"phc claims --persona w":              {"work"},
+		"phc grant --to ":                     {"tutor"},
+		"phc consumer remove ":                {"tutor"},
+		"phc settings set ":                   {"reads_per_minute", "disclosure.critical"},
+	} {
+		got := complete(line)
+		for _, w := range want {
+			if !slices.Contains(got, w) {
+				t.Errorf("completing %q: no %q in %q", line, w, got)
+			}
+		}
+	}
+	// Ids of one kind only: a claim command offers no grant id.
+	if got := complete("phc claims show "); slices.Contains(got, grants.Grants[0].ID) || slices.Contains(got, prp.ID) {
+		t.Errorf("completing claims show offers %q", got)
+	}
+	// fish asks phc for the same ids (the shell itself runs in CI).
+	env, out, _ = testEnv(t, nil)
+	if code := Run(t.Context(), env, []string{"completion", "fish"}); code != 0 ||
+		!strings.Contains(out.String(), "-a '(phc completion ids claim 2>/dev/null)'") || !strings.Contains(out.String(), "-l 'persona' -x -a '(phc completion ids persona 2>/dev/null)'") {
+		t.Errorf("the fish script does not complete ids:\n%s", out)
+	}
+	// No daemon: no ids, and no error on the terminal.
+	h.stop()
+	if got := complete("phc claims show "); slices.ContainsFunc(got, func(w string) bool { return !strings.HasPrefix(w, "--") }) {
+		t.Errorf("completing with no daemon = %q", got)
 	}
 }

@@ -77,6 +77,10 @@ type hookFlags struct {
 	c       common
 	server  *string
 	profile *string
+	// approve is phc hook resolve's --approve, settings phc hook
+	// install's --settings.
+	approve  *bool
+	settings *string
 }
 
 func newHookFlags(env *Env, name string) (*hookFlags, func(args []string) error) {
@@ -84,6 +88,12 @@ func newHookFlags(env *Env, name string) (*hookFlags, func(args []string) error)
 	fs := newFlags(env, name, &h.c)
 	h.server = fs.String("server", "", "the MCP URL of the server whose references to resolve (default: the daemon's, http://ADDR/mcp)")
 	h.profile = fs.String("profile", "default", "the reader profile: one key per server origin and profile")
+	switch name {
+	case "hook resolve":
+		h.approve = fs.Bool("approve", false, `allow the call once its references resolve (default: "ask", the person approves it as usual)`)
+	case "hook install":
+		h.settings = fs.String("settings", "", "Claude Code's settings file (default: ~/.claude/settings.json)")
+	}
 	return h, func(args []string) error { return parse(fs, args) }
 }
 
@@ -141,18 +151,10 @@ const maxToolCall = 16 << 20
 // whole call: nothing is ever resolved in part.
 func runHookResolve(ctx context.Context, env *Env, args []string) error {
 	h, parseFlags := newHookFlags(env, "hook resolve")
-	approve := false
-	var rest []string
-	for _, a := range args {
-		if a == "--approve" || a == "-approve" {
-			approve = true
-			continue
-		}
-		rest = append(rest, a)
-	}
-	if err := parseFlags(rest); err != nil {
+	if err := parseFlags(args); err != nil {
 		return err
 	}
+	approve := *h.approve
 	raw, err := io.ReadAll(io.LimitReader(env.Stdin, maxToolCall+1))
 	if err != nil {
 		return err
@@ -257,26 +259,11 @@ func runHookInstall(ctx context.Context, env *Env, args []string) error {
 	if client != "claude-code" {
 		return usageError("usage: phc hook install claude-code [--settings FILE] [--server URL] [--profile NAME]")
 	}
-	var settings string
-	var pass []string
-	for i := 0; i < len(rest); i++ {
-		switch a := rest[i]; {
-		case a == "--settings" || a == "-settings":
-			if i+1 >= len(rest) {
-				return usageError("--settings needs a file")
-			}
-			settings = rest[i+1]
-			i++
-		case strings.HasPrefix(a, "--settings="):
-			settings = strings.TrimPrefix(a, "--settings=")
-		default:
-			pass = append(pass, a)
-		}
-	}
 	h, parseFlags := newHookFlags(env, "hook install")
-	if err := parseFlags(pass); err != nil {
+	if err := parseFlags(rest); err != nil {
 		return err
 	}
+	settings := *h.settings
 	if settings == "" {
 		home, err := os.UserHomeDir()
 		if err != nil {

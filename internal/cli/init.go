@@ -10,7 +10,7 @@ import (
 
 func runInit(ctx context.Context, env *Env, args []string) error {
 	var c common
-	fs := newFlags(env, "init", &c)
+	fs := newLocalFlags(env, "init", &c)
 	if err := parse(fs, args); err != nil {
 		return err
 	}

@@ -1,11 +1,16 @@
 package cli
 
 import (
+	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
+	"time"
 )
 
 // mcpHosts are the MCP hosts phc mcp-config writes a config for, and where
@@ -44,7 +49,7 @@ func runMCPConfig(ctx context.Context, env *Env, args []string) error {
 	host := fs.String("host", "claude-desktop", "the MCP host: "+strings.Join(mcpHostNames(), ", "))
 	scope := fs.String("scope", "*", "comma-separated key patterns the token may reach (grants decide the rest)")
 	mode := fs.String("mode", "read-write", "read, write or read-write")
-	purpose := fs.String("purpose", "", "the one purpose the token reads under")
+	purpose := fs.String("purpose", "", "the one purpose the token reads under (default: that of the app's only grant; asked on a terminal when it has several)")
 	name := fs.String("name", "phc", "the server's name in the host")
 	bin := fs.String("bin", "", "the phc binary the host starts (default: this one, by its absolute path)")
 	if err := parse(fs, args); err != nil {
@@ -91,6 +96,13 @@ func runMCPConfig(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if *purpose == "" {
+		p, err := choosePurpose(ctx, env, c, *consumer, *mode)
+		if err != nil {
+			return err
+		}
+		*purpose = p
+	}
 	cl, err := newClient(env, c, false)
 	if err != nil {
 		return err
@@ -100,10 +112,7 @@ func runMCPConfig(ctx context.Context, env *Env, args []string) error {
 		ExpiresAt string   `json:"expires_at"`
 		Warnings  []string `json:"warnings"`
 	}
-	req := map[string]string{"consumer": *consumer, "secret": *secret, "scope": *scope, "mode": *mode, "ttl": "8760h"}
-	if *purpose != "" {
-		req["purpose"] = *purpose
-	}
+	req := map[string]string{"consumer": *consumer, "secret": *secret, "scope": *scope, "mode": *mode, "ttl": "8760h", "purpose": *purpose}
 	if err := cl.do(ctx, "POST", "/context/tokens/service", req, &tok); err != nil {
 		return err
 	}
@@ -119,6 +128,71 @@ func runMCPConfig(ctx context.Context, env *Env, args []string) error {
 		fmt.Fprintf(env.Stderr, "warning: %s\n", w)
 	}
 	fmt.Fprintf(env.Stderr, "Put this in %s and restart the host.\n", h.where)
-	fmt.Fprintf(env.Stderr, "The token expires at %s: before then, run this command again, replace the config and restart the host (phc token list shows it; phc token revoke ends the old one).\n", tok.ExpiresAt)
+	fmt.Fprintf(env.Stderr, "The token expires at %s: before then, run this command again, replace the config and restart the host (phc token list shows it; phc token revoke ends the old one).\n", humanExpiry(tok.ExpiresAt, time.Now()))
 	return nil
+}
+
+// choosePurpose picks the purpose of a config's token when --purpose names
+// none: a token bound to no purpose reads only what auto_grant gives every
+// app, so a config with one would read next to nothing. It is the purpose
+// of the app's live grants for what the mode does (read, or contribute for
+// a write-only token) when they share one; with several, the owner picks
+// one on a terminal, and elsewhere the command refuses and lists them.
+func choosePurpose(ctx context.Context, env *Env, c common, consumer, mode string) (string, error) {
+	op := "read"
+	if mode == "write" {
+		op = "contribute"
+	}
+	var out struct {
+		Grants []struct {
+			Recipient struct {
+				Kind string `json:"kind"`
+				ID   string `json:"id"`
+			} `json:"recipient"`
+			Purpose    string     `json:"purpose"`
+			Operations []string   `json:"operations"`
+			ExpiresAt  time.Time  `json:"expires_at"`
+			RevokedAt  *time.Time `json:"revoked_at"`
+			SpentAt    *time.Time `json:"spent_at"`
+		} `json:"grants"`
+	}
+	if err := ownerDo(ctx, env, c, "GET", "/phc/v1/grants", nil, &out); err != nil {
+		return "", fmt.Errorf("no --purpose, and the purposes of %s's grants cannot be listed: %w; give --purpose P", printable(consumer), err)
+	}
+	var purposes []string
+	now := time.Now()
+	for _, g := range out.Grants {
+		if g.Recipient.Kind != "consumer" || g.Recipient.ID != consumer || g.RevokedAt != nil || g.SpentAt != nil ||
+			!g.ExpiresAt.After(now) || !slices.Contains(g.Operations, op) || slices.Contains(purposes, g.Purpose) {
+			continue
+		}
+		purposes = append(purposes, g.Purpose)
+	}
+	quoted := make([]string, len(purposes))
+	for i, p := range purposes {
+		quoted[i] = strconv.Quote(p)
+	}
+	switch {
+	case len(purposes) == 0:
+		return "", fmt.Errorf("%s has no live %s grant, so a config for it would read nothing: grant it one first (phc grant --to %s --purpose P --ops %s --keys 'K.*'), then run this again (or give --purpose P)",
+			printable(consumer), op, printable(consumer), op)
+	case len(purposes) == 1:
+		fmt.Fprintf(env.Stderr, "The token reads under %s, the purpose of %s's %s grant.\n", printable(quoted[0]), printable(consumer), op)
+		return purposes[0], nil
+	case !env.IsTerminal():
+		return "", usageError("%s's %s grants have several purposes (%s): choose one with --purpose", printable(consumer), op, printable(strings.Join(quoted, ", ")))
+	}
+	fmt.Fprintf(env.Stderr, "%s's %s grants have several purposes; the token reads under one:\n", printable(consumer), op)
+	for i, q := range quoted {
+		fmt.Fprintf(env.Stderr, "  %d) %s\n", i+1, printable(q))
+	}
+	fmt.Fprint(env.Stderr, "purpose (number): ")
+	line, err := bufio.NewReader(env.Stdin).ReadString('\n')
+	if n, convErr := strconv.Atoi(strings.TrimSpace(line)); convErr == nil && n >= 1 && n <= len(purposes) {
+		return purposes[n-1], nil
+	}
+	if err != nil && err != io.EOF {
+		return "", err
+	}
+	return "", usageError("no purpose chosen (a number from 1 to %d): choose one with --purpose", len(purposes))
 }

@@ -217,7 +217,8 @@ func TestOpenAPIAnswers(t *testing.T) {
 	// An app registers itself; the owner approves it and lets it contribute.
 	const secret = "tutor-secret-0123456789"
 	h.must(201, "POST", "/context/consumers/register", "", map[string]string{"name": "tutor", "secret": secret}, nil)
-	h.constraint(409, "conflict", "POST", "/context/consumers/register", "", map[string]string{"name": "tutor", "secret": secret})
+	h.must(200, "POST", "/context/consumers/register", "", map[string]string{"name": "tutor", "secret": secret}, nil)
+	h.constraint(409, "conflict", "POST", "/context/consumers/register", "", map[string]string{"name": "tutor", "secret": "another-secret-0123456789"})
 	h.constraint(401, "unauthenticated", "POST", "/context/tokens/service", "", map[string]any{"consumer": "tutor", "secret": secret, "scope": "*"})
 	h.must(200, "POST", "/phc/v1/consumers/tutor/approve", h.owner, nil, nil)
 	h.must(201, "POST", "/phc/v1/consumers", h.owner, map[string]string{"name": "coach", "secret": "coach-secret-0123456789"}, nil)

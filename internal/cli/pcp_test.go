@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/phc-project/phc/internal/humanfmt"
 )
 
 // A client written from the PCP 0.1.0 text (issue 13, "PCP clients"), over
@@ -274,7 +276,7 @@ func TestPCPLongLivedTokens(t *testing.T) {
 	h.must(200, "PUT", "/phc/v1/settings", h.owner, map[string]any{"long_lived_tokens": false}, nil)
 	code, out, errs := h.phc("token", "--consumer", "life-daemon", "--secret", secret, "--long-lived")
 	if code != 0 || !strings.HasPrefix(out, "ctxs_") || !strings.Contains(errs, "warning: ttl clamped") ||
-		!strings.Contains(errs, t0.Add(30*24*time.Hour).Format(time.RFC3339)) {
+		!strings.Contains(errs, humanfmt.Time(t0.Add(30*24*time.Hour))) {
 		t.Fatalf("phc token --long-lived = %d %q %q", code, out, errs)
 	}
 }

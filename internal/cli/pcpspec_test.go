@@ -83,10 +83,19 @@ func TestPCPSection4(t *testing.T) {
 		if reg["name"] != "tax-prep-agent" || reg["registered_at"] == nil {
 			t.Errorf("register = %v; want name and registered_at", reg)
 		}
-		// → 409 { "error": "consumer already registered" }
-		raw = c.constraint(409, "conflict", "POST", "/context/consumers/register", "", map[string]string{"name": "tax-prep-agent", "secret": specSecret})
+		// → 409 { "error": "consumer already registered" }, for another
+		// app taking the name (another secret).
+		raw = c.constraint(409, "conflict", "POST", "/context/consumers/register", "", map[string]string{"name": "tax-prep-agent", "secret": "another-secret-0123456789"})
 		if !strings.Contains(string(raw), `"error"`) {
 			t.Errorf("409 without error: %s", raw)
+		}
+		// Deviation: the same app registering again (the same secret) is
+		// answered 200 with its registration as it stands, so an app that
+		// runs twice goes on, and learns when it is approved.
+		var again map[string]any
+		c.must(200, "POST", "/context/consumers/register", "", map[string]string{"name": "tax-prep-agent", "secret": specSecret}, &again)
+		if again["name"] != "tax-prep-agent" || again["status"] != "pending" || again["registered_at"] != reg["registered_at"] {
+			t.Errorf("register again = %v; want the first registration, pending", again)
 		}
 	})
 

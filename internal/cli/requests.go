@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+
+	"github.com/phc-project/phc/internal/humanfmt"
 )
 
 func runRequests(ctx context.Context, env *Env, args []string) error {
@@ -38,8 +40,8 @@ func runRequests(ctx context.Context, env *Env, args []string) error {
 		if category == "" {
 			category = "unspecified"
 		}
-		fmt.Fprintf(env.Stdout, "%s  %-8s %s wants [%s] for %s, category %s (%s data, %ds, %s)\n", r.ID, r.Status,
-			printable(r.Consumer), printable(strings.Join(r.Scope, ",")), printable(r.Purpose), category, r.Tier, r.Duration, r.Usage)
+		fmt.Fprintf(env.Stdout, "%s  %-8s %s wants [%s] for %s, category %s (%s data, for %s, %s)\n", r.ID, r.Status,
+			printable(r.Consumer), printable(strings.Join(r.Scope, ",")), printable(r.Purpose), category, r.Tier, humanfmt.Seconds(r.Duration), r.Usage)
 	}
 	return nil
 }

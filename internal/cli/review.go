@@ -73,7 +73,7 @@ func runReview(ctx context.Context, env *Env, args []string) error {
 			}
 			fmt.Fprintf(env.Stdout, "%s  %s  (%s, %s) from %s:%s at %s\n    value: %s\n",
 				p.ID, printable(p.Key), p.Kind, p.Assertion,
-				p.Producer.Authenticated.Kind, printable(p.Producer.Authenticated.ID), p.ProposedAt,
+				p.Producer.Authenticated.Kind, printable(p.Producer.Authenticated.ID), humanTime(p.ProposedAt),
 				printable(string(p.Value)))
 			if reported := p.Producer.Reported; len(reported) > 0 {
 				keys := make([]string, 0, len(reported))

@@ -30,10 +30,14 @@ const defaultAddr = "127.0.0.1:7200"
 func runServe(ctx context.Context, env *Env, args []string) error {
 	var c common
 	fs := newFlags(env, "serve", &c)
-	idle := fs.Duration("idle-lock", 30*time.Minute, "lock the vault after this long without requests (0: never)")
+	fs.Lookup("addr").Usage = "the loopback address to listen on (host:port; default: $PHC_ADDR, else " + defaultAddr + ")"
+	idle := durationFlag(fs, "idle-lock", 30*time.Minute, "lock the vault after this `duration` without requests (0: never)")
 	skFile := fs.String("secret-key-file", "", "file holding the Secret Key (default: $PHC_SECRET_KEY, else DIR/secret.key, else a prompt)")
 	if err := parse(fs, args); err != nil {
 		return err
+	}
+	if c.addr == "" {
+		c.addr = env.Getenv("PHC_ADDR")
 	}
 	if c.addr == "" {
 		c.addr = defaultAddr

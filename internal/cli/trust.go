@@ -8,6 +8,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/phc-project/phc/internal/humanfmt"
 )
 
 // runTrust manages the trust list of OIDC issuers whose ID tokens
@@ -135,7 +137,7 @@ func runTrust(ctx context.Context, env *Env, args []string) error {
 			return err
 		}
 		for _, p := range out.Custodians {
-			fmt.Fprintf(env.Stdout, "%s  pinned %s\n", printable(p.CustodianID), p.PinnedAt.Format(time.RFC3339))
+			fmt.Fprintf(env.Stdout, "%s  pinned %s\n", printable(p.CustodianID), humanfmt.Time(p.PinnedAt))
 		}
 		return nil
 	case "remove":

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os/exec"
 	"runtime"
+	"time"
 )
 
 // runUI opens the owner's console: with the CLI's session it mints a
@@ -38,10 +39,17 @@ func runUI(ctx context.Context, env *Env, args []string) error {
 	if !*printOnly {
 		open := env.OpenBrowser
 		if open == nil {
-			open = openBrowser
+			open = func(url string) error { return openBrowser(env, url) }
 		}
-		if err := open(link); err == nil {
+		switch err := open(link); {
+		case err == nil:
 			fmt.Fprintf(env.Stdout, "opened the console at %s/ui in your browser\n", cl.base)
+			return nil
+		case errors.Is(err, errOpenerBusy):
+			// The opener neither failed nor finished: a browser may be on
+			// its way, or nothing at all. The link is printed all the
+			// same (it works once, so at most one of the two signs in).
+			fmt.Fprintf(env.Stdout, "asked your browser to open the console; if it does not, open this link within two minutes to sign in (it works once):\n%s\n", link)
 			return nil
 		}
 	}
@@ -51,8 +59,20 @@ func runUI(ctx context.Context, env *Env, args []string) error {
 	return nil
 }
 
-// openBrowser opens url with the system's opener.
-func openBrowser(url string) error {
+// errOpenerBusy is openBrowser's answer when the opener still runs after
+// openerWait: some openers (xdg-open starting a browser that was not
+// running) only return when the browser exits.
+var errOpenerBusy = errors.New("the browser opener has not finished")
+
+// openerWait is how long openBrowser waits for the opener's verdict.
+const openerWait = 5 * time.Second
+
+// openBrowser opens url with the system's opener and reports whether it
+// did: with no display to show a browser on (Linux and other Unixes: no
+// DISPLAY nor WAYLAND_DISPLAY), no opener, or an opener that fails, it
+// returns an error, so that phc ui prints the link instead of claiming to
+// have opened it.
+func openBrowser(env *Env, url string) error {
 	var cmd *exec.Cmd
 	switch runtime.GOOS {
 	case "darwin":
@@ -60,14 +80,29 @@ func openBrowser(url string) error {
 	case "windows":
 		cmd = exec.Command("rundll32", "url.dll,FileProtocolHandler", url)
 	default:
-		if _, err := exec.LookPath("xdg-open"); err != nil {
+		if env.Getenv("DISPLAY") == "" && env.Getenv("WAYLAND_DISPLAY") == "" {
+			return errors.New("no display for a browser")
+		}
+		p, err := exec.LookPath("xdg-open")
+		if err != nil {
 			return errors.New("no browser opener")
 		}
-		cmd = exec.Command("xdg-open", url)
+		cmd = exec.Command(p, url)
 	}
+	// The opener's complaints are not the owner's business: phc ui says
+	// what happened.
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = nil, nil, nil
 	if err := cmd.Start(); err != nil {
 		return err
 	}
-	go cmd.Wait()
-	return nil
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	timer := time.NewTimer(openerWait)
+	defer timer.Stop()
+	select {
+	case err := <-done:
+		return err // a failing opener exits with a status other than 0
+	case <-timer.C:
+		return errOpenerBusy
+	}
 }

@@ -82,6 +82,14 @@ func runStatus(ctx context.Context, env *Env, args []string) error {
 	if err := cl.do(ctx, "GET", "/context/status", nil, &st); err != nil {
 		return err
 	}
+	if cl.token != "" && !st.Locked && st.FieldCount == nil {
+		// The daemon did not take the session as the owner's: say why
+		// when PHC_ADDR (or --addr) names another daemon than the data
+		// dir's. Its public status is still shown.
+		if err := cl.refusedSession(); err != nil {
+			fmt.Fprintf(env.Stderr, "warning: %s\n", printable(err.Error()))
+		}
+	}
 	if *asJSON {
 		return printJSON(env.Stdout, st)
 	}

@@ -46,7 +46,7 @@ func runVaultKeys(ctx context.Context, env *Env, args []string) error {
 			if k.BlockedBy != "" {
 				extra = "  also shown by " + printable(k.BlockedBy)
 			}
-			fmt.Fprintf(env.Stdout, "%s  %s  reader %s  %s  first seen %s%s\n", k.ID, k.Kid, printable(k.Reader), k.Status, k.FirstSeen, extra)
+			fmt.Fprintf(env.Stdout, "%s  %s  reader %s  %s  first seen %s%s\n", k.ID, k.Kid, printable(k.Reader), k.Status, humanTime(k.FirstSeen), extra)
 		}
 		return nil
 	case "activate", "revoke":

@@ -81,11 +81,15 @@ func (s *Server) registerConsumer(w http.ResponseWriter, r *http.Request, _ cust
 	if err != nil {
 		return err
 	}
-	out, err := s.svc.RegisterConsumer(r.Context(), raw)
+	out, created, err := s.svc.RegisterConsumer(r.Context(), raw)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, out)
+	status := http.StatusOK // registered before, with this secret
+	if created {
+		status = http.StatusCreated
+	}
+	writeJSON(w, status, out)
 	return nil
 }
 
