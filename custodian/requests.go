@@ -130,8 +130,9 @@ func (st *state) requestTier(p Principal, scope []string, now time.Time) string 
 // scope whose tier (requestTier) the owner's auto_grant covers is granted
 // at once, as a grant limited to the auto_grant tiers, and answers with a
 // token for that scope where ch may carry one (HTTP; over MCP the answer
-// reaches a model, and the app gets the token by polling over HTTP);
-// anything else waits for the owner and answers pending.
+// reaches a model, and the app gets the token by polling over HTTP) and
+// the app's live-token quota leaves room for it (else it polls for it
+// later); anything else waits for the owner and answers pending.
 func (s *Service) RequestContext(ctx context.Context, ch Channel, p Principal, raw []byte) (RequestView, error) {
 	v, err := s.requestContext(ctx, p, raw, ch.holdsTokens())
 	return onChannel(ch, v), err
@@ -202,7 +203,18 @@ func (s *Service) requestContext(ctx context.Context, p Principal, raw []byte, m
 	if err != nil || out.Status != RequestApproved {
 		return out, err
 	}
-	return s.pollRequest(ctx, p, out.ID, mint)
+	v, err := s.pollRequest(ctx, p, out.ID, mint)
+	if KindOf(err) == KindRateLimited {
+		// Granted, but no token now (the app holds as many live tokens as
+		// it may, or spent its reads): the request stands, and polling it
+		// later fetches its token.
+		if v.ID == "" {
+			v = out
+		}
+		v.Token = ""
+		return v, nil
+	}
+	return v, err
 }
 
 // approve turns request r into a grant for its consumer, disclosing at most
@@ -230,7 +242,9 @@ func (st *state) approve(b *batch, r *ContextRequest, maxTier string, personas [
 // PollRequest answers the consumer that made request id, asking on ch:
 // its status and, on the first answer after approval where ch may carry a
 // token (see RequestContext), a token limited to the request's scope (read
-// mode, expiring with the grant). Another consumer's request answers like
+// mode, expiring with the grant), one of the app's live tokens: where the
+// app holds as many as it may, KindRateLimited until one expires, and the
+// token waits for a later poll. Another consumer's request answers like
 // a missing one.
 func (s *Service) PollRequest(ctx context.Context, ch Channel, p Principal, id string) (RequestView, error) {
 	v, err := s.pollRequest(ctx, p, id, ch.holdsTokens())
@@ -277,6 +291,15 @@ func (s *Service) pollRequest(ctx context.Context, p Principal, id string, mint 
 		out.ExpiresAt = &exp
 		if !mint || r.TokenIssued || !g.allows(OpRead, b.now) {
 			return nil
+		}
+		// The token is one of the app's live tokens, within its quota as
+		// a minted one is: rates count per token, so a token past the
+		// quota would multiply the app's rate. The request keeps its
+		// token for a later poll.
+		if refused := st.tooManyTokens(op, r.Consumer, b.now); refused != nil {
+			refused.Public = "the request is approved, but the app holds as many live tokens as it may: " +
+				"revoke one, or wait until one expires, then poll the request again for its token"
+			return refused
 		}
 		t := newToken(tid, token)
 		t.Consumer, t.Scope, t.Mode, t.CreatedAt, t.ExpiresAt = r.Consumer, r.Scope, ModeRead, b.now, g.ExpiresAt

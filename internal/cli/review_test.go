@@ -1,0 +1,58 @@
+package cli
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+// TestRequestTokensCountAgainstLiveCap: a token the vault mints for an
+// approved request (auto-granted at once, or polled after the owner's
+// approval) is one of the app's live tokens. Since rates count per token,
+// a token minted past the cap would bring a fresh bucket: an app could
+// multiply its rate by asking for public data again and again.
+func TestRequestTokensCountAgainstLiveCap(t *testing.T) {
+	h := startHarness(t, "")
+	h.must(200, "PUT", "/context/fields/identity.full_name", h.owner, map[string]any{"value": "Cool Cucumber"}, nil)
+	h.must(200, "PUT", "/context/sensitivity/identity.full_name", h.owner, map[string]any{"tier": "public"}, nil)
+	h.must(200, "PUT", "/phc/v1/settings", h.owner, map[string]int{"reads_per_minute": 0, "writes_per_minute": 0, "live_tokens_per_app": 1}, nil)
+	first := h.consumer("agent", "*", "read")
+	// The app holds its one live token. A request for a public field is
+	// granted at once; it must not come with a second live token.
+	status, raw := h.do("POST", "/context/requests", first, map[string]any{"scope": "identity.full_name", "purpose": "greeting", "duration": 3600})
+	var got struct {
+		ID     string `json:"request_id"`
+		Status string `json:"status"`
+		Token  string `json:"token"`
+	}
+	_ = json.Unmarshal(raw, &got)
+	if status != 201 || got.Status != "approved" {
+		t.Fatalf("POST /context/requests for a public field = %d %s; want it granted at once", status, raw)
+	}
+	if got.Token != "" {
+		// The token the cap should have refused: spend its fresh reads.
+		n := 0
+		for range 60 {
+			if s, _ := h.do("GET", "/context/fields/identity.full_name", got.Token, nil); s == 200 {
+				n++
+			}
+		}
+		t.Fatalf("POST /context/requests at the live-token cap = %d, minted a second live token (it read %d times on a fresh bucket)", status, n)
+	}
+	// Polling the approved request at the cap mints nothing either: it
+	// answers 429 until the app has room, and the token waits for it.
+	h.constraint(429, "rate_limited", "GET", "/context/requests/"+got.ID, first, nil)
+	h.must(200, "DELETE", "/context/tokens/service/"+first[:len("ctxs_")+12], h.owner, nil, nil)
+	second := h.token("agent", "secret-of-agent-0123456789", "identity.*", "read")
+	h.constraint(429, "rate_limited", "GET", "/context/requests/"+got.ID, second, nil)
+	h.must(200, "DELETE", "/context/tokens/service/"+second[:len("ctxs_")+12], h.owner, nil, nil)
+	// With no live token, the app has no credential to poll with; a new
+	// one fills the quota again: the request's token is had by polling
+	// with room, here after the owner raised the quota.
+	third := h.token("agent", "secret-of-agent-0123456789", "identity.*", "read")
+	h.must(200, "PUT", "/phc/v1/settings", h.owner, map[string]int{"live_tokens_per_app": 2}, nil)
+	h.must(200, "GET", "/context/requests/"+got.ID, third, nil, &got)
+	if got.Token == "" {
+		t.Fatalf("the poll with room for a token answered none")
+	}
+	h.must(200, "GET", "/context/fields/identity.full_name", got.Token, nil, nil)
+}
