@@ -595,7 +595,8 @@ func keyPatternsMeet(p, q string) bool {
 // nothing to ask for, and the field answers like an absent one. Anything
 // else files one pending request for the key and purpose (a read naming
 // none files it for unstatedPurpose), within the consumer's quota of
-// pending requests, and answers with its request_id to poll.
+// pending requests, and answers with its request_id to poll. An OIDC
+// recipient, which files no request, is told to ask the owner for a grant.
 func (s *Service) approvalNeeded(op string, p Principal, key, purpose string) error {
 	var answer *Error
 	err := s.write(op, p, func(st *state, b *batch) error {
@@ -610,6 +611,11 @@ func (s *Service) approvalNeeded(op string, p Principal, key, purpose string) er
 			}
 		}
 		switch {
+		case p.token.Trust != "":
+			// An OIDC recipient files no request (requestContext refuses
+			// it): only a grant from the owner serves it.
+			answer = &Error{Op: op, Kind: KindApprovalRequired,
+				Public: "the owner's approval is required: the owner grants it to this OIDC identity (an OIDC recipient files no request)"}
 		case latest != nil && latest.Status == RequestDenied:
 			answer = fail(op, KindApprovalDenied, "")
 		case latest != nil && latest.Status == RequestPending:

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"encoding/json"
+	"github.com/lestrrat-go/jwx/v2/jwa"
+	"strings"
 	"testing"
 )
 
@@ -55,4 +57,39 @@ func TestRequestTokensCountAgainstLiveCap(t *testing.T) {
 		t.Fatalf("the poll with room for a token answered none")
 	}
 	h.must(200, "GET", "/context/fields/identity.full_name", got.Token, nil, nil)
+}
+
+// TestOIDCReadFilesNoRequest: an OIDC recipient files no context request
+// (POST /context/requests refuses its tokens: requests are a registered
+// consumer's), so its read of a sensitive key files none either. Filed, it
+// would become a grant to a "consumer" named like the OIDC subject, and its
+// poll would mint a token bound to no trust entry.
+func TestOIDCReadFilesNoRequest(t *testing.T) {
+	h := startHarness(t, "")
+	iss := newTestIssuer(t)
+	const aud = "phc-test-audience"
+	env, _, errb := testEnv(t, map[string]string{"PHC_PASSWORD": testPassword, "PHC_HOME": h.dir})
+	if code := Run(t.Context(), env, []string{"trust", "add", iss.srv.URL, "--audience", aud}); code != 0 {
+		t.Fatalf("phc trust add = %d\n%s", code, errb.String())
+	}
+	status, got := exchange(h, iss.sign(t, iss.claims(t, "alice", aud, nil), jwa.RS256, iss.rsa), "")
+	if status != 200 {
+		t.Fatalf("exchange = %d %v", status, got)
+	}
+	tok := got["access_token"].(string)
+	h.constraint(400, "invalid_request", "POST", "/context/requests", tok, map[string]any{"scope": "health.allergies", "purpose": "care"})
+	h.must(200, "PUT", "/context/fields/health.allergies", h.owner, map[string]any{"value": "peanuts"}, nil)
+	for _, key := range []string{"health.allergies", "health.absent"} {
+		e := h.refused(403, "approval_required", "GET", "/context/fields/"+key, tok, nil)
+		if e.RequestID != "" || strings.Contains(e.Error, "/context/requests") {
+			t.Fatalf("GET %s by an OIDC recipient = %+v; want no request filed and no route it cannot use", key, e)
+		}
+	}
+	var list struct {
+		Requests []map[string]any `json:"requests"`
+	}
+	h.must(200, "GET", "/context/requests", h.owner, nil, &list)
+	if len(list.Requests) != 0 {
+		t.Fatalf("an OIDC recipient's reads filed %v", list.Requests)
+	}
 }
