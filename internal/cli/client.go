@@ -25,8 +25,8 @@ type client struct {
 	http  *http.Client
 	// addrFrom names where the address came from ("--addr", "PHC_ADDR",
 	// or "" for the data dir's addr file or the default), and dir is the
-	// data dir whose session the client sends: together they explain a
-	// session the daemon refuses (see refusedSession).
+	// data dir whose session the client holds: together they decide
+	// whether the session may go to base (see refusedSession).
 	addrFrom string
 	dir      string
 }
@@ -62,11 +62,12 @@ func newClient(env *Env, c common, session bool) (*client, error) {
 	return cl, nil
 }
 
-// refusedSession explains why the daemon refused the owner session of
-// cl.dir when --addr or PHC_ADDR chose a daemon other than that data dir's
-// own: the session belongs to the daemon whose address the data dir
-// records, and no other daemon knows it. It returns nil when the two agree
-// (a stale session, which the daemon's own answer explains).
+// refusedSession says why the owner session of cl.dir is not sent when
+// --addr or PHC_ADDR chose a daemon other than that data dir's own: the
+// session belongs to the daemon whose address the data dir records, no
+// other daemon knows it, and another server must never receive it. It
+// returns nil when the two agree (a stale session, which the daemon's own
+// answer explains).
 func (cl *client) refusedSession() error {
 	if cl.addrFrom == "" {
 		return nil
@@ -188,6 +189,11 @@ func (cl *client) request(ctx context.Context, method, path string, body any) (*
 		req.Header.Set("Content-Type", "application/json")
 	}
 	if cl.token != "" {
+		// The owner session goes only to the daemon of the data dir it
+		// came from: never to another server PHC_ADDR or --addr names.
+		if err := cl.refusedSession(); err != nil {
+			return nil, err
+		}
 		req.Header.Set("Authorization", "Bearer "+cl.token)
 	}
 	resp, err := cl.http.Do(req)
@@ -206,11 +212,6 @@ func (cl *client) request(ctx context.Context, method, path string, body any) (*
 		e := &apiError{Status: resp.StatusCode}
 		if json.Unmarshal(raw, e) != nil || e.Constraint == "" {
 			e.Message, e.Constraint = http.StatusText(resp.StatusCode), "unknown"
-		}
-		if resp.StatusCode == http.StatusUnauthorized && cl.token != "" {
-			if err := cl.refusedSession(); err != nil {
-				return nil, err
-			}
 		}
 		return nil, e
 	}

@@ -3,7 +3,10 @@ package cli
 import (
 	"encoding/json"
 	"github.com/lestrrat-go/jwx/v2/jwa"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -91,5 +94,39 @@ func TestOIDCReadFilesNoRequest(t *testing.T) {
 	h.must(200, "GET", "/context/requests", h.owner, nil, &list)
 	if len(list.Requests) != 0 {
 		t.Fatalf("an OIDC recipient's reads filed %v", list.Requests)
+	}
+}
+
+// TestSessionStaysHome: when PHC_ADDR (or --addr) names another server
+// than the daemon of PHC_HOME's data dir, the owner session of that data
+// dir is never sent to it: the command says so without asking, and phc
+// status asks for the public status only.
+func TestSessionStaysHome(t *testing.T) {
+	a := startHarness(t, "")
+	var mu sync.Mutex
+	var seen []string
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen = append(seen, r.Header.Get("Authorization"))
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusUnauthorized)
+		_, _ = w.Write([]byte(`{"error":"who are you","constraint":"unauthenticated"}`))
+	}))
+	defer other.Close()
+	addr := strings.TrimPrefix(other.URL, "http://")
+	for _, args := range [][]string{{"persona", "list"}, {"status"}, {"claims", "--addr", addr}} {
+		env, _, errb := testEnv(t, map[string]string{"PHC_PASSWORD": testPassword, "PHC_HOME": a.dir, "PHC_ADDR": addr})
+		Run(t.Context(), env, args)
+		if !strings.Contains(errb.String(), "names the daemon at "+addr) {
+			t.Errorf("phc %s: %q; want it to name the mismatch", strings.Join(args, " "), errb.String())
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, h := range seen {
+		if strings.Contains(h, a.owner) {
+			t.Fatalf("the server at PHC_ADDR received the owner session of PHC_HOME (%d requests)", len(seen))
+		}
 	}
 }

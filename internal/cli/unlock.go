@@ -71,6 +71,12 @@ func runStatus(ctx context.Context, env *Env, args []string) error {
 	}
 	if s, err := newClient(env, c, true); err == nil {
 		cl.token = s.token
+		// The session goes only to its own daemon: when PHC_ADDR (or
+		// --addr) names another, say so, and show its public status.
+		if err := cl.refusedSession(); err != nil {
+			fmt.Fprintf(env.Stderr, "warning: %s\n", printable(err.Error()))
+			cl.token = ""
+		}
 	}
 	var st struct {
 		Initialized bool           `json:"initialized"`
@@ -81,14 +87,6 @@ func runStatus(ctx context.Context, env *Env, args []string) error {
 	}
 	if err := cl.do(ctx, "GET", "/context/status", nil, &st); err != nil {
 		return err
-	}
-	if cl.token != "" && !st.Locked && st.FieldCount == nil {
-		// The daemon did not take the session as the owner's: say why
-		// when PHC_ADDR (or --addr) names another daemon than the data
-		// dir's. Its public status is still shown.
-		if err := cl.refusedSession(); err != nil {
-			fmt.Fprintf(env.Stderr, "warning: %s\n", printable(err.Error()))
-		}
 	}
 	if *asJSON {
 		return printJSON(env.Stdout, st)
