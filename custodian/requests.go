@@ -595,7 +595,10 @@ func keyPatternsMeet(p, q string) bool {
 // nothing to ask for, and the field answers like an absent one. Anything
 // else files one pending request for the key and purpose (a read naming
 // none files it for unstatedPurpose), within the consumer's quota of
-// pending requests, and answers with its request_id to poll. An OIDC
+// pending requests, and answers with its request_id to poll — unless the
+// request would be granted at once (the app may read the field under
+// another purpose, at a tier the auto_grant covers): then no approval
+// would serve the read, and it answers like an absent field. An OIDC
 // recipient, which files no request, is told to ask the owner for a grant.
 func (s *Service) approvalNeeded(op string, p Principal, key, purpose string) error {
 	var answer *Error
@@ -622,6 +625,15 @@ func (s *Service) approvalNeeded(op string, p Principal, key, purpose string) er
 			answer = &Error{Op: op, Kind: KindApprovalRequired, RequestID: latest.ID,
 				Public: "the owner's approval is required; the request waits for the owner: poll request_id"}
 		case latest != nil && latest.Status == RequestApproved && st.approvalServes(latest, key, b.now):
+			answer = notFound(op)
+		case st.settings.autoGranted(st.requestTier(p, []string{key}, b.now)):
+			// The app may read the field, at a tier the auto_grant
+			// covers, under another purpose: the owner's restrictions
+			// refuse this read, and no approval lifts them. A request
+			// would be granted at once, outside the quota of waiting
+			// ones, one more for each purpose the app names: file none.
+			// (An absent or hidden field has its key's default tier,
+			// sensitive or critical here, which no auto_grant covers.)
 			answer = notFound(op)
 		default:
 			if err := st.tooManyPending(op, p.Consumer); err != nil {

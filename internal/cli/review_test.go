@@ -130,3 +130,36 @@ func TestSessionStaysHome(t *testing.T) {
 		}
 	}
 }
+
+// TestReadsFileBoundedRequests: the requests a read files are bounded by
+// the app's quota of waiting requests. A read the owner's restrictions
+// refuse, of a field whose tier the auto_grant covers, cannot be helped by
+// a request: it files none (a request granted at once would not count
+// against the quota, and a new purpose would file one more each time).
+func TestReadsFileBoundedRequests(t *testing.T) {
+	h := startHarness(t, "")
+	var pr struct {
+		ID string `json:"proposal_id"`
+	}
+	h.must(201, "POST", "/phc/v1/proposals", h.owner, map[string]any{"key": "health.allergies", "value": "peanuts", "kind": "fact",
+		"assertion": "reported", "restrictions": []any{map[string]any{"type": "purpose_only", "mandatory": true, "params": map[string]any{"purposes": []string{"care"}}}}}, &pr)
+	h.must(200, "POST", "/phc/v1/proposals/"+pr.ID+"/confirm", h.owner, map[string]any{}, nil)
+	h.must(200, "PUT", "/context/sensitivity/health.allergies", h.owner, map[string]any{"tier": "public"}, nil)
+	app := h.consumer("app", "*", "read")
+	h.grant("app", "care", "read", map[string]any{"keys": []string{"health.*"}})
+	h.must(200, "GET", "/context/fields/health.allergies?purpose=care", app, nil, nil)
+	for i := range 25 {
+		if status, raw := h.do("GET", "/context/fields/health.allergies?purpose=p"+string(rune('a'+i)), app, nil); status != 404 && status != 403 {
+			t.Fatalf("read %d = %d %s", i, status, raw)
+		}
+	}
+	var list struct {
+		Requests []struct {
+			Status string `json:"status"`
+		} `json:"requests"`
+	}
+	h.must(200, "GET", "/context/requests", h.owner, nil, &list)
+	if n := len(list.Requests); n > 20 {
+		t.Fatalf("25 reads under 25 purposes filed %d requests (%s first); want at most the 20 the quota allows", n, list.Requests[0].Status)
+	}
+}
