@@ -397,18 +397,26 @@ func (st *state) fieldGrantOf(p Principal, r *claimRecord, purpose string, now t
 // key matches pattern, where auto_grant alone would not: only grants of the
 // app's own, each serving a field the app may read under its purpose, so
 // the list tells the app nothing it could not read. Callers hold st.mu.
+//
+// Each purpose is tried with its own grants only (candidates and
+// fieldGrant pass over grants of other purposes), so the cost follows the
+// number of grants, not its square: an app's grants are many where it asks
+// for public data under ever new purposes.
 func (st *state) servingPurposes(p Principal, grants []*Grant, pattern string, now time.Time) []string {
+	byPurpose := map[string][]*Grant{}
 	var purposes []string
 	for _, g := range grants {
-		if !slices.Contains(purposes, g.Purpose) {
+		if _, ok := byPurpose[g.Purpose]; !ok {
 			purposes = append(purposes, g.Purpose)
 		}
+		byPurpose[g.Purpose] = append(byPurpose[g.Purpose], g) // in grants' order
 	}
 	slices.Sort(purposes)
 	serving := purposes[:0]
 	for _, q := range purposes {
-		for _, r := range st.fieldsOf(st.candidates(p, grants, q, false), pattern) {
-			if g, ok := st.fieldGrant(p, r, q, now, grants); ok && g != nil {
+		own := byPurpose[q]
+		for _, r := range st.fieldsOf(st.candidates(p, own, q, false), pattern) {
+			if g, ok := st.fieldGrant(p, r, q, now, own); ok && g != nil {
 				serving = append(serving, q)
 				break
 			}
