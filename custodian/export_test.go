@@ -275,16 +275,47 @@ func SetSnapshotHook(fn func()) { snapAfterCut = fn }
 func SetIgnoreSnapshot(on bool) { ignoreSnapshot = on }
 
 // WriteSnapshot writes a claim metas snapshot of the current view now.
-func (s *Service) WriteSnapshot() error {
-	s.snapMu.Lock()
-	defer s.snapMu.Unlock()
+func (s *Service) WriteSnapshot() error { return s.WriteSnapshotWith(nil) }
+
+// WriteSnapshotWith writes a claim metas snapshot of the current view now,
+// running afterCut (unless nil) between its cut and its switch. It takes
+// its turn as a snapshot the journal starts would: once the one the
+// journal started of the view, if any, has ended, and marked started, so
+// that the journal starts none while it runs (one it started after an
+// unlock or an erasure would otherwise write its chunks after this one, or
+// run afterCut). No other snapshot runs while afterCut is set.
+func (s *Service) WriteSnapshotWith(afterCut func()) error {
 	s.life.RLock()
 	st := s.st
 	s.life.RUnlock()
 	if st == nil {
 		return fmt.Errorf("locked")
 	}
-	return s.snapshotOf(st)
+	for {
+		st.mu.Lock()
+		if !st.snap.started {
+			st.snap.start()
+			st.mu.Unlock()
+			break
+		}
+		ended := st.snap.ended
+		st.mu.Unlock()
+		<-ended
+	}
+	s.snapMu.Lock() // the journal's snapshot stores its switch with it held
+	defer s.snapMu.Unlock()
+	if afterCut != nil {
+		hook := snapAfterCut
+		snapAfterCut = afterCut
+		defer func() { snapAfterCut = hook }()
+	}
+	err := s.snapshotOf(st)
+	if err != nil {
+		st.mu.Lock()
+		st.snap.end()
+		st.mu.Unlock()
+	}
+	return err
 }
 
 // SnapshotStats reports the current snapshot's generation and counts, and

@@ -102,6 +102,10 @@ type snapState struct {
 	// eraseWrittenSince).
 	erasing map[string]bool
 	started bool // a snapshot is being written for this state
+	// ended, while started, is closed when that snapshot ends: made
+	// current (its goroutine holds snapMu until that is stored) or given
+	// up. A test's snapshot waits on it for its turn.
+	ended chan struct{}
 	// erasures counts the claims erased; covered, those erased before
 	// the current snapshot's cut. A snapshot from before an erasure
 	// holds the claim's key, subject, tier and kind: the next is due at
@@ -230,8 +234,22 @@ func (st *state) snapshotDue() bool {
 	case st.snap.info.Gen != 0 && st.snap.erasures == st.snap.covered && pending <= threshold:
 		return false
 	}
-	st.snap.started = true
+	st.snap.start()
 	return true
+}
+
+// start marks a snapshot started, and end marks it ended (st.mu held).
+func (sn *snapState) start() {
+	sn.started = true
+	sn.ended = make(chan struct{})
+}
+
+func (sn *snapState) end() {
+	sn.started = false
+	if sn.ended != nil {
+		close(sn.ended)
+		sn.ended = nil
+	}
 }
 
 // writeSnapshot writes a new snapshot of st's claim metas: the chunks in
@@ -249,7 +267,7 @@ func (s *Service) writeSnapshot(st *state) {
 			s.log.Warn("claim metas snapshot not written; the next unlock reads every meta", "err", err)
 		}
 		st.mu.Lock()
-		st.snap.started = false
+		st.snap.end()
 		if !errors.Is(err, errSnapshotStale) {
 			st.snap.failedAt = max(1, st.snap.pending())
 		}
@@ -378,7 +396,7 @@ func (s *Service) snapshotOf(st *state) error {
 			b.del(bucketMeta, metaSnapshotErased)
 		}
 		b.put(bucketMeta, metaSnapshotLog, st.snap.info)
-		st.snap.started = false
+		st.snap.end()
 		return nil
 	})
 }

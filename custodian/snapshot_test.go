@@ -73,24 +73,20 @@ func TestSnapshotLoadsWhatTheMetasSay(t *testing.T) {
 	ids := snapshotVault(t, ts, 30)
 
 	// Writes between the cut and the switch: one to a claim written since
-	// the last snapshot, one new claim, one persona change.
-	var once sync.Once
-	custodian.SetSnapshotHook(func() {
-		once.Do(func() {
-			if _, err := ts.Correct(ctx, ts.owner, ids[4], mustJSON(t, map[string]any{"value": "during"})); err != nil {
-				t.Error(err)
-			}
-			ts.mustClaim("k99.during", "new", "home")
-			if _, err := ts.SetPersonas(ctx, ts.owner, ids[5], []byte(`{"personas":["home"]}`)); err != nil {
-				t.Error(err)
-			}
-		})
-	})
-	t.Cleanup(func() { custodian.SetSnapshotHook(nil) })
-	if err := ts.WriteSnapshot(); err != nil {
+	// the last snapshot, one new claim, one persona change. (During this
+	// snapshot, not one the journal started: after the unlock or the
+	// erasure in snapshotVault; WriteSnapshotWith waits for those.)
+	if err := ts.WriteSnapshotWith(func() {
+		if _, err := ts.Correct(ctx, ts.owner, ids[4], mustJSON(t, map[string]any{"value": "during"})); err != nil {
+			t.Error(err)
+		}
+		ts.mustClaim("k99.during", "new", "home")
+		if _, err := ts.SetPersonas(ctx, ts.owner, ids[5], []byte(`{"personas":["home"]}`)); err != nil {
+			t.Error(err)
+		}
+	}); err != nil {
 		t.Fatal(err)
 	}
-	custodian.SetSnapshotHook(nil)
 	gen, chunks, claims, dirty := ts.SnapshotStats()
 	if gen == 0 || chunks < 2 || claims < 30 {
 		t.Fatalf("snapshot gen %d, %d chunks, %d claims; want a snapshot of every claim in several chunks", gen, chunks, claims)
@@ -117,7 +113,8 @@ func TestSnapshotLoadsWhatTheMetasSay(t *testing.T) {
 		t.Errorf("the claims written during and after the snapshot are missing from the view:\n%s", fromMetas)
 	}
 	// A second snapshot takes the place of the first and leaves none of
-	// its chunks.
+	// its chunks. (The unlock that read every meta found no snapshot it
+	// could read and started one; WriteSnapshot writes after it.)
 	if err := ts.WriteSnapshot(); err != nil {
 		t.Fatal(err)
 	}
