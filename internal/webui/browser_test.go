@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -139,6 +140,27 @@ func (b *browser) shot(name string) {
 	}
 }
 
+// sessionBase is the address of the signed-in session's pages, read from
+// the page the browser shows (…/ui/s/<secret>/<page>).
+func (b *browser) sessionBase() string {
+	b.t.Helper()
+	loc, err := chromedp.Run(b.ctx, chromedp.Location())
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	u, err := url.Parse(loc)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	i := strings.Index(u.Path, "/ui/s/")
+	if i < 0 {
+		b.t.Fatalf("the signed-in console is at %s; want a path under /ui/s/", loc)
+	}
+	rest := u.Path[i+len("/ui/s/"):]
+	name, _, _ := strings.Cut(rest, "/")
+	return u.Scheme + "://" + u.Host + "/ui/s/" + name
+}
+
 // submit clicks the button sel and waits for the page after it to show
 // want (the flash message, or an error), which the page before it must
 // not show.
@@ -181,6 +203,7 @@ func TestConsoleInBrowser(t *testing.T) {
 		if got := b.text("h1"); !strings.Contains(got, "Review queue") {
 			t.Fatalf("after unlocking the page says %q", got)
 		}
+		ui = b.sessionBase()
 		if c.core.Svc.Locked() {
 			t.Fatal("the vault is still locked after signing in")
 		}
@@ -510,7 +533,7 @@ func TestConsoleInBrowser(t *testing.T) {
 		}
 		attacker := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "text/html; charset=utf-8")
-			fmt.Fprintf(w, `<!doctype html><form method="post" action="%s/ui/lock"><input type="hidden" name="csrf" value="guess"><button id="go">Win a prize</button></form>`, c.base)
+			fmt.Fprintf(w, `<!doctype html><form method="post" action="%s/lock"><input type="hidden" name="csrf" value="guess"><button id="go">Win a prize</button></form>`, ui)
 		})}
 		go attacker.Serve(ln)
 		defer attacker.Close()

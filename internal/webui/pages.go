@@ -83,14 +83,14 @@ func (s *Server) confirm(w http.ResponseWriter, r *http.Request, sess *session) 
 		if err != nil {
 			return err
 		}
-		return s.done(w, r, sess, "/ui/review", fmt.Sprintf("Confirmed %s as %s (version %d).", out.Claim.Key, out.Claim.ID, out.Claim.Version))
+		return s.done(w, r, sess, "/review", fmt.Sprintf("Confirmed %s as %s (version %d).", out.Claim.Key, out.Claim.ID, out.Claim.Version))
 	}
 	ids := formList(r, "ids")
 	out, err := s.svc.ConfirmBulk(ctx(r), sess.p, mustJSON(custodian.BulkConfirmInput{IDs: ids, Personas: personas}))
 	if err != nil {
 		return err
 	}
-	return s.done(w, r, sess, "/ui/review", bulkMessage("Confirmed", out))
+	return s.done(w, r, sess, "/review", bulkMessage("Confirmed", out))
 }
 
 func (s *Server) reject(w http.ResponseWriter, r *http.Request, sess *session) error {
@@ -99,13 +99,13 @@ func (s *Server) reject(w http.ResponseWriter, r *http.Request, sess *session) e
 		if _, err := s.svc.Reject(ctx(r), sess.p, id, mustJSON(custodian.RejectInput{Reason: reason})); err != nil {
 			return err
 		}
-		return s.done(w, r, sess, "/ui/review", "Rejected 1 proposal.")
+		return s.done(w, r, sess, "/review", "Rejected 1 proposal.")
 	}
 	out, err := s.svc.RejectBulk(ctx(r), sess.p, mustJSON(custodian.BulkRejectInput{IDs: formList(r, "ids"), Reason: reason}))
 	if err != nil {
 		return err
 	}
-	return s.done(w, r, sess, "/ui/review", bulkMessage("Rejected", out))
+	return s.done(w, r, sess, "/review", bulkMessage("Rejected", out))
 }
 
 func bulkMessage(verb string, out custodian.BulkDecision) string {
@@ -150,7 +150,7 @@ func (s *Server) approveRequest(w http.ResponseWriter, r *http.Request, sess *se
 	if err != nil {
 		return err
 	}
-	return s.done(w, r, sess, "/ui/requests", fmt.Sprintf("Approved the request of %s: grant %s.", q.Consumer, q.GrantID))
+	return s.done(w, r, sess, "/requests", fmt.Sprintf("Approved the request of %s: grant %s.", q.Consumer, q.GrantID))
 }
 
 func (s *Server) denyRequest(w http.ResponseWriter, r *http.Request, sess *session) error {
@@ -158,7 +158,7 @@ func (s *Server) denyRequest(w http.ResponseWriter, r *http.Request, sess *sessi
 	if err != nil {
 		return err
 	}
-	return s.done(w, r, sess, "/ui/requests", "Denied the request of "+q.Consumer+".")
+	return s.done(w, r, sess, "/requests", "Denied the request of "+q.Consumer+".")
 }
 
 func (s *Server) approveApp(w http.ResponseWriter, r *http.Request, sess *session) error {
@@ -166,14 +166,14 @@ func (s *Server) approveApp(w http.ResponseWriter, r *http.Request, sess *sessio
 	if err != nil {
 		return err
 	}
-	return s.done(w, r, sess, "/ui/requests", "Approved the app "+c.Name+".")
+	return s.done(w, r, sess, "/requests", "Approved the app "+c.Name+".")
 }
 
 func (s *Server) removeApp(w http.ResponseWriter, r *http.Request, sess *session) error {
 	if _, err := s.svc.DeleteConsumer(ctx(r), sess.p, r.PathValue("name")); err != nil {
 		return err
 	}
-	return s.done(w, r, sess, "/ui/requests", "Removed the app "+r.PathValue("name")+".")
+	return s.done(w, r, sess, "/requests", "Removed the app "+r.PathValue("name")+".")
 }
 
 // ---- grants ----
@@ -249,7 +249,7 @@ func (s *Server) createGrant(w http.ResponseWriter, r *http.Request, sess *sessi
 	if err != nil {
 		return err
 	}
-	return s.done(w, r, sess, "/ui/grants", "Created grant "+out.ID+".")
+	return s.done(w, r, sess, "/grants", "Created grant "+out.ID+".")
 }
 
 // formMinute is the layout of a datetime-local input, read as UTC.
@@ -284,14 +284,14 @@ func (s *Server) narrowGrant(w http.ResponseWriter, r *http.Request, sess *sessi
 	if _, err := s.svc.NarrowGrant(ctx(r), sess.p, r.PathValue("id"), mustJSON(doc)); err != nil {
 		return err
 	}
-	return s.done(w, r, sess, "/ui/grants", "Narrowed grant "+r.PathValue("id")+".")
+	return s.done(w, r, sess, "/grants", "Narrowed grant "+r.PathValue("id")+".")
 }
 
 func (s *Server) revokeGrant(w http.ResponseWriter, r *http.Request, sess *session) error {
 	if _, err := s.svc.RevokeGrant(ctx(r), sess.p, r.PathValue("id")); err != nil {
 		return err
 	}
-	return s.done(w, r, sess, "/ui/grants", "Revoked grant "+r.PathValue("id")+".")
+	return s.done(w, r, sess, "/grants", "Revoked grant "+r.PathValue("id")+".")
 }
 
 // ---- claims ----
@@ -328,7 +328,7 @@ func (s *Server) claim(w http.ResponseWriter, r *http.Request, sess *session) er
 	if err != nil {
 		return err
 	}
-	pic := claimLineage(cur.Claim, versions.Claims, sums)
+	pic := claimLineage(cur.Claim, versions.Claims, sums).under(sess.base)
 	var hood *picture
 	if cur.Claim.Status == custodian.StatusActive {
 		n, err := s.svc.Traverse(ctx(r), sess.p, custodian.NeighborQuery{Node: cur.Claim.Subject, Depth: 1})
@@ -338,7 +338,7 @@ func (s *Server) claim(w http.ResponseWriter, r *http.Request, sess *session) er
 			if err != nil {
 				return err
 			}
-			hood = neighbourhood(n, types)
+			hood = neighbourhood(n, types).under(sess.base)
 		case custodian.KindOf(err) != custodian.KindNotFound:
 			return err
 		}
@@ -360,7 +360,7 @@ func (s *Server) correct(w http.ResponseWriter, r *http.Request, sess *session) 
 	if err != nil {
 		return err
 	}
-	return s.done(w, r, sess, "/ui/claims/"+url.PathEscape(id), fmt.Sprintf("Corrected: version %d.", out.Claim.Version))
+	return s.done(w, r, sess, "/claims/"+url.PathEscape(id), fmt.Sprintf("Corrected: version %d.", out.Claim.Version))
 }
 
 func (s *Server) setPersonas(w http.ResponseWriter, r *http.Request, sess *session) error {
@@ -368,14 +368,14 @@ func (s *Server) setPersonas(w http.ResponseWriter, r *http.Request, sess *sessi
 	if _, err := s.svc.SetPersonas(ctx(r), sess.p, id, mustJSON(custodian.PersonasInput{Personas: formList(r, "personas")})); err != nil {
 		return err
 	}
-	return s.done(w, r, sess, "/ui/claims/"+url.PathEscape(id), "Personas changed.")
+	return s.done(w, r, sess, "/claims/"+url.PathEscape(id), "Personas changed.")
 }
 
 func (s *Server) deleteClaim(w http.ResponseWriter, r *http.Request, sess *session) error {
 	if _, err := s.svc.DeleteClaim(ctx(r), sess.p, r.PathValue("id")); err != nil {
 		return err
 	}
-	return s.done(w, r, sess, "/ui/claims", "Deleted the claim.")
+	return s.done(w, r, sess, "/claims", "Deleted the claim.")
 }
 
 func (s *Server) disputeClaim(w http.ResponseWriter, r *http.Request, sess *session) error {
@@ -383,7 +383,7 @@ func (s *Server) disputeClaim(w http.ResponseWriter, r *http.Request, sess *sess
 	if _, err := s.svc.DisputeClaim(ctx(r), sess.p, id); err != nil {
 		return err
 	}
-	return s.done(w, r, sess, "/ui/claims/"+url.PathEscape(id), "Disputed: recipients see it as disputed, and what was derived from it is stale.")
+	return s.done(w, r, sess, "/claims/"+url.PathEscape(id), "Disputed: recipients see it as disputed, and what was derived from it is stale.")
 }
 
 func (s *Server) undisputeClaim(w http.ResponseWriter, r *http.Request, sess *session) error {
@@ -391,7 +391,7 @@ func (s *Server) undisputeClaim(w http.ResponseWriter, r *http.Request, sess *se
 	if _, err := s.svc.WithdrawDispute(ctx(r), sess.p, id); err != nil {
 		return err
 	}
-	return s.done(w, r, sess, "/ui/claims/"+url.PathEscape(id), "Dispute withdrawn.")
+	return s.done(w, r, sess, "/claims/"+url.PathEscape(id), "Dispute withdrawn.")
 }
 
 func (s *Server) retractClaim(w http.ResponseWriter, r *http.Request, sess *session) error {
@@ -399,7 +399,7 @@ func (s *Server) retractClaim(w http.ResponseWriter, r *http.Request, sess *sess
 	if _, err := s.svc.RetractClaim(ctx(r), sess.p, id); err != nil {
 		return err
 	}
-	return s.done(w, r, sess, "/ui/claims/"+url.PathEscape(id), "Retracted: no recipient receives it again.")
+	return s.done(w, r, sess, "/claims/"+url.PathEscape(id), "Retracted: no recipient receives it again.")
 }
 
 // ---- personas ----
@@ -426,7 +426,7 @@ func (s *Server) createPersona(w http.ResponseWriter, r *http.Request, sess *ses
 	if err != nil {
 		return err
 	}
-	return s.done(w, r, sess, "/ui/personas", "Created persona "+pe.ID+".")
+	return s.done(w, r, sess, "/personas", "Created persona "+pe.ID+".")
 }
 
 // updatePersona renames a persona and replaces its preferences.
@@ -442,7 +442,7 @@ func (s *Server) updatePersona(w http.ResponseWriter, r *http.Request, sess *ses
 	if err != nil {
 		return err
 	}
-	return s.done(w, r, sess, "/ui/personas", "Saved persona "+pe.ID+".")
+	return s.done(w, r, sess, "/personas", "Saved persona "+pe.ID+".")
 }
 
 func (s *Server) deletePersona(w http.ResponseWriter, r *http.Request, sess *session) error {
@@ -450,7 +450,7 @@ func (s *Server) deletePersona(w http.ResponseWriter, r *http.Request, sess *ses
 	if err != nil {
 		return err
 	}
-	return s.done(w, r, sess, "/ui/personas", fmt.Sprintf("Deleted persona %s: %d claims taken out of it, %d grants narrowed.", out.ID, len(out.Claims), len(out.GrantsNarrowed)))
+	return s.done(w, r, sess, "/personas", fmt.Sprintf("Deleted persona %s: %d claims taken out of it, %d grants narrowed.", out.ID, len(out.Claims), len(out.GrantsNarrowed)))
 }
 
 // ---- summaries and the graph ----
@@ -479,7 +479,7 @@ func (s *Server) summary(w http.ResponseWriter, r *http.Request, sess *session) 
 		return err
 	}
 	s.render(w, http.StatusOK, "summary", sess, map[string]any{
-		"Summary": got.Summary, "Lineage": summaryLineage(got.Summary, sums, claims),
+		"Summary": got.Summary, "Lineage": summaryLineage(got.Summary, sums, claims).under(sess.base),
 	})
 	return nil
 }
@@ -533,7 +533,7 @@ func (s *Server) graphPage(w http.ResponseWriter, r *http.Request, sess *session
 	if err != nil {
 		return err
 	}
-	s.render(w, http.StatusOK, "graph", sess, map[string]any{"Node": node, "Edges": n.Edges, "Picture": neighbourhood(n, types), "Types": types})
+	s.render(w, http.StatusOK, "graph", sess, map[string]any{"Node": node, "Edges": n.Edges, "Picture": neighbourhood(n, types).under(sess.base), "Types": types})
 	return nil
 }
 
@@ -621,7 +621,7 @@ func (s *Server) adopt(w http.ResponseWriter, r *http.Request, sess *session) er
 	if err != nil {
 		return err
 	}
-	return s.done(w, r, sess, "/ui/quarantine", fmt.Sprintf("Adopted %d record(s).", n))
+	return s.done(w, r, sess, "/quarantine", fmt.Sprintf("Adopted %d record(s).", n))
 }
 
 func (s *Server) rejectHeld(w http.ResponseWriter, r *http.Request, sess *session) error {
@@ -629,5 +629,5 @@ func (s *Server) rejectHeld(w http.ResponseWriter, r *http.Request, sess *sessio
 	if err != nil {
 		return err
 	}
-	return s.done(w, r, sess, "/ui/quarantine", fmt.Sprintf("Rejected %d record(s).", n))
+	return s.done(w, r, sess, "/quarantine", fmt.Sprintf("Rejected %d record(s).", n))
 }

@@ -134,8 +134,20 @@ func (l *layout) picture() *picture {
 	return pic
 }
 
-func claimHref(id string) string   { return "/ui/claims/" + url.PathEscape(id) }
-func summaryHref(id string) string { return "/ui/summaries/" + url.PathEscape(id) }
+// Links are drawn relative to the session's path; under makes them whole.
+func claimHref(id string) string   { return "/claims/" + url.PathEscape(id) }
+func summaryHref(id string) string { return "/summaries/" + url.PathEscape(id) }
+
+// under puts every link of p under base, the session's path; p may be nil.
+func (p *picture) under(base string) *picture {
+	if p == nil {
+		return nil
+	}
+	for i := range p.Nodes {
+		p.Nodes[i].Href = base + p.Nodes[i].Href
+	}
+	return p
+}
 
 func summaryNode(sm custodian.Summary, here bool) pnode {
 	n := pnode{ID: sm.ID, Label: "summary " + sm.ID, Sub: "summary v" + strconv.Itoa(sm.Version) + " · " + sm.Status, Href: summaryHref(sm.ID), Highlighted: here}
@@ -295,7 +307,7 @@ func neighbourhood(n custodian.Neighbors, types map[string]string) *picture {
 	for i, id := range order {
 		p := pos[id]
 		nd := pnode{ID: id, X: p[0] - bw/2, Y: p[1] - bh/2, W: bw, H: bh, Label: short(id, 22), Sub: types[id],
-			Href: "/ui/graph?node=" + url.QueryEscape(id), Fill: fillEntity, Line: lineEntity, Highlighted: i == 0}
+			Href: "/graph?node=" + url.QueryEscape(id), Fill: fillEntity, Line: lineEntity, Highlighted: i == 0}
 		if id == custodian.SubjectSelf {
 			nd.Sub = "the owner"
 		}
