@@ -152,6 +152,8 @@ func (s *Server) routes() {
 		"GET /quarantine":              s.quarantine,
 		"POST /quarantine/{id}/adopt":  s.adopt,
 		"POST /quarantine/{id}/reject": s.rejectHeld,
+		"GET /settings":                s.settings,
+		"POST /settings":               s.saveSettings,
 	} {
 		method, path, _ := strings.Cut(pattern, " ")
 		s.mux.Handle(method+" "+sessionRoot+"{sid}"+path, s.wrap(h))
@@ -256,7 +258,7 @@ func (s *Server) render(w http.ResponseWriter, status int, name string, sess *se
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(status)
-	w.Write(buf.Bytes())
+	w.Write(showBidi(buf.Bytes()))
 }
 
 // done sets a message for the next page and sends the browser to it: to
