@@ -1,7 +1,8 @@
 // Package webui is the owner's console: server-rendered pages under /ui
 // that the daemon serves from embedded assets, for reviewing proposals,
 // deciding requests and apps, granting and revoking, browsing claims,
-// personas, summaries and receipts, and drawing provenance as SVG.
+// personas, summaries and receipts, changing the settings, and drawing
+// provenance and the graph as SVG.
 //
 // It is an adapter like internal/httpapi: each handler decodes a form,
 // calls one custodian method and renders the answer; errors are shown
