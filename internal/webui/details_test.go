@@ -63,6 +63,7 @@ func TestConsoleDetails(t *testing.T) {
 				t.Errorf("on the review page, %s shows SAFE OK %s; want it left to right", sel, got)
 			}
 		}
+		b.shot("bidi")
 		if got := b.text("#" + id + " pre.value"); !strings.Contains(got, "[U+202E]SAFE OK") {
 			t.Errorf("the value shows as %q; want its override shown as [U+202E]", got)
 		}
@@ -103,6 +104,7 @@ func TestConsoleDetails(t *testing.T) {
 			if got := b.text("#confirm-what"); !strings.Contains(got, step.what) {
 				t.Errorf("%s asks %q; want %q in it", step.button, got, step.what)
 			}
+			b.shot("confirm")
 			if got := claimStatus(w.Claim.ID); got != before {
 				t.Fatalf("%s acted before the owner confirmed: the claim is %s", step.button, got)
 			}
@@ -278,6 +280,9 @@ func TestConsoleDetails(t *testing.T) {
 		c.must(201, "POST", "/phc/v1/trust", c.owner(), map[string]any{"issuer": "https://idp.example", "audience": "phc"}, nil)
 
 		b.do(chromedp.Navigate(ui + "/grants"))
+		if ops := eval[[]string](b, `[...document.querySelectorAll('#new-grant input[name=operations]')].map(e => e.value)`); strings.Join(ops, ",") != "read,contribute,confirm,share" {
+			t.Errorf("the grant form offers the operations %v; want read, contribute, confirm, share, as phc grant --ops", ops)
+		}
 		b.do(chromedp.SendKeys(chromedp.ID("purpose"), "tutoring"),
 			chromedp.SetValue(chromedp.ID("purpose_category"), "personalisation"),
 			chromedp.SetValue(chromedp.ID("disclosure"), "reference"),
@@ -380,6 +385,7 @@ func TestConsoleDetails(t *testing.T) {
 	t.Run("settings page", func(t *testing.T) {
 		c, b := c.with(t), b.with(t)
 		b.do(chromedp.Navigate(ui + "/settings"))
+		b.shot("settings")
 		if got := eval[string](b, `document.getElementById('reads_per_minute').value`); got != "1000000" {
 			t.Errorf("reads_per_minute shows %q; want the 1000000 set", got)
 		}

@@ -250,7 +250,7 @@ func (s *Server) grants(w http.ResponseWriter, r *http.Request, sess *session) e
 	}
 	s.render(w, http.StatusOK, "grants", sess, map[string]any{
 		"Grants": rows, "Apps": apps, "Personas": personas, "Readable": readable,
-		"Issuers": issuers, "Policies": dec.Policies, "Categories": custodian.PurposeCategories,
+		"Issuers": issuers, "Policies": dec.Policies, "Categories": custodian.PurposeCategories, "Operations": custodian.Operations,
 		"Expires": now.Add(30 * 24 * time.Hour).UTC().Format(formMinute),
 	})
 	return nil
