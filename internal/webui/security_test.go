@@ -1,6 +1,7 @@
 package webui_test
 
 import (
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -30,6 +31,57 @@ func TestConsoleSecurity(t *testing.T) {
 		status, page, _ := get(t, cl, c.base+"/ui")
 		if status != http.StatusOK || !strings.Contains(page, "Sign in") {
 			t.Errorf("GET /ui = %d; want 200 and the sign-in page", status)
+		}
+	})
+
+	t.Run("session path", func(t *testing.T) {
+		// A session's path is shown only to its browser: the sign-in page
+		// never redirects, and never names it, whatever cookies arrive.
+		c := c.with(t)
+		cl, ui := c.signedIn()
+		path := strings.TrimPrefix(ui, c.base)
+		for _, p := range []string{"/ui", "/ui/signin"} {
+			req, _ := http.NewRequest("GET", c.base+p, nil)
+			for _, ck := range cl.Jar.Cookies(mustURL(t, ui+"/review")) {
+				req.AddCookie(ck)
+			}
+			req.AddCookie(&http.Cookie{Name: "phc_console", Value: "planted"})
+			resp, err := cl.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK || strings.Contains(string(body), path) || strings.Contains(resp.Header.Get("Location"), path) {
+				t.Errorf("GET %s with the session's cookie = %d; want 200, the sign-in page, without the session's path", p, resp.StatusCode)
+			}
+		}
+		// Planted cookies before the session's own do not hide it, and
+		// alone they sign nobody in.
+		req, _ := http.NewRequest("GET", ui+"/review", nil)
+		req.AddCookie(&http.Cookie{Name: "phc_console", Value: "planted-1"})
+		req.AddCookie(&http.Cookie{Name: "phc_console", Value: "planted-2"})
+		for _, ck := range cl.Jar.Cookies(mustURL(t, ui+"/review")) {
+			req.AddCookie(ck)
+		}
+		plain := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		resp, err := plain.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Errorf("the session's cookie after two planted ones = %d; want 200", resp.StatusCode)
+		}
+		req, _ = http.NewRequest("GET", ui+"/review", nil)
+		req.AddCookie(&http.Cookie{Name: "phc_console", Value: "planted-1"})
+		resp, err = plain.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/ui/signin" {
+			t.Errorf("a planted cookie alone = %d to %q; want 303 to /ui/signin", resp.StatusCode, resp.Header.Get("Location"))
 		}
 	})
 
@@ -284,4 +336,13 @@ func TestConsoleSessionIdle(t *testing.T) {
 	if status != http.StatusSeeOther || h.Get("Location") != "/ui/signin" {
 		t.Errorf("GET /ui/review after 16 idle minutes = %d to %q; want 303 to /ui/signin", status, h.Get("Location"))
 	}
+}
+
+func mustURL(t testing.TB, s string) *url.URL {
+	t.Helper()
+	u, err := url.Parse(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
 }
