@@ -11,6 +11,10 @@ import (
 
 var loginLink = regexp.MustCompile(`http://127\.0\.0\.1:\d+/ui/login\?code=[A-Za-z0-9_-]{43}`)
 
+// consolePage is where a spent link sends the browser: the review page
+// under the new console session's secret path.
+var consolePage = regexp.MustCompile(`^/ui/s/[A-Za-z0-9_-]{43}/review$`)
+
 // TestUI runs phc ui against a real daemon: it opens (or prints) a
 // one-time sign-in link bound to the CLI's session, which the console
 // accepts once.
@@ -42,8 +46,8 @@ func TestUI(t *testing.T) {
 	if !loginLink.MatchString(opened) || loginLink.MatchString(out) {
 		t.Fatalf("phc ui opened %q and printed %q; want the link opened, not printed", opened, out)
 	}
-	if code, to := status(opened); code != http.StatusSeeOther || to != "/ui/review" {
-		t.Errorf("GET the link = %d to %q; want 303 to /ui/review", code, to)
+	if code, to := status(opened); code != http.StatusSeeOther || !consolePage.MatchString(to) {
+		t.Errorf("GET the link = %d to %q; want 303 to /ui/s/…/review (the session's own path)", code, to)
 	}
 	if code, _ := status(opened); code != http.StatusUnauthorized {
 		t.Errorf("GET the link again = %d; want 401 (it works once)", code)

@@ -9,6 +9,8 @@ import (
 	"io/fs"
 	"strings"
 	"time"
+
+	"github.com/phc-project/phc/internal/humanfmt"
 )
 
 //go:embed templates/*.html
@@ -47,20 +49,24 @@ var funcs = template.FuncMap{
 		}
 		return strings.TrimSuffix(buf.String(), "\n")
 	},
-	"when": func(t any) string {
+	// when shows a time one way, with its zone (humanfmt.Time), in a
+	// <time> element that carries the exact instant; nothing for none.
+	"when": func(t any) template.HTML {
+		var at time.Time
 		switch v := t.(type) {
 		case time.Time:
-			if v.IsZero() {
-				return ""
-			}
-			return v.UTC().Format("2006-01-02 15:04:05Z")
+			at = v
 		case *time.Time:
-			if v == nil {
-				return ""
+			if v != nil {
+				at = *v
 			}
-			return v.UTC().Format("2006-01-02 15:04:05Z")
+		default:
+			return template.HTML(template.HTMLEscapeString(fmt.Sprint(t)))
 		}
-		return fmt.Sprint(t)
+		if at.IsZero() {
+			return ""
+		}
+		return template.HTML(`<time datetime="` + at.UTC().Format(time.RFC3339) + `">` + template.HTMLEscapeString(humanfmt.Time(at)) + `</time>`)
 	},
 	"join": strings.Join,
 	// refID is the record id of an "id@version" ref.
@@ -73,7 +79,7 @@ var funcs = template.FuncMap{
 		}
 		return false
 	},
-	"duration": func(secs int64) string { return (time.Duration(secs) * time.Second).String() },
+	"duration": humanfmt.Seconds,
 }
 
 // parseTemplates parses each page with the shared layout.

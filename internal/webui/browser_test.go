@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -139,6 +140,39 @@ func (b *browser) shot(name string) {
 	}
 }
 
+// confirmed clicks the button sel of an irreversible action, which must
+// ask first: the page it leads to says what will happen (what is part of
+// that), and only its own button acts; then waits for want, as submit.
+func (b *browser) confirmed(sel, what, want string) string {
+	b.t.Helper()
+	b.do(chromedp.Click(chromedp.CSS(sel)))
+	if got := b.text("#confirm-what"); !strings.Contains(got, what) {
+		b.t.Errorf("the confirmation after %s says %q; want %q in it", sel, got, what)
+	}
+	return b.submit("#confirm-yes", want)
+}
+
+// sessionBase is the address of the signed-in session's pages, read from
+// the page the browser shows (…/ui/s/<secret>/<page>).
+func (b *browser) sessionBase() string {
+	b.t.Helper()
+	loc, err := chromedp.Run(b.ctx, chromedp.Location())
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	u, err := url.Parse(loc)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	i := strings.Index(u.Path, "/ui/s/")
+	if i < 0 {
+		b.t.Fatalf("the signed-in console is at %s; want a path under /ui/s/", loc)
+	}
+	rest := u.Path[i+len("/ui/s/"):]
+	name, _, _ := strings.Cut(rest, "/")
+	return u.Scheme + "://" + u.Host + "/ui/s/" + name
+}
+
 // submit clicks the button sel and waits for the page after it to show
 // want (the flash message, or an error), which the page before it must
 // not show.
@@ -181,6 +215,7 @@ func TestConsoleInBrowser(t *testing.T) {
 		if got := b.text("h1"); !strings.Contains(got, "Review queue") {
 			t.Fatalf("after unlocking the page says %q", got)
 		}
+		ui = b.sessionBase()
 		if c.core.Svc.Locked() {
 			t.Fatal("the vault is still locked after signing in")
 		}
@@ -310,7 +345,7 @@ func TestConsoleInBrowser(t *testing.T) {
 			t.Fatalf("approving the app says %q", got)
 		}
 		b.do(chromedp.Navigate(ui + "/requests"))
-		if got := b.submit("#app-stranger button.remove-app", "#flash"); !strings.Contains(got, "Removed the app stranger") {
+		if got := b.confirmed("#app-stranger button.remove-app", "Remove the app stranger", "#flash"); !strings.Contains(got, "Removed the app stranger") {
 			t.Fatalf("removing the app says %q", got)
 		}
 		var apps struct {
@@ -510,7 +545,7 @@ func TestConsoleInBrowser(t *testing.T) {
 		}
 		attacker := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "text/html; charset=utf-8")
-			fmt.Fprintf(w, `<!doctype html><form method="post" action="%s/ui/lock"><input type="hidden" name="csrf" value="guess"><button id="go">Win a prize</button></form>`, c.base)
+			fmt.Fprintf(w, `<!doctype html><form method="post" action="%s/lock"><input type="hidden" name="csrf" value="guess"><button id="go">Win a prize</button></form>`, ui)
 		})}
 		go attacker.Serve(ln)
 		defer attacker.Close()
@@ -639,8 +674,11 @@ func TestConsoleInBrowser(t *testing.T) {
 		}
 		b.do(chromedp.Click(chromedp.CSS(`#graph a.node[data-id="` + ana + `"] rect`)))
 		b.do(chromedp.WaitVisible(chromedp.CSS(`h1 .literal`)))
-		if got := b.text("h1 .literal"); got != ana {
+		if got := b.text("h1 .literal"); got != "Ana" {
 			t.Errorf("clicking Ana's node opened the graph around %q", got)
+		}
+		if got := b.text("h1 .node-id"); !strings.Contains(got, ana) {
+			t.Errorf("the graph around Ana names %q; want her id %s beside her name", got, ana)
 		}
 		b.do(chromedp.Navigate(ui + "/receipts"))
 		if got := b.text("#chain"); !strings.Contains(got, "chain verified") {
@@ -688,7 +726,11 @@ func TestConsoleInBrowser(t *testing.T) {
 			{"#retract", "Retracted", "retracted/confirmed"},
 		} {
 			b.do(chromedp.Navigate(page))
-			if got := b.submit(step.button, "#flash"); !strings.Contains(got, step.flash) {
+			submit := b.submit
+			if step.button == "#retract" {
+				submit = func(sel, want string) string { return b.confirmed(sel, "Retract the claim", want) }
+			}
+			if got := submit(step.button, "#flash"); !strings.Contains(got, step.flash) {
 				t.Fatalf("%s says %q", step.button, got)
 			}
 			if got := status(); got != step.want {
@@ -696,7 +738,7 @@ func TestConsoleInBrowser(t *testing.T) {
 			}
 		}
 		b.do(chromedp.Navigate(page))
-		if got := b.submit("#delete", "#flash"); !strings.Contains(got, "Deleted") {
+		if got := b.confirmed("#delete", "and all", "#flash"); !strings.Contains(got, "Deleted") {
 			t.Fatalf("deleting says %q", got)
 		}
 		if got := status(); !strings.HasPrefix(got, "deleted/") {

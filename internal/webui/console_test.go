@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -207,9 +208,14 @@ func (c *console) propose(app string, doc map[string]any) string {
 	return p.ID
 }
 
+// sessionPath is the path of a signed-in console session's pages.
+var sessionPath = regexp.MustCompile(`^/ui/s/[A-Za-z0-9_-]{43}$`)
+
 // signedIn returns an HTTP client holding a console session, signed in
-// through a one-time link minted with the owner's session, as phc ui does.
-func (c *console) signedIn() *http.Client {
+// through a one-time link minted with the owner's session, as phc ui does,
+// and the address of the session's pages (the console's base, then
+// /ui/s/ and the session's secret path name).
+func (c *console) signedIn() (*http.Client, string) {
 	c.t.Helper()
 	jar, _ := cookiejar.New(nil)
 	cl := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
@@ -222,10 +228,12 @@ func (c *console) signedIn() *http.Client {
 		c.t.Fatal(err)
 	}
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/ui/review" {
-		c.t.Fatalf("GET the sign-in link = %d to %q; want 303 to /ui/review", resp.StatusCode, resp.Header.Get("Location"))
+	to := resp.Header.Get("Location")
+	base, ok := strings.CutSuffix(to, "/review")
+	if resp.StatusCode != http.StatusSeeOther || !ok || !sessionPath.MatchString(base) {
+		c.t.Fatalf("GET the sign-in link = %d to %q; want 303 to /ui/s/…/review", resp.StatusCode, to)
 	}
-	return cl
+	return cl, c.base + base
 }
 
 // csrfOf reads the CSRF token from a console page.

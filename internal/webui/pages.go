@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -66,7 +67,11 @@ func (s *Server) review(w http.ResponseWriter, r *http.Request, sess *session) e
 	if err != nil {
 		return err
 	}
-	s.render(w, http.StatusOK, "review", sess, map[string]any{"Items": items, "Personas": personas})
+	names, err := s.entities(r, sess)
+	if err != nil {
+		return err
+	}
+	s.render(w, http.StatusOK, "review", sess, map[string]any{"Items": items, "Personas": personas, "Names": names})
 	return nil
 }
 
@@ -83,14 +88,14 @@ func (s *Server) confirm(w http.ResponseWriter, r *http.Request, sess *session) 
 		if err != nil {
 			return err
 		}
-		return s.done(w, r, sess, "/ui/review", fmt.Sprintf("Confirmed %s as %s (version %d).", out.Claim.Key, out.Claim.ID, out.Claim.Version))
+		return s.done(w, r, sess, "/review", fmt.Sprintf("Confirmed %s as %s (version %d).", out.Claim.Key, out.Claim.ID, out.Claim.Version))
 	}
 	ids := formList(r, "ids")
 	out, err := s.svc.ConfirmBulk(ctx(r), sess.p, mustJSON(custodian.BulkConfirmInput{IDs: ids, Personas: personas}))
 	if err != nil {
 		return err
 	}
-	return s.done(w, r, sess, "/ui/review", bulkMessage("Confirmed", out))
+	return s.done(w, r, sess, "/review", bulkMessage("Confirmed", out))
 }
 
 func (s *Server) reject(w http.ResponseWriter, r *http.Request, sess *session) error {
@@ -99,13 +104,13 @@ func (s *Server) reject(w http.ResponseWriter, r *http.Request, sess *session) e
 		if _, err := s.svc.Reject(ctx(r), sess.p, id, mustJSON(custodian.RejectInput{Reason: reason})); err != nil {
 			return err
 		}
-		return s.done(w, r, sess, "/ui/review", "Rejected 1 proposal.")
+		return s.done(w, r, sess, "/review", "Rejected 1 proposal.")
 	}
 	out, err := s.svc.RejectBulk(ctx(r), sess.p, mustJSON(custodian.BulkRejectInput{IDs: formList(r, "ids"), Reason: reason}))
 	if err != nil {
 		return err
 	}
-	return s.done(w, r, sess, "/ui/review", bulkMessage("Rejected", out))
+	return s.done(w, r, sess, "/review", bulkMessage("Rejected", out))
 }
 
 func bulkMessage(verb string, out custodian.BulkDecision) string {
@@ -150,7 +155,7 @@ func (s *Server) approveRequest(w http.ResponseWriter, r *http.Request, sess *se
 	if err != nil {
 		return err
 	}
-	return s.done(w, r, sess, "/ui/requests", fmt.Sprintf("Approved the request of %s: grant %s.", q.Consumer, q.GrantID))
+	return s.done(w, r, sess, "/requests", fmt.Sprintf("Approved the request of %s: grant %s.", q.Consumer, q.GrantID))
 }
 
 func (s *Server) denyRequest(w http.ResponseWriter, r *http.Request, sess *session) error {
@@ -158,7 +163,7 @@ func (s *Server) denyRequest(w http.ResponseWriter, r *http.Request, sess *sessi
 	if err != nil {
 		return err
 	}
-	return s.done(w, r, sess, "/ui/requests", "Denied the request of "+q.Consumer+".")
+	return s.done(w, r, sess, "/requests", "Denied the request of "+q.Consumer+".")
 }
 
 func (s *Server) approveApp(w http.ResponseWriter, r *http.Request, sess *session) error {
@@ -166,14 +171,35 @@ func (s *Server) approveApp(w http.ResponseWriter, r *http.Request, sess *sessio
 	if err != nil {
 		return err
 	}
-	return s.done(w, r, sess, "/ui/requests", "Approved the app "+c.Name+".")
+	return s.done(w, r, sess, "/requests", "Approved the app "+c.Name+".")
 }
 
 func (s *Server) removeApp(w http.ResponseWriter, r *http.Request, sess *session) error {
+	name := r.PathValue("name")
+	if !s.confirmed(w, r, sess, "Remove the app?", "Remove the app "+name+": every token of it is revoked and every grant naming it ends; registering again starts from nothing.", "Remove the app", "/requests") {
+		return nil
+	}
 	if _, err := s.svc.DeleteConsumer(ctx(r), sess.p, r.PathValue("name")); err != nil {
 		return err
 	}
-	return s.done(w, r, sess, "/ui/requests", "Removed the app "+r.PathValue("name")+".")
+	return s.done(w, r, sess, "/requests", "Removed the app "+r.PathValue("name")+".")
+}
+
+// confirmed reports whether the form confirms an irreversible action (its
+// confirm field is "yes"); if not, it renders the page that asks, whose
+// form posts the same action again, confirmed. No script is involved.
+func (s *Server) confirmed(w http.ResponseWriter, r *http.Request, sess *session, title, what, button, back string) bool {
+	if r.PostForm.Get("confirm") == "yes" {
+		return true
+	}
+	s.askConfirm(w, r, sess, title, what, button, back)
+	return false
+}
+
+// askConfirm renders the confirmation page for the action r posted; back
+// is the page to return to (under the session's path) when cancelled.
+func (s *Server) askConfirm(w http.ResponseWriter, r *http.Request, sess *session, title, what, button, back string) {
+	s.render(w, http.StatusOK, "confirm", sess, map[string]any{"Title": title, "What": what, "Button": button, "Action": r.URL.Path, "Back": sess.base + back})
 }
 
 // ---- grants ----
@@ -214,8 +240,17 @@ func (s *Server) grants(w http.ResponseWriter, r *http.Request, sess *session) e
 		}
 		readable = append(readable, rd)
 	}
+	issuers, err := s.svc.ListTrust(ctx(r), sess.p)
+	if err != nil {
+		return err
+	}
+	dec, err := s.svc.ListDECTrust(ctx(r), sess.p)
+	if err != nil {
+		return err
+	}
 	s.render(w, http.StatusOK, "grants", sess, map[string]any{
 		"Grants": rows, "Apps": apps, "Personas": personas, "Readable": readable,
+		"Issuers": issuers, "Policies": dec.Policies, "Categories": custodian.PurposeCategories, "Operations": custodian.Operations,
 		"Expires": now.Add(30 * 24 * time.Hour).UTC().Format(formMinute),
 	})
 	return nil
@@ -235,8 +270,12 @@ func (s *Server) createGrant(w http.ResponseWriter, r *http.Request, sess *sessi
 	if ps := formList(r, "personas"); len(ps) > 0 {
 		sel["personas"] = ps
 	}
+	recipient := map[string]string{"kind": "consumer", "id": f.Get("recipient")}
+	if iss := f.Get("oidc_issuer"); iss != "" {
+		recipient = map[string]string{"kind": "oidc", "issuer": iss, "id": strings.TrimSpace(f.Get("oidc_subject"))}
+	}
 	doc := map[string]any{
-		"recipient":  map[string]string{"kind": "consumer", "id": f.Get("recipient")},
+		"recipient":  recipient,
 		"purpose":    f.Get("purpose"),
 		"operations": ops,
 		"selectors":  sel,
@@ -245,11 +284,20 @@ func (s *Server) createGrant(w http.ResponseWriter, r *http.Request, sess *sessi
 	if u := f.Get("usage"); u != "" {
 		doc["usage"] = u
 	}
+	if c := f.Get("purpose_category"); c != "" {
+		doc["purpose_category"] = c
+	}
+	if d := f.Get("disclosure"); d != "" {
+		doc["disclosure"] = d
+	}
+	if q := f.Get("requires"); q != "" {
+		doc["requires"] = map[string]string{"qualification": q}
+	}
 	out, err := s.svc.CreateGrant(ctx(r), sess.p, mustJSON(doc))
 	if err != nil {
 		return err
 	}
-	return s.done(w, r, sess, "/ui/grants", "Created grant "+out.ID+".")
+	return s.done(w, r, sess, "/grants", "Created grant "+out.ID+".")
 }
 
 // formMinute is the layout of a datetime-local input, read as UTC.
@@ -284,14 +332,14 @@ func (s *Server) narrowGrant(w http.ResponseWriter, r *http.Request, sess *sessi
 	if _, err := s.svc.NarrowGrant(ctx(r), sess.p, r.PathValue("id"), mustJSON(doc)); err != nil {
 		return err
 	}
-	return s.done(w, r, sess, "/ui/grants", "Narrowed grant "+r.PathValue("id")+".")
+	return s.done(w, r, sess, "/grants", "Narrowed grant "+r.PathValue("id")+".")
 }
 
 func (s *Server) revokeGrant(w http.ResponseWriter, r *http.Request, sess *session) error {
 	if _, err := s.svc.RevokeGrant(ctx(r), sess.p, r.PathValue("id")); err != nil {
 		return err
 	}
-	return s.done(w, r, sess, "/ui/grants", "Revoked grant "+r.PathValue("id")+".")
+	return s.done(w, r, sess, "/grants", "Revoked grant "+r.PathValue("id")+".")
 }
 
 // ---- claims ----
@@ -306,7 +354,11 @@ func (s *Server) claims(w http.ResponseWriter, r *http.Request, sess *session) e
 	if err != nil {
 		return err
 	}
-	s.render(w, http.StatusOK, "claims", sess, map[string]any{"Claims": list.Claims, "Personas": personas, "Key": q.Get("key"), "Persona": q.Get("persona")})
+	names, err := s.entities(r, sess)
+	if err != nil {
+		return err
+	}
+	s.render(w, http.StatusOK, "claims", sess, map[string]any{"Claims": list.Claims, "Personas": personas, "Key": q.Get("key"), "Persona": q.Get("persona"), "Names": names})
 	return nil
 }
 
@@ -328,24 +380,24 @@ func (s *Server) claim(w http.ResponseWriter, r *http.Request, sess *session) er
 	if err != nil {
 		return err
 	}
-	pic := claimLineage(cur.Claim, versions.Claims, sums)
+	names, err := s.entities(r, sess)
+	if err != nil {
+		return err
+	}
+	pic := claimLineage(cur.Claim, versions.Claims, sums).under(sess.base)
 	var hood *picture
 	if cur.Claim.Status == custodian.StatusActive {
 		n, err := s.svc.Traverse(ctx(r), sess.p, custodian.NeighborQuery{Node: cur.Claim.Subject, Depth: 1})
 		switch {
 		case err == nil:
-			types, err := s.entityTypes(r, sess)
-			if err != nil {
-				return err
-			}
-			hood = neighbourhood(n, types)
+			hood = neighbourhood(n, names).under(sess.base)
 		case custodian.KindOf(err) != custodian.KindNotFound:
 			return err
 		}
 	}
 	slices.Reverse(versions.Claims)
 	s.render(w, http.StatusOK, "claim", sess, map[string]any{
-		"Claim": cur.Claim, "Versions": versions.Claims, "Personas": personas, "Lineage": pic, "Neighbourhood": hood,
+		"Claim": cur.Claim, "Versions": versions.Claims, "Personas": personas, "Lineage": pic, "Neighbourhood": hood, "Names": names,
 	})
 	return nil
 }
@@ -360,7 +412,7 @@ func (s *Server) correct(w http.ResponseWriter, r *http.Request, sess *session) 
 	if err != nil {
 		return err
 	}
-	return s.done(w, r, sess, "/ui/claims/"+url.PathEscape(id), fmt.Sprintf("Corrected: version %d.", out.Claim.Version))
+	return s.done(w, r, sess, "/claims/"+url.PathEscape(id), fmt.Sprintf("Corrected: version %d.", out.Claim.Version))
 }
 
 func (s *Server) setPersonas(w http.ResponseWriter, r *http.Request, sess *session) error {
@@ -368,14 +420,23 @@ func (s *Server) setPersonas(w http.ResponseWriter, r *http.Request, sess *sessi
 	if _, err := s.svc.SetPersonas(ctx(r), sess.p, id, mustJSON(custodian.PersonasInput{Personas: formList(r, "personas")})); err != nil {
 		return err
 	}
-	return s.done(w, r, sess, "/ui/claims/"+url.PathEscape(id), "Personas changed.")
+	return s.done(w, r, sess, "/claims/"+url.PathEscape(id), "Personas changed.")
 }
 
 func (s *Server) deleteClaim(w http.ResponseWriter, r *http.Request, sess *session) error {
+	id := r.PathValue("id")
+	if r.PostForm.Get("confirm") != "yes" {
+		cur, err := s.svc.GetClaim(ctx(r), sess.p, id, "")
+		if err != nil {
+			return err
+		}
+		s.askConfirm(w, r, sess, "Delete the claim and every version?", fmt.Sprintf("Delete the claim %s (%s) and all %d of its versions: their values are erased, only a tombstone stays.", cur.Claim.Key, id, cur.Claim.Version), "Delete the claim", "/claims/"+url.PathEscape(id))
+		return nil
+	}
 	if _, err := s.svc.DeleteClaim(ctx(r), sess.p, r.PathValue("id")); err != nil {
 		return err
 	}
-	return s.done(w, r, sess, "/ui/claims", "Deleted the claim.")
+	return s.done(w, r, sess, "/claims", "Deleted the claim.")
 }
 
 func (s *Server) disputeClaim(w http.ResponseWriter, r *http.Request, sess *session) error {
@@ -383,7 +444,7 @@ func (s *Server) disputeClaim(w http.ResponseWriter, r *http.Request, sess *sess
 	if _, err := s.svc.DisputeClaim(ctx(r), sess.p, id); err != nil {
 		return err
 	}
-	return s.done(w, r, sess, "/ui/claims/"+url.PathEscape(id), "Disputed: recipients see it as disputed, and what was derived from it is stale.")
+	return s.done(w, r, sess, "/claims/"+url.PathEscape(id), "Disputed: recipients see it as disputed, and what was derived from it is stale.")
 }
 
 func (s *Server) undisputeClaim(w http.ResponseWriter, r *http.Request, sess *session) error {
@@ -391,15 +452,23 @@ func (s *Server) undisputeClaim(w http.ResponseWriter, r *http.Request, sess *se
 	if _, err := s.svc.WithdrawDispute(ctx(r), sess.p, id); err != nil {
 		return err
 	}
-	return s.done(w, r, sess, "/ui/claims/"+url.PathEscape(id), "Dispute withdrawn.")
+	return s.done(w, r, sess, "/claims/"+url.PathEscape(id), "Dispute withdrawn.")
 }
 
 func (s *Server) retractClaim(w http.ResponseWriter, r *http.Request, sess *session) error {
 	id := r.PathValue("id")
+	if r.PostForm.Get("confirm") != "yes" {
+		cur, err := s.svc.GetClaim(ctx(r), sess.p, id, "")
+		if err != nil {
+			return err
+		}
+		s.askConfirm(w, r, sess, "Retract the claim?", fmt.Sprintf("Retract the claim %s (%s): no recipient receives it again, and a retracted claim cannot be made active again.", cur.Claim.Key, id), "Retract", "/claims/"+url.PathEscape(id))
+		return nil
+	}
 	if _, err := s.svc.RetractClaim(ctx(r), sess.p, id); err != nil {
 		return err
 	}
-	return s.done(w, r, sess, "/ui/claims/"+url.PathEscape(id), "Retracted: no recipient receives it again.")
+	return s.done(w, r, sess, "/claims/"+url.PathEscape(id), "Retracted: no recipient receives it again.")
 }
 
 // ---- personas ----
@@ -426,7 +495,7 @@ func (s *Server) createPersona(w http.ResponseWriter, r *http.Request, sess *ses
 	if err != nil {
 		return err
 	}
-	return s.done(w, r, sess, "/ui/personas", "Created persona "+pe.ID+".")
+	return s.done(w, r, sess, "/personas", "Created persona "+pe.ID+".")
 }
 
 // updatePersona renames a persona and replaces its preferences.
@@ -442,15 +511,30 @@ func (s *Server) updatePersona(w http.ResponseWriter, r *http.Request, sess *ses
 	if err != nil {
 		return err
 	}
-	return s.done(w, r, sess, "/ui/personas", "Saved persona "+pe.ID+".")
+	return s.done(w, r, sess, "/personas", "Saved persona "+pe.ID+".")
 }
 
 func (s *Server) deletePersona(w http.ResponseWriter, r *http.Request, sess *session) error {
+	id := r.PathValue("id")
+	if r.PostForm.Get("confirm") != "yes" {
+		ps, err := s.svc.ListPersonas(ctx(r), sess.p)
+		if err != nil {
+			return err
+		}
+		name := id
+		for _, pe := range ps {
+			if pe.ID == id {
+				name = pe.Name + " (" + id + ")"
+			}
+		}
+		s.askConfirm(w, r, sess, "Delete the persona?", "Delete the persona "+name+": its claims are taken out of it and every grant naming it is narrowed.", "Delete the persona", "/personas")
+		return nil
+	}
 	out, err := s.svc.DeletePersona(ctx(r), sess.p, r.PathValue("id"))
 	if err != nil {
 		return err
 	}
-	return s.done(w, r, sess, "/ui/personas", fmt.Sprintf("Deleted persona %s: %d claims taken out of it, %d grants narrowed.", out.ID, len(out.Claims), len(out.GrantsNarrowed)))
+	return s.done(w, r, sess, "/personas", fmt.Sprintf("Deleted persona %s: %d claims taken out of it, %d grants narrowed.", out.ID, len(out.Claims), len(out.GrantsNarrowed)))
 }
 
 // ---- summaries and the graph ----
@@ -479,7 +563,7 @@ func (s *Server) summary(w http.ResponseWriter, r *http.Request, sess *session) 
 		return err
 	}
 	s.render(w, http.StatusOK, "summary", sess, map[string]any{
-		"Summary": got.Summary, "Lineage": summaryLineage(got.Summary, sums, claims),
+		"Summary": got.Summary, "Lineage": summaryLineage(got.Summary, sums, claims).under(sess.base),
 	})
 	return nil
 }
@@ -529,23 +613,80 @@ func (s *Server) graphPage(w http.ResponseWriter, r *http.Request, sess *session
 	if err != nil {
 		return err
 	}
-	types, err := s.entityTypes(r, sess)
+	names, err := s.entities(r, sess)
 	if err != nil {
 		return err
 	}
-	s.render(w, http.StatusOK, "graph", sess, map[string]any{"Node": node, "Edges": n.Edges, "Picture": neighbourhood(n, types), "Types": types})
+	s.render(w, http.StatusOK, "graph", sess, map[string]any{"Node": node, "Edges": n.Edges, "Picture": neighbourhood(n, names).under(sess.base), "Names": names})
 	return nil
 }
 
-// entityTypes maps each entity's id to its type.
-func (s *Server) entityTypes(r *http.Request, sess *session) (map[string]string, error) {
+// entity is what the console shows of a graph node: its type and name.
+type entity struct{ Type, Name string }
+
+// entityNames maps each entity's id to its type and name: the value of
+// its active name claim (a claim about the entity whose key's last part is
+// "name", the newest if several), or none.
+type entityNames map[string]entity
+
+// Label is how the console names node id: "you" for the owner, an
+// entity's name, else its id.
+func (n entityNames) Label(id string) string {
+	if id == custodian.SubjectSelf {
+		return "you"
+	}
+	if e, ok := n[id]; ok && e.Name != "" {
+		return e.Name
+	}
+	return id
+}
+
+// TypeOf is the type of entity id ("" for none).
+func (n entityNames) TypeOf(id string) string { return n[id].Type }
+
+// Relation writes a relationship claim's value with names ("Ana works_at
+// Acme"); "" for any other value.
+func (n entityNames) Relation(value json.RawMessage) string {
+	var rel struct{ From, To, Relation string }
+	if json.Unmarshal(value, &rel) != nil || rel.From == "" || rel.To == "" || rel.Relation == "" {
+		return ""
+	}
+	return n.Label(rel.From) + " " + rel.Relation + " " + n.Label(rel.To)
+}
+
+// entities reads every entity and its name.
+func (s *Server) entities(r *http.Request, sess *session) (entityNames, error) {
 	ents, err := s.svc.ListEntities(ctx(r), sess.p)
 	if err != nil {
 		return nil, err
 	}
-	out := make(map[string]string, len(ents))
+	out := make(entityNames, len(ents))
 	for _, e := range ents {
-		out[e.ID] = e.Type
+		out[e.ID] = entity{Type: e.Type}
+	}
+	if len(out) == 0 {
+		return out, nil
+	}
+	list, err := s.svc.ListClaims(ctx(r), sess.p, "", "")
+	if err != nil {
+		return nil, err
+	}
+	newest := map[string]time.Time{}
+	for _, c := range list.Claims {
+		e, ok := out[c.Subject]
+		if !ok || c.Status != custodian.StatusActive || (c.Key != "name" && !strings.HasSuffix(c.Key, ".name")) {
+			continue
+		}
+		var name string
+		if json.Unmarshal(c.Value, &name) != nil || name == "" {
+			continue
+		}
+		if at, seen := newest[c.Subject]; seen && at.After(c.RecordedAt) {
+			continue
+		}
+		newest[c.Subject] = c.RecordedAt
+		e.Name = name
+		out[c.Subject] = e
 	}
 	return out, nil
 }
@@ -621,7 +762,7 @@ func (s *Server) adopt(w http.ResponseWriter, r *http.Request, sess *session) er
 	if err != nil {
 		return err
 	}
-	return s.done(w, r, sess, "/ui/quarantine", fmt.Sprintf("Adopted %d record(s).", n))
+	return s.done(w, r, sess, "/quarantine", fmt.Sprintf("Adopted %d record(s).", n))
 }
 
 func (s *Server) rejectHeld(w http.ResponseWriter, r *http.Request, sess *session) error {
@@ -629,5 +770,65 @@ func (s *Server) rejectHeld(w http.ResponseWriter, r *http.Request, sess *sessio
 	if err != nil {
 		return err
 	}
-	return s.done(w, r, sess, "/ui/quarantine", fmt.Sprintf("Rejected %d record(s).", n))
+	return s.done(w, r, sess, "/quarantine", fmt.Sprintf("Rejected %d record(s).", n))
+}
+
+// ---- settings ----
+
+// tiers are the sensitivity tiers, lowest first.
+var tiers = []string{custodian.SensitivityPublic, custodian.SensitivityStandard, custodian.SensitivitySensitive, custodian.SensitivityCritical}
+
+func (s *Server) settings(w http.ResponseWriter, r *http.Request, sess *session) error {
+	set, err := s.svc.GetSettings(ctx(r), sess.p)
+	if err != nil {
+		return err
+	}
+	s.render(w, http.StatusOK, "settings", sess, map[string]any{
+		"Settings": set, "Warnings": set.Warnings(),
+		"AutoGrants":  []string{"none", custodian.SensitivityPublic, custodian.SensitivityStandard},
+		"Tiers":       tiers,
+		"Disclosures": []string{custodian.DisclosureValue, custodian.DisclosureReference},
+	})
+	return nil
+}
+
+// saveSettings sends every setting the form shows: a number left empty is
+// 0 (the default), a switch left unticked is off, a tier left at
+// "default" follows the built-in disclosure.
+func (s *Server) saveSettings(w http.ResponseWriter, r *http.Request, sess *session) error {
+	f := r.PostForm
+	doc := map[string]any{
+		"auto_grant":         f.Get("auto_grant"),
+		"user_only_write":    splitList(f.Get("user_only_write")),
+		"elicited_approvals": f.Get("elicited_approvals") == "true",
+		"long_lived_tokens":  f.Get("long_lived_tokens") == "true",
+		"local_vaults":       f.Get("local_vaults") == "true",
+	}
+	for _, name := range []string{"reads_per_minute", "writes_per_minute", "live_tokens_per_app", "pending_proposals_per_app", "receipt_retention_days"} {
+		v := strings.TrimSpace(f.Get(name))
+		if v == "" {
+			v = "0"
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return invalid(name + " must be a whole number")
+		}
+		doc[name] = n
+	}
+	disclosure := map[string]string{}
+	for _, t := range tiers {
+		if v := f.Get("disclosure_" + t); v != "" {
+			disclosure[t] = v
+		}
+	}
+	doc["disclosure"] = disclosure
+	set, _, err := s.svc.PutSettings(ctx(r), sess.p, mustJSON(doc))
+	if err != nil {
+		return err
+	}
+	msg := "Settings saved."
+	for _, warn := range set.Warnings() {
+		msg += " " + warn
+	}
+	return s.done(w, r, sess, "/settings", msg)
 }

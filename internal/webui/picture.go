@@ -134,8 +134,20 @@ func (l *layout) picture() *picture {
 	return pic
 }
 
-func claimHref(id string) string   { return "/ui/claims/" + url.PathEscape(id) }
-func summaryHref(id string) string { return "/ui/summaries/" + url.PathEscape(id) }
+// Links are drawn relative to the session's path; under makes them whole.
+func claimHref(id string) string   { return "/claims/" + url.PathEscape(id) }
+func summaryHref(id string) string { return "/summaries/" + url.PathEscape(id) }
+
+// under puts every link of p under base, the session's path; p may be nil.
+func (p *picture) under(base string) *picture {
+	if p == nil {
+		return nil
+	}
+	for i := range p.Nodes {
+		p.Nodes[i].Href = base + p.Nodes[i].Href
+	}
+	return p
+}
 
 func summaryNode(sm custodian.Summary, here bool) pnode {
 	n := pnode{ID: sm.ID, Label: "summary " + sm.ID, Sub: "summary v" + strconv.Itoa(sm.Version) + " · " + sm.Status, Href: summaryHref(sm.ID), Highlighted: here}
@@ -252,56 +264,151 @@ func summaryLineage(sm custodian.Summary, sums []custodian.Summary, claims map[s
 }
 
 // neighbourhood draws the relationships a traversal found around its
-// node: the node in the middle, the others around it; types names the
-// entities' types.
-func neighbourhood(n custodian.Neighbors, types map[string]string) *picture {
-	w, h, r1 := 900, 520, 190
-	if len(n.Edges) == 0 {
-		w, h = 220, 70
-	}
-	pic := &picture{Width: w, Height: h}
-	pos := map[string][2]int{}
-	var order []string
-	add := func(id string) {
-		if _, ok := pos[id]; !ok {
-			pos[id] = [2]int{}
-			order = append(order, id)
-		}
-	}
-	add(n.Node)
-	for _, e := range n.Edges {
-		add(e.From)
-		add(e.To)
-	}
-	cx, cy := w/2, h/2
-	others := len(order) - 1
-	for i, id := range order {
-		if i == 0 {
-			pos[id] = [2]int{cx, cy}
-			continue
-		}
-		// Spread over 300 degrees from the upper left, so that no two
-		// neighbours sit in line with the centre.
-		a := (-150 + 300*float64(i-1)/float64(max(others, 1))) * math.Pi / 180
-		pos[id] = [2]int{cx + int(float64(r1)*1.45*math.Cos(a)), cy + int(float64(r1)*math.Sin(a))}
-	}
+// node: the node in the middle, its neighbours on a ring around it and
+// the nodes two hops away on a wider ring, each near the neighbour that
+// leads to it; every node shows its name (names says them) and every edge
+// its relation.
+func neighbourhood(n custodian.Neighbors, names entityNames) *picture {
 	const bw, bh = 190, 44
+	if len(n.Edges) == 0 {
+		pic := &picture{Width: 220, Height: 70}
+		pic.Nodes = append(pic.Nodes, entityNode(n.Node, names, 110, 35, bw, bh, true))
+		return pic
+	}
+	// Rings by hops from the centre, in the order the edges name them.
+	adj := map[string][]string{}
+	for _, e := range n.Edges {
+		adj[e.From] = append(adj[e.From], e.To)
+		adj[e.To] = append(adj[e.To], e.From)
+	}
+	hops := map[string]int{n.Node: 0}
+	parent := map[string]string{}
+	var rings [3][]string
+	rings[0] = []string{n.Node}
+	queue := []string{n.Node}
+	for len(queue) > 0 {
+		id := queue[0]
+		queue = queue[1:]
+		for _, next := range adj[id] {
+			if _, seen := hops[next]; seen {
+				continue
+			}
+			h := min(hops[id]+1, 2)
+			hops[next], parent[next] = h, id
+			rings[h] = append(rings[h], next)
+			queue = append(queue, next)
+		}
+	}
+	// The inner ring is wide enough for its boxes side by side; the outer
+	// one lies a box's width and height further out, and wider still when
+	// it holds many.
+	circ := func(k int) float64 { return float64(k) * (bw + 30) / (2 * math.Pi) }
+	rx1 := max(260, circ(len(rings[1]))*1.3)
+	ry1 := max(130, rx1*0.5)
+	rx2 := max(rx1+bw+70, circ(len(rings[2]))*1.3)
+	ry2 := max(ry1+bh+70, rx2*0.5)
+	if len(rings[2]) == 0 {
+		rx2, ry2 = rx1, ry1
+	}
+	w := int(2*rx2) + bw + 2*margin
+	h := int(2*ry2) + bh + 2*margin
+	cx, cy := float64(w)/2, float64(h)/2
+	pos := map[string][2]int{n.Node: {int(cx), int(cy)}}
+	angle := map[string]float64{}
+	// The inner ring: centred on the top; a few neighbours stay in its
+	// upper part, so that no two sit in line with the centre (an edge
+	// between them would run under the centre's box).
+	k1 := len(rings[1])
+	step1 := 2 * math.Pi / float64(max(k1, 1))
+	if k1 <= 3 {
+		step1 = 100 * math.Pi / 180
+	}
+	for i, id := range rings[1] {
+		a := -math.Pi/2 + (float64(i)-float64(k1-1)/2)*step1
+		angle[id] = a
+		pos[id] = [2]int{int(cx + rx1*math.Cos(a)), int(cy + ry1*math.Sin(a))}
+	}
+	// The outer ring: each node near the neighbour that leads to it, its
+	// siblings beside it, and each at least a box's width from the one
+	// before (the ring holds them all: see rx2).
+	gap := float64(bw+30) / rx2
+	type want struct {
+		id string
+		a  float64
+	}
+	var outer []want
+	for _, id := range rings[2] {
+		var sibs []string
+		for _, o := range rings[2] {
+			if parent[o] == parent[id] {
+				sibs = append(sibs, o)
+			}
+		}
+		j := slices.Index(sibs, id)
+		outer = append(outer, want{id, angle[parent[id]] + (float64(j)-float64(len(sibs)-1)/2)*gap})
+	}
+	slices.SortStableFunc(outer, func(a, b want) int { return cmpFloat(a.a, b.a) })
+	for i := range outer {
+		if i > 0 && outer[i].a < outer[i-1].a+gap {
+			outer[i].a = outer[i-1].a + gap
+		}
+	}
+	// Pushed round so far that the last would reach the first: evenly,
+	// then.
+	if k2 := len(outer); k2 > 1 && outer[k2-1].a-outer[0].a > 2*math.Pi-gap {
+		for i := range outer {
+			outer[i].a = outer[0].a + 2*math.Pi*float64(i)/float64(k2)
+		}
+	}
+	for _, o := range outer {
+		pos[o.id] = [2]int{int(cx + rx2*math.Cos(o.a)), int(cy + ry2*math.Sin(o.a))}
+	}
+	// Crop the picture to its boxes.
+	minX, minY, maxX, maxY := w, h, 0, 0
+	for _, p := range pos {
+		minX, minY = min(minX, p[0]-bw/2), min(minY, p[1]-bh/2)
+		maxX, maxY = max(maxX, p[0]+bw/2), max(maxY, p[1]+bh/2)
+	}
+	for id, p := range pos {
+		pos[id] = [2]int{p[0] - minX + margin, p[1] - minY + margin}
+	}
+	pic := &picture{Width: maxX - minX + 2*margin, Height: maxY - minY + 2*margin}
 	for _, e := range n.Edges {
 		a, b := pos[e.From], pos[e.To]
 		x1, y1 := toBorder(b, a, bw, bh)
 		x2, y2 := toBorder(a, b, bw, bh)
 		pic.Edges = append(pic.Edges, pedge{X1: x1, Y1: y1, X2: x2, Y2: y2, LX: (x1 + x2) / 2, LY: (y1+y2)/2 - 4, Label: short(e.Relation, maxLabel)})
 	}
-	for i, id := range order {
-		p := pos[id]
-		nd := pnode{ID: id, X: p[0] - bw/2, Y: p[1] - bh/2, W: bw, H: bh, Label: short(id, 22), Sub: types[id],
-			Href: "/ui/graph?node=" + url.QueryEscape(id), Fill: fillEntity, Line: lineEntity, Highlighted: i == 0}
-		if id == custodian.SubjectSelf {
-			nd.Sub = "the owner"
+	for _, ring := range rings {
+		for _, id := range ring {
+			p := pos[id]
+			pic.Nodes = append(pic.Nodes, entityNode(id, names, p[0], p[1], bw, bh, id == n.Node))
 		}
-		pic.Nodes = append(pic.Nodes, nd)
 	}
 	return pic
+}
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// entityNode is the box of graph node id centred at x, y: its name, and
+// its type below.
+func entityNode(id string, names entityNames, x, y, w, h int, here bool) pnode {
+	nd := pnode{ID: id, X: x - w/2, Y: y - h/2, W: w, H: h, Label: short(names.Label(id), 22), Sub: names.TypeOf(id),
+		Href: "/graph?node=" + url.QueryEscape(id), Fill: fillEntity, Line: lineEntity, Highlighted: here}
+	if id == custodian.SubjectSelf {
+		nd.Sub = "the owner"
+	} else if names.Label(id) == id {
+		nd.Label = short(id, 22)
+	}
+	return nd
 }
 
 // toBorder is where the line from the centre from to the centre to meets

@@ -2,6 +2,7 @@ package webui
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -22,7 +23,7 @@ func TestPictureEscapes(t *testing.T) {
 			[]custodian.Summary{{ID: "sum_B", Version: 1, DerivedFrom: []string{"clm_A@1"}, Status: custodian.SummaryStale,
 				Stale: &custodian.Staleness{RootCause: hostile}}})},
 		{"neighbourhood", neighbourhood(custodian.Neighbors{Node: "self", Edges: []custodian.NeighborEdge{
-			{From: "self", To: hostile, Relation: hostile}}}, map[string]string{hostile: hostile})},
+			{From: "self", To: hostile, Relation: hostile}}}, entityNames{hostile: {Type: hostile, Name: hostile}})},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -68,5 +69,45 @@ func TestLayout(t *testing.T) {
 	}
 	if len(pic.Edges) != 4 {
 		t.Errorf("%d edges; want 4 (A→P, P→S, B→S, S→C)", len(pic.Edges))
+	}
+}
+
+// TestNeighbourhoodLayout: a neighbourhood of many nodes two hops deep is
+// drawn with every node named, no two boxes overlapping, and all of them
+// inside the picture.
+func TestNeighbourhoodLayout(t *testing.T) {
+	names := entityNames{}
+	var edges []custodian.NeighborEdge
+	for i := range 6 {
+		friend := fmt.Sprintf("ent_friend%d", i)
+		names[friend] = entity{Type: "person", Name: fmt.Sprintf("Friend %d", i)}
+		edges = append(edges, custodian.NeighborEdge{From: "self", To: friend, Relation: "friend"})
+		for j := range 2 {
+			org := fmt.Sprintf("ent_org%d_%d", i, j)
+			names[org] = entity{Type: "organisation", Name: fmt.Sprintf("Org %d.%d", i, j)}
+			edges = append(edges, custodian.NeighborEdge{From: friend, To: org, Relation: "works_at"})
+		}
+	}
+	pic := neighbourhood(custodian.Neighbors{Node: "self", Edges: edges}, names)
+	if len(pic.Nodes) != 1+6+12 {
+		t.Fatalf("%d nodes; want 19", len(pic.Nodes))
+	}
+	for i, a := range pic.Nodes {
+		if strings.HasPrefix(a.Label, "ent_") {
+			t.Errorf("node %s is labelled with its id, not its name", a.ID)
+		}
+		if a.X < 0 || a.Y < 0 || a.X+a.W > pic.Width || a.Y+a.H > pic.Height {
+			t.Errorf("node %s at %d,%d %dx%d lies outside the %dx%d picture", a.Label, a.X, a.Y, a.W, a.H, pic.Width, pic.Height)
+		}
+		for _, b := range pic.Nodes[i+1:] {
+			if a.X < b.X+b.W && b.X < a.X+a.W && a.Y < b.Y+b.H && b.Y < a.Y+a.H {
+				t.Errorf("nodes %s and %s overlap", a.Label, b.Label)
+			}
+		}
+	}
+	for _, e := range pic.Edges {
+		if e.Label == "" {
+			t.Error("an edge has no relation label")
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package webui_test
 
 import (
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -18,24 +19,76 @@ func TestConsoleSecurity(t *testing.T) {
 	t.Run("signed out", func(t *testing.T) {
 		c := c.with(t)
 		cl := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-		status, _, h := get(t, cl, c.base+"/ui/review")
+		fake := "/ui/s/" + strings.Repeat("A", 43)
+		status, _, h := get(t, cl, c.base+fake+"/review")
 		if status != http.StatusSeeOther || h.Get("Location") != "/ui/signin" {
-			t.Errorf("GET /ui/review signed out = %d to %q; want 303 to /ui/signin", status, h.Get("Location"))
+			t.Errorf("GET %s/review signed out = %d to %q; want 303 to /ui/signin", fake, status, h.Get("Location"))
 		}
-		status, _ = post(t, cl, c.base+"/ui/lock", url.Values{"csrf": {"x"}}, nil)
+		status, _ = post(t, cl, c.base+fake+"/lock", url.Values{"csrf": {"x"}}, nil)
 		if status != http.StatusUnauthorized {
-			t.Errorf("POST /ui/lock signed out = %d; want 401", status)
+			t.Errorf("POST %s/lock signed out = %d; want 401", fake, status)
 		}
-		status, _, h = get(t, cl, c.base+"/ui")
-		if status != http.StatusSeeOther || h.Get("Location") != "/ui/review" {
-			t.Errorf("GET /ui = %d to %q; want 303 to /ui/review", status, h.Get("Location"))
+		status, page, _ := get(t, cl, c.base+"/ui")
+		if status != http.StatusOK || !strings.Contains(page, "Sign in") {
+			t.Errorf("GET /ui = %d; want 200 and the sign-in page", status)
+		}
+	})
+
+	t.Run("session path", func(t *testing.T) {
+		// A session's path is shown only to its browser: the sign-in page
+		// never redirects, and never names it, whatever cookies arrive.
+		c := c.with(t)
+		cl, ui := c.signedIn()
+		path := strings.TrimPrefix(ui, c.base)
+		for _, p := range []string{"/ui", "/ui/signin"} {
+			req, _ := http.NewRequest("GET", c.base+p, nil)
+			for _, ck := range cl.Jar.Cookies(mustURL(t, ui+"/review")) {
+				req.AddCookie(ck)
+			}
+			req.AddCookie(&http.Cookie{Name: "phc_console", Value: "planted"})
+			resp, err := cl.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK || strings.Contains(string(body), path) || strings.Contains(resp.Header.Get("Location"), path) {
+				t.Errorf("GET %s with the session's cookie = %d; want 200, the sign-in page, without the session's path", p, resp.StatusCode)
+			}
+		}
+		// Planted cookies before the session's own do not hide it, and
+		// alone they sign nobody in.
+		req, _ := http.NewRequest("GET", ui+"/review", nil)
+		req.AddCookie(&http.Cookie{Name: "phc_console", Value: "planted-1"})
+		req.AddCookie(&http.Cookie{Name: "phc_console", Value: "planted-2"})
+		for _, ck := range cl.Jar.Cookies(mustURL(t, ui+"/review")) {
+			req.AddCookie(ck)
+		}
+		plain := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		resp, err := plain.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Errorf("the session's cookie after two planted ones = %d; want 200", resp.StatusCode)
+		}
+		req, _ = http.NewRequest("GET", ui+"/review", nil)
+		req.AddCookie(&http.Cookie{Name: "phc_console", Value: "planted-1"})
+		resp, err = plain.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/ui/signin" {
+			t.Errorf("a planted cookie alone = %d to %q; want 303 to /ui/signin", resp.StatusCode, resp.Header.Get("Location"))
 		}
 	})
 
 	t.Run("headers", func(t *testing.T) {
 		c := c.with(t)
-		cl := c.signedIn()
-		status, page, h := get(t, cl, c.base+"/ui/review")
+		cl, ui := c.signedIn()
+		status, page, h := get(t, cl, ui+"/review")
 		if status != 200 {
 			t.Fatalf("GET /ui/review = %d", status)
 		}
@@ -73,8 +126,9 @@ func TestConsoleSecurity(t *testing.T) {
 				continue
 			}
 			found = true
-			if !ck.HttpOnly || ck.SameSite != http.SameSiteStrictMode || ck.Path != "/ui" {
-				t.Errorf("session cookie = %+v; want HttpOnly, SameSite=Strict, Path=/ui", ck)
+			base, _ := strings.CutSuffix(resp.Header.Get("Location"), "/review")
+			if !ck.HttpOnly || ck.SameSite != http.SameSiteStrictMode || !sessionPath.MatchString(ck.Path) || ck.Path != base {
+				t.Errorf("session cookie = %+v; want HttpOnly, SameSite=Strict, Path=the session's own path %q", ck, base)
 			}
 			if strings.HasPrefix(ck.Value, "ctx_") || ck.Value == c.owner() {
 				t.Error("the session cookie is an API token")
@@ -106,13 +160,13 @@ func TestConsoleSecurity(t *testing.T) {
 
 	t.Run("csrf", func(t *testing.T) {
 		c := c.with(t)
-		cl := c.signedIn()
-		_, page, _ := get(t, cl, c.base+"/ui/personas")
+		cl, ui := c.signedIn()
+		_, page, _ := get(t, cl, ui+"/personas")
 		token := csrfOf(t, page)
 		form := url.Values{"id": {"hobby"}, "name": {"Hobby"}}
 		for _, bad := range []string{"", "wrong", token + "x"} {
 			form.Set("csrf", bad)
-			status, body := post(t, cl, c.base+"/ui/personas", form, nil)
+			status, body := post(t, cl, ui+"/personas", form, nil)
 			if status != http.StatusBadRequest || !strings.Contains(body, "CSRF") {
 				t.Errorf("POST /ui/personas with csrf %q = %d; want 400 naming the CSRF token", bad, status)
 			}
@@ -127,13 +181,13 @@ func TestConsoleSecurity(t *testing.T) {
 			t.Fatalf("personas after refused posts = %v; want none", personas)
 		}
 		form.Set("csrf", token)
-		if status, body := post(t, cl, c.base+"/ui/personas", form, nil); status != http.StatusSeeOther {
+		if status, body := post(t, cl, ui+"/personas", form, nil); status != http.StatusSeeOther {
 			t.Fatalf("POST /ui/personas with the token = %d %s; want 303", status, body)
 		}
 		// Another session's token does not do.
-		other := c.signedIn()
+		other, otherUI := c.signedIn()
 		form.Set("id", "other")
-		if status, _ := post(t, other, c.base+"/ui/personas", form, nil); status != http.StatusBadRequest {
+		if status, _ := post(t, other, otherUI+"/personas", form, nil); status != http.StatusBadRequest {
 			t.Errorf("POST with another session's CSRF token = %d; want 400", status)
 		}
 
@@ -143,7 +197,7 @@ func TestConsoleSecurity(t *testing.T) {
 		narrow := url.Values{"operations": {"read"}, "keys": {"work.title"}, "had_keys": {"1"}}
 		for _, bad := range []string{"", "wrong", token + "x"} {
 			narrow.Set("csrf", bad)
-			if status, body := post(t, cl, c.base+"/ui/grants/"+grant+"/narrow", narrow, nil); status != http.StatusBadRequest || !strings.Contains(body, "CSRF") {
+			if status, body := post(t, cl, ui+"/grants/"+grant+"/narrow", narrow, nil); status != http.StatusBadRequest || !strings.Contains(body, "CSRF") {
 				t.Errorf("POST /ui/grants/…/narrow with csrf %q = %d; want 400 naming the CSRF token", bad, status)
 			}
 		}
@@ -168,7 +222,7 @@ func TestConsoleSecurity(t *testing.T) {
 			t.Fatalf("the grant's keys after refused narrowings = %v; want [work.*]", got)
 		}
 		narrow.Set("csrf", token)
-		if status, body := post(t, cl, c.base+"/ui/grants/"+grant+"/narrow", narrow, nil); status != http.StatusSeeOther {
+		if status, body := post(t, cl, ui+"/grants/"+grant+"/narrow", narrow, nil); status != http.StatusSeeOther {
 			t.Fatalf("POST /ui/grants/…/narrow with the token = %d %s; want 303", status, body)
 		}
 		if got := keys(); len(got) != 1 || got[0] != "work.title" {
@@ -178,8 +232,8 @@ func TestConsoleSecurity(t *testing.T) {
 
 	t.Run("origin and host", func(t *testing.T) {
 		c := c.with(t)
-		cl := c.signedIn()
-		_, page, _ := get(t, cl, c.base+"/ui/personas")
+		cl, ui := c.signedIn()
+		_, page, _ := get(t, cl, ui+"/personas")
 		form := url.Values{"csrf": {csrfOf(t, page)}, "id": {"x1"}, "name": {"X"}}
 		for name, h := range map[string]map[string]string{
 			"foreign origin":     {"Origin": "http://evil.example"},
@@ -187,11 +241,11 @@ func TestConsoleSecurity(t *testing.T) {
 			"cross-site fetch":   {"Sec-Fetch-Site": "cross-site"},
 			"same-site elsewhen": {"Sec-Fetch-Site": "same-site"},
 		} {
-			if status, _ := post(t, cl, c.base+"/ui/personas", form, h); status != http.StatusBadRequest {
+			if status, _ := post(t, cl, ui+"/personas", form, h); status != http.StatusBadRequest {
 				t.Errorf("%s: POST = %d; want 400", name, status)
 			}
 		}
-		req, _ := http.NewRequest("GET", c.base+"/ui/review", nil)
+		req, _ := http.NewRequest("GET", ui+"/review", nil)
 		req.Host = "attacker.example"
 		resp, err := cl.Do(req)
 		if err != nil {
@@ -216,16 +270,17 @@ func TestConsoleSecurity(t *testing.T) {
 
 	t.Run("lock ends sessions", func(t *testing.T) {
 		c := c.with(t)
-		a, b := c.signedIn(), c.signedIn()
-		_, page, _ := get(t, a, c.base+"/ui/review")
-		if status, _ := post(t, a, c.base+"/ui/lock", url.Values{"csrf": {csrfOf(t, page)}}, nil); status != http.StatusSeeOther {
+		a, aUI := c.signedIn()
+		b, bUI := c.signedIn()
+		_, page, _ := get(t, a, aUI+"/review")
+		if status, _ := post(t, a, aUI+"/lock", url.Values{"csrf": {csrfOf(t, page)}}, nil); status != http.StatusSeeOther {
 			t.Fatalf("POST /ui/lock = %d; want 303", status)
 		}
 		if !c.core.Svc.Locked() {
 			t.Fatal("the vault is not locked after the console's lock")
 		}
 		for i, cl := range []*http.Client{a, b} {
-			status, _, h := get(t, cl, c.base+"/ui/review")
+			status, _, h := get(t, cl, []string{aUI, bUI}[i]+"/review")
 			if status != http.StatusSeeOther || h.Get("Location") != "/ui/signin" {
 				t.Errorf("session %d after lock: GET /ui/review = %d to %q; want 303 to /ui/signin", i, status, h.Get("Location"))
 			}
@@ -241,34 +296,53 @@ func TestConsoleSecurity(t *testing.T) {
 		}
 		_, page, _ = get(t, a, c.base+"/ui/signin")
 		form = url.Values{"csrf": {csrfOf(t, page)}, "password": {testPassword}, "secret_key": {c.sk}}
-		if status, body := post(t, a, c.base+"/ui/signin", form, nil); status != http.StatusSeeOther {
-			t.Fatalf("sign-in = %d %s; want 303", status, body)
+		req, _ := http.NewRequest("POST", c.base+"/ui/signin", strings.NewReader(form.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		resp, err := a.Do(req)
+		if err != nil {
+			t.Fatal(err)
 		}
-		if status, _, _ := get(t, a, c.base+"/ui/review"); status != 200 {
-			t.Errorf("GET /ui/review after signing in = %d; want 200", status)
+		resp.Body.Close()
+		newUI, ok := strings.CutSuffix(resp.Header.Get("Location"), "/review")
+		if resp.StatusCode != http.StatusSeeOther || !ok || !sessionPath.MatchString(newUI) {
+			t.Fatalf("sign-in = %d to %q; want 303 to /ui/s/…/review", resp.StatusCode, resp.Header.Get("Location"))
 		}
-		if status, _, _ := get(t, b, c.base+"/ui/review"); status != http.StatusSeeOther {
-			t.Errorf("the other session after a new unlock: GET /ui/review = %d; want 303", status)
+		if newUI == strings.TrimPrefix(aUI, c.base) {
+			t.Error("signing in again reuses the old session's path")
+		}
+		if status, _, _ := get(t, a, c.base+newUI+"/review"); status != 200 {
+			t.Errorf("GET …/review after signing in = %d; want 200", status)
+		}
+		if status, _, _ := get(t, b, bUI+"/review"); status != http.StatusSeeOther {
+			t.Errorf("the other session after a new unlock: GET …/review = %d; want 303", status)
 		}
 	})
 }
 
 // TestConsoleSessionIdle: a console session unused for fifteen minutes is
-// over (browsers send the cookie to every port of the host, so it must not
-// be worth much for long); used, it goes on.
+// over; used, it goes on.
 func TestConsoleSessionIdle(t *testing.T) {
 	clock := &testClock{now: time.Now().UTC()}
 	c := startConsoleAt(t, clock)
-	cl := c.signedIn()
+	cl, ui := c.signedIn()
 	for range 3 { // each use keeps it alive
 		clock.advance(10 * time.Minute)
-		if status, _, _ := get(t, cl, c.base+"/ui/review"); status != 200 {
+		if status, _, _ := get(t, cl, ui+"/review"); status != 200 {
 			t.Fatalf("GET /ui/review after 10 minutes = %d; want 200", status)
 		}
 	}
 	clock.advance(16 * time.Minute)
-	status, _, h := get(t, cl, c.base+"/ui/review")
+	status, _, h := get(t, cl, ui+"/review")
 	if status != http.StatusSeeOther || h.Get("Location") != "/ui/signin" {
 		t.Errorf("GET /ui/review after 16 idle minutes = %d to %q; want 303 to /ui/signin", status, h.Get("Location"))
 	}
+}
+
+func mustURL(t testing.TB, s string) *url.URL {
+	t.Helper()
+	u, err := url.Parse(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
 }

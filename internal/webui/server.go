@@ -21,24 +21,28 @@ import (
 
 // Paths and names the console uses.
 const (
-	// Home is the console's address; its pages are under Prefix. (The
+	// Home is the console's address: its sign-in page. Everything else is
+	// under Prefix; a signed-in browser's pages are under its session's
+	// own path, /ui/s/<random>/, which is also its cookie's path. (The
 	// local API refuses paths with a trailing slash, /ui/ included.)
 	Home         = "/ui"
 	Prefix       = "/ui/"
+	sessionRoot  = "/ui/s/"
+	signinPath   = "/ui/signin"
 	cookieName   = "phc_console"
 	preCookie    = "phc_console_signin"
 	csrfField    = "csrf"
 	linkLifetime = 2 * time.Minute
 	// sessionLifetime bounds a console session; sessionIdle ends one
 	// unused for that long (the vault's own idle lock may end it sooner).
-	// Short, because browsers send a cookie to every port of the host: a
-	// cookie that another server on this machine obtains is worth little
-	// for long.
 	sessionLifetime = 12 * time.Hour
 	sessionIdle     = 15 * time.Minute
 	maxForm         = 1 << 20
 	maxSessions     = 64
 	maxLinks        = 16
+	// maxCookies bounds how many cookies of the session's name a request
+	// may carry that are compared with its session's.
+	maxCookies = 16
 )
 
 // csp is the Content-Security-Policy of every console answer: no script at
@@ -46,10 +50,13 @@ const (
 // framing, forms posted only to the console.
 const csp = "default-src 'none'; script-src 'none'; style-src 'self'; img-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'"
 
-// session is one signed-in browser: the owner principal it acts as and
-// the token its forms must carry.
+// session is one signed-in browser: the owner principal it acts as, the
+// path its pages are under, its cookie's hash and the token its forms must
+// carry.
 type session struct {
 	p       custodian.Principal
+	base    string   // "/ui/s/" and the session's random path name
+	cookie  [32]byte // SHA-256 of the cookie's value
 	csrf    string
 	expires time.Time
 	// idleUntil is when the session ends unless used again.
@@ -73,7 +80,7 @@ type Server struct {
 	now   func() time.Time
 
 	mu       sync.Mutex
-	sessions map[[32]byte]*session // by the cookie's SHA-256
+	sessions map[[32]byte]*session // by the SHA-256 of the session's path name
 	links    map[[32]byte]link     // by the link code's SHA-256
 }
 
@@ -100,48 +107,56 @@ type handler func(w http.ResponseWriter, r *http.Request, sess *session) error
 
 func (s *Server) routes() {
 	s.mux.Handle("GET /ui/assets/", http.StripPrefix("/ui/assets/", http.FileServerFS(assets())))
+	// The sign-in page is at /ui (and /ui/signin): without a session's path
+	// nothing leads any further, so that the path is never shown to anyone
+	// who has not signed in.
+	s.mux.HandleFunc("GET /ui", s.signinPage)
 	s.mux.HandleFunc("GET /ui/signin", s.signinPage)
 	s.mux.HandleFunc("POST /ui/signin", s.signin)
 	s.mux.HandleFunc("GET /ui/login", s.login)
 	s.mux.HandleFunc("POST /ui/link", s.mintLink)
-	s.mux.HandleFunc("GET /ui", func(w http.ResponseWriter, r *http.Request) {
-		http.Redirect(w, r, "/ui/review", http.StatusSeeOther)
-	})
+	s.mux.Handle("GET /ui/s/{sid}", s.wrap(func(w http.ResponseWriter, r *http.Request, sess *session) error {
+		http.Redirect(w, r, sess.base+"/review", http.StatusSeeOther)
+		return nil
+	}))
 	for pattern, h := range map[string]handler{
-		"POST /ui/lock":                   s.lock,
-		"GET /ui/review":                  s.review,
-		"POST /ui/review/confirm":         s.confirm,
-		"POST /ui/review/reject":          s.reject,
-		"GET /ui/requests":                s.requests,
-		"POST /ui/requests/{id}/approve":  s.approveRequest,
-		"POST /ui/requests/{id}/deny":     s.denyRequest,
-		"POST /ui/apps/{name}/approve":    s.approveApp,
-		"POST /ui/apps/{name}/remove":     s.removeApp,
-		"GET /ui/grants":                  s.grants,
-		"POST /ui/grants":                 s.createGrant,
-		"POST /ui/grants/{id}/revoke":     s.revokeGrant,
-		"POST /ui/grants/{id}/narrow":     s.narrowGrant,
-		"GET /ui/claims":                  s.claims,
-		"GET /ui/claims/{id}":             s.claim,
-		"POST /ui/claims/{id}/correct":    s.correct,
-		"POST /ui/claims/{id}/personas":   s.setPersonas,
-		"POST /ui/claims/{id}/delete":     s.deleteClaim,
-		"POST /ui/claims/{id}/dispute":    s.disputeClaim,
-		"POST /ui/claims/{id}/undispute":  s.undisputeClaim,
-		"POST /ui/claims/{id}/retract":    s.retractClaim,
-		"GET /ui/personas":                s.personas,
-		"POST /ui/personas":               s.createPersona,
-		"POST /ui/personas/{id}":          s.updatePersona,
-		"POST /ui/personas/{id}/delete":   s.deletePersona,
-		"GET /ui/summaries":               s.summaries,
-		"GET /ui/summaries/{id}":          s.summary,
-		"GET /ui/graph":                   s.graphPage,
-		"GET /ui/receipts":                s.receipts,
-		"GET /ui/quarantine":              s.quarantine,
-		"POST /ui/quarantine/{id}/adopt":  s.adopt,
-		"POST /ui/quarantine/{id}/reject": s.rejectHeld,
+		"POST /lock":                   s.lock,
+		"GET /review":                  s.review,
+		"POST /review/confirm":         s.confirm,
+		"POST /review/reject":          s.reject,
+		"GET /requests":                s.requests,
+		"POST /requests/{id}/approve":  s.approveRequest,
+		"POST /requests/{id}/deny":     s.denyRequest,
+		"POST /apps/{name}/approve":    s.approveApp,
+		"POST /apps/{name}/remove":     s.removeApp,
+		"GET /grants":                  s.grants,
+		"POST /grants":                 s.createGrant,
+		"POST /grants/{id}/revoke":     s.revokeGrant,
+		"POST /grants/{id}/narrow":     s.narrowGrant,
+		"GET /claims":                  s.claims,
+		"GET /claims/{id}":             s.claim,
+		"POST /claims/{id}/correct":    s.correct,
+		"POST /claims/{id}/personas":   s.setPersonas,
+		"POST /claims/{id}/delete":     s.deleteClaim,
+		"POST /claims/{id}/dispute":    s.disputeClaim,
+		"POST /claims/{id}/undispute":  s.undisputeClaim,
+		"POST /claims/{id}/retract":    s.retractClaim,
+		"GET /personas":                s.personas,
+		"POST /personas":               s.createPersona,
+		"POST /personas/{id}":          s.updatePersona,
+		"POST /personas/{id}/delete":   s.deletePersona,
+		"GET /summaries":               s.summaries,
+		"GET /summaries/{id}":          s.summary,
+		"GET /graph":                   s.graphPage,
+		"GET /receipts":                s.receipts,
+		"GET /quarantine":              s.quarantine,
+		"POST /quarantine/{id}/adopt":  s.adopt,
+		"POST /quarantine/{id}/reject": s.rejectHeld,
+		"GET /settings":                s.settings,
+		"POST /settings":               s.saveSettings,
 	} {
-		s.mux.Handle(pattern, s.wrap(h))
+		method, path, _ := strings.Cut(pattern, " ")
+		s.mux.Handle(method+" "+sessionRoot+"{sid}"+path, s.wrap(h))
 	}
 }
 
@@ -159,7 +174,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mux.ServeHTTP(w, r)
 }
 
-// wrap finds the request's session (else sends the browser to sign in),
+// wrap finds the request's session (else sends the browser to sign in,
+// which never sends it back: no redirect loop, whatever cookies it has),
 // checks the CSRF token of a state-changing request, runs h and renders
 // its error.
 func (s *Server) wrap(h handler) http.Handler {
@@ -167,7 +183,7 @@ func (s *Server) wrap(h handler) http.Handler {
 		sess := s.session(r)
 		if sess == nil {
 			if r.Method == http.MethodGet {
-				http.Redirect(w, r, "/ui/signin", http.StatusSeeOther)
+				http.Redirect(w, r, signinPath, http.StatusSeeOther)
 				return
 			}
 			s.fail(w, r, nil, &custodian.Error{Op: "console", Kind: custodian.KindUnauthenticated})
@@ -200,9 +216,9 @@ func formError(err error) error {
 // (by a lock) is forgotten and the browser sent to sign in.
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, sess *session, err error) {
 	if sess != nil && !s.svc.SessionOpen(sess.p) {
-		s.forget(r)
-		http.SetCookie(w, clearCookie(cookieName))
-		http.Redirect(w, r, "/ui/signin", http.StatusSeeOther)
+		s.forget(sess)
+		http.SetCookie(w, clearCookie(cookieName, sess.base))
+		http.Redirect(w, r, signinPath, http.StatusSeeOther)
 		return
 	}
 	d := custodian.Describe(err)
@@ -214,8 +230,10 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, sess *session, err
 	s.render(w, d.Status, "error", sess, map[string]any{"Error": d.Error, "Constraint": d.Constraint, "Status": d.Status, "Violations": d.Violations})
 }
 
-// page is what every page template receives.
+// page is what every page template receives. Base is the signed-in
+// session's path, which every link and form of its pages starts with.
 type page struct {
+	Base     string
 	CSRF     string
 	Flash    string
 	SignedIn bool
@@ -228,7 +246,7 @@ func (s *Server) render(w http.ResponseWriter, status int, name string, sess *se
 	pg := page{Nav: name, Data: data}
 	if sess != nil {
 		s.mu.Lock()
-		pg.CSRF, pg.Flash, pg.SignedIn = sess.csrf, sess.flash, true
+		pg.Base, pg.CSRF, pg.Flash, pg.SignedIn = sess.base, sess.csrf, sess.flash, true
 		sess.flash = ""
 		s.mu.Unlock()
 	}
@@ -240,29 +258,51 @@ func (s *Server) render(w http.ResponseWriter, status int, name string, sess *se
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(status)
-	w.Write(buf.Bytes())
+	w.Write(showBidi(buf.Bytes()))
 }
 
-// done sets a message for the next page and sends the browser to it.
+// done sets a message for the next page and sends the browser to it: to
+// is the page's path under the session's (as "/review").
 func (s *Server) done(w http.ResponseWriter, r *http.Request, sess *session, to, msg string) error {
 	s.mu.Lock()
 	sess.flash = msg
 	s.mu.Unlock()
-	http.Redirect(w, r, to, http.StatusSeeOther)
+	http.Redirect(w, r, sess.base+to, http.StatusSeeOther)
 	return nil
 }
 
-// session returns the request's live session, or nil.
+// session returns the request's live session, or nil: the session whose
+// path the request names, if one of the request's cookies is that
+// session's. Every cookie of the name counts, not only the first: another
+// server on this host may have set its own (browsers share cookies across
+// ports), with a more specific path that the browser sends first; such a
+// cookie is ignored, never taken for a session.
 func (s *Server) session(r *http.Request) *session {
-	c, err := r.Cookie(cookieName)
-	if err != nil || c.Value == "" {
+	sid := r.PathValue("sid")
+	if sid == "" {
 		return nil
 	}
-	h := sha256.Sum256([]byte(c.Value))
+	var values [][32]byte
+	for _, c := range r.CookiesNamed(cookieName) {
+		if c.Value != "" && len(values) < maxCookies {
+			values = append(values, sha256.Sum256([]byte(c.Value)))
+		}
+	}
+	if len(values) == 0 {
+		return nil
+	}
+	h := sha256.Sum256([]byte(sid))
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	sess := s.sessions[h]
 	if sess == nil {
+		return nil
+	}
+	var match int
+	for _, v := range values {
+		match |= subtle.ConstantTimeCompare(v[:], sess.cookie[:])
+	}
+	if match != 1 {
 		return nil
 	}
 	now := s.now()
@@ -274,25 +314,32 @@ func (s *Server) session(r *http.Request) *session {
 	return sess
 }
 
-func (s *Server) forget(r *http.Request) {
-	if c, err := r.Cookie(cookieName); err == nil {
-		h := sha256.Sum256([]byte(c.Value))
-		s.mu.Lock()
-		delete(s.sessions, h)
-		s.mu.Unlock()
+// forget ends sess.
+func (s *Server) forget(sess *session) {
+	s.mu.Lock()
+	for h, x := range s.sessions {
+		if x == sess {
+			delete(s.sessions, h)
+		}
 	}
+	s.mu.Unlock()
 }
 
-// start opens a console session for owner principal p and sets its cookie.
-func (s *Server) start(w http.ResponseWriter, p custodian.Principal) error {
-	value, err := randomToken()
-	if err != nil {
-		return err
+// start opens a console session for owner principal p under a new random
+// path, sets its cookie for that path only and returns the path. Another
+// server on this host never receives the cookie, since the browser sends
+// it only to that path, which nobody else knows; and a cookie another
+// server sets is never the session's, which only this one is.
+func (s *Server) start(w http.ResponseWriter, p custodian.Principal) (string, error) {
+	var secrets [3]string
+	for i := range secrets {
+		t, err := randomToken()
+		if err != nil {
+			return "", err
+		}
+		secrets[i] = t
 	}
-	csrf, err := randomToken()
-	if err != nil {
-		return err
-	}
+	sid, value, csrf := secrets[0], secrets[1], secrets[2]
 	now := s.now()
 	s.mu.Lock()
 	for h, old := range s.sessions {
@@ -302,16 +349,18 @@ func (s *Server) start(w http.ResponseWriter, p custodian.Principal) error {
 	}
 	if len(s.sessions) >= maxSessions {
 		s.mu.Unlock()
-		return &custodian.Error{Op: "console", Kind: custodian.KindRateLimited, Public: "too many console sessions; lock the vault to end them"}
+		return "", &custodian.Error{Op: "console", Kind: custodian.KindRateLimited, Public: "too many console sessions; lock the vault to end them"}
 	}
-	s.sessions[sha256.Sum256([]byte(value))] = &session{p: p, csrf: csrf, expires: now.Add(sessionLifetime), idleUntil: now.Add(sessionIdle)}
+	base := sessionRoot + sid
+	s.sessions[sha256.Sum256([]byte(sid))] = &session{p: p, base: base, cookie: sha256.Sum256([]byte(value)), csrf: csrf,
+		expires: now.Add(sessionLifetime), idleUntil: now.Add(sessionIdle)}
 	s.mu.Unlock()
-	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: value, Path: "/ui", HttpOnly: true, SameSite: http.SameSiteStrictMode, MaxAge: int(sessionLifetime.Seconds())})
-	return nil
+	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: value, Path: base, HttpOnly: true, SameSite: http.SameSiteStrictMode, MaxAge: int(sessionLifetime.Seconds())})
+	return base, nil
 }
 
-func clearCookie(name string) *http.Cookie {
-	return &http.Cookie{Name: name, Value: "", Path: "/ui", HttpOnly: true, SameSite: http.SameSiteStrictMode, MaxAge: -1}
+func clearCookie(name, path string) *http.Cookie {
+	return &http.Cookie{Name: name, Value: "", Path: path, HttpOnly: true, SameSite: http.SameSiteStrictMode, MaxAge: -1}
 }
 
 func randomToken() (string, error) {
@@ -333,12 +382,10 @@ func equalSecret(got, want string) bool {
 }
 
 // signinPage offers the unlock, with a pre-session token against login
-// CSRF (a cookie and a form field that must agree).
+// CSRF (a cookie and a form field that must agree). It never redirects:
+// the browser does not send a session's cookie here, and the page shows
+// no session's path.
 func (s *Server) signinPage(w http.ResponseWriter, r *http.Request) {
-	if sess := s.session(r); sess != nil {
-		http.Redirect(w, r, "/ui/review", http.StatusSeeOther)
-		return
-	}
 	s.showSignin(w, http.StatusOK, "")
 }
 
@@ -348,7 +395,7 @@ func (s *Server) showSignin(w http.ResponseWriter, status int, msg string) {
 		http.Error(w, "internal error", http.StatusInternalServerError)
 		return
 	}
-	http.SetCookie(w, &http.Cookie{Name: preCookie, Value: tok, Path: "/ui", HttpOnly: true, SameSite: http.SameSiteStrictMode, MaxAge: 3600})
+	http.SetCookie(w, &http.Cookie{Name: preCookie, Value: tok, Path: signinPath, HttpOnly: true, SameSite: http.SameSiteStrictMode, MaxAge: 3600})
 	s.render(w, status, "signin", nil, map[string]any{"Token": tok, "Locked": s.svc.Locked(), "Error": msg})
 }
 
@@ -359,8 +406,13 @@ func (s *Server) signin(w http.ResponseWriter, r *http.Request) {
 		s.showSignin(w, http.StatusBadRequest, custodian.Describe(formError(err)).Error)
 		return
 	}
-	c, err := r.Cookie(preCookie)
-	if err != nil || !equalSecret(r.PostForm.Get(csrfField), c.Value) {
+	// Any cookie of the name may be the one this daemon set; one that
+	// another server planted (sent first) must not make signing in fail.
+	var ok bool
+	for _, c := range r.CookiesNamed(preCookie) {
+		ok = equalSecret(r.PostForm.Get(csrfField), c.Value) || ok
+	}
+	if !ok {
 		s.showSignin(w, http.StatusForbidden, "the sign-in form expired; try again")
 		return
 	}
@@ -376,15 +428,16 @@ func (s *Server) signin(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p, err := s.svc.AuthenticateOn(r.Context(), custodian.ChannelHTTP, token)
+	var base string
 	if err == nil {
-		err = s.start(w, p)
+		base, err = s.start(w, p)
 	}
 	if err != nil {
 		s.showSignin(w, custodian.Describe(err).Status, custodian.Describe(err).Error)
 		return
 	}
-	http.SetCookie(w, clearCookie(preCookie))
-	http.Redirect(w, r, "/ui/review", http.StatusSeeOther)
+	http.SetCookie(w, clearCookie(preCookie, signinPath))
+	http.Redirect(w, r, base+"/review", http.StatusSeeOther)
 }
 
 // mintLink answers an owner's bearer request (phc ui) with a one-time
@@ -442,11 +495,12 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 		s.showSignin(w, http.StatusUnauthorized, "this sign-in link is used, expired or unknown: run phc ui again")
 		return
 	}
-	if err := s.start(w, l.p); err != nil {
+	base, err := s.start(w, l.p)
+	if err != nil {
 		s.showSignin(w, custodian.Describe(err).Status, custodian.Describe(err).Error)
 		return
 	}
-	http.Redirect(w, r, "/ui/review", http.StatusSeeOther)
+	http.Redirect(w, r, base+"/review", http.StatusSeeOther)
 }
 
 // lock locks the vault, which ends every session, the console's included.
@@ -457,8 +511,8 @@ func (s *Server) lock(w http.ResponseWriter, r *http.Request, sess *session) err
 	s.mu.Lock()
 	clear(s.sessions)
 	s.mu.Unlock()
-	http.SetCookie(w, clearCookie(cookieName))
-	http.Redirect(w, r, "/ui/signin", http.StatusSeeOther)
+	http.SetCookie(w, clearCookie(cookieName, sess.base))
+	http.Redirect(w, r, signinPath, http.StatusSeeOther)
 	return nil
 }
 
