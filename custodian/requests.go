@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -186,6 +187,7 @@ func (s *Service) requestContext(ctx context.Context, p Principal, raw []byte, m
 		p.disclosure = in.Disclosure
 	}
 	var out RequestView
+	joined := false
 	err = s.write(op, p, func(st *state, b *batch) error {
 		if !st.live(p, b.now) {
 			return fail(op, KindUnauthenticated, "")
@@ -193,17 +195,31 @@ func (s *Service) requestContext(ctx context.Context, p Principal, raw []byte, m
 		if err := st.tooManyPending(op, p.Consumer); err != nil {
 			return err
 		}
-		r, err := st.fileRequest(b, p, scope, in.Purpose, in.Category, dur, in.Usage)
+		r, err := st.draftRequest(p, scope, in.Purpose, in.Category, dur, in.Usage, b.now)
 		if err != nil {
 			return err
 		}
+		if requires, auto := st.autoGrants(p, r); auto {
+			// Asked again, the request granted at once joins the one
+			// already granted, while its grant is in force: asking
+			// again adds no record.
+			if same := st.grantedAlike(p, r, requires, b.now); same != nil {
+				joined = true
+				out = RequestView{ID: same.ID, Status: same.Status, Scope: same.Scope, Purpose: same.Purpose, Tier: same.Tier, Revision: st.revision}
+				return nil
+			}
+			if err := st.tooManyAutoGrants(op, p.Consumer, b.now); err != nil {
+				return err
+			}
+		}
+		r = st.fileDraft(b, p, r)
 		out = RequestView{ID: r.ID, Status: r.Status, Scope: scope, Purpose: r.Purpose, Tier: r.Tier, Revision: st.revision}
 		return nil
 	})
 	if err != nil || out.Status != RequestApproved {
 		return out, err
 	}
-	v, err := s.pollRequest(ctx, p, out.ID, mint)
+	v, err := s.pollRequest(ctx, p, out.ID, mint, joined)
 	if KindOf(err) == KindRateLimited {
 		// Granted, but no token now (the app holds as many live tokens as
 		// it may, or spent its reads): the request stands, and polling it
@@ -247,11 +263,14 @@ func (st *state) approve(b *batch, r *ContextRequest, maxTier string, personas [
 // token waits for a later poll. Another consumer's request answers like
 // a missing one.
 func (s *Service) PollRequest(ctx context.Context, ch Channel, p Principal, id string) (RequestView, error) {
-	v, err := s.pollRequest(ctx, p, id, ch.holdsTokens())
+	v, err := s.pollRequest(ctx, p, id, ch.holdsTokens(), false)
 	return onChannel(ch, v), err
 }
 
-func (s *Service) pollRequest(ctx context.Context, p Principal, id string, mint bool) (RequestView, error) {
+// pollRequest answers request id's consumer p; again mints a token where
+// the request's token was already issued (a request granted at once that
+// p asked again, as a new request would bring one).
+func (s *Service) pollRequest(ctx context.Context, p Principal, id string, mint, again bool) (RequestView, error) {
 	const op = "request.get"
 	if p.kind == PrincipalSealed {
 		return RequestView{}, fail(op, KindLocked, "")
@@ -289,7 +308,7 @@ func (s *Service) pollRequest(ctx context.Context, p Principal, id string, mint 
 		}
 		exp := g.ExpiresAt
 		out.ExpiresAt = &exp
-		if !mint || r.TokenIssued || !g.allows(OpRead, b.now) {
+		if !mint || (r.TokenIssued && !again) || !g.allows(OpRead, b.now) {
 			return nil
 		}
 		// The token is one of the app's live tokens, within its quota as
@@ -717,29 +736,126 @@ func (st *state) tooManyPending(op, consumer string) *Error {
 // tier (requestTier) the owner's auto_grant covers is approved at once, for
 // the auto_grant tiers (with st.mu held for writing).
 func (st *state) fileRequest(b *batch, p Principal, scope []string, purpose, category string, dur time.Duration, usage string) (*ContextRequest, error) {
+	r, err := st.draftRequest(p, scope, purpose, category, dur, usage, b.now)
+	if err != nil {
+		return nil, err
+	}
+	return st.fileDraft(b, p, r), nil
+}
+
+// draftRequest is p's request for scope as fileRequest would file it, not
+// yet filed nor decided (with st.mu held).
+func (st *state) draftRequest(p Principal, scope []string, purpose, category string, dur time.Duration, usage string, now time.Time) (*ContextRequest, error) {
 	id, err := identity.NewID("req_")
 	if err != nil {
 		return nil, wrap("request.create", KindInternal, err)
 	}
 	r := &ContextRequest{ID: id, Consumer: p.Consumer, Scope: scope, Purpose: purpose, Category: category,
-		Duration: int64(dur / time.Second), Usage: usage, Tier: st.requestTier(p, scope, b.now),
-		Status: RequestPending, CreatedAt: b.now}
+		Duration: int64(dur / time.Second), Usage: usage, Tier: st.requestTier(p, scope, now),
+		Status: RequestPending, CreatedAt: now}
 	if p.disclosure == DisclosureReference {
 		r.Disclosure = DisclosureReference
 	}
+	return r, nil
+}
+
+// autoGrants reports whether draft r of p's is granted at once, and the
+// qualification its grant requires (with st.mu held). Granted at once only
+// for the tiers the owner's auto_grant covers; anything else waits for the
+// owner. A qualification the app's earlier grants over the scope require
+// is required again: asking anew never walks around it. Where they require
+// different ones, the owner decides.
+func (st *state) autoGrants(p Principal, r *ContextRequest) (*Requires, bool) {
+	requires, _, ok := st.inheritedRequires(p.Consumer, r.Scope)
+	return requires, ok && st.settings.autoGranted(r.Tier)
+}
+
+// fileDraft files draft r of p's and receipts it, approving it at once
+// where autoGrants says so, never across personas the app holds no grant
+// for (with st.mu held for writing).
+func (st *state) fileDraft(b *batch, p Principal, r *ContextRequest) *ContextRequest {
 	rev := b.nextRevision()
-	// Granted at once only for the tiers the owner's auto_grant covers, and
-	// never across personas the app holds no grant for; anything else
-	// waits for the owner.
-	// A qualification the app's earlier grants over the scope require is
-	// required again: asking anew never walks around it. Where they require
-	// different ones, the owner decides.
-	if requires, _, ok := st.inheritedRequires(p.Consumer, scope); ok && st.settings.autoGranted(r.Tier) {
+	if requires, auto := st.autoGrants(p, r); auto {
 		st.approve(b, r, st.settings.AutoGrant, st.autoPersonas(p.Consumer, b.now), rev, requires, true)
 	}
-	st.requests[id] = r
-	b.put(bucketRequests, id, r)
-	b.receipt(Receipt{Actor: p.actor(), Operation: "request.create", Recipient: p.Consumer, Purpose: purpose,
-		Decision: "allow", Records: []string{id}, Revision: rev})
-	return r, nil
+	st.requests[r.ID] = r
+	b.put(bucketRequests, r.ID, r)
+	b.receipt(Receipt{Actor: p.actor(), Operation: "request.create", Recipient: p.Consumer, Purpose: r.Purpose,
+		Decision: "allow", Records: []string{r.ID}, Revision: rev})
+	return r
+}
+
+// maxAutoGrants bounds the grants an app's requests were granted at once
+// (by the owner's auto_grant) that are in force at a time.
+const maxAutoGrants = 100
+
+// grantedAlike is p's request, granted at once, that draft r (which
+// autoGrants grants at once, requiring requires) asks again — the same
+// scope, purpose, category, duration, usage and disclosure, granted on the
+// terms r would be granted now — whose grant is in force at now; nil if
+// none (with st.mu held). It looks at p's own requests and grants only.
+func (st *state) grantedAlike(p Principal, r *ContextRequest, requires *Requires, now time.Time) *ContextRequest {
+	scope := sortedSet(r.Scope)
+	var personas []string
+	personasDone := false
+	var best *ContextRequest
+	for _, g := range st.grantsBy[p.Consumer] {
+		if !g.Auto || g.Recipient.Kind != "consumer" || g.NarrowedAt != nil || !g.allows(OpRead, now) {
+			continue
+		}
+		old := st.requests[g.Request]
+		if old == nil || old.Consumer != p.Consumer || old.Status != RequestApproved || old.GrantID != g.ID ||
+			old.Purpose != r.Purpose || old.Category != r.Category || old.Duration != r.Duration ||
+			old.Usage != r.Usage || old.Disclosure != r.Disclosure || old.Tier != r.Tier ||
+			!slices.Equal(sortedSet(old.Scope), scope) || g.MaxTier != st.settings.AutoGrant ||
+			!sameRequires(g.Requires, requires) {
+			continue
+		}
+		if !personasDone {
+			personas, personasDone = st.autoPersonas(p.Consumer, now), true
+		}
+		if !slices.Equal(g.Selectors.Personas, personas) {
+			continue
+		}
+		if best == nil || old.CreatedAt.After(best.CreatedAt) || (old.CreatedAt.Equal(best.CreatedAt) && old.ID > best.ID) {
+			best = old
+		}
+	}
+	return best
+}
+
+func sortedSet(xs []string) []string {
+	out := slices.Clone(xs)
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+func sameRequires(a, b *Requires) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.Qualification == b.Qualification
+}
+
+// tooManyAutoGrants is KindRateLimited when consumer's grants made at once
+// by the auto_grant, in force at now, number maxAutoGrants, until the first
+// of them ends (with st.mu held).
+func (st *state) tooManyAutoGrants(op, consumer string, now time.Time) *Error {
+	n := 0
+	var first time.Time
+	for _, g := range st.grantsBy[consumer] {
+		if !g.Auto || g.Recipient.Kind != "consumer" || !g.allows(OpRead, now) {
+			continue
+		}
+		n++
+		if first.IsZero() || g.ExpiresAt.Before(first) {
+			first = g.ExpiresAt
+		}
+	}
+	if n < maxAutoGrants {
+		return nil
+	}
+	return &Error{Op: op, Kind: KindRateLimited, RetryAfter: max(first.Sub(now), time.Second),
+		Public: "the app holds as many grants made at once as it may (" + strconv.Itoa(maxAutoGrants) +
+			" in force): ask again on the same terms to reuse one, or wait until one expires"}
 }
