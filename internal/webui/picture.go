@@ -1,6 +1,7 @@
 package webui
 
 import (
+	"cmp"
 	"math"
 	"net/url"
 	"slices"
@@ -347,7 +348,7 @@ func neighbourhood(n custodian.Neighbors, names entityNames) *picture {
 		j := slices.Index(sibs, id)
 		outer = append(outer, want{id, angle[parent[id]] + (float64(j)-float64(len(sibs)-1)/2)*gap})
 	}
-	slices.SortStableFunc(outer, func(a, b want) int { return cmpFloat(a.a, b.a) })
+	slices.SortStableFunc(outer, func(a, b want) int { return cmp.Compare(a.a, b.a) })
 	for i := range outer {
 		if i > 0 && outer[i].a < outer[i-1].a+gap {
 			outer[i].a = outer[i-1].a + gap
@@ -386,16 +387,6 @@ func neighbourhood(n custodian.Neighbors, names entityNames) *picture {
 		}
 	}
 	return pic
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // entityNode is the box of graph node id centred at x, y: its name, and
