@@ -71,6 +71,31 @@ func TestConsoleDetails(t *testing.T) {
 		if got := visualOrder(b, "#new-grant label.persona-bidi"); got != "ltr" {
 			t.Errorf("on the grants page, the persona's name shows SAFE OK %s", got)
 		}
+		// On the personas page the name is text, never an input's value
+		// (where the override would reorder it); saving the persona with
+		// the name field left blank keeps the name.
+		b.do(chromedp.Navigate(ui + "/personas"))
+		if got := visualOrder(b, "#persona-bidi .persona-name"); got != "ltr" {
+			t.Errorf("on the personas page, the persona's name shows SAFE OK %s", got)
+		}
+		if got := eval[string](b, `document.querySelector('#persona-bidi input[name=name]').value`); got != "" {
+			t.Errorf("the persona's name field holds %q; want it blank (the name is shown as text)", got)
+		}
+		if got := b.submit("#persona-bidi button.save", "#flash"); !strings.Contains(got, "Saved persona bidi") {
+			t.Fatalf("saving the persona says %q", got)
+		}
+		var ps struct {
+			Personas []struct {
+				ID   string `json:"id"`
+				Name string `json:"name"`
+			} `json:"personas"`
+		}
+		c.must(200, "GET", "/phc/v1/personas", c.owner(), nil, &ps)
+		for _, p := range ps.Personas {
+			if p.ID == "bidi" && p.Name != bidiTrap {
+				t.Errorf("saving with a blank name field renamed the persona to %q", p.Name)
+			}
+		}
 		c.must(200, "POST", "/phc/v1/proposals/"+id+"/reject", c.owner(), map[string]string{}, nil)
 	})
 

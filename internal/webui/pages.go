@@ -506,8 +506,14 @@ func (s *Server) updatePersona(w http.ResponseWriter, r *http.Request, sess *ses
 			prefs = append(prefs, line)
 		}
 	}
-	name := r.PostForm.Get("name")
-	pe, _, err := s.svc.UpdatePersona(ctx(r), sess.p, r.PathValue("id"), mustJSON(map[string]any{"name": name, "preferences": prefs}))
+	// The name field starts blank, so that a name with bidi controls is
+	// never shown reordered inside an input (only as text, with the
+	// controls made visible): blank keeps the name.
+	change := map[string]any{"preferences": prefs}
+	if name := r.PostForm.Get("name"); name != "" {
+		change["name"] = name
+	}
+	pe, _, err := s.svc.UpdatePersona(ctx(r), sess.p, r.PathValue("id"), mustJSON(change))
 	if err != nil {
 		return err
 	}
