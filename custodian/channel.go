@@ -98,7 +98,24 @@ func onChannel(ch Channel, v RequestView) RequestView {
 // approvals that way (elicited_approvals). Whether the host supports
 // elicitation is the adapter's to find out.
 func (s *Service) MayAskInHost(ch Channel, v RequestView) bool {
-	if ch != ChannelMCP || v.Status != RequestPending || v.Tier == SensitivityCritical {
+	return v.Tier != SensitivityCritical && s.hostMayPrompt(ch, v)
+}
+
+// MayTellInHost reports whether the pending request v for critical data
+// may be put to the person through the app's host (an MCP elicitation) to
+// tell them what is asked, by whom and why, and how they approve it — in
+// phc itself, with the password, never in the host — and to let them
+// refuse it there ([Service.DecideByUser] records a refusal; it never
+// approves critical data). The same conditions as [Service.MayAskInHost]
+// hold otherwise: MCP, pending, and the owner's elicited_approvals.
+func (s *Service) MayTellInHost(ch Channel, v RequestView) bool {
+	return v.Tier == SensitivityCritical && s.hostMayPrompt(ch, v)
+}
+
+// hostMayPrompt: v is pending, on a channel with a host (MCP), and the
+// owner lets apps' hosts put requests to the person (elicited_approvals).
+func (s *Service) hostMayPrompt(ch Channel, v RequestView) bool {
+	if ch != ChannelMCP || v.Status != RequestPending {
 		return false
 	}
 	s.life.RLock()

@@ -80,6 +80,9 @@ func TestChannelRules(t *testing.T) {
 	if ts.MayAskInHost(custodian.ChannelMCP, sensitive) {
 		t.Errorf("MayAskInHost(sensitive) = true before the owner allows elicited approvals")
 	}
+	if ts.MayTellInHost(custodian.ChannelMCP, critical) {
+		t.Errorf("MayTellInHost(critical) = true before the owner allows elicited approvals")
+	}
 	if _, _, err := ts.PutSettings(ctx, ts.owner, []byte(`{"elicited_approvals":true}`)); err != nil {
 		t.Fatal(err)
 	}
@@ -95,6 +98,23 @@ func TestChannelRules(t *testing.T) {
 	} {
 		if got := ts.MayAskInHost(tc.ch, tc.v); got != tc.want {
 			t.Errorf("%s: MayAskInHost = %v; want %v", tc.name, got, tc.want)
+		}
+	}
+	// Critical data is told, not asked: on MCP, pending, with elicited
+	// approvals allowed.
+	for _, tc := range []struct {
+		name string
+		ch   custodian.Channel
+		v    custodian.RequestView
+		want bool
+	}{
+		{"critical on MCP", custodian.ChannelMCP, critical, true},
+		{"critical on HTTP", custodian.ChannelHTTP, critical, false},
+		{"sensitive on MCP", custodian.ChannelMCP, sensitive, false},
+		{"approved", custodian.ChannelMCP, v, false},
+	} {
+		if got := ts.MayTellInHost(tc.ch, tc.v); got != tc.want {
+			t.Errorf("%s: MayTellInHost = %v; want %v", tc.name, got, tc.want)
 		}
 	}
 }

@@ -209,7 +209,7 @@ func TestMCPMetadata(t *testing.T) {
 // person through the host's elicitation when it supports it (the app and
 // purpose shown literally) and, accepted, is granted at once; a host
 // without elicitation gets pending and succeeds after phc approve. Critical
-// data is never put to the host.
+// data is put to the host only to tell the person how to approve it.
 func TestMCPApprovalInTheLoop(t *testing.T) {
 	h := startHarness(t, "")
 	h.must(200, "PUT", "/context/fields/health.allergies", h.owner, map[string]any{"value": "peanuts"}, nil)
@@ -250,10 +250,11 @@ func TestMCPApprovalInTheLoop(t *testing.T) {
 	if isErr || out["value"] != "peanuts" {
 		t.Fatalf("read after the person approved = %v", out)
 	}
-	// Critical: never put to the host, pending for the owner.
+	// Critical: told in the host, never approved there (the answer that
+	// would approve approves nothing); pending for the owner.
 	out, _ = call(t, cs, "request_context", map[string]any{"scope": "identity.ssn", "purpose": "treatment"})
-	if out["status"] != "pending" || len(asked) != 1 {
-		t.Fatalf("a critical request = %v, asked %d times; want pending and not asked", out, len(asked))
+	if out["status"] != "pending" || len(asked) != 2 || !strings.Contains(asked[1], "password") {
+		t.Fatalf("a critical request = %v, asked %q; want pending, the person told of the password", out, asked)
 	}
 
 	// A host without elicitation: pending, then the owner approves.

@@ -182,9 +182,9 @@ func TestMCPRequestContextHiddenLooksAbsent(t *testing.T) {
 // TestMCPRequestContextWithElicitation: PCP §9's request from a host that
 // asks the person (elicited approvals allowed): they approve, and the
 // same answer carries every value. A refusal is recorded, and said;
-// critical data is never put to the host, and the answer says how the
-// person approves it; a token bound to another purpose is told how the
-// app reads what was approved.
+// critical data is put to the host only to say how the person approves
+// it (in phc, with the password) and to let them refuse it; a token bound
+// to another purpose is told how the app reads what was approved.
 func TestMCPRequestContextWithElicitation(t *testing.T) {
 	h := startHarness(t, "")
 	visaFields(h)
@@ -216,13 +216,27 @@ func TestMCPRequestContextWithElicitation(t *testing.T) {
 		t.Fatalf("values in the approved answer = %v; want the three fields", got)
 	}
 
-	// Critical: never put to the host; the answer says how the person
-	// approves it, and the poll it names.
+	// Critical: put to the person in the host only to tell them how they
+	// approve it (in phc, with the password) and to let them refuse: an
+	// answer that would approve approves nothing; the answer says how the
+	// person approves it, and the poll it names.
 	out, isErr = call(t, cs, "request_context", map[string]any{"scope": "identity.passport_number", "purpose": visaPurpose})
 	next, _ := out["next"].(string)
-	if isErr || out["status"] != "pending" || len(fieldValues(t, out)) != 0 || len(asked()) != 1 ||
+	if isErr || out["status"] != "pending" || len(fieldValues(t, out)) != 0 || len(asked()) != 2 ||
 		!strings.Contains(next, "password") || !strings.Contains(next, out["request_id"].(string)) {
-		t.Fatalf("a critical request = %v, asked %d times; want pending, nothing read, not asked, next naming the password", out, len(asked()))
+		t.Fatalf("a critical request = %v, asked %d times; want pending, nothing read, asked once more, next naming the password", out, len(asked()))
+	}
+	if told := asked()[1]; !strings.Contains(told, `"visa"`) || !strings.Contains(told, "critical") ||
+		!strings.Contains(told, "password") || !strings.Contains(told, "phc approve "+out["request_id"].(string)) {
+		t.Fatalf("for critical data the person was told %q; want the app, critical, the password and phc approve with the request id", told)
+	}
+	// The person refuses critical data in the host: denied.
+	mu.Lock()
+	action = "decline"
+	mu.Unlock()
+	out, isErr = call(t, cs, "request_context", map[string]any{"scope": "identity.passport_number", "purpose": "passport renewal"})
+	if isErr || out["status"] != "denied" || len(fieldValues(t, out)) != 0 || len(asked()) != 3 {
+		t.Fatalf("a critical request refused in the host = %v, asked %d times; want denied, nothing read", out, len(asked()))
 	}
 
 	// The person refuses in the host: denied, and said so.

@@ -69,9 +69,14 @@ func (s *Server) requestContext(ctx context.Context, p custodian.Principal, req 
 		// the app reads it with its token, or fetches one limited to the
 		// request over HTTP, outside the model's context.
 		v, err = svc.RequestContext(ctx, custodian.ChannelMCP, p, body)
-		if err == nil && svc.MayAskInHost(custodian.ChannelMCP, v) && elicits(req) {
+		switch {
+		case err != nil || !elicits(req):
+		case svc.MayAskInHost(custodian.ChannelMCP, v):
 			asked = true
 			v, err = s.askUser(ctx, p, req, v)
+		case svc.MayTellInHost(custodian.ChannelMCP, v):
+			asked = true
+			v, err = s.tellUser(ctx, p, req, v)
 		}
 	}
 	if err != nil {

@@ -79,8 +79,9 @@ func boolPtr(b bool) *bool { return &b }
 // unboundNote ends the description of every tool that reads: what a token
 // minted without a purpose (unbound) sees, and what to do next.
 const unboundNote = " Purpose: a token minted for a purpose reads under it (leave purpose out, or repeat it; another purpose is scope_exceeded). " +
-	"A token minted without a purpose should pass purpose, the purpose of the grant it reads under: without it, it may see only " +
-	"what the person shares with every app, or get purpose_required, which lists your grants' purposes: call again with one of them. " +
+	"A token minted without a purpose should pass purpose, the purpose of the grant it reads under. Without it, it reads under the " +
+	"purpose of your grants that serve the read when they share one, and else sees only what the person shares with every app; where " +
+	"grants of several purposes could serve it, it gets purpose_required, which lists your grants' purposes: call again with one of them. " +
 	"A field you may not read looks exactly like one that does not exist."
 
 // tool is one tool: its definition and the core call behind it.
@@ -231,8 +232,9 @@ func (s *Server) tools() []tool {
 				"and get at once, in fields, the values of that scope you may read: what the person's policy shares without asking " +
 				"(public data; standard data too where they chose so) and what they already granted you for the purpose. " +
 				"Sensitive data is put to the person in this app when it can ask them (elicitation) and they allow approvals that way; " +
-				"approved, its values come in the same answer. Otherwise, and always for critical data, the request waits for their " +
-				"approval in phc (status pending, with a request_id and next, the step to take): call again with only request_id " +
+				"approved, its values come in the same answer. Critical data is put to them too, to tell them that they approve it " +
+				"only in phc, with their password, and to let them refuse it. Otherwise, and always for critical data unless refused, " +
+				"the request waits for their approval in phc (status pending, with a request_id and next, the step to take): call again with only request_id " +
 				"to see how it stands; once approved, that answer carries the values. A field you may not read is left out exactly " +
 				"as one that does not exist.",
 			InputSchema: schema(`{"type": "object", "additionalProperties": false, "properties": {
@@ -424,16 +426,45 @@ func checkArgs(tool string, in *binding.Schema, raw json.RawMessage) error {
 // the core does not take (the owner decided first, say): the request is
 // filed either way, and the answer is how it stands now.
 func (s *Server) askUser(ctx context.Context, p custodian.Principal, req *mcp.CallToolRequest, v custodian.RequestView) (custodian.RequestView, error) {
+	msg := fmt.Sprintf("The app %s asks to read your %s data for the purpose %s, until you revoke it or it expires. Allow it?",
+		strconv.Quote(p.Consumer), strconv.Quote(strings.Join(v.Scope, ", ")), strconv.Quote(v.Purpose))
+	return s.elicitDecision(ctx, p, req, v, msg, `{"type": "object",
+		"properties": {"approve": {"type": "boolean", "title": "Allow", "description": "allow this app to read this data for this purpose"}},
+		"required": ["approve"]}`, func(content map[string]any) (decided, approve bool) {
+		approve, _ = content["approve"].(bool)
+		return true, approve
+	})
+}
+
+// tellUser puts a pending request for critical data to the person through
+// the host's elicitation (MayTellInHost): what is asked, by whom and why,
+// and that only they approve it, in phc with their password — the host
+// never can. They may refuse it there, which is recorded; anything else
+// leaves it pending for their approval in phc.
+func (s *Server) tellUser(ctx context.Context, p custodian.Principal, req *mcp.CallToolRequest, v custodian.RequestView) (custodian.RequestView, error) {
+	msg := fmt.Sprintf("The app %s asks to read your critical %s data for the purpose %s. Critical data is approved only in phc itself, "+
+		"with your password: run phc approve %s (or open Requests in the console). Nothing you answer here approves it; you may refuse it here.",
+		strconv.Quote(p.Consumer), strconv.Quote(strings.Join(v.Scope, ", ")), strconv.Quote(v.Purpose), v.ID)
+	return s.elicitDecision(ctx, p, req, v, msg, `{"type": "object",
+		"properties": {"refuse": {"type": "boolean", "title": "Refuse", "description": "refuse this request now; leave it unchecked to decide in phc"}}}`,
+		func(content map[string]any) (decided, approve bool) {
+			refuse, _ := content["refuse"].(bool)
+			return refuse, false
+		})
+}
+
+// elicitDecision asks the person message through the host's elicitation
+// with schema, and records what accepted answers decide (decide reads the
+// form: whether it decides, and how); a declined question is a refusal; a
+// cancelled one, or a form that decides nothing, leaves v pending.
+func (s *Server) elicitDecision(ctx context.Context, p custodian.Principal, req *mcp.CallToolRequest, v custodian.RequestView,
+	message, schema string, decide func(content map[string]any) (decided, approve bool)) (custodian.RequestView, error) {
 	if !elicits(req) {
 		return v, nil
 	}
-	msg := fmt.Sprintf("The app %s asks to read your %s data for the purpose %s, until you revoke it or it expires. Allow it?",
-		strconv.Quote(p.Consumer), strconv.Quote(strings.Join(v.Scope, ", ")), strconv.Quote(v.Purpose))
 	ectx, cancel := context.WithTimeout(ctx, maxCall-time.Minute)
 	defer cancel()
-	res, err := req.Session.Elicit(ectx, &mcp.ElicitParams{Message: msg, RequestedSchema: json.RawMessage(`{"type": "object",
-		"properties": {"approve": {"type": "boolean", "title": "Allow", "description": "allow this app to read this data for this purpose"}},
-		"required": ["approve"]}`)})
+	res, err := req.Session.Elicit(ectx, &mcp.ElicitParams{Message: message, RequestedSchema: json.RawMessage(schema)})
 	if err != nil {
 		s.log.Debug("elicitation failed; the request stays pending", "err", err)
 		return v, nil
@@ -441,7 +472,10 @@ func (s *Server) askUser(ctx context.Context, p custodian.Principal, req *mcp.Ca
 	var out custodian.RequestView
 	switch res.Action {
 	case "accept":
-		approve, _ := res.Content["approve"].(bool)
+		decided, approve := decide(res.Content)
+		if !decided {
+			return v, nil
+		}
 		out, err = s.svc.DecideByUser(ctx, p, v.ID, approve)
 	case "decline":
 		out, err = s.svc.DecideByUser(ctx, p, v.ID, false)
