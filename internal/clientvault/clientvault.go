@@ -25,6 +25,8 @@ import (
 	"time"
 
 	"github.com/dunglas/httpsfv"
+
+	"github.com/phc-project/phc/internal/atomicfile"
 )
 
 // HeaderName is the request header a local vault adds to every MCP
@@ -184,19 +186,11 @@ func Seen(dir, origin, profile string, keys []string, now time.Time) (map[string
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".seen-*")
-	if err != nil {
+	// Written whole or not at all: a failed write leaves the sightings as
+	// they were, and is an error (a sighting the file lost could later
+	// move a key's first sighting later).
+	if err := atomicfile.Write(path, raw); err != nil {
 		return nil, err
 	}
-	defer os.Remove(tmp.Name())
-	if err := tmp.Chmod(0o600); err == nil {
-		_, err = tmp.Write(raw)
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return nil, err
-	}
-	return out, os.Rename(tmp.Name(), path)
+	return out, nil
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/phc-project/phc/custodian"
 	"github.com/phc-project/phc/dec"
 	"github.com/phc-project/phc/graph/cayley"
+	"github.com/phc-project/phc/internal/atomicfile"
 	"github.com/phc-project/phc/internal/bundle"
 	"github.com/phc-project/phc/internal/httpapi"
 	"github.com/phc-project/phc/internal/identity/oidctoken"
@@ -181,30 +182,9 @@ func OpenGraph(dir string, log *slog.Logger) (*cayley.Graph, error) {
 	return cayley.Open(path)
 }
 
-// WriteFile0600 writes a state file atomically with mode 0600.
-func WriteFile0600(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if err := tmp.Chmod(0o600); err != nil {
-		tmp.Close()
-		return err
-	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
-}
+// WriteFile0600 writes a state file atomically with mode 0600
+// (atomicfile.Write).
+func WriteFile0600(path string, data []byte) error { return atomicfile.Write(path, data) }
 
 // ClaimCacheEnv names the environment variable that sets the claim cache's
 // budget in MiB (custodian.Config.ClaimCacheBytes); unset or invalid, the
