@@ -216,16 +216,6 @@ func (cc *claimCache) evict() {
 	}
 }
 
-// stats reports the resident heads' count and weight.
-func (cc *claimCache) stats() (n int, bytes int64) {
-	if cc == nil {
-		return 0, 0
-	}
-	cc.mu.Lock()
-	defer cc.mu.Unlock()
-	return cc.n, cc.bytes
-}
-
 // version returns version v (1-based) of r: the head, a version the
 // record still carries, or one read from the store.
 func (r *claimRecord) version(v int) *Claim {

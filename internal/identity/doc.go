@@ -1,14 +1,12 @@
 // Package identity makes and checks the custodian's bearer tokens, stored
-// secret hashes and record identifiers, and carries secrets through code
-// without printing them.
+// secret hashes and record identifiers.
 //
 // # Tokens
 //
 // [NewToken] returns an opaque bearer token: a prefix ([OwnerPrefix] for an
 // owner session, [ServicePrefix] for a service) followed by 256 random bits in
-// unpadded base64url. Store only [HashToken] of a token and compare hashes
-// with [TokenHashEqual]. [LooksLikeToken] is a cheap syntax check to run
-// before a lookup.
+// unpadded base64url. Store only [HashToken] of a token. [LooksLikeToken] is
+// a cheap syntax check to run before a lookup.
 //
 // # Secrets
 //
@@ -31,12 +29,6 @@
 // syntax.
 //
 // A prefix is 1 to 16 lower-case ASCII letters or digits followed by "_".
-//
-// # Redaction
-//
-// [Secret] carries a password, Secret Key or token through code. It prints
-// and logs as "REDACTED" and refuses to be marshalled; only
-// [Secret.Reveal] gives the value.
 //
 // All randomness comes from crypto/rand.
 package identity

@@ -3,7 +3,6 @@ package identity
 import (
 	"crypto/rand"
 	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/base64"
 	"errors"
 )
@@ -40,11 +39,6 @@ func NewToken(prefix string) (string, error) {
 // Store this, never the token.
 func HashToken(token string) [32]byte {
 	return sha256.Sum256([]byte(token))
-}
-
-// TokenHashEqual reports whether a and b are equal, in constant time.
-func TokenHashEqual(a, b [32]byte) bool {
-	return subtle.ConstantTimeCompare(a[:], b[:]) == 1
 }
 
 // LooksLikeToken reports whether s has the shape of a token made by

@@ -29,7 +29,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
 	"github.com/phc-project/phc/custodian"
 	binding "github.com/phc-project/phc/schema"
@@ -218,16 +217,6 @@ func (s *Server) handler(tool string, in *binding.Schema, fn func(ctx context.Co
 		}
 		return result(out)
 	}
-}
-
-// MetadataHandler serves the RFC 9728 protected-resource metadata of the
-// MCP endpoint at base+"/mcp": bearer tokens in the Authorization header.
-func MetadataHandler(base string) http.Handler {
-	return auth.ProtectedResourceMetadataHandler(&oauthex.ProtectedResourceMetadata{
-		Resource:               base + "/mcp",
-		BearerMethodsSupported: []string{"header"},
-		ResourceName:           "phc personal context custodian",
-	})
 }
 
 // BearerTransport is an http.RoundTripper that sends Token as a bearer
