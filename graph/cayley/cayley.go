@@ -25,6 +25,7 @@ import (
 	lru "github.com/hashicorp/golang-lru/v2"
 	hbolt "github.com/hidal-go/hidalgo/kv/bbolt"
 	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
 
 	"github.com/phc-project/phc/graph"
 )
@@ -180,7 +181,7 @@ func setIndexes(db *bolt.DB, inds []ckv.QuadIndex) error {
 	}
 	return db.Update(func(tx *bolt.Tx) error {
 		for _, ind := range ckv.DefaultQuadIndexes {
-			if err := tx.DeleteBucket(indexBucket(ind)); err != nil && !errors.Is(err, bolt.ErrBucketNotFound) {
+			if err := tx.DeleteBucket(indexBucket(ind)); err != nil && !errors.Is(err, berrors.ErrBucketNotFound) {
 				return err
 			}
 		}

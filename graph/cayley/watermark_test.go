@@ -12,6 +12,7 @@ import (
 	cgraph "github.com/cayleygraph/cayley/graph"
 	"github.com/cayleygraph/quad"
 	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
 
 	"github.com/phc-project/phc/graph"
 )
@@ -162,7 +163,7 @@ func TestFailedWriteChangesNothing(t *testing.T) {
 	second.Remove = first.Add[:1]
 	if err := g.Apply(second); err == nil {
 		t.Fatal("Apply succeeded without its watermark")
-	} else if !errors.Is(err, bolt.ErrIncompatibleValue) {
+	} else if !errors.Is(err, berrors.ErrIncompatibleValue) {
 		t.Fatalf("Apply failed otherwise than meant: %v", err)
 	}
 	if got := edgesOf(t, g); !reflect.DeepEqual(got, sorted(first.Add)) {

@@ -9,7 +9,7 @@ import (
 	"log/slog"
 	"slices"
 
-	"go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
 
 	"github.com/phc-project/phc/custodian"
 	"github.com/phc-project/phc/internal/daemon"
@@ -30,7 +30,7 @@ func offline(ctx context.Context, env *Env, dir string, fn func(*custodian.Servi
 	// service's comings and goings.
 	log := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	core, err := daemon.Open(daemon.Options{Dir: dir, Log: log, IdleLock: -1, Offline: true})
-	if errors.Is(err, bbolt.ErrTimeout) {
+	if errors.Is(err, berrors.ErrTimeout) {
 		return errInUse
 	}
 	if err != nil {

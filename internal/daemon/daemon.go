@@ -20,7 +20,7 @@ import (
 	"strconv"
 	"time"
 
-	"go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
 
 	"github.com/phc-project/phc/custodian"
 	"github.com/phc-project/phc/dec"
@@ -72,7 +72,7 @@ type Core struct {
 
 // Open opens the vault of o.Dir (which must exist), its store and graph,
 // and builds the service on them, locked. An error from opening a store or
-// graph that another process holds wraps bbolt.ErrTimeout.
+// graph that another process holds wraps [berrors.ErrTimeout].
 func Open(o Options) (*Core, error) {
 	log := o.Log
 	if log == nil {
@@ -166,12 +166,12 @@ func (c *Core) Close() error {
 // custodian rebuilds from the store, so a file that cannot be opened (torn
 // by a power loss, say) is moved aside — kept for inspection, never read
 // again — and replaced by an empty one, which the unlock rebuilds. A file
-// held by another process is an error (wrapping bbolt.ErrTimeout), not
+// held by another process is an error (wrapping [berrors.ErrTimeout]), not
 // damage.
 func OpenGraph(dir string, log *slog.Logger) (*cayley.Graph, error) {
 	path := filepath.Join(dir, GraphFile)
 	g, err := cayley.Open(path)
-	if err == nil || errors.Is(err, bbolt.ErrTimeout) {
+	if err == nil || errors.Is(err, berrors.ErrTimeout) {
 		return g, err
 	}
 	aside := fmt.Sprintf("%s.unreadable-%d", path, time.Now().Unix())

@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/btree"
 	"go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
 
 	"github.com/phc-project/phc/custodian"
 )
@@ -139,7 +140,7 @@ const (
 // log that lost a record it acknowledged fails with an error wrapping
 // [ErrCorrupt]. Only one process may have the file open: if
 // another holds it, OpenBolt fails after about a second with an error that
-// wraps [bbolt.ErrTimeout].
+// wraps [berrors.ErrTimeout].
 func OpenBolt(path string, c Cipher) (*Bolt, error) {
 	if c == nil {
 		return nil, errors.New("store: open: nil cipher")
@@ -151,7 +152,7 @@ func OpenBolt(path string, c Cipher) (*Bolt, error) {
 		Timeout:      lockTimeout,
 		FreelistType: bbolt.FreelistMapType,
 	})
-	if errors.Is(err, bbolt.ErrTimeout) {
+	if errors.Is(err, berrors.ErrTimeout) {
 		return nil, fmt.Errorf("store: open %s: store in use by another process: %w", path, err)
 	}
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
 
 	"github.com/phc-project/phc/custodian"
 	"github.com/phc-project/phc/internal/store"
@@ -127,8 +128,8 @@ func TestOpenBoltInUse(t *testing.T) {
 		second.Close()
 		t.Fatalf("second OpenBolt(%q) = nil error; want an error", b.Path())
 	}
-	if !errors.Is(err, bbolt.ErrTimeout) {
-		t.Errorf("second OpenBolt = %v; want an error wrapping bbolt.ErrTimeout", err)
+	if !errors.Is(err, berrors.ErrTimeout) {
+		t.Errorf("second OpenBolt = %v; want an error wrapping berrors.ErrTimeout", err)
 	}
 }
 
