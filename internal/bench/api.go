@@ -104,9 +104,8 @@ func snippet(b []byte, n int) string {
 	if cut {
 		b = b[:n]
 	}
-	s := []rune(string(b))
 	out := make([]byte, 0, len(b))
-	for _, r := range s {
+	for _, r := range string(b) {
 		if unicode.IsPrint(r) {
 			out = append(out, string(r)...)
 		} else {

@@ -182,7 +182,12 @@ func buildBinary(t *testing.T) string {
 	if runtime.GOOS == "windows" {
 		bin += ".exe"
 	}
-	cmd := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", bin, "../../cmd/phc")
+	// go test puts its own go first in PATH.
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("no go tool to build the binary: %v", err)
+	}
+	cmd := exec.Command(goTool, "build", "-o", bin, "../../cmd/phc")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}

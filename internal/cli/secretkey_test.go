@@ -192,11 +192,11 @@ func TestRestoreOnNewMachine(t *testing.T) {
 		if s.code != -1 {
 			t.Fatalf("serve exited %d: %s", s.code, s.errb)
 		}
-		env, out, errb := testEnv(t, map[string]string{"PHC_PASSWORD": testPassword, "PHC_HOME": dir})
+		env, _, errb := testEnv(t, map[string]string{"PHC_PASSWORD": testPassword, "PHC_HOME": dir})
 		if code := Run(context.Background(), env, []string{"unlock"}); code != 1 || !strings.Contains(errb.String(), "PHC_SECRET_KEY") {
 			t.Errorf("unlock without a Secret Key = %d %s", code, errb)
 		}
-		env, out, errb = testEnv(t, map[string]string{"PHC_PASSWORD": testPassword, "PHC_HOME": dir})
+		env, out, errb := testEnv(t, map[string]string{"PHC_PASSWORD": testPassword, "PHC_HOME": dir})
 		if code := Run(context.Background(), env, []string{"unlock", "--secret-key-file", kit}); code != 0 || !strings.Contains(out.String(), "unlocked") {
 			t.Fatalf("unlock --secret-key-file = %d %s %s", code, out, errb)
 		}

@@ -39,11 +39,7 @@ func formList(r *http.Request, name string) []string {
 
 // splitList splits a comma- or space-separated field.
 func splitList(s string) []string {
-	out := []string{}
-	for _, f := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' || r == '\n' || r == '\r' || r == '\t' }) {
-		out = append(out, f)
-	}
-	return out
+	return append([]string{}, strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' || r == '\n' || r == '\r' || r == '\t' })...)
 }
 
 // jsonField reads a form field holding a JSON value; a bare word that is
