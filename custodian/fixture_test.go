@@ -160,8 +160,8 @@ type testService struct {
 	owner      custodian.Principal
 }
 
-// newLockedTestService builds the service without unlocking it. Each unlock
-// costs one Argon2id run (about 0.3 s): share one service per top-level test.
+// newLockedTestService builds the service without unlocking it. The vault
+// uses the test key-derivation cost (see TestMain), so unlocks are cheap.
 // IdleLock defaults to never, so that advancing the fake clock does not lock.
 func newLockedTestService(t testing.TB, opts ...func(*custodian.Config)) *testService {
 	t.Helper()
