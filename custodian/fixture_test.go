@@ -212,6 +212,9 @@ func (ts *testService) unlock() {
 	if err != nil {
 		ts.t.Fatalf("Unlock = %v", err)
 	}
+	// The roll the unlock starts must not run later, against a clock the
+	// test has moved, and roll what the test means to roll itself.
+	ts.WaitUnlockRoll()
 	p, err := ts.Authenticate(ts.t.Context(), token)
 	if err != nil {
 		ts.t.Fatalf("Authenticate(owner token) = %v", err)
