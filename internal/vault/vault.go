@@ -164,7 +164,8 @@ func Exists(dir string) bool {
 
 // Open reads the vault header in dir and returns the vault, locked. It fails
 // with [ErrNoVault] if dir has no vault.json and with [ErrCorrupt] if the
-// header is malformed or names parameters other than the fixed ones.
+// header is malformed or names parameters other than the fixed ones (or,
+// in a test binary that called [UseTestKDF], the test cost).
 func Open(dir string) (*Vault, error) {
 	f, err := os.Open(filepath.Join(dir, headerFile))
 	if errors.Is(err, fs.ErrNotExist) {
