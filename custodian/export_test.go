@@ -367,3 +367,6 @@ func (s *Service) ViewDigest() string {
 	}
 	return b.String()
 }
+
+// WaitUnlockRoll waits for the receipt rolls that unlocks started to end.
+func (s *Service) WaitUnlockRoll() { s.unlockRolls.Wait() }

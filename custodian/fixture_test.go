@@ -160,8 +160,8 @@ type testService struct {
 	owner      custodian.Principal
 }
 
-// newLockedTestService builds the service without unlocking it. Each unlock
-// costs one Argon2id run (about 0.3 s): share one service per top-level test.
+// newLockedTestService builds the service without unlocking it. The vault
+// uses the test key-derivation cost (see TestMain), so unlocks are cheap.
 // IdleLock defaults to never, so that advancing the fake clock does not lock.
 func newLockedTestService(t testing.TB, opts ...func(*custodian.Config)) *testService {
 	t.Helper()
@@ -212,6 +212,9 @@ func (ts *testService) unlock() {
 	if err != nil {
 		ts.t.Fatalf("Unlock = %v", err)
 	}
+	// The roll the unlock starts must not run later, against a clock the
+	// test has moved, and roll what the test means to roll itself.
+	ts.WaitUnlockRoll()
 	p, err := ts.Authenticate(ts.t.Context(), token)
 	if err != nil {
 		ts.t.Fatalf("Authenticate(owner token) = %v", err)

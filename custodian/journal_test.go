@@ -348,6 +348,11 @@ func TestFailedJobAfterChangeLocks(t *testing.T) {
 	}
 
 	rev := ts.revision()
+	// Let the snapshot the unlock started end (and write one of the view
+	// now), so that only the failing job could change the store below.
+	if err := ts.WriteSnapshot(); err != nil {
+		t.Fatal(err)
+	}
 	before := ts.store.dump(t)
 	err = ts.CommitFailingAfterChange(ts.owner, "identity.nickname")
 	wantKind(t, "a job that fails after changing the view", err, custodian.KindInternal)

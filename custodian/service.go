@@ -105,6 +105,10 @@ type Service struct {
 	cards          CardCodec
 	cacheBytes     int64
 
+	// unlockRolls tracks the receipt roll each Unlock starts, so that tests
+	// can wait for it.
+	unlockRolls sync.WaitGroup
+
 	// life guards the lock state: every operation holds it shared while it
 	// runs (including its wait for the journal); Lock and Unlock hold it
 	// exclusively. st is nil while locked.
@@ -335,7 +339,7 @@ func (s *Service) Unlock(ctx context.Context, password []byte, secretKey string)
 	// The key derivation's 64 MiB and the load's decoding are garbage now:
 	// give the memory back rather than keep it until the heap grows again.
 	go debug.FreeOSMemory()
-	go s.rollAll()
+	s.unlockRolls.Go(s.rollAll)
 	return token, nil
 }
 

@@ -50,9 +50,10 @@ func HashSecret(secret []byte) (string, error) {
 	}
 	salt := make([]byte, hashSaltSize)
 	rand.Read(salt)
-	key := argon2.IDKey(secret, salt, hashTime, hashMemoryKiB, hashThreads, hashKeySize)
-	return "$argon2id$v=19$m=" + strconv.Itoa(hashMemoryKiB) +
-		",t=" + strconv.Itoa(hashTime) +
+	memory, time := hashCost()
+	key := argon2.IDKey(secret, salt, time, memory, hashThreads, hashKeySize)
+	return "$argon2id$v=19$m=" + strconv.Itoa(int(memory)) +
+		",t=" + strconv.Itoa(int(time)) +
 		",p=" + strconv.Itoa(hashThreads) +
 		"$" + base64.RawStdEncoding.EncodeToString(salt) +
 		"$" + base64.RawStdEncoding.EncodeToString(key), nil

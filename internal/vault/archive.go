@@ -21,7 +21,10 @@ const (
 type archiveFile struct {
 	Format string `json:"format"`
 	Salt   []byte `json:"salt"`
-	Sealed []byte `json:"sealed"`
+	// KDF is the exporting vault's Argon2id cost when it is not the fixed
+	// one (only a test vault's is not); absent means the fixed cost.
+	KDF    *kdfParams `json:"kdf,omitempty"`
+	Sealed []byte     `json:"sealed"`
 }
 
 // SealArchive seals plaintext into an archive under this vault's keys. It
@@ -37,7 +40,12 @@ func (v *Vault) SealArchive(plaintext []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return json.Marshal(archiveFile{Format: archiveFormat, Salt: v.salt, Sealed: seal(a, archiveLabel, nil, plaintext)})
+	f := archiveFile{Format: archiveFormat, Salt: v.salt, Sealed: seal(a, archiveLabel, nil, plaintext)}
+	if v.kdf != fixedKDF {
+		kdf := v.kdf
+		f.KDF = &kdf
+	}
+	return json.Marshal(f)
 }
 
 // OpenArchive opens an archive made by [Vault.SealArchive] of the vault
@@ -51,6 +59,13 @@ func OpenArchive(archive, password []byte, secretKeyText string) ([]byte, error)
 	if err := json.Unmarshal(archive, &f); err != nil || f.Format != archiveFormat || len(f.Salt) != saltSize || len(f.Sealed) < ctOverhead {
 		return nil, fmt.Errorf("%w: not a phc archive", ErrCorrupt)
 	}
+	kdf := fixedKDF
+	if f.KDF != nil {
+		if !acceptKDF(*f.KDF) {
+			return nil, fmt.Errorf("%w: unsupported kdf parameters", ErrCorrupt)
+		}
+		kdf = *f.KDF
+	}
 	sk, err := ParseSecretKey(secretKeyText)
 	defer clear(sk[:])
 	if err != nil {
@@ -60,7 +75,7 @@ func OpenArchive(archive, password []byte, secretKeyText string) ([]byte, error)
 	mem.lock()
 	defer mem.free()
 	ctxKey := mem.b[:keySize]
-	if err := deriveContextKey(ctxKey, mem.b[keySize:], password, sk[:], f.Salt); err != nil {
+	if err := deriveContextKey(ctxKey, mem.b[keySize:], kdf, password, sk[:], f.Salt); err != nil {
 		return nil, err
 	}
 	a, err := newAEAD(ctxKey, infoArchive)

@@ -80,8 +80,9 @@ var fixedKDF = kdfParams{Alg: kdfAlg, Time: kdfTime, MemoryKiB: kdfMemoryKiB, Th
 // one with [Open]; the zero value is not usable. A Vault is safe for
 // concurrent use.
 type Vault struct {
-	salt  []byte // immutable after Open
-	check []byte // immutable after Open
+	salt  []byte    // immutable after Open
+	check []byte    // immutable after Open
+	kdf   kdfParams // immutable after Open
 
 	// unlockMu serialises Unlock, so that one key derivation runs at a time
 	// and the scratch part of mem has one user.
@@ -125,11 +126,12 @@ func Create(dir string, password []byte) (secretKeyText string, err error) {
 	salt := make([]byte, saltSize)
 	rand.Read(salt)
 
+	kdf := createKDF()
 	mem := newKeyMem(keyMemSize)
 	defer mem.free()
 	mem.lock()
 	ctxKey := mem.b[:keySize]
-	if err := deriveContextKey(ctxKey, mem.b[keySize:], password, sk[:], salt); err != nil {
+	if err := deriveContextKey(ctxKey, mem.b[keySize:], kdf, password, sk[:], salt); err != nil {
 		return "", err
 	}
 	checkAEAD, err := newAEAD(ctxKey, infoCheck)
@@ -138,7 +140,7 @@ func Create(dir string, password []byte) (secretKeyText string, err error) {
 	}
 	check := seal(checkAEAD, checkLabel, nil, []byte(checkPlaintext))
 
-	hdr, err := json.MarshalIndent(header{Format: formatV1, Salt: salt, KDF: fixedKDF, Check: check}, "", "  ")
+	hdr, err := json.MarshalIndent(header{Format: formatV1, Salt: salt, KDF: kdf, Check: check}, "", "  ")
 	if err != nil {
 		return "", fmt.Errorf("vault: create: %w", err)
 	}
@@ -162,7 +164,8 @@ func Exists(dir string) bool {
 
 // Open reads the vault header in dir and returns the vault, locked. It fails
 // with [ErrNoVault] if dir has no vault.json and with [ErrCorrupt] if the
-// header is malformed or names parameters other than the fixed ones.
+// header is malformed or names parameters other than the fixed ones (or,
+// in a test binary that called [UseTestKDF], the test cost).
 func Open(dir string) (*Vault, error) {
 	f, err := os.Open(filepath.Join(dir, headerFile))
 	if errors.Is(err, fs.ErrNotExist) {
@@ -190,14 +193,14 @@ func Open(dir string) (*Vault, error) {
 	switch {
 	case h.Format != formatV1:
 		return nil, fmt.Errorf("vault: open %s: unknown format: %w", dir, ErrCorrupt)
-	case h.KDF != fixedKDF:
+	case !acceptKDF(h.KDF):
 		return nil, fmt.Errorf("vault: open %s: unsupported kdf parameters: %w", dir, ErrCorrupt)
 	case len(h.Salt) != saltSize:
 		return nil, fmt.Errorf("vault: open %s: bad salt: %w", dir, ErrCorrupt)
 	case len(h.Check) != checkBlobSize || h.Check[0] != ctVersion:
 		return nil, fmt.Errorf("vault: open %s: bad check: %w", dir, ErrCorrupt)
 	}
-	return &Vault{salt: h.Salt, check: h.Check, mem: newKeyMem(keyMemSize)}, nil
+	return &Vault{salt: h.Salt, check: h.Check, kdf: h.KDF, mem: newKeyMem(keyMemSize)}, nil
 }
 
 // Unlock derives the vault keys from password and the Secret Key text and
@@ -223,7 +226,7 @@ func (v *Vault) Unlock(password []byte, secretKeyText string) error {
 
 	v.mem.lock()
 	ctxKey := v.mem.b[:keySize]
-	if err := deriveContextKey(ctxKey, v.mem.b[keySize:], password, sk[:], v.salt); err != nil {
+	if err := deriveContextKey(ctxKey, v.mem.b[keySize:], v.kdf, password, sk[:], v.salt); err != nil {
 		v.mem.wipe()
 		return err
 	}
@@ -358,13 +361,13 @@ func (v *Vault) release(exclusive bool) {
 	}
 }
 
-// deriveContextKey writes the context key for password, sk and salt to dst,
-// using scratch (at least ikmSize bytes) for the HKDF input and zeroing it
+// deriveContextKey writes the context key for password, sk and salt under
+// the Argon2id cost p to dst, using scratch (at least ikmSize bytes) for the HKDF input and zeroing it
 // afterwards.
-func deriveContextKey(dst, scratch, password, sk, salt []byte) error {
+func deriveContextKey(dst, scratch []byte, p kdfParams, password, sk, salt []byte) error {
 	ikm := scratch[:ikmSize]
 	defer clear(ikm)
-	master := argon2.IDKey(password, salt, kdfTime, kdfMemoryKiB, kdfThreads, keySize)
+	master := argon2.IDKey(password, salt, p.Time, p.MemoryKiB, p.Threads, keySize)
 	copy(ikm, master)
 	clear(master)
 	copy(ikm[keySize:], sk)
