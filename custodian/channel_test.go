@@ -86,35 +86,25 @@ func TestChannelRules(t *testing.T) {
 	if _, _, err := ts.PutSettings(ctx, ts.owner, []byte(`{"elicited_approvals":true}`)); err != nil {
 		t.Fatal(err)
 	}
+	// Sensitive data is asked in the host; critical data is told, not
+	// asked: on MCP, pending, with elicited approvals allowed.
 	for _, tc := range []struct {
-		name string
-		ch   custodian.Channel
-		v    custodian.RequestView
-		want bool
+		name      string
+		ch        custodian.Channel
+		v         custodian.RequestView
+		ask, tell bool
 	}{
-		{"sensitive on MCP", custodian.ChannelMCP, sensitive, true},
-		{"sensitive on HTTP", custodian.ChannelHTTP, sensitive, false},
-		{"critical on MCP", custodian.ChannelMCP, critical, false},
+		{"sensitive on MCP", custodian.ChannelMCP, sensitive, true, false},
+		{"sensitive on HTTP", custodian.ChannelHTTP, sensitive, false, false},
+		{"critical on MCP", custodian.ChannelMCP, critical, false, true},
+		{"critical on HTTP", custodian.ChannelHTTP, critical, false, false},
+		{"approved", custodian.ChannelMCP, v, false, false},
 	} {
-		if got := ts.MayAskInHost(tc.ch, tc.v); got != tc.want {
-			t.Errorf("%s: MayAskInHost = %v; want %v", tc.name, got, tc.want)
+		if got := ts.MayAskInHost(tc.ch, tc.v); got != tc.ask {
+			t.Errorf("%s: MayAskInHost = %v; want %v", tc.name, got, tc.ask)
 		}
-	}
-	// Critical data is told, not asked: on MCP, pending, with elicited
-	// approvals allowed.
-	for _, tc := range []struct {
-		name string
-		ch   custodian.Channel
-		v    custodian.RequestView
-		want bool
-	}{
-		{"critical on MCP", custodian.ChannelMCP, critical, true},
-		{"critical on HTTP", custodian.ChannelHTTP, critical, false},
-		{"sensitive on MCP", custodian.ChannelMCP, sensitive, false},
-		{"approved", custodian.ChannelMCP, v, false},
-	} {
-		if got := ts.MayTellInHost(tc.ch, tc.v); got != tc.want {
-			t.Errorf("%s: MayTellInHost = %v; want %v", tc.name, got, tc.want)
+		if got := ts.MayTellInHost(tc.ch, tc.v); got != tc.tell {
+			t.Errorf("%s: MayTellInHost = %v; want %v", tc.name, got, tc.tell)
 		}
 	}
 }
