@@ -318,6 +318,15 @@ func (s *Service) WriteSnapshotWith(afterCut func()) error {
 	return err
 }
 
+// SnapshotSettled waits until no claim metas snapshot holds snapMu: a
+// snapshot the journal made current (its generation already seen by
+// SnapshotStats) has then also stored its switch — the stale chunks and
+// log entries deleted — which the view can show before the store has it.
+func (s *Service) SnapshotSettled() {
+	s.snapMu.Lock()
+	s.snapMu.Unlock() //nolint:staticcheck // an empty critical section: a wait for the holder
+}
+
 // SnapshotStats reports the current snapshot's generation and counts, and
 // how many claims were written since it.
 func (s *Service) SnapshotStats() (gen uint64, chunks, claims, dirty int) {

@@ -333,6 +333,7 @@ func TestSnapshotAfterErasure(t *testing.T) {
 		}
 		time.Sleep(time.Millisecond)
 	}
+	ts.SnapshotSettled() // the switch stored, not only made current
 	if holds() {
 		t.Error("a snapshot chunk or the log of metas written since still holds the erased claim's key")
 	}
@@ -385,6 +386,7 @@ func TestSnapshotAfterErasureAndReload(t *testing.T) {
 		}
 		time.Sleep(time.Millisecond)
 	}
+	ts.SnapshotSettled() // the switch stored, not only made current
 	if snapshotHolds(t, ts, "secret.diagnosis.key") {
 		t.Error("after the unlock's snapshot, a chunk or the log still holds the erased claim's key")
 	}
