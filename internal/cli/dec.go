@@ -12,6 +12,7 @@ import (
 	"github.com/lestrrat-go/jwx/v2/jwk"
 
 	"github.com/phc-project/phc/dec"
+	"github.com/phc-project/phc/dec/dectype"
 )
 
 // runDEC is phc dec: trust ISSUER JWKS.json, unrevoke ISSUER KID, policy
@@ -50,11 +51,11 @@ func runDEC(ctx context.Context, env *Env, args []string) error {
 	if (*trustFile == "") != (*issuer == "") {
 		return usageError("--trust and --issuer go together")
 	}
-	raw, err := readLimited(file, dec.MaxDocumentSize+1)
+	raw, err := readLimited(file, dectype.MaxDocumentSize+1)
 	if err != nil {
 		return err
 	}
-	var rep dec.Report
+	var rep dectype.Report
 	if *trustFile == "" {
 		// The daemon's pinned trust store.
 		cl, err := newClient(env, c, true)
@@ -77,7 +78,7 @@ func runDEC(ctx context.Context, env *Env, args []string) error {
 		if err != nil {
 			return fmt.Errorf("--trust: not a JWKS")
 		}
-		rep = dec.Verify(raw, dec.Trust{Keys: map[string]jwk.Set{*issuer: set}, Revoked: map[string][]dec.Revocation{*issuer: revoked}})
+		rep = dec.Verify(raw, dec.Trust{Keys: map[string]jwk.Set{*issuer: set}, Revoked: map[string][]dectype.Revocation{*issuer: revoked}})
 	}
 	if err := printJSON(env.Stdout, rep); err != nil {
 		return err
@@ -110,7 +111,7 @@ func readLimited(file string, n int64) ([]byte, error) {
 }
 
 // revocations is a repeatable KID@TIME flag.
-type revocations []dec.Revocation
+type revocations []dectype.Revocation
 
 func (r *revocations) String() string { raw, _ := json.Marshal(r); return string(raw) }
 
@@ -120,7 +121,7 @@ func (r *revocations) Set(v string) error {
 	if !ok || kid == "" || err != nil {
 		return fmt.Errorf("want KID@RFC3339 time")
 	}
-	*r = append(*r, dec.Revocation{Kid: kid, At: t})
+	*r = append(*r, dectype.Revocation{Kid: kid, At: t})
 	return nil
 }
 
