@@ -126,14 +126,14 @@ func (s *Service) PinDECIssuer(ctx context.Context, p Principal, in DECTrustInpu
 	}
 	var out DECIssuer
 	err = s.write(op, p, func(st *state, b *batch) error {
-		revoked := in.Revoked
+		revoked := slices.Clone(in.Revoked) // the view keeps no slice of the caller's
 		if old := st.decTrust[in.Issuer]; old != nil {
 			revoked = mergeRevocations(old.Revoked, in.Revoked)
 		}
 		if len(revoked) > maxDECRevocations {
 			return fail(op, KindInvalid, "at most 256 revocations per issuer: withdraw some first")
 		}
-		d := &DECIssuer{Issuer: in.Issuer, JWKS: in.JWKS, Revoked: revoked, PinnedAt: b.now, Revision: b.nextRevision()}
+		d := &DECIssuer{Issuer: in.Issuer, JWKS: slices.Clone(in.JWKS), Revoked: revoked, PinnedAt: b.now, Revision: b.nextRevision()}
 		st.decTrust[in.Issuer] = d
 		key := opaqueKey("dis_", in.Issuer)
 		b.put(bucketDECTrust, key, d)
@@ -228,6 +228,8 @@ func (s *Service) AddDECPolicy(ctx context.Context, p Principal, in DECPolicyInp
 		return DECPolicy{}, err
 	}
 	pol := dectype.Policy(in)
+	// The view keeps no slice of the caller's.
+	pol.ReleaseDigests, pol.RuntimeConfigDigests = slices.Clone(pol.ReleaseDigests), slices.Clone(pol.RuntimeConfigDigests)
 	if err = recheck(op, in); err == nil {
 		err = v.CheckPolicy(pol)
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -80,13 +81,18 @@ func TestDECInputsBuiltInGo(t *testing.T) {
 	}
 
 	revoked := []dectype.Revocation{{Kid: "es-1", At: t0}}
-	if _, err := ts.PinDECIssuer(ctx, ts.owner, custodian.DECTrustInput{Issuer: issuer, JWKS: jwks, Revoked: revoked}); err != nil {
+	given := custodian.DECTrustInput{Issuer: issuer, JWKS: slices.Clone(jwks), Revoked: revoked}
+	if _, err := ts.PinDECIssuer(ctx, ts.owner, given); err != nil {
 		t.Fatal(err)
 	}
+	// What the caller does with its input afterwards changes nothing.
+	given.JWKS[0], revoked[0].Kid = '[', "ed-1"
 	_, err := ts.UnrevokeDECKey(ctx, ts.owner, custodian.DECUnrevokeInput{Issuer: issuer, Kid: "es-\xff"})
 	wantKind(t, "UnrevokeDECKey, a kid not UTF-8", err, custodian.KindInvalid)
 	_, err = ts.UnrevokeDECKey(ctx, ts.owner, custodian.DECUnrevokeInput{Issuer: issuer, Kid: "ed-1"})
 	wantKind(t, "UnrevokeDECKey, a kid not revoked", err, custodian.KindNotFound)
+	digest := []string{"sha256:" + strings.Repeat("cd", 32)}
+	policy.ReleaseDigests = digest
 	pol, err := ts.AddDECPolicy(ctx, ts.owner, policy)
 	if err != nil {
 		t.Fatal(err)
@@ -94,6 +100,8 @@ func TestDECInputsBuiltInGo(t *testing.T) {
 	if !reflect.DeepEqual(pol.Policy, dectype.Policy(policy)) {
 		t.Fatalf("AddDECPolicy = %+v, want the policy given", pol)
 	}
+	policy.ReleaseDigests = slices.Clone(digest)
+	digest[0] = "sha256:" + strings.Repeat("ef", 32)
 
 	list := func() []byte {
 		t.Helper()
@@ -101,7 +109,7 @@ func TestDECInputsBuiltInGo(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(trust.Issuers) != 1 || len(trust.Issuers[0].Revoked) != 1 ||
+		if len(trust.Issuers) != 1 || len(trust.Issuers[0].Revoked) != 1 || trust.Issuers[0].Revoked[0].Kid != "es-1" ||
 			len(trust.Policies) != 1 || !reflect.DeepEqual(trust.Policies[0].Policy, dectype.Policy(policy)) {
 			t.Fatalf("ListDECTrust = %+v", trust)
 		}
