@@ -2,7 +2,9 @@ package dectype_test
 
 import (
 	"encoding/json"
+	"os/exec"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -64,5 +66,23 @@ func TestAdmissionAnswers(t *testing.T) {
 	}
 	if (dectype.Admission{}).Admitted() {
 		t.Fatal("an empty admission admits")
+	}
+}
+
+// TestLeaf: the package imports nothing of phc and nothing that imports
+// net/http, so that dec and the custodian core can both import it.
+func TestLeaf(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go list")
+	}
+	const self = "github.com/phc-project/phc/dec/dectype"
+	out, err := exec.Command("go", "list", "-deps", self).Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v", err)
+	}
+	for _, dep := range strings.Fields(string(out)) {
+		if dep != self && (strings.HasPrefix(dep, "github.com/phc-project/phc/") || dep == "net/http") {
+			t.Errorf("%s imports %s", self, dep)
+		}
 	}
 }
