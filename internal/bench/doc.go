@@ -1,5 +1,5 @@
 // Package bench is phc bench: it measures a phc daemon from a separate
-// process, at several vault sizes, as DESIGN.md §8 asks ("all figures come
+// process, at several vault sizes, as docs/design.md §8 asks ("all figures come
 // from phc bench in a separate process").
 //
 // For each vault size [Run] creates a fresh data dir, starts the daemon

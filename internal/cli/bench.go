@@ -11,7 +11,7 @@ import (
 	"github.com/phc-project/phc/internal/bench"
 )
 
-// runBench runs the benchmark of DESIGN.md §8 against daemons it starts
+// runBench runs the benchmark of docs/design.md §8 against daemons it starts
 // itself, one per vault size, each in a fresh data dir (see package bench).
 func runBench(ctx context.Context, env *Env, args []string) error {
 	fs := flag.NewFlagSet("phc bench", flag.ContinueOnError)
