@@ -4,6 +4,7 @@ import (
 	"bytes"
 
 	"github.com/phc-project/phc/custodian"
+	"github.com/phc-project/phc/internal/oidcrecipient"
 )
 
 // decodeInput decodes the JSON body raw of operation op into the core
@@ -16,4 +17,20 @@ func decodeInput(op string, raw []byte, v any, allowEmpty bool) error {
 		return nil
 	}
 	return custodian.DecodeBody(op, raw, v)
+}
+
+// decodeExchange reads the form-encoded body of a token exchange (RFC
+// 8693) into the core method's input.
+//
+// TODO(typedin): use Service.Decode.
+func decodeExchange(raw []byte) (custodian.ExchangeInput, error) {
+	const op = "token.exchange"
+	in, err := oidcrecipient.ParseForm(raw)
+	if e, ok := err.(*oidcrecipient.Error); ok {
+		if e.TooLarge {
+			return in, &custodian.Error{Op: op, Kind: custodian.KindTooLarge}
+		}
+		return in, &custodian.Error{Op: op, Kind: custodian.KindInvalid, Public: e.Msg}
+	}
+	return in, err
 }
