@@ -1,0 +1,63 @@
+package pcp_test
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/phc-project/phc/internal/pcp"
+)
+
+func TestFieldHints(t *testing.T) {
+	for _, c := range []struct {
+		id   string
+		want []pcp.Hint
+	}{
+		{"identity.fullname", []pcp.Hint{{Suggest: "identity.full_name", Reason: "synonym"}}},
+		{"identity.birthday", []pcp.Hint{{Suggest: "identity.dob", Reason: "synonym"}}},
+		{"identity.date_of_birth", []pcp.Hint{{Suggest: "identity.dob", Reason: "synonym"}}},
+		{"identity.full-name", []pcp.Hint{{Suggest: "identity.full_name", Reason: "near_miss"}}},
+		{"identity.fulname", []pcp.Hint{{Suggest: "identity.full_name", Reason: "near_miss"}}},
+		{"adresses.current", []pcp.Hint{{Suggest: "addresses.current", Reason: "near_miss"}}},
+		{"preferences.timezon", []pcp.Hint{{Suggest: "preferences.timezone", Reason: "near_miss"}}},
+		// A well-known key, one below it, and keys that resemble none.
+		{"identity.full_name", nil},
+		{"identity.full_name.first", nil},
+		{"addresses.current.city", nil},
+		{"identity.job", nil}, // dob is too short to guess at
+		{"identity.fn", nil},  // too far
+		{"identity", nil},     // no category
+		{"learning.spanish", nil},
+		{"identity.full_name_of_partner", nil},
+	} {
+		if got := pcp.FieldHints(c.id); !cmp.Equal(got, c.want) {
+			t.Errorf("FieldHints(%q) = %v; want %v", c.id, got, c.want)
+		}
+	}
+}
+
+func TestAuditAction(t *testing.T) {
+	for _, tc := range []struct{ operation, decision, want string }{
+		{"context.read", "allow", "READ"},
+		{"vault.resolve", "allow", "READ"},
+		{"context.read", "deny", "DENY"},
+		{"request.deny", "allow", "DENY"},
+		{"request.create", "allow", "REQUEST"},
+		{"token.exchange", "allow", "GRANT"},
+		{"grant.narrow", "allow", "REVOKE"},
+		{"field.put", "allow", "WRITE"},
+		{"vault.unlock", "allow", "ADMIN"},
+	} {
+		if got := pcp.AuditAction(tc.operation, tc.decision); got != tc.want {
+			t.Errorf("AuditAction(%s, %s) = %s; want %s", tc.operation, tc.decision, got, tc.want)
+		}
+	}
+}
+
+func TestAuditDuration(t *testing.T) {
+	for seconds, want := range map[int64]string{1800: "30min", 3600: "1h", 8760 * 3600: "8760h", 5400: "1h30m0s", 90: "1m30s"} {
+		if got := pcp.AuditDuration(seconds); got != want {
+			t.Errorf("AuditDuration(%d) = %q; want %q", seconds, got, want)
+		}
+	}
+}
