@@ -364,41 +364,12 @@ func (s *Service) Resolve(ctx context.Context, in ResolveInput) (ResolveResult, 
 			at := b.now.UTC().Truncate(time.Second)
 			return deny(&Error{Op: op, Kind: KindVaultClockSkew, ServerTime: &at})
 		}
-		values := make(map[string]string, len(keys))
-		var records []string
-		rr := st.cv.refs[reader]
-		for _, ref := range req.Refs {
-			key := ref.Key
-			var m *mintedRef
-			if rr != nil {
-				m = rr.Refs[key]
-			}
-			r := (*claimRecord)(nil)
-			if m != nil {
-				r = st.claims[m.Claim]
-			}
-			if m == nil || r == nil || !st.refAllowed(reader, r, m, b.now) {
-				return deny(&Error{Op: op, Kind: KindVaultUnknownRef, RefKey: key})
-			}
-			if ref.SeenAt.Before(m.MintedAt.Truncate(time.Second)) || !sameValue(r, m.Version, r.meta.Head) {
-				return deny(&Error{Op: op, Kind: KindVaultExpired, RefKey: key})
-			}
-			values[key] = valueref.Value(r.head().Value)
-			records = append(records, r.head().Ref())
+		values, records, e := st.resolveValues(op, reader, req, b.now)
+		if e != nil {
+			return deny(e)
 		}
-		day := b.now.UTC().Format(time.DateOnly)
-		q := st.cv.quota
-		if q.Day != day {
-			q = vaultQuota{Day: day}
-		}
-		if q.Count+len(values) > VaultValuesPerDay {
-			midnight := b.now.UTC().Truncate(24 * time.Hour).Add(24 * time.Hour)
-			return deny(&Error{Op: op, Kind: KindRateLimited, Public: "more than 100 values today", RetryAfter: midnight.Sub(b.now)})
-		}
-		if len(values) > 0 {
-			q.Count += len(values)
-			st.cv.quota = q
-			b.put(bucketMeta, metaVaultQuota, q)
+		if e := st.takeVaultQuota(op, b, len(values)); e != nil {
+			return deny(e)
 		}
 		rc.Decision, rc.Records = "allow", append(rc.Records, records...)
 		b.receipt(rc)
@@ -412,6 +383,59 @@ func (s *Service) Resolve(ctx context.Context, in ResolveInput) (ResolveResult, 
 		return ResolveResult{}, refused
 	}
 	return out, nil
+}
+
+// resolveValues returns the value of each key of req that reader may
+// resolve at now, and the claim versions they are, or the refusal of the
+// whole request: a key that is not the reader's, not on this custodian or
+// whose value its grants no longer allow (KindVaultUnknownRef), or one
+// minted again, or whose value changed, after the vault first saw it
+// (KindVaultExpired). Callers hold st.mu.
+func (st *state) resolveValues(op, reader string, req valueref.Request, now time.Time) (map[string]string, []string, *Error) {
+	values := make(map[string]string, len(req.Refs))
+	var records []string
+	rr := st.cv.refs[reader]
+	for _, ref := range req.Refs {
+		key := ref.Key
+		var m *mintedRef
+		if rr != nil {
+			m = rr.Refs[key]
+		}
+		r := (*claimRecord)(nil)
+		if m != nil {
+			r = st.claims[m.Claim]
+		}
+		if m == nil || r == nil || !st.refAllowed(reader, r, m, now) {
+			return nil, nil, &Error{Op: op, Kind: KindVaultUnknownRef, RefKey: key}
+		}
+		if ref.SeenAt.Before(m.MintedAt.Truncate(time.Second)) || !sameValue(r, m.Version, r.meta.Head) {
+			return nil, nil, &Error{Op: op, Kind: KindVaultExpired, RefKey: key}
+		}
+		values[key] = valueref.Value(r.head().Value)
+		records = append(records, r.head().Ref())
+	}
+	return values, records, nil
+}
+
+// takeVaultQuota counts n values resolved against the day's quota (with
+// mu held for writing): past VaultValuesPerDay in a UTC day it is
+// KindRateLimited until midnight, and counts nothing.
+func (st *state) takeVaultQuota(op string, b *batch, n int) *Error {
+	day := b.now.UTC().Format(time.DateOnly)
+	q := st.cv.quota
+	if q.Day != day {
+		q = vaultQuota{Day: day}
+	}
+	if q.Count+n > VaultValuesPerDay {
+		midnight := b.now.UTC().Truncate(24 * time.Hour).Add(24 * time.Hour)
+		return &Error{Op: op, Kind: KindRateLimited, Public: "more than 100 values today", RetryAfter: midnight.Sub(b.now)}
+	}
+	if n > 0 {
+		q.Count += n
+		st.cv.quota = q
+		b.put(bucketMeta, metaVaultQuota, q)
+	}
+	return nil
 }
 
 // refAllowed reports whether reader's grants still allow it the value of

@@ -148,24 +148,9 @@ func (s *Service) Context(ctx context.Context, p Principal, q ContextQuery) (Con
 			return nil, nil, nil
 		}
 		var personaGrant *Grant // the grant that delivers the persona's preferences
-		if pe := st.personas[q.Persona]; q.Persona != "" && pe != nil {
-			named := false
-			for _, g := range grants {
-				if g.Purpose != q.Purpose {
-					continue
-				}
-				named = true
-				if personaReadAllowed(pe, q.Purpose, g) {
-					personaGrant = g
-					break
-				}
-			}
-			if named && personaGrant == nil {
-				return nil, nil, fail(op, KindRestrictionBlocked, "a guardrail of this persona forbids this read")
-			}
-			if personaGrant != nil {
-				out.Persona = &PersonaContext{ID: pe.ID, Preferences: AdvisoryPreferences{Advisory: true, Items: orEmpty(pe.Preferences)}}
-			}
+		var perr *Error
+		if out.Persona, personaGrant, perr = st.readPersona(op, grants, q.Persona, q.Purpose); perr != nil {
+			return nil, nil, perr
 		}
 		var sv []servedItem
 		sv, used, encErr = st.servable(p, grants, q.Purpose, q.Persona, now)
@@ -218,6 +203,32 @@ func (s *Service) Context(ctx context.Context, p Principal, q ContextQuery) (Con
 		}
 	}
 	return out, nil
+}
+
+// readPersona returns what a read for purpose naming persona receives of
+// it under grants (the reader's grants that select it), and the grant
+// that delivers it: nothing when the persona is not named or not here;
+// KindRestrictionBlocked when a grant for the purpose selects it but its
+// guardrails forbid the read under every such grant. Callers hold st.mu.
+func (st *state) readPersona(op string, grants []*Grant, persona, purpose string) (*PersonaContext, *Grant, *Error) {
+	pe := st.personas[persona]
+	if persona == "" || pe == nil {
+		return nil, nil, nil
+	}
+	named := false
+	for _, g := range grants {
+		if g.Purpose != purpose {
+			continue
+		}
+		named = true
+		if personaReadAllowed(pe, purpose, g) {
+			return &PersonaContext{ID: pe.ID, Preferences: AdvisoryPreferences{Advisory: true, Items: orEmpty(pe.Preferences)}}, g, nil
+		}
+	}
+	if named {
+		return nil, nil, fail(op, KindRestrictionBlocked, "a guardrail of this persona forbids this read")
+	}
+	return nil, nil, nil
 }
 
 // servedItem is a claim as a recipient receives it and the grant it is

@@ -7,7 +7,6 @@ import (
 	"maps"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -238,71 +237,20 @@ func (s *Service) checkImported(st *state, q *QuarantineRecord, versions []*Clai
 	}
 }
 
-// QuarantineQuery selects held records: by status, by a problem's text
-// (a substring, such as "identity unmapped" or "conflicts"), a page at a
-// time (Cursor is the NextCursor of the page before).
-type QuarantineQuery struct {
-	Status  string
-	Problem string
-	Limit   int // 1–1000; 0: 100
-	Cursor  string
-}
+// QuarantineQuery selects held records (see quarantine.Query).
+type QuarantineQuery = quarantine.Query
 
 // QuarantinePage is a page of held records, oldest first, without bodies.
-type QuarantinePage struct {
-	Records    []QuarantineRecord `json:"records"`
-	Total      int                `json:"total"` // records the query selects
-	NextCursor string             `json:"next_cursor,omitempty"`
-}
+type QuarantinePage = quarantine.Page
 
 // ListQuarantine returns a page of the held records (owner only).
 func (s *Service) ListQuarantine(ctx context.Context, p Principal, q QuarantineQuery) (QuarantinePage, error) {
 	const op = "quarantine.list"
-	if q.Status != "" && q.Status != StatusQuarantined && q.Status != StatusBlocked {
-		return QuarantinePage{}, fail(op, KindInvalid, "status is quarantined or blocked")
-	}
-	if q.Limit == 0 {
-		q.Limit = 100
-	}
-	if q.Limit < 1 || q.Limit > 1000 || len(q.Problem) > 256 {
-		return QuarantinePage{}, fail(op, KindInvalid, "limit is 1 to 1000; problem at most 256 bytes")
-	}
-	offset := 0
-	if q.Cursor != "" {
-		n, err := strconv.Atoi(q.Cursor)
-		if err != nil || n < 0 {
-			return QuarantinePage{}, fail(op, KindInvalid, "malformed cursor")
-		}
-		offset = n
+	if err := q.Check(); err != nil {
+		return QuarantinePage{}, fail(op, KindInvalid, err.Error())
 	}
 	return ownerRead(s, op, p, func(st *state) (QuarantinePage, error) {
-		all := make([]QuarantineRecord, 0, len(st.quarantine))
-		for _, r := range st.quarantine {
-			if q.Status != "" && r.Status != q.Status {
-				continue
-			}
-			if q.Problem != "" && !slices.ContainsFunc(r.Problems, func(pr string) bool { return strings.Contains(pr, q.Problem) }) {
-				continue
-			}
-			c := *r
-			c.Body = nil
-			all = append(all, c)
-		}
-		sort.Slice(all, func(i, j int) bool {
-			if all[i].Revision != all[j].Revision {
-				return all[i].Revision < all[j].Revision
-			}
-			return all[i].ID < all[j].ID
-		})
-		out := QuarantinePage{Records: []QuarantineRecord{}, Total: len(all)}
-		if offset < len(all) {
-			end := min(len(all), offset+q.Limit)
-			out.Records = all[offset:end]
-			if end < len(all) {
-				out.NextCursor = strconv.Itoa(end)
-			}
-		}
-		return out, nil
+		return q.Select(maps.Values(st.quarantine)), nil
 	})
 }
 

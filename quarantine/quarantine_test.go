@@ -130,3 +130,39 @@ func FuzzOpen(f *testing.F) {
 		_, _ = quarantine.ParseRecords(recs)
 	})
 }
+
+func TestQuery(t *testing.T) {
+	held := []*quarantine.Held{
+		{ID: "qrn_B", Revision: 2, Status: quarantine.StatusBlocked, Problems: []string{"blocked: unknown mandatory restriction x"}, Body: json.RawMessage(`{}`)},
+		{ID: "qrn_A", Revision: 2, Status: quarantine.StatusQuarantined, Problems: []string{"conflicts with active claim clm_1"}},
+		{ID: "qrn_C", Revision: 1, Status: quarantine.StatusQuarantined, Problems: []string{}},
+	}
+	ids := func(p quarantine.Page) (out []string) {
+		for _, r := range p.Records {
+			if r.Body != nil {
+				t.Errorf("record %s has its body in a page", r.ID)
+			}
+			out = append(out, r.ID)
+		}
+		return out
+	}
+	page := quarantine.Query{Limit: 2}.Select(slices.Values(held))
+	if got := ids(page); !slices.Equal(got, []string{"qrn_C", "qrn_A"}) || page.Total != 3 || page.NextCursor != "2" {
+		t.Fatalf("first page = %v, total %d, next %q", got, page.Total, page.NextCursor)
+	}
+	page = quarantine.Query{Limit: 2, Cursor: page.NextCursor}.Select(slices.Values(held))
+	if got := ids(page); !slices.Equal(got, []string{"qrn_B"}) || page.NextCursor != "" {
+		t.Fatalf("second page = %v, next %q", got, page.NextCursor)
+	}
+	if got := ids(quarantine.Query{Problem: "conflicts"}.Select(slices.Values(held))); !slices.Equal(got, []string{"qrn_A"}) {
+		t.Fatalf("problem conflicts = %v", got)
+	}
+	if got := ids(quarantine.Query{Status: quarantine.StatusBlocked}.Select(slices.Values(held))); !slices.Equal(got, []string{"qrn_B"}) {
+		t.Fatalf("status blocked = %v", got)
+	}
+	for _, q := range []quarantine.Query{{Status: "active"}, {Limit: 1001}, {Limit: -1}, {Cursor: "x"}, {Cursor: "-1"}, {Problem: strings.Repeat("p", 257)}} {
+		if q.Check() == nil {
+			t.Errorf("Check(%+v) = nil; want a refusal", q)
+		}
+	}
+}
