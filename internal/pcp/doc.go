@@ -2,7 +2,9 @@
 // 0.1.0) that phc's facade speaks, where it needs no vault: the table of
 // well-known keys with their default tiers and synonyms, the hints a
 // field write gets when its key looks like another name for a well-known
-// one, and the shape of PCP's audit log (entries, actions, durations).
+// one, the wire shape of a field and of the context bundle (encoded from
+// each field's cached JSON), and the shape of PCP's audit log (entries,
+// actions, durations).
 //
 // Package custodian serves PCP with it — its Context, ReadScope and Audit
 // (in files named pcp_*.go) decide what a reader gets — and the adapters

@@ -1,7 +1,10 @@
 package pcp_test
 
 import (
+	"encoding/json"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -58,6 +61,43 @@ func TestAuditDuration(t *testing.T) {
 	for seconds, want := range map[int64]string{1800: "30min", 3600: "1h", 8760 * 3600: "8760h", 5400: "1h30m0s", 90: "1m30s"} {
 		if got := pcp.AuditDuration(seconds); got != want {
 			t.Errorf("AuditDuration(%d) = %q; want %q", seconds, got, want)
+		}
+	}
+}
+
+// TestContextBundleEncoding: a bundle encoded from its fields' cached
+// encodings is what encoding/json writes of it, cached or not.
+func TestContextBundleEncoding(t *testing.T) {
+	at := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	fs := []pcp.Field{
+		{ID: "contact.email", Category: "contact", FieldName: "email", Value: json.RawMessage(`"a@b.co"`), Sensitivity: "standard", UpdatedAt: at, Version: 1, WrittenBy: "owner", ClaimID: "clm_A"},
+		{ID: "contact.phone", Category: "contact", FieldName: "phone", Value: json.RawMessage(`"+1 555"`), Sensitivity: "standard", UpdatedAt: at, Version: 2, WrittenBy: "app", ClaimID: "clm_B", Status: "disputed"},
+		{ID: "identity.full_name", Category: "identity", FieldName: "full_name", Value: json.RawMessage(`"Ada"`), Sensitivity: "standard", UpdatedAt: at, Version: 1, WrittenBy: "owner", ClaimID: "clm_C"},
+	}
+	type plain pcp.ContextBundle
+	for _, cached := range []bool{false, true} {
+		in := slices.Clone(fs)
+		if cached {
+			for i := range in {
+				if err := in[i].CacheJSON(); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		b := pcp.ContextBundle{ContextVersion: pcp.Version, Categories: pcp.ByCategory(in), Revision: 7, Warnings: []string{"w"}}
+		if got := b.Categories["contact"]; len(got) != 2 || len(b.Categories) != 2 {
+			t.Fatalf("ByCategory = %v", b.Categories)
+		}
+		got, err := json.Marshal(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := json.Marshal(plain(b))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != string(want) {
+			t.Errorf("cached %v: MarshalJSON = %s; want %s", cached, got, want)
 		}
 	}
 }
