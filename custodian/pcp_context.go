@@ -4,8 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
-	"strconv"
 	"time"
+
+	"github.com/phc-project/phc/internal/pcp"
 )
 
 // ContextQuery asks for context for a purpose.
@@ -50,30 +51,15 @@ func (r ContextResult) MarshalJSON() ([]byte, error) {
 		type plain ContextResult
 		return json.Marshal(plain(r))
 	}
-	n := 64
-	for _, c := range r.raw {
-		n += len(c) + 1
-	}
-	b := make([]byte, 0, n)
-	b = append(b, `{"revision":`...)
-	b = strconv.AppendUint(b, r.Revision, 10)
-	b = append(b, `,"claims":[`...)
-	for i, c := range r.raw {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, c...)
-	}
-	b = append(b, ']')
+	var persona json.RawMessage
 	if r.Persona != nil {
 		pc, err := json.Marshal(r.Persona)
 		if err != nil {
 			return nil, err
 		}
-		b = append(b, `,"persona":`...)
-		b = append(b, pc...)
+		persona = pc
 	}
-	return append(b, '}'), nil
+	return pcp.EncodeContext(r.Revision, r.raw, persona), nil
 }
 
 // Context returns every active claim the consumer p may read for q.Purpose:

@@ -101,3 +101,17 @@ func TestContextBundleEncoding(t *testing.T) {
 		}
 	}
 }
+
+func TestEncodeContext(t *testing.T) {
+	claims := []json.RawMessage{json.RawMessage(`{"id":"clm_A"}`), json.RawMessage(`{"id":"clm_B"}`)}
+	if got, want := string(pcp.EncodeContext(3, claims, nil)), `{"revision":3,"claims":[{"id":"clm_A"},{"id":"clm_B"}]}`; got != want {
+		t.Errorf("EncodeContext without persona = %s; want %s", got, want)
+	}
+	got := pcp.EncodeContext(4, nil, json.RawMessage(`{"id":"work"}`))
+	if want := `{"revision":4,"claims":[],"persona":{"id":"work"}}`; string(got) != want {
+		t.Errorf("EncodeContext with persona = %s; want %s", got, want)
+	}
+	if !json.Valid(got) {
+		t.Errorf("EncodeContext wrote invalid JSON: %s", got)
+	}
+}
