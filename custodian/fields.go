@@ -453,16 +453,27 @@ func (s *Service) consumerFieldsWhere(op string, p Principal, purpose, pattern s
 	if err != nil || len(wants) == 0 {
 		return fs, warnings, rev, err
 	}
-	texts, err := s.references(st, p.Consumer, wants)
+	hint, err := s.asReferences(op, st, p.Consumer, fs, wants, at)
 	if err != nil {
 		return nil, nil, 0, err
+	}
+	return fs, append(warnings, hint), rev, nil
+}
+
+// asReferences replaces the value of field fs[at[i]] by the reference that
+// stands for it for reader, for each wants[i], and returns the warning
+// that tells the reader how to obtain the values (referenceHint).
+func (s *Service) asReferences(op string, st *state, reader string, fs []Field, wants []refWant, at []int) (string, error) {
+	texts, err := s.references(st, reader, wants)
+	if err != nil {
+		return "", err
 	}
 	keys := make([]string, 0, len(wants))
 	for i, w := range wants {
 		f := fs[at[i]]
 		f.Value, _ = json.Marshal(texts[w.claim])
 		if err := f.CacheJSON(); err != nil {
-			return nil, nil, 0, wrap(op, KindInternal, err)
+			return "", wrap(op, KindInternal, err)
 		}
 		fs[at[i]] = f
 		keys = append(keys, f.ID)
@@ -470,7 +481,7 @@ func (s *Service) consumerFieldsWhere(op string, p Principal, purpose, pattern s
 	st.mu.RLock()
 	localVaults := st.settings.LocalVaults
 	st.mu.RUnlock()
-	return fs, append(warnings, referenceHint(keys, localVaults)), rev, nil
+	return referenceHint(keys, localVaults), nil
 }
 
 // referenceHint tells an app that the values of keys came as references
