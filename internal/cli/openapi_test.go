@@ -21,9 +21,9 @@ import (
 	"github.com/getkin/kin-openapi/routers"
 	"github.com/getkin/kin-openapi/routers/legacy"
 
-	"github.com/phc-project/phc/custodian"
 	"github.com/phc-project/phc/internal/clientvault"
 	"github.com/phc-project/phc/internal/httpapi"
+	"github.com/phc-project/phc/internal/valueref"
 	"github.com/phc-project/phc/internal/vault"
 )
 
@@ -515,7 +515,7 @@ func TestOpenAPIAnswers(t *testing.T) {
 	c.must(200, "GET", "/context/requests/"+cvReq.ID, app, nil, &cvTok)
 	c.must(200, "GET", "/phc/v1/context?purpose=travel&disclosure=reference", cvTok.Token, nil, nil)
 	ref := f.readPassport(cvTok.Token)
-	keys := custodian.ReferenceKeys(ref)
+	keys := valueref.Keys(ref)
 	if len(keys) != 1 || strings.Contains(ref, passport) {
 		t.Fatalf("the passport read as %q; want one reference", ref)
 	}

@@ -107,7 +107,7 @@ func (s *Server) importBundle(w http.ResponseWriter, r *http.Request, p custodia
 	if err != nil {
 		return err
 	}
-	out, err := s.svc.ImportBundle(r.Context(), p, raw)
+	out, err := s.svc.ImportBundle(r.Context(), p, custodian.ImportBundleInput{Bundle: raw})
 	if err != nil {
 		return err
 	}
@@ -176,7 +176,11 @@ func (s *Server) adoptQuarantined(w http.ResponseWriter, r *http.Request, p cust
 	if err != nil {
 		return err
 	}
-	n, rev, err := s.svc.AdoptQuarantined(r.Context(), p, r.PathValue("id"), raw)
+	var in custodian.AdoptInput
+	if err := decodeInput("quarantine.adopt", raw, &in, true); err != nil {
+		return err
+	}
+	n, rev, err := s.svc.AdoptQuarantined(r.Context(), p, r.PathValue("id"), in)
 	if err != nil {
 		return err
 	}
@@ -189,7 +193,11 @@ func (s *Server) unblockQuarantined(w http.ResponseWriter, r *http.Request, p cu
 	if err != nil {
 		return err
 	}
-	out, err := s.svc.UnblockQuarantined(r.Context(), p, r.PathValue("id"), raw)
+	var in custodian.UnblockInput
+	if err := decodeInput("quarantine.unblock", raw, &in, false); err != nil {
+		return err
+	}
+	out, err := s.svc.UnblockQuarantined(r.Context(), p, r.PathValue("id"), in)
 	if err != nil {
 		return err
 	}

@@ -158,7 +158,11 @@ func (s *Server) exchangeToken(w http.ResponseWriter, r *http.Request, _ custodi
 	if err != nil {
 		return err
 	}
-	out, err := s.svc.ExchangeToken(r.Context(), raw)
+	in, err := decodeExchange(raw)
+	if err != nil {
+		return err
+	}
+	out, err := s.svc.ExchangeToken(r.Context(), in)
 	if err != nil {
 		return err
 	}
@@ -172,7 +176,11 @@ func (s *Server) addTrust(w http.ResponseWriter, r *http.Request, p custodian.Pr
 	if err != nil {
 		return err
 	}
-	out, err := s.svc.AddTrust(r.Context(), p, raw)
+	var in custodian.TrustInput
+	if err := decodeInput("trust.add", raw, &in, false); err != nil {
+		return err
+	}
+	out, err := s.svc.AddTrust(r.Context(), p, in)
 	if err != nil {
 		return err
 	}

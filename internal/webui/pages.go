@@ -756,11 +756,10 @@ func (s *Server) adopt(w http.ResponseWriter, r *http.Request, sess *session) er
 		}
 		in.Identities[strings.TrimSpace(from)] = strings.TrimSpace(to)
 	}
-	var body []byte
-	if len(in.Personas) > 0 || in.Identities != nil {
-		body = mustJSON(in)
+	if len(in.Personas) == 0 {
+		in.Personas = nil // none chosen: the source's personas that exist here
 	}
-	n, _, err := s.svc.AdoptQuarantined(ctx(r), sess.p, r.PathValue("id"), body)
+	n, _, err := s.svc.AdoptQuarantined(ctx(r), sess.p, r.PathValue("id"), in)
 	if err != nil {
 		return err
 	}
