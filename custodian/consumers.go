@@ -15,10 +15,14 @@ import (
 
 // ConsumerInput registers a consumer: a name and the secret it will use to
 // obtain service tokens.
+// The body of [Service.AddConsumer] and [Service.RegisterConsumer].
 type ConsumerInput struct {
 	Name   string `json:"name"`
 	Secret string `json:"secret"`
+	decoded
 }
+
+func (*ConsumerInput) spec() inputSpec { return inputSpec{} }
 
 // ConsumerView is a consumer as shown: never its secret or hash.
 type ConsumerView struct {
@@ -306,7 +310,7 @@ func nameTaken(op, name, existing string) *Error {
 // TokenRequest asks for a service token with a consumer's name and secret.
 // TTL is seconds (a number) or a Go duration ("1h"); Scope is a
 // comma-separated list of key patterns; Mode is read (default), write or
-// read-write.
+// read-write. It is the body of [Service.MintServiceToken].
 type TokenRequest struct {
 	Consumer  string          `json:"consumer"`
 	Secret    string          `json:"secret"`
@@ -315,7 +319,10 @@ type TokenRequest struct {
 	Mode      string          `json:"mode,omitempty"`
 	RateLimit *RateLimit      `json:"rate_limit,omitempty"`
 	Purpose   string          `json:"purpose,omitempty"` // the one purpose the token reads under
+	decoded
 }
+
+func (*TokenRequest) spec() inputSpec { return inputSpec{} }
 
 // TokenIssued carries a new service token. The token is shown once.
 type TokenIssued struct {

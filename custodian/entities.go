@@ -30,14 +30,18 @@ type Entity struct {
 	Revision  uint64    `json:"revision"`
 }
 
-// EntityInput creates an entity and, with a name, the claim naming it.
+// EntityInput creates an entity and, with a name, the claim naming it: the
+// body of [Service.CreateEntity].
 type EntityInput struct {
 	Type        string   `json:"type"`
 	Name        string   `json:"name,omitempty"`
 	Key         string   `json:"key,omitempty"`         // the name claim's key; default "<type>.name"
 	Sensitivity string   `json:"sensitivity,omitempty"` // the name claim's tier; default by key
 	Personas    []string `json:"personas,omitempty"`
+	decoded
 }
+
+func (*EntityInput) spec() inputSpec { return inputSpec{} }
 
 // EntityCreated is the answer to CreateEntity.
 type EntityCreated struct {

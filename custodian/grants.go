@@ -10,19 +10,23 @@ import (
 	"github.com/phc-project/phc/schema"
 )
 
-// grantDoc is the body of a new grant, per the grant schema.
-type grantDoc struct {
+// GrantInput is the body of a new grant, per the grant schema: the body of
+// [Service.CreateGrant].
+type GrantInput struct {
 	Recipient  Recipient `json:"recipient"`
 	Purpose    string    `json:"purpose"`
-	Category   string    `json:"purpose_category"`
+	Category   string    `json:"purpose_category,omitzero"`
 	Operations []string  `json:"operations"`
 	Selectors  Selectors `json:"selectors"`
 	ExpiresAt  time.Time `json:"expires_at"`
-	Usage      string    `json:"usage"`
-	Route      string    `json:"route"`
-	Requires   *Requires `json:"requires"`
-	Disclosure string    `json:"disclosure"`
+	Usage      string    `json:"usage,omitzero"`
+	Route      string    `json:"route,omitzero"`
+	Requires   *Requires `json:"requires,omitzero"`
+	Disclosure string    `json:"disclosure,omitzero"`
+	decoded
 }
+
+func (*GrantInput) spec() inputSpec { return inputSpec{schema: schema.Grant} }
 
 // GrantCreated is the answer to a new grant.
 type GrantCreated struct {
@@ -38,7 +42,7 @@ func (s *Service) CreateGrant(ctx context.Context, p Principal, raw []byte) (Gra
 	if err := requireOwner(op, p); err != nil {
 		return GrantCreated{}, err
 	}
-	var d grantDoc
+	var d GrantInput
 	if err := s.decodeDoc(op, schema.Grant, raw, &d); err != nil {
 		return GrantCreated{}, err
 	}
@@ -161,12 +165,16 @@ func (st *state) revokeGrant(b *batch, g *Grant, rev uint64) {
 
 // GrantTerms are narrower terms for a grant in force: each one given
 // replaces the grant's own, each one left out keeps it. A list given
-// empty clears that term, which only a grant without it may do.
+// empty clears that term, which only a grant without it may do. It is the
+// body of [Service.NarrowGrant].
 type GrantTerms struct {
 	Operations []string       `json:"operations,omitempty"`
 	Selectors  *TermSelectors `json:"selectors,omitempty"`
 	ExpiresAt  *time.Time     `json:"expires_at,omitempty"`
+	decoded
 }
+
+func (*GrantTerms) spec() inputSpec { return inputSpec{} }
 
 // TermSelectors are the selectors of GrantTerms: nil keeps the grant's.
 type TermSelectors struct {

@@ -73,11 +73,15 @@ type bundlePayload struct {
 	Records  json.RawMessage `json:"records"`
 }
 
-// ExportInput is the body of POST /phc/v1/export.
+// ExportInput is the body of POST /phc/v1/export: the options of
+// [Service.ExportBundle].
 type ExportInput struct {
 	To       json.RawMessage `json:"to"`
 	Personas []string        `json:"personas,omitempty"`
+	decoded
 }
+
+func (*ExportInput) spec() inputSpec { return inputSpec{} }
 
 // ExportBundle makes a bundle of this vault's context for the custodian
 // whose card is in.To (owner only): every version of every active claim

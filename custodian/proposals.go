@@ -12,22 +12,26 @@ import (
 	"github.com/phc-project/phc/schema"
 )
 
-// draft is a proposal document as the binding defines it.
-type draft struct {
+// ProposalInput is a proposal document as the binding defines it (the
+// proposal schema): the body of [Service.Propose].
+type ProposalInput struct {
 	Key          string            `json:"key"`
 	Value        json.RawMessage   `json:"value"`
 	Kind         string            `json:"kind"`
 	Assertion    string            `json:"assertion"`
-	Subject      string            `json:"subject"`
-	Evidence     []Evidence        `json:"evidence"`
-	Reported     map[string]string `json:"reported"`
-	ValidFrom    *time.Time        `json:"valid_from"`
-	ValidTo      *time.Time        `json:"valid_to"`
-	Sensitivity  string            `json:"sensitivity"`
-	Restrictions []Restriction     `json:"restrictions"`
-	PersonasHint []string          `json:"personas_hint"`
-	Note         string            `json:"note"`
+	Subject      string            `json:"subject,omitzero"`
+	Evidence     []Evidence        `json:"evidence,omitzero"`
+	Reported     map[string]string `json:"reported,omitzero"`
+	ValidFrom    *time.Time        `json:"valid_from,omitzero"`
+	ValidTo      *time.Time        `json:"valid_to,omitzero"`
+	Sensitivity  string            `json:"sensitivity,omitzero"`
+	Restrictions []Restriction     `json:"restrictions,omitzero"`
+	PersonasHint []string          `json:"personas_hint,omitzero"`
+	Note         string            `json:"note,omitzero"`
+	decoded
 }
+
+func (*ProposalInput) spec() inputSpec { return inputSpec{schema: schema.Proposal} }
 
 // Proposed is the answer to a proposal.
 type Proposed struct {
@@ -62,7 +66,7 @@ func (s *Service) Propose(ctx context.Context, p Principal, raw []byte) (Propose
 	default:
 		return Proposed{}, fail(op, KindUnauthenticated, "")
 	}
-	var d draft
+	var d ProposalInput
 	if err := s.decodeDoc(op, schema.Proposal, raw, &d); err != nil {
 		return Proposed{}, err
 	}
@@ -196,11 +200,15 @@ func (s *Service) Review(ctx context.Context, p Principal) ([]ReviewItem, error)
 	})
 }
 
-// ConfirmInput is the owner's decision to confirm a proposal.
+// ConfirmInput is the owner's decision to confirm a proposal: the body of
+// [Service.Confirm].
 type ConfirmInput struct {
 	Personas []string `json:"personas"`
 	Edits    *Edits   `json:"edits,omitempty"`
+	decoded
 }
+
+func (*ConfirmInput) spec() inputSpec { return inputSpec{} }
 
 // Edits are what the owner may change while confirming.
 type Edits struct {
@@ -346,10 +354,14 @@ func writtenByOf(a Authenticated) string {
 	return a.ID
 }
 
-// RejectInput is the owner's decision to reject a proposal.
+// RejectInput is the owner's decision to reject a proposal: the body of
+// [Service.Reject], which may be empty.
 type RejectInput struct {
 	Reason string `json:"reason"`
+	decoded
 }
+
+func (*RejectInput) spec() inputSpec { return inputSpec{optional: true} }
 
 // Reject declines a pending proposal and erases its draft value.
 func (s *Service) Reject(ctx context.Context, p Principal, id string, raw []byte) (uint64, error) {

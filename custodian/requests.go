@@ -57,7 +57,9 @@ type RequestView struct {
 	Revision  uint64     `json:"revision"`
 }
 
-type requestDoc struct {
+// RequestInput is an application's request for context: the body of
+// [Service.RequestContext].
+type RequestInput struct {
 	Scope    scopeList       `json:"scope"`
 	Purpose  string          `json:"purpose"`
 	Category string          `json:"purpose_category,omitempty"`
@@ -67,7 +69,25 @@ type requestDoc struct {
 	// (FORMATS.md §4); an app cannot ask for values the owner's settings
 	// give as references.
 	Disclosure string `json:"disclosure,omitempty"`
+	decoded
 }
+
+func (*RequestInput) spec() inputSpec { return inputSpec{} }
+
+// DecisionInput is the body of [Service.DecideRequest], which may be empty.
+type DecisionInput struct {
+	Password string    `json:"password,omitempty"`
+	Requires *Requires `json:"requires,omitempty"` // the grant made also requires this qualification
+	// DropRequires approves without the qualification the consumer's
+	// earlier grants over the scope require (see inheritedRequires).
+	DropRequires bool `json:"drop_requires,omitempty"`
+	// Disclosure sets the grant's disclosure mode (value or
+	// reference) over what the app asked and the tier defaults.
+	Disclosure string `json:"disclosure,omitempty"`
+	decoded
+}
+
+func (*DecisionInput) spec() inputSpec { return inputSpec{optional: true} }
 
 const bucketRequests = "requests" // req_… → ContextRequest
 
@@ -150,7 +170,7 @@ func (s *Service) requestContext(ctx context.Context, p Principal, raw []byte, m
 	if err := s.rateLimit(op, p, true); err != nil {
 		return RequestView{}, err
 	}
-	var in requestDoc
+	var in RequestInput
 	if err := decodeStrict(op, raw, &in); err != nil {
 		return RequestView{}, err
 	}
@@ -373,16 +393,7 @@ func (s *Service) DecideRequest(ctx context.Context, p Principal, id string, app
 	if !identity.ValidID(id, "req_") {
 		return ContextRequest{}, fail(op, KindInvalid, "malformed request id")
 	}
-	var in struct {
-		Password string    `json:"password,omitempty"`
-		Requires *Requires `json:"requires,omitempty"` // the grant made also requires this qualification
-		// DropRequires approves without the qualification the consumer's
-		// earlier grants over the scope require (see inheritedRequires).
-		DropRequires bool `json:"drop_requires,omitempty"`
-		// Disclosure sets the grant's disclosure mode (value or
-		// reference) over what the app asked and the tier defaults.
-		Disclosure string `json:"disclosure,omitempty"`
-	}
+	var in DecisionInput
 	if len(raw) > 0 {
 		if err := decodeStrict(op, raw, &in); err != nil {
 			return ContextRequest{}, err

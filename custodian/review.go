@@ -11,17 +11,24 @@ import (
 const maxBulk = 1000
 
 // BulkConfirmInput is the owner's decision to confirm many proposals into
-// the same personas.
+// the same personas: the body of [Service.ConfirmBulk].
 type BulkConfirmInput struct {
 	IDs      []string `json:"ids"`
 	Personas []string `json:"personas"`
+	decoded
 }
 
-// BulkRejectInput is the owner's decision to reject many proposals.
+func (*BulkConfirmInput) spec() inputSpec { return inputSpec{} }
+
+// BulkRejectInput is the owner's decision to reject many proposals: the
+// body of [Service.RejectBulk].
 type BulkRejectInput struct {
 	IDs    []string `json:"ids"`
 	Reason string   `json:"reason"`
+	decoded
 }
+
+func (*BulkRejectInput) spec() inputSpec { return inputSpec{} }
 
 // BulkItem is the outcome of one proposal of a bulk decision: the claim it
 // became (confirm), or why it was not decided (the constraint code of the

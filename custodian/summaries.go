@@ -99,12 +99,16 @@ func (st *state) summaryByRef(ref string) *Summary {
 	return s
 }
 
-// SummaryInput is the body of POST /phc/v1/summaries.
+// SummaryInput is the body of POST /phc/v1/summaries: the body of
+// [Service.CreateSummary].
 type SummaryInput struct {
 	Value       json.RawMessage `json:"value"`
 	DerivedFrom []string        `json:"derived_from"`
 	Purpose     string          `json:"purpose,omitempty"` // a consumer's: the purpose its grants cover the parents for
+	decoded
 }
+
+func (*SummaryInput) spec() inputSpec { return inputSpec{} }
 
 // SummaryWritten is the answer to CreateSummary.
 type SummaryWritten struct {

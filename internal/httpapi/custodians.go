@@ -154,11 +154,8 @@ func (s *Server) rejectQuarantinedBulk(w http.ResponseWriter, r *http.Request, p
 	if err != nil {
 		return err
 	}
-	var in struct {
-		IDs []string `json:"ids"`
-		All bool     `json:"all"`
-	}
-	if err := custodian.DecodeBody("quarantine.reject", raw, &in); err != nil {
+	var in custodian.QuarantineRejectInput
+	if err := s.svc.Decode("quarantine.reject", raw, &in); err != nil {
 		return err
 	}
 	n, rev, err := s.svc.RejectQuarantined(r.Context(), p, in.IDs, in.All)

@@ -20,18 +20,13 @@ func (s *Server) status(w http.ResponseWriter, r *http.Request, _ custodian.Prin
 	return nil
 }
 
-type unlockRequest struct {
-	Password  string `json:"password"`
-	SecretKey string `json:"secret_key"`
-}
-
 func (s *Server) unlock(w http.ResponseWriter, r *http.Request, _ custodian.Principal) error {
 	raw, err := readBody(r)
 	if err != nil {
 		return err
 	}
-	var in unlockRequest
-	if err := custodian.DecodeBody("unlock", raw, &in); err != nil {
+	var in custodian.UnlockInput
+	if err := s.svc.Decode("unlock", raw, &in); err != nil {
 		return err
 	}
 	token, err := s.svc.Unlock(r.Context(), []byte(in.Password), in.SecretKey)
