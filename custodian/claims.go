@@ -209,7 +209,7 @@ func (*CorrectionInput) spec() inputSpec { return inputSpec{schema: schema.Corre
 // Correct writes a new version of an active claim (owner only); the previous
 // version becomes superseded and recipients see only the new one. With
 // expected_version, a claim whose head has moved on is KindConflict.
-func (s *Service) Correct(ctx context.Context, p Principal, id string, raw []byte) (Written, error) {
+func (s *Service) Correct(ctx context.Context, p Principal, id string, in CorrectionInput) (Written, error) {
 	const op = "claim.correct"
 	if err := requireOwner(op, p); err != nil {
 		return Written{}, err
@@ -217,8 +217,7 @@ func (s *Service) Correct(ctx context.Context, p Principal, id string, raw []byt
 	if !identity.ValidID(id, "clm_") {
 		return Written{}, fail(op, KindInvalid, "malformed claim id")
 	}
-	var in CorrectionInput
-	if err := s.decodeDoc(op, schema.Correction, raw, &in); err != nil {
+	if err := s.accept(op, &in); err != nil {
 		return Written{}, err
 	}
 	var out Written
@@ -362,7 +361,7 @@ func (*PersonasInput) spec() inputSpec { return inputSpec{} }
 
 // SetPersonas replaces the persona associations of an active claim (owner
 // only). One claim may be in several personas; it is never duplicated.
-func (s *Service) SetPersonas(ctx context.Context, p Principal, id string, raw []byte) (Written, error) {
+func (s *Service) SetPersonas(ctx context.Context, p Principal, id string, in PersonasInput) (Written, error) {
 	const op = "claim.personas"
 	if err := requireOwner(op, p); err != nil {
 		return Written{}, err
@@ -370,8 +369,7 @@ func (s *Service) SetPersonas(ctx context.Context, p Principal, id string, raw [
 	if !identity.ValidID(id, "clm_") {
 		return Written{}, fail(op, KindInvalid, "malformed claim id")
 	}
-	var in PersonasInput
-	if err := decodeStrict(op, raw, &in); err != nil {
+	if err := s.accept(op, &in); err != nil {
 		return Written{}, err
 	}
 	var out Written

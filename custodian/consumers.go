@@ -48,12 +48,15 @@ const (
 
 // AddConsumer registers a consumer (owner only). A consumer the owner
 // registers is approved at once. Only an Argon2id hash of the secret is kept.
-func (s *Service) AddConsumer(ctx context.Context, p Principal, raw []byte) (ConsumerView, error) {
+func (s *Service) AddConsumer(ctx context.Context, p Principal, in ConsumerInput) (ConsumerView, error) {
 	const op = "consumer.add"
 	if err := requireOwner(op, p); err != nil {
 		return ConsumerView{}, err
 	}
-	return s.addConsumer(op, p, raw, ConsumerApproved)
+	if err := s.accept(op, &in); err != nil {
+		return ConsumerView{}, err
+	}
+	return s.addConsumer(op, p, in, ConsumerApproved)
 }
 
 // maxPending bounds the consumers waiting for approval, since anyone on the
@@ -73,16 +76,15 @@ const maxPending = 100
 // as is a lookalike of a registered name; the wrong secret counts against
 // the name's failure limit, as at minting, so that this answer is no
 // cheaper way to guess a secret than the token route.
-func (s *Service) RegisterConsumer(ctx context.Context, raw []byte) (view ConsumerView, created bool, err error) {
+func (s *Service) RegisterConsumer(ctx context.Context, in ConsumerInput) (view ConsumerView, created bool, err error) {
 	const op = "consumer.register"
-	var in ConsumerInput
-	if err := decodeStrict(op, raw, &in); err != nil {
+	if err := s.accept(op, &in); err != nil {
 		return ConsumerView{}, false, err
 	}
 	if again, ok, err := s.registeredAgain(op, in); err != nil || ok {
 		return again, false, err
 	}
-	view, err = s.addConsumer(op, Principal{}, raw, ConsumerPending)
+	view, err = s.addConsumer(op, Principal{}, in, ConsumerPending)
 	return view, err == nil, err
 }
 
@@ -130,11 +132,8 @@ func (s *Service) registeredAgain(op string, in ConsumerInput) (ConsumerView, bo
 	return view, true, nil
 }
 
-func (s *Service) addConsumer(op string, p Principal, raw []byte, status string) (ConsumerView, error) {
-	var in ConsumerInput
-	if err := decodeStrict(op, raw, &in); err != nil {
-		return ConsumerView{}, err
-	}
+// addConsumer adds consumer in, accepted, with status.
+func (s *Service) addConsumer(op string, p Principal, in ConsumerInput, status string) (ConsumerView, error) {
 	if !validConsumerName(in.Name) {
 		return ConsumerView{}, fail(op, KindInvalid, "name must be 1-64 letters, digits, '_', '.' or '-'")
 	}
@@ -360,10 +359,9 @@ var dummySecretHash = sync.OnceValue(func() string {
 // ctxs_ token. Unknown names, pending consumers and wrong secrets all give
 // the same KindUnauthenticated. The token authorises nothing by itself: what
 // it may do is its scope ∩ the consumer's grants.
-func (s *Service) MintServiceToken(ctx context.Context, raw []byte) (TokenIssued, error) {
+func (s *Service) MintServiceToken(ctx context.Context, in TokenRequest) (TokenIssued, error) {
 	const op = "token.create"
-	var in TokenRequest
-	if err := decodeStrict(op, raw, &in); err != nil {
+	if err := s.accept(op, &in); err != nil {
 		return TokenIssued{}, err
 	}
 	scope, err := parseScope(string(in.Scope))

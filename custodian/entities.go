@@ -52,13 +52,12 @@ type EntityCreated struct {
 
 // CreateEntity adds an entity node (owner only), with an optional name
 // claim about it.
-func (s *Service) CreateEntity(ctx context.Context, p Principal, raw []byte) (EntityCreated, error) {
+func (s *Service) CreateEntity(ctx context.Context, p Principal, in EntityInput) (EntityCreated, error) {
 	const op = "entity.create"
 	if err := requireOwner(op, p); err != nil {
 		return EntityCreated{}, err
 	}
-	var in EntityInput
-	if err := decodeStrict(op, raw, &in); err != nil {
+	if err := s.accept(op, &in); err != nil {
 		return EntityCreated{}, err
 	}
 	if _, ok := entityTypes[in.Type]; !ok {

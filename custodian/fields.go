@@ -625,13 +625,12 @@ func (*SensitivityInput) spec() inputSpec { return inputSpec{} }
 // becomes a proposal waiting for the owner, answered with its proposal_id
 // and status "pending". Which one never depends on a field the app cannot
 // read.
-func (s *Service) PutField(ctx context.Context, p Principal, id string, raw []byte) (FieldWritten, *Proposed, error) {
+func (s *Service) PutField(ctx context.Context, p Principal, id string, in FieldInput) (FieldWritten, *Proposed, error) {
 	const op = "field.put"
 	if err := checkFieldID(op, id); err != nil {
 		return FieldWritten{}, nil, err
 	}
-	var in FieldInput
-	if err := decodeStrict(op, raw, &in); err != nil {
+	if err := s.accept(op, &in); err != nil {
 		return FieldWritten{}, nil, err
 	}
 	if len(in.Value) == 0 || string(in.Value) == "null" {
@@ -822,7 +821,7 @@ func (s *Service) agentPutField(op string, p Principal, id string, in FieldInput
 
 // SetSensitivity overrides the tier of the owner's field id (a new version
 // with the tier changed).
-func (s *Service) SetSensitivity(ctx context.Context, p Principal, id string, raw []byte) (FieldRead, error) {
+func (s *Service) SetSensitivity(ctx context.Context, p Principal, id string, in SensitivityInput) (FieldRead, error) {
 	const op = "field.sensitivity"
 	if err := requireOwner(op, p); err != nil {
 		return FieldRead{}, err
@@ -830,8 +829,7 @@ func (s *Service) SetSensitivity(ctx context.Context, p Principal, id string, ra
 	if err := checkFieldID(op, id); err != nil {
 		return FieldRead{}, err
 	}
-	var in SensitivityInput
-	if err := decodeStrict(op, raw, &in); err != nil {
+	if err := s.accept(op, &in); err != nil {
 		return FieldRead{}, err
 	}
 	if _, ok := tierRank[in.Tier]; !ok {

@@ -37,13 +37,12 @@ type GrantCreated struct {
 // CreateGrant records a sharing decision (owner only). The recipient
 // consumer and every named persona must exist, the expiry must be in the
 // future, and at least one selector must be given.
-func (s *Service) CreateGrant(ctx context.Context, p Principal, raw []byte) (GrantCreated, error) {
+func (s *Service) CreateGrant(ctx context.Context, p Principal, d GrantInput) (GrantCreated, error) {
 	const op = "grant.create"
 	if err := requireOwner(op, p); err != nil {
 		return GrantCreated{}, err
 	}
-	var d GrantInput
-	if err := s.decodeDoc(op, schema.Grant, raw, &d); err != nil {
+	if err := s.accept(op, &d); err != nil {
 		return GrantCreated{}, err
 	}
 	for _, k := range d.Selectors.Keys {
@@ -196,13 +195,13 @@ const narrowHint = "a grant can only be narrowed: operations a subset of its own
 	"personas and claims subsets of its own, an expiry no later than its own"
 
 // NarrowGrant replaces the terms of grant id, in force, with the narrower
-// ones in raw (a GrantTerms document; owner only). The grant keeps its id,
+// ones in t (owner only). The grant keeps its id,
 // recipient and purpose; from the returned revision on, every read, every
 // reference resolved and every answer of "what can it read" follows the
 // new terms, and nothing the old ones allowed is kept. Anything wider than
 // the grant's own terms fails with KindInvalid: to give more, make a new
 // grant.
-func (s *Service) NarrowGrant(ctx context.Context, p Principal, id string, raw []byte) (GrantNarrowed, error) {
+func (s *Service) NarrowGrant(ctx context.Context, p Principal, id string, t GrantTerms) (GrantNarrowed, error) {
 	const op = "grant.narrow"
 	if err := requireOwner(op, p); err != nil {
 		return GrantNarrowed{}, err
@@ -210,8 +209,7 @@ func (s *Service) NarrowGrant(ctx context.Context, p Principal, id string, raw [
 	if !identity.ValidID(id, "grt_") {
 		return GrantNarrowed{}, fail(op, KindInvalid, "malformed grant id")
 	}
-	var t GrantTerms
-	if err := decodeStrict(op, raw, &t); err != nil {
+	if err := s.accept(op, &t); err != nil {
 		return GrantNarrowed{}, err
 	}
 	if t.Operations == nil && t.Selectors == nil && t.ExpiresAt == nil {

@@ -89,7 +89,7 @@ func (*ExportInput) spec() inputSpec { return inputSpec{} }
 // parents all travel, and the producers' identities. A claim restricted
 // no_export, source_controlled or third_party stays behind, and so does a
 // summary of it; the manifest's loss report lists each by id and reason.
-func (s *Service) ExportBundle(ctx context.Context, p Principal, raw []byte) ([]byte, BundleManifest, error) {
+func (s *Service) ExportBundle(ctx context.Context, p Principal, in ExportInput) ([]byte, BundleManifest, error) {
 	const op = "export.bundle"
 	if err := requireOwner(op, p); err != nil {
 		return nil, BundleManifest{}, err
@@ -97,8 +97,7 @@ func (s *Service) ExportBundle(ctx context.Context, p Principal, raw []byte) ([]
 	if s.cards == nil {
 		return nil, BundleManifest{}, fail(op, KindInvalid, "this custodian cannot make bundles")
 	}
-	var in ExportInput
-	if err := decodeStrict(op, raw, &in); err != nil {
+	if err := s.accept(op, &in); err != nil {
 		return nil, BundleManifest{}, err
 	}
 	if len(in.To) == 0 {

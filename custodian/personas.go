@@ -25,13 +25,12 @@ type PersonaInput struct {
 func (*PersonaInput) spec() inputSpec { return inputSpec{schema: schema.Persona} }
 
 // CreatePersona adds a persona (owner only); an existing id is KindConflict.
-func (s *Service) CreatePersona(ctx context.Context, p Principal, raw []byte) (Persona, uint64, error) {
+func (s *Service) CreatePersona(ctx context.Context, p Principal, body PersonaInput) (Persona, uint64, error) {
 	const op = "persona.create"
 	if err := requireOwner(op, p); err != nil {
 		return Persona{}, 0, err
 	}
-	var body PersonaInput
-	if err := s.decodeDoc(op, schema.Persona, raw, &body); err != nil {
+	if err := s.accept(op, &body); err != nil {
 		return Persona{}, 0, err
 	}
 	in := Persona{ID: body.ID, Name: body.Name, Preferences: body.Preferences, Guardrails: body.Guardrails}
@@ -86,7 +85,7 @@ func (*PersonaUpdateInput) spec() inputSpec { return inputSpec{schema: schema.Pe
 // guardrails (owner only). Its id, which claims and grants name, stays. A
 // persona that does not exist is KindNotFound. New guardrails apply to the
 // next read.
-func (s *Service) UpdatePersona(ctx context.Context, p Principal, id string, raw []byte) (Persona, uint64, error) {
+func (s *Service) UpdatePersona(ctx context.Context, p Principal, id string, in PersonaUpdateInput) (Persona, uint64, error) {
 	const op = "persona.update"
 	if err := requireOwner(op, p); err != nil {
 		return Persona{}, 0, err
@@ -94,8 +93,7 @@ func (s *Service) UpdatePersona(ctx context.Context, p Principal, id string, raw
 	if !validSegment(id) {
 		return Persona{}, 0, fail(op, KindInvalid, "malformed persona id")
 	}
-	var in PersonaUpdateInput
-	if err := s.decodeDoc(op, schema.PersonaUpdate, raw, &in); err != nil {
+	if err := s.accept(op, &in); err != nil {
 		return Persona{}, 0, err
 	}
 	var (

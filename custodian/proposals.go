@@ -41,11 +41,11 @@ type Proposed struct {
 }
 
 // Propose takes an application's memory into the owner's review queue. The
-// document raw must match the proposal schema. A consumer needs a token with
+// document d must match the proposal schema. A consumer needs a token with
 // write mode whose scope covers the key, and a contribute grant in force
 // whose key selectors cover it. Nothing proposed is visible to any reader
 // until the owner confirms it.
-func (s *Service) Propose(ctx context.Context, p Principal, raw []byte) (Proposed, error) {
+func (s *Service) Propose(ctx context.Context, p Principal, d ProposalInput) (Proposed, error) {
 	const op = "propose"
 	if err := s.rateLimit(op, p, true); err != nil {
 		return Proposed{}, err
@@ -66,8 +66,7 @@ func (s *Service) Propose(ctx context.Context, p Principal, raw []byte) (Propose
 	default:
 		return Proposed{}, fail(op, KindUnauthenticated, "")
 	}
-	var d ProposalInput
-	if err := s.decodeDoc(op, schema.Proposal, raw, &d); err != nil {
+	if err := s.accept(op, &d); err != nil {
 		return Proposed{}, err
 	}
 	if p.kind == PrincipalConsumer && !matchAny(p.token.Scope, d.Key) {
@@ -229,7 +228,7 @@ type Written struct {
 // what the producer said, and no sharing authority is created. Only the
 // owner may confirm; an application never confirms, its own proposals least
 // of all.
-func (s *Service) Confirm(ctx context.Context, p Principal, id string, raw []byte) (Written, error) {
+func (s *Service) Confirm(ctx context.Context, p Principal, id string, in ConfirmInput) (Written, error) {
 	const op = "confirm"
 	if err := requireOwner(op, p); err != nil {
 		return Written{}, err
@@ -237,8 +236,7 @@ func (s *Service) Confirm(ctx context.Context, p Principal, id string, raw []byt
 	if !identity.ValidID(id, "prp_") {
 		return Written{}, fail(op, KindInvalid, "malformed proposal id")
 	}
-	var in ConfirmInput
-	if err := decodeStrict(op, raw, &in); err != nil {
+	if err := s.accept(op, &in); err != nil {
 		return Written{}, err
 	}
 	if in.Edits != nil && in.Edits.Sensitivity != "" {
@@ -364,7 +362,7 @@ type RejectInput struct {
 func (*RejectInput) spec() inputSpec { return inputSpec{optional: true} }
 
 // Reject declines a pending proposal and erases its draft value.
-func (s *Service) Reject(ctx context.Context, p Principal, id string, raw []byte) (uint64, error) {
+func (s *Service) Reject(ctx context.Context, p Principal, id string, in RejectInput) (uint64, error) {
 	const op = "reject"
 	if err := requireOwner(op, p); err != nil {
 		return 0, err
@@ -372,11 +370,8 @@ func (s *Service) Reject(ctx context.Context, p Principal, id string, raw []byte
 	if !identity.ValidID(id, "prp_") {
 		return 0, fail(op, KindInvalid, "malformed proposal id")
 	}
-	var in RejectInput
-	if len(raw) > 0 {
-		if err := decodeStrict(op, raw, &in); err != nil {
-			return 0, err
-		}
+	if err := s.accept(op, &in); err != nil {
+		return 0, err
 	}
 	if len(in.Reason) > 1024 {
 		return 0, fail(op, KindInvalid, "the reason is longer than 1024 bytes")

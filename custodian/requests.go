@@ -154,12 +154,12 @@ func (st *state) requestTier(p Principal, scope []string, now time.Time) string 
 // reaches a model, and the app gets the token by polling over HTTP) and
 // the app's live-token quota leaves room for it (else it polls for it
 // later); anything else waits for the owner and answers pending.
-func (s *Service) RequestContext(ctx context.Context, ch Channel, p Principal, raw []byte) (RequestView, error) {
-	v, err := s.requestContext(ctx, p, raw, ch.holdsTokens())
+func (s *Service) RequestContext(ctx context.Context, ch Channel, p Principal, in RequestInput) (RequestView, error) {
+	v, err := s.requestContext(ctx, p, in, ch.holdsTokens())
 	return onChannel(ch, v), err
 }
 
-func (s *Service) requestContext(ctx context.Context, p Principal, raw []byte, mint bool) (RequestView, error) {
+func (s *Service) requestContext(ctx context.Context, p Principal, in RequestInput, mint bool) (RequestView, error) {
 	const op = "request.create"
 	if p.kind == PrincipalSealed {
 		return RequestView{}, fail(op, KindLocked, "")
@@ -170,8 +170,7 @@ func (s *Service) requestContext(ctx context.Context, p Principal, raw []byte, m
 	if err := s.rateLimit(op, p, true); err != nil {
 		return RequestView{}, err
 	}
-	var in RequestInput
-	if err := decodeStrict(op, raw, &in); err != nil {
+	if err := s.accept(op, &in); err != nil {
 		return RequestView{}, err
 	}
 	scope, err := parseScope(string(in.Scope))
@@ -382,7 +381,7 @@ func (s *Service) ListRequests(ctx context.Context, p Principal) ([]ContextReque
 // duration and usage, which may disclose sensitive data; a request whose
 // scope may reach critical data is approved only with the owner's password
 // re-entered ({"password": …}), checked by Config.VerifyPassword.
-func (s *Service) DecideRequest(ctx context.Context, p Principal, id string, approve bool, raw []byte) (ContextRequest, error) {
+func (s *Service) DecideRequest(ctx context.Context, p Principal, id string, approve bool, in DecisionInput) (ContextRequest, error) {
 	op := "request.deny"
 	if approve {
 		op = "request.approve"
@@ -393,11 +392,8 @@ func (s *Service) DecideRequest(ctx context.Context, p Principal, id string, app
 	if !identity.ValidID(id, "req_") {
 		return ContextRequest{}, fail(op, KindInvalid, "malformed request id")
 	}
-	var in DecisionInput
-	if len(raw) > 0 {
-		if err := decodeStrict(op, raw, &in); err != nil {
-			return ContextRequest{}, err
-		}
+	if err := s.accept(op, &in); err != nil {
+		return ContextRequest{}, err
 	}
 	passwordOK := false
 	if approve && in.Password != "" {

@@ -54,13 +54,12 @@ type BulkDecision struct {
 // all. A proposal that cannot be confirmed (unknown, already decided, about
 // an entity that does not exist) is reported in its item; the others are
 // confirmed. Owner only.
-func (s *Service) ConfirmBulk(ctx context.Context, p Principal, raw []byte) (BulkDecision, error) {
+func (s *Service) ConfirmBulk(ctx context.Context, p Principal, in BulkConfirmInput) (BulkDecision, error) {
 	const op = "review.confirm"
 	if err := requireOwner(op, p); err != nil {
 		return BulkDecision{}, err
 	}
-	var in BulkConfirmInput
-	if err := decodeStrict(op, raw, &in); err != nil {
+	if err := s.accept(op, &in); err != nil {
 		return BulkDecision{}, err
 	}
 	return s.decideBulk(op, p, in.IDs, func(st *state, b *batch, pr *Proposal) (BulkItem, error) {
@@ -71,13 +70,12 @@ func (s *Service) ConfirmBulk(ctx context.Context, p Principal, raw []byte) (Bul
 
 // RejectBulk rejects up to 1,000 pending proposals with one reason, as one
 // write. Owner only.
-func (s *Service) RejectBulk(ctx context.Context, p Principal, raw []byte) (BulkDecision, error) {
+func (s *Service) RejectBulk(ctx context.Context, p Principal, in BulkRejectInput) (BulkDecision, error) {
 	const op = "review.reject"
 	if err := requireOwner(op, p); err != nil {
 		return BulkDecision{}, err
 	}
-	var in BulkRejectInput
-	if err := decodeStrict(op, raw, &in); err != nil {
+	if err := s.accept(op, &in); err != nil {
 		return BulkDecision{}, err
 	}
 	if len(in.Reason) > 1024 {

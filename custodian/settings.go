@@ -169,13 +169,12 @@ func (*SettingsInput) spec() inputSpec { return inputSpec{} }
 
 // PutSettings changes the owner's settings (owner only): the members given
 // replace their values, the others stay.
-func (s *Service) PutSettings(ctx context.Context, p Principal, raw []byte) (Settings, uint64, error) {
+func (s *Service) PutSettings(ctx context.Context, p Principal, in SettingsInput) (Settings, uint64, error) {
 	const op = "settings.put"
 	if err := requireOwner(op, p); err != nil {
 		return Settings{}, 0, err
 	}
-	var in SettingsInput
-	if err := decodeStrict(op, raw, &in); err != nil {
+	if err := s.accept(op, &in); err != nil {
 		return Settings{}, 0, err
 	}
 	if in.AutoGrant != nil {

@@ -123,10 +123,9 @@ const maxParents = 64
 // parent for purpose). A parent the caller cannot see answers exactly as
 // one that does not exist (KindNotFound); a parent that is no longer
 // current is KindConflict.
-func (s *Service) CreateSummary(ctx context.Context, p Principal, raw []byte) (SummaryWritten, error) {
+func (s *Service) CreateSummary(ctx context.Context, p Principal, in SummaryInput) (SummaryWritten, error) {
 	const op = "summary.create"
-	var in SummaryInput
-	if err := decodeStrict(op, raw, &in); err != nil {
+	if err := s.accept(op, &in); err != nil {
 		return SummaryWritten{}, err
 	}
 	if len(in.Value) == 0 || string(in.Value) == "null" {
