@@ -38,6 +38,23 @@ type inputSpec struct {
 
 // decoded is what every input type embeds: the record of its decoding.
 // It has no exported field, so it is not part of the JSON.
+//
+// An input type embeds decoded, says in a spec method how it is decoded,
+// and the method that takes it checks it with accept where it decoded its
+// body: before anything reads it, after the checks of the caller that
+// came before the decoding.
+//
+// The check compares encodings: an input Decode accepted passes if it
+// still encodes as it did; any other is decoded from its encoding, and
+// the method goes on with what that decodes to. Inputs that encode alike
+// differ only in what no method reads: a time's zone name beside its
+// offset, white space in a JSON value, a list nil or empty where the
+// method reads only its length (a list whose nil and empty mean
+// different things is omitzero, not omitempty, so that they encode
+// differently). A string
+// changed to invalid UTF-8 encodes as the escape \ufffd, which no string
+// Decode accepted encodes as (it writes U+FFFD itself), so it is decoded
+// again, as U+FFFD.
 type decoded struct {
 	enc string // the input's encoding when Decode accepted it
 	err error  // Decode's refusal, answered by the method given the input

@@ -32,13 +32,15 @@ func TestHandBuiltInputIsChecked(t *testing.T) {
 	ts.mustConsumer("app")
 	pr := ts.mustPropose(ts.owner, proposal(t, "a.pending", 1))
 	claim := ts.mustClaim("a.claim", 1)
+	grant := ts.mustGrant(grantSpec{recipient: "app", ops: []string{"read"}, keys: []string{"*"}})
 	future := time.Now().Add(time.Hour).UTC().Truncate(time.Second)
 	dup := json.RawMessage(`{"x": 1, "x": 2}`)
 
 	tests := []struct {
 		name string
 		call func(raw []byte, hand bool) error
-		in   any // the hand-built input; raw is its encoding
+		in   any    // the hand-built input; raw is its encoding,
+		body string // or this body, where it says what the input means
 	}{
 		{"Propose: key outside the grammar", func(raw []byte, hand bool) error {
 			in := custodian.ProposalInput{Key: "Not A Key", Value: json.RawMessage(`1`), Kind: "fact", Assertion: "reported"}
@@ -47,7 +49,7 @@ func TestHandBuiltInputIsChecked(t *testing.T) {
 			}
 			_, err := ts.Propose(ctx, ts.owner, in)
 			return err
-		}, custodian.ProposalInput{Key: "Not A Key", Value: json.RawMessage(`1`), Kind: "fact", Assertion: "reported"}},
+		}, custodian.ProposalInput{Key: "Not A Key", Value: json.RawMessage(`1`), Kind: "fact", Assertion: "reported"}, ""},
 		{"Propose: missing kind and assertion", func(raw []byte, hand bool) error {
 			in := custodian.ProposalInput{Key: "a.b", Value: json.RawMessage(`1`)}
 			if !hand {
@@ -55,7 +57,7 @@ func TestHandBuiltInputIsChecked(t *testing.T) {
 			}
 			_, err := ts.Propose(ctx, ts.owner, in)
 			return err
-		}, custodian.ProposalInput{Key: "a.b", Value: json.RawMessage(`1`)}},
+		}, custodian.ProposalInput{Key: "a.b", Value: json.RawMessage(`1`)}, ""},
 		{"Propose: a value with a duplicate member", func(raw []byte, hand bool) error {
 			in := custodian.ProposalInput{Key: "a.b", Value: dup, Kind: "fact", Assertion: "reported"}
 			if !hand {
@@ -63,7 +65,7 @@ func TestHandBuiltInputIsChecked(t *testing.T) {
 			}
 			_, err := ts.Propose(ctx, ts.owner, in)
 			return err
-		}, custodian.ProposalInput{Key: "a.b", Value: dup, Kind: "fact", Assertion: "reported"}},
+		}, custodian.ProposalInput{Key: "a.b", Value: dup, Kind: "fact", Assertion: "reported"}, ""},
 		{"Correct: unknown tier", func(raw []byte, hand bool) error {
 			in := custodian.CorrectionInput{Sensitivity: "secret"}
 			if !hand {
@@ -71,7 +73,7 @@ func TestHandBuiltInputIsChecked(t *testing.T) {
 			}
 			_, err := ts.Correct(ctx, ts.owner, claim.Claim.ID, in)
 			return err
-		}, custodian.CorrectionInput{Sensitivity: "secret"}},
+		}, custodian.CorrectionInput{Sensitivity: "secret"}, ""},
 		{"CreateGrant: no operations", func(raw []byte, hand bool) error {
 			in := custodian.GrantInput{Recipient: custodian.Recipient{Kind: "consumer", ID: "app"}, Purpose: "assist", Operations: []string{}, Selectors: custodian.Selectors{Keys: []string{"*"}}, ExpiresAt: future}
 			if !hand {
@@ -79,7 +81,7 @@ func TestHandBuiltInputIsChecked(t *testing.T) {
 			}
 			_, err := ts.CreateGrant(ctx, ts.owner, in)
 			return err
-		}, custodian.GrantInput{Recipient: custodian.Recipient{Kind: "consumer", ID: "app"}, Purpose: "assist", Operations: []string{}, Selectors: custodian.Selectors{Keys: []string{"*"}}, ExpiresAt: future}},
+		}, custodian.GrantInput{Recipient: custodian.Recipient{Kind: "consumer", ID: "app"}, Purpose: "assist", Operations: []string{}, Selectors: custodian.Selectors{Keys: []string{"*"}}, ExpiresAt: future}, ""},
 		{"CreatePersona: id outside the grammar", func(raw []byte, hand bool) error {
 			in := custodian.PersonaInput{ID: "Not An Id", Name: "x"}
 			if !hand {
@@ -87,7 +89,7 @@ func TestHandBuiltInputIsChecked(t *testing.T) {
 			}
 			_, _, err := ts.CreatePersona(ctx, ts.owner, in)
 			return err
-		}, custodian.PersonaInput{ID: "Not An Id", Name: "x"}},
+		}, custodian.PersonaInput{ID: "Not An Id", Name: "x"}, ""},
 		{"Confirm: an edited value with a duplicate member", func(raw []byte, hand bool) error {
 			in := custodian.ConfirmInput{Personas: []string{}, Edits: &custodian.Edits{Value: dup}}
 			if !hand {
@@ -95,7 +97,15 @@ func TestHandBuiltInputIsChecked(t *testing.T) {
 			}
 			_, err := ts.Confirm(ctx, ts.owner, pr.ProposalID, in)
 			return err
-		}, custodian.ConfirmInput{Personas: []string{}, Edits: &custodian.Edits{Value: dup}}},
+		}, custodian.ConfirmInput{Personas: []string{}, Edits: &custodian.Edits{Value: dup}}, ""},
+		{"NarrowGrant: operations given empty (cleared, which widens)", func(raw []byte, hand bool) error {
+			in := custodian.GrantTerms{Operations: []string{}}
+			if !hand {
+				in = input[custodian.GrantTerms](ts, raw)
+			}
+			_, err := ts.NarrowGrant(ctx, ts.owner, grant.ID, in)
+			return err
+		}, custodian.GrantTerms{Operations: []string{}}, `{"operations": []}`},
 		{"PutField: a value with a duplicate member", func(raw []byte, hand bool) error {
 			in := custodian.FieldInput{Value: dup}
 			if !hand {
@@ -103,13 +113,16 @@ func TestHandBuiltInputIsChecked(t *testing.T) {
 			}
 			_, _, err := ts.PutField(ctx, ts.owner, "a.field", in)
 			return err
-		}, custodian.FieldInput{Value: dup}},
+		}, custodian.FieldInput{Value: dup}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			raw, err := json.Marshal(tt.in)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if tt.body != "" {
+				raw = []byte(tt.body)
 			}
 			rawErr := tt.call(raw, false)
 			handErr := tt.call(nil, true)

@@ -167,9 +167,9 @@ func (st *state) revokeGrant(b *batch, g *Grant, rev uint64) {
 // empty clears that term, which only a grant without it may do. It is the
 // body of [Service.NarrowGrant].
 type GrantTerms struct {
-	Operations []string       `json:"operations,omitempty"`
-	Selectors  *TermSelectors `json:"selectors,omitempty"`
-	ExpiresAt  *time.Time     `json:"expires_at,omitempty"`
+	Operations []string       `json:"operations,omitzero"` // nil keeps them; empty clears them
+	Selectors  *TermSelectors `json:"selectors,omitzero"`
+	ExpiresAt  *time.Time     `json:"expires_at,omitzero"`
 	decoded
 }
 
