@@ -36,6 +36,17 @@ func BenchmarkDecodeBody(b *testing.B) {
 			}
 		}
 	})
+	b.Run("proposal/accept", func(b *testing.B) {
+		var in ProposalInput
+		if err := s.Decode("propose", proposal, &in); err != nil {
+			b.Fatal(err)
+		}
+		for b.Loop() {
+			if err := s.accept("propose", &in); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 	b.Run("confirm/raw", func(b *testing.B) {
 		for b.Loop() {
 			var in ConfirmInput
