@@ -14,8 +14,8 @@ import (
 )
 
 // ConsumerInput registers a consumer: a name and the secret it will use to
-// obtain service tokens.
-// The body of [Service.AddConsumer] and [Service.RegisterConsumer].
+// obtain service tokens. It is the body of [Service.AddConsumer] and
+// [Service.RegisterConsumer].
 type ConsumerInput struct {
 	Name   string `json:"name"`
 	Secret string `json:"secret"`
