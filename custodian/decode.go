@@ -51,10 +51,9 @@ type inputSpec struct {
 // offset, white space in a JSON value, a list nil or empty where the
 // method reads only its length (a list whose nil and empty mean
 // different things is omitzero, not omitempty, so that they encode
-// differently). A string
-// changed to invalid UTF-8 encodes as the escape \ufffd, which no string
-// Decode accepted encodes as (it writes U+FFFD itself), so it is decoded
-// again, as U+FFFD.
+// differently). A string changed to invalid UTF-8 encodes as the escape
+// \ufffd, which no string Decode accepted encodes as (it writes U+FFFD
+// itself), so it is decoded again, as U+FFFD.
 type decoded struct {
 	enc string // the input's encoding when Decode accepted it
 	err error  // Decode's refusal, answered by the method given the input
