@@ -124,7 +124,9 @@ var importLimits = schema.Limits{MaxBytes: 64 << 20, MaxDepth: 8, MaxStringBytes
 // content, tiers, restrictions, provenance and written_by; they are
 // re-stamped with this vault's revisions, in their original order. Wrong
 // credentials are KindUnauthenticated; an archive that is not one,
-// KindInvalid.
+// KindInvalid. raw is the ImportInput document as it came, archive and
+// all: a document stream under the larger import limits (importLimits),
+// not a request body, so it has no input type and is decoded here.
 func (s *Service) Import(ctx context.Context, p Principal, raw []byte) (ImportResult, error) {
 	const op = "import"
 	if err := requireOwner(op, p); err != nil {

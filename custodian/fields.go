@@ -513,11 +513,23 @@ type FieldWritten struct {
 	Status string `json:"status"`
 }
 
-// fieldWrite is the body of PUT /context/fields/{id}.
-type fieldWrite struct {
+// FieldInput is the body of PUT /context/fields/{id}: the body of
+// [Service.PutField].
+type FieldInput struct {
 	Value       json.RawMessage `json:"value"`
 	Sensitivity string          `json:"sensitivity,omitempty"`
+	decoded
 }
+
+func (*FieldInput) spec() inputSpec { return inputSpec{} }
+
+// SensitivityInput is the body of [Service.SetSensitivity].
+type SensitivityInput struct {
+	Tier string `json:"tier"`
+	decoded
+}
+
+func (*SensitivityInput) spec() inputSpec { return inputSpec{} }
 
 // PutField writes field id. The owner's write is a new version of the
 // field's claim when there is one, else a new claim (a confirmed, reported
@@ -531,13 +543,12 @@ type fieldWrite struct {
 // becomes a proposal waiting for the owner, answered with its proposal_id
 // and status "pending". Which one never depends on a field the app cannot
 // read.
-func (s *Service) PutField(ctx context.Context, p Principal, id string, raw []byte) (FieldWritten, *Proposed, error) {
+func (s *Service) PutField(ctx context.Context, p Principal, id string, in FieldInput) (FieldWritten, *Proposed, error) {
 	const op = "field.put"
 	if err := checkFieldID(op, id); err != nil {
 		return FieldWritten{}, nil, err
 	}
-	var in fieldWrite
-	if err := decodeStrict(op, raw, &in); err != nil {
+	if err := s.accept(op, &in); err != nil {
 		return FieldWritten{}, nil, err
 	}
 	if len(in.Value) == 0 || string(in.Value) == "null" {
@@ -560,7 +571,7 @@ func (s *Service) PutField(ctx context.Context, p Principal, id string, raw []by
 	return FieldWritten{}, nil, fail(op, KindUnauthenticated, "")
 }
 
-func (s *Service) ownerPutField(op string, p Principal, id string, in fieldWrite) (FieldWritten, error) {
+func (s *Service) ownerPutField(op string, p Principal, id string, in FieldInput) (FieldWritten, error) {
 	var out FieldWritten
 	err := s.write(op, p, func(st *state, b *batch) error {
 		r, records := st.writeField(b, id, in, ownerAuth, "owner")
@@ -577,7 +588,7 @@ func (s *Service) ownerPutField(op string, p Principal, id string, in fieldWrite
 // by confirmedBy: a new version of the field's claim, or a new claim. It
 // returns the field's record and the ref of the version it superseded, if
 // any.
-func (st *state) writeField(b *batch, id string, in fieldWrite, author Authenticated, confirmedBy string) (*claimRecord, []string) {
+func (st *state) writeField(b *batch, id string, in FieldInput, author Authenticated, confirmedBy string) (*claimRecord, []string) {
 	if r := st.field(id); r != nil {
 		prev := r.head().Ref()
 		return st.addVersion(b, r, author, confirmedBy, func(c *Claim) {
@@ -625,7 +636,7 @@ func underKey(k, key string) bool {
 	return key == k || strings.HasPrefix(key, k+".")
 }
 
-func (s *Service) agentPutField(op string, p Principal, id string, in fieldWrite) (FieldWritten, *Proposed, error) {
+func (s *Service) agentPutField(op string, p Principal, id string, in FieldInput) (FieldWritten, *Proposed, error) {
 	if err := s.rateLimit(op, p, true); err != nil {
 		return FieldWritten{}, nil, err
 	}
@@ -728,7 +739,7 @@ func (s *Service) agentPutField(op string, p Principal, id string, in fieldWrite
 
 // SetSensitivity overrides the tier of the owner's field id (a new version
 // with the tier changed).
-func (s *Service) SetSensitivity(ctx context.Context, p Principal, id string, raw []byte) (FieldRead, error) {
+func (s *Service) SetSensitivity(ctx context.Context, p Principal, id string, in SensitivityInput) (FieldRead, error) {
 	const op = "field.sensitivity"
 	if err := requireOwner(op, p); err != nil {
 		return FieldRead{}, err
@@ -736,10 +747,7 @@ func (s *Service) SetSensitivity(ctx context.Context, p Principal, id string, ra
 	if err := checkFieldID(op, id); err != nil {
 		return FieldRead{}, err
 	}
-	var in struct {
-		Tier string `json:"tier"`
-	}
-	if err := decodeStrict(op, raw, &in); err != nil {
+	if err := s.accept(op, &in); err != nil {
 		return FieldRead{}, err
 	}
 	if _, ok := tierRank[in.Tier]; !ok {

@@ -44,11 +44,15 @@ type BundleClaim struct {
 // destination until its owner maps it.
 type IdentityRef = quarantine.IdentityRef
 
-// ExportInput is the body of POST /phc/v1/export.
+// ExportInput is the body of POST /phc/v1/export: the options of
+// [Service.ExportBundle].
 type ExportInput struct {
 	To       json.RawMessage `json:"to"`
 	Personas []string        `json:"personas,omitempty"`
+	decoded
 }
+
+func (*ExportInput) spec() inputSpec { return inputSpec{} }
 
 // ExportBundle makes a bundle of this vault's context for the custodian
 // whose card is in.To (owner only): every version of every active claim
@@ -56,7 +60,7 @@ type ExportInput struct {
 // parents all travel, and the producers' identities. A claim restricted
 // no_export, source_controlled or third_party stays behind, and so does a
 // summary of it; the manifest's loss report lists each by id and reason.
-func (s *Service) ExportBundle(ctx context.Context, p Principal, raw []byte) ([]byte, BundleManifest, error) {
+func (s *Service) ExportBundle(ctx context.Context, p Principal, in ExportInput) ([]byte, BundleManifest, error) {
 	const op = "export.bundle"
 	if err := requireOwner(op, p); err != nil {
 		return nil, BundleManifest{}, err
@@ -64,8 +68,7 @@ func (s *Service) ExportBundle(ctx context.Context, p Principal, raw []byte) ([]
 	if s.cards == nil {
 		return nil, BundleManifest{}, fail(op, KindInvalid, "this custodian cannot make bundles")
 	}
-	var in ExportInput
-	if err := decodeStrict(op, raw, &in); err != nil {
+	if err := s.accept(op, &in); err != nil {
 		return nil, BundleManifest{}, err
 	}
 	if len(in.To) == 0 {

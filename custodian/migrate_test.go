@@ -46,7 +46,7 @@ func pinEach(t *testing.T, a, b *testService) json.RawMessage {
 // mustExport makes a's bundle of everything for the custodian of card.
 func mustExport(t *testing.T, a *testService, card json.RawMessage) []byte {
 	t.Helper()
-	sealed, _, err := a.ExportBundle(t.Context(), a.owner, mustJSON(t, map[string]any{"to": card}))
+	sealed, _, err := a.ExportBundle(t.Context(), a.owner, input[custodian.ExportInput](a, mustJSON(t, map[string]any{"to": card})))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +65,7 @@ func TestExportBundle(t *testing.T) {
 	cardB := pinEach(t, a, b)
 	a.mustPersona("work")
 	kept := a.mustClaim("work.lang", "Go", "work").Claim
-	if _, err := a.Correct(t.Context(), a.owner, kept.ID, []byte(`{"value":"Go and Rust"}`)); err != nil {
+	if _, err := a.Correct(t.Context(), a.owner, kept.ID, input[custodian.CorrectionInput](a, []byte(`{"value":"Go and Rust"}`))); err != nil {
 		t.Fatal(err)
 	}
 	stays := map[string]string{}
@@ -89,7 +89,7 @@ func TestExportBundle(t *testing.T) {
 	sumLost := a.mustSummary(a.owner, "a summary of what stays", "", kept.ID+"@2", leaving+"@1")
 	a.mustConsumer("tutor")
 
-	sealed, man, err := a.ExportBundle(t.Context(), a.owner, mustJSON(t, map[string]any{"to": json.RawMessage(cardB)}))
+	sealed, man, err := a.ExportBundle(t.Context(), a.owner, input[custodian.ExportInput](a, mustJSON(t, map[string]any{"to": json.RawMessage(cardB)})))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,9 +138,9 @@ func TestExportBundle(t *testing.T) {
 		t.Fatal("a third custodian read the bundle")
 	}
 	ownA, _ := a.OwnCard(t.Context(), a.owner)
-	_, _, err = a.ExportBundle(t.Context(), a.owner, mustJSON(t, map[string]any{"to": ownA}))
+	_, _, err = a.ExportBundle(t.Context(), a.owner, input[custodian.ExportInput](a, mustJSON(t, map[string]any{"to": ownA})))
 	wantKind(t, "export to the own card", err, custodian.KindInvalid)
-	_, _, err = a.ExportBundle(t.Context(), a.owner, mustJSON(t, map[string]any{"to": json.RawMessage(cardB), "personas": []string{"nope"}}))
+	_, _, err = a.ExportBundle(t.Context(), a.owner, input[custodian.ExportInput](a, mustJSON(t, map[string]any{"to": json.RawMessage(cardB), "personas": []string{"nope"}})))
 	wantKind(t, "export of an unknown persona", err, custodian.KindInvalid)
 	// A bundle from a custodian B has not pinned is refused.
 	if _, err := b.UnpinCustodian(t.Context(), b.owner, m.Source.CustodianID); err != nil {
@@ -256,7 +256,7 @@ func TestAdoptBundle(t *testing.T) {
 	cardB := pinEach(t, a, b)
 	a.mustPersona("work")
 	lang := a.mustClaim("work.lang", "Go", "work").Claim
-	if _, err := a.Correct(t.Context(), a.owner, lang.ID, []byte(`{"value":"Go and Rust"}`)); err != nil {
+	if _, err := a.Correct(t.Context(), a.owner, lang.ID, input[custodian.CorrectionInput](a, []byte(`{"value":"Go and Rust"}`))); err != nil {
 		t.Fatal(err)
 	}
 	editor := a.mustClaim("work.editor", "vim", "work").Claim
@@ -361,7 +361,7 @@ func TestAdoptBringsPersonasAndEntities(t *testing.T) {
 	b := newTestService(t, withCards)
 	cardB := pinEach(t, a, b)
 	a.mustPersona("home")
-	ent, err := a.CreateEntity(t.Context(), a.owner, []byte(`{"type": "person", "name": "Ana"}`))
+	ent, err := a.CreateEntity(t.Context(), a.owner, input[custodian.EntityInput](a, []byte(`{"type": "person", "name": "Ana"}`)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -453,7 +453,7 @@ func TestHeldRecordsAnswerAsAbsent(t *testing.T) {
 	b := newTestService(t, withCards)
 	cardB := pinEach(t, a, b)
 	for _, ts := range []*testService{a, b} {
-		if _, _, err := ts.PutSettings(t.Context(), ts.owner, []byte(`{"reads_per_minute": 10000000, "writes_per_minute": 10000000}`)); err != nil {
+		if _, _, err := ts.PutSettings(t.Context(), ts.owner, input[custodian.SettingsInput](ts, []byte(`{"reads_per_minute": 10000000, "writes_per_minute": 10000000}`))); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -496,7 +496,7 @@ func TestHeldRecordsAnswerAsAbsent(t *testing.T) {
 			a.mustConfirm(pr.ProposalID, persona)
 			keys = append(keys, key)
 		}
-		sealed, _, err := a.ExportBundle(t.Context(), a.owner, mustJSON(t, map[string]any{"to": json.RawMessage(cardB), "personas": []string{persona}}))
+		sealed, _, err := a.ExportBundle(t.Context(), a.owner, input[custodian.ExportInput](a, mustJSON(t, map[string]any{"to": json.RawMessage(cardB), "personas": []string{persona}})))
 		if err != nil {
 			rt.Fatal(err)
 		}
@@ -649,7 +649,7 @@ func TestBlockedByAnEarlierVersion(t *testing.T) {
 	cardB := pinEach(t, a, b)
 	pr := a.mustPropose(a.owner, proposal(t, "misc.past", "x", map[string]any{"restrictions": []any{map[string]any{"type": "x_future", "mandatory": true}}}))
 	c := a.mustConfirm(pr.ProposalID).Claim
-	if _, err := a.Correct(t.Context(), a.owner, c.ID, []byte(`{"value":"y","restrictions":[]}`)); err != nil {
+	if _, err := a.Correct(t.Context(), a.owner, c.ID, input[custodian.CorrectionInput](a, []byte(`{"value":"y","restrictions":[]}`))); err != nil {
 		t.Fatal(err)
 	}
 	sealed := mustExport(t, a, cardB)

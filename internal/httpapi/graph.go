@@ -8,11 +8,11 @@ import (
 )
 
 func (s *Server) createEntity(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
-	raw, err := readBody(r)
-	if err != nil {
+	var in custodian.EntityInput
+	if err := s.body(r, "entity.create", &in); err != nil {
 		return err
 	}
-	out, err := s.svc.CreateEntity(r.Context(), p, raw)
+	out, err := s.svc.CreateEntity(r.Context(), p, in)
 	if err != nil {
 		return err
 	}
@@ -30,11 +30,11 @@ func (s *Server) listEntities(w http.ResponseWriter, r *http.Request, p custodia
 }
 
 func (s *Server) createSummary(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
-	raw, err := readBody(r)
-	if err != nil {
+	var in custodian.SummaryInput
+	if err := s.body(r, "summary.create", &in); err != nil {
 		return err
 	}
-	out, err := s.svc.CreateSummary(r.Context(), p, raw)
+	out, err := s.svc.CreateSummary(r.Context(), p, in)
 	if err != nil {
 		return err
 	}
