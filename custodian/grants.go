@@ -250,49 +250,10 @@ func (s *Service) NarrowGrant(ctx context.Context, p Principal, id string, t Gra
 			}
 			ng.Operations = ops
 		}
-		if sel := t.Selectors; sel != nil {
-			ns := g.Selectors
-			if sel.Keys != nil {
-				if len(g.Selectors.Keys) > 0 && len(sel.Keys) == 0 {
-					return fail(op, KindInvalid, "the key patterns cannot be cleared: "+narrowHint)
-				}
-				if len(g.Selectors.Keys) > 0 {
-					for _, k := range sel.Keys {
-						if !patternWithin(k, g.Selectors.Keys) {
-							return fail(op, KindInvalid, "a key pattern reaches beyond the grant's: "+narrowHint)
-						}
-					}
-				}
-				ns.Keys = dedupSorted(sel.Keys)
-			}
-			if sel.Personas != nil {
-				if len(g.Selectors.Personas) == 0 {
-					personas, err := st.checkPersonas(op, sel.Personas)
-					if err != nil {
-						return err
-					}
-					ns.Personas = personas
-				} else {
-					personas, err := narrowList(op, "personas", g.Selectors.Personas, sel.Personas)
-					if err != nil {
-						return err
-					}
-					ns.Personas = personas
-				}
-			}
-			if sel.Claims != nil {
-				if len(g.Selectors.Claims) == 0 {
-					ns.Claims = dedupSorted(sel.Claims)
-				} else {
-					claims, err := narrowList(op, "claims", g.Selectors.Claims, sel.Claims)
-					if err != nil {
-						return err
-					}
-					ns.Claims = claims
-				}
-			}
-			if len(ns.Keys)+len(ns.Personas)+len(ns.Claims) == 0 {
-				return fail(op, KindInvalid, "a grant needs at least one selector; to end it, revoke it")
+		if t.Selectors != nil {
+			ns, err := st.narrowSelectors(op, g.Selectors, *t.Selectors)
+			if err != nil {
+				return err
 			}
 			ng.Selectors = ns
 		}
@@ -329,6 +290,56 @@ func (s *Service) NarrowGrant(ctx context.Context, p Principal, id string, t Gra
 		return nil
 	})
 	return out, err
+}
+
+// narrowSelectors returns the selectors have narrowed by sel (a grant's
+// narrowing, see [Service.NarrowGrant]): key patterns within have's,
+// personas and claims among have's, or any where have names none.
+func (st *state) narrowSelectors(op string, have Selectors, sel TermSelectors) (Selectors, error) {
+	ns := have
+	if sel.Keys != nil {
+		if len(have.Keys) > 0 && len(sel.Keys) == 0 {
+			return Selectors{}, fail(op, KindInvalid, "the key patterns cannot be cleared: "+narrowHint)
+		}
+		if len(have.Keys) > 0 {
+			for _, k := range sel.Keys {
+				if !patternWithin(k, have.Keys) {
+					return Selectors{}, fail(op, KindInvalid, "a key pattern reaches beyond the grant's: "+narrowHint)
+				}
+			}
+		}
+		ns.Keys = dedupSorted(sel.Keys)
+	}
+	if sel.Personas != nil {
+		if len(have.Personas) == 0 {
+			personas, err := st.checkPersonas(op, sel.Personas)
+			if err != nil {
+				return Selectors{}, err
+			}
+			ns.Personas = personas
+		} else {
+			personas, err := narrowList(op, "personas", have.Personas, sel.Personas)
+			if err != nil {
+				return Selectors{}, err
+			}
+			ns.Personas = personas
+		}
+	}
+	if sel.Claims != nil {
+		if len(have.Claims) == 0 {
+			ns.Claims = dedupSorted(sel.Claims)
+		} else {
+			claims, err := narrowList(op, "claims", have.Claims, sel.Claims)
+			if err != nil {
+				return Selectors{}, err
+			}
+			ns.Claims = claims
+		}
+	}
+	if len(ns.Keys)+len(ns.Personas)+len(ns.Claims) == 0 {
+		return Selectors{}, fail(op, KindInvalid, "a grant needs at least one selector; to end it, revoke it")
+	}
+	return ns, nil
 }
 
 // narrowList returns want, without repeats and sorted, if every member is
