@@ -8,7 +8,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 )
 
 // phc runs one CLI command in-process against the harness's daemon and
@@ -169,21 +168,22 @@ func TestServeStartsLocked(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "phc")
 	h := startHarness(t, dir) // creates the vault
 	h.stop()
-	env, _, _ := testEnv(t, map[string]string{})
+	env, _, errb := testEnv(t, map[string]string{})
+	log := newServingLog(errb)
+	env.Stderr = log
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan int, 1)
 	go func() { done <- Run(ctx, env, []string{"serve", "--data", dir, "--addr", "127.0.0.1:0"}) }()
-	var addr []byte
-	for i := 0; i < 500; i++ {
-		if raw, err := os.ReadFile(filepath.Join(dir, addrFile)); err == nil {
-			addr = raw
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	if addr == nil {
+	select {
+	case code := <-done:
 		cancel()
-		t.Fatal("serve wrote no addr file")
+		t.Fatalf("serve exited %d before serving", code)
+	case <-log.serving:
+	}
+	addr, err := os.ReadFile(filepath.Join(dir, addrFile))
+	if err != nil {
+		cancel()
+		t.Fatalf("serve is serving but wrote no addr file: %v", err)
 	}
 	h.base, h.d = "http://"+strings.TrimSpace(string(addr)), nil
 	var st map[string]any

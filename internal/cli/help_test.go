@@ -209,12 +209,12 @@ func TestHelpFlagsApply(t *testing.T) {
 }
 
 // TestCompletionIDs: the bash completion, sourced in a real bash with the
-// built phc on the PATH and a real daemon, offers the daemon's ids where a
+// phc program (phcBinary) on the PATH and a real daemon, offers the daemon's ids where a
 // command takes one — claims, proposals, grants, requests, token prefixes
 // — persona ids after --persona and where a command takes a persona, and
 // consumer names; and the setting names after phc settings set.
 func TestCompletionIDs(t *testing.T) {
-	bin := buildBinary(t)
+	bin := phcBinary(t)
 	h := startHarness(t, "")
 	h.phcOK("persona", "add", "learning", "Learning")
 	h.phcOK("persona", "add", "work", "Work")

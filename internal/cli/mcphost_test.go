@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -172,34 +171,12 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// buildBinary builds phc for the tests that run it as a host does.
-func buildBinary(t *testing.T) string {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("builds the binary; skipped in -short mode")
-	}
-	bin := filepath.Join(t.TempDir(), "phc")
-	if runtime.GOOS == "windows" {
-		bin += ".exe"
-	}
-	// go test puts its own go first in PATH.
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		t.Fatalf("no go tool to build the binary: %v", err)
-	}
-	cmd := exec.Command(goTool, "build", "-o", bin, "../../cmd/phc")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
-
-// TestMCPHostSurvivesOverStdio: the built phc mcp, started by the Go SDK's
+// TestMCPHostSurvivesOverStdio: phc mcp as its own process (phcBinary), started by the Go SDK's
 // client as a host starts it, starts while the vault is locked and keeps
 // the host's session through the unlock, a lock, a 2 MB argument and the
 // token's expiry, which it explains on standard error.
 func TestMCPHostSurvivesOverStdio(t *testing.T) {
-	bin := buildBinary(t)
+	bin := phcBinary(t)
 	h, clock, tok := hostFixture(t)
 	unlock := h.lockedAndBack(t)
 	cmd := exec.Command(bin, "mcp", "--data", h.dir)

@@ -380,11 +380,11 @@ func TestMCPToolsSayWhatUnboundTokensSee(t *testing.T) {
 	}
 }
 
-// TestMCPRequestContextOverStdio: the built phc mcp, started by a host that
+// TestMCPRequestContextOverStdio: phc mcp as its own process (phcBinary), started by a host that
 // asks the person, relays the elicitation both ways: approved in the host,
 // the sensitive values come in the same answer.
 func TestMCPRequestContextOverStdio(t *testing.T) {
-	bin := buildBinary(t)
+	bin := phcBinary(t)
 	h := startHarness(t, "")
 	visaFields(h)
 	h.must(200, "PUT", "/phc/v1/settings", h.owner, map[string]any{"elicited_approvals": true}, nil)

@@ -55,7 +55,7 @@ func readmeShellBlocks(t *testing.T) []readmeShellBlock {
 }
 
 // TestREADMEShellBlocks runs the README's sh blocks against real daemons,
-// with the built phc on the PATH: every block, in order, against one daemon
+// with the phc program (phcBinary) on the PATH: every block, in order, against one daemon
 // (as a reader who follows the whole README), and then each "##" section's
 // blocks alone, in order, against a fresh daemon of their own (as a reader
 // who jumps straight to that section). Each block runs in a fresh bash
@@ -66,7 +66,7 @@ func readmeShellBlocks(t *testing.T) []readmeShellBlock {
 // is not run says why, in a marker the reader does not see; the test checks
 // the marker names a reason.
 func TestREADMEShellBlocks(t *testing.T) {
-	bin := buildBinary(t)
+	bin := phcBinary(t)
 	for _, tool := range []string{"bash", "curl", "jq"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Fatalf("the README's blocks need %s (.ci/run installs it): %v", tool, err)

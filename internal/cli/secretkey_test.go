@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/phc-project/phc/internal/vault"
 )
@@ -58,23 +57,18 @@ func serveInBackground(t *testing.T, env *Env, dir string, args ...string) *serv
 	ctx, cancel := context.WithCancel(context.Background())
 	errb := &bytes.Buffer{}
 	s := &served{cancel: cancel, done: make(chan int, 1), code: -1}
-	env.Stderr = errb
+	log := newServingLog(errb)
+	env.Stderr = log
 	s.errb = errb
 	go func() {
 		s.done <- Run(ctx, env, append([]string{"serve", "--data", dir, "--addr", "127.0.0.1:0", "--idle-lock", "0"}, args...))
 	}()
 	t.Cleanup(s.stop)
-	for {
-		select {
-		case s.code = <-s.done:
-			return s
-		default:
-		}
-		if _, err := os.Stat(filepath.Join(dir, addrFile)); err == nil {
-			return s
-		}
-		time.Sleep(5 * time.Millisecond)
+	select {
+	case s.code = <-s.done:
+	case <-log.serving:
 	}
+	return s
 }
 
 func (s *served) stop() {
