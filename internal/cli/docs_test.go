@@ -14,6 +14,10 @@ import (
 	"github.com/phc-project/phc/custodian"
 )
 
+// docsDir is the repository's docs directory: the integration guide, its
+// examples, the OpenAPI description and the service files.
+const docsDir = "../../docs"
+
 func readDoc(t *testing.T, name string) string {
 	t.Helper()
 	raw, err := os.ReadFile(filepath.Join(docsDir, name))
