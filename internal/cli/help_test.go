@@ -209,7 +209,7 @@ func TestHelpFlagsApply(t *testing.T) {
 }
 
 // TestCompletionIDs: the bash completion, sourced in a real bash with the
-// phc program (phcBinary) on the PATH and a real daemon, offers the daemon's ids where a
+// phc program on the PATH and a real daemon, offers the daemon's ids where a
 // command takes one — claims, proposals, grants, requests, token prefixes
 // — persona ids after --persona and where a command takes a persona, and
 // consumer names; and the setting names after phc settings set.

@@ -171,7 +171,7 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// TestMCPHostSurvivesOverStdio: phc mcp as its own process (phcBinary), started by the Go SDK's
+// TestMCPHostSurvivesOverStdio: phc mcp as a process, started by the Go SDK's
 // client as a host starts it, starts while the vault is locked and keeps
 // the host's session through the unlock, a lock, a 2 MB argument and the
 // token's expiry, which it explains on standard error.

@@ -380,7 +380,7 @@ func TestMCPToolsSayWhatUnboundTokensSee(t *testing.T) {
 	}
 }
 
-// TestMCPRequestContextOverStdio: phc mcp as its own process (phcBinary), started by a host that
+// TestMCPRequestContextOverStdio: phc mcp as a process, started by a host that
 // asks the person, relays the elicitation both ways: approved in the host,
 // the sensitive values come in the same answer.
 func TestMCPRequestContextOverStdio(t *testing.T) {

@@ -55,7 +55,7 @@ func readmeShellBlocks(t *testing.T) []readmeShellBlock {
 }
 
 // TestREADMEShellBlocks runs the README's sh blocks against real daemons,
-// with the phc program (phcBinary) on the PATH: every block, in order, against one daemon
+// with the phc program on the PATH: every block, in order, against one daemon
 // (as a reader who follows the whole README), and then each "##" section's
 // blocks alone, in order, against a fresh daemon of their own (as a reader
 // who jumps straight to that section). Each block runs in a fresh bash
