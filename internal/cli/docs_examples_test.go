@@ -77,6 +77,7 @@ func (e errNoTool) Error() string { return string(e) }
 // never the default port): registering again with the same secret goes on,
 // already approved.
 func TestDocsExamples(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, script string
 		find         func() (string, error)

@@ -111,6 +111,7 @@ func hostFixture(t *testing.T) (*harness, *offsetClock, string) {
 // TestMCPHostSurvivesOverHTTP: the Go SDK's client over streamable HTTP
 // keeps its session through a lock and unlock and a 2 MB argument.
 func TestMCPHostSurvivesOverHTTP(t *testing.T) {
+	t.Parallel()
 	h, clock, tok := hostFixture(t)
 	cs, err := mcpSession(t, h, tok)
 	if err != nil {
@@ -122,6 +123,7 @@ func TestMCPHostSurvivesOverHTTP(t *testing.T) {
 // TestMCPOpensWhileLocked: a session opened while the vault is locked
 // answers vault_locked, whatever the token, and goes on after unlock.
 func TestMCPOpensWhileLocked(t *testing.T) {
+	t.Parallel()
 	h, _, tok := hostFixture(t)
 	unlock := h.lockedAndBack(t)
 	cs, err := mcpSession(t, h, tok)
@@ -176,6 +178,7 @@ func (s *syncBuffer) String() string {
 // the host's session through the unlock, a lock, a 2 MB argument and the
 // token's expiry, which it explains on standard error.
 func TestMCPHostSurvivesOverStdio(t *testing.T) {
+	t.Parallel()
 	bin := phcBinary(t)
 	h, clock, tok := hostFixture(t)
 	unlock := h.lockedAndBack(t)
@@ -214,6 +217,7 @@ func TestMCPHostSurvivesOverStdio(t *testing.T) {
 // or allOf there — with no type given as an array anywhere, which hosts
 // whose dialects allow one type refuse.
 func TestMCPToolSchemas(t *testing.T) {
+	t.Parallel()
 	h, _, tok := hostFixture(t)
 	cs, err := mcpSession(t, h, tok)
 	if err != nil {
@@ -307,6 +311,7 @@ func TestMCPToolSchemas(t *testing.T) {
 // proposals stand, never the owner's edits; it may withdraw a pending one,
 // over MCP and over HTTP.
 func TestMCPSearchAndProposals(t *testing.T) {
+	t.Parallel()
 	h, _, tok := hostFixture(t)
 	h.must(200, "PUT", "/context/fields/learning.language", h.owner, map[string]any{"value": "Spanish, level B1"}, nil)
 	h.must(200, "PUT", "/context/fields/health.allergies", h.owner, map[string]any{"value": "Spanish peanuts"}, nil)

@@ -66,6 +66,7 @@ func readmeShellBlocks(t *testing.T) []readmeShellBlock {
 // is not run says why, in a marker the reader does not see; the test checks
 // the marker names a reason.
 func TestREADMEShellBlocks(t *testing.T) {
+	t.Parallel()
 	bin := phcBinary(t)
 	for _, tool := range []string{"bash", "curl", "jq"} {
 		if _, err := exec.LookPath(tool); err != nil {

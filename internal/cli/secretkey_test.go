@@ -83,6 +83,7 @@ func (s *served) stop() {
 // emergency kit given by PHC_SECRET_KEY, --secret-key-file, or typed at
 // the prompt (and then stored, 0600, when the owner says so).
 func TestRestoreOnNewMachine(t *testing.T) {
+	t.Parallel()
 	h := startHarness(t, "")
 	h.phcOK("persona", "add", "learning", "Learning")
 	sk, err := vault.ReadSecretKeyFile(h.dir)
@@ -211,6 +212,7 @@ func runIn(t *testing.T, dir string, args ...string) (int, string, string) {
 // TestServePortClash checks that an address in use is reported in words
 // before any vault is created or unlocked.
 func TestServePortClash(t *testing.T) {
+	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -235,6 +237,7 @@ func TestServePortClash(t *testing.T) {
 // password, saying how long it must be, and that unlocking an existing
 // vault does not apply the rule.
 func TestNewPasswordMinimum(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{{"init"}, {"serve", "--addr", "127.0.0.1:0"}} {
 		dir := filepath.Join(t.TempDir(), "phc")
 		env, _, errb := testEnv(t, map[string]string{"PHC_PASSWORD": "short pw"})

@@ -157,6 +157,7 @@ func initVault(t *testing.T, data string) {
 // and its ExecStart — with %h a temporary home — starts a locked daemon
 // that phc unlock unlocks. systemd-analyze verifies it where installed.
 func TestSystemdUnit(t *testing.T) {
+	t.Parallel()
 	text := readDoc(t, "phc.service")
 	u := parseUnit(t, text)
 	home := t.TempDir()
@@ -235,6 +236,7 @@ func TestSystemdUnit(t *testing.T) {
 // ProgramArguments — with /Users/YOU replaced by a home, as the README's
 // install line does — start a locked daemon that phc unlock unlocks.
 func TestLaunchdPlist(t *testing.T) {
+	t.Parallel()
 	text := readDoc(t, "dev.phc.plist")
 	if !strings.HasPrefix(text, `<?xml version="1.0" encoding="UTF-8"?>`+"\n"+`<!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">`) {
 		t.Error("dev.phc.plist does not begin with the plist XML declaration and DOCTYPE")
