@@ -49,6 +49,7 @@ func loadOpenAPI(t *testing.T) *openapi3.T {
 // serves — the HTTP API's route table and what the daemon mounts (MCP and
 // its metadata) — and nothing else.
 func TestOpenAPIRoutes(t *testing.T) {
+	t.Parallel()
 	doc := loadOpenAPI(t)
 	h := startHarness(t, "")
 	srv, ok := h.d.http.Handler.(*httpapi.Server)
@@ -197,6 +198,7 @@ func validateAgainst(t *testing.T, h *harness, doc *openapi3.T) *validatingTrans
 // it over real HTTP, and checks every request the daemon accepted and every
 // answer it gave — errors included — against docs/openapi.yaml.
 func TestOpenAPIAnswers(t *testing.T) {
+	t.Parallel()
 	// Bodies that are not JSON: a migration bundle (compact JWE), the
 	// graph as N-Quads and an MCP event stream are checked as strings.
 	openapi3filter.RegisterBodyDecoder("application/jose", openapi3filter.PlainBodyDecoder)
