@@ -51,18 +51,18 @@ func TestDECInputsBuiltInGo(t *testing.T) {
 		t.Fatal(err)
 	}
 	twice := dectype.JWKS(`{"keys": [` + string(keys.Keys[0]) + `], "keys": [` + string(keys.Keys[1]) + `]}`)
-	for name, in := range map[string]custodian.DECTrustInput{
+	for name, pin := range map[string]dectype.Pin{
 		"a duplicate member in the keys": {Issuer: issuer, JWKS: twice},
 		"keys that are not JSON":         {Issuer: issuer, JWKS: dectype.JWKS(`{"keys": [`)},
 		"no keys":                        {Issuer: issuer},
 		"an issuer not UTF-8":            {Issuer: "https://\xff.example", JWKS: jwks},
 		"a kid not UTF-8":                {Issuer: issuer, JWKS: jwks, Revoked: []dectype.Revocation{{Kid: "ed-\xff", At: t0}}},
 	} {
-		_, err := ts.PinDECIssuer(ctx, ts.owner, in)
+		_, err := ts.PinDECIssuer(ctx, ts.owner, custodian.DECTrustInput{Pin: pin})
 		wantKind(t, "PinDECIssuer, "+name, err, custodian.KindInvalid)
 	}
 
-	policy := custodian.DECPolicyInput{ID: "tutor", Issuer: issuer, ClientID: "tutor-app", MaxAge: "720h"}
+	policy := custodian.DECPolicyInput{Policy: dectype.Policy{ID: "tutor", Issuer: issuer, ClientID: "tutor-app", MaxAge: "720h"}}
 	digests := make([]string, 1000)
 	for i := range digests {
 		digests[i] = "sha256:" + strings.Repeat("ab", 32)
@@ -81,7 +81,7 @@ func TestDECInputsBuiltInGo(t *testing.T) {
 	}
 
 	revoked := []dectype.Revocation{{Kid: "es-1", At: t0}}
-	given := custodian.DECTrustInput{Issuer: issuer, JWKS: slices.Clone(jwks), Revoked: revoked}
+	given := custodian.DECTrustInput{Pin: dectype.Pin{Issuer: issuer, JWKS: slices.Clone(jwks), Revoked: revoked}}
 	if _, err := ts.PinDECIssuer(ctx, ts.owner, given); err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +97,7 @@ func TestDECInputsBuiltInGo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(pol.Policy, dectype.Policy(policy)) {
+	if !reflect.DeepEqual(pol.Policy, policy.Policy) {
 		t.Fatalf("AddDECPolicy = %+v, want the policy given", pol)
 	}
 	policy.ReleaseDigests = slices.Clone(digest)
@@ -110,7 +110,7 @@ func TestDECInputsBuiltInGo(t *testing.T) {
 			t.Fatal(err)
 		}
 		if len(trust.Issuers) != 1 || len(trust.Issuers[0].Revoked) != 1 || trust.Issuers[0].Revoked[0].Kid != "es-1" ||
-			len(trust.Policies) != 1 || !reflect.DeepEqual(trust.Policies[0].Policy, dectype.Policy(policy)) {
+			len(trust.Policies) != 1 || !reflect.DeepEqual(trust.Policies[0].Policy, policy.Policy) {
 			t.Fatalf("ListDECTrust = %+v", trust)
 		}
 		var pinned, given bytes.Buffer
@@ -139,10 +139,10 @@ func TestDECPresentedThroughTheCore(t *testing.T) {
 	ts := newTestService(t, func(c *custodian.Config) { c.DEC = dec.Service{} })
 	ctx := t.Context()
 	doc, issuer, jwks := decVector(t, "valid-1")
-	if _, err := ts.PinDECIssuer(ctx, ts.owner, custodian.DECTrustInput{Issuer: issuer, JWKS: jwks}); err != nil {
+	if _, err := ts.PinDECIssuer(ctx, ts.owner, custodian.DECTrustInput{Pin: dectype.Pin{Issuer: issuer, JWKS: jwks}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ts.AddDECPolicy(ctx, ts.owner, custodian.DECPolicyInput{ID: "tutor", Issuer: issuer, ClientID: "tutor-app"}); err != nil {
+	if _, err := ts.AddDECPolicy(ctx, ts.owner, custodian.DECPolicyInput{Policy: dectype.Policy{ID: "tutor", Issuer: issuer, ClientID: "tutor-app"}}); err != nil {
 		t.Fatal(err)
 	}
 	rep, err := ts.VerifyDEC(ctx, ts.owner, custodian.DECDocumentInput{Document: doc})
@@ -156,7 +156,7 @@ func TestDECPresentedThroughTheCore(t *testing.T) {
 			t.Fatal(err)
 		}
 		g["requires"] = map[string]any{"qualification": "tutor"}
-		if _, err := ts.CreateGrant(ctx, ts.owner, mustJSON(t, g)); err != nil {
+		if _, err := ts.CreateGrant(ctx, ts.owner, input[custodian.GrantInput](ts, mustJSON(t, g))); err != nil {
 			t.Fatal(err)
 		}
 	}

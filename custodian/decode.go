@@ -1,9 +1,11 @@
 package custodian
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"reflect"
+	"unicode/utf8"
 
 	"github.com/phc-project/phc/schema"
 )
@@ -32,8 +34,13 @@ type inputSpec struct {
 	// schema names the binding's JSON Schema the body must match, or is
 	// "" for a body of fixed Go shape (the strict decoder).
 	schema string
-	// optional lets an empty body stand for the zero input.
-	optional bool
+	// optional lets an empty body stand for the zero input; blank lets
+	// a body of white space only stand for it too.
+	optional, blank bool
+	// utf8 refuses an input built or changed by hand with a string that
+	// is not UTF-8, as its body is refused, where encoding would mend it
+	// (see decoded): the DEC inputs, whose methods always refused one.
+	utf8 bool
 }
 
 // decoded is what every input type embeds: the record of its decoding.
@@ -79,7 +86,7 @@ func (s *Service) Decode(op string, raw []byte, in Input) error {
 	reflect.ValueOf(in).Elem().SetZero()
 	d := in.decodedState()
 	sp := in.spec()
-	if len(raw) == 0 && sp.optional {
+	if sp.optional && (len(raw) == 0 || sp.blank && len(bytes.TrimSpace(raw)) == 0) {
 		return nil // the zero input, checked by its method
 	}
 	var (
@@ -120,7 +127,44 @@ func (s *Service) accept(op string, in Input) error {
 		return nil
 	}
 	// Built or changed by hand: decoded as the same body would be.
+	if in.spec().utf8 && !validUTF8(reflect.ValueOf(in).Elem()) {
+		return decodeError(op, errors.New("a string is not UTF-8"))
+	}
 	return s.Decode(op, enc, in)
+}
+
+// validUTF8 reports whether every string in v — its exported fields,
+// elements, map keys and values — is UTF-8. Bytes are not looked at: what
+// of them is JSON, decoding checks.
+func validUTF8(v reflect.Value) bool {
+	switch v.Kind() {
+	case reflect.String:
+		return utf8.ValidString(v.String())
+	case reflect.Pointer, reflect.Interface:
+		return v.IsNil() || validUTF8(v.Elem())
+	case reflect.Struct:
+		for i := range v.NumField() {
+			if v.Type().Field(i).IsExported() && !validUTF8(v.Field(i)) {
+				return false
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		if v.Type().Elem().Kind() == reflect.Uint8 {
+			return true
+		}
+		for i := range v.Len() {
+			if !validUTF8(v.Index(i)) {
+				return false
+			}
+		}
+	case reflect.Map:
+		for it := v.MapRange(); it.Next(); {
+			if !validUTF8(it.Key()) || !validUTF8(it.Value()) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // encodeDecoded encodes v, just decoded. What decodes must encode again: a

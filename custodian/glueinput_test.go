@@ -19,7 +19,7 @@ func TestHandBuiltInputsAsStrictAsBodies(t *testing.T) {
 	}
 	in := custodian.AdoptInput{IDs: ids}
 	var decoded custodian.AdoptInput
-	bodyErr := custodian.DecodeBody("quarantine.adopt", mustJSON(t, in), &decoded)
+	bodyErr := ts.Decode("quarantine.adopt", mustJSON(t, in), &decoded)
 	_, _, err := ts.AdoptQuarantined(t.Context(), ts.owner, "", in)
 	if want, got := custodian.Describe(bodyErr).Constraint, custodian.Describe(err).Constraint; bodyErr == nil || got != want {
 		t.Fatalf("AdoptQuarantined(10,001 ids) = %v (%s); the body gets %v (%s)", err, got, bodyErr, want)

@@ -52,7 +52,10 @@ type TrustInput struct {
 	Issuer            string   `json:"issuer"`
 	Audience          string   `json:"audience"`
 	AuthorizedParties []string `json:"authorized_parties,omitempty"`
+	decoded
 }
+
+func (*TrustInput) spec() inputSpec { return inputSpec{} }
 
 // maxAuthorizedParties bounds the additional clients of one trust entry.
 const maxAuthorizedParties = 16
@@ -70,7 +73,7 @@ func (s *Service) AddTrust(ctx context.Context, p Principal, in TrustInput) (Tru
 	if err := requireOwner(op, p); err != nil {
 		return TrustAdded{}, err
 	}
-	if err := checkInput(op, in); err != nil {
+	if err := s.accept(op, &in); err != nil {
 		return TrustAdded{}, err
 	}
 	if !identity.ValidIssuerURL(in.Issuer) {
