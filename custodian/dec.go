@@ -282,9 +282,10 @@ const maxDECDocument = 4 << 20
 
 // DECDocumentInput is the input of [Service.VerifyDEC] and
 // [Service.PresentDEC]: a DEC document, the whole body of POST
-// /phc/v1/dec/verify or /dec/present. An adapter passes the body as it
-// came, undecoded: the verifier reads the bytes itself, as its report is
-// about them (see dectype.RawDocument).
+// /phc/v1/dec/verify or /dec/present. It is not an [Input]: an adapter
+// passes the body as it came, not through [Service.Decode], as the
+// verifier reads the bytes itself and its report is about them, a
+// malformed document included (see dectype.RawDocument).
 type DECDocumentInput struct {
 	Document dectype.RawDocument
 }

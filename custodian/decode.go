@@ -24,6 +24,16 @@ var limits = schema.DefaultLimits()
 // binding, or the strict decoder's checks), so no Go caller skips a check
 // the wire has; an input Decode refused answers Decode's error, after the
 // method's own checks of the caller, in the order they always ran.
+//
+// A few inputs are not Inputs, on purpose, each for a reason its doc
+// gives: what they carry is not a JSON body to decode, or its refusal is
+// not the strict decoder's. ImportBundleInput is a sealed bundle, opened
+// only by the codec; DECDocumentInput is a DEC document, whose report is
+// about its bytes; ResolveInput is a Client-Vault body, whose protocol
+// answers its size first and its faults only once the key is known;
+// ExchangeInput is an RFC 8693 form, read by oidcrecipient.ParseForm and
+// checked by Request.Check; and [Service.PinCustodian] takes a signed
+// card as it came.
 type Input interface {
 	spec() inputSpec
 	decodedState() *decoded
@@ -60,7 +70,8 @@ type inputSpec struct {
 // different things is omitzero, not omitempty, so that they encode
 // differently). A string changed to invalid UTF-8 encodes as the escape
 // \ufffd, which no string Decode accepted encodes as (it writes U+FFFD
-// itself), so it is decoded again, as U+FFFD.
+// itself), so it is decoded again, as U+FFFD — or, for an input whose
+// spec says utf8, refused as its body would be.
 type decoded struct {
 	enc string // the input's encoding when Decode accepted it
 	err error  // Decode's refusal, answered by the method given the input

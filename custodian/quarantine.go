@@ -48,12 +48,13 @@ type seenBundle struct {
 // ImportReport is the answer of an import.
 type ImportReport = quarantine.Report
 
-// ImportBundleInput is the input of an import of a migration bundle: the bundle
-// as its source sealed it (the body of POST /phc/v1/import). It is bytes,
-// not a typed envelope, on purpose: a bundle is encrypted for this
-// custodian and signed by its source, and nothing of it may be decoded
-// before the codec has opened it and verified the signature with a pinned
-// card; quarantine.Open then reads what was signed.
+// ImportBundleInput is the input of an import of a migration bundle: the
+// bundle as its source sealed it (the body of POST /phc/v1/import). It is
+// bytes, not a typed envelope nor an [Input] for [Service.Decode], on
+// purpose: a bundle is encrypted for this custodian and signed by its
+// source, and nothing of it may be decoded before the codec has opened it
+// and verified the signature with a pinned card; quarantine.Open then
+// reads what was signed.
 type ImportBundleInput struct {
 	Bundle []byte
 }
