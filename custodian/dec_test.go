@@ -227,6 +227,16 @@ func TestDECInputsKeepTheirWire(t *testing.T) {
 		wantKind(t, "Decode("+name+")", ts.Decode("dec.policy", []byte(raw), &in), custodian.KindInvalid)
 	}
 
+	// Keys that are not JSON, built by hand, get the refusal of the body
+	// that carries them.
+	var bad custodian.DECTrustInput
+	bodyErr := ts.Decode("dec.trust", []byte(`{"issuer": "x", "jwks": {"keys": [}`), &bad)
+	_, handErr := ts.PinDECIssuer(t.Context(), ts.owner, custodian.DECTrustInput{Pin: dectype.Pin{Issuer: "x", JWKS: dectype.JWKS(`{"keys": [`)}})
+	bk, bm, _ := refusal(t, bodyErr)
+	if hk, hm, _ := refusal(t, handErr); hk != bk || hm != bm {
+		t.Errorf("keys not JSON: built by hand refused with %s %q; the body with %s %q", hk, hm, bk, bm)
+	}
+
 	if _, err := ts.PinDECIssuer(t.Context(), ts.owner, in); err != nil {
 		t.Fatalf("PinDECIssuer(decoded) = %v", err)
 	}

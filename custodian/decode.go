@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"time"
 	"unicode/utf8"
 
 	"github.com/phc-project/phc/schema"
@@ -180,14 +181,21 @@ func validUTF8(v reflect.Value) bool {
 
 // encodeDecoded encodes v, just decoded. What decodes must encode again: a
 // date-time whose offset carries it past year 9999, say, would otherwise
-// fail only when it is stored.
+// fail only when it is stored. An input built by hand may also carry, as
+// is, JSON that is not JSON (a claim's value, a key set): refused as its
+// body would be.
 func encodeDecoded(op string, v any) ([]byte, error) {
 	enc, err := json.Marshal(v)
 	if err != nil {
+		if e, ok := errors.AsType[*json.MarshalerError](err); ok && e.Type != timeType && e.Type != reflect.PointerTo(timeType) {
+			return nil, decodeError(op, err)
+		}
 		return nil, &Error{Op: op, Kind: KindInvalid, Public: "the document has a value out of range (a date-time beyond year 9999?)", Err: err}
 	}
 	return enc, nil
 }
+
+var timeType = reflect.TypeFor[time.Time]()
 
 // decodeDoc validates raw against the named schema of the PHC JSON binding
 // and decodes it into v. A malformed document is KindInvalid, an oversized
