@@ -1,9 +1,12 @@
 package custodian
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"reflect"
+	"time"
+	"unicode/utf8"
 
 	"github.com/phc-project/phc/schema"
 )
@@ -22,6 +25,16 @@ var limits = schema.DefaultLimits()
 // binding, or the strict decoder's checks), so no Go caller skips a check
 // the wire has; an input Decode refused answers Decode's error, after the
 // method's own checks of the caller, in the order they always ran.
+//
+// A few inputs are not Inputs, on purpose, each for a reason its doc
+// gives: what they carry is not a JSON body to decode, or its refusal is
+// not the strict decoder's. ImportBundleInput is a sealed bundle, opened
+// only by the codec; DECDocumentInput is a DEC document, whose report is
+// about its bytes; ResolveInput is a Client-Vault body, whose protocol
+// answers its size first and its faults only once the key is known;
+// ExchangeInput is an RFC 8693 form, read by oidcrecipient.ParseForm and
+// checked by Request.Check; and [Service.PinCustodian] takes a signed
+// card as it came.
 type Input interface {
 	spec() inputSpec
 	decodedState() *decoded
@@ -32,8 +45,13 @@ type inputSpec struct {
 	// schema names the binding's JSON Schema the body must match, or is
 	// "" for a body of fixed Go shape (the strict decoder).
 	schema string
-	// optional lets an empty body stand for the zero input.
-	optional bool
+	// optional lets an empty body stand for the zero input; blank lets
+	// a body of white space only stand for it too.
+	optional, blank bool
+	// utf8 refuses an input built or changed by hand with a string that
+	// is not UTF-8, as its body is refused, where encoding would mend it
+	// (see decoded): the DEC inputs, whose methods always refused one.
+	utf8 bool
 }
 
 // decoded is what every input type embeds: the record of its decoding.
@@ -53,7 +71,8 @@ type inputSpec struct {
 // different things is omitzero, not omitempty, so that they encode
 // differently). A string changed to invalid UTF-8 encodes as the escape
 // \ufffd, which no string Decode accepted encodes as (it writes U+FFFD
-// itself), so it is decoded again, as U+FFFD.
+// itself), so it is decoded again, as U+FFFD — or, for an input whose
+// spec says utf8, refused as its body would be.
 type decoded struct {
 	enc string // the input's encoding when Decode accepted it
 	err error  // Decode's refusal, answered by the method given the input
@@ -79,7 +98,7 @@ func (s *Service) Decode(op string, raw []byte, in Input) error {
 	reflect.ValueOf(in).Elem().SetZero()
 	d := in.decodedState()
 	sp := in.spec()
-	if len(raw) == 0 && sp.optional {
+	if sp.optional && (len(raw) == 0 || sp.blank && len(bytes.TrimSpace(raw)) == 0) {
 		return nil // the zero input, checked by its method
 	}
 	var (
@@ -120,19 +139,63 @@ func (s *Service) accept(op string, in Input) error {
 		return nil
 	}
 	// Built or changed by hand: decoded as the same body would be.
+	if in.spec().utf8 && !validUTF8(reflect.ValueOf(in).Elem()) {
+		return decodeError(op, errors.New("a string is not UTF-8"))
+	}
 	return s.Decode(op, enc, in)
+}
+
+// validUTF8 reports whether every string in v — its exported fields,
+// elements, map keys and values — is UTF-8. Bytes are not looked at: what
+// of them is JSON, decoding checks.
+func validUTF8(v reflect.Value) bool {
+	switch v.Kind() {
+	case reflect.String:
+		return utf8.ValidString(v.String())
+	case reflect.Pointer, reflect.Interface:
+		return v.IsNil() || validUTF8(v.Elem())
+	case reflect.Struct:
+		for i := range v.NumField() {
+			if v.Type().Field(i).IsExported() && !validUTF8(v.Field(i)) {
+				return false
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		if v.Type().Elem().Kind() == reflect.Uint8 {
+			return true
+		}
+		for i := range v.Len() {
+			if !validUTF8(v.Index(i)) {
+				return false
+			}
+		}
+	case reflect.Map:
+		for it := v.MapRange(); it.Next(); {
+			if !validUTF8(it.Key()) || !validUTF8(it.Value()) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // encodeDecoded encodes v, just decoded. What decodes must encode again: a
 // date-time whose offset carries it past year 9999, say, would otherwise
-// fail only when it is stored.
+// fail only when it is stored. An input built by hand may also carry, as
+// is, JSON that is not JSON (a claim's value, a key set): refused as its
+// body would be.
 func encodeDecoded(op string, v any) ([]byte, error) {
 	enc, err := json.Marshal(v)
 	if err != nil {
+		if e, ok := errors.AsType[*json.MarshalerError](err); ok && e.Type != timeType && e.Type != reflect.PointerTo(timeType) {
+			return nil, decodeError(op, err)
+		}
 		return nil, &Error{Op: op, Kind: KindInvalid, Public: "the document has a value out of range (a date-time beyond year 9999?)", Err: err}
 	}
 	return enc, nil
 }
+
+var timeType = reflect.TypeFor[time.Time]()
 
 // decodeDoc validates raw against the named schema of the PHC JSON binding
 // and decodes it into v. A malformed document is KindInvalid, an oversized

@@ -343,7 +343,7 @@ func FuzzQuarantineAdopt(f *testing.F) {
 	f.Add([]byte(`null`))
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		var in custodian.AdoptInput // decoded as the HTTP and web adapters do
-		if err := custodian.DecodeBody("quarantine.adopt", raw, &in); err != nil {
+		if err := ts.Decode("quarantine.adopt", raw, &in); err != nil {
 			return
 		}
 		n, _, err := ts.AdoptQuarantined(t.Context(), ts.owner, "", in)

@@ -48,12 +48,13 @@ type seenBundle struct {
 // ImportReport is the answer of an import.
 type ImportReport = quarantine.Report
 
-// ImportBundleInput is the input of an import of a migration bundle: the bundle
-// as its source sealed it (the body of POST /phc/v1/import). It is bytes,
-// not a typed envelope, on purpose: a bundle is encrypted for this
-// custodian and signed by its source, and nothing of it may be decoded
-// before the codec has opened it and verified the signature with a pinned
-// card; quarantine.Open then reads what was signed.
+// ImportBundleInput is the input of an import of a migration bundle: the
+// bundle as its source sealed it (the body of POST /phc/v1/import). It is
+// bytes, not a typed envelope nor an [Input] for [Service.Decode], on
+// purpose: a bundle is encrypted for this custodian and signed by its
+// source, and nothing of it may be decoded before the codec has opened it
+// and verified the signature with a pinned card; quarantine.Open then
+// reads what was signed.
 type ImportBundleInput struct {
 	Bundle []byte
 }
@@ -292,13 +293,16 @@ func (s *Service) RejectQuarantined(ctx context.Context, p Principal, ids []stri
 // personas to put them in (default: those of the source that exist here),
 // and foreign identities mapped to local ones ("foreign:cus_…/tutor" →
 // "tutor", a consumer here, or "owner"). The empty body of the
-// single-record route is the zero AdoptInput.
+// single-record route, or one of white space only, is the zero AdoptInput.
 type AdoptInput struct {
 	IDs        []string          `json:"ids,omitempty"`
 	All        bool              `json:"all,omitempty"`
 	Personas   []string          `json:"personas,omitempty"`
 	Identities map[string]string `json:"identities,omitempty"`
+	decoded
 }
+
+func (*AdoptInput) spec() inputSpec { return inputSpec{optional: true, blank: true} }
 
 // AdoptQuarantined makes held claims active claims here, in one revision,
 // with every version and no grant at all (owner only). only, if not empty,
@@ -312,7 +316,7 @@ func (s *Service) AdoptQuarantined(ctx context.Context, p Principal, only string
 	if err := requireOwner(op, p); err != nil {
 		return 0, 0, err
 	}
-	if err := checkInput(op, in); err != nil {
+	if err := s.accept(op, &in); err != nil {
 		return 0, 0, err
 	}
 	if only != "" {
@@ -677,7 +681,10 @@ func localIdentity(source string, a Authenticated, mapped map[string]string) Aut
 // remove from a blocked record.
 type UnblockInput struct {
 	Remove []string `json:"remove"`
+	decoded
 }
+
+func (*UnblockInput) spec() inputSpec { return inputSpec{} }
 
 // UnblockQuarantined removes, as its own receipted act, unknown mandatory
 // restrictions from a held claim (owner only); with none left it is
@@ -688,7 +695,7 @@ func (s *Service) UnblockQuarantined(ctx context.Context, p Principal, id string
 	if err := requireOwner(op, p); err != nil {
 		return QuarantineRecord{}, err
 	}
-	if err := checkInput(op, in); err != nil {
+	if err := s.accept(op, &in); err != nil {
 		return QuarantineRecord{}, err
 	}
 	if len(in.Remove) == 0 {

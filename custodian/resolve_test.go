@@ -20,7 +20,7 @@ func TestResolveHoldsHandBuiltRequests(t *testing.T) {
 	ts := newTestService(t)
 	ts.mustConsumer("app")
 	app := ts.mustPrincipal("app", "*", "read")
-	if _, _, err := ts.PutSettings(t.Context(), ts.owner, []byte(`{"local_vaults": true}`)); err != nil {
+	if _, _, err := ts.PutSettings(t.Context(), ts.owner, input[custodian.SettingsInput](ts, `{"local_vaults": true}`)); err != nil {
 		t.Fatal(err)
 	}
 	k := bytes.Repeat([]byte{7}, 32)

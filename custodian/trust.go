@@ -52,7 +52,10 @@ type TrustInput struct {
 	Issuer            string   `json:"issuer"`
 	Audience          string   `json:"audience"`
 	AuthorizedParties []string `json:"authorized_parties,omitempty"`
+	decoded
 }
+
+func (*TrustInput) spec() inputSpec { return inputSpec{} }
 
 // maxAuthorizedParties bounds the additional clients of one trust entry.
 const maxAuthorizedParties = 16
@@ -70,7 +73,7 @@ func (s *Service) AddTrust(ctx context.Context, p Principal, in TrustInput) (Tru
 	if err := requireOwner(op, p); err != nil {
 		return TrustAdded{}, err
 	}
-	if err := checkInput(op, in); err != nil {
+	if err := s.accept(op, &in); err != nil {
 		return TrustAdded{}, err
 	}
 	if !identity.ValidIssuerURL(in.Issuer) {
@@ -206,6 +209,14 @@ const (
 
 // ExchangeInput is an RFC 8693 token-exchange request (the form-encoded
 // body of POST /phc/v1/token, as oidcrecipient.ParseForm reads it).
+//
+// It is not an [Input]: the body is a form, not JSON, so
+// [Service.Decode] does not read it; an adapter parses it with
+// ParseForm, which refuses at once, as the core always did, what only a
+// form can break (a parameter repeated or unknown, a body over
+// oidcrecipient.MaxForm). ExchangeToken then holds every request, parsed
+// or built in Go, to the same rules (Request.Check: the size bound and
+// the fixed values), so a hand-built one gets the answer its form gets.
 type ExchangeInput = oidcrecipient.Request
 
 // Exchanged is the RFC 8693 answer of POST /phc/v1/token.

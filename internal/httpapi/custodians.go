@@ -169,12 +169,8 @@ func (s *Server) rejectQuarantinedBulk(w http.ResponseWriter, r *http.Request, p
 func (s *Server) adoptQuarantined(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
 	bulkDeadlines(w)
 	defer releaseMemory()
-	raw, err := readBody(r)
-	if err != nil {
-		return err
-	}
 	var in custodian.AdoptInput
-	if err := decodeInput("quarantine.adopt", raw, &in, true); err != nil {
+	if err := s.body(r, "quarantine.adopt", &in); err != nil {
 		return err
 	}
 	n, rev, err := s.svc.AdoptQuarantined(r.Context(), p, r.PathValue("id"), in)
@@ -186,12 +182,8 @@ func (s *Server) adoptQuarantined(w http.ResponseWriter, r *http.Request, p cust
 }
 
 func (s *Server) unblockQuarantined(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
-	raw, err := readBody(r)
-	if err != nil {
-		return err
-	}
 	var in custodian.UnblockInput
-	if err := decodeInput("quarantine.unblock", raw, &in, false); err != nil {
+	if err := s.body(r, "quarantine.unblock", &in); err != nil {
 		return err
 	}
 	out, err := s.svc.UnblockQuarantined(r.Context(), p, r.PathValue("id"), in)
