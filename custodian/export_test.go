@@ -236,22 +236,54 @@ func SetCheckTuning(chunk int, pause func(stage string)) (restore func()) {
 	return func() { checkChunk, checkPause = c, p }
 }
 
-// SetHeldHook sets a function the graph worker runs with the number of
-// deltas it has collected while a check holds the graph, each time it
-// grows (nil: none); the returned function restores the previous one.
-func SetHeldHook(fn func(collected int)) (restore func()) {
-	h := heldHook
-	heldHook = fn
-	return func() { heldHook = h }
+// WithHeldHook makes the graph worker of the Service c configures run fn
+// with the number of deltas it has collected while a check holds the
+// graph, each time it grows.
+func WithHeldHook(fn func(collected int)) func(c *Config) {
+	return func(c *Config) { c.test.held = fn }
 }
 
-// SetGraphWaitHook sets a function run with the operation's name when a
-// check, graph rebuild or graph export waits for another one to finish
-// with the graph (nil: none); the returned function restores the previous.
-func SetGraphWaitHook(fn func(op string)) (restore func()) {
-	h := graphWaitHook
-	graphWaitHook = fn
-	return func() { graphWaitHook = h }
+// WithGraphWaitHook makes the Service c configures run fn with the
+// operation's name when a check, graph rebuild or graph export waits for
+// another one to finish with the graph.
+func WithGraphWaitHook(fn func(op string)) func(c *Config) {
+	return func(c *Config) { c.test.graphWait = fn }
+}
+
+// SetEventHook makes the Service c configures run fn whenever something a
+// test may wait for happens (see testHooks.event): a job queued, the vault
+// locked, a snapshot ended, a read waiting for a commit, an idle look.
+func SetEventHook(c *Config, fn func()) { c.test.event = fn }
+
+// QueuedJobs is how many jobs wait for the journal to take them (behind a
+// paused commit, say).
+func (s *Service) QueuedJobs() int { return int(s.queued.Load()) }
+
+// IdleLooks is how many times the idle watcher has looked at the unlocked
+// vault.
+func (s *Service) IdleLooks() uint64 { return s.idleLooks.Load() }
+
+// ReadsWaiting is how many reads of the current view wait for a commit
+// (0 while locked).
+func (s *Service) ReadsWaiting() int {
+	s.life.RLock()
+	defer s.life.RUnlock()
+	if s.st == nil {
+		return 0
+	}
+	s.st.durMu.Lock()
+	defer s.st.durMu.Unlock()
+	return s.st.waiting
+}
+
+// SnapshotRunning reports whether a claim metas snapshot of the current
+// view is being written.
+func (s *Service) SnapshotRunning() bool {
+	s.life.RLock()
+	defer s.life.RUnlock()
+	s.st.mu.RLock()
+	defer s.st.mu.RUnlock()
+	return s.st.snap.started
 }
 
 // SetMaxApplyEdges sets how many edges the graph worker joins into one

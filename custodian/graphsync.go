@@ -301,10 +301,6 @@ type graphHold struct {
 	cancel context.CancelCauseFunc
 }
 
-// heldHook, when set (tests), runs with the number of deltas the worker
-// has collected while the graph is held, each time it grows.
-var heldHook func(collected int)
-
 // errHoldBroken is the cause of a hold's context when a lock broke it.
 var errHoldBroken = errors.New("the vault was locked while the graph was held")
 
@@ -346,8 +342,8 @@ func (s *Service) collectHeld(hold chan struct{}, batch []graphJob, carry *graph
 	if carry != nil && carry.st == batch[0].st {
 		batch, carry = append(batch, *carry), nil
 	}
-	if heldHook != nil {
-		heldHook(len(batch))
+	if s.test.held != nil {
+		s.test.held(len(batch))
 	}
 	for carry == nil {
 		select {
@@ -357,8 +353,8 @@ func (s *Service) collectHeld(hold chan struct{}, batch []graphJob, carry *graph
 				continue
 			}
 			batch = append(batch, j)
-			if heldHook != nil {
-				heldHook(len(batch))
+			if s.test.held != nil {
+				s.test.held(len(batch))
 			}
 		case <-hold:
 			if hold = s.heldGraph(); hold == nil {

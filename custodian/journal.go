@@ -116,6 +116,8 @@ func (s *Service) commitAlone(st *state, fn func(st *state, b *batch) error) err
 // queue hands j to the journal and waits for its answer.
 func (s *Service) queue(j *job) error {
 	j.done = make(chan error, 1)
+	s.queued.Add(1)
+	s.test.fire()
 	s.jobs <- j
 	return <-j.done
 }
@@ -136,6 +138,7 @@ func (s *Service) journal() {
 			case <-s.stop:
 				return
 			case j := <-s.jobs:
+				s.queued.Add(-1)
 				carry = append(carry, j)
 			}
 		}
@@ -143,6 +146,7 @@ func (s *Service) journal() {
 		for len(carry) < maxGroup && !carry[0].alone {
 			select {
 			case j := <-s.jobs:
+				s.queued.Add(-1)
 				if j.alone {
 					next = j
 					break drain

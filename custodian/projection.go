@@ -725,8 +725,8 @@ func (s *Service) useGraph(ctx context.Context, op string) (done func(), err err
 		return done, nil
 	default:
 	}
-	if graphWaitHook != nil {
-		graphWaitHook(op)
+	if s.test.graphWait != nil {
+		s.test.graphWait(op)
 	}
 	select {
 	case s.graphSem <- struct{}{}:
@@ -735,9 +735,6 @@ func (s *Service) useGraph(ctx context.Context, op string) (done func(), err err
 		return nil, wrap(op, KindInternal, ctx.Err())
 	}
 }
-
-// graphWaitHook, when set (tests), runs when useGraph has to wait.
-var graphWaitHook func(op string)
 
 // graphTime is the form of times in graph exports.
 func graphTime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }

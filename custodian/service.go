@@ -72,6 +72,8 @@ type Config struct {
 	// Cards makes the vault's card keys and reads other custodians'
 	// cards (internal/bundle); nil: this custodian has no card.
 	Cards CardCodec
+
+	test testHooks // set by tests only (export_test.go)
 }
 
 const (
@@ -104,6 +106,13 @@ type Service struct {
 	dec            DECVerifier
 	cards          CardCodec
 	cacheBytes     int64
+	test           testHooks
+
+	// queued counts the jobs handed to the journal that it has not taken
+	// yet (tests wait for writes queued behind a paused commit).
+	queued atomic.Int64
+	// idleLooks counts the idle watcher's looks at an unlocked vault.
+	idleLooks atomic.Uint64
 
 	// unlockRolls tracks the receipt roll each Unlock starts, so that tests
 	// can wait for it.
@@ -171,6 +180,7 @@ func New(cfg Config) (*Service, error) {
 		dec:              cfg.DEC,
 		cards:            cfg.Cards,
 		cacheBytes:       cfg.ClaimCacheBytes,
+		test:             cfg.test,
 		sessions:         make(map[[32]byte]struct{}),
 		unlockFailures:   newFailures(unlockFailureLimit, unlockFailureWindow),
 		reentryFailures:  newFailures(unlockFailureLimit, unlockFailureWindow),
@@ -294,7 +304,7 @@ func (s *Service) Unlock(ctx context.Context, password []byte, secretKey string)
 	derived := time.Now()
 	st, err := loadState(s.store, s.cacheBytes)
 	if err == nil {
-		st.graph, st.dec = s.graph, s.dec
+		st.graph, st.dec, st.waitEvent = s.graph, s.dec, s.test.event
 		err = s.syncGraph(st)
 	}
 	if err != nil {
@@ -400,6 +410,7 @@ func (s *Service) lockLocked() {
 			s.onLock()
 		}
 	}
+	s.test.fire()
 }
 
 // Locked reports whether the vault is locked.
@@ -437,6 +448,8 @@ func (s *Service) idleWatch() {
 				}
 				s.life.Unlock()
 			}
+			s.idleLooks.Add(1)
+			s.test.fire()
 		}
 	}
 }

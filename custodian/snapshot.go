@@ -260,6 +260,7 @@ func (sn *snapState) end() {
 // the Service's state or the Service closes.
 func (s *Service) writeSnapshot(st *state) {
 	defer s.wg.Done()
+	defer s.test.fire() // after snapMu is let go
 	s.snapMu.Lock()
 	defer s.snapMu.Unlock()
 	if err := s.snapshotOf(st); err != nil {

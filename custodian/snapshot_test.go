@@ -9,7 +9,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/phc-project/phc/custodian"
 )
@@ -221,16 +220,16 @@ func TestSnapshotByTheJournal(t *testing.T) {
 	snapshotVault(t, ts, 12)
 	// The unlock's commit started the first snapshot; once it is done, the
 	// first group to find more than 5 claims written since starts the next.
+	// Each claim waits for a snapshot it started to end: more than 5
+	// written since the last one start the next, so the loop ends.
 	for i := 0; ; i++ {
 		if gen, _, _, _ := ts.SnapshotStats(); gen >= 2 {
 			break
 		}
 		ts.mustClaim(fmt.Sprintf("more.k%d", i), i)
-		if i%50 == 0 {
-			g, c, n, d := ts.SnapshotStats()
-			t.Logf("%d: gen %d chunks %d claims %d dirty %d", i, g, c, n, d)
-		}
-		time.Sleep(time.Millisecond) // let the snapshot's goroutine run; no deadline
+		g, c, n, d := ts.SnapshotStats()
+		t.Logf("%d: gen %d chunks %d claims %d dirty %d", i, g, c, n, d)
+		ts.await(func() bool { return !ts.SnapshotRunning() })
 	}
 	want := reloadDigest(t, ts, true)
 	if got := reloadDigest(t, ts, false); got != want {
@@ -327,12 +326,8 @@ func TestSnapshotAfterErasure(t *testing.T) {
 	if _, err := ts.DeleteClaim(t.Context(), ts.owner, w.Claim.ID); err != nil {
 		t.Fatal(err)
 	}
-	for { // no deadline: the journal started the snapshot with the erasure's group
-		if g, _, _, _ := ts.SnapshotStats(); g > gen {
-			break
-		}
-		time.Sleep(time.Millisecond)
-	}
+	// The journal started the snapshot with the erasure's group.
+	ts.await(func() bool { g, _, _, _ := ts.SnapshotStats(); return g > gen })
 	ts.SnapshotSettled() // the switch stored, not only made current
 	if holds() {
 		t.Error("a snapshot chunk or the log of metas written since still holds the erased claim's key")
@@ -380,13 +375,8 @@ func TestSnapshotAfterErasureAndReload(t *testing.T) {
 		t.Fatal("the snapshot from before the erasure no longer holds the key; the test needs it to")
 	}
 	ts.unlock()
-	for { // the unlock's snapshot; no deadline
-		if g, _, _, _ := ts.SnapshotStats(); g > gen {
-			break
-		}
-		time.Sleep(time.Millisecond)
-	}
-	ts.SnapshotSettled() // the switch stored, not only made current
+	ts.await(func() bool { g, _, _, _ := ts.SnapshotStats(); return g > gen }) // the unlock's snapshot
+	ts.SnapshotSettled()                                                       // the switch stored, not only made current
 	if snapshotHolds(t, ts, "secret.diagnosis.key") {
 		t.Error("after the unlock's snapshot, a chunk or the log still holds the erased claim's key")
 	}
@@ -629,12 +619,7 @@ func TestSnapshotPassedOverStaysPassedOver(t *testing.T) {
 	if got := ts.ViewDigest(); got != want {
 		t.Errorf("view reloaded before a new snapshot:\n%s\nwant\n%s", got, want)
 	}
-	for { // the unlock's snapshot; no deadline
-		if gen, _, _, _ := ts.SnapshotStats(); gen != 0 {
-			break
-		}
-		time.Sleep(time.Millisecond)
-	}
+	ts.await(func() bool { gen, _, _, _ := ts.SnapshotStats(); return gen != 0 }) // the unlock's snapshot
 	custodian.SetSnapshotHook(nil)
 	if got := reloadDigest(t, ts, false); got != want {
 		t.Errorf("view from the new snapshot:\n%s\nwant\n%s", got, want)

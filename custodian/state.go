@@ -33,6 +33,10 @@ type state struct {
 	durCond *sync.Cond
 	durable uint64
 	failed  bool
+	// waiting counts the reads waiting in awaitDurable (under durMu), and
+	// waitEvent, if set (tests), runs when one begins to wait.
+	waiting   int
+	waitEvent func()
 
 	claims    map[string]*claimRecord // claim id → record
 	cache     *claimCache             // the resident head versions
@@ -361,8 +365,15 @@ func readSettled[T any](op string, st *state, fn func() (T, error)) (T, error) {
 func (st *state) awaitDurable(op string, g uint64) error {
 	st.durMu.Lock()
 	defer st.durMu.Unlock()
-	for st.durable < g && !st.failed {
-		st.durCond.Wait()
+	if st.durable < g && !st.failed {
+		st.waiting++
+		if st.waitEvent != nil {
+			st.waitEvent()
+		}
+		for st.durable < g && !st.failed {
+			st.durCond.Wait()
+		}
+		st.waiting--
 	}
 	if st.failed {
 		return internalf(op, "the view is broken (group %d)", g)
