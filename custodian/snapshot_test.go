@@ -375,8 +375,9 @@ func TestSnapshotAfterErasureAndReload(t *testing.T) {
 		t.Fatal("the snapshot from before the erasure no longer holds the key; the test needs it to")
 	}
 	ts.unlock()
-	ts.await(func() bool { g, _, _, _ := ts.SnapshotStats(); return g > gen }) // the unlock's snapshot
-	ts.SnapshotSettled()                                                       // the switch stored, not only made current
+	// The unlock's snapshot, its switch stored, not only made current.
+	ts.await(func() bool { g, _, _, _ := ts.SnapshotStats(); return g > gen })
+	ts.SnapshotSettled()
 	if snapshotHolds(t, ts, "secret.diagnosis.key") {
 		t.Error("after the unlock's snapshot, a chunk or the log still holds the erased claim's key")
 	}
