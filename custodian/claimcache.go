@@ -64,7 +64,7 @@ func claimWeight(c *Claim) int64 {
 }
 
 // head returns the current version, reading it from the store when it is
-// not resident.
+// not resident (and raising unreadable if it cannot).
 func (r *claimRecord) head() *Claim {
 	if c := r.hd.Load(); c != nil {
 		if r.flags.Load()&flagReferenced == 0 {
@@ -72,7 +72,7 @@ func (r *claimRecord) head() *Claim {
 		}
 		return c
 	}
-	return r.cache.load(r)
+	return must(r.cache.load(r))
 }
 
 // Record flags.
@@ -82,24 +82,25 @@ const (
 )
 
 // load reads r's head from the store and makes it resident.
-func (cc *claimCache) load(r *claimRecord) *Claim {
-	c := cc.read(r.meta.ID, r.meta.Head)[0]
+func (cc *claimCache) load(r *claimRecord) (*Claim, error) {
+	cs, err := cc.read(r.meta.ID, r.meta.Head)
+	if err != nil {
+		return nil, err
+	}
+	c := cs[0]
 	if !r.hd.CompareAndSwap(nil, c) {
-		return r.hd.Load()
+		return r.hd.Load(), nil
 	}
 	cc.admit(r, c)
-	return c
+	return c, nil
 }
 
 // read decodes versions vs of claim id from the store, in one
 // transaction. The view knows them committed: failing to read one back is
 // a broken store (a damaged file), and nothing may be served as if the
-// claim were empty, so it panics with a KindInternal *Error, which names
-// the claim and version but never a byte of what was stored. Whoever
-// calls into the view on a request's behalf recovers it (see Unreadable):
-// the request fails as internal, the journal breaks the view and locks the
-// vault, and the process goes on.
-func (cc *claimCache) read(id string, vs ...int) []*Claim {
+// claim were empty. The error is KindInternal and names the claim and
+// version, never a byte of what was stored.
+func (cc *claimCache) read(id string, vs ...int) ([]*Claim, error) {
 	out := make([]*Claim, len(vs))
 	err := errors.New("no store")
 	if cc != nil && cc.store != nil {
@@ -126,26 +127,45 @@ func (cc *claimCache) read(id string, vs ...int) []*Claim {
 		})
 	}
 	if err != nil {
-		panic(&Error{Op: opUnreadable, Kind: KindInternal, Subject: id, Err: fmt.Errorf("stored claim unreadable: %w", err)})
+		return nil, &Error{Op: "read stored claim", Kind: KindInternal, Subject: id, Err: fmt.Errorf("stored claim unreadable: %w", err)}
 	}
-	return out
+	return out, nil
 }
 
-// Unreadable reports whether v, a recovered panic, is a stored record the
-// view could not read back (see claimCache.read), and returns it as the
-// request's error: KindInternal, naming the record but none of its
-// content. Servers that recover a request's panic use it to answer as for
-// any other internal error; any other panic value is theirs to handle.
-func Unreadable(v any) (*Error, bool) {
-	e, ok := v.(*Error)
-	if !ok || e.Kind != KindInternal || e.Op != opUnreadable {
-		return nil, false
+// unreadable is the panic value of a stored claim the view cannot read
+// back (see claimCache.read), raised by the accessors the rules call
+// (head, version, versions) so that they need not return an error each.
+// It never leaves the package: the core's request wrappers — readLocked
+// and readSettled for reads, the journal's runJob for writes, the unlock
+// — recover it (catchUnreadable) and return the error it carries, which is
+// KindInternal. Any other panic goes on.
+type unreadable struct{ err error }
+
+// must returns c, or raises err as unreadable.
+func must[T any](c T, err error) T {
+	if err != nil {
+		panic(unreadable{err})
 	}
-	return e, true
+	return c
 }
 
-// opUnreadable is the Op of the panic of an unreadable stored claim.
-const opUnreadable = "read stored claim"
+// guarded runs fn, returning an unreadable stored claim it meets as its
+// error.
+func guarded(fn func() error) (err error) {
+	defer catchUnreadable(&err)
+	return fn()
+}
+
+// catchUnreadable, deferred, turns an unreadable panic into *err.
+func catchUnreadable(err *error) {
+	if v := recover(); v != nil {
+		u, ok := v.(unreadable)
+		if !ok {
+			panic(v)
+		}
+		*err = u.err
+	}
+}
 
 // admit counts r's resident head c and evicts what the budget cannot hold.
 func (cc *claimCache) admit(r *claimRecord, c *Claim) {
@@ -225,7 +245,7 @@ func (r *claimRecord) version(v int) *Claim {
 	if c := r.carries(v); c != nil {
 		return c
 	}
-	return r.cache.read(r.meta.ID, v)[0]
+	return must(r.cache.read(r.meta.ID, v))[0]
 }
 
 // carries returns version v if r still carries it (see older), else nil.
@@ -251,7 +271,7 @@ func (r *claimRecord) versions() []*Claim {
 		}
 	}
 	if len(missing) > 0 {
-		for i, c := range r.cache.read(r.meta.ID, missing...) {
+		for i, c := range must(r.cache.read(r.meta.ID, missing...)) {
 			out[missing[i]-1] = c
 		}
 	}

@@ -349,25 +349,23 @@ func (s *Service) commitGroup(jobs []*job) {
 }
 
 // runJob runs j against st, then computes its projection (finishJob). A
-// panic for an unreadable stored claim (see Unreadable) ends the job with
-// that error and unreadable set; any other panic goes on.
+// stored claim that cannot be read back (see unreadable) ends the job with
+// that error and unreadable set.
 func (s *Service) runJob(st *state, j *job, b *batch) (err error, unreadable bool) {
-	defer func() {
-		if v := recover(); v != nil {
-			e, ok := Unreadable(v)
-			if !ok {
-				panic(v)
+	var uerr error
+	func() {
+		defer catchUnreadable(&uerr)
+		err = j.apply(st, b)
+		if err == nil {
+			if ferr := s.finishJob(st, b); ferr != nil {
+				b.err = errors.Join(b.err, ferr)
 			}
-			err, unreadable = e, true
 		}
 	}()
-	if err := j.apply(st, b); err != nil {
-		return err, false
+	if uerr != nil {
+		return uerr, true
 	}
-	if ferr := s.finishJob(st, b); ferr != nil {
-		b.err = errors.Join(b.err, ferr)
-	}
-	return nil, false
+	return err, false
 }
 
 // lockBroken locks the vault after a failed commit, if st is still current.

@@ -886,7 +886,7 @@ func (s *Service) atCut(op string, st *state, fn func(tx Tx) error) error {
 	for {
 		var wait uint64
 		var err error
-		st.readLocked(func() {
+		uerr := st.readLocked(func() {
 			st.durMu.Lock()
 			durable, failed := st.durable, st.failed
 			st.durMu.Unlock()
@@ -904,6 +904,9 @@ func (s *Service) atCut(op string, st *state, fn func(tx Tx) error) error {
 				}
 			}
 		})
+		if uerr != nil {
+			return uerr
+		}
 		if wait == 0 {
 			return err
 		}

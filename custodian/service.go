@@ -305,7 +305,7 @@ func (s *Service) Unlock(ctx context.Context, password []byte, secretKey string)
 	st, err := loadState(s.store, s.cacheBytes)
 	if err == nil {
 		st.graph, st.dec, st.waitEvent = s.graph, s.dec, s.test.event
-		err = s.syncGraph(st)
+		err = guarded(func() error { return s.syncGraph(st) })
 	}
 	if err != nil {
 		s.vault.Lock()

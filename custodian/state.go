@@ -324,14 +324,13 @@ func ownerRead[T any](s *Service, op string, p Principal, fn func(st *state) (T,
 	return readSettled(op, st, func() (T, error) { return fn(st) })
 }
 
-// readLocked runs fn under st's read lock, released in a deferred call:
-// fn may panic for a stored claim that does not read back (see
-// Unreadable), and a server that recovers it must not leave the view
-// read-locked, the journal waiting for good.
-func (st *state) readLocked(fn func()) {
+// readLocked runs fn under st's read lock, released in a deferred call.
+// A stored claim fn cannot read back (see unreadable) ends fn, and is
+// returned as the error.
+func (st *state) readLocked(fn func()) error {
 	st.mu.RLock()
 	defer st.mu.RUnlock()
-	fn()
+	return guarded(func() error { fn(); return nil })
 }
 
 // readSettled runs fn under st's read lock and returns its result once
@@ -341,10 +340,13 @@ func readSettled[T any](op string, st *state, fn func() (T, error)) (T, error) {
 	var g uint64
 	var v T
 	var err error
-	st.readLocked(func() {
+	if uerr := st.readLocked(func() {
 		g = st.applied
 		v, err = fn()
-	})
+	}); uerr != nil {
+		var zero T
+		return zero, uerr
+	}
 	if err != nil {
 		return v, err
 	}
