@@ -12,12 +12,13 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"unique"
 
 	// segmentio's decoder is encoding/json's, without its separate
 	// validating pass and with far fewer allocations: loading the view is
 	// mostly decoding, and it halves that.
 	fastjson "github.com/segmentio/encoding/json"
+
+	"github.com/phc-project/phc/custodian/internal/engine"
 )
 
 // Loading the view at unlock. The store hands values over one by one in key
@@ -146,14 +147,8 @@ func decodeWhere[T any](tx Tx, bucket string, keep func(key string) bool, add fu
 	return addErr
 }
 
-// intern returns the canonical copy of s: the view holds a few distinct
-// kinds, tiers, statuses, subjects and producers many times over.
-func intern(s string) string {
-	if s == "" {
-		return s
-	}
-	return unique.Make(s).Value()
-}
+// intern is [engine.Intern].
+func intern(s string) string { return engine.Intern(s) }
 
 // internClaim makes c's repeated strings share one copy each, and its
 // reported producer information one map with every claim that reports the
@@ -243,19 +238,11 @@ func (st *state) loadMetas(tx Tx) ([]*claimRecord, error) {
 	var records []*claimRecord
 	err := decodeEach(tx, bucketClaimMeta, func(k string, m *claimMeta) error {
 		m.ID = k
-		internMeta(m)
+		engine.InternMeta(m)
 		records = append(records, &claimRecord{meta: *m, cache: st.cache})
 		return nil
 	})
 	return records, err
-}
-
-// internMeta makes m's repeated strings share one copy each.
-func internMeta(m *claimMeta) {
-	m.Status, m.Subject, m.Tier, m.Kind = intern(m.Status), intern(m.Subject), intern(m.Tier), intern(m.Kind)
-	for i, p := range m.Personas {
-		m.Personas[i] = intern(p)
-	}
 }
 
 var gcHeld sync.Mutex

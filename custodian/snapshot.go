@@ -2,7 +2,6 @@ package custodian
 
 import (
 	"bytes"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,9 +10,10 @@ import (
 	"strconv"
 	"sync"
 	"time"
-	"unsafe"
 
 	fastjson "github.com/segmentio/encoding/json"
+
+	"github.com/phc-project/phc/custodian/internal/engine"
 )
 
 // The claim metas snapshot. The unlock needs every claim's meta (see
@@ -60,8 +60,6 @@ const (
 	bucketMetaDirty  = "claim_meta_dirty" // claim id → its meta written since the snapshot (a copy)
 	metaSnapshot     = "claim_meta_snapshot"
 	metaSnapRevision = "claim_meta_dirty_revision"
-
-	snapFormat = 1 // the first byte of a chunk
 )
 
 // snapDirtyShare and snapDirtyMin set when the journal starts a new
@@ -340,9 +338,9 @@ func (s *Service) snapshotOf(st *state) error {
 	buf := make([]byte, 0, snapChunkBytes+4096)
 	for i, r := range records {
 		if len(buf) == 0 {
-			buf = append(buf, snapFormat)
+			buf = append(buf, engine.SnapFormat)
 		}
-		buf = appendSnapMeta(buf, &r.meta)
+		buf = engine.AppendMeta(buf, &r.meta)
 		if len(buf) >= snapChunkBytes || i == len(records)-1 {
 			if err := store(buf); err != nil {
 				return err
@@ -402,173 +400,34 @@ func (s *Service) snapshotOf(st *state) error {
 	})
 }
 
-// appendSnapMeta appends m's binary form: its fields in order, strings and
-// lists length-prefixed, numbers as uvarints.
-func appendSnapMeta(b []byte, m *claimMeta) []byte {
-	str := func(s string) {
-		b = binary.AppendUvarint(b, uint64(len(s)))
-		b = append(b, s...)
-	}
-	str(m.ID)
-	b = binary.AppendUvarint(b, uint64(m.Head))
-	str(m.Status)
-	b = binary.AppendUvarint(b, uint64(len(m.Personas)))
-	for _, p := range m.Personas {
-		str(p)
-	}
-	str(m.CreatedAt)
-	str(m.Origin)
-	if m.DisputedAt == nil {
-		str("")
-	} else {
-		t, err := m.DisputedAt.MarshalBinary()
-		if err != nil { // a time past year 9999 or with a fractional-minute zone: not made here
-			t = nil
-		}
-		str(string(t))
-	}
-	str(m.Key)
-	str(m.Subject)
-	str(m.Tier)
-	str(m.Kind)
-	return binary.AppendUvarint(b, m.HeadRev)
-}
-
-// snapDecoder reads the metas of a chunk. The strings the view holds many
-// times over (statuses, subjects, tiers, kinds, personas) are interned
-// through a memo of its own, so that each costs one map lookup.
-type snapDecoder struct {
-	b     []byte
-	err   error
-	memo  map[string]string
-	arena []byte // the block str copies into, with room after its length
-}
-
-var errSnapTruncated = errors.New("truncated")
-
-func (d *snapDecoder) uvarint() uint64 {
-	v, n := binary.Uvarint(d.b)
-	if n <= 0 {
-		d.fail(errSnapTruncated)
-		return 0
-	}
-	d.b = d.b[n:]
-	return v
-}
-
-func (d *snapDecoder) fail(err error) {
-	if d.err == nil {
-		d.err = err
-	}
-	d.b = nil
-}
-
-func (d *snapDecoder) bytes() []byte {
-	n := d.uvarint()
-	if n > uint64(len(d.b)) {
-		d.fail(errSnapTruncated)
-		return nil
-	}
-	s := d.b[:n]
-	d.b = d.b[n:]
-	return s
-}
-
-// str returns the next string, copied into the decoder's arena (see
-// decodeSnapChunk).
-func (d *snapDecoder) str() string {
-	b := d.bytes()
-	if len(b) == 0 {
-		return ""
-	}
-	if len(b) > cap(d.arena)-len(d.arena) {
-		d.arena = make([]byte, 0, max(snapArena, len(b)))
-	}
-	start := len(d.arena)
-	d.arena = append(d.arena, b...) // within its capacity: never moves
-	return unsafe.String(&d.arena[start], len(b))
-}
-
-func (d *snapDecoder) interned() string {
-	b := d.bytes()
-	if len(b) == 0 {
-		return ""
-	}
-	if s, ok := d.memo[string(b)]; ok {
-		return s
-	}
-	s := intern(string(b))
-	d.memo[s] = s
-	return s
-}
-
-// meta decodes the next meta into m.
-func (d *snapDecoder) meta(m *claimMeta) {
-	m.ID = d.str()
-	m.Head = int(d.uvarint())
-	m.Status = d.interned()
-	n := d.uvarint()
-	if n > uint64(len(d.b)) { // each persona takes a byte at least
-		d.fail(errSnapTruncated)
-		return
-	}
-	m.Personas = make([]string, n) // empty, not nil: as the JSON metas have it
-	for i := range m.Personas {
-		m.Personas[i] = d.interned()
-	}
-	m.CreatedAt = d.str()
-	m.Origin = d.str()
-	if t := d.bytes(); len(t) > 0 {
-		at := new(time.Time)
-		if err := at.UnmarshalBinary(t); err != nil {
-			d.fail(err)
-			return
-		}
-		m.DisputedAt = at
-	}
-	m.Key = d.str()
-	m.Subject = d.interned()
-	m.Tier = d.interned()
-	m.Kind = d.interned()
-	m.HeadRev = d.uvarint()
-	if d.err == nil && (m.ID == "" || m.Head < 1 || m.HeadRev == 0) {
-		d.fail(errors.New("a meta without its id, head or revision"))
-	}
-}
-
-// snapSlab is how many records decodeSnapChunk allocates at once, and
-// snapArena the size of the blocks its strings are copied into.
-const (
-	snapSlab  = 256
-	snapArena = 64 << 10
-)
+// snapSlab is how many records decodeSnapChunk allocates at once.
+const snapSlab = 256
 
 // decodeSnapChunk decodes a chunk into records, but for the metas whose
 // ids skip has, and counts the metas it decoded. The records are allocated
-// snapSlab at a time, and their strings (ids, keys, times; the others are
-// interned) copied into shared blocks of snapArena bytes. At 1,000,000 claims a
-// record and two or three strings per claim, each its own allocation, were
-// about 2.6 million heap objects that every collection marked one by one:
-// 0.7 s of CPU for the collection after the unlock, 0.9-1.2 s for each
-// collection under owner writes, a quarter of the daemon's CPU. A slab or
-// a block stays in memory while one of its records or strings does: never
-// more than the load allocated, as records are replaced, not changed.
+// snapSlab at a time, and their strings copied into shared blocks (see
+// engine.ChunkDecoder). At 1,000,000 claims a record and two or three
+// strings per claim, each its own allocation, were about 2.6 million heap
+// objects that every collection marked one by one: 0.7 s of CPU for the
+// collection after the unlock, 0.9-1.2 s for each collection under owner
+// writes, a quarter of the daemon's CPU. A slab or a block stays in memory
+// while one of its records or strings does: never more than the load
+// allocated, as records are replaced, not changed.
 func decodeSnapChunk(chunk []byte, cache *claimCache, memo map[string]string, skip map[string]*claimRecord) (out []*claimRecord, n int, err error) {
-	if len(chunk) == 0 || chunk[0] != snapFormat {
-		return nil, 0, errors.New("not a chunk of this version")
+	d, err := engine.NewChunkDecoder(chunk, memo)
+	if err != nil {
+		return nil, 0, err
 	}
-	d := &snapDecoder{b: chunk[1:], memo: memo}
 	var slab []claimRecord
-	for len(d.b) > 0 {
-		mark := len(d.arena)
+	for d.More() {
+		mark := d.Mark()
 		var m claimMeta
-		d.meta(&m)
-		if d.err != nil {
-			return nil, 0, d.err
+		if err := d.Next(&m); err != nil {
+			return nil, 0, err
 		}
 		n++
 		if _, ok := skip[m.ID]; ok {
-			d.arena = d.arena[:mark] // its strings were the last copied
+			d.Rewind(mark) // its strings were the last copied
 			continue
 		}
 		if len(slab) == 0 {
@@ -749,7 +608,7 @@ func (st *state) loadSnapshot(tx Tx) (records, active []*claimRecord, ok bool, e
 				return nil, nil, false, fmt.Errorf("claim meta %s: %w", w.id, err)
 			}
 			m.ID = w.id
-			internMeta(m)
+			engine.InternMeta(m)
 			dirty[w.id] = &claimRecord{meta: *m, cache: st.cache}
 		}
 	}

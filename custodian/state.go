@@ -7,7 +7,8 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
-	"time"
+
+	"github.com/phc-project/phc/custodian/internal/engine"
 )
 
 // state is the in-memory view of the canonical store, loaded at unlock and
@@ -159,33 +160,8 @@ func (st *state) indexSubject(r *claimRecord) {
 	m[r.meta.ID] = r
 }
 
-// claimMeta is the mutable part of a claim: its head version, status and
-// persona associations. Content lives in immutable versions.
-type claimMeta struct {
-	ID        string   `json:"id"`
-	Head      int      `json:"head"`
-	Status    string   `json:"status"`
-	Personas  []string `json:"personas"`
-	CreatedAt string   `json:"created_at,omitempty"`
-	// Origin is the bundle an adopted claim came from (bnd_…), so that a
-	// summary of the same bundle adopted later may derive from it.
-	Origin string `json:"origin,omitempty"`
-	// DisputedAt is when the owner disputed the current version (nil: not
-	// disputed). The head is then served with confirmation.status
-	// "disputed"; the owner's next version, or withdrawing the dispute,
-	// clears it.
-	DisputedAt *time.Time `json:"disputed_at,omitempty"`
-
-	// What the indexes sort and filter by, copied from the head version
-	// (see fill) so that the unlock reads the metas alone, and the view
-	// needs no claim's content to find it. A store from before them has
-	// none (HeadRev 0): the unlock reads the head and writes them.
-	Key     string `json:"key,omitempty"`
-	Subject string `json:"subject,omitempty"`
-	Tier    string `json:"tier,omitempty"`
-	Kind    string `json:"kind,omitempty"`
-	HeadRev uint64 `json:"head_revision,omitempty"`
-}
+// claimMeta is the mutable part of a claim (see [engine.Meta]).
+type claimMeta = engine.Meta
 
 type claimRecord struct {
 	meta claimMeta
