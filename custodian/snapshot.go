@@ -197,7 +197,7 @@ func (s *Service) eraseWrittenSince(st *state, writes []write) []write {
 			writes = append(writes, write{bucket: bucketMetaDirty, key: id})
 		}
 	}
-	if err := st.cache.store.View(func(tx Tx) error {
+	if err := st.store.View(func(tx Tx) error {
 		return tx.ForEach(bucketMetaLog, func(k string, v []byte) error {
 			if _, ok := erasedIn(v); ok {
 				writes = append(writes, write{bucket: bucketMetaLog, key: k})

@@ -41,6 +41,7 @@ type state struct {
 
 	claims    map[string]*claimRecord // claim id → record
 	cache     *claimCache             // the resident head versions
+	store     Store                   // what the view was loaded from
 	pending   map[string]uint64       // pending proposal id → its revision
 	pendingBy map[string]int          // app (consumer or OIDC subject) → its pending proposals
 	personas  map[string]*Persona
@@ -125,9 +126,9 @@ func (st *state) setClaim(r *claimRecord) {
 	}
 	st.claims[r.meta.ID] = r
 	r.cache = st.cache
-	r.group = st.applied + 1
-	if c := r.hd.Load(); c != nil {
-		st.cache.admit(r, c)
+	r.Group = st.applied + 1
+	if c := r.Loaded(); c != nil {
+		st.cache.Admit(r, c)
 	}
 	if old != nil {
 		st.unindexClaim(old)
@@ -164,21 +165,16 @@ func (st *state) indexSubject(r *claimRecord) {
 type claimMeta = engine.Meta
 
 type claimRecord struct {
-	meta claimMeta
-	// group is the journal group that published the record (0: loaded at
-	// the unlock); its versions may leave memory once it is durable.
-	group uint64
+	meta  claimMeta
 	cache *claimCache
-	flags atomic.Uint32
-	// hd is the head version while it is resident (nil: read it from the
-	// store); older, the versions before it that the store may not have
-	// yet. Use head and version.
-	hd    atomic.Pointer[Claim]
-	older atomic.Pointer[[]*Claim]
+	// Resident holds the versions in memory (see head and version) and
+	// the journal group that published the record.
+	engine.Resident[Claim]
 
 	// served caches the JSON of the head as a recipient last received it,
 	// and field the head as a PCP field. A record is replaced, never
-	// changed, so the caches cannot go stale.
+	// changed, so the caches cannot go stale; the cache drops them with
+	// the head (Evicted).
 	served atomic.Pointer[servedClaim]
 	field  atomic.Pointer[Field]
 }
@@ -262,7 +258,7 @@ func (st *state) markDurable(g uint64) {
 	st.durMu.Lock()
 	if g > st.durable {
 		st.durable = g
-		st.cache.durable.Store(g)
+		st.cache.SetDurable(g)
 	}
 	st.durMu.Unlock()
 	st.durCond.Broadcast()
@@ -362,7 +358,7 @@ func (st *state) awaitDurable(op string, g uint64) error {
 // loadState reads the whole canonical store (receipts aside) into memory.
 func loadState(store Store, cacheBytes int64) (*state, error) {
 	st := newState()
-	st.cache = newClaimCache(store, cacheBytes)
+	st.cache, st.store = newClaimCache(store, cacheBytes), store
 	err := withoutGC(func() error {
 		return store.View(func(tx Tx) error {
 			if _, err := loadMetaJSON(tx, metaRevision, &st.revision); err != nil {
