@@ -271,9 +271,7 @@ func (s *Service) ReadsWaiting() int {
 	if s.st == nil {
 		return 0
 	}
-	s.st.durMu.Lock()
-	defer s.st.durMu.Unlock()
-	return s.st.waiting
+	return s.st.dur.Waiting()
 }
 
 // SnapshotRunning reports whether a claim metas snapshot of the current

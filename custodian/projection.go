@@ -887,9 +887,7 @@ func (s *Service) atCut(op string, st *state, fn func(tx Tx) error) error {
 		var wait uint64
 		var err error
 		uerr := st.readLocked(func() {
-			st.durMu.Lock()
-			durable, failed := st.durable, st.failed
-			st.durMu.Unlock()
+			durable, failed := st.dur.State()
 			switch {
 			case st.broken || failed:
 				err = internalf(op, "the view is broken")

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/phc-project/phc/custodian/internal/engine"
 	"github.com/phc-project/phc/internal/identity"
 	"github.com/phc-project/phc/internal/vault"
 	"github.com/phc-project/phc/schema"
@@ -304,7 +305,7 @@ func (s *Service) Unlock(ctx context.Context, password []byte, secretKey string)
 	derived := time.Now()
 	st, err := loadState(s.store, s.cacheBytes)
 	if err == nil {
-		st.graph, st.dec, st.waitEvent = s.graph, s.dec, s.test.event
+		st.graph, st.dec, st.dur = s.graph, s.dec, engine.NewDurability(s.test.event)
 		err = guarded(func() error { return s.syncGraph(st) })
 	}
 	if err != nil {

@@ -26,18 +26,10 @@ type state struct {
 	settings     Settings
 
 	// applied counts the journal's groups applied to the view (under mu);
-	// durable is the highest of them known to be committed. Reads that are
-	// not receipted wait for durable to catch up (see awaitDurable). durMu
-	// guards durable and failed; durCond signals their changes.
+	// dur tracks which of them are committed. Reads that are not
+	// receipted wait for theirs (see awaitDurable).
 	applied uint64
-	durMu   sync.Mutex
-	durCond *sync.Cond
-	durable uint64
-	failed  bool
-	// waiting counts the reads waiting in awaitDurable (under durMu), and
-	// waitEvent, if set (tests), runs when one begins to wait.
-	waiting   int
-	waitEvent func()
+	dur     *engine.Durability
 
 	claims    map[string]*claimRecord // claim id → record
 	cache     *claimCache             // the resident head versions
@@ -249,19 +241,14 @@ func newState() *state {
 		cache:         newClaimCache(nil, 0),
 		cv:            newClientVault(),
 	}
-	st.durCond = sync.NewCond(&st.durMu)
+	st.dur = engine.NewDurability(nil)
 	return st
 }
 
 // markDurable records that every group up to g is committed.
 func (st *state) markDurable(g uint64) {
-	st.durMu.Lock()
-	if g > st.durable {
-		st.durable = g
-		st.cache.SetDurable(g)
-	}
-	st.durMu.Unlock()
-	st.durCond.Broadcast()
+	st.cache.SetDurable(g)
+	st.dur.MarkDurable(g)
 }
 
 // breakView records that the view no longer matches the store (with mu
@@ -274,12 +261,7 @@ func (st *state) breakView() {
 
 // markFailed records that a commit failed: groups after the durable one
 // never will be, and no read of the view may answer any more.
-func (st *state) markFailed() {
-	st.durMu.Lock()
-	st.failed = true
-	st.durMu.Unlock()
-	st.durCond.Broadcast()
-}
+func (st *state) markFailed() { st.dur.MarkFailed() }
 
 // ownerRead runs an owner-only read: fn runs on the current view, and its
 // result is returned once what it saw is durable.
@@ -337,19 +319,7 @@ func readSettled[T any](op string, st *state, fn func() (T, error)) (T, error) {
 // the commit of g failed, and once the view is broken (see breakView) even
 // if g is durable: the view read may hold a failed job's half-made change.
 func (st *state) awaitDurable(op string, g uint64) error {
-	st.durMu.Lock()
-	defer st.durMu.Unlock()
-	if st.durable < g && !st.failed {
-		st.waiting++
-		if st.waitEvent != nil {
-			st.waitEvent()
-		}
-		for st.durable < g && !st.failed {
-			st.durCond.Wait()
-		}
-		st.waiting--
-	}
-	if st.failed {
+	if !st.dur.Await(g) {
 		return internalf(op, "the view is broken (group %d)", g)
 	}
 	return nil
