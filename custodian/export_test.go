@@ -257,7 +257,7 @@ func SetEventHook(c *Config, fn func()) { c.test.event = fn }
 
 // QueuedJobs is how many jobs wait for the journal to take them (behind a
 // paused commit, say).
-func (s *Service) QueuedJobs() int { return int(s.queued.Load()) }
+func (s *Service) QueuedJobs() int { return s.jl.Queued() }
 
 // IdleLooks is how many times the idle watcher has looked at the unlocked
 // vault.

@@ -109,9 +109,6 @@ type Service struct {
 	cacheBytes     int64
 	test           testHooks
 
-	// queued counts the jobs handed to the journal that it has not taken
-	// yet (tests wait for writes queued behind a paused commit).
-	queued atomic.Int64
 	// idleLooks counts the idle watcher's looks at an unlocked vault.
 	idleLooks atomic.Uint64
 
@@ -142,8 +139,8 @@ type Service struct {
 	rollMu sync.Mutex // one receipt roll at a time
 	snapMu sync.Mutex // one claim metas snapshot at a time
 
-	jobs   chan *job
-	graphQ chan graphJob // committed deltas for the graph worker
+	jl     *engine.Journal[*job] // the single writer (see newJournal)
+	graphQ chan graphJob         // committed deltas for the graph worker
 	// graphHold, while not nil, keeps the graph worker from applying
 	// deltas (it collects them); closed when the last of holds (each one's
 	// cancel, by id) is let go or broken (see holdGraph). locking counts
@@ -190,7 +187,6 @@ func New(cfg Config) (*Service, error) {
 		exchangeFailures: newFailuresCap(exchangeFailureLimit, time.Minute, exchangeFailureKeys),
 		refusalBudget:    &budget{limit: refusalReceiptsPerMinute},
 		kdf:              make(chan struct{}, runtime.NumCPU()),
-		jobs:             make(chan *job, maxGroup),
 		graphQ:           make(chan graphJob, maxGroup),
 		stop:             make(chan struct{}),
 		holds:            map[uint64]graphHold{},
@@ -207,8 +203,12 @@ func New(cfg Config) (*Service, error) {
 	if s.idle == 0 {
 		s.idle = defaultIdleLock
 	}
+	s.jl = s.newJournal()
 	s.wg.Add(3)
-	go s.journal()
+	go func() {
+		defer s.wg.Done()
+		s.jl.Run(s.stop)
+	}()
 	go s.graphWorker()
 	go s.maintain()
 	if s.idle > 0 {
