@@ -329,7 +329,7 @@ func (st *state) awaitDurable(op string, g uint64) error {
 func loadState(store Store, cacheBytes int64) (*state, error) {
 	st := newState()
 	st.cache, st.store = newClaimCache(store, cacheBytes), store
-	err := withoutGC(func() error {
+	err := engine.WithoutGC(func() error {
 		return store.View(func(tx Tx) error {
 			if _, err := loadMetaJSON(tx, metaRevision, &st.revision); err != nil {
 				return err
