@@ -232,7 +232,7 @@ func (s *Service) applyJob(g *group, j *job) error {
 	// The group's graph changes go in one delta, applied after its
 	// commit; the jobs after this one see its lineage through
 	// st.lag (see dependents).
-	g.delta.mergeJob(st, &b.graph)
+	mergeJob(&g.delta, st, &b.graph)
 	return nil
 }
 
@@ -244,21 +244,21 @@ func (s *Service) stageGroup(g *group) {
 	if len(st.snap.erasing) > 0 {
 		g.writes = s.eraseWrittenSince(st, g.writes)
 	}
-	g.hasDelta = g.delta.changes()
+	g.hasDelta = g.delta.Changes()
 	var floor uint64
 	var floorDirty bool
 	if len(g.writes) > 0 || g.hasDelta {
 		// Deltas the graph has are pruned from the outbox with this
 		// commit, before this group's own is stored.
 		var done []string
-		done, floor, floorDirty = st.lag.prunable()
+		done, floor, floorDirty = st.lag.Prunable()
 		for _, k := range done {
 			g.writes = append(g.writes, write{bucket: bucketOutbox, key: k})
 		}
 	}
 	if g.hasDelta && !st.broken {
-		g.gd = g.delta.delta(st.revision)
-		st.lag.sealPending(g.gd.Watermark)
+		g.gd = g.delta.Delta(st.revision)
+		st.lag.SealPending(g.gd.Watermark)
 		raw, err := json.Marshal(&g.gd)
 		if err != nil {
 			st.breakView()
@@ -321,7 +321,7 @@ func (s *Service) storeGroup(g *group) {
 		st.sets.stored(d)
 	}
 	if g.hasDelta {
-		st.lag.handed(g.gd.Watermark)
+		st.lag.Handed(g.gd.Watermark)
 		s.graphQ <- graphJob{st: st, d: g.gd}
 	}
 	st.markDurable(g.applied)

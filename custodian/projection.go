@@ -435,9 +435,9 @@ func (s *Service) syncGraph(st *state) error {
 	}); err != nil {
 		return err
 	}
-	st.lag.outboxDone = keys
+	floor, floorKnown := st.lag.Resume(keys)
 	switch {
-	case !st.lag.floorKnown, w < st.lag.floor, w > st.revision, w == 0 && st.revision > 0:
+	case !floorKnown, w < floor, w > st.revision, w == 0 && st.revision > 0:
 		// Never built, behind what the outbox still holds, ahead of the
 		// store (restored from elsewhere), or emptied (a rebuild that did
 		// not finish).
@@ -463,9 +463,7 @@ func (s *Service) syncGraph(st *state) error {
 	if replayed > 0 {
 		st.graphSync = fmt.Sprintf("replayed %d deltas from the outbox at unlock, to revision %d", replayed, w)
 	}
-	if w > st.lag.floor {
-		st.lag.floor, st.lag.floorDirty = w, true
-	}
+	st.lag.RaiseFloor(w)
 	return nil
 }
 
@@ -475,7 +473,7 @@ func (s *Service) rebuildGraph(st *state) error {
 	if err := s.graph.Replace(st.projection(), st.revision); err != nil {
 		return err
 	}
-	st.lag.applied(st.revision, nil)
+	st.lag.Applied(st.revision, nil)
 	return nil
 }
 

@@ -399,7 +399,7 @@ func (s *Service) lockLocked() {
 	if wasOpen {
 		// The graph follows the store: let it catch up, so that the next
 		// unlock finds it where the outbox says.
-		s.st.lag.wait()
+		s.st.lag.Wait()
 	}
 	s.vault.Lock()
 	s.st = nil

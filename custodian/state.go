@@ -375,10 +375,11 @@ func loadState(store Store, cacheBytes int64) (*state, error) {
 			if _, err := loadMetaJSON(tx, metaGraphProjection, &st.projectionAt); err != nil {
 				return err
 			}
-			if ok, err := loadMetaJSON(tx, metaGraphFloor, &st.lag.floor); err != nil {
+			var floor uint64
+			if ok, err := loadMetaJSON(tx, metaGraphFloor, &floor); err != nil {
 				return err
 			} else if ok {
-				st.lag.floorKnown = true
+				st.lag.SetFloor(floor)
 			}
 			if err := loadEach(tx, bucketGrants, func(g *Grant) { st.grants[g.ID] = g; st.indexGrant(g) }); err != nil {
 				return err
