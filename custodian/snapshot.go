@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strconv"
 	"sync"
-	"time"
 
 	fastjson "github.com/segmentio/encoding/json"
 
@@ -84,7 +83,7 @@ type snapshotInfo struct {
 	Claims int    `json:"claims"`
 }
 
-func snapKey(gen uint64, chunk int) string { return fmt.Sprintf("%016x/%08x", gen, chunk) }
+func snapKey(gen uint64, chunk int) string { return engine.SnapKey(gen, chunk) }
 
 // snapState is the state's part: the current snapshot and the metas
 // written since it. The journal keeps it, with st.mu held.
@@ -274,7 +273,7 @@ func (s *Service) writeSnapshot(st *state) {
 	}
 }
 
-var errSnapshotStale = errors.New("the vault was locked")
+var errSnapshotStale = engine.ErrSnapshotStale
 
 func (s *Service) snapshotOf(st *state) error {
 	current := func() bool {
@@ -307,46 +306,10 @@ func (s *Service) snapshotOf(st *state) error {
 	}
 
 	gen := max(prev.Gen, lastGen) + 1 // never over the chunks of one the store records
-	written := map[string]bool{}
-	// Each chunk is stored in a commit of its own, small enough for the
-	// log, so that the journal's commits (a read's receipt) wait behind
-	// one chunk at most. The snapshot is background work: after each chunk
-	// it rests as long as the chunk took (encoding and storing it), so
-	// that it takes at most about half of a core and of the store's commits
-	// from the requests being served meanwhile.
-	began := time.Now()
-	store := func(chunk []byte) error {
-		if !current() {
-			return errSnapshotStale // locked meanwhile: the store's cipher is gone
-		}
-		key := snapKey(gen, len(written))
-		if err := s.store.Update(func(tx Tx) error { return tx.Put(bucketMetaSnap, key, chunk) }); err != nil {
-			return err
-		}
-		written[key] = true
-		rest := time.NewTimer(time.Since(began))
-		defer rest.Stop()
-		select {
-		case <-s.stop:
-			return errSnapshotStale
-		case <-rest.C:
-		}
-		began = time.Now()
-		return nil
-	}
-	// One buffer for every chunk: the store keeps no value it was given.
-	buf := make([]byte, 0, snapChunkBytes+4096)
-	for i, r := range records {
-		if len(buf) == 0 {
-			buf = append(buf, engine.SnapFormat)
-		}
-		buf = engine.AppendMeta(buf, &r.meta)
-		if len(buf) >= snapChunkBytes || i == len(records)-1 {
-			if err := store(buf); err != nil {
-				return err
-			}
-			buf = buf[:0]
-		}
+	written, err := engine.WriteChunks(s.store, bucketMetaSnap, gen, len(records), func(i int) *claimMeta { return &records[i].meta },
+		snapChunkBytes, current, s.stop)
+	if err != nil {
+		return err
 	}
 	// What else the bucket holds (the previous snapshot, or chunks of one
 	// an earlier attempt left) goes with the switch.
@@ -461,25 +424,54 @@ func (st *state) loadSnapshot(tx Tx) (records, active []*claimRecord, ok bool, e
 	} else if found {
 		st.snap.erasures = 1 // none covered: the unlock's commit starts a snapshot
 	}
-	// The metas written since the snapshot: an older build's list, then
-	// the log, in write order.
-	type since struct {
-		id  string
-		raw []byte // nil: look it up (an older build's list)
+	written, logKeys, badEntry, err := st.readWrittenSince(tx)
+	if err != nil {
+		return nil, nil, false, err
 	}
-	var written []since
+	info, ok, err := st.chooseSnapshot(tx, storeRev, logRev, oldRev, logKeys, badEntry)
+	if err != nil || !ok {
+		return nil, nil, false, err
+	}
+	if info.Chunks < 0 || info.Chunks > 1<<24 || info.Claims < 0 {
+		st.loadNotes = append(st.loadNotes, fmt.Sprintf("claim metas snapshot unreadable: %d chunks, %d claims", info.Chunks, info.Claims))
+		return nil, nil, false, nil
+	}
+	dirty, err := st.decodeWrittenSince(tx, written)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	records, bad := st.decodeSnapshot(tx, info, dirty)
+	if bad != nil {
+		st.loadNotes = append(st.loadNotes, "claim metas snapshot unreadable: "+bad.Error())
+		return nil, nil, false, nil
+	}
+	st.snap.info = info
+	kept, active := mergeWrittenSince(records, dirty)
+	return kept, active, true, nil
+}
+
+// sinceSnapshot is a meta written since the snapshot, as the log or an
+// older build's list holds it.
+type sinceSnapshot struct {
+	id  string
+	raw []byte // nil: look it up (an older build's list)
+}
+
+// readWrittenSince reads the metas written since the snapshot: an older
+// build's list, then the log, in write order; logKeys are the log's keys,
+// badEntry the first of them this build cannot read (the log is then not
+// trusted).
+func (st *state) readWrittenSince(tx Tx) (written []sinceSnapshot, logKeys []string, badEntry string, err error) {
 	if err := tx.ForEach(bucketMetaDirty, func(id string, raw []byte) error {
 		st.snap.legacy = append(st.snap.legacy, id)
 		if string(raw) == dirtyLookUp {
 			raw = nil
 		}
-		written = append(written, since{id: id, raw: raw}) // the value belongs to fn (see Tx)
+		written = append(written, sinceSnapshot{id: id, raw: raw}) // the value belongs to fn (see Tx)
 		return nil
 	}); err != nil {
-		return nil, nil, false, err
+		return nil, nil, "", err
 	}
-	var logKeys []string
-	badEntry := "" // an entry this build cannot read: the log is not trusted
 	if err := tx.ForEach(bucketMetaLog, func(k string, v []byte) error {
 		seq, err := strconv.ParseUint(k, 16, 64)
 		id, raw, ok := splitLogEntry(v)
@@ -495,15 +487,23 @@ func (st *state) loadSnapshot(tx Tx) (records, active []*claimRecord, ok bool, e
 		}
 		st.snap.logNext = seq + 1
 		logKeys = append(logKeys, k)
-		written = append(written, since{id: string(id), raw: raw})
+		written = append(written, sinceSnapshot{id: string(id), raw: raw})
 		return nil
 	}); err != nil {
-		return nil, nil, false, err
+		return nil, nil, "", err
 	}
 	if len(logKeys) == 0 {
 		st.snap.logFirst = st.snap.logNext
 	}
 
+	return written, logKeys, badEntry, nil
+}
+
+// chooseSnapshot decides which snapshot record goes with the metas
+// written since, given the store's revision markers, and notes in
+// st.upgrades what the unlock's commit changes of the records; ok is
+// false when none does (the metas themselves are read).
+func (st *state) chooseSnapshot(tx Tx, storeRev, logRev, oldRev uint64, logKeys []string, badEntry string) (info snapshotInfo, ok bool, err error) {
 	// Which snapshot record goes with these: this build's while it wrote
 	// last (or an older build's, there being none of this build's yet),
 	// an older build's while it wrote last and left no log.
@@ -522,13 +522,12 @@ func (st *state) loadSnapshot(tx Tx) (records, active []*claimRecord, ok bool, e
 	}
 	ours, oursRaw, err := readRecord(metaSnapshotLog)
 	if err != nil {
-		return nil, nil, false, err
+		return snapshotInfo{}, false, err
 	}
 	older, olderRaw, err := readRecord(metaSnapshot)
 	if err != nil {
-		return nil, nil, false, err
+		return snapshotInfo{}, false, err
 	}
-	var info snapshotInfo
 	var chosen []byte // the record info is read from
 	var fromOlder bool
 	switch {
@@ -556,7 +555,7 @@ func (st *state) loadSnapshot(tx Tx) (records, active []*claimRecord, ok bool, e
 			st.upgrades = append(st.upgrades, write{bucket: bucketMetaLog, key: k})
 		}
 		st.snap.logFirst = st.snap.logNext
-		return nil, nil, false, nil
+		return snapshotInfo{}, false, nil
 	}
 	// The older build's record, when there is one, becomes this build's
 	// (the older list is read either way) with the unlock's commit, and
@@ -576,12 +575,15 @@ func (st *state) loadSnapshot(tx Tx) (records, active []*claimRecord, ok bool, e
 			write{bucket: bucketMeta, key: metaSnapRevision})
 	}
 	if chosen == nil || ignoreSnapshot {
-		return nil, nil, false, nil
+		return snapshotInfo{}, false, nil
 	}
-	if info.Chunks < 0 || info.Chunks > 1<<24 || info.Claims < 0 {
-		st.loadNotes = append(st.loadNotes, fmt.Sprintf("claim metas snapshot unreadable: %d chunks, %d claims", info.Chunks, info.Claims))
-		return nil, nil, false, nil
-	}
+	return info, true, nil
+}
+
+// decodeWrittenSince decodes the metas written since the snapshot, which
+// replace the snapshot's: of a claim written more than once since, only
+// the last. A claim whose meta is gone maps to nil.
+func (st *state) decodeWrittenSince(tx Tx, written []sinceSnapshot) (map[string]*claimRecord, error) {
 	// The metas written since replace the snapshot's, whose copies are
 	// not even decoded into records; of a claim written more than once
 	// since, only the last is decoded.
@@ -598,21 +600,27 @@ func (st *state) loadSnapshot(tx Tx) (records, active []*claimRecord, ok bool, e
 		if raw == nil {
 			var err error
 			if raw, found, err = tx.Get(bucketClaimMeta, w.id); err != nil {
-				return nil, nil, false, err
+				return nil, err
 			}
 		}
 		dirty[w.id] = nil // a meta no longer there: the claim goes
 		if found {
 			m := new(claimMeta)
 			if err := fastjson.Unmarshal(raw, m); err != nil {
-				return nil, nil, false, fmt.Errorf("claim meta %s: %w", w.id, err)
+				return nil, fmt.Errorf("claim meta %s: %w", w.id, err)
 			}
 			m.ID = w.id
 			engine.InternMeta(m)
 			dirty[w.id] = &claimRecord{meta: *m, cache: st.cache}
 		}
 	}
-	written = nil
+	return dirty, nil
+}
+
+// decodeSnapshot reads the snapshot's chunks and decodes them into
+// records, but for the claims of dirty; an error says why the snapshot
+// cannot be used (the metas are still there to read).
+func (st *state) decodeSnapshot(tx Tx, info snapshotInfo, dirty map[string]*claimRecord) ([]*claimRecord, error) {
 	// Chunks are opened here, one after another (a MiB each: decryption
 	// is the cheap part), and decoded on every core.
 	workers := max(1, runtime.GOMAXPROCS(0))
@@ -658,16 +666,18 @@ func (st *state) loadSnapshot(tx Tx) (records, active []*claimRecord, ok bool, e
 		bad = fmt.Errorf("%d claims, not %d", n, info.Claims)
 	}
 	if bad != nil {
-		st.loadNotes = append(st.loadNotes, "claim metas snapshot unreadable: "+bad.Error())
-		return nil, nil, false, nil
+		return nil, bad
 	}
-	records = make([]*claimRecord, 0, n+len(dirty))
+	records := make([]*claimRecord, 0, n+len(dirty))
 	for _, p := range parts {
 		records = append(records, p...)
 	}
-	parts = nil
+	return records, nil
+}
 
-	st.snap.info = info
+// mergeWrittenSince returns the snapshot's records with those written
+// since it in place of theirs, and the active ones in index order.
+func mergeWrittenSince(records []*claimRecord, dirty map[string]*claimRecord) (kept, active []*claimRecord) {
 	if len(dirty) == 0 {
 		for _, r := range records {
 			if r.meta.Status != StatusActive {
@@ -675,9 +685,9 @@ func (st *state) loadSnapshot(tx Tx) (records, active []*claimRecord, ok bool, e
 			}
 			active = append(active, r)
 		}
-		return records, active, true, nil
+		return records, active
 	}
-	kept := records
+	kept = records
 	var old []*claimRecord // the snapshot's active records still current, in order
 	for _, r := range records {
 		if r.meta.Status != StatusActive {
@@ -707,7 +717,7 @@ func (st *state) loadSnapshot(tx Tx) (records, active []*claimRecord, ok bool, e
 			j++
 		}
 	}
-	return kept, active, true, nil
+	return kept, active
 }
 
 // loadMarker reads a revision number of bucketMeta (0 when absent).

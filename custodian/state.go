@@ -381,72 +381,79 @@ func loadState(store Store, cacheBytes int64) (*state, error) {
 			} else if ok {
 				st.lag.SetFloor(floor)
 			}
-			if err := loadEach(tx, bucketGrants, func(g *Grant) { st.grants[g.ID] = g; st.indexGrant(g) }); err != nil {
-				return err
-			}
-			if err := loadEach(tx, bucketConsumers, func(c *Consumer) { st.consumers[c.Name] = c }); err != nil {
-				return err
-			}
-			if err := st.loadAppIndex(tx); err != nil {
-				return err
-			}
-			if err := loadEach(tx, bucketRequests, func(r *ContextRequest) { st.requests[r.ID] = r }); err != nil {
-				return err
-			}
-			if err := loadEach(tx, bucketTrust, func(t *TrustedIssuer) { st.trust[t.ID] = t }); err != nil {
-				return err
-			}
-			if raw, ok, err := tx.Get(bucketKeys, keysSelf); err != nil {
-				return err
-			} else if ok {
-				st.keys = &vaultKeys{}
-				if err := json.Unmarshal(raw, st.keys); err != nil {
-					return fmt.Errorf("custodian keys: %w", err)
-				}
-			}
-			if err := loadEach(tx, bucketQuarantine, func(q *QuarantineRecord) { st.quarantine[q.ID] = q }); err != nil {
-				return err
-			}
-			if err := tx.ForEach(bucketBundlesSeen, func(k string, _ []byte) error {
-				st.bundlesSeen[k] = true
-				return nil
-			}); err != nil {
-				return err
-			}
-			if err := tx.ForEach(bucketCustodians, func(k string, v []byte) error {
-				pc := &pinnedEntry{key: k}
-				if err := json.Unmarshal(v, &pc.PinnedCustodian); err != nil {
-					return fmt.Errorf("custodian %s: %w", k, err)
-				}
-				st.custodians[pc.CustodianID] = pc
-				return nil
-			}); err != nil {
-				return err
-			}
-			if err := loadEach(tx, bucketDECTrust, func(d *DECIssuer) { st.decTrust[d.Issuer] = d }); err != nil {
-				return err
-			}
-			if err := loadEach(tx, bucketDECPolicies, func(d *DECPolicy) { st.decPolicies[d.ID] = d }); err != nil {
-				return err
-			}
-			if err := st.loadClientVault(tx); err != nil {
-				return err
-			}
-			if err := loadEach(tx, bucketDECPresentations, func(pr *Presentation) { st.presentations[pr.Token] = pr }); err != nil {
-				return err
-			}
-			return loadEach(tx, bucketTokens, func(t *ServiceToken) {
-				var h [32]byte
-				copy(h[:], t.Hash)
-				st.tokens[h] = t
-				st.tokenByID[t.ID] = t
-			})
+			return st.loadAccess(tx)
 		})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("load: %w", err)
 	}
 	return st, nil
+}
+
+// loadAccess reads who may do what (grants, consumers, tokens, trusted
+// issuers and DEC keys and policies), the requests and quarantine, and the
+// Client-Vault state into st.
+func (st *state) loadAccess(tx Tx) error {
+	if err := loadEach(tx, bucketGrants, func(g *Grant) { st.grants[g.ID] = g; st.indexGrant(g) }); err != nil {
+		return err
+	}
+	if err := loadEach(tx, bucketConsumers, func(c *Consumer) { st.consumers[c.Name] = c }); err != nil {
+		return err
+	}
+	if err := st.loadAppIndex(tx); err != nil {
+		return err
+	}
+	if err := loadEach(tx, bucketRequests, func(r *ContextRequest) { st.requests[r.ID] = r }); err != nil {
+		return err
+	}
+	if err := loadEach(tx, bucketTrust, func(t *TrustedIssuer) { st.trust[t.ID] = t }); err != nil {
+		return err
+	}
+	if raw, ok, err := tx.Get(bucketKeys, keysSelf); err != nil {
+		return err
+	} else if ok {
+		st.keys = &vaultKeys{}
+		if err := json.Unmarshal(raw, st.keys); err != nil {
+			return fmt.Errorf("custodian keys: %w", err)
+		}
+	}
+	if err := loadEach(tx, bucketQuarantine, func(q *QuarantineRecord) { st.quarantine[q.ID] = q }); err != nil {
+		return err
+	}
+	if err := tx.ForEach(bucketBundlesSeen, func(k string, _ []byte) error {
+		st.bundlesSeen[k] = true
+		return nil
+	}); err != nil {
+		return err
+	}
+	if err := tx.ForEach(bucketCustodians, func(k string, v []byte) error {
+		pc := &pinnedEntry{key: k}
+		if err := json.Unmarshal(v, &pc.PinnedCustodian); err != nil {
+			return fmt.Errorf("custodian %s: %w", k, err)
+		}
+		st.custodians[pc.CustodianID] = pc
+		return nil
+	}); err != nil {
+		return err
+	}
+	if err := loadEach(tx, bucketDECTrust, func(d *DECIssuer) { st.decTrust[d.Issuer] = d }); err != nil {
+		return err
+	}
+	if err := loadEach(tx, bucketDECPolicies, func(d *DECPolicy) { st.decPolicies[d.ID] = d }); err != nil {
+		return err
+	}
+	if err := st.loadClientVault(tx); err != nil {
+		return err
+	}
+	if err := loadEach(tx, bucketDECPresentations, func(pr *Presentation) { st.presentations[pr.Token] = pr }); err != nil {
+		return err
+	}
+	return loadEach(tx, bucketTokens, func(t *ServiceToken) {
+		var h [32]byte
+		copy(h[:], t.Hash)
+		st.tokens[h] = t
+		st.tokenByID[t.ID] = t
+	})
 }
 
 // loadMetaJSON decodes the JSON stored under key in bucketMeta into v; ok
