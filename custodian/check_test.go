@@ -148,8 +148,7 @@ func TestCheckLetsWritesThrough(t *testing.T) {
 // waiting to hand it a delta, held every write until the check ended);
 // the graph gets them all, in order, when the check lets it go.
 func TestCheckLetsManyDeltasThrough(t *testing.T) {
-	t.Cleanup(custodian.SetMaxApplyEdges(1)) // every delta fills a batch
-	ts, done, resume := startHeldCheck(t)
+	ts, done, resume := startHeldCheck(t, custodian.WithMaxApplyEdges(1)) // every delta fills a batch
 	ctx := t.Context()
 	// One group each, more than the worker's queue holds.
 	for i := range custodian.MaxGroup + 50 {

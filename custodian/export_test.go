@@ -218,12 +218,13 @@ var (
 	ValidPurpose = validPurpose
 )
 
-// SetSnapshotTuning sets when the journal starts a claim metas snapshot
-// and how large its chunks are; the returned function restores them.
-func SetSnapshotTuning(dirtyMin, share, chunkBytes int) (restore func()) {
-	m, sh, c := snapDirtyMin, snapDirtyShare, snapChunkBytes
-	snapDirtyMin, snapDirtyShare, snapChunkBytes = dirtyMin, share, chunkBytes
-	return func() { snapDirtyMin, snapDirtyShare, snapChunkBytes = m, sh, c }
+// WithSnapshotTuning makes the journal of the Service c configures start
+// a claim metas snapshot when more than max(dirtyMin, claims/share) claims
+// were written since the last, in chunks of about chunkBytes.
+func WithSnapshotTuning(dirtyMin, share, chunkBytes int) func(c *Config) {
+	return func(c *Config) {
+		c.test.snap = snapTuning{dirtyMin: dirtyMin, dirtyShare: share, chunkBytes: chunkBytes}
+	}
 }
 
 // SetCheckTuning sets how many claim metas Check compares under one read
@@ -284,12 +285,10 @@ func (s *Service) SnapshotRunning() bool {
 	return s.st.snap.started
 }
 
-// SetMaxApplyEdges sets how many edges the graph worker joins into one
-// graph commit; the returned function restores it.
-func SetMaxApplyEdges(n int) (restore func()) {
-	m := maxApplyEdges
-	maxApplyEdges = n
-	return func() { maxApplyEdges = m }
+// WithMaxApplyEdges sets how many edges the graph worker of the Service
+// c configures joins into one graph commit.
+func WithMaxApplyEdges(n int) func(c *Config) {
+	return func(c *Config) { c.test.maxApplyEdges = n }
 }
 
 // MaxGroup is how many jobs the journal commits as one group at most, and
@@ -298,11 +297,17 @@ const MaxGroup = maxGroup
 
 // SetSnapshotHook sets a function run between a snapshot's cut and its
 // switch (nil: none).
-func SetSnapshotHook(fn func()) { snapAfterCut = fn }
+func (s *Service) SetSnapshotHook(fn func()) {
+	if fn == nil {
+		s.snapAfterCut.Store(nil)
+		return
+	}
+	s.snapAfterCut.Store(&fn)
+}
 
-// SetIgnoreSnapshot makes the unlock read every claim meta, as for a store
-// without a snapshot.
-func SetIgnoreSnapshot(on bool) { ignoreSnapshot = on }
+// SetIgnoreSnapshot makes the next unlocks read every claim meta, as for
+// a store without a snapshot.
+func (s *Service) SetIgnoreSnapshot(on bool) { s.ignoreSnapshot.Store(on) }
 
 // WriteSnapshot writes a claim metas snapshot of the current view now.
 func (s *Service) WriteSnapshot() error { return s.WriteSnapshotWith(nil) }
@@ -335,9 +340,9 @@ func (s *Service) WriteSnapshotWith(afterCut func()) error {
 	s.snapMu.Lock() // the journal's snapshot stores its switch with it held
 	defer s.snapMu.Unlock()
 	if afterCut != nil {
-		hook := snapAfterCut
-		snapAfterCut = afterCut
-		defer func() { snapAfterCut = hook }()
+		hook := s.snapAfterCut.Load()
+		s.snapAfterCut.Store(&afterCut)
+		defer s.snapAfterCut.Store(hook)
 	}
 	err := s.snapshotOf(st)
 	if err != nil {

@@ -33,11 +33,11 @@ func (st *state) awaitGraph(op string) error {
 	return nil
 }
 
-// maxApplyEdges bounds the edges the worker joins into one graph commit:
+// defaultMaxApplyEdges bounds the edges the worker joins into one graph commit:
 // a bbolt transaction of many random keys costs more than linearly (see
 // BENCHMARKS.md), so a few large commits beat one huge one. A single delta
 // larger than this is still applied whole.
-var maxApplyEdges = 10_000 // a variable for tests only
+const defaultMaxApplyEdges = 10_000 // tests lower it (testHooks.maxApplyEdges)
 
 // graphDelay is how long the worker collects deltas after the first one
 // before it commits them to the graph, unless a traversal, check or export
@@ -102,7 +102,7 @@ func (s *Service) graphWorker() {
 					break collect
 				}
 			}
-			if j.st != batch[0].st || edges+j.size() > maxApplyEdges {
+			if j.st != batch[0].st || edges+j.size() > s.test.maxApplyEdges {
 				carry = &j
 				break
 			}
@@ -113,11 +113,11 @@ func (s *Service) graphWorker() {
 		if hold := s.heldGraph(); hold != nil {
 			batch, carry = s.collectHeld(hold, batch, carry)
 		}
-		// Applied maxApplyEdges at a time (a single larger delta whole):
+		// Applied s.test.maxApplyEdges at a time (a single larger delta whole):
 		// a batch collected while the graph was held may be larger.
 		for len(batch) > 0 {
 			n, edges := 1, batch[0].size()
-			for n < len(batch) && edges+batch[n].size() <= maxApplyEdges {
+			for n < len(batch) && edges+batch[n].size() <= s.test.maxApplyEdges {
 				edges += batch[n].size()
 				n++
 			}

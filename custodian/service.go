@@ -111,6 +111,11 @@ type Service struct {
 
 	// idleLooks counts the idle watcher's looks at an unlocked vault.
 	idleLooks atomic.Uint64
+	// snapAfterCut, when set (tests), runs between a snapshot's cut and
+	// its switch, without locks held; ignoreSnapshot makes the unlock
+	// read every claim meta (tests compare).
+	snapAfterCut   atomic.Pointer[func()]
+	ignoreSnapshot atomic.Bool
 
 	// unlockRolls tracks the receipt roll each Unlock starts, so that tests
 	// can wait for it.
@@ -202,6 +207,10 @@ func New(cfg Config) (*Service, error) {
 	}
 	if s.idle == 0 {
 		s.idle = defaultIdleLock
+	}
+	s.test.snap = s.test.snap.orDefaults()
+	if s.test.maxApplyEdges == 0 {
+		s.test.maxApplyEdges = defaultMaxApplyEdges
 	}
 	s.jl = s.newJournal()
 	s.wg.Add(3)
@@ -303,7 +312,7 @@ func (s *Service) Unlock(ctx context.Context, password []byte, secretKey string)
 		return "", wrap(op, KindInternal, err)
 	}
 	derived := time.Now()
-	st, err := loadState(s.store, s.cacheBytes)
+	st, err := loadState(s.store, s.cacheBytes, s.test.snap, s.ignoreSnapshot.Load())
 	if err == nil {
 		st.graph, st.dec, st.dur = s.graph, s.dec, engine.NewDurability(s.test.event)
 		err = guarded(func() error { return s.syncGraph(st) })

@@ -27,7 +27,7 @@ import (
 // before kept them, in bucketMetaDirty) was a page of the store rewritten
 // per write, scattered over the file; the log's new entries share the
 // last page. When the log grows past a share of the vault
-// (snapDirtyShare), a new snapshot is written in the background and the
+// (snapTuning), a new snapshot is written in the background and the
 // log emptied of the entries it covers.
 //
 // The snapshot is only ever a faster way to read bucketClaimMeta: a store
@@ -61,20 +61,26 @@ const (
 	metaSnapRevision = "claim_meta_dirty_revision"
 )
 
-// snapDirtyShare and snapDirtyMin set when the journal starts a new
-// snapshot: when more than max(snapDirtyMin, claims/snapDirtyShare) claims
-// were written since the last. Tests lower them.
-// snapChunkBytes is a chunk's target size (tests lower it too).
-var (
-	snapDirtyShare = 16
-	snapDirtyMin   = 4096
-	snapChunkBytes = 1 << 20
-	// snapAfterCut, when set (tests), runs between a snapshot's cut and
-	// its switch, without locks held.
-	snapAfterCut func()
-	// ignoreSnapshot makes the load read every meta (tests compare).
-	ignoreSnapshot bool
-)
+// snapTuning sets when the journal starts a new snapshot: when more than
+// max(dirtyMin, claims/dirtyShare) claims were written since the last; and
+// chunkBytes, a chunk's target size. Tests lower them (testHooks.snap).
+type snapTuning struct {
+	dirtyMin, dirtyShare, chunkBytes int
+}
+
+// orDefaults returns t with its zero fields set to the defaults.
+func (t snapTuning) orDefaults() snapTuning {
+	if t.dirtyMin == 0 {
+		t.dirtyMin = 4096
+	}
+	if t.dirtyShare == 0 {
+		t.dirtyShare = 16
+	}
+	if t.chunkBytes == 0 {
+		t.chunkBytes = 1 << 20
+	}
+	return t
+}
 
 // snapshotInfo is what bucketMeta records of the current snapshot.
 type snapshotInfo struct {
@@ -223,7 +229,7 @@ func (st *state) snapshotDue() bool {
 	if st.snap.started || st.broken {
 		return false
 	}
-	threshold := max(snapDirtyMin, len(st.claims)/snapDirtyShare)
+	threshold := max(st.snapTune.dirtyMin, len(st.claims)/st.snapTune.dirtyShare)
 	pending := st.snap.pending()
 	switch {
 	case st.snap.failedAt > 0 && pending <= st.snap.failedAt+threshold:
@@ -301,13 +307,13 @@ func (s *Service) snapshotOf(st *state) error {
 	}
 	cut := st.snap.logNext
 	st.mu.RUnlock()
-	if snapAfterCut != nil {
-		snapAfterCut()
+	if f := s.snapAfterCut.Load(); f != nil {
+		(*f)()
 	}
 
 	gen := max(prev.Gen, lastGen) + 1 // never over the chunks of one the store records
 	written, err := engine.WriteChunks(s.store, bucketMetaSnap, gen, len(records), func(i int) *claimMeta { return &records[i].meta },
-		snapChunkBytes, current, s.stop)
+		s.test.snap.chunkBytes, current, s.stop)
 	if err != nil {
 		return err
 	}
@@ -574,7 +580,7 @@ func (st *state) chooseSnapshot(tx Tx, storeRev, logRev, oldRev uint64, logKeys 
 			write{bucket: bucketMeta, key: metaSnapshot},
 			write{bucket: bucketMeta, key: metaSnapRevision})
 	}
-	if chosen == nil || ignoreSnapshot {
+	if chosen == nil || st.ignoreSnapshot {
 		return snapshotInfo{}, false, nil
 	}
 	return info, true, nil

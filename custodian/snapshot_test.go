@@ -53,8 +53,8 @@ func reloadDigest(t *testing.T, ts *testService, ignore bool) string {
 	if err := ts.Lock(t.Context(), ts.owner); err != nil {
 		t.Fatal(err)
 	}
-	custodian.SetIgnoreSnapshot(ignore)
-	defer custodian.SetIgnoreSnapshot(false)
+	ts.SetIgnoreSnapshot(ignore)
+	defer ts.SetIgnoreSnapshot(false)
 	ts.unlock()
 	return ts.ViewDigest()
 }
@@ -66,8 +66,7 @@ func reloadDigest(t *testing.T, ts *testService, ignore bool) string {
 // written since of what it holds.
 func TestSnapshotLoadsWhatTheMetasSay(t *testing.T) {
 	// Small chunks, and no snapshot but those the test writes.
-	t.Cleanup(custodian.SetSnapshotTuning(1<<30, 1, 64)) // after the service closes: its snapshots read them
-	ts := newTestService(t)
+	ts := newTestService(t, custodian.WithSnapshotTuning(1<<30, 1, 64))
 	ctx := t.Context()
 	ids := snapshotVault(t, ts, 30)
 
@@ -163,7 +162,6 @@ func TestSnapshotLoadsWhatTheMetasSay(t *testing.T) {
 // chunk, is passed over with a warning: the unlock reads every meta, and
 // the next snapshot replaces it.
 func TestSnapshotUnreadable(t *testing.T) {
-	t.Cleanup(custodian.SetSnapshotTuning(1<<30, 1, 64)) // after the service closes: its snapshots read them
 	for _, tc := range []struct {
 		name   string
 		tamper func(tx custodian.Tx, key string) error
@@ -175,7 +173,7 @@ func TestSnapshotUnreadable(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var logs bytes.Buffer
 			var mu sync.Mutex
-			ts := newTestService(t, func(c *custodian.Config) {
+			ts := newTestService(t, custodian.WithSnapshotTuning(1<<30, 1, 64), func(c *custodian.Config) {
 				c.Logger = slog.New(slog.NewTextHandler(&lockedWriter{w: &logs, mu: &mu}, nil))
 			})
 			snapshotVault(t, ts, 10)
@@ -215,8 +213,7 @@ func TestSnapshotUnreadable(t *testing.T) {
 // TestSnapshotByTheJournal: once enough claims were written since the last
 // snapshot, the journal writes the next on its own.
 func TestSnapshotByTheJournal(t *testing.T) {
-	t.Cleanup(custodian.SetSnapshotTuning(5, 1<<30, 256)) // after the service closes: its snapshots read them
-	ts := newTestService(t, func(c *custodian.Config) { c.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil)) })
+	ts := newTestService(t, custodian.WithSnapshotTuning(5, 1<<30, 256), func(c *custodian.Config) { c.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil)) })
 	snapshotVault(t, ts, 12)
 	// The unlock's commit started the first snapshot; once it is done, the
 	// first group to find more than 5 claims written since starts the next.
@@ -275,10 +272,9 @@ func olderBuildWrites(t *testing.T, ts *testService, id string) {
 // revision moved past the list of metas written since) is loaded from
 // every meta, not from the snapshot that misses those writes.
 func TestSnapshotAfterAnOlderBuild(t *testing.T) {
-	t.Cleanup(custodian.SetSnapshotTuning(1<<30, 1, 64)) // after the service closes: its snapshots read them
 	var logs bytes.Buffer
 	var mu sync.Mutex
-	ts := newTestService(t, func(c *custodian.Config) {
+	ts := newTestService(t, custodian.WithSnapshotTuning(1<<30, 1, 64), func(c *custodian.Config) {
 		c.Logger = slog.New(slog.NewTextHandler(&lockedWriter{w: &logs, mu: &mu}, nil))
 	})
 	ids := snapshotVault(t, ts, 8)
@@ -305,8 +301,7 @@ func TestSnapshotAfterAnOlderBuild(t *testing.T) {
 // once, so that no chunk, and no entry of the log of metas written since,
 // keeps the erased claim's key.
 func TestSnapshotAfterErasure(t *testing.T) {
-	t.Cleanup(custodian.SetSnapshotTuning(1<<30, 1, 64)) // after the service closes: its snapshots read them
-	ts := newTestService(t)
+	ts := newTestService(t, custodian.WithSnapshotTuning(1<<30, 1, 64))
 	w := ts.mustClaim("secret.diagnosis.key", "x")
 	if err := ts.WriteSnapshot(); err != nil {
 		t.Fatal(err)
@@ -352,8 +347,7 @@ func snapshotHolds(t *testing.T, ts *testService, s string) bool {
 // a crash would stop it), the next unlock writes one at once, and the
 // erased claim's key leaves the snapshot.
 func TestSnapshotAfterErasureAndReload(t *testing.T) {
-	t.Cleanup(custodian.SetSnapshotTuning(1<<30, 1, 64)) // after the service closes: its snapshots read them
-	ts := newTestService(t)
+	ts := newTestService(t, custodian.WithSnapshotTuning(1<<30, 1, 64))
 	ctx := t.Context()
 	w := ts.mustClaim("secret.diagnosis.key", "x")
 	if err := ts.WriteSnapshot(); err != nil {
@@ -362,8 +356,8 @@ func TestSnapshotAfterErasureAndReload(t *testing.T) {
 	gen, _, _, _ := ts.SnapshotStats()
 	release := make(chan struct{})
 	var once sync.Once
-	custodian.SetSnapshotHook(func() { once.Do(func() { <-release }) })
-	t.Cleanup(func() { custodian.SetSnapshotHook(nil) })
+	ts.SetSnapshotHook(func() { once.Do(func() { <-release }) })
+	t.Cleanup(func() { ts.SetSnapshotHook(nil) })
 	if _, err := ts.DeleteClaim(ctx, ts.owner, w.Claim.ID); err != nil {
 		t.Fatal(err)
 	}
@@ -387,8 +381,7 @@ func TestSnapshotAfterErasureAndReload(t *testing.T) {
 // snapshot without a copy of its meta (as an earlier build listed them) is
 // read from the metas.
 func TestSnapshotDirtyWithoutCopy(t *testing.T) {
-	t.Cleanup(custodian.SetSnapshotTuning(1<<30, 1, 64)) // after the service closes: its snapshots read them
-	ts := newTestService(t)
+	ts := newTestService(t, custodian.WithSnapshotTuning(1<<30, 1, 64))
 	ids := snapshotVault(t, ts, 6)
 	if err := ts.WriteSnapshot(); err != nil {
 		t.Fatal(err)
@@ -500,10 +493,9 @@ func eachStored(t *testing.T, ts *testService, bucket string, fn func(k string, 
 // this build's writes after them, and this build's first snapshot removes
 // what the older build kept.
 func TestSnapshotFromAnOlderBuild(t *testing.T) {
-	t.Cleanup(custodian.SetSnapshotTuning(1<<30, 1, 64)) // after the service closes: its snapshots read them
 	var logs bytes.Buffer
 	var mu sync.Mutex
-	ts := newTestService(t, func(c *custodian.Config) {
+	ts := newTestService(t, custodian.WithSnapshotTuning(1<<30, 1, 64), func(c *custodian.Config) {
 		c.Logger = slog.New(slog.NewTextHandler(&lockedWriter{w: &logs, mu: &mu}, nil))
 	})
 	ctx := t.Context()
@@ -592,8 +584,7 @@ func TestSnapshotFromAnOlderBuild(t *testing.T) {
 // look current again: reloaded before a new snapshot replaced it (as after
 // a crash), the view is still the metas'.
 func TestSnapshotPassedOverStaysPassedOver(t *testing.T) {
-	t.Cleanup(custodian.SetSnapshotTuning(1<<30, 1, 64)) // after the service closes: its snapshots read them
-	ts := newTestService(t)
+	ts := newTestService(t, custodian.WithSnapshotTuning(1<<30, 1, 64))
 	ctx := t.Context()
 	ids := snapshotVault(t, ts, 8)
 	if err := ts.WriteSnapshot(); err != nil {
@@ -608,7 +599,7 @@ func TestSnapshotPassedOverStaysPassedOver(t *testing.T) {
 	// again, and then gives up: no new snapshot replaces the stale one.
 	release := make(chan struct{})
 	var once sync.Once
-	custodian.SetSnapshotHook(func() { once.Do(func() { <-release }) })
+	ts.SetSnapshotHook(func() { once.Do(func() { <-release }) })
 	ts.unlock()
 	ts.mustClaim("k61.after", "written after the passed-over unlock")
 	want := ts.ViewDigest()
@@ -621,7 +612,7 @@ func TestSnapshotPassedOverStaysPassedOver(t *testing.T) {
 		t.Errorf("view reloaded before a new snapshot:\n%s\nwant\n%s", got, want)
 	}
 	ts.await(func() bool { gen, _, _, _ := ts.SnapshotStats(); return gen != 0 }) // the unlock's snapshot
-	custodian.SetSnapshotHook(nil)
+	ts.SetSnapshotHook(nil)
 	if got := reloadDigest(t, ts, false); got != want {
 		t.Errorf("view from the new snapshot:\n%s\nwant\n%s", got, want)
 	}
@@ -631,10 +622,9 @@ func TestSnapshotPassedOverStaysPassedOver(t *testing.T) {
 // that does not parse makes the unlock read every meta, with a warning,
 // and drop the log, rather than fail.
 func TestSnapshotLogUnreadable(t *testing.T) {
-	t.Cleanup(custodian.SetSnapshotTuning(1<<30, 1, 64)) // after the service closes: its snapshots read them
 	var logs bytes.Buffer
 	var mu sync.Mutex
-	ts := newTestService(t, func(c *custodian.Config) {
+	ts := newTestService(t, custodian.WithSnapshotTuning(1<<30, 1, 64), func(c *custodian.Config) {
 		c.Logger = slog.New(slog.NewTextHandler(&lockedWriter{w: &logs, mu: &mu}, nil))
 	})
 	snapshotVault(t, ts, 6)

@@ -84,8 +84,12 @@ type state struct {
 	// loadNotes says what the load found and worked around (a snapshot
 	// it could not read); the unlock logs them.
 	loadNotes []string
-	// snap is the claim metas snapshot and what was written since.
-	snap snapState
+	// snap is the claim metas snapshot and what was written since;
+	// snapTune when the next is due. ignoreSnapshot makes the load read
+	// every meta (tests compare).
+	snap           snapState
+	snapTune       snapTuning
+	ignoreSnapshot bool
 
 	// sets remembers the disclosed sets known to be stored (journal only).
 	sets *knownSets
@@ -326,8 +330,9 @@ func (st *state) awaitDurable(op string, g uint64) error {
 }
 
 // loadState reads the whole canonical store (receipts aside) into memory.
-func loadState(store Store, cacheBytes int64) (*state, error) {
+func loadState(store Store, cacheBytes int64, tune snapTuning, ignoreSnapshot bool) (*state, error) {
 	st := newState()
+	st.snapTune, st.ignoreSnapshot = tune, ignoreSnapshot
 	st.cache, st.store = newClaimCache(store, cacheBytes), store
 	err := engine.WithoutGC(func() error {
 		return store.View(func(tx Tx) error {

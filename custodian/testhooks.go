@@ -15,6 +15,12 @@ type testHooks struct {
 	held func(collected int)
 	// graphWait runs with the operation's name when useGraph has to wait.
 	graphWait func(op string)
+
+	// snap is when the journal starts a claim metas snapshot and how
+	// large its chunks are; maxApplyEdges bounds a graph commit. Zero:
+	// the defaults (see snapTuning, defaultMaxApplyEdges).
+	snap          snapTuning
+	maxApplyEdges int
 }
 
 // fire runs the event hook, if any.
