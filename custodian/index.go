@@ -30,6 +30,12 @@ func pivot(k string) *claimRecord {
 	return &claimRecord{meta: claimMeta{Key: k}}
 }
 
+// ascendRange calls fn, in order, for the records of t from lo (included)
+// to hi (excluded) until fn returns false.
+func ascendRange(t *claimIndex, lo, hi *claimRecord, fn func(*claimRecord) bool) {
+	t.AscendFrom(lo, func(r *claimRecord) bool { return recordLess(r, hi) && fn(r) })
+}
+
 // scanPattern calls fn, in order, for the records of t whose key matches
 // pattern (see matchKey), until fn returns false.
 func scanPattern(t *claimIndex, pattern string, fn func(*claimRecord) bool) {
@@ -41,9 +47,9 @@ func scanPattern(t *claimIndex, pattern string, fn func(*claimRecord) bool) {
 		t.Ascend(fn)
 	case ok:
 		// prefix ends with a dot; '/' is the byte after '.'.
-		t.AscendRange(pivot(prefix), pivot(prefix[:len(prefix)-1]+"/"), fn)
+		ascendRange(t, pivot(prefix), pivot(prefix[:len(prefix)-1]+"/"), fn)
 	default:
-		t.AscendRange(pivot(pattern), pivot(pattern+"\x00"), fn)
+		ascendRange(t, pivot(pattern), pivot(pattern+"\x00"), fn)
 	}
 }
 

@@ -8,8 +8,7 @@ import "github.com/tidwall/btree"
 // sorted records that way). It has no lock of its own: its owner guards
 // it (the core's view lock).
 type Index[R any] struct {
-	t    *btree.BTreeG[R]
-	less func(a, b R) bool
+	t *btree.BTreeG[R]
 }
 
 // indexDegree is the B-trees' degree: wide nodes, few levels.
@@ -17,7 +16,7 @@ const indexDegree = 32
 
 // NewIndex returns an empty index ordered by less.
 func NewIndex[R any](less func(a, b R) bool) *Index[R] {
-	return &Index[R]{btree.NewBTreeGOptions(less, btree.Options{Degree: indexDegree, NoLocks: true}), less}
+	return &Index[R]{btree.NewBTreeGOptions(less, btree.Options{Degree: indexDegree, NoLocks: true})}
 }
 
 // ReplaceOrInsert adds r, replacing the record it equals; it returns that
@@ -37,8 +36,8 @@ func (x *Index[R]) Len() int { return x.t.Len() }
 // Ascend calls fn for every record in order until fn returns false.
 func (x *Index[R]) Ascend(fn func(R) bool) { x.t.Scan(fn) }
 
-// AscendRange calls fn, in order, for the records from lo (included) to hi
-// (excluded) until fn returns false.
-func (x *Index[R]) AscendRange(lo, hi R, fn func(R) bool) {
-	x.t.Ascend(lo, func(r R) bool { return x.less(r, hi) && fn(r) })
-}
+// AscendFrom calls fn, in order, for the records from lo (included) until
+// fn returns false. (A range's end is the caller's test, in fn: a test
+// through the index's own less-than would make the compiler keep the
+// bound on the heap.)
+func (x *Index[R]) AscendFrom(lo R, fn func(R) bool) { x.t.Ascend(lo, fn) }
