@@ -443,6 +443,13 @@ func wantKind(t *testing.T, what string, err error, want custodian.Kind) {
 	}
 }
 
+// snapshotSettled waits until no claim metas snapshot is being written:
+// the one the unlock starts queues a journal job of its own when done, which
+// a test that counts queued jobs must not meet.
+func (ts *testService) snapshotSettled() {
+	ts.await(func() bool { return !ts.SnapshotRunning() })
+}
+
 // event records that something happened in the service that a test may
 // be waiting for.
 func (ts *testService) event() {

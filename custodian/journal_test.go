@@ -172,6 +172,7 @@ func TestCommitFailureFailsEveryWriteInFlight(t *testing.T) {
 	ts := newTestService(t)
 	ctx := t.Context()
 	rev := ts.revision()
+	ts.snapshotSettled()
 	entered := make(chan struct{})
 	release := make(chan struct{})
 	var once sync.Once
@@ -217,6 +218,7 @@ func TestUncommittedWriteNotServed(t *testing.T) {
 	app := ts.mustPrincipal("app", "*", custodian.ModeRead)
 	p := ts.mustPropose(ts.owner, proposal(t, "identity.full_name", "never-durable"))
 	rev := ts.revision()
+	ts.snapshotSettled()
 
 	entered := make(chan struct{})
 	release := make(chan struct{})

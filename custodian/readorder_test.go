@@ -32,6 +32,7 @@ func TestReadDecidedInCommitOrder(t *testing.T) {
 			w := ts.mustClaim("prefs.color", "blue")
 			g := ts.mustGrant(grantSpec{recipient: "app", ops: []string{"read"}, keys: []string{"prefs.*"}})
 			app := ts.mustPrincipal("app", "*", custodian.ModeRead)
+			ts.snapshotSettled()
 
 			entered := make(chan struct{})
 			release := make(chan struct{})

@@ -212,6 +212,7 @@ func TestSummaryRules(t *testing.T) {
 func TestInvalidationRacesDerivation(t *testing.T) {
 	ts := newTestService(t)
 	ctx := t.Context()
+	ts.snapshotSettled()
 	for round := 0; round < 40; round++ {
 		a := ts.mustClaim("race.a", round).Claim
 		var releaseJournal func()
