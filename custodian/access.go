@@ -476,10 +476,12 @@ func (s *Service) recipientReadAs(st *state, p Principal, rc *Receipt, decide fu
 	var records []string
 	var used []*Grant
 	var refused *Error
-	st.readLocked(func() {
+	if err := st.readLocked(func() {
 		snap = st.revision
 		records, used, refused = decide(st, s.clock.Now())
-	})
+	}); err != nil {
+		return false, err
+	}
 	err = s.commit(st, func(st *state, b *batch) error {
 		if st.revision != snap || anySingle(used) {
 			records, used, refused = decide(st, b.now)

@@ -78,8 +78,7 @@ func TestCheckLetsWritesThrough(t *testing.T) {
 		t.Run(stage, func(t *testing.T) {
 			paused, resume := pauseCheck(t, stage)
 			collected := make(chan int, 100)
-			t.Cleanup(custodian.SetHeldHook(func(n int) { collected <- n }))
-			ts := newTestService(t)
+			ts := newTestService(t, custodian.WithHeldHook(func(n int) { collected <- n }))
 			ctx := t.Context()
 			ts.mustPersona("work")
 			var ids []string
@@ -149,8 +148,7 @@ func TestCheckLetsWritesThrough(t *testing.T) {
 // waiting to hand it a delta, held every write until the check ended);
 // the graph gets them all, in order, when the check lets it go.
 func TestCheckLetsManyDeltasThrough(t *testing.T) {
-	t.Cleanup(custodian.SetMaxApplyEdges(1)) // every delta fills a batch
-	ts, done, resume := startHeldCheck(t)
+	ts, done, resume := startHeldCheck(t, custodian.WithMaxApplyEdges(1)) // every delta fills a batch
 	ctx := t.Context()
 	// One group each, more than the worker's queue holds.
 	for i := range custodian.MaxGroup + 50 {
@@ -251,8 +249,7 @@ func TestCheckKeepsTheGraphsOtherUsersOutOfTheJournal(t *testing.T) {
 	for _, name := range slices.Sorted(maps.Keys(users)) {
 		t.Run(name, func(t *testing.T) {
 			waiting := make(chan string, 1)
-			t.Cleanup(custodian.SetGraphWaitHook(func(op string) { waiting <- op }))
-			ts, done, resume := startHeldCheck(t)
+			ts, done, resume := startHeldCheck(t, custodian.WithGraphWaitHook(func(op string) { waiting <- op }))
 			// A delta the held graph lacks, then the other user.
 			ts.mustClaim("work.k1", "value", "work")
 			used := make(chan error, 1)
@@ -349,10 +346,10 @@ func goCheck(ts *testService) <-chan error {
 
 // startHeldCheck makes a service with a claim in persona work, and starts
 // a check of it that it pauses holding the graph (close resume to let it
-// go on); its answer comes on done. Set hooks before.
-func startHeldCheck(t *testing.T) (ts *testService, done <-chan error, resume chan struct{}) {
+// go on); its answer comes on done. opts configure the service.
+func startHeldCheck(t *testing.T, opts ...func(*custodian.Config)) (ts *testService, done <-chan error, resume chan struct{}) {
 	paused, resume := pauseCheck(t, "graph")
-	ts = newTestService(t)
+	ts = newTestService(t, opts...)
 	ts.mustPersona("work")
 	ts.mustClaim("work.k0", "value", "work")
 	done = goCheck(ts)

@@ -3,50 +3,37 @@ package custodian
 import (
 	"errors"
 	"fmt"
-	"sync"
-	"sync/atomic"
+	"slices"
 
 	fastjson "github.com/segmentio/encoding/json"
+
+	"github.com/phc-project/phc/custodian/internal/engine"
 )
 
-// The view keeps every claim's identity and what its indexes sort and
-// filter by (key, subject, tier, kind, revision, personas, status), but
-// not its content: the head version (value, evidence, producer,
-// restrictions) is resident only while it is in the claim cache, and older
-// versions are read from the store when asked. Memory then follows the
-// working set — what reads and writes touch — within a byte budget, not
-// the vault's size or its history.
-//
-// A record published by a write carries its head (and any older version
-// the store does not have yet); the cache never drops a version before the
-// journal's group that wrote it is durable, so a version is always either
-// resident or in the store.
+// The claim cache is the engine's (see engine.Cache): the core gives it
+// how to read a claim's versions from the store and what a head weighs.
 
 // DefaultClaimCacheBytes is the claim cache's budget when Config leaves it
 // zero: about 100,000 typical heads.
 const DefaultClaimCacheBytes = 64 << 20
 
-// claimCache holds resident heads within a byte budget, evicting with a
-// second-chance (CLOCK) queue.
-type claimCache struct {
-	store  Store
-	budget int64
-	// durable mirrors the state's durable group, for eviction without its
-	// lock.
-	durable atomic.Uint64
-
-	mu    sync.Mutex
-	queue []*claimRecord // resident records, oldest first (a ring)
-	start int            // the ring's first element
-	n     int            // its length
-	bytes int64          // what the resident heads weigh
-}
+// claimCache holds resident heads within a byte budget.
+type claimCache = engine.Cache[Claim, *claimRecord]
 
 func newClaimCache(store Store, budget int64) *claimCache {
 	if budget <= 0 {
 		budget = DefaultClaimCacheBytes
 	}
-	return &claimCache{store: store, budget: budget}
+	read := func(id string, vs ...int) ([]*Claim, error) { return readClaim(store, id, vs...) }
+	return engine.NewCache[Claim, *claimRecord](budget, read, claimWeight, func(c *Claim) int { return c.Version })
+}
+
+// The claim record as the cache's entry (see engine.Entry).
+func (r *claimRecord) Res() *engine.Resident[Claim] { return &r.Resident }
+func (r *claimRecord) Ident() (string, int)         { return r.meta.ID, r.meta.Head }
+func (r *claimRecord) Evicted() {
+	r.served.Store(nil)
+	r.field.Store(nil)
 }
 
 // claimWeight estimates what a resident head costs: the claim, its strings
@@ -64,46 +51,24 @@ func claimWeight(c *Claim) int64 {
 }
 
 // head returns the current version, reading it from the store when it is
-// not resident.
+// not resident (and raising unreadable if it cannot).
 func (r *claimRecord) head() *Claim {
-	if c := r.hd.Load(); c != nil {
-		if r.flags.Load()&flagReferenced == 0 {
-			r.flags.Or(flagReferenced)
-		}
+	if c := r.Touch(); c != nil {
 		return c
 	}
-	return r.cache.load(r)
+	return must(r.cache.Head(r))
 }
 
-// Record flags.
-const (
-	flagReferenced uint32 = 1 << iota // read since the cache last passed it
-	flagQueued                        // in the cache's queue
-)
-
-// load reads r's head from the store and makes it resident.
-func (cc *claimCache) load(r *claimRecord) *Claim {
-	c := cc.read(r.meta.ID, r.meta.Head)[0]
-	if !r.hd.CompareAndSwap(nil, c) {
-		return r.hd.Load()
-	}
-	cc.admit(r, c)
-	return c
-}
-
-// read decodes versions vs of claim id from the store, in one
+// readClaim decodes versions vs of claim id from store, in one
 // transaction. The view knows them committed: failing to read one back is
 // a broken store (a damaged file), and nothing may be served as if the
-// claim were empty, so it panics with a KindInternal *Error, which names
-// the claim and version but never a byte of what was stored. Whoever
-// calls into the view on a request's behalf recovers it (see Unreadable):
-// the request fails as internal, the journal breaks the view and locks the
-// vault, and the process goes on.
-func (cc *claimCache) read(id string, vs ...int) []*Claim {
+// claim were empty. The error is KindInternal and names the claim and
+// version, never a byte of what was stored.
+func readClaim(store Store, id string, vs ...int) ([]*Claim, error) {
 	out := make([]*Claim, len(vs))
 	err := errors.New("no store")
-	if cc != nil && cc.store != nil {
-		err = cc.store.View(func(tx Tx) error {
+	if store != nil {
+		err = store.View(func(tx Tx) error {
 			for i, v := range vs {
 				raw, ok, err := tx.Get(bucketClaims, versionKey(id, v))
 				if err != nil {
@@ -126,138 +91,53 @@ func (cc *claimCache) read(id string, vs ...int) []*Claim {
 		})
 	}
 	if err != nil {
-		panic(&Error{Op: opUnreadable, Kind: KindInternal, Subject: id, Err: fmt.Errorf("stored claim unreadable: %w", err)})
+		return nil, &Error{Op: "read stored claim", Kind: KindInternal, Subject: id, Err: fmt.Errorf("stored claim unreadable: %w", err)}
 	}
-	return out
+	return out, nil
 }
 
-// Unreadable reports whether v, a recovered panic, is a stored record the
-// view could not read back (see claimCache.read), and returns it as the
-// request's error: KindInternal, naming the record but none of its
-// content. Servers that recover a request's panic use it to answer as for
-// any other internal error; any other panic value is theirs to handle.
-func Unreadable(v any) (*Error, bool) {
-	e, ok := v.(*Error)
-	if !ok || e.Kind != KindInternal || e.Op != opUnreadable {
-		return nil, false
+// unreadable is the panic value of a stored claim the view cannot read
+// back (see claimCache.read), raised by the accessors the rules call
+// (head, version, versions) so that they need not return an error each.
+// It never leaves the package: the core's request wrappers — readLocked
+// and readSettled for reads, the journal's runJob for writes, the unlock
+// — recover it (catchUnreadable) and return the error it carries, which is
+// KindInternal. Any other panic goes on.
+type unreadable struct{ err error }
+
+// must returns c, or raises err as unreadable.
+func must[T any](c T, err error) T {
+	if err != nil {
+		panic(unreadable{err})
 	}
-	return e, true
+	return c
 }
 
-// opUnreadable is the Op of the panic of an unreadable stored claim.
-const opUnreadable = "read stored claim"
-
-// admit counts r's resident head c and evicts what the budget cannot hold.
-func (cc *claimCache) admit(r *claimRecord, c *Claim) {
-	if cc == nil {
-		return
-	}
-	w := claimWeight(c)
-	cc.mu.Lock()
-	defer cc.mu.Unlock()
-	cc.bytes += w
-	if r.flags.Load()&flagQueued == 0 {
-		r.flags.Or(flagQueued)
-		cc.push(r)
-	}
-	cc.evict()
+// guarded runs fn, returning an unreadable stored claim it meets as its
+// error.
+func guarded(fn func() error) (err error) {
+	defer catchUnreadable(&err)
+	return fn()
 }
 
-func (cc *claimCache) push(r *claimRecord) {
-	if cc.n == len(cc.queue) {
-		q := make([]*claimRecord, max(64, 2*len(cc.queue)))
-		for i := range cc.n {
-			q[i] = cc.queue[(cc.start+i)%len(cc.queue)]
+// catchUnreadable, deferred, turns an unreadable panic into *err.
+func catchUnreadable(err *error) {
+	if v := recover(); v != nil {
+		u, ok := v.(unreadable)
+		if !ok {
+			panic(v)
 		}
-		cc.queue, cc.start = q, 0
-	}
-	cc.queue[(cc.start+cc.n)%len(cc.queue)] = r
-	cc.n++
-}
-
-func (cc *claimCache) pop() *claimRecord {
-	r := cc.queue[cc.start]
-	cc.queue[cc.start] = nil
-	cc.start = (cc.start + 1) % len(cc.queue)
-	cc.n--
-	return r
-}
-
-// evict drops resident heads, oldest first, until the budget holds them,
-// giving a second chance to those read since the last pass and keeping
-// those whose group is not yet durable (with cc.mu held).
-func (cc *claimCache) evict() {
-	durable := cc.durable.Load()
-	for tries := cc.n * 2; cc.bytes > cc.budget && cc.n > 0 && tries > 0; tries-- {
-		r := cc.pop()
-		c := r.hd.Load()
-		if c == nil {
-			r.flags.And(^flagQueued)
-			continue
-		}
-		if r.group > durable || r.flags.Load()&flagReferenced != 0 {
-			r.flags.And(^flagReferenced)
-			cc.push(r)
-			continue
-		}
-		r.flags.And(^flagQueued)
-		r.hd.Store(nil)
-		r.older.Store(nil)
-		r.served.Store(nil)
-		r.field.Store(nil)
-		cc.bytes -= claimWeight(c)
-	}
-	if cc.n > 0 && cc.n < len(cc.queue)/4 && len(cc.queue) > 1024 {
-		q := make([]*claimRecord, len(cc.queue)/2)
-		for i := range cc.n {
-			q[i] = cc.queue[(cc.start+i)%len(cc.queue)]
-		}
-		cc.queue, cc.start = q, 0
+		*err = u.err
 	}
 }
 
 // version returns version v (1-based) of r: the head, a version the
 // record still carries, or one read from the store.
-func (r *claimRecord) version(v int) *Claim {
-	if v == r.meta.Head {
-		return r.head()
-	}
-	if c := r.carries(v); c != nil {
-		return c
-	}
-	return r.cache.read(r.meta.ID, v)[0]
-}
-
-// carries returns version v if r still carries it (see older), else nil.
-func (r *claimRecord) carries(v int) *Claim {
-	if older := r.older.Load(); older != nil {
-		for _, c := range *older {
-			if c.Version == v {
-				return c
-			}
-		}
-	}
-	return nil
-}
+func (r *claimRecord) version(v int) *Claim { return must(r.cache.Version(r, v)) }
 
 // versions returns every version of r, oldest first, reading those it
 // does not hold from the store in one transaction.
-func (r *claimRecord) versions() []*Claim {
-	out := make([]*Claim, r.meta.Head)
-	var missing []int
-	for v := 1; v < r.meta.Head; v++ {
-		if out[v-1] = r.carries(v); out[v-1] == nil {
-			missing = append(missing, v)
-		}
-	}
-	if len(missing) > 0 {
-		for i, c := range r.cache.read(r.meta.ID, missing...) {
-			out[missing[i]-1] = c
-		}
-	}
-	out[r.meta.Head-1] = r.head()
-	return out
-}
+func (r *claimRecord) versions() []*Claim { return must(r.cache.Versions(r)) }
 
 // newRecord makes the record of a claim whose meta is m (its index fields
 // filled from head), whose head is head and whose versions before it the
@@ -266,10 +146,7 @@ func (r *claimRecord) versions() []*Claim {
 func (st *state) newRecord(m claimMeta, head *Claim, older []*Claim) *claimRecord {
 	r := &claimRecord{meta: m, cache: st.cache}
 	r.fill(head)
-	r.hd.Store(head)
-	if len(older) > 0 {
-		r.older.Store(&older)
-	}
+	r.Hold(head, older)
 	return r
 }
 
@@ -277,10 +154,7 @@ func (st *state) newRecord(m claimMeta, head *Claim, older []*Claim) *claimRecor
 // held for writing, in the journal).
 func (r *claimRecord) withMeta(m claimMeta) *claimRecord {
 	nr := &claimRecord{meta: m, cache: r.cache}
-	if c := r.hd.Load(); c != nil { // a head not resident is in the store
-		nr.hd.Store(c)
-	}
-	nr.older.Store(r.older.Load())
+	nr.Share(&r.Resident)
 	return nr
 }
 
@@ -294,12 +168,8 @@ func (r *claimRecord) fill(head *Claim) {
 // those written by the group being applied, which the store does not have
 // yet (with mu held for writing, in the journal).
 func (st *state) carried(r *claimRecord) []*Claim {
-	if r.group != st.applied+1 {
+	if r.Group != st.applied+1 {
 		return nil // r and what it carries are committed
 	}
-	var out []*Claim
-	if older := r.older.Load(); older != nil {
-		out = append(out, *older...)
-	}
-	return append(out, r.head())
+	return append(slices.Clone(r.Older()), r.head())
 }

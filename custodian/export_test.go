@@ -219,12 +219,13 @@ var (
 	ValidPurpose = validPurpose
 )
 
-// SetSnapshotTuning sets when the journal starts a claim metas snapshot
-// and how large its chunks are; the returned function restores them.
-func SetSnapshotTuning(dirtyMin, share, chunkBytes int) (restore func()) {
-	m, sh, c := snapDirtyMin, snapDirtyShare, snapChunkBytes
-	snapDirtyMin, snapDirtyShare, snapChunkBytes = dirtyMin, share, chunkBytes
-	return func() { snapDirtyMin, snapDirtyShare, snapChunkBytes = m, sh, c }
+// WithSnapshotTuning makes the journal of the Service c configures start
+// a claim metas snapshot when more than max(dirtyMin, claims/share) claims
+// were written since the last, in chunks of about chunkBytes.
+func WithSnapshotTuning(dirtyMin, share, chunkBytes int) func(c *Config) {
+	return func(c *Config) {
+		c.test.snap = snapTuning{dirtyMin: dirtyMin, dirtyShare: share, chunkBytes: chunkBytes}
+	}
 }
 
 // SetCheckTuning sets how many claim metas Check compares under one read
@@ -237,30 +238,58 @@ func SetCheckTuning(chunk int, pause func(stage string)) (restore func()) {
 	return func() { checkChunk, checkPause = c, p }
 }
 
-// SetHeldHook sets a function the graph worker runs with the number of
-// deltas it has collected while a check holds the graph, each time it
-// grows (nil: none); the returned function restores the previous one.
-func SetHeldHook(fn func(collected int)) (restore func()) {
-	h := heldHook
-	heldHook = fn
-	return func() { heldHook = h }
+// WithHeldHook makes the graph worker of the Service c configures run fn
+// with the number of deltas it has collected while a check holds the
+// graph, each time it grows.
+func WithHeldHook(fn func(collected int)) func(c *Config) {
+	return func(c *Config) { c.test.held = fn }
 }
 
-// SetGraphWaitHook sets a function run with the operation's name when a
-// check, graph rebuild or graph export waits for another one to finish
-// with the graph (nil: none); the returned function restores the previous.
-func SetGraphWaitHook(fn func(op string)) (restore func()) {
-	h := graphWaitHook
-	graphWaitHook = fn
-	return func() { graphWaitHook = h }
+// WithGraphWaitHook makes the Service c configures run fn with the
+// operation's name when a check, graph rebuild or graph export waits for
+// another one to finish with the graph.
+func WithGraphWaitHook(fn func(op string)) func(c *Config) {
+	return func(c *Config) { c.test.graphWait = fn }
 }
 
-// SetMaxApplyEdges sets how many edges the graph worker joins into one
-// graph commit; the returned function restores it.
-func SetMaxApplyEdges(n int) (restore func()) {
-	m := maxApplyEdges
-	maxApplyEdges = n
-	return func() { maxApplyEdges = m }
+// SetEventHook makes the Service c configures run fn whenever something a
+// test may wait for happens (see testHooks.event): a job queued, the vault
+// locked, a snapshot ended, a read waiting for a commit, an idle look.
+func SetEventHook(c *Config, fn func()) { c.test.event = fn }
+
+// QueuedJobs is how many jobs wait for the journal to take them (behind a
+// paused commit, say).
+func (s *Service) QueuedJobs() int { return s.jl.Queued() }
+
+// IdleLooks is how many times the idle watcher has looked at the unlocked
+// vault.
+func (s *Service) IdleLooks() uint64 { return s.idleLooks.Load() }
+
+// ReadsWaiting is how many reads of the current view wait for a commit
+// (0 while locked).
+func (s *Service) ReadsWaiting() int {
+	s.life.RLock()
+	defer s.life.RUnlock()
+	if s.st == nil {
+		return 0
+	}
+	return s.st.dur.Waiting()
+}
+
+// SnapshotRunning reports whether a claim metas snapshot of the current
+// view is being written.
+func (s *Service) SnapshotRunning() bool {
+	s.life.RLock()
+	defer s.life.RUnlock()
+	s.st.mu.RLock()
+	defer s.st.mu.RUnlock()
+	return s.st.snap.started
+}
+
+// WithMaxApplyEdges sets how many edges the graph worker of the Service
+// c configures joins into one graph commit.
+func WithMaxApplyEdges(n int) func(c *Config) {
+	return func(c *Config) { c.test.maxApplyEdges = n }
 }
 
 // MaxGroup is how many jobs the journal commits as one group at most, and
@@ -269,11 +298,17 @@ const MaxGroup = maxGroup
 
 // SetSnapshotHook sets a function run between a snapshot's cut and its
 // switch (nil: none).
-func SetSnapshotHook(fn func()) { snapAfterCut = fn }
+func (s *Service) SetSnapshotHook(fn func()) {
+	if fn == nil {
+		s.snapAfterCut.Store(nil)
+		return
+	}
+	s.snapAfterCut.Store(&fn)
+}
 
-// SetIgnoreSnapshot makes the unlock read every claim meta, as for a store
-// without a snapshot.
-func SetIgnoreSnapshot(on bool) { ignoreSnapshot = on }
+// SetIgnoreSnapshot makes the next unlocks read every claim meta, as for
+// a store without a snapshot.
+func (s *Service) SetIgnoreSnapshot(on bool) { s.ignoreSnapshot.Store(on) }
 
 // WriteSnapshot writes a claim metas snapshot of the current view now.
 func (s *Service) WriteSnapshot() error { return s.WriteSnapshotWith(nil) }
@@ -306,9 +341,9 @@ func (s *Service) WriteSnapshotWith(afterCut func()) error {
 	s.snapMu.Lock() // the journal's snapshot stores its switch with it held
 	defer s.snapMu.Unlock()
 	if afterCut != nil {
-		hook := snapAfterCut
-		snapAfterCut = afterCut
-		defer func() { snapAfterCut = hook }()
+		hook := s.snapAfterCut.Load()
+		s.snapAfterCut.Store(&afterCut)
+		defer s.snapAfterCut.Store(hook)
 	}
 	err := s.snapshotOf(st)
 	if err != nil {

@@ -158,6 +158,12 @@ type testService struct {
 
 	ownerToken string
 	owner      custodian.Principal
+
+	// evGen counts the service's events (see custodian.SetEventHook);
+	// evCond signals each, for await.
+	evMu   sync.Mutex
+	evCond *sync.Cond
+	evGen  uint64
 }
 
 // newLockedTestService builds the service without unlocking it. The vault
@@ -179,12 +185,14 @@ func newLockedTestService(t testing.TB, opts ...func(*custodian.Config)) *testSe
 		t.Fatalf("schema.New: %v", err)
 	}
 	ts := &testService{t: t, store: newTestStore(), vault: v, clock: &fakeClock{now: t0}, secretKey: sk}
+	ts.evCond = sync.NewCond(&ts.evMu)
 	g := cayley.OpenMemory()
 	t.Cleanup(func() { g.Close() })
 	// A claim cache of one byte keeps no head resident once it is
 	// committed: every test reads claims back from the store, as a vault
 	// larger than its cache does.
 	cfg := custodian.Config{Store: ts.store, Graph: g, Vault: v, Schema: val, Clock: ts.clock, IdleLock: -1, ClaimCacheBytes: 1}
+	custodian.SetEventHook(&cfg, ts.event)
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -435,13 +443,39 @@ func wantKind(t *testing.T, what string, err error, want custodian.Kind) {
 	}
 }
 
-// eventually polls cond every 10 ms, at most 300 times.
-func eventually(cond func() bool) bool {
-	for range 300 {
+// snapshotSettled waits until no claim metas snapshot is being written:
+// the one the unlock starts queues a journal job of its own when done, which
+// a test that counts queued jobs must not meet.
+func (ts *testService) snapshotSettled() {
+	ts.await(func() bool { return !ts.SnapshotRunning() })
+}
+
+// event records that something happened in the service that a test may
+// be waiting for.
+func (ts *testService) event() {
+	ts.evMu.Lock()
+	ts.evGen++
+	ts.evMu.Unlock()
+	ts.evCond.Broadcast()
+}
+
+// await returns once cond holds, checking it again after each of the
+// service's events (a job queued, the vault locked, a snapshot ended, a
+// read waiting for a commit, an idle look). cond runs without ts.evMu
+// held, so it may call into the service. No deadline: the test's own
+// timeout is the limit.
+func (ts *testService) await(cond func() bool) {
+	for {
+		ts.evMu.Lock()
+		gen := ts.evGen
+		ts.evMu.Unlock()
 		if cond() {
-			return true
+			return
 		}
-		time.Sleep(10 * time.Millisecond)
+		ts.evMu.Lock()
+		for ts.evGen == gen {
+			ts.evCond.Wait()
+		}
+		ts.evMu.Unlock()
 	}
-	return cond()
 }

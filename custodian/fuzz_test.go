@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/phc-project/phc/custodian/internal/engine"
 )
 
 // FuzzParseScope: a token scope either parses into valid patterns or is
@@ -75,17 +77,17 @@ func FuzzMatchKey(f *testing.F) {
 func FuzzSnapshotChunk(f *testing.F) {
 	m := claimMeta{ID: "clm_A", Head: 2, Status: StatusActive, Personas: []string{"work"}, Key: "a.b", Subject: SubjectSelf,
 		Tier: "standard", Kind: "fact", HeadRev: 9}
-	f.Add(appendSnapMeta([]byte{snapFormat}, &m))
-	f.Add([]byte{snapFormat, 0x80})
+	f.Add(engine.AppendMeta([]byte{engine.SnapFormat}, &m))
+	f.Add([]byte{engine.SnapFormat, 0x80})
 	f.Add([]byte{2})
 	f.Fuzz(func(t *testing.T, chunk []byte) {
 		recs, _, err := decodeSnapChunk(chunk, nil, map[string]string{}, nil)
 		if err != nil {
 			return
 		}
-		again := []byte{snapFormat}
+		again := []byte{engine.SnapFormat}
 		for _, r := range recs {
-			again = appendSnapMeta(again, &r.meta)
+			again = engine.AppendMeta(again, &r.meta)
 		}
 		recs2, _, err := decodeSnapChunk(again, nil, map[string]string{}, nil)
 		if err != nil || len(recs2) != len(recs) {

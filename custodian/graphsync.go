@@ -3,9 +3,9 @@ package custodian
 import (
 	"context"
 	"errors"
-	"sync"
 	"time"
 
+	"github.com/phc-project/phc/custodian/internal/engine"
 	"github.com/phc-project/phc/graph"
 )
 
@@ -19,155 +19,25 @@ import (
 // (awaitGraph). A failed graph update locks the vault; the next unlock
 // replays the outbox.
 
-// graphLag is a state's view of how far the graph has followed it.
-type graphLag struct {
-	mu     sync.Mutex
-	cond   *sync.Cond
-	hurry  chan struct{} // a waiter asks the worker not to wait for more deltas
-	want   uint64        // watermark of the last delta handed to the worker
-	at     uint64        // watermark the graph has applied (for this state)
-	failed bool
+// graphLag is a state's view of how far the graph has followed it
+// (engine.GraphLag).
+type graphLag = engine.GraphLag
 
-	// pending holds the lineage edges (parent ref → dependents) the graph
-	// does not hold yet, each with the watermark of the delta that adds it
-	// (0 while its group is being built).
-	pending map[string][]derivedEdge
-
-	// outboxDone lists outbox keys the graph has applied, to prune with
-	// the next commit; floor is the highest revision pruned so (known: the
-	// store records one; dirty: to be written with the next commit).
-	outboxDone []string
-	floor      uint64
-	floorKnown bool
-	floorDirty bool
-}
-
-type derivedEdge struct {
-	child string
-	w     uint64
-}
-
-func newGraphLag() *graphLag {
-	l := &graphLag{pending: make(map[string][]derivedEdge), hurry: make(chan struct{}, 1)}
-	l.cond = sync.NewCond(&l.mu)
-	return l
-}
-
-// addPending records lineage edges of the group being built.
-func (l *graphLag) addPending(parent, child string) {
-	l.mu.Lock()
-	l.pending[parent] = append(l.pending[parent], derivedEdge{child: child})
-	l.mu.Unlock()
-}
-
-// sealPending stamps the group's pending edges with its watermark w.
-func (l *graphLag) sealPending(w uint64) {
-	l.mu.Lock()
-	for _, es := range l.pending {
-		for i := range es {
-			if es[i].w == 0 {
-				es[i].w = w
-			}
-		}
-	}
-	l.mu.Unlock()
-}
-
-// lineage returns a copy of the pending lineage (nil if there is none).
-func (l *graphLag) lineage() map[string][]string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if len(l.pending) == 0 {
-		return nil
-	}
-	out := make(map[string][]string, len(l.pending))
-	for p, es := range l.pending {
-		for _, e := range es {
-			out[p] = append(out[p], e.child)
-		}
-	}
-	return out
-}
-
-// handed records that the delta reaching w goes to the worker.
-func (l *graphLag) handed(w uint64) {
-	l.mu.Lock()
-	l.want = max(l.want, w)
-	l.mu.Unlock()
-}
-
-// applied records that the graph holds every delta up to w, whose outbox
-// keys are keys.
-func (l *graphLag) applied(w uint64, keys []string) {
-	l.mu.Lock()
-	l.at = max(l.at, w)
-	l.outboxDone = append(l.outboxDone, keys...)
-	l.floor, l.floorKnown, l.floorDirty = max(l.floor, w), true, true
-	for p, es := range l.pending {
-		kept := es[:0]
-		for _, e := range es {
-			if e.w == 0 || e.w > w {
-				kept = append(kept, e)
-			}
-		}
-		if len(kept) == 0 {
-			delete(l.pending, p)
-		} else {
-			l.pending[p] = kept
-		}
-	}
-	l.mu.Unlock()
-	l.cond.Broadcast()
-}
-
-// fail records that the graph could not apply a delta.
-func (l *graphLag) fail() {
-	l.mu.Lock()
-	l.failed = true
-	l.mu.Unlock()
-	l.cond.Broadcast()
-}
-
-// wait waits until the graph has every delta handed over so far, and
-// reports whether it has (false: an update failed).
-func (l *graphLag) wait() bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	want := l.want
-	for l.at < want && !l.failed {
-		select {
-		case l.hurry <- struct{}{}:
-		default:
-		}
-		l.cond.Wait()
-	}
-	return !l.failed
-}
-
-// prunable takes what the next commit writes about the graph: the outbox
-// keys to delete, and the floor if it changed.
-func (l *graphLag) prunable() (keys []string, floor uint64, dirty bool) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	keys, l.outboxDone = l.outboxDone, nil
-	floor, dirty = l.floor, l.floorDirty
-	l.floorDirty = false
-	return keys, floor, dirty
-}
+func newGraphLag() *graphLag { return engine.NewGraphLag() }
 
 // awaitGraph waits until the graph holds every write st has committed.
 func (st *state) awaitGraph(op string) error {
-	if !st.lag.wait() {
+	if !st.lag.Wait() {
 		return internalf(op, "the graph could not follow the store")
 	}
 	return nil
 }
 
-// maxApplyEdges bounds the edges the worker joins into one graph commit:
+// defaultMaxApplyEdges bounds the edges the worker joins into one graph commit:
 // a bbolt transaction of many random keys costs more than linearly (see
 // docs/benchmarks/history.md), so a few large commits beat one huge one. A single delta
 // larger than this is still applied whole.
-var maxApplyEdges = 10_000 // a variable for tests only
+const defaultMaxApplyEdges = 10_000 // tests lower it (testHooks.maxApplyEdges)
 
 // graphDelay is how long the worker collects deltas after the first one
 // before it commits them to the graph, unless a traversal, check or export
@@ -215,7 +85,7 @@ func (s *Service) graphWorker() {
 			if waiting {
 				select {
 				case j = <-s.graphQ:
-				case <-lag.hurry:
+				case <-lag.Hurry():
 					waiting = false
 					continue
 				case <-timer.C:
@@ -232,7 +102,7 @@ func (s *Service) graphWorker() {
 					break collect
 				}
 			}
-			if j.st != batch[0].st || edges+j.size() > maxApplyEdges {
+			if j.st != batch[0].st || edges+j.size() > s.test.maxApplyEdges {
 				carry = &j
 				break
 			}
@@ -243,11 +113,11 @@ func (s *Service) graphWorker() {
 		if hold := s.heldGraph(); hold != nil {
 			batch, carry = s.collectHeld(hold, batch, carry)
 		}
-		// Applied maxApplyEdges at a time (a single larger delta whole):
+		// Applied s.test.maxApplyEdges at a time (a single larger delta whole):
 		// a batch collected while the graph was held may be larger.
 		for len(batch) > 0 {
 			n, edges := 1, batch[0].size()
-			for n < len(batch) && edges+batch[n].size() <= maxApplyEdges {
+			for n < len(batch) && edges+batch[n].size() <= s.test.maxApplyEdges {
 				edges += batch[n].size()
 				n++
 			}
@@ -301,10 +171,6 @@ type graphHold struct {
 	cancel context.CancelCauseFunc
 }
 
-// heldHook, when set (tests), runs with the number of deltas the worker
-// has collected while the graph is held, each time it grows.
-var heldHook func(collected int)
-
 // errHoldBroken is the cause of a hold's context when a lock broke it.
 var errHoldBroken = errors.New("the vault was locked while the graph was held")
 
@@ -346,8 +212,8 @@ func (s *Service) collectHeld(hold chan struct{}, batch []graphJob, carry *graph
 	if carry != nil && carry.st == batch[0].st {
 		batch, carry = append(batch, *carry), nil
 	}
-	if heldHook != nil {
-		heldHook(len(batch))
+	if s.test.held != nil {
+		s.test.held(len(batch))
 	}
 	for carry == nil {
 		select {
@@ -357,8 +223,8 @@ func (s *Service) collectHeld(hold chan struct{}, batch []graphJob, carry *graph
 				continue
 			}
 			batch = append(batch, j)
-			if heldHook != nil {
-				heldHook(len(batch))
+			if s.test.held != nil {
+				s.test.held(len(batch))
 			}
 		case <-hold:
 			if hold = s.heldGraph(); hold == nil {
@@ -385,19 +251,19 @@ func (s *Service) collectHeld(hold chan struct{}, batch []graphJob, carry *graph
 // locks, and the next unlock replays the outbox into the graph.
 func (s *Service) applyGraph(jobs []graphJob) {
 	st := jobs[0].st
-	if st.lag.hasFailed() {
+	if st.lag.Failed() {
 		return
 	}
 	var m deltaMerger
 	keys := make([]string, 0, len(jobs))
 	for _, j := range jobs {
-		m.merge(&j.d)
+		m.Merge(&j.d)
 		keys = append(keys, receiptKey(j.d.Watermark))
 	}
 	w := jobs[len(jobs)-1].d.Watermark
-	if err := s.graph.Apply(m.delta(w)); err != nil {
+	if err := s.graph.Apply(m.Delta(w)); err != nil {
 		s.log.Error("graph update failed; locking the vault until the graph is replayed", "err", err)
-		st.lag.fail()
+		st.lag.Fail()
 		go func() {
 			st.mu.Lock()
 			st.broken = true
@@ -406,14 +272,7 @@ func (s *Service) applyGraph(jobs []graphJob) {
 		}()
 		return
 	}
-	st.lag.applied(w, keys)
-}
-
-// hasFailed reports whether an update has failed already.
-func (l *graphLag) hasFailed() bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.failed
+	st.lag.Applied(w, keys)
 }
 
 // size is the number of edges j's delta changes.

@@ -4,49 +4,16 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/tidwall/btree"
+	"github.com/phc-project/phc/custodian/internal/engine"
 )
 
-// claimIndex orders claim records by key, then id: the active claims in
-// all, per persona and per tier, kept current by setClaim (O(log n) per
-// change), so that a read walks only the keys it can select. It is
-// tidwall/btree's B-tree, whose Load appends records that come in order
-// without searching for their place: the unlock builds the indexes from
-// sorted records that way.
-type claimIndex struct {
-	t *btree.BTreeG[*claimRecord]
-}
+// claimIndex orders claim records by key, then id (recordLess): the
+// active claims in all, per persona and per tier, kept current by setClaim
+// (O(log n) per change), so that a read walks only the keys it can select.
+// Callers hold st.mu: the index needs no lock of its own.
+type claimIndex = engine.Index[*claimRecord]
 
-// indexDegree is the B-trees' degree: wide nodes, few levels.
-const indexDegree = 32
-
-func newClaimIndex() *claimIndex {
-	// Callers hold st.mu: the tree needs no lock of its own.
-	return &claimIndex{btree.NewBTreeGOptions(recordLess, btree.Options{Degree: indexDegree, NoLocks: true})}
-}
-
-// ReplaceOrInsert adds r, replacing the record it equals; it returns that
-// record and whether there was one.
-func (x *claimIndex) ReplaceOrInsert(r *claimRecord) (*claimRecord, bool) { return x.t.Set(r) }
-
-// Load is ReplaceOrInsert for r that sorts after every record already in
-// the index (it still works, more slowly, when it does not).
-func (x *claimIndex) Load(r *claimRecord) { x.t.Load(r) }
-
-// Delete removes the record r equals.
-func (x *claimIndex) Delete(r *claimRecord) (*claimRecord, bool) { return x.t.Delete(r) }
-
-// Len is the number of records.
-func (x *claimIndex) Len() int { return x.t.Len() }
-
-// Ascend calls fn for every record in order until fn returns false.
-func (x *claimIndex) Ascend(fn func(*claimRecord) bool) { x.t.Scan(fn) }
-
-// AscendRange calls fn, in order, for the records from lo (included) to hi
-// (excluded) until fn returns false.
-func (x *claimIndex) AscendRange(lo, hi *claimRecord, fn func(*claimRecord) bool) {
-	x.t.Ascend(lo, func(r *claimRecord) bool { return recordLess(r, hi) && fn(r) })
-}
+func newClaimIndex() *claimIndex { return engine.NewIndex(recordLess) }
 
 // recordCmp orders records by key, then id; recordLess is its less-than.
 func recordCmp(a, b *claimRecord) int {
@@ -63,6 +30,12 @@ func pivot(k string) *claimRecord {
 	return &claimRecord{meta: claimMeta{Key: k}}
 }
 
+// ascendRange calls fn, in order, for the records of t from lo (included)
+// to hi (excluded) until fn returns false.
+func ascendRange(t *claimIndex, lo, hi *claimRecord, fn func(*claimRecord) bool) {
+	t.AscendFrom(lo, func(r *claimRecord) bool { return recordLess(r, hi) && fn(r) })
+}
+
 // scanPattern calls fn, in order, for the records of t whose key matches
 // pattern (see matchKey), until fn returns false.
 func scanPattern(t *claimIndex, pattern string, fn func(*claimRecord) bool) {
@@ -74,9 +47,9 @@ func scanPattern(t *claimIndex, pattern string, fn func(*claimRecord) bool) {
 		t.Ascend(fn)
 	case ok:
 		// prefix ends with a dot; '/' is the byte after '.'.
-		t.AscendRange(pivot(prefix), pivot(prefix[:len(prefix)-1]+"/"), fn)
+		ascendRange(t, pivot(prefix), pivot(prefix[:len(prefix)-1]+"/"), fn)
 	default:
-		t.AscendRange(pivot(pattern), pivot(pattern+"\x00"), fn)
+		ascendRange(t, pivot(pattern), pivot(pattern+"\x00"), fn)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/phc-project/phc/custodian/internal/engine"
 	"github.com/phc-project/phc/graph"
 )
 
@@ -116,254 +117,238 @@ func (s *Service) commitAlone(st *state, fn func(st *state, b *batch) error) err
 // queue hands j to the journal and waits for its answer.
 func (s *Service) queue(j *job) error {
 	j.done = make(chan error, 1)
-	s.jobs <- j
+	s.jl.Queue(j)
 	return <-j.done
 }
 
-// journal is the single writer: it applies queued jobs in order, then
-// commits them to the store together, sharing one fsync, and applies their
+// newJournal makes the Service's journal (engine.Journal): the single
+// writer, which applies queued jobs in order, then commits them to the
+// store together, sharing one fsync (commitGroup), and applies their
 // graph changes to the graph as one delta.
-func (s *Service) journal() {
-	defer s.wg.Done()
-	var carry []*job
-	var next *job // an alone job met while draining: the next group
-	for {
-		switch {
-		case next != nil:
-			carry, next = append(carry, next), nil
-		case len(carry) == 0:
-			select {
-			case <-s.stop:
-				return
-			case j := <-s.jobs:
-				carry = append(carry, j)
-			}
-		}
-	drain:
-		for len(carry) < maxGroup && !carry[0].alone {
-			select {
-			case j := <-s.jobs:
-				if j.alone {
-					next = j
-					break drain
-				}
-				carry = append(carry, j)
-			default:
-				break drain
-			}
-		}
-		s.commitGroup(carry)
-		carry = carry[:0]
-	}
+func (s *Service) newJournal() *engine.Journal[*job] {
+	return engine.NewJournal(maxGroup, func(j *job) bool { return j.alone }, s.commitGroup, s.test.event)
+}
+
+// group is what commitGroup gathers of one group of jobs.
+type group struct {
+	st     *state
+	jobs   []*job
+	errs   []error
+	writes []write
+	delta  deltaMerger
+	sets   []string // keys of the sets this group stores
+	// applied is the group's number once it has writes; snapshot says to
+	// start a claim metas snapshot once it is durable.
+	applied  uint64
+	snapshot bool
+	hasDelta bool
+	gd       graph.Delta
 }
 
 // commitGroup applies and commits jobs as one group: one store commit, then
 // one graph update.
 func (s *Service) commitGroup(jobs []*job) {
-	st := jobs[0].st
-	errs := make([]error, len(jobs))
-	var writes []write
-	var delta deltaMerger
-	var sets []string // keys of the sets this group stores
-
+	g := &group{st: jobs[0].st, jobs: jobs, errs: make([]error, len(jobs))}
+	st := g.st
 	st.mu.Lock()
 	for i, j := range jobs {
-		if j.st != st || st.broken {
-			errs[i] = internalf("journal", "state changed or broken")
-			continue
-		}
-		b := &batch{now: s.clock.Now(), st: st}
-		rev := st.revision
-		st.job = newJobCtx()
-		err, unreadable := s.runJob(st, j, b)
-		changed := st.revision != rev || len(b.writes) > 0 || len(b.receipts) > 0 || st.job.changed()
-		st.job = nil
-		switch {
-		case unreadable:
-			// A stored claim the job read could not be read back: the
-			// store is damaged, and the job stopped part way, changing
-			// who knows what. Lock, so that nothing more is served from
-			// this view.
-			st.breakView()
-			errs[i] = err
-			continue
-		case err == nil && b.err != nil:
-			// The job changed the view but a staged write could not be
-			// encoded: the view no longer matches what can be stored.
-			st.breakView()
-			errs[i] = wrap("journal", KindInternal, b.err)
-			continue
-		case err != nil && changed:
-			// The job failed after it changed the view: what it changed
-			// is neither stored nor undone (see commit).
-			st.breakView()
-			errs[i] = wrap("journal", KindInternal, fmt.Errorf("a job failed after changing the view: %w", err))
-			continue
-		case err != nil:
-			errs[i] = err
-			continue
-		}
-		for _, r := range b.receipts {
-			r.sanitize()
-			r.Seq = st.head.Seq + 1
-			r.At = b.now
-			r.Prev = st.head.Hash
-			if r.Records == nil {
-				r.Records = []string{}
-			}
-			if w := st.sets.condense(&r); w != nil {
-				writes = append(writes, *w)
-				sets = append(sets, w.key)
-			}
-			raw := encodeReceipt(&r)
-			st.head = chainHead{Seq: r.Seq, Hash: r.Hash}
-			writes = append(writes, write{bucket: bucketReceipts, key: receiptKey(r.Seq), value: raw, append: true})
-		}
-		writes = append(writes, b.writes...)
-		st.noteMetaWrites(b.writes, &writes)
-		// The group's graph changes go in one delta, applied after its
-		// commit; the jobs after this one see its lineage through
-		// st.lag (see dependents).
-		delta.mergeJob(st, &b.graph)
+		g.errs[i] = s.applyJob(g, j)
 	}
-	if len(st.snap.erasing) > 0 {
-		writes = s.eraseWrittenSince(st, writes)
-	}
-	var applied uint64
-	var snapshot bool // start a claim metas snapshot once this group is durable
-	hasDelta := delta.changes()
-	var floor uint64
-	var floorDirty bool
-	if len(writes) > 0 || hasDelta {
-		// Deltas the graph has are pruned from the outbox with this
-		// commit, before this group's own is stored.
-		var done []string
-		done, floor, floorDirty = st.lag.prunable()
-		for _, k := range done {
-			writes = append(writes, write{bucket: bucketOutbox, key: k})
-		}
-	}
-	var gd graph.Delta
-	if hasDelta && !st.broken {
-		gd = delta.delta(st.revision)
-		st.lag.sealPending(gd.Watermark)
-		raw, err := json.Marshal(&gd)
-		if err != nil {
-			st.breakView()
-		}
-		writes = append(writes, write{bucket: bucketOutbox, key: receiptKey(st.revision), value: raw, append: true})
-	}
-	if len(writes) > 0 {
-		if floorDirty {
-			raw, _ := json.Marshal(floor)
-			writes = append(writes, write{bucket: bucketMeta, key: metaGraphFloor, value: raw})
-		}
-		if st.projectionAt != projectionVersion {
-			raw, _ := json.Marshal(projectionVersion)
-			writes = append(writes, write{bucket: bucketMeta, key: metaGraphProjection, value: raw})
-			st.projectionAt = projectionVersion
-		}
-		st.applied++
-		applied = st.applied
-		snapshot = st.snapshotDue()
-		rev, _ := json.Marshal(st.revision)
-		head, _ := json.Marshal(st.head)
-		writes = append(writes,
-			write{bucket: bucketMeta, key: metaRevision, value: rev},
-			write{bucket: bucketMeta, key: metaLogRevision, value: rev},
-			write{bucket: bucketMeta, key: metaHead, value: head})
-	}
+	s.stageGroup(g)
 	st.mu.Unlock()
 
 	broken := st.broken
-	if len(writes) > 0 && !broken {
-		err := s.store.Update(func(tx Tx) error {
-			appender, _ := tx.(Appender)
-			for _, w := range writes {
-				var err error
-				switch {
-				case w.value == nil:
-					err = tx.Delete(w.bucket, w.key)
-				case w.append && appender != nil:
-					err = appender.Append(w.bucket, w.key, w.value)
-				case w.ifAbsent:
-					var ok bool
-					if _, ok, err = tx.Get(w.bucket, w.key); err == nil && !ok {
-						err = tx.Put(w.bucket, w.key, w.value)
-					}
-				default:
-					err = tx.Put(w.bucket, w.key, w.value)
-				}
-				if err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			// The view now holds changes the store does not: nothing may
-			// be served from it again. Fail the group, then lock so that the
-			// next unlock reloads from the store.
-			st.mu.Lock()
-			st.breakView()
-			st.mu.Unlock()
-			s.log.Error("commit failed; locking the vault", "err", err)
-			for i := range errs {
-				if errs[i] == nil {
-					errs[i] = wrap("commit", KindInternal, err)
-				}
-			}
-			go s.lockBroken(st)
-		} else {
-			for _, d := range sets {
-				st.sets.stored(d)
-			}
-			if hasDelta {
-				st.lag.handed(gd.Watermark)
-				s.graphQ <- graphJob{st: st, d: gd}
-			}
-			st.markDurable(applied)
-			if snapshot {
-				s.wg.Add(1)
-				go s.writeSnapshot(st)
-			}
-		}
+	if len(g.writes) > 0 && !broken {
+		s.storeGroup(g)
 	}
 	if broken {
 		s.log.Error("a write broke the view; locking the vault")
 		st.markFailed()
-		for i := range errs {
-			if errs[i] == nil {
-				errs[i] = internalf("commit", "the view is broken")
+		for i := range g.errs {
+			if g.errs[i] == nil {
+				g.errs[i] = internalf("commit", "the view is broken")
 			}
 		}
 		go s.lockBroken(st)
 	}
 	for i, j := range jobs {
-		j.done <- errs[i]
+		j.done <- g.errs[i]
+	}
+}
+
+// applyJob runs j against the view (st.mu held for writing) and adds what
+// it staged to g: its receipts, chained, its writes and its graph change.
+// It returns j's error.
+func (s *Service) applyJob(g *group, j *job) error {
+	st := g.st
+	if j.st != st || st.broken {
+		return internalf("journal", "state changed or broken")
+	}
+	b := &batch{now: s.clock.Now(), st: st}
+	rev := st.revision
+	st.job = newJobCtx()
+	err, unreadable := s.runJob(st, j, b)
+	changed := st.revision != rev || len(b.writes) > 0 || len(b.receipts) > 0 || st.job.changed()
+	st.job = nil
+	switch {
+	case unreadable:
+		// A stored claim the job read could not be read back: the
+		// store is damaged, and the job stopped part way, changing
+		// who knows what. Lock, so that nothing more is served from
+		// this view.
+		st.breakView()
+		return err
+	case err == nil && b.err != nil:
+		// The job changed the view but a staged write could not be
+		// encoded: the view no longer matches what can be stored.
+		st.breakView()
+		return wrap("journal", KindInternal, b.err)
+	case err != nil && changed:
+		// The job failed after it changed the view: what it changed
+		// is neither stored nor undone (see commit).
+		st.breakView()
+		return wrap("journal", KindInternal, fmt.Errorf("a job failed after changing the view: %w", err))
+	case err != nil:
+		return err
+	}
+	for _, r := range b.receipts {
+		r.sanitize()
+		r.Seq = st.head.Seq + 1
+		r.At = b.now
+		r.Prev = st.head.Hash
+		if r.Records == nil {
+			r.Records = []string{}
+		}
+		if w := st.sets.condense(&r); w != nil {
+			g.writes = append(g.writes, *w)
+			g.sets = append(g.sets, w.key)
+		}
+		raw := encodeReceipt(&r)
+		st.head = chainHead{Seq: r.Seq, Hash: r.Hash}
+		g.writes = append(g.writes, write{bucket: bucketReceipts, key: receiptKey(r.Seq), value: raw, append: true})
+	}
+	g.writes = append(g.writes, b.writes...)
+	st.noteMetaWrites(b.writes, &g.writes)
+	// The group's graph changes go in one delta, applied after its
+	// commit; the jobs after this one see its lineage through
+	// st.lag (see dependents).
+	mergeJob(&g.delta, st, &b.graph)
+	return nil
+}
+
+// stageGroup adds to g's writes what the group as a whole stores (st.mu
+// held for writing): the erasures' cleanup, the outbox's pruning and the
+// group's delta, the revision and the chain's head.
+func (s *Service) stageGroup(g *group) {
+	st := g.st
+	if len(st.snap.erasing) > 0 {
+		g.writes = s.eraseWrittenSince(st, g.writes)
+	}
+	g.hasDelta = g.delta.Changes()
+	var floor uint64
+	var floorDirty bool
+	if len(g.writes) > 0 || g.hasDelta {
+		// Deltas the graph has are pruned from the outbox with this
+		// commit, before this group's own is stored.
+		var done []string
+		done, floor, floorDirty = st.lag.Prunable()
+		for _, k := range done {
+			g.writes = append(g.writes, write{bucket: bucketOutbox, key: k})
+		}
+	}
+	if g.hasDelta && !st.broken {
+		g.gd = g.delta.Delta(st.revision)
+		st.lag.SealPending(g.gd.Watermark)
+		raw, err := json.Marshal(&g.gd)
+		if err != nil {
+			st.breakView()
+		}
+		g.writes = append(g.writes, write{bucket: bucketOutbox, key: receiptKey(st.revision), value: raw, append: true})
+	}
+	if len(g.writes) == 0 {
+		return
+	}
+	if floorDirty {
+		raw, _ := json.Marshal(floor)
+		g.writes = append(g.writes, write{bucket: bucketMeta, key: metaGraphFloor, value: raw})
+	}
+	if st.projectionAt != projectionVersion {
+		raw, _ := json.Marshal(projectionVersion)
+		g.writes = append(g.writes, write{bucket: bucketMeta, key: metaGraphProjection, value: raw})
+		st.projectionAt = projectionVersion
+	}
+	st.applied++
+	g.applied = st.applied
+	g.snapshot = st.snapshotDue()
+	rev, _ := json.Marshal(st.revision)
+	head, _ := json.Marshal(st.head)
+	g.writes = append(g.writes,
+		write{bucket: bucketMeta, key: metaRevision, value: rev},
+		write{bucket: bucketMeta, key: metaLogRevision, value: rev},
+		write{bucket: bucketMeta, key: metaHead, value: head})
+}
+
+// storeGroup commits g's writes in one store transaction, then hands its
+// delta to the graph worker and marks it durable; a commit that fails
+// breaks the view and fails the group.
+func (s *Service) storeGroup(g *group) {
+	st := g.st
+	err := s.store.Update(func(tx Tx) error {
+		for _, w := range g.writes {
+			if err := engine.Apply(tx, engine.Write{Bucket: w.bucket, Key: w.key, Value: w.value, IfAbsent: w.ifAbsent, Append: w.append}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		// The view now holds changes the store does not: nothing may
+		// be served from it again. Fail the group, then lock so that the
+		// next unlock reloads from the store.
+		st.mu.Lock()
+		st.breakView()
+		st.mu.Unlock()
+		s.log.Error("commit failed; locking the vault", "err", err)
+		for i := range g.errs {
+			if g.errs[i] == nil {
+				g.errs[i] = wrap("commit", KindInternal, err)
+			}
+		}
+		go s.lockBroken(st)
+		return
+	}
+	for _, d := range g.sets {
+		st.sets.stored(d)
+	}
+	if g.hasDelta {
+		st.lag.Handed(g.gd.Watermark)
+		s.graphQ <- graphJob{st: st, d: g.gd}
+	}
+	st.markDurable(g.applied)
+	if g.snapshot {
+		s.wg.Add(1)
+		go s.writeSnapshot(st)
 	}
 }
 
 // runJob runs j against st, then computes its projection (finishJob). A
-// panic for an unreadable stored claim (see Unreadable) ends the job with
-// that error and unreadable set; any other panic goes on.
+// stored claim that cannot be read back (see unreadable) ends the job with
+// that error and unreadable set.
 func (s *Service) runJob(st *state, j *job, b *batch) (err error, unreadable bool) {
-	defer func() {
-		if v := recover(); v != nil {
-			e, ok := Unreadable(v)
-			if !ok {
-				panic(v)
+	var uerr error
+	func() {
+		defer catchUnreadable(&uerr)
+		err = j.apply(st, b)
+		if err == nil {
+			if ferr := s.finishJob(st, b); ferr != nil {
+				b.err = errors.Join(b.err, ferr)
 			}
-			err, unreadable = e, true
 		}
 	}()
-	if err := j.apply(st, b); err != nil {
-		return err, false
+	if uerr != nil {
+		return uerr, true
 	}
-	if ferr := s.finishJob(st, b); ferr != nil {
-		b.err = errors.Join(b.err, ferr)
-	}
-	return nil, false
+	return err, false
 }
 
 // lockBroken locks the vault after a failed commit, if st is still current.

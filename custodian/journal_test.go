@@ -7,7 +7,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/phc-project/phc/custodian"
 )
@@ -133,9 +132,7 @@ func TestCommitFailureLocks(t *testing.T) {
 	ts.store.fail.Store(true)
 	_, err := ts.Propose(ctx, ts.owner, input[custodian.ProposalInput](ts, proposal(t, "identity.nickname", "phantom-value")))
 	wantKind(t, "Propose with a failing store", err, custodian.KindInternal)
-	if !eventually(ts.Locked) {
-		t.Fatalf("the service did not lock after a failed commit")
-	}
+	ts.await(ts.Locked)
 	if !ts.vault.Locked() {
 		t.Errorf("the vault keeps its keys after a failed commit")
 	}
@@ -175,6 +172,7 @@ func TestCommitFailureFailsEveryWriteInFlight(t *testing.T) {
 	ts := newTestService(t)
 	ctx := t.Context()
 	rev := ts.revision()
+	ts.snapshotSettled()
 	entered := make(chan struct{})
 	release := make(chan struct{})
 	var once sync.Once
@@ -195,7 +193,7 @@ func TestCommitFailureFailsEveryWriteInFlight(t *testing.T) {
 			errs <- err
 		}()
 	}
-	time.Sleep(50 * time.Millisecond) // let the others queue behind the paused commit
+	ts.await(func() bool { return ts.QueuedJobs() == n-1 }) // the others, queued behind the paused commit
 	close(release)
 	for range n {
 		err := <-errs
@@ -203,9 +201,7 @@ func TestCommitFailureFailsEveryWriteInFlight(t *testing.T) {
 			t.Errorf("a write in flight during a failed commit = %v; want KindInternal or KindLocked", err)
 		}
 	}
-	if !eventually(ts.Locked) {
-		t.Fatalf("the service did not lock after a failed commit")
-	}
+	ts.await(ts.Locked)
 	ts.store.pause.Store(nil)
 	ts.store.fail.Store(false)
 	ts.unlock()
@@ -228,6 +224,7 @@ func TestUncommittedWriteNotServed(t *testing.T) {
 	app := ts.mustPrincipal("app", "*", custodian.ModeRead)
 	p := ts.mustPropose(ts.owner, proposal(t, "identity.full_name", "never-durable"))
 	rev := ts.revision()
+	ts.snapshotSettled()
 
 	entered := make(chan struct{})
 	release := make(chan struct{})
@@ -267,7 +264,7 @@ func TestUncommittedWriteNotServed(t *testing.T) {
 	status := make(chan custodian.Status, 1)
 	go func() { status <- ts.Status(ctx, ts.owner) }()
 
-	time.Sleep(20 * time.Millisecond) // let the reads reach their wait
+	ts.await(func() bool { return ts.ReadsWaiting() == 2 && ts.QueuedJobs() == 1 }) // the owner's reads wait, the app's read queued
 	select {
 	case l := <-listed:
 		t.Errorf("ListClaims answered during the commit: %d claims, %v", len(l.l.Claims), l.err)
@@ -285,9 +282,7 @@ func TestUncommittedWriteNotServed(t *testing.T) {
 	if st := <-status; st.FieldCount != nil && *st.FieldCount != 0 {
 		t.Errorf("Status(owner) counted %d fields from a commit that failed", *st.FieldCount)
 	}
-	if !eventually(ts.Locked) {
-		t.Fatalf("the service did not lock after a failed commit")
-	}
+	ts.await(ts.Locked)
 	ts.store.pause.Store(nil)
 	ts.store.fail.Store(false)
 	ts.unlock()
@@ -324,9 +319,7 @@ func TestUnencodableWriteLocks(t *testing.T) {
 
 	rev := ts.revision()
 	wantKind(t, "a write that cannot be encoded", ts.CommitUnencodable(), custodian.KindInternal)
-	if !eventually(ts.Locked) {
-		t.Fatal("the service did not lock after a write it could not encode")
-	}
+	ts.await(ts.Locked)
 	ts.unlock()
 	if got := ts.revision(); got != rev {
 		t.Fatalf("revision after reload = %d; want %d (the failed write is gone)", got, rev)
@@ -381,9 +374,7 @@ func TestFailedJobAfterChangeLocks(t *testing.T) {
 	if f, err := ts.GetField(ctx, ts.owner, "identity.nickname", ""); err == nil {
 		t.Errorf("GetField(owner, identity.nickname) = %+v; want an error", f)
 	}
-	if !eventually(ts.Locked) {
-		t.Fatal("the service did not lock after a job failed having changed the view")
-	}
+	ts.await(ts.Locked)
 	if after := ts.store.dump(t); !bytes.Equal(before, after) {
 		t.Errorf("the failed job changed the store")
 	}
@@ -463,25 +454,25 @@ func TestUnreadableStoredClaim(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			// A read that meets it panics with the unreadable claim,
-			// which a server recovers (HTTP and MCP do) — the owner's
-			// read and an app's alike. Neither leaves the view locked:
-			// a write still goes through after them.
+			// A read that meets it fails as internal, naming the claim
+			// and none of its stored bytes — the owner's read and an
+			// app's alike. Neither leaves the view locked: a write still
+			// goes through after them.
 			ts.mustConsumer("app")
 			app := ts.mustPrincipal("app", "*", "read")
 			ts.mustGrant(grantSpec{recipient: "app", ops: []string{"read"}, keys: []string{"work.*"}})
-			for name, read := range map[string]func(){
-				"the owner's GetField": func() { ts.GetField(ctx, ts.owner, "work.role", "") },
-				"an app's Context":     func() { ts.Context(ctx, app, custodian.ContextQuery{Purpose: "assist"}) },
+			for name, read := range map[string]func() error{
+				"the owner's GetField": func() error { _, err := ts.GetField(ctx, ts.owner, "work.role", ""); return err },
+				"an app's Context": func() error {
+					_, err := ts.Context(ctx, app, custodian.ContextQuery{Purpose: "assist"})
+					return err
+				},
 			} {
-				func() {
-					defer func() {
-						if _, ok := custodian.Unreadable(recover()); !ok {
-							t.Errorf("%s of the damaged claim: want a panic that Unreadable recognises", name)
-						}
-					}()
-					read()
-				}()
+				err := read()
+				wantKind(t, name+" of the damaged claim", err, custodian.KindInternal)
+				if msg := fmt.Sprint(err); !strings.Contains(msg, w.Claim.ID) || strings.Contains(msg, "secret") {
+					t.Errorf("%s: error %q: want the claim's id and none of its stored bytes", name, msg)
+				}
 				if _, _, err := ts.PutField(ctx, ts.owner, "work.team", input[custodian.FieldInput](ts, []byte(`{"value":"platform two"}`))); err != nil {
 					t.Fatalf("PutField(work.team) after %s = %v", name, err)
 				}
@@ -491,9 +482,7 @@ func TestUnreadableStoredClaim(t *testing.T) {
 			if msg := fmt.Sprint(err); !strings.Contains(msg, w.Claim.ID) || strings.Contains(msg, "secret") {
 				t.Errorf("error %q: want the claim's id and none of its stored bytes", msg)
 			}
-			if !eventually(ts.Locked) {
-				t.Fatal("the vault did not lock after a write met a damaged claim")
-			}
+			ts.await(ts.Locked)
 			// The service goes on: unlocked again, the other claims serve.
 			ts.unlock()
 			if _, err := ts.GetField(ctx, ts.owner, "work.team", ""); err != nil {

@@ -6,29 +6,25 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"runtime"
-	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
-	"unique"
 
 	// segmentio's decoder is encoding/json's, without its separate
 	// validating pass and with far fewer allocations: loading the view is
 	// mostly decoding, and it halves that.
 	fastjson "github.com/segmentio/encoding/json"
+
+	"github.com/phc-project/phc/custodian/internal/engine"
 )
 
 // Loading the view at unlock. The store hands values over one by one in key
 // order (decrypting them); decoding them is the larger cost, and runs on
 // every core, in batches, while the store goes on reading.
 
-// loadBatch is how many values a decoding worker takes at once.
-const loadBatch = 256
-
 // decodeEach decodes every value of bucket as a T on all cores and calls
-// add for each, in key order, from one goroutine.
+// add for each, in key order, from one goroutine (engine.DecodeWhere).
 func decodeEach[T any](tx Tx, bucket string, add func(key string, v *T) error) error {
 	return decodeWhere(tx, bucket, nil, add)
 }
@@ -36,124 +32,33 @@ func decodeEach[T any](tx Tx, bucket string, add func(key string, v *T) error) e
 // decodeWhere is decodeEach for the keys keep accepts (nil: all); the
 // values of the others are neither opened nor decoded.
 func decodeWhere[T any](tx Tx, bucket string, keep func(key string) bool, add func(key string, v *T) error) error {
-	type item struct {
-		key  string
-		raw  []byte
-		lazy func() ([]byte, error) // opens raw, when the store defers it
-		v    *T
-		err  error
-	}
-	type batch struct {
-		items []item
-		done  chan struct{}
-	}
-	workers := max(1, runtime.GOMAXPROCS(0))
-	todo := make(chan *batch, workers*2)
-	ready := make(chan *batch, workers*4)
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			// The decoder fills a map already there instead of making one
-			// with room for 64 entries: a claim's reported producer
-			// information goes into scratch, then into a map of its size.
-			scratch := make(map[string]string, 8)
-			for b := range todo {
-				for i := range b.items {
-					it := &b.items[i]
-					if it.lazy != nil {
-						if it.raw, it.err = it.lazy(); it.err != nil {
-							it.lazy = nil
-							continue
-						}
-						it.lazy = nil
-					}
-					it.v = new(T)
-					c, isClaim := any(it.v).(*Claim)
-					if isClaim {
-						c.Producer.Reported = scratch
-					}
-					if err := fastjson.Unmarshal(it.raw, it.v); err != nil {
-						it.err = fmt.Errorf("%s %s: %w", bucket, it.key, err)
-					}
-					if isClaim {
-						c.Producer.Reported = nil
-						if len(scratch) > 0 {
-							m := make(map[string]string, len(scratch)) // maps.Clone would keep scratch's room
-							maps.Copy(m, scratch)
-							c.Producer.Reported = m
-							clear(scratch)
-						}
-					}
-					it.raw = nil
-				}
-				close(b.done)
-			}
-		})
-	}
-	// The consumer applies batches in order as they are decoded.
-	var addErr error
-	consumed := make(chan struct{})
-	go func() {
-		defer close(consumed)
-		for b := range ready {
-			<-b.done
-			for _, it := range b.items {
-				if addErr != nil {
-					break
-				}
-				if it.err != nil {
-					addErr = it.err
-					break
-				}
-				addErr = add(it.key, it.v)
-			}
-		}
-	}()
-	cur := &batch{done: make(chan struct{})}
-	flush := func() {
-		if len(cur.items) == 0 {
-			return
-		}
-		ready <- cur
-		todo <- cur
-		cur = &batch{done: make(chan struct{})}
-	}
-	queue := func(it item) error {
-		if keep != nil && !keep(it.key) {
-			return nil
-		}
-		cur.items = append(cur.items, it)
-		if len(cur.items) == loadBatch {
-			flush()
-		}
-		return nil
-	}
-	var err error
-	if lr, ok := tx.(LazyRanger); ok {
-		// Opening (decrypting) runs on the workers too.
-		err = lr.ForEachLazy(bucket, func(k string, v func() ([]byte, error)) error { return queue(item{key: k, lazy: v}) })
-	} else {
-		err = tx.ForEach(bucket, func(k string, v []byte) error { return queue(item{key: k, raw: v}) })
-	}
-	flush()
-	close(todo)
-	close(ready)
-	wg.Wait()
-	<-consumed
-	if err != nil {
-		return err
-	}
-	return addErr
+	return engine.DecodeWhere(tx, bucket, keep, decodeValue[T], add)
 }
 
-// intern returns the canonical copy of s: the view holds a few distinct
-// kinds, tiers, statuses, subjects and producers many times over.
-func intern(s string) string {
-	if s == "" {
-		return s
+// decodeValue decodes raw into v with segmentio's decoder. A claim's
+// reported producer information goes into scratch (a worker's, already
+// there), then into a map of its size: the decoder would make one with
+// room for 64 entries.
+func decodeValue[T any](raw []byte, v *T, scratch map[string]string) error {
+	c, isClaim := any(v).(*Claim)
+	if isClaim {
+		c.Producer.Reported = scratch
 	}
-	return unique.Make(s).Value()
+	err := fastjson.Unmarshal(raw, v)
+	if isClaim {
+		c.Producer.Reported = nil
+		if len(scratch) > 0 {
+			m := make(map[string]string, len(scratch)) // maps.Clone would keep scratch's room
+			maps.Copy(m, scratch)
+			c.Producer.Reported = m
+			clear(scratch)
+		}
+	}
+	return err
 }
+
+// intern is [engine.Intern].
+func intern(s string) string { return engine.Intern(s) }
 
 // internClaim makes c's repeated strings share one copy each, and its
 // reported producer information one map with every claim that reports the
@@ -243,41 +148,11 @@ func (st *state) loadMetas(tx Tx) ([]*claimRecord, error) {
 	var records []*claimRecord
 	err := decodeEach(tx, bucketClaimMeta, func(k string, m *claimMeta) error {
 		m.ID = k
-		internMeta(m)
+		engine.InternMeta(m)
 		records = append(records, &claimRecord{meta: *m, cache: st.cache})
 		return nil
 	})
 	return records, err
-}
-
-// internMeta makes m's repeated strings share one copy each.
-func internMeta(m *claimMeta) {
-	m.Status, m.Subject, m.Tier, m.Kind = intern(m.Status), intern(m.Subject), intern(m.Tier), intern(m.Kind)
-	for i, p := range m.Personas {
-		m.Personas[i] = intern(p)
-	}
-}
-
-var gcHeld sync.Mutex
-
-// withoutGC runs fn, which builds a large structure from nothing, with the
-// collector held off unless the heap grows by more than loadHeadroom:
-// collecting while the view grows mostly traces what is being built. The
-// caller collects afterwards (see Unlock).
-func withoutGC(fn func() error) error {
-	const loadHeadroom = 1 << 30
-	gcHeld.Lock() // two loads at once would restore each other's settings
-	defer gcHeld.Unlock()
-	var stats runtime.MemStats
-	runtime.ReadMemStats(&stats)
-	prevLimit := debug.SetMemoryLimit(-1)
-	prevPct := debug.SetGCPercent(-1)
-	debug.SetMemoryLimit(min(prevLimit, int64(stats.HeapSys+stats.StackSys)+loadHeadroom))
-	defer func() {
-		debug.SetGCPercent(prevPct)
-		debug.SetMemoryLimit(prevLimit)
-	}()
-	return fn()
 }
 
 // upgradeMetas fills the index fields of the metas of claims ids from

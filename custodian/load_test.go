@@ -8,6 +8,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	fastjson "github.com/segmentio/encoding/json"
+
+	"github.com/phc-project/phc/custodian/internal/engine"
 )
 
 // TestLoadDecoderAgrees: the loader's decoder reads what the journal's
@@ -54,7 +56,7 @@ func sameInstant(a, b time.Time) bool {
 // TestSnapshotMetaRoundTrip: a meta with every field set reads back from
 // the snapshot's binary form as it was; and the form knows every field of
 // claimMeta (a field added there must be added to it, with a new
-// snapFormat).
+// engine.SnapFormat).
 func TestSnapshotMetaRoundTrip(t *testing.T) {
 	at := time.Date(2026, 3, 1, 12, 0, 0, 123456789, time.FixedZone("x", 3600))
 	metas := []claimMeta{
@@ -66,9 +68,9 @@ func TestSnapshotMetaRoundTrip(t *testing.T) {
 		t.Fatalf("claimMeta has %d fields; the snapshot's form (appendSnapMeta, snapDecoder.meta) knows 12", n)
 	}
 	var chunk []byte
-	chunk = append(chunk, snapFormat)
+	chunk = append(chunk, engine.SnapFormat)
 	for i := range metas {
-		chunk = appendSnapMeta(chunk, &metas[i])
+		chunk = engine.AppendMeta(chunk, &metas[i])
 	}
 	got, _, err := decodeSnapChunk(chunk, nil, map[string]string{}, nil)
 	if err != nil {
@@ -85,7 +87,7 @@ func TestSnapshotMetaRoundTrip(t *testing.T) {
 	for n := 1; n < len(chunk); n++ {
 		if _, _, err := decodeSnapChunk(chunk[:n], nil, map[string]string{}, nil); err == nil && n != len(chunk) {
 			// A cut that falls between two metas decodes those before it.
-			if n != 1 && n != 1+len(appendSnapMeta(nil, &metas[0])) {
+			if n != 1 && n != 1+len(engine.AppendMeta(nil, &metas[0])) {
 				t.Errorf("a chunk cut at %d of %d bytes decoded", n, len(chunk))
 			}
 		}

@@ -419,9 +419,9 @@ func (s *Service) syncGraph(st *state) error {
 	}); err != nil {
 		return err
 	}
-	st.lag.outboxDone = keys
+	floor, floorKnown := st.lag.Resume(keys)
 	switch {
-	case !st.lag.floorKnown, w < st.lag.floor, w > st.revision, w == 0 && st.revision > 0:
+	case !floorKnown, w < floor, w > st.revision, w == 0 && st.revision > 0:
 		// Never built, behind what the outbox still holds, ahead of the
 		// store (restored from elsewhere), or emptied (a rebuild that did
 		// not finish).
@@ -447,9 +447,7 @@ func (s *Service) syncGraph(st *state) error {
 	if replayed > 0 {
 		st.graphSync = fmt.Sprintf("replayed %d deltas from the outbox at unlock, to revision %d", replayed, w)
 	}
-	if w > st.lag.floor {
-		st.lag.floor, st.lag.floorDirty = w, true
-	}
+	st.lag.RaiseFloor(w)
 	return nil
 }
 
@@ -459,7 +457,7 @@ func (s *Service) rebuildGraph(st *state) error {
 	if err := s.graph.Replace(st.projection(), st.revision); err != nil {
 		return err
 	}
-	st.lag.applied(st.revision, nil)
+	st.lag.Applied(st.revision, nil)
 	return nil
 }
 
@@ -709,8 +707,8 @@ func (s *Service) useGraph(ctx context.Context, op string) (done func(), err err
 		return done, nil
 	default:
 	}
-	if graphWaitHook != nil {
-		graphWaitHook(op)
+	if s.test.graphWait != nil {
+		s.test.graphWait(op)
 	}
 	select {
 	case s.graphSem <- struct{}{}:
@@ -719,9 +717,6 @@ func (s *Service) useGraph(ctx context.Context, op string) (done func(), err err
 		return nil, wrap(op, KindInternal, ctx.Err())
 	}
 }
-
-// graphWaitHook, when set (tests), runs when useGraph has to wait.
-var graphWaitHook func(op string)
 
 // graphTime is the form of times in graph exports.
 func graphTime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
@@ -873,10 +868,8 @@ func (s *Service) atCut(op string, st *state, fn func(tx Tx) error) error {
 	for {
 		var wait uint64
 		var err error
-		st.readLocked(func() {
-			st.durMu.Lock()
-			durable, failed := st.durable, st.failed
-			st.durMu.Unlock()
+		uerr := st.readLocked(func() {
+			durable, failed := st.dur.State()
 			switch {
 			case st.broken || failed:
 				err = internalf(op, "the view is broken")
@@ -891,6 +884,9 @@ func (s *Service) atCut(op string, st *state, fn func(tx Tx) error) error {
 				}
 			}
 		})
+		if uerr != nil {
+			return uerr
+		}
 		if wait == 0 {
 			return err
 		}

@@ -3,7 +3,6 @@ package custodian_test
 import (
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/phc-project/phc/custodian"
 )
@@ -33,6 +32,7 @@ func TestReadDecidedInCommitOrder(t *testing.T) {
 			w := ts.mustClaim("prefs.color", "blue")
 			g := ts.mustGrant(grantSpec{recipient: "app", ops: []string{"read"}, keys: []string{"prefs.*"}})
 			app := ts.mustPrincipal("app", "*", custodian.ModeRead)
+			ts.snapshotSettled()
 
 			entered := make(chan struct{})
 			release := make(chan struct{})
@@ -44,7 +44,7 @@ func TestReadDecidedInCommitOrder(t *testing.T) {
 
 			revoked := make(chan error, 1)
 			go func() { revoked <- tc.revoke(ts, g.ID, w.Claim.ID) }()
-			time.Sleep(20 * time.Millisecond) // let the revocation queue first
+			ts.await(func() bool { return ts.QueuedJobs() == 1 }) // the revocation queues first
 			type result struct {
 				read custodian.ClaimRead
 				err  error
@@ -54,7 +54,7 @@ func TestReadDecidedInCommitOrder(t *testing.T) {
 				r, err := ts.GetClaim(ctx, app, w.Claim.ID, "assist")
 				read <- result{r, err}
 			}()
-			time.Sleep(20 * time.Millisecond) // let the read take its snapshot and queue
+			ts.await(func() bool { return ts.QueuedJobs() == 2 }) // then the read, its snapshot taken
 			ts.store.pause.Store(nil)
 			close(release)
 			if err := <-revoked; err != nil {

@@ -158,11 +158,11 @@ func (s *Service) references(st *state, reader string, wants []refWant) (map[str
 		}
 		return out, true
 	}
-	out, ok := func() (map[string]string, bool) {
-		st.mu.RLock()
-		defer st.mu.RUnlock() // texts may read a claim from the store
-		return texts(st)
-	}()
+	var out map[string]string
+	var ok bool
+	if err := st.readLocked(func() { out, ok = texts(st) }); err != nil {
+		return nil, err // texts read a claim from the store
+	}
 	if ok {
 		return out, nil
 	}

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/phc-project/phc/custodian/internal/engine"
 	"github.com/phc-project/phc/graph"
 	"github.com/phc-project/phc/internal/identity"
 	"github.com/phc-project/phc/internal/vault"
@@ -76,6 +77,8 @@ type Config struct {
 	// Cards makes the vault's card keys and reads other custodians'
 	// cards (internal/bundle); nil: this custodian has no card.
 	Cards CardCodec
+
+	test testHooks // set by tests only (export_test.go)
 }
 
 const (
@@ -108,6 +111,15 @@ type Service struct {
 	dec            DECVerifier
 	cards          CardCodec
 	cacheBytes     int64
+	test           testHooks
+
+	// idleLooks counts the idle watcher's looks at an unlocked vault.
+	idleLooks atomic.Uint64
+	// snapAfterCut, when set (tests), runs between a snapshot's cut and
+	// its switch, without locks held; ignoreSnapshot makes the unlock
+	// read every claim meta (tests compare).
+	snapAfterCut   atomic.Pointer[func()]
+	ignoreSnapshot atomic.Bool
 
 	// unlockRolls tracks the receipt roll each Unlock starts, so that tests
 	// can wait for it.
@@ -136,8 +148,8 @@ type Service struct {
 	rollMu sync.Mutex // one receipt roll at a time
 	snapMu sync.Mutex // one claim metas snapshot at a time
 
-	jobs   chan *job
-	graphQ chan graphJob // committed deltas for the graph worker
+	jl     *engine.Journal[*job] // the single writer (see newJournal)
+	graphQ chan graphJob         // committed deltas for the graph worker
 	// graphHold, while not nil, keeps the graph worker from applying
 	// deltas (it collects them); closed when the last of holds (each one's
 	// cancel, by id) is let go or broken (see holdGraph). locking counts
@@ -175,6 +187,7 @@ func New(cfg Config) (*Service, error) {
 		dec:              cfg.DEC,
 		cards:            cfg.Cards,
 		cacheBytes:       cfg.ClaimCacheBytes,
+		test:             cfg.test,
 		sessions:         make(map[[32]byte]struct{}),
 		unlockFailures:   newFailures(unlockFailureLimit, unlockFailureWindow),
 		reentryFailures:  newFailures(unlockFailureLimit, unlockFailureWindow),
@@ -183,7 +196,6 @@ func New(cfg Config) (*Service, error) {
 		exchangeFailures: newFailuresCap(exchangeFailureLimit, time.Minute, exchangeFailureKeys),
 		refusalBudget:    &budget{limit: refusalReceiptsPerMinute},
 		kdf:              make(chan struct{}, runtime.NumCPU()),
-		jobs:             make(chan *job, maxGroup),
 		graphQ:           make(chan graphJob, maxGroup),
 		stop:             make(chan struct{}),
 		holds:            map[uint64]graphHold{},
@@ -200,8 +212,16 @@ func New(cfg Config) (*Service, error) {
 	if s.idle == 0 {
 		s.idle = defaultIdleLock
 	}
+	s.test.snap = s.test.snap.orDefaults()
+	if s.test.maxApplyEdges == 0 {
+		s.test.maxApplyEdges = defaultMaxApplyEdges
+	}
+	s.jl = s.newJournal()
 	s.wg.Add(3)
-	go s.journal()
+	go func() {
+		defer s.wg.Done()
+		s.jl.Run(s.stop)
+	}()
 	go s.graphWorker()
 	go s.maintain()
 	if s.idle > 0 {
@@ -296,10 +316,10 @@ func (s *Service) Unlock(ctx context.Context, password []byte, secretKey string)
 		return "", wrap(op, KindInternal, err)
 	}
 	derived := time.Now()
-	st, err := loadState(s.store, s.cacheBytes)
+	st, err := loadState(s.store, s.cacheBytes, s.test.snap, s.ignoreSnapshot.Load())
 	if err == nil {
-		st.graph, st.dec = s.graph, s.dec
-		err = s.syncGraph(st)
+		st.graph, st.dec, st.dur = s.graph, s.dec, engine.NewDurability(s.test.event)
+		err = guarded(func() error { return s.syncGraph(st) })
 	}
 	if err != nil {
 		s.vault.Lock()
@@ -392,7 +412,7 @@ func (s *Service) lockLocked() {
 	if wasOpen {
 		// The graph follows the store: let it catch up, so that the next
 		// unlock finds it where the outbox says.
-		s.st.lag.wait()
+		s.st.lag.Wait()
 	}
 	s.vault.Lock()
 	s.st = nil
@@ -404,6 +424,7 @@ func (s *Service) lockLocked() {
 			s.onLock()
 		}
 	}
+	s.test.fire()
 }
 
 // Locked reports whether the vault is locked.
@@ -441,6 +462,8 @@ func (s *Service) idleWatch() {
 				}
 				s.life.Unlock()
 			}
+			s.idleLooks.Add(1)
+			s.test.fire()
 		}
 	}
 }

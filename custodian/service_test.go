@@ -273,8 +273,14 @@ func TestUnlockRateLimit(t *testing.T) {
 func TestIdleAutoLock(t *testing.T) {
 	const idle = 50 * time.Millisecond
 	ts := newTestService(t, func(c *custodian.Config) { c.IdleLock = idle })
-	// The watcher ticks on real time, but measures idleness on the fake clock.
-	time.Sleep(4 * idle)
+	// The watcher ticks on real time, but measures idleness on the fake
+	// clock. Two looks after a change of the clock, one at least has read
+	// the clock since the change.
+	twoLooks := func() {
+		n := ts.IdleLooks()
+		ts.await(func() bool { return ts.IdleLooks() >= n+2 })
+	}
+	twoLooks()
 	if ts.Locked() {
 		t.Fatalf("locked while the fake clock stood still")
 	}
@@ -283,14 +289,12 @@ func TestIdleAutoLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	ts.clock.Advance(idle - time.Millisecond)
-	time.Sleep(4 * idle)
+	twoLooks()
 	if ts.Locked() {
 		t.Fatalf("locked %v after the last request; want only after %v", idle-time.Millisecond, idle)
 	}
 	ts.clock.Advance(time.Millisecond)
-	if !eventually(ts.Locked) {
-		t.Fatalf("still unlocked after %v idle", idle)
-	}
+	ts.await(ts.Locked)
 	if !ts.vault.Locked() {
 		t.Errorf("idle lock left the vault keys in memory")
 	}

@@ -2,7 +2,6 @@ package custodian
 
 import (
 	"bytes"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,10 +9,10 @@ import (
 	"slices"
 	"strconv"
 	"sync"
-	"time"
-	"unsafe"
 
 	fastjson "github.com/segmentio/encoding/json"
+
+	"github.com/phc-project/phc/custodian/internal/engine"
 )
 
 // The claim metas snapshot. The unlock needs every claim's meta (see
@@ -28,7 +27,7 @@ import (
 // before kept them, in bucketMetaDirty) was a page of the store rewritten
 // per write, scattered over the file; the log's new entries share the
 // last page. When the log grows past a share of the vault
-// (snapDirtyShare), a new snapshot is written in the background and the
+// (snapTuning), a new snapshot is written in the background and the
 // log emptied of the entries it covers.
 //
 // The snapshot is only ever a faster way to read bucketClaimMeta: a store
@@ -60,24 +59,28 @@ const (
 	bucketMetaDirty  = "claim_meta_dirty" // claim id → its meta written since the snapshot (a copy)
 	metaSnapshot     = "claim_meta_snapshot"
 	metaSnapRevision = "claim_meta_dirty_revision"
-
-	snapFormat = 1 // the first byte of a chunk
 )
 
-// snapDirtyShare and snapDirtyMin set when the journal starts a new
-// snapshot: when more than max(snapDirtyMin, claims/snapDirtyShare) claims
-// were written since the last. Tests lower them.
-// snapChunkBytes is a chunk's target size (tests lower it too).
-var (
-	snapDirtyShare = 16
-	snapDirtyMin   = 4096
-	snapChunkBytes = 1 << 20
-	// snapAfterCut, when set (tests), runs between a snapshot's cut and
-	// its switch, without locks held.
-	snapAfterCut func()
-	// ignoreSnapshot makes the load read every meta (tests compare).
-	ignoreSnapshot bool
-)
+// snapTuning sets when the journal starts a new snapshot: when more than
+// max(dirtyMin, claims/dirtyShare) claims were written since the last; and
+// chunkBytes, a chunk's target size. Tests lower them (testHooks.snap).
+type snapTuning struct {
+	dirtyMin, dirtyShare, chunkBytes int
+}
+
+// orDefaults returns t with its zero fields set to the defaults.
+func (t snapTuning) orDefaults() snapTuning {
+	if t.dirtyMin == 0 {
+		t.dirtyMin = 4096
+	}
+	if t.dirtyShare == 0 {
+		t.dirtyShare = 16
+	}
+	if t.chunkBytes == 0 {
+		t.chunkBytes = 1 << 20
+	}
+	return t
+}
 
 // snapshotInfo is what bucketMeta records of the current snapshot.
 type snapshotInfo struct {
@@ -86,7 +89,7 @@ type snapshotInfo struct {
 	Claims int    `json:"claims"`
 }
 
-func snapKey(gen uint64, chunk int) string { return fmt.Sprintf("%016x/%08x", gen, chunk) }
+func snapKey(gen uint64, chunk int) string { return engine.SnapKey(gen, chunk) }
 
 // snapState is the state's part: the current snapshot and the metas
 // written since it. The journal keeps it, with st.mu held.
@@ -199,7 +202,7 @@ func (s *Service) eraseWrittenSince(st *state, writes []write) []write {
 			writes = append(writes, write{bucket: bucketMetaDirty, key: id})
 		}
 	}
-	if err := st.cache.store.View(func(tx Tx) error {
+	if err := st.store.View(func(tx Tx) error {
 		return tx.ForEach(bucketMetaLog, func(k string, v []byte) error {
 			if _, ok := erasedIn(v); ok {
 				writes = append(writes, write{bucket: bucketMetaLog, key: k})
@@ -226,7 +229,7 @@ func (st *state) snapshotDue() bool {
 	if st.snap.started || st.broken {
 		return false
 	}
-	threshold := max(snapDirtyMin, len(st.claims)/snapDirtyShare)
+	threshold := max(st.snapTune.dirtyMin, len(st.claims)/st.snapTune.dirtyShare)
 	pending := st.snap.pending()
 	switch {
 	case st.snap.failedAt > 0 && pending <= st.snap.failedAt+threshold:
@@ -260,6 +263,7 @@ func (sn *snapState) end() {
 // the Service's state or the Service closes.
 func (s *Service) writeSnapshot(st *state) {
 	defer s.wg.Done()
+	defer s.test.fire() // after snapMu is let go
 	s.snapMu.Lock()
 	defer s.snapMu.Unlock()
 	if err := s.snapshotOf(st); err != nil {
@@ -275,7 +279,7 @@ func (s *Service) writeSnapshot(st *state) {
 	}
 }
 
-var errSnapshotStale = errors.New("the vault was locked")
+var errSnapshotStale = engine.ErrSnapshotStale
 
 func (s *Service) snapshotOf(st *state) error {
 	current := func() bool {
@@ -303,51 +307,15 @@ func (s *Service) snapshotOf(st *state) error {
 	}
 	cut := st.snap.logNext
 	st.mu.RUnlock()
-	if snapAfterCut != nil {
-		snapAfterCut()
+	if f := s.snapAfterCut.Load(); f != nil {
+		(*f)()
 	}
 
 	gen := max(prev.Gen, lastGen) + 1 // never over the chunks of one the store records
-	written := map[string]bool{}
-	// Each chunk is stored in a commit of its own, small enough for the
-	// log, so that the journal's commits (a read's receipt) wait behind
-	// one chunk at most. The snapshot is background work: after each chunk
-	// it rests as long as the chunk took (encoding and storing it), so
-	// that it takes at most about half of a core and of the store's commits
-	// from the requests being served meanwhile.
-	began := time.Now()
-	store := func(chunk []byte) error {
-		if !current() {
-			return errSnapshotStale // locked meanwhile: the store's cipher is gone
-		}
-		key := snapKey(gen, len(written))
-		if err := s.store.Update(func(tx Tx) error { return tx.Put(bucketMetaSnap, key, chunk) }); err != nil {
-			return err
-		}
-		written[key] = true
-		rest := time.NewTimer(time.Since(began))
-		defer rest.Stop()
-		select {
-		case <-s.stop:
-			return errSnapshotStale
-		case <-rest.C:
-		}
-		began = time.Now()
-		return nil
-	}
-	// One buffer for every chunk: the store keeps no value it was given.
-	buf := make([]byte, 0, snapChunkBytes+4096)
-	for i, r := range records {
-		if len(buf) == 0 {
-			buf = append(buf, snapFormat)
-		}
-		buf = appendSnapMeta(buf, &r.meta)
-		if len(buf) >= snapChunkBytes || i == len(records)-1 {
-			if err := store(buf); err != nil {
-				return err
-			}
-			buf = buf[:0]
-		}
+	written, err := engine.WriteChunks(s.store, bucketMetaSnap, gen, len(records), func(i int) *claimMeta { return &records[i].meta },
+		s.test.snap.chunkBytes, current, s.stop)
+	if err != nil {
+		return err
 	}
 	// What else the bucket holds (the previous snapshot, or chunks of one
 	// an earlier attempt left) goes with the switch.
@@ -401,173 +369,34 @@ func (s *Service) snapshotOf(st *state) error {
 	})
 }
 
-// appendSnapMeta appends m's binary form: its fields in order, strings and
-// lists length-prefixed, numbers as uvarints.
-func appendSnapMeta(b []byte, m *claimMeta) []byte {
-	str := func(s string) {
-		b = binary.AppendUvarint(b, uint64(len(s)))
-		b = append(b, s...)
-	}
-	str(m.ID)
-	b = binary.AppendUvarint(b, uint64(m.Head))
-	str(m.Status)
-	b = binary.AppendUvarint(b, uint64(len(m.Personas)))
-	for _, p := range m.Personas {
-		str(p)
-	}
-	str(m.CreatedAt)
-	str(m.Origin)
-	if m.DisputedAt == nil {
-		str("")
-	} else {
-		t, err := m.DisputedAt.MarshalBinary()
-		if err != nil { // a time past year 9999 or with a fractional-minute zone: not made here
-			t = nil
-		}
-		str(string(t))
-	}
-	str(m.Key)
-	str(m.Subject)
-	str(m.Tier)
-	str(m.Kind)
-	return binary.AppendUvarint(b, m.HeadRev)
-}
-
-// snapDecoder reads the metas of a chunk. The strings the view holds many
-// times over (statuses, subjects, tiers, kinds, personas) are interned
-// through a memo of its own, so that each costs one map lookup.
-type snapDecoder struct {
-	b     []byte
-	err   error
-	memo  map[string]string
-	arena []byte // the block str copies into, with room after its length
-}
-
-var errSnapTruncated = errors.New("truncated")
-
-func (d *snapDecoder) uvarint() uint64 {
-	v, n := binary.Uvarint(d.b)
-	if n <= 0 {
-		d.fail(errSnapTruncated)
-		return 0
-	}
-	d.b = d.b[n:]
-	return v
-}
-
-func (d *snapDecoder) fail(err error) {
-	if d.err == nil {
-		d.err = err
-	}
-	d.b = nil
-}
-
-func (d *snapDecoder) bytes() []byte {
-	n := d.uvarint()
-	if n > uint64(len(d.b)) {
-		d.fail(errSnapTruncated)
-		return nil
-	}
-	s := d.b[:n]
-	d.b = d.b[n:]
-	return s
-}
-
-// str returns the next string, copied into the decoder's arena (see
-// decodeSnapChunk).
-func (d *snapDecoder) str() string {
-	b := d.bytes()
-	if len(b) == 0 {
-		return ""
-	}
-	if len(b) > cap(d.arena)-len(d.arena) {
-		d.arena = make([]byte, 0, max(snapArena, len(b)))
-	}
-	start := len(d.arena)
-	d.arena = append(d.arena, b...) // within its capacity: never moves
-	return unsafe.String(&d.arena[start], len(b))
-}
-
-func (d *snapDecoder) interned() string {
-	b := d.bytes()
-	if len(b) == 0 {
-		return ""
-	}
-	if s, ok := d.memo[string(b)]; ok {
-		return s
-	}
-	s := intern(string(b))
-	d.memo[s] = s
-	return s
-}
-
-// meta decodes the next meta into m.
-func (d *snapDecoder) meta(m *claimMeta) {
-	m.ID = d.str()
-	m.Head = int(d.uvarint())
-	m.Status = d.interned()
-	n := d.uvarint()
-	if n > uint64(len(d.b)) { // each persona takes a byte at least
-		d.fail(errSnapTruncated)
-		return
-	}
-	m.Personas = make([]string, n) // empty, not nil: as the JSON metas have it
-	for i := range m.Personas {
-		m.Personas[i] = d.interned()
-	}
-	m.CreatedAt = d.str()
-	m.Origin = d.str()
-	if t := d.bytes(); len(t) > 0 {
-		at := new(time.Time)
-		if err := at.UnmarshalBinary(t); err != nil {
-			d.fail(err)
-			return
-		}
-		m.DisputedAt = at
-	}
-	m.Key = d.str()
-	m.Subject = d.interned()
-	m.Tier = d.interned()
-	m.Kind = d.interned()
-	m.HeadRev = d.uvarint()
-	if d.err == nil && (m.ID == "" || m.Head < 1 || m.HeadRev == 0) {
-		d.fail(errors.New("a meta without its id, head or revision"))
-	}
-}
-
-// snapSlab is how many records decodeSnapChunk allocates at once, and
-// snapArena the size of the blocks its strings are copied into.
-const (
-	snapSlab  = 256
-	snapArena = 64 << 10
-)
+// snapSlab is how many records decodeSnapChunk allocates at once.
+const snapSlab = 256
 
 // decodeSnapChunk decodes a chunk into records, but for the metas whose
 // ids skip has, and counts the metas it decoded. The records are allocated
-// snapSlab at a time, and their strings (ids, keys, times; the others are
-// interned) copied into shared blocks of snapArena bytes. At 1,000,000 claims a
-// record and two or three strings per claim, each its own allocation, were
-// about 2.6 million heap objects that every collection marked one by one:
-// 0.7 s of CPU for the collection after the unlock, 0.9-1.2 s for each
-// collection under owner writes, a quarter of the daemon's CPU. A slab or
-// a block stays in memory while one of its records or strings does: never
-// more than the load allocated, as records are replaced, not changed.
+// snapSlab at a time, and their strings copied into shared blocks (see
+// engine.ChunkDecoder). At 1,000,000 claims a record and two or three
+// strings per claim, each its own allocation, were about 2.6 million heap
+// objects that every collection marked one by one: 0.7 s of CPU for the
+// collection after the unlock, 0.9-1.2 s for each collection under owner
+// writes, a quarter of the daemon's CPU. A slab or a block stays in memory
+// while one of its records or strings does: never more than the load
+// allocated, as records are replaced, not changed.
 func decodeSnapChunk(chunk []byte, cache *claimCache, memo map[string]string, skip map[string]*claimRecord) (out []*claimRecord, n int, err error) {
-	if len(chunk) == 0 || chunk[0] != snapFormat {
-		return nil, 0, errors.New("not a chunk of this version")
+	d, err := engine.NewChunkDecoder(chunk, memo)
+	if err != nil {
+		return nil, 0, err
 	}
-	d := &snapDecoder{b: chunk[1:], memo: memo}
 	var slab []claimRecord
-	for len(d.b) > 0 {
-		mark := len(d.arena)
+	for d.More() {
+		mark := d.Mark()
 		var m claimMeta
-		d.meta(&m)
-		if d.err != nil {
-			return nil, 0, d.err
+		if err := d.Next(&m); err != nil {
+			return nil, 0, err
 		}
 		n++
 		if _, ok := skip[m.ID]; ok {
-			d.arena = d.arena[:mark] // its strings were the last copied
+			d.Rewind(mark) // its strings were the last copied
 			continue
 		}
 		if len(slab) == 0 {
@@ -601,25 +430,54 @@ func (st *state) loadSnapshot(tx Tx) (records, active []*claimRecord, ok bool, e
 	} else if found {
 		st.snap.erasures = 1 // none covered: the unlock's commit starts a snapshot
 	}
-	// The metas written since the snapshot: an older build's list, then
-	// the log, in write order.
-	type since struct {
-		id  string
-		raw []byte // nil: look it up (an older build's list)
+	written, logKeys, badEntry, err := st.readWrittenSince(tx)
+	if err != nil {
+		return nil, nil, false, err
 	}
-	var written []since
+	info, ok, err := st.chooseSnapshot(tx, storeRev, logRev, oldRev, logKeys, badEntry)
+	if err != nil || !ok {
+		return nil, nil, false, err
+	}
+	if info.Chunks < 0 || info.Chunks > 1<<24 || info.Claims < 0 {
+		st.loadNotes = append(st.loadNotes, fmt.Sprintf("claim metas snapshot unreadable: %d chunks, %d claims", info.Chunks, info.Claims))
+		return nil, nil, false, nil
+	}
+	dirty, err := st.decodeWrittenSince(tx, written)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	records, bad := st.decodeSnapshot(tx, info, dirty)
+	if bad != nil {
+		st.loadNotes = append(st.loadNotes, "claim metas snapshot unreadable: "+bad.Error())
+		return nil, nil, false, nil
+	}
+	st.snap.info = info
+	kept, active := mergeWrittenSince(records, dirty)
+	return kept, active, true, nil
+}
+
+// sinceSnapshot is a meta written since the snapshot, as the log or an
+// older build's list holds it.
+type sinceSnapshot struct {
+	id  string
+	raw []byte // nil: look it up (an older build's list)
+}
+
+// readWrittenSince reads the metas written since the snapshot: an older
+// build's list, then the log, in write order; logKeys are the log's keys,
+// badEntry the first of them this build cannot read (the log is then not
+// trusted).
+func (st *state) readWrittenSince(tx Tx) (written []sinceSnapshot, logKeys []string, badEntry string, err error) {
 	if err := tx.ForEach(bucketMetaDirty, func(id string, raw []byte) error {
 		st.snap.legacy = append(st.snap.legacy, id)
 		if string(raw) == dirtyLookUp {
 			raw = nil
 		}
-		written = append(written, since{id: id, raw: raw}) // the value belongs to fn (see Tx)
+		written = append(written, sinceSnapshot{id: id, raw: raw}) // the value belongs to fn (see Tx)
 		return nil
 	}); err != nil {
-		return nil, nil, false, err
+		return nil, nil, "", err
 	}
-	var logKeys []string
-	badEntry := "" // an entry this build cannot read: the log is not trusted
 	if err := tx.ForEach(bucketMetaLog, func(k string, v []byte) error {
 		seq, err := strconv.ParseUint(k, 16, 64)
 		id, raw, ok := splitLogEntry(v)
@@ -635,15 +493,23 @@ func (st *state) loadSnapshot(tx Tx) (records, active []*claimRecord, ok bool, e
 		}
 		st.snap.logNext = seq + 1
 		logKeys = append(logKeys, k)
-		written = append(written, since{id: string(id), raw: raw})
+		written = append(written, sinceSnapshot{id: string(id), raw: raw})
 		return nil
 	}); err != nil {
-		return nil, nil, false, err
+		return nil, nil, "", err
 	}
 	if len(logKeys) == 0 {
 		st.snap.logFirst = st.snap.logNext
 	}
 
+	return written, logKeys, badEntry, nil
+}
+
+// chooseSnapshot decides which snapshot record goes with the metas
+// written since, given the store's revision markers, and notes in
+// st.upgrades what the unlock's commit changes of the records; ok is
+// false when none does (the metas themselves are read).
+func (st *state) chooseSnapshot(tx Tx, storeRev, logRev, oldRev uint64, logKeys []string, badEntry string) (info snapshotInfo, ok bool, err error) {
 	// Which snapshot record goes with these: this build's while it wrote
 	// last (or an older build's, there being none of this build's yet),
 	// an older build's while it wrote last and left no log.
@@ -662,13 +528,12 @@ func (st *state) loadSnapshot(tx Tx) (records, active []*claimRecord, ok bool, e
 	}
 	ours, oursRaw, err := readRecord(metaSnapshotLog)
 	if err != nil {
-		return nil, nil, false, err
+		return snapshotInfo{}, false, err
 	}
 	older, olderRaw, err := readRecord(metaSnapshot)
 	if err != nil {
-		return nil, nil, false, err
+		return snapshotInfo{}, false, err
 	}
-	var info snapshotInfo
 	var chosen []byte // the record info is read from
 	var fromOlder bool
 	switch {
@@ -696,7 +561,7 @@ func (st *state) loadSnapshot(tx Tx) (records, active []*claimRecord, ok bool, e
 			st.upgrades = append(st.upgrades, write{bucket: bucketMetaLog, key: k})
 		}
 		st.snap.logFirst = st.snap.logNext
-		return nil, nil, false, nil
+		return snapshotInfo{}, false, nil
 	}
 	// The older build's record, when there is one, becomes this build's
 	// (the older list is read either way) with the unlock's commit, and
@@ -715,13 +580,16 @@ func (st *state) loadSnapshot(tx Tx) (records, active []*claimRecord, ok bool, e
 			write{bucket: bucketMeta, key: metaSnapshot},
 			write{bucket: bucketMeta, key: metaSnapRevision})
 	}
-	if chosen == nil || ignoreSnapshot {
-		return nil, nil, false, nil
+	if chosen == nil || st.ignoreSnapshot {
+		return snapshotInfo{}, false, nil
 	}
-	if info.Chunks < 0 || info.Chunks > 1<<24 || info.Claims < 0 {
-		st.loadNotes = append(st.loadNotes, fmt.Sprintf("claim metas snapshot unreadable: %d chunks, %d claims", info.Chunks, info.Claims))
-		return nil, nil, false, nil
-	}
+	return info, true, nil
+}
+
+// decodeWrittenSince decodes the metas written since the snapshot, which
+// replace the snapshot's: of a claim written more than once since, only
+// the last. A claim whose meta is gone maps to nil.
+func (st *state) decodeWrittenSince(tx Tx, written []sinceSnapshot) (map[string]*claimRecord, error) {
 	// The metas written since replace the snapshot's, whose copies are
 	// not even decoded into records; of a claim written more than once
 	// since, only the last is decoded.
@@ -738,21 +606,27 @@ func (st *state) loadSnapshot(tx Tx) (records, active []*claimRecord, ok bool, e
 		if raw == nil {
 			var err error
 			if raw, found, err = tx.Get(bucketClaimMeta, w.id); err != nil {
-				return nil, nil, false, err
+				return nil, err
 			}
 		}
 		dirty[w.id] = nil // a meta no longer there: the claim goes
 		if found {
 			m := new(claimMeta)
 			if err := fastjson.Unmarshal(raw, m); err != nil {
-				return nil, nil, false, fmt.Errorf("claim meta %s: %w", w.id, err)
+				return nil, fmt.Errorf("claim meta %s: %w", w.id, err)
 			}
 			m.ID = w.id
-			internMeta(m)
+			engine.InternMeta(m)
 			dirty[w.id] = &claimRecord{meta: *m, cache: st.cache}
 		}
 	}
-	written = nil
+	return dirty, nil
+}
+
+// decodeSnapshot reads the snapshot's chunks and decodes them into
+// records, but for the claims of dirty; an error says why the snapshot
+// cannot be used (the metas are still there to read).
+func (st *state) decodeSnapshot(tx Tx, info snapshotInfo, dirty map[string]*claimRecord) ([]*claimRecord, error) {
 	// Chunks are opened here, one after another (a MiB each: decryption
 	// is the cheap part), and decoded on every core.
 	workers := max(1, runtime.GOMAXPROCS(0))
@@ -798,16 +672,18 @@ func (st *state) loadSnapshot(tx Tx) (records, active []*claimRecord, ok bool, e
 		bad = fmt.Errorf("%d claims, not %d", n, info.Claims)
 	}
 	if bad != nil {
-		st.loadNotes = append(st.loadNotes, "claim metas snapshot unreadable: "+bad.Error())
-		return nil, nil, false, nil
+		return nil, bad
 	}
-	records = make([]*claimRecord, 0, n+len(dirty))
+	records := make([]*claimRecord, 0, n+len(dirty))
 	for _, p := range parts {
 		records = append(records, p...)
 	}
-	parts = nil
+	return records, nil
+}
 
-	st.snap.info = info
+// mergeWrittenSince returns the snapshot's records with those written
+// since it in place of theirs, and the active ones in index order.
+func mergeWrittenSince(records []*claimRecord, dirty map[string]*claimRecord) (kept, active []*claimRecord) {
 	if len(dirty) == 0 {
 		for _, r := range records {
 			if r.meta.Status != StatusActive {
@@ -815,9 +691,9 @@ func (st *state) loadSnapshot(tx Tx) (records, active []*claimRecord, ok bool, e
 			}
 			active = append(active, r)
 		}
-		return records, active, true, nil
+		return records, active
 	}
-	kept := records
+	kept = records
 	var old []*claimRecord // the snapshot's active records still current, in order
 	for _, r := range records {
 		if r.meta.Status != StatusActive {
@@ -847,7 +723,7 @@ func (st *state) loadSnapshot(tx Tx) (records, active []*claimRecord, ok bool, e
 			j++
 		}
 	}
-	return kept, active, true, nil
+	return kept, active
 }
 
 // loadMarker reads a revision number of bucketMeta (0 when absent).

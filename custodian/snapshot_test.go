@@ -9,7 +9,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/phc-project/phc/custodian"
 )
@@ -54,8 +53,8 @@ func reloadDigest(t *testing.T, ts *testService, ignore bool) string {
 	if err := ts.Lock(t.Context(), ts.owner); err != nil {
 		t.Fatal(err)
 	}
-	custodian.SetIgnoreSnapshot(ignore)
-	defer custodian.SetIgnoreSnapshot(false)
+	ts.SetIgnoreSnapshot(ignore)
+	defer ts.SetIgnoreSnapshot(false)
 	ts.unlock()
 	return ts.ViewDigest()
 }
@@ -67,8 +66,7 @@ func reloadDigest(t *testing.T, ts *testService, ignore bool) string {
 // written since of what it holds.
 func TestSnapshotLoadsWhatTheMetasSay(t *testing.T) {
 	// Small chunks, and no snapshot but those the test writes.
-	t.Cleanup(custodian.SetSnapshotTuning(1<<30, 1, 64)) // after the service closes: its snapshots read them
-	ts := newTestService(t)
+	ts := newTestService(t, custodian.WithSnapshotTuning(1<<30, 1, 64))
 	ctx := t.Context()
 	ids := snapshotVault(t, ts, 30)
 
@@ -164,7 +162,6 @@ func TestSnapshotLoadsWhatTheMetasSay(t *testing.T) {
 // chunk, is passed over with a warning: the unlock reads every meta, and
 // the next snapshot replaces it.
 func TestSnapshotUnreadable(t *testing.T) {
-	t.Cleanup(custodian.SetSnapshotTuning(1<<30, 1, 64)) // after the service closes: its snapshots read them
 	for _, tc := range []struct {
 		name   string
 		tamper func(tx custodian.Tx, key string) error
@@ -176,7 +173,7 @@ func TestSnapshotUnreadable(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var logs bytes.Buffer
 			var mu sync.Mutex
-			ts := newTestService(t, func(c *custodian.Config) {
+			ts := newTestService(t, custodian.WithSnapshotTuning(1<<30, 1, 64), func(c *custodian.Config) {
 				c.Logger = slog.New(slog.NewTextHandler(&lockedWriter{w: &logs, mu: &mu}, nil))
 			})
 			snapshotVault(t, ts, 10)
@@ -216,21 +213,20 @@ func TestSnapshotUnreadable(t *testing.T) {
 // TestSnapshotByTheJournal: once enough claims were written since the last
 // snapshot, the journal writes the next on its own.
 func TestSnapshotByTheJournal(t *testing.T) {
-	t.Cleanup(custodian.SetSnapshotTuning(5, 1<<30, 256)) // after the service closes: its snapshots read them
-	ts := newTestService(t, func(c *custodian.Config) { c.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil)) })
+	ts := newTestService(t, custodian.WithSnapshotTuning(5, 1<<30, 256), func(c *custodian.Config) { c.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil)) })
 	snapshotVault(t, ts, 12)
 	// The unlock's commit started the first snapshot; once it is done, the
 	// first group to find more than 5 claims written since starts the next.
+	// Each claim waits for a snapshot it started to end: more than 5
+	// written since the last one start the next, so the loop ends.
 	for i := 0; ; i++ {
 		if gen, _, _, _ := ts.SnapshotStats(); gen >= 2 {
 			break
 		}
 		ts.mustClaim(fmt.Sprintf("more.k%d", i), i)
-		if i%50 == 0 {
-			g, c, n, d := ts.SnapshotStats()
-			t.Logf("%d: gen %d chunks %d claims %d dirty %d", i, g, c, n, d)
-		}
-		time.Sleep(time.Millisecond) // let the snapshot's goroutine run; no deadline
+		g, c, n, d := ts.SnapshotStats()
+		t.Logf("%d: gen %d chunks %d claims %d dirty %d", i, g, c, n, d)
+		ts.await(func() bool { return !ts.SnapshotRunning() })
 	}
 	want := reloadDigest(t, ts, true)
 	if got := reloadDigest(t, ts, false); got != want {
@@ -276,10 +272,9 @@ func olderBuildWrites(t *testing.T, ts *testService, id string) {
 // revision moved past the list of metas written since) is loaded from
 // every meta, not from the snapshot that misses those writes.
 func TestSnapshotAfterAnOlderBuild(t *testing.T) {
-	t.Cleanup(custodian.SetSnapshotTuning(1<<30, 1, 64)) // after the service closes: its snapshots read them
 	var logs bytes.Buffer
 	var mu sync.Mutex
-	ts := newTestService(t, func(c *custodian.Config) {
+	ts := newTestService(t, custodian.WithSnapshotTuning(1<<30, 1, 64), func(c *custodian.Config) {
 		c.Logger = slog.New(slog.NewTextHandler(&lockedWriter{w: &logs, mu: &mu}, nil))
 	})
 	ids := snapshotVault(t, ts, 8)
@@ -306,8 +301,7 @@ func TestSnapshotAfterAnOlderBuild(t *testing.T) {
 // once, so that no chunk, and no entry of the log of metas written since,
 // keeps the erased claim's key.
 func TestSnapshotAfterErasure(t *testing.T) {
-	t.Cleanup(custodian.SetSnapshotTuning(1<<30, 1, 64)) // after the service closes: its snapshots read them
-	ts := newTestService(t)
+	ts := newTestService(t, custodian.WithSnapshotTuning(1<<30, 1, 64))
 	w := ts.mustClaim("secret.diagnosis.key", "x")
 	if err := ts.WriteSnapshot(); err != nil {
 		t.Fatal(err)
@@ -327,12 +321,8 @@ func TestSnapshotAfterErasure(t *testing.T) {
 	if _, err := ts.DeleteClaim(t.Context(), ts.owner, w.Claim.ID); err != nil {
 		t.Fatal(err)
 	}
-	for { // no deadline: the journal started the snapshot with the erasure's group
-		if g, _, _, _ := ts.SnapshotStats(); g > gen {
-			break
-		}
-		time.Sleep(time.Millisecond)
-	}
+	// The journal started the snapshot with the erasure's group.
+	ts.await(func() bool { g, _, _, _ := ts.SnapshotStats(); return g > gen })
 	ts.SnapshotSettled() // the switch stored, not only made current
 	if holds() {
 		t.Error("a snapshot chunk or the log of metas written since still holds the erased claim's key")
@@ -357,8 +347,7 @@ func snapshotHolds(t *testing.T, ts *testService, s string) bool {
 // a crash would stop it), the next unlock writes one at once, and the
 // erased claim's key leaves the snapshot.
 func TestSnapshotAfterErasureAndReload(t *testing.T) {
-	t.Cleanup(custodian.SetSnapshotTuning(1<<30, 1, 64)) // after the service closes: its snapshots read them
-	ts := newTestService(t)
+	ts := newTestService(t, custodian.WithSnapshotTuning(1<<30, 1, 64))
 	ctx := t.Context()
 	w := ts.mustClaim("secret.diagnosis.key", "x")
 	if err := ts.WriteSnapshot(); err != nil {
@@ -367,8 +356,8 @@ func TestSnapshotAfterErasureAndReload(t *testing.T) {
 	gen, _, _, _ := ts.SnapshotStats()
 	release := make(chan struct{})
 	var once sync.Once
-	custodian.SetSnapshotHook(func() { once.Do(func() { <-release }) })
-	t.Cleanup(func() { custodian.SetSnapshotHook(nil) })
+	ts.SetSnapshotHook(func() { once.Do(func() { <-release }) })
+	t.Cleanup(func() { ts.SetSnapshotHook(nil) })
 	if _, err := ts.DeleteClaim(ctx, ts.owner, w.Claim.ID); err != nil {
 		t.Fatal(err)
 	}
@@ -380,13 +369,9 @@ func TestSnapshotAfterErasureAndReload(t *testing.T) {
 		t.Fatal("the snapshot from before the erasure no longer holds the key; the test needs it to")
 	}
 	ts.unlock()
-	for { // the unlock's snapshot; no deadline
-		if g, _, _, _ := ts.SnapshotStats(); g > gen {
-			break
-		}
-		time.Sleep(time.Millisecond)
-	}
-	ts.SnapshotSettled() // the switch stored, not only made current
+	// The unlock's snapshot, its switch stored, not only made current.
+	ts.await(func() bool { g, _, _, _ := ts.SnapshotStats(); return g > gen })
+	ts.SnapshotSettled()
 	if snapshotHolds(t, ts, "secret.diagnosis.key") {
 		t.Error("after the unlock's snapshot, a chunk or the log still holds the erased claim's key")
 	}
@@ -396,8 +381,7 @@ func TestSnapshotAfterErasureAndReload(t *testing.T) {
 // snapshot without a copy of its meta (as an earlier build listed them) is
 // read from the metas.
 func TestSnapshotDirtyWithoutCopy(t *testing.T) {
-	t.Cleanup(custodian.SetSnapshotTuning(1<<30, 1, 64)) // after the service closes: its snapshots read them
-	ts := newTestService(t)
+	ts := newTestService(t, custodian.WithSnapshotTuning(1<<30, 1, 64))
 	ids := snapshotVault(t, ts, 6)
 	if err := ts.WriteSnapshot(); err != nil {
 		t.Fatal(err)
@@ -509,10 +493,9 @@ func eachStored(t *testing.T, ts *testService, bucket string, fn func(k string, 
 // this build's writes after them, and this build's first snapshot removes
 // what the older build kept.
 func TestSnapshotFromAnOlderBuild(t *testing.T) {
-	t.Cleanup(custodian.SetSnapshotTuning(1<<30, 1, 64)) // after the service closes: its snapshots read them
 	var logs bytes.Buffer
 	var mu sync.Mutex
-	ts := newTestService(t, func(c *custodian.Config) {
+	ts := newTestService(t, custodian.WithSnapshotTuning(1<<30, 1, 64), func(c *custodian.Config) {
 		c.Logger = slog.New(slog.NewTextHandler(&lockedWriter{w: &logs, mu: &mu}, nil))
 	})
 	ctx := t.Context()
@@ -601,8 +584,7 @@ func TestSnapshotFromAnOlderBuild(t *testing.T) {
 // look current again: reloaded before a new snapshot replaced it (as after
 // a crash), the view is still the metas'.
 func TestSnapshotPassedOverStaysPassedOver(t *testing.T) {
-	t.Cleanup(custodian.SetSnapshotTuning(1<<30, 1, 64)) // after the service closes: its snapshots read them
-	ts := newTestService(t)
+	ts := newTestService(t, custodian.WithSnapshotTuning(1<<30, 1, 64))
 	ctx := t.Context()
 	ids := snapshotVault(t, ts, 8)
 	if err := ts.WriteSnapshot(); err != nil {
@@ -617,7 +599,7 @@ func TestSnapshotPassedOverStaysPassedOver(t *testing.T) {
 	// again, and then gives up: no new snapshot replaces the stale one.
 	release := make(chan struct{})
 	var once sync.Once
-	custodian.SetSnapshotHook(func() { once.Do(func() { <-release }) })
+	ts.SetSnapshotHook(func() { once.Do(func() { <-release }) })
 	ts.unlock()
 	ts.mustClaim("k61.after", "written after the passed-over unlock")
 	want := ts.ViewDigest()
@@ -629,13 +611,8 @@ func TestSnapshotPassedOverStaysPassedOver(t *testing.T) {
 	if got := ts.ViewDigest(); got != want {
 		t.Errorf("view reloaded before a new snapshot:\n%s\nwant\n%s", got, want)
 	}
-	for { // the unlock's snapshot; no deadline
-		if gen, _, _, _ := ts.SnapshotStats(); gen != 0 {
-			break
-		}
-		time.Sleep(time.Millisecond)
-	}
-	custodian.SetSnapshotHook(nil)
+	ts.await(func() bool { gen, _, _, _ := ts.SnapshotStats(); return gen != 0 }) // the unlock's snapshot
+	ts.SetSnapshotHook(nil)
 	if got := reloadDigest(t, ts, false); got != want {
 		t.Errorf("view from the new snapshot:\n%s\nwant\n%s", got, want)
 	}
@@ -645,10 +622,9 @@ func TestSnapshotPassedOverStaysPassedOver(t *testing.T) {
 // that does not parse makes the unlock read every meta, with a warning,
 // and drop the log, rather than fail.
 func TestSnapshotLogUnreadable(t *testing.T) {
-	t.Cleanup(custodian.SetSnapshotTuning(1<<30, 1, 64)) // after the service closes: its snapshots read them
 	var logs bytes.Buffer
 	var mu sync.Mutex
-	ts := newTestService(t, func(c *custodian.Config) {
+	ts := newTestService(t, custodian.WithSnapshotTuning(1<<30, 1, 64), func(c *custodian.Config) {
 		c.Logger = slog.New(slog.NewTextHandler(&lockedWriter{w: &logs, mu: &mu}, nil))
 	})
 	snapshotVault(t, ts, 6)

@@ -7,8 +7,8 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
-	"time"
 
+	"github.com/phc-project/phc/custodian/internal/engine"
 	"github.com/phc-project/phc/graph"
 )
 
@@ -27,17 +27,14 @@ type state struct {
 	settings     Settings
 
 	// applied counts the journal's groups applied to the view (under mu);
-	// durable is the highest of them known to be committed. Reads that are
-	// not receipted wait for durable to catch up (see awaitDurable). durMu
-	// guards durable and failed; durCond signals their changes.
+	// dur tracks which of them are committed. Reads that are not
+	// receipted wait for theirs (see awaitDurable).
 	applied uint64
-	durMu   sync.Mutex
-	durCond *sync.Cond
-	durable uint64
-	failed  bool
+	dur     *engine.Durability
 
 	claims    map[string]*claimRecord // claim id → record
 	cache     *claimCache             // the resident head versions
+	store     Store                   // what the view was loaded from
 	pending   map[string]uint64       // pending proposal id → its revision
 	pendingBy map[string]int          // app (consumer or OIDC subject) → its pending proposals
 	personas  map[string]*Persona
@@ -88,8 +85,12 @@ type state struct {
 	// loadNotes says what the load found and worked around (a snapshot
 	// it could not read); the unlock logs them.
 	loadNotes []string
-	// snap is the claim metas snapshot and what was written since.
-	snap snapState
+	// snap is the claim metas snapshot and what was written since;
+	// snapTune when the next is due. ignoreSnapshot makes the load read
+	// every meta (tests compare).
+	snap           snapState
+	snapTune       snapTuning
+	ignoreSnapshot bool
 
 	// sets remembers the disclosed sets known to be stored (journal only).
 	sets *knownSets
@@ -122,9 +123,9 @@ func (st *state) setClaim(r *claimRecord) {
 	}
 	st.claims[r.meta.ID] = r
 	r.cache = st.cache
-	r.group = st.applied + 1
-	if c := r.hd.Load(); c != nil {
-		st.cache.admit(r, c)
+	r.Group = st.applied + 1
+	if c := r.Loaded(); c != nil {
+		st.cache.Admit(r, c)
 	}
 	if old != nil {
 		st.unindexClaim(old)
@@ -157,50 +158,20 @@ func (st *state) indexSubject(r *claimRecord) {
 	m[r.meta.ID] = r
 }
 
-// claimMeta is the mutable part of a claim: its head version, status and
-// persona associations. Content lives in immutable versions.
-type claimMeta struct {
-	ID        string   `json:"id"`
-	Head      int      `json:"head"`
-	Status    string   `json:"status"`
-	Personas  []string `json:"personas"`
-	CreatedAt string   `json:"created_at,omitempty"`
-	// Origin is the bundle an adopted claim came from (bnd_…), so that a
-	// summary of the same bundle adopted later may derive from it.
-	Origin string `json:"origin,omitempty"`
-	// DisputedAt is when the owner disputed the current version (nil: not
-	// disputed). The head is then served with confirmation.status
-	// "disputed"; the owner's next version, or withdrawing the dispute,
-	// clears it.
-	DisputedAt *time.Time `json:"disputed_at,omitempty"`
-
-	// What the indexes sort and filter by, copied from the head version
-	// (see fill) so that the unlock reads the metas alone, and the view
-	// needs no claim's content to find it. A store from before them has
-	// none (HeadRev 0): the unlock reads the head and writes them.
-	Key     string `json:"key,omitempty"`
-	Subject string `json:"subject,omitempty"`
-	Tier    string `json:"tier,omitempty"`
-	Kind    string `json:"kind,omitempty"`
-	HeadRev uint64 `json:"head_revision,omitempty"`
-}
+// claimMeta is the mutable part of a claim (see [engine.Meta]).
+type claimMeta = engine.Meta
 
 type claimRecord struct {
-	meta claimMeta
-	// group is the journal group that published the record (0: loaded at
-	// the unlock); its versions may leave memory once it is durable.
-	group uint64
+	meta  claimMeta
 	cache *claimCache
-	flags atomic.Uint32
-	// hd is the head version while it is resident (nil: read it from the
-	// store); older, the versions before it that the store may not have
-	// yet. Use head and version.
-	hd    atomic.Pointer[Claim]
-	older atomic.Pointer[[]*Claim]
+	// Resident holds the versions in memory (see head and version) and
+	// the journal group that published the record.
+	engine.Resident[Claim]
 
 	// served caches the JSON of the head as a recipient last received it,
 	// and field the head as a PCP field. A record is replaced, never
-	// changed, so the caches cannot go stale.
+	// changed, so the caches cannot go stale; the cache drops them with
+	// the head (Evicted).
 	served atomic.Pointer[servedClaim]
 	field  atomic.Pointer[Field]
 }
@@ -275,19 +246,14 @@ func newState() *state {
 		cache:         newClaimCache(nil, 0),
 		cv:            newClientVault(),
 	}
-	st.durCond = sync.NewCond(&st.durMu)
+	st.dur = engine.NewDurability(nil)
 	return st
 }
 
 // markDurable records that every group up to g is committed.
 func (st *state) markDurable(g uint64) {
-	st.durMu.Lock()
-	if g > st.durable {
-		st.durable = g
-		st.cache.durable.Store(g)
-	}
-	st.durMu.Unlock()
-	st.durCond.Broadcast()
+	st.cache.SetDurable(g)
+	st.dur.MarkDurable(g)
 }
 
 // breakView records that the view no longer matches the store (with mu
@@ -300,12 +266,7 @@ func (st *state) breakView() {
 
 // markFailed records that a commit failed: groups after the durable one
 // never will be, and no read of the view may answer any more.
-func (st *state) markFailed() {
-	st.durMu.Lock()
-	st.failed = true
-	st.durMu.Unlock()
-	st.durCond.Broadcast()
-}
+func (st *state) markFailed() { st.dur.MarkFailed() }
 
 // ownerRead runs an owner-only read: fn runs on the current view, and its
 // result is returned once what it saw is durable.
@@ -322,14 +283,13 @@ func ownerRead[T any](s *Service, op string, p Principal, fn func(st *state) (T,
 	return readSettled(op, st, func() (T, error) { return fn(st) })
 }
 
-// readLocked runs fn under st's read lock, released in a deferred call:
-// fn may panic for a stored claim that does not read back (see
-// Unreadable), and a server that recovers it must not leave the view
-// read-locked, the journal waiting for good.
-func (st *state) readLocked(fn func()) {
+// readLocked runs fn under st's read lock, released in a deferred call.
+// A stored claim fn cannot read back (see unreadable) ends fn, and is
+// returned as the error.
+func (st *state) readLocked(fn func()) error {
 	st.mu.RLock()
 	defer st.mu.RUnlock()
-	fn()
+	return guarded(func() error { fn(); return nil })
 }
 
 // readSettled runs fn under st's read lock and returns its result once
@@ -339,10 +299,13 @@ func readSettled[T any](op string, st *state, fn func() (T, error)) (T, error) {
 	var g uint64
 	var v T
 	var err error
-	st.readLocked(func() {
+	if uerr := st.readLocked(func() {
 		g = st.applied
 		v, err = fn()
-	})
+	}); uerr != nil {
+		var zero T
+		return zero, uerr
+	}
 	if err != nil {
 		return v, err
 	}
@@ -361,22 +324,18 @@ func readSettled[T any](op string, st *state, fn func() (T, error)) (T, error) {
 // the commit of g failed, and once the view is broken (see breakView) even
 // if g is durable: the view read may hold a failed job's half-made change.
 func (st *state) awaitDurable(op string, g uint64) error {
-	st.durMu.Lock()
-	defer st.durMu.Unlock()
-	for st.durable < g && !st.failed {
-		st.durCond.Wait()
-	}
-	if st.failed {
+	if !st.dur.Await(g) {
 		return internalf(op, "the view is broken (group %d)", g)
 	}
 	return nil
 }
 
 // loadState reads the whole canonical store (receipts aside) into memory.
-func loadState(store Store, cacheBytes int64) (*state, error) {
+func loadState(store Store, cacheBytes int64, tune snapTuning, ignoreSnapshot bool) (*state, error) {
 	st := newState()
-	st.cache = newClaimCache(store, cacheBytes)
-	err := withoutGC(func() error {
+	st.snapTune, st.ignoreSnapshot = tune, ignoreSnapshot
+	st.cache, st.store = newClaimCache(store, cacheBytes), store
+	err := engine.WithoutGC(func() error {
 		return store.View(func(tx Tx) error {
 			if _, err := loadMetaJSON(tx, metaRevision, &st.revision); err != nil {
 				return err
@@ -422,77 +381,85 @@ func loadState(store Store, cacheBytes int64) (*state, error) {
 			if _, err := loadMetaJSON(tx, metaGraphProjection, &st.projectionAt); err != nil {
 				return err
 			}
-			if ok, err := loadMetaJSON(tx, metaGraphFloor, &st.lag.floor); err != nil {
+			var floor uint64
+			if ok, err := loadMetaJSON(tx, metaGraphFloor, &floor); err != nil {
 				return err
 			} else if ok {
-				st.lag.floorKnown = true
+				st.lag.SetFloor(floor)
 			}
-			if err := loadEach(tx, bucketGrants, func(g *Grant) { st.grants[g.ID] = g; st.indexGrant(g) }); err != nil {
-				return err
-			}
-			if err := loadEach(tx, bucketConsumers, func(c *Consumer) { st.consumers[c.Name] = c }); err != nil {
-				return err
-			}
-			if err := st.loadAppIndex(tx); err != nil {
-				return err
-			}
-			if err := loadEach(tx, bucketRequests, func(r *ContextRequest) { st.requests[r.ID] = r }); err != nil {
-				return err
-			}
-			if err := loadEach(tx, bucketTrust, func(t *TrustedIssuer) { st.trust[t.ID] = t }); err != nil {
-				return err
-			}
-			if raw, ok, err := tx.Get(bucketKeys, keysSelf); err != nil {
-				return err
-			} else if ok {
-				st.keys = &vaultKeys{}
-				if err := json.Unmarshal(raw, st.keys); err != nil {
-					return fmt.Errorf("custodian keys: %w", err)
-				}
-			}
-			if err := loadEach(tx, bucketQuarantine, func(q *QuarantineRecord) { st.quarantine[q.ID] = q }); err != nil {
-				return err
-			}
-			if err := tx.ForEach(bucketBundlesSeen, func(k string, _ []byte) error {
-				st.bundlesSeen[k] = true
-				return nil
-			}); err != nil {
-				return err
-			}
-			if err := tx.ForEach(bucketCustodians, func(k string, v []byte) error {
-				pc := &pinnedEntry{key: k}
-				if err := json.Unmarshal(v, &pc.PinnedCustodian); err != nil {
-					return fmt.Errorf("custodian %s: %w", k, err)
-				}
-				st.custodians[pc.CustodianID] = pc
-				return nil
-			}); err != nil {
-				return err
-			}
-			if err := loadEach(tx, bucketDECTrust, func(d *DECIssuer) { st.decTrust[d.Issuer] = d }); err != nil {
-				return err
-			}
-			if err := loadEach(tx, bucketDECPolicies, func(d *DECPolicy) { st.decPolicies[d.ID] = d }); err != nil {
-				return err
-			}
-			if err := st.loadClientVault(tx); err != nil {
-				return err
-			}
-			if err := loadEach(tx, bucketDECPresentations, func(pr *Presentation) { st.presentations[pr.Token] = pr }); err != nil {
-				return err
-			}
-			return loadEach(tx, bucketTokens, func(t *ServiceToken) {
-				var h [32]byte
-				copy(h[:], t.Hash)
-				st.tokens[h] = t
-				st.tokenByID[t.ID] = t
-			})
+			return st.loadAccess(tx)
 		})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("load: %w", err)
 	}
 	return st, nil
+}
+
+// loadAccess reads who may do what (grants, consumers, tokens, trusted
+// issuers and DEC keys and policies), the requests and quarantine, and the
+// Client-Vault state into st.
+func (st *state) loadAccess(tx Tx) error {
+	if err := loadEach(tx, bucketGrants, func(g *Grant) { st.grants[g.ID] = g; st.indexGrant(g) }); err != nil {
+		return err
+	}
+	if err := loadEach(tx, bucketConsumers, func(c *Consumer) { st.consumers[c.Name] = c }); err != nil {
+		return err
+	}
+	if err := st.loadAppIndex(tx); err != nil {
+		return err
+	}
+	if err := loadEach(tx, bucketRequests, func(r *ContextRequest) { st.requests[r.ID] = r }); err != nil {
+		return err
+	}
+	if err := loadEach(tx, bucketTrust, func(t *TrustedIssuer) { st.trust[t.ID] = t }); err != nil {
+		return err
+	}
+	if raw, ok, err := tx.Get(bucketKeys, keysSelf); err != nil {
+		return err
+	} else if ok {
+		st.keys = &vaultKeys{}
+		if err := json.Unmarshal(raw, st.keys); err != nil {
+			return fmt.Errorf("custodian keys: %w", err)
+		}
+	}
+	if err := loadEach(tx, bucketQuarantine, func(q *QuarantineRecord) { st.quarantine[q.ID] = q }); err != nil {
+		return err
+	}
+	if err := tx.ForEach(bucketBundlesSeen, func(k string, _ []byte) error {
+		st.bundlesSeen[k] = true
+		return nil
+	}); err != nil {
+		return err
+	}
+	if err := tx.ForEach(bucketCustodians, func(k string, v []byte) error {
+		pc := &pinnedEntry{key: k}
+		if err := json.Unmarshal(v, &pc.PinnedCustodian); err != nil {
+			return fmt.Errorf("custodian %s: %w", k, err)
+		}
+		st.custodians[pc.CustodianID] = pc
+		return nil
+	}); err != nil {
+		return err
+	}
+	if err := loadEach(tx, bucketDECTrust, func(d *DECIssuer) { st.decTrust[d.Issuer] = d }); err != nil {
+		return err
+	}
+	if err := loadEach(tx, bucketDECPolicies, func(d *DECPolicy) { st.decPolicies[d.ID] = d }); err != nil {
+		return err
+	}
+	if err := st.loadClientVault(tx); err != nil {
+		return err
+	}
+	if err := loadEach(tx, bucketDECPresentations, func(pr *Presentation) { st.presentations[pr.Token] = pr }); err != nil {
+		return err
+	}
+	return loadEach(tx, bucketTokens, func(t *ServiceToken) {
+		var h [32]byte
+		copy(h[:], t.Hash)
+		st.tokens[h] = t
+		st.tokenByID[t.ID] = t
+	})
 }
 
 // loadMetaJSON decodes the JSON stored under key in bucketMeta into v; ok

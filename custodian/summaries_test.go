@@ -212,6 +212,7 @@ func TestSummaryRules(t *testing.T) {
 func TestInvalidationRacesDerivation(t *testing.T) {
 	ts := newTestService(t)
 	ctx := t.Context()
+	ts.snapshotSettled()
 	for round := 0; round < 40; round++ {
 		a := ts.mustClaim("race.a", round).Claim
 		var releaseJournal func()
@@ -244,7 +245,7 @@ func TestInvalidationRacesDerivation(t *testing.T) {
 			}
 		}()
 		if releaseJournal != nil {
-			time.Sleep(10 * time.Millisecond) // let the writes queue (not a limit: any order is checked)
+			ts.await(func() bool { return ts.QueuedJobs() == 17 }) // the writes queued behind the held commit
 			releaseJournal()
 		}
 		wg.Wait()
@@ -300,9 +301,7 @@ func TestGraphCatchesUpFromTheOutbox(t *testing.T) {
 	pr := ts.mustPropose(ts.owner, proposal(t, "rel.ana", map[string]string{"from": "self", "to": ent.Entity.ID, "relation": "friend"},
 		map[string]any{"kind": "relationship"}))
 	w := ts.mustConfirm(pr.ProposalID)
-	if !eventually(ts.Locked) {
-		t.Fatal("the vault stayed unlocked after a failed graph update")
-	}
+	ts.await(ts.Locked)
 	fg.mu.Lock()
 	fg.fail = false
 	fg.mu.Unlock()
@@ -432,9 +431,7 @@ func TestFailedRebuildIsRebuiltAtUnlock(t *testing.T) {
 	fg.mu.Unlock()
 	_, err := ts.RebuildGraph(ctx, ts.owner)
 	wantKind(t, "a failed rebuild", err, custodian.KindInternal)
-	if !eventually(ts.Locked) {
-		t.Fatal("the vault stayed unlocked over a half-built graph")
-	}
+	ts.await(ts.Locked)
 	ts.unlock()
 	rep, err := ts.Check(ctx, ts.owner)
 	if err != nil || !rep.OK || rep.Graph.Edges == 0 || !strings.Contains(rep.Graph.Sync, "rebuilt") {

@@ -215,18 +215,6 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	defer func() {
-		// A stored claim that cannot be read back (a damaged store) is
-		// an internal error for this request, not the daemon's end. Any
-		// other panic is net/http's to log.
-		if v := recover(); v != nil {
-			e, ok := custodian.Unreadable(v)
-			if !ok {
-				panic(v)
-			}
-			s.writeError(w, r, e)
-		}
-	}()
 	s.mux.ServeHTTP(w, r)
 }
 

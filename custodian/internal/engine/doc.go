@@ -1,0 +1,106 @@
+// Package engine is the custodian's storage engine: the mechanism under
+// the core's rules (package custodian), which it never imports. The core
+// instantiates its generic parts with its own types and decides what each
+// job writes; the engine decides how it is queued, grouped, stored, kept
+// resident and made durable.
+//
+// What it holds:
+//
+//   - The store's interfaces (Store, Tx and the optional Appender,
+//     LazyRanger, Prefixer, Seeker), which internal/store implements and
+//     the core names through aliases.
+//   - Journal: the single writer's queue. Jobs queue from any goroutine;
+//     one goroutine takes them in order and hands them to the core's
+//     commit a group at a time (one store commit, one fsync). Queued
+//     counts the jobs waiting. Write and Apply are a group's store
+//     operations.
+//   - Durability: which groups are committed. The journal applies a group
+//     to the view before its commit; a read that answers without a
+//     receipt waits (Await) for the group it saw.
+//   - Cache and Resident: the claims' content kept in memory within a byte
+//     budget (second-chance eviction, never a version whose group is not
+//     durable); a read the store cannot give back is an error.
+//   - Index: the ordered indexes over claim records (a B-tree).
+//   - Meta, AppendMeta, ChunkDecoder, WriteChunks: the claim metas and the
+//     binary form of their snapshot; Intern shares repeated strings.
+//   - DecodeWhere and WithoutGC: the unlock's load, decoding on every core
+//     with the collector held off.
+//   - GraphLag and DeltaMerger: how far the graph has followed the view
+//     (the graph is updated off the writes' path, from an outbox), and the
+//     joining of consecutive deltas into one.
+//
+// # Lock order
+//
+// Locks are taken in this order, never the reverse; a lock marked leaf is
+// never held while another is taken. The first five are the core's, held
+// around the engine's; they are listed here so that the order is written
+// in one place.
+//
+//  1. custodian Service.snapMu: one claim metas snapshot at a time; held
+//     for the whole snapshot, which then takes life (shared) and queues a
+//     journal job.
+//  2. custodian Service.rollMu: one receipt roll at a time; then life
+//     (shared).
+//  3. custodian Service.life (RWMutex): the lock state. Every request
+//     holds it shared while it runs, including its wait for the journal;
+//     Unlock, Lock and Close hold it exclusively. Taken exclusively only
+//     through lockLife, which first breaks the graph's holds (holdMu) so
+//     that a check holding the graph cannot keep a lock waiting.
+//     Holding it exclusively, the lock waits for the graph (GraphLag.Wait):
+//     the graph worker takes no lock above GraphLag.mu.
+//  4. custodian state.mu (RWMutex): the view. Readers hold it shared;
+//     the journal's goroutine holds it exclusively while it applies a
+//     group's jobs and stages the group's writes, and releases it before
+//     the store commit. A store View may run under it (a claim read back
+//     by the Cache, the check's cut); a store Update never does.
+//  5. custodian Service.holdMu (the graph's holds), state.admMu (admission
+//     cache, under state.mu shared), the rate limiters' and failure
+//     counters' mutexes: leaves.
+//  6. Cache.mu: the eviction queue; leaf. Taken under state.mu (a record
+//     published: Admit) or under it shared (a head read back); never
+//     while the store is read.
+//  7. Durability.mu with Durability.cond: leaf; may be taken under
+//     state.mu. Await waits on cond, holding nothing else but what its
+//     caller holds: life shared (never state.mu).
+//  8. GraphLag.mu with GraphLag.cond: leaf; may be taken under state.mu.
+//     Wait waits on cond; Applied and Fail signal it.
+//  9. The store's own locks (internal/store: wmu, fmu, omu), below all of
+//     these.
+//
+// gcHeld (WithoutGC) is taken alone, around a load that holds no other
+// lock of this list.
+//
+// Atomics that matter: Resident.hd, older and flags (a record's resident
+// versions; published records change only through them); Cache.durable
+// (the durable group, for eviction without the view's lock);
+// Journal.queued; in the core, the record's served and field caches,
+// Service.unlocked (the lock state for lock-free status), lastActive (the
+// idle timer) and idleLooks (tests).
+//
+// # Goroutines
+//
+// The engine starts, of its own:
+//   - DecodeWhere: one decoding worker per GOMAXPROCS and one consumer;
+//     all end before it returns.
+//
+// Journal.Run is the journal's goroutine, which the core starts; it ends
+// when the stop channel given to it is closed. The core (package
+// custodian) starts, in New: the journal (Journal.Run), the graph worker
+// (graphWorker), the receipt roller (maintain) and, unless IdleLock is
+// negative, the idle watcher (idleWatch) — all counted in Service.wg and
+// stopped by Close (closing Service.stop, then waiting for wg). Unlock
+// starts a receipt roll (Service.unlockRolls), which ends on its own.
+// The journal starts a claim metas snapshot (writeSnapshot, in wg) when a
+// group is durable and one is due; it ends on its own, or gives up once
+// the vault locks or Close stops the service. A commit or graph update
+// that fails starts lockBroken, which locks the vault and ends. The
+// unlock's load of the snapshot decodes its chunks on a worker per
+// GOMAXPROCS, which end before the load does.
+//
+// # Runtime tuning
+//
+// The process's collector is tuned in two places only: WithoutGC, around
+// the unlock's load (GOGC off, with a memory limit as a backstop), and
+// phc serve's steady-state GOGC (internal/cli/gctune.go), which leaves
+// GOGC alone while WithoutGC has set it.
+package engine
