@@ -1,6 +1,7 @@
 package custodian
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -10,18 +11,28 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/phc-project/phc/dec/dectype"
 )
 
 // DECVerifier verifies DEC 0.1 documents and evaluates DCER admission
 // policies (FORMATS.md §2); package dec implements it (dec.Service). The
-// data crosses as JSON: dec uses jwx, whose key package imports net/http,
-// which the core must not. Pins are a JSON array of
-// {issuer, jwks, revoked: [{kid, at}]}.
+// data are package dectype's, which dec and the core share: dec itself
+// uses jwx, whose key package imports net/http, which the core must not.
 type DECVerifier interface {
-	CheckKeys(jwks json.RawMessage) error
-	CheckPolicy(raw []byte) (policy json.RawMessage, id string, err error)
-	Verify(doc []byte, pins json.RawMessage) (report json.RawMessage, ok bool, head string)
-	Admit(doc []byte, policy, pins json.RawMessage, now time.Time) (admission json.RawMessage, admitted bool, failed []string, head string)
+	// CheckKeys accepts a key set to pin: 1 to 64 public Ed25519 or P-256
+	// keys, each with a kid. An error says it is not one.
+	CheckKeys(jwks dectype.JWKS) error
+	// CheckPolicy accepts a policy the format allows, of at most
+	// dectype.MaxPolicyBytes as JSON. An error says why not.
+	CheckPolicy(p dectype.Policy) error
+	// Verify verifies doc against the pinned issuers. It never fails:
+	// whatever doc holds, the report says what is wrong with it.
+	Verify(doc dectype.RawDocument, pins []dectype.Pin) dectype.Report
+	// Admit verifies doc against the pinned issuers and evaluates p, a
+	// policy CheckPolicy accepted, at now: admit, or deny with every
+	// failed condition.
+	Admit(doc dectype.RawDocument, p dectype.Policy, pins []dectype.Pin, now time.Time) dectype.Admission
 }
 
 // The owner's DEC trust store and admission policies.
@@ -32,38 +43,48 @@ const (
 
 // DECIssuer is one issuer's pinned public keys and revocations.
 type DECIssuer struct {
-	Issuer   string          `json:"issuer"`
-	JWKS     json.RawMessage `json:"jwks"`
-	Revoked  []DECRevocation `json:"revoked,omitempty"`
-	PinnedAt time.Time       `json:"pinned_at"`
-	Revision uint64          `json:"revision"`
+	Issuer   string               `json:"issuer"`
+	JWKS     dectype.JWKS         `json:"jwks"`
+	Revoked  []dectype.Revocation `json:"revoked,omitempty"`
+	PinnedAt time.Time            `json:"pinned_at"`
+	Revision uint64               `json:"revision"`
 }
 
-// DECRevocation revokes a key from a moment on.
-type DECRevocation struct {
-	Kid string    `json:"kid"`
-	At  time.Time `json:"at"`
-}
-
-// DECPolicy is an admission policy as stored: its id and its JSON.
+// DECPolicy is an admission policy as stored: its id and the policy.
 type DECPolicy struct {
-	ID       string          `json:"id"`
-	Policy   json.RawMessage `json:"policy"`
-	Revision uint64          `json:"revision"`
+	ID       string         `json:"id"`
+	Policy   dectype.Policy `json:"policy"`
+	Revision uint64         `json:"revision"`
 }
 
-// DECTrustInput is the body of POST /phc/v1/dec/trust.
-type DECTrustInput struct {
-	Issuer  string          `json:"issuer"`
-	JWKS    json.RawMessage `json:"jwks"`
-	Revoked []DECRevocation `json:"revoked,omitempty"`
-}
+// DECTrustInput is the input of [Service.PinDECIssuer], the body of POST
+// /phc/v1/dec/trust: {issuer, jwks, revoked?: [{kid, at}]}.
+type DECTrustInput dectype.Pin
 
 // opaqueKey is a store key for a name chosen outside the custodian: store
 // keys never hold names.
 func opaqueKey(prefix, name string) string {
 	sum := sha256.Sum256([]byte(name))
 	return prefix + hex.EncodeToString(sum[:16])
+}
+
+// recheck gives an input built in Go, not decoded from a body, the checks
+// of the strict decoder its body would have had: in is encoded and
+// strictly decoded again (size, depth, duplicate members and UTF-8 of the
+// JSON it carries as is, such as a key set). An input an adapter decoded
+// passes. A string that is not UTF-8 is not caught here (encoding mends
+// it): a method that cares checks it.
+//
+// TODO(typedin): only for an input Service.Decode did not decode.
+func recheck[T any](op string, in T) error {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(in); err != nil {
+		return decodeError(op, err)
+	}
+	var again T
+	return decodeStrict(op, buf.Bytes(), &again)
 }
 
 func (s *Service) decVerifier(op string) (DECVerifier, error) {
@@ -77,7 +98,7 @@ func (s *Service) decVerifier(op string) (DECVerifier, error) {
 // replaces the keys but merges the revocations: a revocation stays until
 // the owner withdraws it explicitly ([Service.UnrevokeDECKey]); a kid
 // revoked twice stays revoked from the earlier moment.
-func (s *Service) PinDECIssuer(ctx context.Context, p Principal, raw []byte) (DECIssuer, error) {
+func (s *Service) PinDECIssuer(ctx context.Context, p Principal, in DECTrustInput) (DECIssuer, error) {
 	const op = "dec.trust"
 	if err := requireOwner(op, p); err != nil {
 		return DECIssuer{}, err
@@ -86,8 +107,7 @@ func (s *Service) PinDECIssuer(ctx context.Context, p Principal, raw []byte) (DE
 	if err != nil {
 		return DECIssuer{}, err
 	}
-	var in DECTrustInput
-	if err := decodeStrict(op, raw, &in); err != nil {
+	if err := recheck(op, in); err != nil {
 		return DECIssuer{}, err
 	}
 	if in.Issuer == "" || len(in.Issuer) > 256 || !utf8.ValidString(in.Issuer) {
@@ -106,14 +126,14 @@ func (s *Service) PinDECIssuer(ctx context.Context, p Principal, raw []byte) (DE
 	}
 	var out DECIssuer
 	err = s.write(op, p, func(st *state, b *batch) error {
-		revoked := in.Revoked
+		revoked := slices.Clone(in.Revoked) // the view keeps no slice of the caller's
 		if old := st.decTrust[in.Issuer]; old != nil {
 			revoked = mergeRevocations(old.Revoked, in.Revoked)
 		}
 		if len(revoked) > maxDECRevocations {
 			return fail(op, KindInvalid, "at most 256 revocations per issuer: withdraw some first")
 		}
-		d := &DECIssuer{Issuer: in.Issuer, JWKS: in.JWKS, Revoked: revoked, PinnedAt: b.now, Revision: b.nextRevision()}
+		d := &DECIssuer{Issuer: in.Issuer, JWKS: slices.Clone(in.JWKS), Revoked: revoked, PinnedAt: b.now, Revision: b.nextRevision()}
 		st.decTrust[in.Issuer] = d
 		key := opaqueKey("dis_", in.Issuer)
 		b.put(bucketDECTrust, key, d)
@@ -129,22 +149,23 @@ const maxDECRevocations = 256
 
 // mergeRevocations is the union of old and added, one per kid, each from
 // its earliest moment, in kid order.
-func mergeRevocations(old, added []DECRevocation) []DECRevocation {
+func mergeRevocations(old, added []dectype.Revocation) []dectype.Revocation {
 	at := map[string]time.Time{}
-	for _, r := range append(append([]DECRevocation{}, old...), added...) {
+	for _, r := range append(append([]dectype.Revocation{}, old...), added...) {
 		if t, ok := at[r.Kid]; !ok || r.At.Before(t) {
 			at[r.Kid] = r.At
 		}
 	}
-	out := make([]DECRevocation, 0, len(at))
+	out := make([]dectype.Revocation, 0, len(at))
 	for kid, t := range at {
-		out = append(out, DECRevocation{Kid: kid, At: t})
+		out = append(out, dectype.Revocation{Kid: kid, At: t})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Kid < out[j].Kid })
 	return out
 }
 
-// DECUnrevokeInput is the body of POST /phc/v1/dec/trust/unrevoke.
+// DECUnrevokeInput is the input of [Service.UnrevokeDECKey], the body of
+// POST /phc/v1/dec/trust/unrevoke.
 type DECUnrevokeInput struct {
 	Issuer string `json:"issuer"`
 	Kid    string `json:"kid"`
@@ -154,17 +175,19 @@ type DECUnrevokeInput struct {
 // only): the explicit act that undoes a revocation made by mistake, which
 // re-pinning never does. An issuer not pinned, or a kid it has not revoked,
 // is KindNotFound. The receipt names the pin and the kid by opaque ids.
-func (s *Service) UnrevokeDECKey(ctx context.Context, p Principal, raw []byte) (DECIssuer, error) {
+func (s *Service) UnrevokeDECKey(ctx context.Context, p Principal, in DECUnrevokeInput) (DECIssuer, error) {
 	const op = "dec.unrevoke"
 	if err := requireOwner(op, p); err != nil {
 		return DECIssuer{}, err
 	}
-	var in DECUnrevokeInput
-	if err := decodeStrict(op, raw, &in); err != nil {
+	if err := recheck(op, in); err != nil {
 		return DECIssuer{}, err
 	}
 	if in.Issuer == "" || in.Kid == "" {
 		return DECIssuer{}, fail(op, KindInvalid, "issuer and kid are required")
+	}
+	if !utf8.ValidString(in.Issuer) || !utf8.ValidString(in.Kid) {
+		return DECIssuer{}, fail(op, KindInvalid, "issuer and kid must be UTF-8") // only an input built in Go: a body is UTF-8
 	}
 	var out DECIssuer
 	err := s.write(op, p, func(st *state, b *batch) error {
@@ -172,7 +195,7 @@ func (s *Service) UnrevokeDECKey(ctx context.Context, p Principal, raw []byte) (
 		if old == nil {
 			return notFound(op)
 		}
-		i := slices.IndexFunc(old.Revoked, func(r DECRevocation) bool { return r.Kid == in.Kid })
+		i := slices.IndexFunc(old.Revoked, func(r dectype.Revocation) bool { return r.Kid == in.Kid })
 		if i < 0 {
 			return notFound(op)
 		}
@@ -190,8 +213,12 @@ func (s *Service) UnrevokeDECKey(ctx context.Context, p Principal, raw []byte) (
 	return out, err
 }
 
+// DECPolicyInput is the input of [Service.AddDECPolicy], the body of POST
+// /phc/v1/dec/policies: a policy, as dectype.Policy reads it.
+type DECPolicyInput dectype.Policy
+
 // AddDECPolicy adds (or replaces) an admission policy (owner only).
-func (s *Service) AddDECPolicy(ctx context.Context, p Principal, raw []byte) (DECPolicy, error) {
+func (s *Service) AddDECPolicy(ctx context.Context, p Principal, in DECPolicyInput) (DECPolicy, error) {
 	const op = "dec.policy"
 	if err := requireOwner(op, p); err != nil {
 		return DECPolicy{}, err
@@ -200,10 +227,16 @@ func (s *Service) AddDECPolicy(ctx context.Context, p Principal, raw []byte) (DE
 	if err != nil {
 		return DECPolicy{}, err
 	}
-	pol, id, err := v.CheckPolicy(raw)
+	pol := dectype.Policy(in)
+	// The view keeps no slice of the caller's.
+	pol.ReleaseDigests, pol.RuntimeConfigDigests = slices.Clone(pol.ReleaseDigests), slices.Clone(pol.RuntimeConfigDigests)
+	if err = recheck(op, in); err == nil {
+		err = v.CheckPolicy(pol)
+	}
 	if err != nil {
 		return DECPolicy{}, &Error{Op: op, Kind: KindInvalid, Public: "the policy does not match the format (FORMATS.md §2)", Err: err}
 	}
+	id := pol.ID
 	var out DECPolicy
 	err = s.write(op, p, func(st *state, b *batch) error {
 		d := &DECPolicy{ID: id, Policy: pol, Revision: b.nextRevision()}
@@ -239,32 +272,39 @@ func (s *Service) ListDECTrust(ctx context.Context, p Principal) (DECTrust, erro
 }
 
 // decPins is the view's trust store as the verifier takes it.
-func (st *state) decPins() json.RawMessage {
-	pins := make([]DECTrustInput, 0, len(st.decTrust))
+func (st *state) decPins() []dectype.Pin {
+	pins := make([]dectype.Pin, 0, len(st.decTrust))
 	for _, d := range st.decTrust {
-		pins = append(pins, DECTrustInput{Issuer: d.Issuer, JWKS: d.JWKS, Revoked: d.Revoked})
+		pins = append(pins, dectype.Pin{Issuer: d.Issuer, JWKS: d.JWKS, Revoked: d.Revoked})
 	}
-	raw, _ := json.Marshal(pins)
-	return raw
+	return pins
 }
 
 // maxDECDocument bounds a DEC document (FORMATS.md §2: 4 MiB).
 const maxDECDocument = 4 << 20
 
+// DECDocumentInput is the input of [Service.VerifyDEC] and
+// [Service.PresentDEC]: a DEC document, the whole body of POST
+// /phc/v1/dec/verify or /dec/present. An adapter passes the body as it
+// came, undecoded: the verifier reads the bytes itself, as its report is
+// about them (see dectype.RawDocument).
+type DECDocumentInput struct {
+	Document dectype.RawDocument
+}
+
 // VerifyDEC verifies a DEC document against the pinned trust store (owner
 // only): the report of FORMATS.md §2, three verdicts, never a bare boolean.
-func (s *Service) VerifyDEC(ctx context.Context, p Principal, raw []byte) (json.RawMessage, error) {
+func (s *Service) VerifyDEC(ctx context.Context, p Principal, in DECDocumentInput) (dectype.Report, error) {
 	const op = "dec.verify"
 	v, err := s.decVerifier(op)
 	if err != nil {
-		return nil, err
+		return dectype.Report{}, err
 	}
-	pins, err := ownerRead(s, op, p, func(st *state) (json.RawMessage, error) { return st.decPins(), nil })
+	pins, err := ownerRead(s, op, p, func(st *state) ([]dectype.Pin, error) { return st.decPins(), nil })
 	if err != nil {
-		return nil, err
+		return dectype.Report{}, err
 	}
-	report, _, _ := v.Verify(raw, pins)
-	return report, nil
+	return v.Verify(in.Document, pins), nil
 }
 
 const bucketDECPresentations = "dec_presentations" // tok_… → Presentation
@@ -272,43 +312,25 @@ const bucketDECPresentations = "dec_presentations" // tok_… → Presentation
 // Presentation is a DEC document a recipient presented, bound to the token
 // it presented it with and to the recipient the chain is about.
 type Presentation struct {
-	Token       string    `json:"token"`
-	Document    []byte    `json:"document"`
-	PresentedAt time.Time `json:"presented_at"`
+	Token       string              `json:"token"`
+	Document    dectype.RawDocument `json:"document"` // base64 in the store
+	PresentedAt time.Time           `json:"presented_at"`
 	// Subject is the chain's subject, which was the presenting recipient's
 	// identity when it was presented (see presenterSubject).
-	Subject *DECSubject `json:"subject,omitempty"`
-}
-
-// DECSubject names the client a DEC chain is about (FORMATS.md §2).
-type DECSubject struct {
-	ClientID string `json:"client_id"`
-	Issuer   string `json:"issuer,omitempty"`
+	Subject *dectype.Subject `json:"subject,omitempty"`
 }
 
 // presenterSubject is the DEC subject a chain presented by p must name: a
 // registered consumer is {client_id: its name}; an OIDC recipient is
 // {client_id: its subject, issuer: its issuer} — the identity the
 // custodian authenticated, never one the presenter claims.
-func (st *state) presenterSubject(p Principal) DECSubject {
+func (st *state) presenterSubject(p Principal) dectype.Subject {
 	if t := p.token; t != nil && t.Trust != "" {
 		if tr := st.trust[t.Trust]; tr != nil {
-			return DECSubject{ClientID: strings.TrimPrefix(p.Consumer, OIDCRecipient(tr.Issuer, "")), Issuer: tr.Issuer}
+			return dectype.Subject{ClientID: strings.TrimPrefix(p.Consumer, OIDCRecipient(tr.Issuer, "")), Issuer: tr.Issuer}
 		}
 	}
-	return DECSubject{ClientID: p.Consumer}
-}
-
-// reportSubject reads the subject of a verification report (nil when the
-// document names none that could be read).
-func reportSubject(report json.RawMessage) *DECSubject {
-	var rep struct {
-		Subject *DECSubject `json:"subject"`
-	}
-	if json.Unmarshal(report, &rep) != nil {
-		return nil
-	}
-	return rep.Subject
+	return dectype.Subject{ClientID: p.Consumer}
 }
 
 // dropPresentation removes the document presented with token id, if any
@@ -396,7 +418,8 @@ func (st *state) qualified(p Principal, g *Grant, now time.Time) (bool, []string
 		!now.Before(c.at) && now.Sub(c.at) < admissionTTL {
 		return c.ok, c.failed, c.head
 	}
-	_, admitted, failed, head := st.dec.Admit(pres.Document, pol.Policy, st.decPins(), now)
+	adm := st.dec.Admit(pres.Document, pol.Policy, st.decPins(), now)
+	admitted, failed, head := adm.Admitted(), adm.Codes(), adm.Head
 	st.admMu.Lock()
 	if len(st.admCache) >= maxAdmissionCache {
 		clear(st.admCache)
@@ -427,8 +450,8 @@ type admission struct {
 // Presented is the answer to PresentDEC: the admission under each policy
 // the recipient's grants require.
 type Presented struct {
-	Admissions []json.RawMessage `json:"admissions"`
-	Revision   uint64            `json:"revision"`
+	Admissions []dectype.Admission `json:"admissions"`
+	Revision   uint64              `json:"revision"`
 }
 
 // PresentDEC takes a recipient's DEC document, bound to the token it is
@@ -447,7 +470,7 @@ type Presented struct {
 // "subject:not_presenter") and withdraws the token's earlier
 // presentation, as any new presentation replaces the last one. Every
 // presentation also purges those no token can use any more.
-func (s *Service) PresentDEC(ctx context.Context, p Principal, raw []byte) (Presented, error) {
+func (s *Service) PresentDEC(ctx context.Context, p Principal, in DECDocumentInput) (Presented, error) {
 	const op = "dec.present"
 	if p.Kind() != PrincipalConsumer {
 		return Presented{}, fail(op, KindInvalid, "a recipient presents its own document, with its service token")
@@ -456,6 +479,7 @@ func (s *Service) PresentDEC(ctx context.Context, p Principal, raw []byte) (Pres
 	if err != nil {
 		return Presented{}, err
 	}
+	raw := in.Document
 	if len(raw) > maxDECDocument+1024 {
 		return Presented{}, fail(op, KindTooLarge, "")
 	}
@@ -470,8 +494,9 @@ func (s *Service) PresentDEC(ctx context.Context, p Principal, raw []byte) (Pres
 		}
 		st.purgePresentations(b)
 		pins := st.decPins()
-		report, _, head := v.Verify(raw, pins)
-		subject, want := reportSubject(report), st.presenterSubject(p)
+		report := v.Verify(raw, pins)
+		head := report.Head
+		subject, want := report.Subject, st.presenterSubject(p)
 		if subject == nil || *subject != want {
 			st.dropPresentation(b, p.token.ID)
 			refused = &Error{Op: op, Kind: KindQualificationRequired,
@@ -484,13 +509,13 @@ func (s *Service) PresentDEC(ctx context.Context, p Principal, raw []byte) (Pres
 				Constraint: KindQualificationRequired.Row().Constraint, Records: records, Revision: b.nextRevision()})
 			return nil
 		}
-		pres := &Presentation{Token: p.token.ID, Document: append([]byte{}, raw...), PresentedAt: b.now, Subject: subject}
+		pres := &Presentation{Token: p.token.ID, Document: slices.Clone(raw), PresentedAt: b.now, Subject: subject}
 		st.presentations[p.token.ID] = pres
 		b.put(bucketDECPresentations, p.token.ID, pres)
 		seen := map[string]bool{}
 		records := []string{}
 		allAdmitted := true
-		out.Admissions = []json.RawMessage{}
+		out.Admissions = []dectype.Admission{}
 		for _, g := range st.grantsFor(p.Consumer, OpRead, b.now) {
 			if g.Requires == nil || seen[g.Requires.Qualification] {
 				continue
@@ -500,7 +525,8 @@ func (s *Service) PresentDEC(ctx context.Context, p Principal, raw []byte) (Pres
 			if pol == nil {
 				continue
 			}
-			adm, admitted, _, head := v.Admit(raw, pol.Policy, pins, b.now)
+			adm := v.Admit(raw, pol.Policy, pins, b.now)
+			admitted, head := adm.Admitted(), adm.Head
 			out.Admissions = append(out.Admissions, adm)
 			records = append(records, "policy:"+pol.ID, admissionRecord(admitted))
 			if head != "" {
@@ -523,7 +549,7 @@ func (s *Service) PresentDEC(ctx context.Context, p Principal, raw []byte) (Pres
 }
 
 // subjectText is a DEC subject as an answer states it.
-func subjectText(s DECSubject) string {
+func subjectText(s dectype.Subject) string {
 	raw, _ := json.Marshal(s)
 	return string(raw)
 }

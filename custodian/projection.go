@@ -19,22 +19,6 @@ import (
 	"github.com/phc-project/phc/graph"
 )
 
-// Graph is the knowledge graph the core projects the canonical store into
-// (package graph implements it on Cayley). The core never reads a name or a
-// value from it: it holds opaque ids, and every decision about what a caller
-// may see is taken on the in-memory view.
-type Graph interface {
-	Apply(graph.Delta) error
-	Watermark() (uint64, error)
-	Edges(ctx context.Context, node string, dir graph.Direction, pred string) ([]graph.Edge, error)
-	Traverse(ctx context.Context, start, pred string, depth int, vis graph.Visibility) ([]graph.Step, error)
-	Dependents(ctx context.Context, roots []string, pred string, visit func(string) bool) ([]graph.Dependent, error)
-	Each(ctx context.Context, fn func(graph.Edge) error) error
-	Reset() error
-	Replace(edges []graph.Edge, watermark uint64) error
-	WriteNQuads(ctx context.Context, w io.Writer) error
-}
-
 // The projection's store records: the outbox holds each committed group's
 // graph delta under its revision until the graph has it; meta/graph_floor
 // is the highest revision whose delta was applied and pruned.

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/phc-project/phc/graph"
 	"github.com/phc-project/phc/internal/identity"
 	"github.com/phc-project/phc/internal/vault"
 	"github.com/phc-project/phc/schema"
@@ -39,9 +40,12 @@ type Config struct {
 	Vault  Vault
 	Schema *schema.Validator
 	Logger *slog.Logger // nil: discard
-	// Graph is the knowledge graph the store is projected into (required).
-	// One kept in memory is rebuilt from the store at every unlock.
-	Graph Graph
+	// Graph is the knowledge graph the store is projected into (required;
+	// graph/cayley implements it). One kept in memory is rebuilt from the
+	// store at every unlock. The core never reads a name or a value from
+	// it: it holds opaque ids, and every decision about what a caller may
+	// see is taken on the in-memory view. [Service.Close] does not close it.
+	Graph graph.Graph
 	Clock Clock // nil: the system clock
 
 	// IdleLock locks the vault after this long without an authenticated
@@ -90,7 +94,7 @@ const (
 // Service is the custodian core. It is safe for concurrent use.
 type Service struct {
 	store    Store
-	graph    Graph
+	graph    graph.Graph
 	vault    Vault
 	schema   *schema.Validator
 	log      *slog.Logger

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/phc-project/phc/graph"
 )
 
 // state is the in-memory view of the canonical store, loaded at unlock and
@@ -93,7 +95,7 @@ type state struct {
 	sets *knownSets
 
 	// graph is the Service's graph, for reads on the view.
-	graph Graph
+	graph graph.Graph
 
 	// job is the journal's record of the write being applied (nil
 	// outside the journal); see finishJob.

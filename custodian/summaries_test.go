@@ -320,7 +320,7 @@ func TestGraphCatchesUpFromTheOutbox(t *testing.T) {
 // TestGraphRebuiltWhenLost: a graph that lost everything (a new file, say)
 // is rebuilt from the store at unlock.
 func TestGraphRebuiltWhenLost(t *testing.T) {
-	var g custodian.Graph = cayley.OpenMemory()
+	var g graph.Graph = cayley.OpenMemory()
 	holder := &swapGraph{Graph: g}
 	ts := newTestService(t, func(c *custodian.Config) { c.Graph = holder })
 	ctx := t.Context()
@@ -337,7 +337,7 @@ func TestGraphRebuiltWhenLost(t *testing.T) {
 	}
 }
 
-type swapGraph struct{ custodian.Graph }
+type swapGraph struct{ graph.Graph }
 
 // TestConsumerSummaryServedOnlyToItsMaker: an application's summary is its
 // own word about the parents, which the custodian cannot check, so it is

@@ -9,6 +9,8 @@ import (
 
 	"github.com/lestrrat-go/jwx/v2/jwa"
 	"github.com/lestrrat-go/jwx/v2/jwk"
+
+	"github.com/phc-project/phc/dec/dectype"
 )
 
 func TestParsePolicy(t *testing.T) {
@@ -70,30 +72,30 @@ func TestAdmit(t *testing.T) {
 		t.Fatalf("the chain does not verify: %s", problems(rep))
 	}
 	release, runtime := "sha256:"+strings.Repeat("ab", 32), "sha256:"+strings.Repeat("cd", 32)
-	base := Policy{ID: "p", Issuer: issuer, ClientID: "tutor-app", ReleaseDigests: []string{release}, Method: "build-attestation",
+	base := dectype.Policy{ID: "p", Issuer: issuer, ClientID: "tutor-app", ReleaseDigests: []string{release}, Method: "build-attestation",
 		Purpose: "learning", RuntimeConfigDigests: []string{runtime}, MaxAge: "24h", RequireUnrevoked: true}
 	now := t0.Add(time.Hour)
 	cases := []struct {
 		name   string
-		edit   func(p *Policy, tr *Trust, now *time.Time, rep *Report)
+		edit   func(p *dectype.Policy, tr *Trust, now *time.Time, rep *dectype.Report)
 		denied []string
 	}{
-		{"all pass", func(*Policy, *Trust, *time.Time, *Report) {}, nil},
-		{"other issuer", func(p *Policy, _ *Trust, _ *time.Time, _ *Report) { p.Issuer = "https://other.example" }, []string{CondIssuer}},
-		{"other client", func(p *Policy, _ *Trust, _ *time.Time, _ *Report) { p.ClientID = "coach-app" }, []string{CondClientID}},
-		{"wrong release digest", func(p *Policy, _ *Trust, _ *time.Time, _ *Report) {
+		{"all pass", func(*dectype.Policy, *Trust, *time.Time, *dectype.Report) {}, nil},
+		{"other issuer", func(p *dectype.Policy, _ *Trust, _ *time.Time, _ *dectype.Report) { p.Issuer = "https://other.example" }, []string{dectype.CondIssuer}},
+		{"other client", func(p *dectype.Policy, _ *Trust, _ *time.Time, _ *dectype.Report) { p.ClientID = "coach-app" }, []string{dectype.CondClientID}},
+		{"wrong release digest", func(p *dectype.Policy, _ *Trust, _ *time.Time, _ *dectype.Report) {
 			p.ReleaseDigests = []string{"sha256:" + strings.Repeat("00", 32)}
-		}, []string{CondReleaseDigest}},
-		{"other method", func(p *Policy, _ *Trust, _ *time.Time, _ *Report) { p.Method = "source-review" }, []string{CondMethod}},
-		{"other purpose", func(p *Policy, _ *Trust, _ *time.Time, _ *Report) { p.Purpose = "tax" }, []string{CondPurpose}},
-		{"other runtime", func(p *Policy, _ *Trust, _ *time.Time, _ *Report) {
+		}, []string{dectype.CondReleaseDigest}},
+		{"other method", func(p *dectype.Policy, _ *Trust, _ *time.Time, _ *dectype.Report) { p.Method = "source-review" }, []string{dectype.CondMethod}},
+		{"other purpose", func(p *dectype.Policy, _ *Trust, _ *time.Time, _ *dectype.Report) { p.Purpose = "tax" }, []string{dectype.CondPurpose}},
+		{"other runtime", func(p *dectype.Policy, _ *Trust, _ *time.Time, _ *dectype.Report) {
 			p.RuntimeConfigDigests = []string{"sha256:" + strings.Repeat("11", 32)}
-		}, []string{CondRuntimeDigest}},
-		{"stale", func(_ *Policy, _ *Trust, n *time.Time, _ *Report) { *n = t0.Add(48 * time.Hour) }, []string{CondMaxAge}},
-		{"revoked key", func(_ *Policy, tr *Trust, _ *time.Time, _ *Report) {
-			tr.Revoked = map[string][]Revocation{issuer: {{Kid: "ed-1", At: t0.Add(30 * time.Minute)}}}
-		}, []string{CondRevoked}},
-		{"not verified", func(_ *Policy, _ *Trust, _ *time.Time, r *Report) { r.OK = false }, []string{CondVerified}},
+		}, []string{dectype.CondRuntimeDigest}},
+		{"stale", func(_ *dectype.Policy, _ *Trust, n *time.Time, _ *dectype.Report) { *n = t0.Add(48 * time.Hour) }, []string{dectype.CondMaxAge}},
+		{"revoked key", func(_ *dectype.Policy, tr *Trust, _ *time.Time, _ *dectype.Report) {
+			tr.Revoked = map[string][]dectype.Revocation{issuer: {{Kid: "ed-1", At: t0.Add(30 * time.Minute)}}}
+		}, []string{dectype.CondRevoked}},
+		{"not verified", func(_ *dectype.Policy, _ *Trust, _ *time.Time, r *dectype.Report) { r.OK = false }, []string{dectype.CondVerified}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -140,33 +142,33 @@ func TestAdmitQualifiesByReleaseEntriesOnly(t *testing.T) {
 		ps := payloads(s, len(types))
 		for i, typ := range types {
 			ps[i]["type"] = typ
-			if typ != TypeRelease && typ != TypeQualification {
+			if typ != dectype.TypeRelease && typ != dectype.TypeQualification {
 				says(ps[i])
 			}
 		}
 		return []byte(doc(s.build(t, ps)))
 	}
-	policy := func(digest, method, purpose, runtime string) Policy {
-		return Policy{ID: "p", Issuer: issuer, ClientID: "tutor-app", ReleaseDigests: []string{digest}, Method: method,
+	policy := func(digest, method, purpose, runtime string) dectype.Policy {
+		return dectype.Policy{ID: "p", Issuer: issuer, ClientID: "tutor-app", ReleaseDigests: []string{digest}, Method: method,
 			Purpose: purpose, RuntimeConfigDigests: []string{runtime}}
 	}
 	asQualified := policy(released, "build-attestation", "learning", runtimeOK)
 	asRun := policy(ran, "self-report", "marketing", runtimeRun)
-	consentOnly := Policy{ID: "p", Issuer: issuer, ClientID: "tutor-app"}
+	consentOnly := dectype.Policy{ID: "p", Issuer: issuer, ClientID: "tutor-app"}
 	cases := []struct {
 		name   string
 		doc    []byte
-		policy Policy
+		policy dectype.Policy
 		denied []string
 	}{
-		{"release then runs: the release qualifies", chain(TypeRelease, TypeRunStart, TypeRunEnd), asQualified, nil},
-		{"release then runs: what the runs say does not", chain(TypeRelease, TypeRunStart, TypeRunEnd), asRun,
-			[]string{CondReleaseDigest, CondMethod, CondPurpose, CondRuntimeDigest}},
-		{"qualification entry qualifies", chain(TypeQualification, TypeRunStep), asQualified, nil},
-		{"runs only: nothing qualifies", chain(TypeRunStart, TypeRunStep, TypeRunEnd), asRun,
-			[]string{CondQualification, CondReleaseDigest, CondMethod, CondPurpose, CondRuntimeDigest}},
-		{"runs only, a policy of issuer and client", chain(TypeRunStart, TypeRunEnd), consentOnly, []string{CondQualification}},
-		{"release only, a policy of issuer and client", chain(TypeRelease), consentOnly, nil},
+		{"release then runs: the release qualifies", chain(dectype.TypeRelease, dectype.TypeRunStart, dectype.TypeRunEnd), asQualified, nil},
+		{"release then runs: what the runs say does not", chain(dectype.TypeRelease, dectype.TypeRunStart, dectype.TypeRunEnd), asRun,
+			[]string{dectype.CondReleaseDigest, dectype.CondMethod, dectype.CondPurpose, dectype.CondRuntimeDigest}},
+		{"qualification entry qualifies", chain(dectype.TypeQualification, dectype.TypeRunStep), asQualified, nil},
+		{"runs only: nothing qualifies", chain(dectype.TypeRunStart, dectype.TypeRunStep, dectype.TypeRunEnd), asRun,
+			[]string{dectype.CondQualification, dectype.CondReleaseDigest, dectype.CondMethod, dectype.CondPurpose, dectype.CondRuntimeDigest}},
+		{"runs only, a policy of issuer and client", chain(dectype.TypeRunStart, dectype.TypeRunEnd), consentOnly, []string{dectype.CondQualification}},
+		{"release only, a policy of issuer and client", chain(dectype.TypeRelease), consentOnly, nil},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

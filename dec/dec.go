@@ -8,6 +8,10 @@
 // a report always says replay "not_asserted" and grants_access false.
 // Callers (the custodian's admission, the CLI, the HTTP route) assert on
 // problem codes, never on details.
+//
+// The data — documents, reports, policies, admissions and their codes —
+// are package dectype's, which the custodian shares; [Service] is the
+// verifier the custodian is given.
 package dec
 
 import (
@@ -24,174 +28,21 @@ import (
 	"github.com/lestrrat-go/jwx/v2/jwk"
 	"github.com/lestrrat-go/jwx/v2/jws"
 
+	"github.com/phc-project/phc/dec/dectype"
 	"github.com/phc-project/phc/schema"
 )
 
-// Limits of FORMATS.md §2.
-const (
-	Version         = "0.1"
-	MaxEntries      = 1000
-	MaxEntryBytes   = 64 << 10
-	MaxDocumentSize = 4 << 20
-	EntryType       = "dec-entry+json"
-)
-
-// Entry types.
-const (
-	TypeRelease       = "release"
-	TypeQualification = "qualification"
-	TypeRunStart      = "run.start"
-	TypeRunStep       = "run.step"
-	TypeRunEnd        = "run.end"
-	TypeKeyRevoke     = "key.revoke"
-)
-
-// Problem codes. They are stable: tests and callers compare them.
-const (
-	// structural
-	CodeMalformedDocument = "malformed_document" // not one strict JSON object of the format
-	CodeTooLarge          = "document_too_large"
-	CodeVersion           = "unsupported_version"
-	CodeChainID           = "bad_chain_id"
-	CodeNoEntries         = "no_entries"
-	CodeTooManyEntries    = "too_many_entries"
-	CodeEntryTooLarge     = "entry_too_large"
-	CodeMalformedEntry    = "malformed_entry" // not a compact JWS, or a payload that is not the format's
-	CodeBadPayload        = "bad_payload"     // a payload member out of its form (detail names it)
-	CodeChainIDMismatch   = "chain_id_mismatch"
-	CodeMixedIssuers      = "mixed_issuers"
-	CodeMixedSubjects     = "mixed_subjects"     // an entry about another client than entry 0
-	CodeSeq               = "seq_not_contiguous" // missing, skipped or out of order
-	CodeIatDecreasing     = "iat_decreasing"
-	// signature
-	CodeBadHeader      = "bad_header"       // a header member outside {alg, kid, typ}, or typ/kid wrong
-	CodeKeyInHeader    = "key_in_header"    // jwk, jku, x5u or x5c
-	CodeUnknownCrit    = "unknown_crit"     // any crit: no extension is understood
-	CodeAlgNotAllowed  = "alg_not_allowed"  // none, HS256, …: only EdDSA and ES256
-	CodeAlgKeyMismatch = "alg_key_mismatch" // alg does not match the pinned key's type
-	CodeUnknownIssuer  = "unknown_issuer"   // no keys pinned for the issuer
-	CodeUnknownKid     = "unknown_kid"
-	CodeBadSignature   = "bad_signature"
-	CodeRevokedKey     = "revoked_key" // signed by a key revoked before the entry's iat
-	// chain
-	CodePrevNotNull  = "prev_not_null" // entry 0 names a predecessor
-	CodePrevMismatch = "prev_mismatch"
-	CodeFork         = "fork" // two entries with one seq
-)
-
-// Problem is one thing wrong with a document. Entry is the index of the
-// entry concerned, -1 for the document.
-type Problem struct {
-	Entry  int    `json:"entry"`
-	Code   string `json:"code"`
-	Detail string `json:"detail"`
-}
-
-// Verdict is one of the three verdicts.
-type Verdict struct {
-	OK       bool      `json:"ok"`
-	Problems []Problem `json:"problems"`
-}
-
-func (v *Verdict) add(entry int, code, format string, args ...any) {
-	v.Problems = append(v.Problems, Problem{Entry: entry, Code: code, Detail: fmt.Sprintf(format, args...)})
-}
-
-// Codes lists v's problem codes in order.
-func (v Verdict) Codes() []string {
-	out := make([]string, len(v.Problems))
-	for i, p := range v.Problems {
-		out[i] = p.Code
-	}
-	return out
-}
-
-// Subject names the client an entry is about.
-type Subject struct {
-	ClientID string `json:"client_id"`
-	Issuer   string `json:"issuer,omitempty"`
-}
-
-// Release names a client release by digest.
-type Release struct {
-	Name    string `json:"name"`
-	Version string `json:"version"`
-	Digest  string `json:"digest"`
-}
-
-// Runtime names a runtime configuration by digest.
-type Runtime struct {
-	ConfigDigest string `json:"config_digest"`
-}
-
-// Payload is one entry's payload.
-type Payload struct {
-	ChainID string          `json:"chain_id"`
-	Seq     *int            `json:"seq"`
-	Prev    *string         `json:"prev"`
-	Iat     string          `json:"iat"`
-	Issuer  string          `json:"issuer"`
-	Type    string          `json:"type"`
-	Subject *Subject        `json:"subject"`
-	Release *Release        `json:"release,omitempty"`
-	Method  string          `json:"method,omitempty"`
-	Purpose string          `json:"purpose,omitempty"`
-	Runtime *Runtime        `json:"runtime,omitempty"`
-	Body    json.RawMessage `json:"body,omitempty"`
-}
-
-// Document is a DEC document.
-type Document struct {
-	Version string   `json:"dec_version"`
-	ChainID string   `json:"chain_id"`
-	Entries []string `json:"entries"`
-}
-
-// Encode is the compact encoding of d, members in the order of FORMATS.md
-// §2. It is one encoding among many: the wrapper is ordinary JSON, whose
-// member order and whitespace carry no meaning, and Verify accepts any of
-// them (what is signed and hashed is each entry's compact JWS bytes).
-func (d *Document) Encode() []byte {
-	raw, _ := json.Marshal(d)
-	return raw
-}
-
-// Report is the answer of Verify (FORMATS.md §2).
-type Report struct {
-	Structural   Verdict  `json:"structural"`
-	Signature    Verdict  `json:"signature"`
-	Chain        Verdict  `json:"chain"`
-	OK           bool     `json:"ok"` // all three verdicts pass
-	ChainID      string   `json:"chain_id,omitempty"`
-	Issuer       string   `json:"issuer,omitempty"`
-	Subject      *Subject `json:"subject,omitempty"`
-	Release      *Release `json:"release,omitempty"` // release, method, purpose and runtime: from release and qualification entries only
-	Method       string   `json:"method,omitempty"`
-	Purpose      string   `json:"purpose,omitempty"`
-	Runtime      *Runtime `json:"runtime,omitempty"`
-	QualifiedAt  string   `json:"qualified_at,omitempty"` // iat of the last release or qualification entry; "" if none (run evidence only)
-	Head         string   `json:"head,omitempty"`
-	LastIat      string   `json:"last_iat,omitempty"`
-	Entries      int      `json:"entries"`
-	Replay       string   `json:"replay"`
-	GrantsAccess bool     `json:"grants_access"`
-	// KeysUsed lists the kid of every entry, in order, for admission's
-	// revocation checks.
-	KeysUsed []string `json:"keys_used,omitempty"`
-}
-
-// Revocation revokes a key from a moment on.
-type Revocation struct {
-	Kid string    `json:"kid"`
-	At  time.Time `json:"at"`
+// add records a problem in v.
+func add(v *dectype.Verdict, entry int, code, format string, args ...any) {
+	v.Problems = append(v.Problems, dectype.Problem{Entry: entry, Code: code, Detail: fmt.Sprintf(format, args...)})
 }
 
 // Trust is the pinned trust store: per issuer, the keys that may sign its
 // entries, and the keys revoked (with the moment from which they no longer
 // verify anything).
 type Trust struct {
-	Keys    map[string]jwk.Set      // issuer → JWKS (public keys, each with a kid)
-	Revoked map[string][]Revocation // issuer → revocations
+	Keys    map[string]jwk.Set              // issuer → JWKS (public keys, each with a kid)
+	Revoked map[string][]dectype.Revocation // issuer → revocations
 }
 
 // revokedAt returns when kid of issuer was revoked in the store, if it was.
@@ -210,7 +61,7 @@ var (
 	prevPattern    = regexp.MustCompile(`^sha-256:[A-Za-z0-9_-]{43}$`)
 	idPattern      = regexp.MustCompile(`^[\x21-\x7e]{1,256}$`) // printable ASCII, no spaces
 	textPattern    = regexp.MustCompile(`^[^\x00-\x1f\x7f]{1,256}$`)
-	knownTypes     = map[string]bool{TypeRelease: true, TypeQualification: true, TypeRunStart: true, TypeRunStep: true, TypeRunEnd: true, TypeKeyRevoke: true}
+	knownTypes     = map[string]bool{dectype.TypeRelease: true, dectype.TypeQualification: true, dectype.TypeRunStart: true, dectype.TypeRunStep: true, dectype.TypeRunEnd: true, dectype.TypeKeyRevoke: true}
 )
 
 // Hash is the "sha-256:<base64url>" of an entry's compact JWS bytes.
@@ -223,7 +74,7 @@ func Hash(entry string) string {
 type entry struct {
 	raw     string
 	header  header
-	payload Payload
+	payload dectype.Payload
 	iat     time.Time
 	ok      bool // structurally sound: the signature and chain checks may use it
 }
@@ -238,15 +89,15 @@ type header struct {
 }
 
 // limits for the strict decoder: a document of 1,000 entries of 64 KiB.
-var docLimits = schema.Limits{MaxBytes: MaxDocumentSize, MaxDepth: 8, MaxStringBytes: MaxDocumentSize, MaxMembers: 2*MaxEntries + 16}
-var partLimits = schema.Limits{MaxBytes: MaxEntryBytes, MaxDepth: 16, MaxStringBytes: 8 << 10, MaxMembers: 1000}
+var docLimits = schema.Limits{MaxBytes: dectype.MaxDocumentSize, MaxDepth: 8, MaxStringBytes: dectype.MaxDocumentSize, MaxMembers: 2*dectype.MaxEntries + 16}
+var partLimits = schema.Limits{MaxBytes: dectype.MaxEntryBytes, MaxDepth: 16, MaxStringBytes: 8 << 10, MaxMembers: 1000}
 
 // Verify checks raw as a DEC 0.1 document against trust. It never fails:
 // whatever raw holds, the report says what is wrong with it. A signature
 // or chain verdict passes only over a structurally sound document.
-func Verify(raw []byte, trust Trust) (rep Report) {
-	rep = Report{Replay: "not_asserted", GrantsAccess: false,
-		Structural: Verdict{Problems: []Problem{}}, Signature: Verdict{Problems: []Problem{}}, Chain: Verdict{Problems: []Problem{}}}
+func Verify(raw dectype.RawDocument, trust Trust) (rep dectype.Report) {
+	rep = dectype.Report{Replay: "not_asserted", GrantsAccess: false,
+		Structural: dectype.Verdict{Problems: []dectype.Problem{}}, Signature: dectype.Verdict{Problems: []dectype.Problem{}}, Chain: dectype.Verdict{Problems: []dectype.Problem{}}}
 	defer func() {
 		rep.Structural.OK = len(rep.Structural.Problems) == 0
 		rep.Signature.OK = len(rep.Signature.Problems) == 0 && rep.Structural.OK
@@ -254,29 +105,29 @@ func Verify(raw []byte, trust Trust) (rep Report) {
 		rep.OK = rep.Structural.OK && rep.Signature.OK && rep.Chain.OK
 	}()
 	st := &rep.Structural
-	if len(raw) > MaxDocumentSize {
-		st.add(-1, CodeTooLarge, "the document has %d bytes; at most %d", len(raw), MaxDocumentSize)
-		rep.Signature.add(-1, CodeMalformedDocument, "not checked: the document is not readable")
+	if len(raw) > dectype.MaxDocumentSize {
+		add(st, -1, dectype.CodeTooLarge, "the document has %d bytes; at most %d", len(raw), dectype.MaxDocumentSize)
+		add(&rep.Signature, -1, dectype.CodeMalformedDocument, "not checked: the document is not readable")
 		return rep
 	}
-	var doc Document
+	var doc dectype.Document
 	if err := schema.DecodeInto(raw, docLimits, &doc); err != nil {
-		st.add(-1, CodeMalformedDocument, "%v", err)
+		add(st, -1, dectype.CodeMalformedDocument, "%v", err)
 		return rep
 	}
-	if doc.Version != Version {
-		st.add(-1, CodeVersion, "dec_version must be %q", Version)
+	if doc.Version != dectype.Version {
+		add(st, -1, dectype.CodeVersion, "dec_version must be %q", dectype.Version)
 	}
 	if !chainIDPattern.MatchString(doc.ChainID) {
-		st.add(-1, CodeChainID, "chain_id must be a lower-case urn:uuid")
+		add(st, -1, dectype.CodeChainID, "chain_id must be a lower-case urn:uuid")
 	}
 	rep.ChainID = doc.ChainID
 	switch n := len(doc.Entries); {
 	case n == 0:
-		st.add(-1, CodeNoEntries, "the document has no entries")
+		add(st, -1, dectype.CodeNoEntries, "the document has no entries")
 		return rep
-	case n > MaxEntries:
-		st.add(-1, CodeTooManyEntries, "the document has %d entries; at most %d", n, MaxEntries)
+	case n > dectype.MaxEntries:
+		add(st, -1, dectype.CodeTooManyEntries, "the document has %d entries; at most %d", n, dectype.MaxEntries)
 		return rep
 	}
 	rep.Entries = len(doc.Entries)
@@ -300,7 +151,7 @@ func Verify(raw []byte, trust Trust) (rep Report) {
 		// Release, method, purpose and runtime qualify a client only as a
 		// release or qualification entry states them: run.* entries are
 		// evidence about a run, never a qualification (PHC draft §5).
-		if p.Type != TypeRelease && p.Type != TypeQualification {
+		if p.Type != dectype.TypeRelease && p.Type != dectype.TypeQualification {
 			continue
 		}
 		rep.QualifiedAt = p.Iat
@@ -321,15 +172,15 @@ func Verify(raw []byte, trust Trust) (rep Report) {
 }
 
 // parseEntry reads one compact JWS: its header and payload, strictly.
-func parseEntry(i int, raw string, st *Verdict) *entry {
+func parseEntry(i int, raw string, st *dectype.Verdict) *entry {
 	e := &entry{raw: raw}
-	if len(raw) > MaxEntryBytes {
-		st.add(i, CodeEntryTooLarge, "the entry has %d bytes; at most %d", len(raw), MaxEntryBytes)
+	if len(raw) > dectype.MaxEntryBytes {
+		add(st, i, dectype.CodeEntryTooLarge, "the entry has %d bytes; at most %d", len(raw), dectype.MaxEntryBytes)
 		return e
 	}
 	parts := strings.Split(raw, ".")
 	if len(parts) != 3 || parts[0] == "" || parts[1] == "" {
-		st.add(i, CodeMalformedEntry, "not a compact JWS")
+		add(st, i, dectype.CodeMalformedEntry, "not a compact JWS")
 		return e
 	}
 	// Strict base64url, and each part exactly the encoding of its bytes:
@@ -339,7 +190,7 @@ func parseEntry(i int, raw string, st *Verdict) *entry {
 	for k, part := range parts {
 		b, err := base64.RawURLEncoding.Strict().DecodeString(part)
 		if err != nil || base64.RawURLEncoding.EncodeToString(b) != part {
-			st.add(i, CodeMalformedEntry, "a part of the JWS is not canonical base64url without padding")
+			add(st, i, dectype.CodeMalformedEntry, "a part of the JWS is not canonical base64url without padding")
 			return e
 		}
 		decoded[k] = b
@@ -348,7 +199,7 @@ func parseEntry(i int, raw string, st *Verdict) *entry {
 	hv, err := schema.Decode(hb, partLimits)
 	hm, isObject := hv.(map[string]any)
 	if err != nil || !isObject {
-		st.add(i, CodeMalformedEntry, "the header is not one JSON object")
+		add(st, i, dectype.CodeMalformedEntry, "the header is not one JSON object")
 		return e
 	}
 	for k, v := range hm {
@@ -369,12 +220,12 @@ func parseEntry(i int, raw string, st *Verdict) *entry {
 		}
 	}
 	if err := schema.DecodeInto(pb, partLimits, &e.payload); err != nil {
-		st.add(i, CodeMalformedEntry, "payload: %v", err)
+		add(st, i, dectype.CodeMalformedEntry, "payload: %v", err)
 		return e
 	}
 	p := &e.payload
 	bad := func(field, want string) {
-		st.add(i, CodeBadPayload, "%s must be %s", field, want)
+		add(st, i, dectype.CodeBadPayload, "%s must be %s", field, want)
 	}
 	okBefore := len(st.Problems)
 	if p.Seq == nil || *p.Seq < 0 {
@@ -415,7 +266,7 @@ func parseEntry(i int, raw string, st *Verdict) *entry {
 			bad("body", "an object")
 		}
 	}
-	if p.Type == TypeKeyRevoke && revokedKid(p) == "" {
+	if p.Type == dectype.TypeKeyRevoke && revokedKid(p) == "" {
 		bad("body", `{"kid": …} naming the key a key.revoke entry revokes`)
 	}
 	e.ok = len(st.Problems) == okBefore
@@ -423,7 +274,7 @@ func parseEntry(i int, raw string, st *Verdict) *entry {
 }
 
 // revokedKid is the kid a key.revoke entry revokes ("" if none).
-func revokedKid(p *Payload) string {
+func revokedKid(p *dectype.Payload) string {
 	var b struct {
 		Kid string `json:"kid"`
 	}
@@ -433,9 +284,9 @@ func revokedKid(p *Payload) string {
 	return b.Kid
 }
 
-func checkStructure(doc Document, entries []*entry, st *Verdict, rep *Report) {
+func checkStructure(doc dectype.Document, entries []*entry, st *dectype.Verdict, rep *dectype.Report) {
 	issuer := ""
-	var subject *Subject
+	var subject *dectype.Subject
 	var lastIat time.Time
 	for i, e := range entries {
 		if !e.ok {
@@ -443,23 +294,23 @@ func checkStructure(doc Document, entries []*entry, st *Verdict, rep *Report) {
 		}
 		p := e.payload
 		if p.ChainID != doc.ChainID {
-			st.add(i, CodeChainIDMismatch, "the entry's chain_id is not the document's")
+			add(st, i, dectype.CodeChainIDMismatch, "the entry's chain_id is not the document's")
 		}
 		if issuer == "" {
 			issuer = p.Issuer
 		} else if p.Issuer != issuer {
-			st.add(i, CodeMixedIssuers, "the entry's issuer differs from entry 0's")
+			add(st, i, dectype.CodeMixedIssuers, "the entry's issuer differs from entry 0's")
 		}
 		if subject == nil {
 			subject = p.Subject
 		} else if *p.Subject != *subject {
-			st.add(i, CodeMixedSubjects, "the entry's subject differs from entry 0's: a chain is about one client")
+			add(st, i, dectype.CodeMixedSubjects, "the entry's subject differs from entry 0's: a chain is about one client")
 		}
 		if *p.Seq != i {
-			st.add(i, CodeSeq, "seq %d at position %d: seq starts at 0 and is contiguous", *p.Seq, i)
+			add(st, i, dectype.CodeSeq, "seq %d at position %d: seq starts at 0 and is contiguous", *p.Seq, i)
 		}
 		if i > 0 && e.iat.Before(lastIat) {
-			st.add(i, CodeIatDecreasing, "iat is before the previous entry's")
+			add(st, i, dectype.CodeIatDecreasing, "iat is before the previous entry's")
 		}
 		lastIat = e.iat
 	}
@@ -477,7 +328,7 @@ var allowedAlgs = map[string]func(jwk.Key) bool{
 	},
 }
 
-func checkSignatures(entries []*entry, trust Trust, sv *Verdict) {
+func checkSignatures(entries []*entry, trust Trust, sv *dectype.Verdict) {
 	revokedInChain := map[string]int{} // kid → index of the key.revoke entry
 	for i, e := range entries {
 		if !e.ok {
@@ -486,48 +337,48 @@ func checkSignatures(entries []*entry, trust Trust, sv *Verdict) {
 		h := e.header
 		switch {
 		case h.keyMember:
-			sv.add(i, CodeKeyInHeader, "the header names a key (jwk, jku, x5u or x5c): keys are pinned, never taken from an entry")
+			add(sv, i, dectype.CodeKeyInHeader, "the header names a key (jwk, jku, x5u or x5c): keys are pinned, never taken from an entry")
 			continue
 		case h.crit:
-			sv.add(i, CodeUnknownCrit, "the header has crit: no extension is understood")
+			add(sv, i, dectype.CodeUnknownCrit, "the header has crit: no extension is understood")
 			continue
-		case h.other || h.Typ != EntryType || !idPattern.MatchString(h.Kid):
-			sv.add(i, CodeBadHeader, "the header must be {alg, kid, typ: %q}", EntryType)
+		case h.other || h.Typ != dectype.EntryType || !idPattern.MatchString(h.Kid):
+			add(sv, i, dectype.CodeBadHeader, "the header must be {alg, kid, typ: %q}", dectype.EntryType)
 			continue
 		}
 		keyFits, allowed := allowedAlgs[h.Alg]
 		if !allowed {
-			sv.add(i, CodeAlgNotAllowed, "alg must be EdDSA or ES256")
+			add(sv, i, dectype.CodeAlgNotAllowed, "alg must be EdDSA or ES256")
 			continue
 		}
 		set, ok := trust.Keys[e.payload.Issuer]
 		if !ok || set == nil {
-			sv.add(i, CodeUnknownIssuer, "no keys are pinned for the entry's issuer")
+			add(sv, i, dectype.CodeUnknownIssuer, "no keys are pinned for the entry's issuer")
 			continue
 		}
 		key, ok := set.LookupKeyID(h.Kid)
 		if !ok {
-			sv.add(i, CodeUnknownKid, "no pinned key of the issuer has the entry's kid")
+			add(sv, i, dectype.CodeUnknownKid, "no pinned key of the issuer has the entry's kid")
 			continue
 		}
 		pub, err := key.PublicKey()
 		if err != nil || !keyFits(pub) {
-			sv.add(i, CodeAlgKeyMismatch, "alg %s does not match the pinned key's type", h.Alg)
+			add(sv, i, dectype.CodeAlgKeyMismatch, "alg %s does not match the pinned key's type", h.Alg)
 			continue
 		}
 		if _, err := jws.Verify([]byte(e.raw), jws.WithKey(jwa.SignatureAlgorithm(h.Alg), pub)); err != nil {
-			sv.add(i, CodeBadSignature, "the signature does not verify under the pinned key")
+			add(sv, i, dectype.CodeBadSignature, "the signature does not verify under the pinned key")
 			continue
 		}
 		if at, ok := trust.revokedAt(e.payload.Issuer, h.Kid); ok && !e.iat.Before(at) {
-			sv.add(i, CodeRevokedKey, "the key was revoked in the trust store before the entry's iat")
+			add(sv, i, dectype.CodeRevokedKey, "the key was revoked in the trust store before the entry's iat")
 			continue
 		}
 		if j, ok := revokedInChain[h.Kid]; ok && !e.iat.Before(entries[j].iat) {
-			sv.add(i, CodeRevokedKey, "the key was revoked by entry %d", j)
+			add(sv, i, dectype.CodeRevokedKey, "the key was revoked by entry %d", j)
 			continue
 		}
-		if e.payload.Type == TypeKeyRevoke {
+		if e.payload.Type == dectype.TypeKeyRevoke {
 			if kid := revokedKid(&e.payload); kid != "" {
 				if _, seen := revokedInChain[kid]; !seen {
 					revokedInChain[kid] = i
@@ -537,7 +388,7 @@ func checkSignatures(entries []*entry, trust Trust, sv *Verdict) {
 	}
 }
 
-func checkChain(entries []*entry, cv *Verdict) {
+func checkChain(entries []*entry, cv *dectype.Verdict) {
 	seen := map[int][]int{}
 	for i, e := range entries {
 		if !e.ok {
@@ -547,9 +398,9 @@ func checkChain(entries []*entry, cv *Verdict) {
 		prev := e.payload.Prev
 		switch {
 		case i == 0 && prev != nil:
-			cv.add(i, CodePrevNotNull, "entry 0 must have prev null")
+			add(cv, i, dectype.CodePrevNotNull, "entry 0 must have prev null")
 		case i > 0 && (prev == nil || *prev != Hash(entries[i-1].raw)):
-			cv.add(i, CodePrevMismatch, "prev is not the hash of entry %d", i-1)
+			add(cv, i, dectype.CodePrevMismatch, "prev is not the hash of entry %d", i-1)
 		}
 	}
 	seqs := make([]int, 0, len(seen))
@@ -559,7 +410,7 @@ func checkChain(entries []*entry, cv *Verdict) {
 	sort.Ints(seqs)
 	for _, s := range seqs {
 		if at := seen[s]; len(at) > 1 {
-			cv.add(at[1], CodeFork, "seq %d appears at entries %v", s, at)
+			add(cv, at[1], dectype.CodeFork, "seq %d appears at entries %v", s, at)
 		}
 	}
 }

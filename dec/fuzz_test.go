@@ -7,6 +7,8 @@ import (
 
 	"github.com/lestrrat-go/jwx/v2/jwa"
 	"github.com/lestrrat-go/jwx/v2/jwk"
+
+	"github.com/phc-project/phc/dec/dectype"
 )
 
 // FuzzVerify: nothing panics; every problem has a known code; a document
@@ -34,7 +36,7 @@ func FuzzVerify(f *testing.F) {
 	trust := trustOf(f, vs[0])
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		rep := Verify(raw, trust)
-		for _, v := range []Verdict{rep.Structural, rep.Signature, rep.Chain} {
+		for _, v := range []dectype.Verdict{rep.Structural, rep.Signature, rep.Chain} {
 			for _, p := range v.Problems {
 				if !knownCodes[p.Code] {
 					t.Fatalf("unknown problem code %q", p.Code)
@@ -44,7 +46,7 @@ func FuzzVerify(f *testing.F) {
 		if rep.Structural.OK {
 			// Member order and whitespace of the wrapper carry no meaning:
 			// the compact form of a sound document says exactly the same.
-			var d Document
+			var d dectype.Document
 			if err := json.Unmarshal(raw, &d); err != nil {
 				t.Fatalf("a structurally sound document does not decode: %v", err)
 			}
@@ -62,10 +64,10 @@ func FuzzVerify(f *testing.F) {
 var knownCodes = map[string]bool{}
 
 func init() {
-	for _, c := range []string{CodeMalformedDocument, CodeTooLarge, CodeVersion, CodeChainID, CodeNoEntries,
-		CodeTooManyEntries, CodeEntryTooLarge, CodeMalformedEntry, CodeBadPayload, CodeChainIDMismatch, CodeMixedIssuers, CodeMixedSubjects, CodeSeq,
-		CodeIatDecreasing, CodeBadHeader, CodeKeyInHeader, CodeUnknownCrit, CodeAlgNotAllowed, CodeAlgKeyMismatch, CodeUnknownIssuer,
-		CodeUnknownKid, CodeBadSignature, CodeRevokedKey, CodePrevNotNull, CodePrevMismatch, CodeFork} {
+	for _, c := range []string{dectype.CodeMalformedDocument, dectype.CodeTooLarge, dectype.CodeVersion, dectype.CodeChainID, dectype.CodeNoEntries,
+		dectype.CodeTooManyEntries, dectype.CodeEntryTooLarge, dectype.CodeMalformedEntry, dectype.CodeBadPayload, dectype.CodeChainIDMismatch, dectype.CodeMixedIssuers, dectype.CodeMixedSubjects, dectype.CodeSeq,
+		dectype.CodeIatDecreasing, dectype.CodeBadHeader, dectype.CodeKeyInHeader, dectype.CodeUnknownCrit, dectype.CodeAlgNotAllowed, dectype.CodeAlgKeyMismatch, dectype.CodeUnknownIssuer,
+		dectype.CodeUnknownKid, dectype.CodeBadSignature, dectype.CodeRevokedKey, dectype.CodePrevNotNull, dectype.CodePrevMismatch, dectype.CodeFork} {
 		knownCodes[c] = true
 	}
 }
@@ -75,7 +77,7 @@ func BenchmarkVerify1000(b *testing.B) {
 	for _, alg := range []jwa.SignatureAlgorithm{jwa.EdDSA, jwa.ES256} {
 		b.Run(alg.String(), func(b *testing.B) {
 			s := newSigner(b, "https://releases.example/tutor", "k-1", alg)
-			raw := []byte(doc(s.chain(b, MaxEntries)))
+			raw := []byte(doc(s.chain(b, dectype.MaxEntries)))
 			set, err := jwk.Parse(jwks(b, s.public))
 			if err != nil {
 				b.Fatal(err)
@@ -88,7 +90,7 @@ func BenchmarkVerify1000(b *testing.B) {
 					b.Fatalf("%+v", rep.Structural)
 				}
 			}
-			b.ReportMetric(float64(MaxEntries*b.N)/b.Elapsed().Seconds(), "entries/s")
+			b.ReportMetric(float64(dectype.MaxEntries*b.N)/b.Elapsed().Seconds(), "entries/s")
 		})
 	}
 }

@@ -20,6 +20,8 @@ import (
 	"github.com/lestrrat-go/jwx/v2/jwa"
 	"github.com/lestrrat-go/jwx/v2/jwk"
 	"github.com/lestrrat-go/jwx/v2/jws"
+
+	"github.com/phc-project/phc/dec/dectype"
 )
 
 // The vectors in testdata/vectors are made by this file's generator
@@ -37,13 +39,13 @@ const vectorDir = "testdata/vectors"
 
 // vector is one test vector as stored.
 type vector struct {
-	Name        string                     `json:"name"`
-	Description string                     `json:"description"`
-	Document    string                     `json:"document,omitempty"`  // the raw document
-	Synthetic   string                     `json:"synthetic,omitempty"` // built by the test instead (oversize_document)
-	Trust       map[string]json.RawMessage `json:"trust"`               // issuer → public JWKS
-	Revoked     map[string][]Revocation    `json:"revoked,omitempty"`
-	Expect      expectation                `json:"expect"`
+	Name        string                          `json:"name"`
+	Description string                          `json:"description"`
+	Document    string                          `json:"document,omitempty"`  // the raw document
+	Synthetic   string                          `json:"synthetic,omitempty"` // built by the test instead (oversize_document)
+	Trust       map[string]json.RawMessage      `json:"trust"`               // issuer → public JWKS
+	Revoked     map[string][]dectype.Revocation `json:"revoked,omitempty"`
+	Expect      expectation                     `json:"expect"`
 }
 
 type expectation struct {
@@ -126,7 +128,7 @@ func (s *signer) sign(t testing.TB, p map[string]any, hdr map[string]any, key an
 	}
 	h := jws.NewHeaders()
 	_ = h.Set(jws.KeyIDKey, s.kid)
-	_ = h.Set(jws.TypeKey, EntryType)
+	_ = h.Set(jws.TypeKey, dectype.EntryType)
 	for k, v := range hdr {
 		_ = h.Set(k, v)
 	}
@@ -148,9 +150,9 @@ func (s *signer) chain(t testing.TB, n int) []string {
 	var out []string
 	var prev *string
 	for i := 0; i < n; i++ {
-		typ := TypeRunStep
+		typ := dectype.TypeRunStep
 		if i == 0 {
-			typ = TypeRelease
+			typ = dectype.TypeRelease
 		}
 		e := s.sign(t, payload(s, i, prev, typ), nil, nil, "")
 		out = append(out, e)
@@ -161,7 +163,7 @@ func (s *signer) chain(t testing.TB, n int) []string {
 }
 
 func doc(entries []string) string {
-	d := Document{Version: Version, ChainID: chainID, Entries: entries}
+	d := dectype.Document{Version: dectype.Version, ChainID: chainID, Entries: entries}
 	return string(d.Encode())
 }
 
@@ -184,9 +186,9 @@ func (s *signer) build(t testing.TB, ps []map[string]any) []string {
 func payloads(s *signer, n int) []map[string]any {
 	var ps []map[string]any
 	for i := 0; i < n; i++ {
-		ps = append(ps, payload(s, i, nil, TypeRunStep))
+		ps = append(ps, payload(s, i, nil, dectype.TypeRunStep))
 	}
-	ps[0]["type"] = TypeRelease
+	ps[0]["type"] = dectype.TypeRelease
 	return ps
 }
 
@@ -220,103 +222,103 @@ func generate(t testing.TB) []vector {
 	pb = []byte(strings.Replace(string(pb), "learning", "marketing", 1))
 	c[1] = parts[0] + "." + base64.RawURLEncoding.EncodeToString(pb) + "." + parts[2]
 	add("tampered-payload", "entry 1's payload changed after signing (so entry 2's prev no longer matches)", doc(c),
-		fails(true, false, false, CodeBadSignature, CodePrevMismatch))
+		fails(true, false, false, dectype.CodeBadSignature, dectype.CodePrevMismatch))
 
 	c = ed.chain(t, 3)
 	parts = strings.Split(c[2], ".")
 	sig, _ := base64.RawURLEncoding.DecodeString(parts[2])
 	sig[0] ^= 0xff
 	c[2] = parts[0] + "." + parts[1] + "." + base64.RawURLEncoding.EncodeToString(sig)
-	add("tampered-signature", "entry 2's signature changed", doc(c), fails(true, false, true, CodeBadSignature))
+	add("tampered-signature", "entry 2's signature changed", doc(c), fails(true, false, true, dectype.CodeBadSignature))
 
 	c = ed.chain(t, 2)
-	c[1] = ed.sign(t, payload(ed, 1, ptr(Hash(c[0])), TypeRunStep), nil, other.private, "")
-	add("wrong-key", "entry 1 signed by another key under the pinned kid", doc(c), fails(true, false, true, CodeBadSignature))
+	c[1] = ed.sign(t, payload(ed, 1, ptr(Hash(c[0])), dectype.TypeRunStep), nil, other.private, "")
+	add("wrong-key", "entry 1 signed by another key under the pinned kid", doc(c), fails(true, false, true, dectype.CodeBadSignature))
 
 	c = ed.chain(t, 2)
-	c[1] = other.sign(t, payload(ed, 1, ptr(Hash(c[0])), TypeRunStep), nil, nil, "")
-	add("unknown-kid", "entry 1 signed by a key the issuer never pinned", doc(c), fails(true, false, true, CodeUnknownKid))
+	c[1] = other.sign(t, payload(ed, 1, ptr(Hash(c[0])), dectype.TypeRunStep), nil, nil, "")
+	add("unknown-kid", "entry 1 signed by a key the issuer never pinned", doc(c), fails(true, false, true, dectype.CodeUnknownKid))
 
 	c = ed.chain(t, 2)
-	c[1] = noneEntry(t, ed, payload(ed, 1, ptr(Hash(c[0])), TypeRunStep))
-	add("alg-none", "entry 1 with alg none and no signature", doc(c), fails(true, false, true, CodeAlgNotAllowed))
+	c[1] = noneEntry(t, ed, payload(ed, 1, ptr(Hash(c[0])), dectype.TypeRunStep))
+	add("alg-none", "entry 1 with alg none and no signature", doc(c), fails(true, false, true, dectype.CodeAlgNotAllowed))
 
 	c = es.chain(t, 2)
 	pubRaw := mustJSON(t, es.public)
-	c[1] = es.sign(t, payload(es, 1, ptr(Hash(c[0])), TypeRunStep), nil, pubRaw, jwa.HS256)
-	add("hs256-public-key", "entry 1 signed with HS256, keyed with the public key's JSON", doc(c), fails(true, false, true, CodeAlgNotAllowed))
+	c[1] = es.sign(t, payload(es, 1, ptr(Hash(c[0])), dectype.TypeRunStep), nil, pubRaw, jwa.HS256)
+	add("hs256-public-key", "entry 1 signed with HS256, keyed with the public key's JSON", doc(c), fails(true, false, true, dectype.CodeAlgNotAllowed))
 
 	c = ed.chain(t, 2)
-	c[1] = ed.sign(t, payload(ed, 1, ptr(Hash(c[0])), TypeRunStep), nil, es.private, jwa.ES256)
-	add("es256-on-ed25519", "entry 1 says ES256 under the Ed25519 key's kid", doc(c), fails(true, false, true, CodeAlgKeyMismatch))
+	c[1] = ed.sign(t, payload(ed, 1, ptr(Hash(c[0])), dectype.TypeRunStep), nil, es.private, jwa.ES256)
+	add("es256-on-ed25519", "entry 1 says ES256 under the Ed25519 key's kid", doc(c), fails(true, false, true, dectype.CodeAlgKeyMismatch))
 
 	c = ed.chain(t, 2)
-	c[1] = ed.sign(t, payload(ed, 1, ptr(Hash(c[0])), TypeRunStep), map[string]any{jws.JWKKey: ed.public}, nil, "")
-	add("embedded-jwk", "entry 1 carries its key in the header", doc(c), fails(true, false, true, CodeKeyInHeader))
+	c[1] = ed.sign(t, payload(ed, 1, ptr(Hash(c[0])), dectype.TypeRunStep), map[string]any{jws.JWKKey: ed.public}, nil, "")
+	add("embedded-jwk", "entry 1 carries its key in the header", doc(c), fails(true, false, true, dectype.CodeKeyInHeader))
 
 	c = ed.chain(t, 2)
-	c[1] = ed.sign(t, payload(ed, 1, ptr(Hash(c[0])), TypeRunStep), map[string]any{jws.CriticalKey: []string{"exp"}, "exp": 1}, nil, "")
-	add("unknown-crit", "entry 1 has crit", doc(c), fails(true, false, true, CodeUnknownCrit))
+	c[1] = ed.sign(t, payload(ed, 1, ptr(Hash(c[0])), dectype.TypeRunStep), map[string]any{jws.CriticalKey: []string{"exp"}, "exp": 1}, nil, "")
+	add("unknown-crit", "entry 1 has crit", doc(c), fails(true, false, true, dectype.CodeUnknownCrit))
 
 	ps := payloads(ed, 3)
 	delete(ps[1], "seq")
-	add("missing-seq", "entry 1 has no seq", doc(ed.build(t, ps)), fails(false, false, false, CodeBadPayload))
+	add("missing-seq", "entry 1 has no seq", doc(ed.build(t, ps)), fails(false, false, false, dectype.CodeBadPayload))
 
 	ps = payloads(ed, 3)
 	ps[2]["seq"] = 1
-	add("duplicate-seq", "entries 1 and 2 both have seq 1 (a fork)", doc(ed.build(t, ps)), fails(false, false, false, CodeSeq, CodeFork))
+	add("duplicate-seq", "entries 1 and 2 both have seq 1 (a fork)", doc(ed.build(t, ps)), fails(false, false, false, dectype.CodeSeq, dectype.CodeFork))
 
 	ps = payloads(ed, 3)
 	ps[2]["seq"] = 3
-	add("skipped-seq", "seq goes 0, 1, 3", doc(ed.build(t, ps)), fails(false, false, false, CodeSeq))
+	add("skipped-seq", "seq goes 0, 1, 3", doc(ed.build(t, ps)), fails(false, false, false, dectype.CodeSeq))
 
 	c = ed.chain(t, 3)
-	c[2] = ed.sign(t, payload(ed, 2, ptr(Hash(c[0])), TypeRunStep), nil, nil, "")
-	add("broken-prev", "entry 2's prev is the hash of entry 0", doc(c), fails(true, true, false, CodePrevMismatch))
+	c[2] = ed.sign(t, payload(ed, 2, ptr(Hash(c[0])), dectype.TypeRunStep), nil, nil, "")
+	add("broken-prev", "entry 2's prev is the hash of entry 0", doc(c), fails(true, true, false, dectype.CodePrevMismatch))
 
 	c = ed.chain(t, 2)
-	c0 := ed.sign(t, payload(ed, 0, ptr(Hash(c[1])), TypeRelease), nil, nil, "")
+	c0 := ed.sign(t, payload(ed, 0, ptr(Hash(c[1])), dectype.TypeRelease), nil, nil, "")
 	c[0] = c0
 	add("prev-not-null", "entry 0 names a predecessor (and entry 1 no longer links to it)", doc(c),
-		fails(true, true, false, CodePrevNotNull, CodePrevMismatch))
+		fails(true, true, false, dectype.CodePrevNotNull, dectype.CodePrevMismatch))
 
 	base := ed.chain(t, 2)
-	fork := ed.sign(t, payload(ed, 1, ptr(Hash(base[0])), TypeRunEnd), nil, nil, "")
+	fork := ed.sign(t, payload(ed, 1, ptr(Hash(base[0])), dectype.TypeRunEnd), nil, nil, "")
 	add("fork", "two entries with seq 1, each linking to entry 0", doc(append(base, fork)),
-		fails(false, false, false, CodeSeq, CodePrevMismatch, CodeFork))
+		fails(false, false, false, dectype.CodeSeq, dectype.CodePrevMismatch, dectype.CodeFork))
 
 	ps = payloads(ed, 2)
 	ps[1]["chain_id"] = "urn:uuid:00000000-0000-4000-8000-000000000000"
-	add("chain-id-mismatch", "entry 1 belongs to another chain", doc(ed.build(t, ps)), fails(false, false, false, CodeChainIDMismatch))
+	add("chain-id-mismatch", "entry 1 belongs to another chain", doc(ed.build(t, ps)), fails(false, false, false, dectype.CodeChainIDMismatch))
 
 	c = ed.chain(t, 1)
-	c = append(c, mallory.sign(t, payload(mallory, 1, ptr(Hash(c[0])), TypeRunStep), nil, nil, ""))
-	add("mixed-issuers", "entry 1 from another issuer", doc(c), fails(false, false, false, CodeMixedIssuers, CodeUnknownIssuer))
+	c = append(c, mallory.sign(t, payload(mallory, 1, ptr(Hash(c[0])), dectype.TypeRunStep), nil, nil, ""))
+	add("mixed-issuers", "entry 1 from another issuer", doc(c), fails(false, false, false, dectype.CodeMixedIssuers, dectype.CodeUnknownIssuer))
 
 	ps = payloads(ed, 3)
 	ps[2]["iat"] = t0.Add(-time.Hour).Format(time.RFC3339)
-	add("decreasing-iat", "entry 2 is dated before entry 1", doc(ed.build(t, ps)), fails(false, false, false, CodeIatDecreasing))
+	add("decreasing-iat", "entry 2 is dated before entry 1", doc(ed.build(t, ps)), fails(false, false, false, dectype.CodeIatDecreasing))
 
 	ps = payloads(ed, 3)
-	ps[1]["type"] = TypeKeyRevoke
+	ps[1]["type"] = dectype.TypeKeyRevoke
 	ps[1]["body"] = map[string]any{"kid": "ed-1"}
-	add("after-key-revoke", "entry 1 revokes ed-1; entry 2, later, is signed by it", doc(ed.build(t, ps)), fails(true, false, true, CodeRevokedKey))
+	add("after-key-revoke", "entry 1 revokes ed-1; entry 2, later, is signed by it", doc(ed.build(t, ps)), fails(true, false, true, dectype.CodeRevokedKey))
 
 	ps = payloads(ed, 1)
-	ps[0]["body"] = map[string]any{"blob": strings.Repeat("x", MaxEntryBytes)}
-	add("oversize-entry", "an entry over 64 KiB", doc(ed.build(t, ps)), fails(false, false, false, CodeEntryTooLarge))
+	ps[0]["body"] = map[string]any{"blob": strings.Repeat("x", dectype.MaxEntryBytes)}
+	add("oversize-entry", "an entry over 64 KiB", doc(ed.build(t, ps)), fails(false, false, false, dectype.CodeEntryTooLarge))
 
 	vs = append(vs, vector{Name: "oversize-document", Description: "a document over 4 MiB (built by the test: too big to check in)",
-		Synthetic: "oversize_document", Trust: trust, Expect: fails(false, false, false, CodeTooLarge, CodeMalformedDocument)})
+		Synthetic: "oversize_document", Trust: trust, Expect: fails(false, false, false, dectype.CodeTooLarge, dectype.CodeMalformedDocument)})
 
 	ps = payloads(ed, 1)
 	ps[0]["colour"] = "red"
-	add("unknown-member", "a payload member the format does not have", doc(ed.build(t, ps)), fails(false, false, false, CodeMalformedEntry))
+	add("unknown-member", "a payload member the format does not have", doc(ed.build(t, ps)), fails(false, false, false, dectype.CodeMalformedEntry))
 
 	c = ed.chain(t, 1)
 	add("duplicate-member", "the document has chain_id twice", `{"dec_version":"0.1","chain_id":"`+chainID+`","chain_id":"`+chainID+`","entries":["`+c[0]+`"]}`,
-		fails(false, false, false, CodeMalformedDocument))
-	add("trailing-data", "data after the document", doc(c)+` {}`, fails(false, false, false, CodeMalformedDocument))
+		fails(false, false, false, dectype.CodeMalformedDocument))
+	add("trailing-data", "data after the document", doc(c)+` {}`, fails(false, false, false, dectype.CodeMalformedDocument))
 	// The wrapper is ordinary JSON: member order and whitespace carry no
 	// meaning (RFC 8259); what is signed is each entry's JWS bytes.
 	add("sorted-members", "the members in sorted order, as RFC 8785, Python or a JavaScript map write them",
@@ -327,12 +329,12 @@ func generate(t testing.TB) []vector {
 
 	ps = payloads(ed, 3)
 	ps[2]["subject"] = map[string]any{"client_id": "coach-app"}
-	add("mixed-subjects", "entry 2 is about another client", doc(ed.build(t, ps)), fails(false, false, false, CodeMixedSubjects))
+	add("mixed-subjects", "entry 2 is about another client", doc(ed.build(t, ps)), fails(false, false, false, dectype.CodeMixedSubjects))
 
 	// A key revoked in the trust store before entry 1.
 	rv := vector{Name: "store-revoked", Description: "the trust store revokes ed-1 from entry 1's iat on", Document: doc(ed.chain(t, 3)),
-		Trust: trust, Revoked: map[string][]Revocation{issuer: {{Kid: "ed-1", At: t0.Add(time.Minute)}}},
-		Expect: fails(true, false, true, CodeRevokedKey, CodeRevokedKey)}
+		Trust: trust, Revoked: map[string][]dectype.Revocation{issuer: {{Kid: "ed-1", At: t0.Add(time.Minute)}}},
+		Expect: fails(true, false, true, dectype.CodeRevokedKey, dectype.CodeRevokedKey)}
 	vs = append(vs, rv)
 	return vs
 }
@@ -349,7 +351,7 @@ func mustJSON(t testing.TB, v any) []byte {
 
 // noneEntry is an unsigned entry with alg none.
 func noneEntry(t testing.TB, s *signer, p map[string]any) string {
-	h := mustJSON(t, map[string]string{"alg": "none", "kid": s.kid, "typ": EntryType})
+	h := mustJSON(t, map[string]string{"alg": "none", "kid": s.kid, "typ": dectype.EntryType})
 	return base64.RawURLEncoding.EncodeToString(h) + "." + base64.RawURLEncoding.EncodeToString(mustJSON(t, p)) + "."
 }
 
@@ -368,7 +370,7 @@ func trustOf(t testing.TB, v vector) Trust {
 
 func (v vector) document(t testing.TB) []byte {
 	if v.Synthetic == "oversize_document" {
-		return []byte(`{"dec_version":"0.1","chain_id":"` + chainID + `","entries":["` + strings.Repeat("a", MaxDocumentSize) + `"]}`)
+		return []byte(`{"dec_version":"0.1","chain_id":"` + chainID + `","entries":["` + strings.Repeat("a", dectype.MaxDocumentSize) + `"]}`)
 	}
 	return []byte(v.Document)
 }
@@ -429,9 +431,9 @@ func TestVectors(t *testing.T) {
 	}
 }
 
-func problems(rep Report) string {
+func problems(rep dectype.Report) string {
 	var b strings.Builder
-	for _, v := range []Verdict{rep.Structural, rep.Signature, rep.Chain} {
+	for _, v := range []dectype.Verdict{rep.Structural, rep.Signature, rep.Chain} {
 		for _, p := range v.Problems {
 			fmt.Fprintf(&b, "  entry %d %s: %s\n", p.Entry, p.Code, p.Detail)
 		}

@@ -81,7 +81,8 @@ type Dependent struct {
 	Node, Via string
 }
 
-// Graph is what every implementation provides; graphtest holds its
+// Graph is what every implementation provides and what the custodian
+// projects its store into (custodian.Config.Graph); graphtest holds its
 // contract.
 type Graph interface {
 	// Apply applies d in one transaction: its removals, its additions and

@@ -9,8 +9,10 @@ import (
 	"time"
 
 	"github.com/lestrrat-go/jwx/v2/jwk"
+
 	"github.com/phc-project/phc/custodian"
 	"github.com/phc-project/phc/dec"
+	"github.com/phc-project/phc/dec/dectype"
 	"github.com/phc-project/phc/internal/client"
 )
 
@@ -50,11 +52,11 @@ func runDEC(ctx context.Context, env *Env, args []string) error {
 	if (*trustFile == "") != (*issuer == "") {
 		return usageError("--trust and --issuer go together")
 	}
-	raw, err := readLimited(file, dec.MaxDocumentSize+1)
+	raw, err := readLimited(file, dectype.MaxDocumentSize+1)
 	if err != nil {
 		return err
 	}
-	var rep dec.Report
+	var rep dectype.Report
 	if *trustFile == "" {
 		// The daemon's pinned trust store.
 		cl, err := newClient(env, c, true)
@@ -73,7 +75,7 @@ func runDEC(ctx context.Context, env *Env, args []string) error {
 		if err != nil {
 			return fmt.Errorf("--trust: not a JWKS")
 		}
-		rep = dec.Verify(raw, dec.Trust{Keys: map[string]jwk.Set{*issuer: set}, Revoked: map[string][]dec.Revocation{*issuer: revoked}})
+		rep = dec.Verify(raw, dec.Trust{Keys: map[string]jwk.Set{*issuer: set}, Revoked: map[string][]dectype.Revocation{*issuer: revoked}})
 	}
 	if err := printJSON(env.Stdout, rep); err != nil {
 		return err
@@ -106,7 +108,7 @@ func readLimited(file string, n int64) ([]byte, error) {
 }
 
 // revocations is a repeatable KID@TIME flag.
-type revocations []dec.Revocation
+type revocations []dectype.Revocation
 
 func (r *revocations) String() string { raw, _ := json.Marshal(r); return string(raw) }
 
@@ -116,7 +118,7 @@ func (r *revocations) Set(v string) error {
 	if !ok || kid == "" || err != nil {
 		return fmt.Errorf("want KID@RFC3339 time")
 	}
-	*r = append(*r, dec.Revocation{Kid: kid, At: t})
+	*r = append(*r, dectype.Revocation{Kid: kid, At: t})
 	return nil
 }
 
@@ -141,11 +143,7 @@ func runDECTrust(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	in := custodian.DECTrustInput{Issuer: pos[0], JWKS: keys}
-	for _, r := range revoked {
-		in.Revoked = append(in.Revoked, custodian.DECRevocation{Kid: r.Kid, At: r.At})
-	}
-	if _, err := cl.PinDECIssuer(ctx, in); err != nil {
+	if _, err := cl.PinDECIssuer(ctx, custodian.DECTrustInput{Issuer: pos[0], JWKS: keys, Revoked: revoked}); err != nil {
 		return err
 	}
 	fmt.Fprintf(env.Stdout, "pinned the keys of %s\n", printable(pos[0]))

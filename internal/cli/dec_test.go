@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/phc-project/phc/dec"
+	"github.com/phc-project/phc/dec/dectype"
 )
 
 // TestDECVerifyVectors: phc dec verify gives every vector of dec/testdata
@@ -57,11 +57,11 @@ func checkVectors(t *testing.T, h *harness) {
 			t.Fatal(err)
 		}
 		var v struct {
-			Name      string                      `json:"name"`
-			Document  string                      `json:"document"`
-			Synthetic string                      `json:"synthetic"`
-			Trust     map[string]json.RawMessage  `json:"trust"`
-			Revoked   map[string][]dec.Revocation `json:"revoked"`
+			Name      string                          `json:"name"`
+			Document  string                          `json:"document"`
+			Synthetic string                          `json:"synthetic"`
+			Trust     map[string]json.RawMessage      `json:"trust"`
+			Revoked   map[string][]dectype.Revocation `json:"revoked"`
 			Expect    struct {
 				Structural, Signature, Chain bool
 				Codes                        []string
@@ -74,7 +74,7 @@ func checkVectors(t *testing.T, h *harness) {
 			docFile := filepath.Join(dir, v.Name+".dec.json")
 			body := []byte(v.Document)
 			if v.Synthetic == "oversize_document" {
-				body = []byte(`{"dec_version":"0.1","chain_id":"x","entries":["` + strings.Repeat("a", dec.MaxDocumentSize) + `"]}`)
+				body = []byte(`{"dec_version":"0.1","chain_id":"x","entries":["` + strings.Repeat("a", dectype.MaxDocumentSize) + `"]}`)
 			}
 			if err := os.WriteFile(docFile, body, 0o600); err != nil {
 				t.Fatal(err)
@@ -112,7 +112,7 @@ func checkVectors(t *testing.T, h *harness) {
 			}
 			env, out, errb := testEnv(t, vars)
 			code := Run(t.Context(), env, args)
-			var rep dec.Report
+			var rep dectype.Report
 			if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
 				t.Fatalf("phc dec verify printed %q (%s): %v", out.String(), errb.String(), err)
 			}

@@ -16,6 +16,7 @@ import (
 	"github.com/lestrrat-go/jwx/v2/jws"
 
 	"github.com/phc-project/phc/dec"
+	"github.com/phc-project/phc/dec/dectype"
 )
 
 // decChain signs DEC entries for the admission tests over HTTP.
@@ -65,7 +66,7 @@ func (c *decChain) document(chainID string, es ...entry) map[string]any {
 		})
 		h := jws.NewHeaders()
 		_ = h.Set(jws.KeyIDKey, "k-1")
-		_ = h.Set(jws.TypeKey, dec.EntryType)
+		_ = h.Set(jws.TypeKey, dectype.EntryType)
 		s, err := jws.Sign(p, jws.WithKey(jwa.EdDSA, c.priv, jws.WithProtectedHeaders(h)))
 		if err != nil {
 			c.t.Fatal(err)
@@ -73,7 +74,7 @@ func (c *decChain) document(chainID string, es ...entry) map[string]any {
 		out = append(out, string(s))
 		prev = dec.Hash(string(s))
 	}
-	return map[string]any{"dec_version": dec.Version, "chain_id": chainID, "entries": out}
+	return map[string]any{"dec_version": dectype.Version, "chain_id": chainID, "entries": out}
 }
 
 // TestDECAdmissionOverHTTP: through a real daemon, a recipient whose grant
@@ -124,22 +125,22 @@ func TestDECAdmissionOverHTTP(t *testing.T) {
 		refused bool     // the presentation itself: not about its recipient
 	}{
 		{"the release entry qualifies", map[string]any{"release_digests": []string{released}}, func(self string) []byte {
-			return compact(c.document(cid, entry{dec.TypeRelease, self, released}, entry{dec.TypeRunEnd, self, ran}))
+			return compact(c.document(cid, entry{dectype.TypeRelease, self, released}, entry{dectype.TypeRunEnd, self, ran}))
 		}, nil, false},
 		{"a run entry does not", map[string]any{"release_digests": []string{ran}}, func(self string) []byte {
-			return compact(c.document(cid, entry{dec.TypeRelease, self, released}, entry{dec.TypeRunEnd, self, ran}))
-		}, []string{dec.CondReleaseDigest}, false},
+			return compact(c.document(cid, entry{dectype.TypeRelease, self, released}, entry{dectype.TypeRunEnd, self, ran}))
+		}, []string{dectype.CondReleaseDigest}, false},
 		{"run entries only qualify nothing", map[string]any{}, func(self string) []byte {
-			return compact(c.document(cid, entry{dec.TypeRunStart, self, ran}, entry{dec.TypeRunEnd, self, ran}))
-		}, []string{dec.CondQualification}, false},
+			return compact(c.document(cid, entry{dectype.TypeRunStart, self, ran}, entry{dectype.TypeRunEnd, self, ran}))
+		}, []string{dectype.CondQualification}, false},
 		{"a pretty-printed document", map[string]any{"release_digests": []string{released}}, func(self string) []byte {
-			return pretty(c.document(cid, entry{dec.TypeRelease, self, released}))
+			return pretty(c.document(cid, entry{dectype.TypeRelease, self, released}))
 		}, nil, false},
 		{"entries about two clients", map[string]any{}, func(self string) []byte {
-			return compact(c.document(cid, entry{dec.TypeRelease, "coach-app", released}, entry{dec.TypeRunEnd, self, ran}))
-		}, []string{dec.CondVerified}, false},
+			return compact(c.document(cid, entry{dectype.TypeRelease, "coach-app", released}, entry{dectype.TypeRunEnd, self, ran}))
+		}, []string{dectype.CondVerified}, false},
 		{"entries about another client last", map[string]any{}, func(self string) []byte {
-			return compact(c.document(cid, entry{dec.TypeRelease, self, released}, entry{dec.TypeRunEnd, "coach-app", ran}))
+			return compact(c.document(cid, entry{dectype.TypeRelease, self, released}, entry{dectype.TypeRunEnd, "coach-app", ran}))
 		}, nil, true},
 	}
 	defer func(t testing.TB) { h.t = t }(h.t)
@@ -165,7 +166,7 @@ func TestDECAdmissionOverHTTP(t *testing.T) {
 				return
 			}
 			var presented struct {
-				Admissions []dec.Admission `json:"admissions"`
+				Admissions []dectype.Admission `json:"admissions"`
 			}
 			h.must(200, "POST", "/phc/v1/dec/present", tok, tc.doc(name), &presented)
 			var got []string

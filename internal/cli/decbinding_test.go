@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/phc-project/phc/dec"
+	"github.com/phc-project/phc/dec/dectype"
 )
 
 // decFixture is a daemon with one pinned issuer, a sensitive claim and
@@ -71,7 +71,7 @@ func (f *decFixture) request(tok, scope, purpose string, status int) string {
 // chain is a compact, signed release chain about client.
 func (f *decFixture) chain(client string) []byte {
 	f.h.t.Helper()
-	return mustJSON(f.h.t, f.c.document("urn:uuid:0b7e6a52-1c1d-4e5f-8a9b-0c1d2e3f4a5b", entry{dec.TypeRelease, client, f.digest}))
+	return mustJSON(f.h.t, f.c.document("urn:uuid:0b7e6a52-1c1d-4e5f-8a9b-0c1d2e3f4a5b", entry{dectype.TypeRelease, client, f.digest}))
 }
 
 // read reads the claim under purpose care and returns the status.

@@ -17,6 +17,7 @@ import (
 	"github.com/lestrrat-go/jwx/v2/jws"
 
 	"github.com/phc-project/phc/dec"
+	"github.com/phc-project/phc/dec/dectype"
 )
 
 var updateExamples = flag.Bool("update-examples", false, "regenerate examples/dec (go test ./internal/cli -run TestExamplesDEC -update-examples)")
@@ -62,7 +63,7 @@ func generateDECExample(t *testing.T) {
 	at := time.Now().UTC().Truncate(time.Second)
 	var entries []string
 	var prev any
-	for seq, typ := range []string{dec.TypeRelease, dec.TypeQualification} {
+	for seq, typ := range []string{dectype.TypeRelease, dectype.TypeQualification} {
 		p := map[string]any{"chain_id": chainID, "seq": seq, "prev": prev, "iat": at.Add(time.Duration(seq) * time.Minute).Format(time.RFC3339),
 			"issuer": exampleIssuer, "type": typ, "subject": map[string]any{"client_id": exampleClient},
 			"release": release, "method": "build-attestation", "purpose": "learning", "runtime": runtime, "body": map[string]any{}}
@@ -72,7 +73,7 @@ func generateDECExample(t *testing.T) {
 		}
 		h := jws.NewHeaders()
 		_ = h.Set(jws.KeyIDKey, exampleKid)
-		_ = h.Set(jws.TypeKey, dec.EntryType)
+		_ = h.Set(jws.TypeKey, dectype.EntryType)
 		e, err := jws.Sign(raw, jws.WithKey(jwa.EdDSA, priv, jws.WithProtectedHeaders(h)))
 		if err != nil {
 			t.Fatal(err)
@@ -80,7 +81,7 @@ func generateDECExample(t *testing.T) {
 		entries = append(entries, string(e))
 		prev = dec.Hash(string(e))
 	}
-	doc := dec.Document{Version: dec.Version, ChainID: chainID, Entries: entries}
+	doc := dectype.Document{Version: dectype.Version, ChainID: chainID, Entries: entries}
 	chain := doc.Encode()
 	policy := map[string]any{"id": "tutor-release", "issuer": exampleIssuer, "client_id": exampleClient,
 		"release_digests": []string{release["digest"].(string)}, "method": "build-attestation", "purpose": "learning",
@@ -159,7 +160,7 @@ func TestExamplesDEC(t *testing.T) {
 	}
 
 	// The example chain admits the consumer tutor under the example policy.
-	var p dec.Policy
+	var p dectype.Policy
 	raw, err := os.ReadFile(filepath.Join(repoRoot, "examples", "dec", "policy.json"))
 	if err != nil {
 		t.Fatal(err)

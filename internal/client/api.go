@@ -10,7 +10,7 @@ import (
 	"strconv"
 
 	"github.com/phc-project/phc/custodian"
-	"github.com/phc-project/phc/dec"
+	"github.com/phc-project/phc/dec/dectype"
 )
 
 // The answers the daemon wraps around the core's views. Each is the JSON
@@ -525,8 +525,8 @@ func (c *Client) AddDECPolicy(ctx context.Context, policy []byte) (custodian.DEC
 
 // VerifyDEC verifies a DEC document, sent as it was read, against the
 // pinned issuers (owner).
-func (c *Client) VerifyDEC(ctx context.Context, doc []byte) (dec.Report, error) {
-	var out dec.Report
+func (c *Client) VerifyDEC(ctx context.Context, doc []byte) (dectype.Report, error) {
+	var out dectype.Report
 	err := c.do(ctx, "POST", "/phc/v1/dec/verify", rawBody(doc), &out)
 	return out, err
 }

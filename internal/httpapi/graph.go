@@ -198,12 +198,23 @@ func (s *Server) removeTrust(w http.ResponseWriter, r *http.Request, p custodian
 	return nil
 }
 
+// decodeDEC decodes the body of a DEC route into its input, strictly, as
+// the core's operation op. A DEC document is not decoded: the core takes
+// it as it came (custodian.DECDocumentInput).
+//
+// TODO(typedin): use Service.Decode
+func decodeDEC(op string, raw []byte, in any) error { return custodian.DecodeBody(op, raw, in) }
+
 func (s *Server) pinDECIssuer(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
 	raw, err := readBody(r)
 	if err != nil {
 		return err
 	}
-	out, err := s.svc.PinDECIssuer(r.Context(), p, raw)
+	var in custodian.DECTrustInput
+	if err := decodeDEC("dec.trust", raw, &in); err != nil {
+		return err
+	}
+	out, err := s.svc.PinDECIssuer(r.Context(), p, in)
 	if err != nil {
 		return err
 	}
@@ -216,7 +227,11 @@ func (s *Server) addDECPolicy(w http.ResponseWriter, r *http.Request, p custodia
 	if err != nil {
 		return err
 	}
-	out, err := s.svc.AddDECPolicy(r.Context(), p, raw)
+	var in custodian.DECPolicyInput
+	if err := decodeDEC("dec.policy", raw, &in); err != nil {
+		return err
+	}
+	out, err := s.svc.AddDECPolicy(r.Context(), p, in)
 	if err != nil {
 		return err
 	}
@@ -240,7 +255,7 @@ func (s *Server) verifyDEC(w http.ResponseWriter, r *http.Request, p custodian.P
 	if err != nil {
 		return err
 	}
-	out, err := s.svc.VerifyDEC(r.Context(), p, raw)
+	out, err := s.svc.VerifyDEC(r.Context(), p, custodian.DECDocumentInput{Document: raw})
 	if err != nil {
 		return err
 	}
@@ -253,7 +268,7 @@ func (s *Server) presentDEC(w http.ResponseWriter, r *http.Request, p custodian.
 	if err != nil {
 		return err
 	}
-	out, err := s.svc.PresentDEC(r.Context(), p, raw)
+	out, err := s.svc.PresentDEC(r.Context(), p, custodian.DECDocumentInput{Document: raw})
 	if err != nil {
 		return err
 	}
@@ -267,7 +282,11 @@ func (s *Server) unrevokeDECKey(w http.ResponseWriter, r *http.Request, p custod
 	if err != nil {
 		return err
 	}
-	out, err := s.svc.UnrevokeDECKey(r.Context(), p, raw)
+	var in custodian.DECUnrevokeInput
+	if err := decodeDEC("dec.unrevoke", raw, &in); err != nil {
+		return err
+	}
+	out, err := s.svc.UnrevokeDECKey(r.Context(), p, in)
 	if err != nil {
 		return err
 	}
