@@ -105,7 +105,7 @@ func printJSON(w io.Writer, v any) error {
 // request takes a minute at most.
 const bulkTimeout = 30 * time.Minute
 
-// ownerBulkClient is ownerClient for a bulk request.
+// ownerBulkClient is a client with the owner's session for a bulk request.
 func ownerBulkClient(env *Env, c common) (*client.Client, error) {
 	cl, err := newClient(env, c, true)
 	if err != nil {
