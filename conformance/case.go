@@ -110,7 +110,7 @@ type outcome struct {
 }
 
 // classes maps each outcome class to its status and constraint code
-// (DESIGN.md §6).
+// (docs/design.md §6).
 var classes = map[string]outcome{
 	"ok":                     {0, ""},
 	"invalid-request":        {400, "invalid_request"},
@@ -131,7 +131,7 @@ var classes = map[string]outcome{
 	"too-large":              {413, "too_large"},
 	"rate-limited":           {429, "rate_limited"},
 	"purpose-required":       {403, "purpose_required"},
-	// The Client-Vault v=1 resolve endpoint's own codes (FORMATS.md §4).
+	// The Client-Vault v=1 resolve endpoint's own codes (docs/formats/reference.md).
 	"unknown-key":    {401, "unknown_key"},
 	"vault-disabled": {503, "disabled"},
 }

@@ -121,7 +121,7 @@ func TestCaseIDs(t *testing.T) {
 
 // notYetReachable are the constraint codes of the error table that no
 // route of today's server can produce; each comes with the routes that
-// will (DESIGN.md §6). A code leaves this list when its first case is
+// will (docs/design.md §6). A code leaves this list when its first case is
 // written.
 var notYetReachable = map[string]string{}
 

@@ -16,7 +16,7 @@
 //
 // A case id is PREFIX-SECTION-name and matches [IDPattern]:
 //
-//   - PHC-n[.m]: a requirement of the project's design (DESIGN.md) by
+//   - PHC-n[.m]: a requirement of the project's design (docs/design.md) by
 //     section: PHC-4 the domain model (claims, versions, revisions,
 //     restrictions, receipts); PHC-5.2 tokens, PHC-5.3 authority (grants,
 //     token scope and mode, sensitivity tiers), PHC-5.5 existence hiding,
@@ -85,7 +85,7 @@
 //	 "body_excludes": ["${secret}"]}    // strings the answer must not hold
 //
 // Outcome classes are "ok" (any 2xx unless status says which, and no
-// constraint code) and one per constraint code of DESIGN.md §6
+// constraint code) and one per constraint code of docs/design.md §6
 // ("invalid-request", "schema-violation", "unauthenticated",
 // "vault-locked", "session-required", "scope-exceeded", "mode-denied",
 // "not-found", "conflict", "too-large", "rate-limited", …) plus

@@ -65,7 +65,7 @@ func (t *MCPTarget) Close() error {
 }
 
 // statusOf is the HTTP status of a constraint code, from the suite's one
-// table of outcome classes (DESIGN.md §6), plus internal's 500. A tool
+// table of outcome classes (docs/design.md §6), plus internal's 500. A tool
 // error has no method, so invalid_request is always 400.
 func statusOf(constraint string) (int, bool) {
 	if constraint == "internal" {

@@ -587,7 +587,7 @@ func (r *runner) check(e *Expect, resp *Response, vs vars, answers []*Response) 
 		return fmt.Errorf("answered %s; want %s", got, want)
 	}
 	if o.constraint != "" {
-		// Every error has the one wire form of DESIGN.md §6.
+		// Every error has the one wire form of docs/design.md §6.
 		if docErr != nil {
 			return fmt.Errorf("answered %d with a body that is not JSON: %s", resp.Status, snippet(resp.Body))
 		}

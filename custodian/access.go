@@ -254,7 +254,7 @@ func (g *Grant) maxTier() string {
 	return SensitivityStandard
 }
 
-// Known restriction types (DESIGN.md §4).
+// Known restriction types (docs/design.md §4).
 const (
 	RestrictNoExport            = "no_export"
 	RestrictPurposeOnly         = "purpose_only"
@@ -265,7 +265,7 @@ const (
 	RestrictLocalProcessingOnly = "local_processing_only"
 )
 
-// Purpose categories (DESIGN.md §4), aligned with W3C DPV purposes:
+// Purpose categories (docs/design.md §4), aligned with W3C DPV purposes:
 // dpv:ServiceProvision, dpv:Personalisation, dpv:ResearchAndDevelopment,
 // dpv:Marketing, the training of AI models, dpv:LegalCompliance and
 // dpv:EnforceSecurity.

@@ -10,7 +10,7 @@ import (
 	"github.com/phc-project/phc/internal/identity"
 )
 
-// CardCodec makes and reads custodian cards (FORMATS.md §1) and seals and
+// CardCodec makes and reads custodian cards (docs/formats/bundle.md §1) and seals and
 // opens migration bundles (§3); internal/bundle implements it with jwx. The core never looks inside a
 // key: it keeps the vault's private key set as an opaque secret.
 type CardCodec interface {

@@ -14,7 +14,7 @@ import (
 	"github.com/phc-project/phc/internal/identity"
 )
 
-// The Client-Vault v=1 server side (FORMATS.md §4): a reader's local vault
+// The Client-Vault v=1 server side (docs/formats/reference.md): a reader's local vault
 // hook holds a 256-bit secret K and shows kid = base64(SHA-256(K)) on its
 // MCP requests. A kid first seen binds, pending, to the reader that showed
 // it; once the owner activates the binding, the hook may resolve that

@@ -16,7 +16,7 @@ import (
 )
 
 // DECVerifier verifies DEC 0.1 documents and evaluates DCER admission
-// policies (FORMATS.md §2); package dec implements it (dec.Service). The
+// policies (docs/formats/dec.md); package dec implements it (dec.Service). The
 // data are package dectype's, which dec and the core share: dec itself
 // uses jwx, whose key package imports net/http, which the core must not.
 type DECVerifier interface {
@@ -234,7 +234,7 @@ func (s *Service) AddDECPolicy(ctx context.Context, p Principal, in DECPolicyInp
 		err = v.CheckPolicy(pol)
 	}
 	if err != nil {
-		return DECPolicy{}, &Error{Op: op, Kind: KindInvalid, Public: "the policy does not match the format (FORMATS.md §2)", Err: err}
+		return DECPolicy{}, &Error{Op: op, Kind: KindInvalid, Public: "the policy does not match the format (docs/formats/dec.md)", Err: err}
 	}
 	id := pol.ID
 	var out DECPolicy
@@ -280,7 +280,7 @@ func (st *state) decPins() []dectype.Pin {
 	return pins
 }
 
-// maxDECDocument bounds a DEC document (FORMATS.md §2: 4 MiB).
+// maxDECDocument bounds a DEC document (docs/formats/dec.md: 4 MiB).
 const maxDECDocument = 4 << 20
 
 // DECDocumentInput is the input of [Service.VerifyDEC] and
@@ -293,7 +293,7 @@ type DECDocumentInput struct {
 }
 
 // VerifyDEC verifies a DEC document against the pinned trust store (owner
-// only): the report of FORMATS.md §2, three verdicts, never a bare boolean.
+// only): the report of docs/formats/dec.md, three verdicts, never a bare boolean.
 func (s *Service) VerifyDEC(ctx context.Context, p Principal, in DECDocumentInput) (dectype.Report, error) {
 	const op = "dec.verify"
 	v, err := s.decVerifier(op)

@@ -8,7 +8,7 @@ import (
 
 // TestDeps keeps the business core free of transport code: custodian and
 // schema must not import net/http or the MCP SDK, so every rule stays
-// reachable from every face (DESIGN.md §3).
+// reachable from every face (docs/design.md §3).
 func TestDeps(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs go list")

@@ -31,7 +31,7 @@ const (
 	KindTooLarge                          // request body over the limit
 	KindRateLimited                       // too many requests; RetryAfter set
 	KindMethodNotAllowed                  // route exists, method does not
-	// The Client-Vault v=1 resolve endpoint's own codes (FORMATS.md §4);
+	// The Client-Vault v=1 resolve endpoint's own codes (docs/formats/reference.md);
 	// its too_large and rate_limited are KindTooLarge and KindRateLimited.
 	KindVaultBadRequest  // a malformed resolve body, or a key in the client range
 	KindVaultUnknownKey  // no active binding for the presented K

@@ -80,7 +80,7 @@ func TestEveryKindHasARow(t *testing.T) {
 	}
 }
 
-// TestKindRowsFollowDesign pins each Kind to the row DESIGN.md §6 gives it.
+// TestKindRowsFollowDesign pins each Kind to the row docs/design.md §6 gives it.
 func TestKindRowsFollowDesign(t *testing.T) {
 	want := map[Kind]struct {
 		status     int
@@ -104,7 +104,7 @@ func TestKindRowsFollowDesign(t *testing.T) {
 		KindTooLarge:              {413, "too_large"},
 		KindRateLimited:           {429, "rate_limited"},
 		KindMethodNotAllowed:      {405, "invalid_request"},
-		// The Client-Vault v=1 table (FORMATS.md §4).
+		// The Client-Vault v=1 table (docs/formats/reference.md).
 		KindVaultBadRequest:  {400, "bad_request"},
 		KindVaultUnknownKey:  {401, "unknown_key"},
 		KindVaultPending:     {403, "pending"},

@@ -14,9 +14,9 @@ import (
 	"github.com/phc-project/phc/internal/vault"
 )
 
-// Benchmarks of issue 4 (DESIGN.md §8), in process, on the daemon's own
+// Benchmarks of issue 4 (docs/design.md §8), in process, on the daemon's own
 // storage: the encrypted bbolt store and Cayley's kv layer on a bbolt file.
-// BENCHMARKS.md records their figures. Run them with
+// docs/benchmarks/history.md records their figures. Run them with
 //
 //	go test -run '^$' -bench 'Invalidate|Traverse3Hops' -benchtime 200x ./custodian/
 //	go test -run '^$' -bench 'GraphRebuild' -benchtime 3x ./custodian/

@@ -143,7 +143,7 @@ func (m *graphModel) build() {
 	}
 }
 
-// The oracle: the rules of DESIGN.md §5 written out plainly over the model.
+// The oracle: the rules of docs/design.md §5 written out plainly over the model.
 func (r modelRecipient) sees(c *modelClaim) bool {
 	if c.deleted || c.sensitivity == "sensitive" {
 		return false

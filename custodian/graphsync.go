@@ -165,7 +165,7 @@ func (st *state) awaitGraph(op string) error {
 
 // maxApplyEdges bounds the edges the worker joins into one graph commit:
 // a bbolt transaction of many random keys costs more than linearly (see
-// BENCHMARKS.md), so a few large commits beat one huge one. A single delta
+// docs/benchmarks/history.md), so a few large commits beat one huge one. A single delta
 // larger than this is still applied whole.
 var maxApplyEdges = 10_000 // a variable for tests only
 
@@ -177,7 +177,7 @@ var maxApplyEdges = 10_000 // a variable for tests only
 // deltaMerger). At a million claims a commit's pages are scattered writes
 // of their own; 250 ms rather than 50 cut the disk writes per owner write
 // by a sixth (4.8–5.1 → 3.9–4.2 I/Os), 1 s rather than 250 ms (with the
-// store's flush every 2 s rather than 500 ms) by half again (BENCHMARKS.md).
+// store's flush every 2 s rather than 500 ms) by half again (docs/benchmarks/history.md).
 const graphDelay = time.Second
 
 // graphJob is a committed group's delta for the worker.

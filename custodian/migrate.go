@@ -12,7 +12,7 @@ import (
 	"github.com/phc-project/phc/internal/identity"
 )
 
-// Migration bundles (FORMATS.md §3): what one custodian hands another. The
+// Migration bundles (docs/formats/bundle.md): what one custodian hands another. The
 // payload is {"manifest", "records"}; the codec signs and encrypts it.
 
 // BundleVersion is the bundle format this custodian writes.

@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// Claim kinds, assertions, sensitivities and statuses (DESIGN.md §4).
+// Claim kinds, assertions, sensitivities and statuses (docs/design.md §4).
 const (
 	AssertionReported = "reported"
 
@@ -210,12 +210,12 @@ type Grant struct {
 	// a current DCER admission of the presenting token under the policy.
 	Requires *Requires `json:"requires,omitempty"`
 	// Disclosure is how the values this grant serves reach the reader:
-	// "value" or "reference" (FORMATS.md §4); "" follows the owner's
+	// "value" or "reference" (docs/formats/reference.md); "" follows the owner's
 	// per-tier setting.
 	Disclosure string `json:"disclosure,omitempty"`
 }
 
-// Requires names the qualification a grant requires (FORMATS.md §2).
+// Requires names the qualification a grant requires (docs/formats/dec.md).
 type Requires struct {
 	Qualification string `json:"qualification"`
 }

@@ -15,7 +15,7 @@ import (
 	"github.com/phc-project/phc/internal/identity"
 )
 
-// The quarantine (FORMATS.md §3, DESIGN.md §3): an imported bundle's
+// The quarantine (docs/formats/bundle.md, docs/design.md §3): an imported bundle's
 // records wait here, apart from every claim, until the owner adopts or
 // rejects them. A quarantined record is not a claim: no read path, count,
 // index or graph edge knows it, so it answers exactly like an absent one to

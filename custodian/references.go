@@ -13,7 +13,7 @@ import (
 	"unicode/utf8"
 )
 
-// Disclosure modes (FORMATS.md §4): how a served value reaches a reader.
+// Disclosure modes (docs/formats/reference.md): how a served value reaches a reader.
 const (
 	DisclosureValue     = "value"
 	DisclosureReference = "reference"
@@ -266,7 +266,7 @@ func refValue(v json.RawMessage) string {
 	return buf.String()
 }
 
-// Reference brackets (FORMATS.md §4).
+// Reference brackets (docs/formats/reference.md).
 const (
 	refOpen  = "⟦"
 	refClose = "⟧"

@@ -64,7 +64,7 @@ type requestDoc struct {
 	Duration json.RawMessage `json:"duration,omitempty"`
 	Usage    string          `json:"usage,omitempty"`
 	// Disclosure "reference" asks for references in place of values
-	// (FORMATS.md §4); an app cannot ask for values the owner's settings
+	// (docs/formats/reference.md); an app cannot ask for values the owner's settings
 	// give as references.
 	Disclosure string `json:"disclosure,omitempty"`
 }

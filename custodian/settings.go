@@ -46,7 +46,7 @@ type Settings struct {
 	// is then clamped to 30 days, and the answer says so.
 	LongLivedTokens bool `json:"long_lived_tokens,omitempty"`
 	// Disclosure is how each tier's values reach a reader by default
-	// (FORMATS.md §4): "value", or "reference" for a ⟦TYPE_N:display⟧
+	// (docs/formats/reference.md): "value", or "reference" for a ⟦TYPE_N:display⟧
 	// reference that only the reader's local vault hook resolves. A tier
 	// left out takes the default: reference for critical, value for the
 	// others. A grant's own disclosure overrides it.

@@ -1,4 +1,4 @@
-// Package dec verifies DEC 0.1 evidence chains exactly as FORMATS.md §2
+// Package dec verifies DEC 0.1 evidence chains exactly as docs/formats/dec.md
 // defines them: a document of compact JWS entries, each signed by a key
 // pinned for its issuer, hash-linked to its predecessor.
 //

@@ -7,7 +7,7 @@ import (
 )
 
 // TestDependencies keeps the trust-boundary package free of transports: it
-// must not import net/http or the MCP SDK (STYLE.md §6, "Guardrail tests").
+// must not import net/http or the MCP SDK (docs/design.md §3).
 func TestDependencies(t *testing.T) {
 	goTool, err := exec.LookPath("go")
 	if err != nil {

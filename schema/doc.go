@@ -35,7 +35,7 @@
 //     key, value, kind, assertion, and optionally subject, evidence,
 //     reported producer information, valid_from, valid_to, sensitivity,
 //     restrictions, personas_hint and note.
-//   - claim: a stored or served claim version, as in DESIGN.md §4.
+//   - claim: a stored or served claim version, as in docs/design.md §4.
 //   - correction: the body of PUT /phc/v1/claims/{id}; at least one member.
 //   - grant: the body of POST /phc/v1/grants.
 //   - persona: the body of POST /phc/v1/personas. Its guardrails are

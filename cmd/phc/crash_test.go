@@ -19,7 +19,7 @@ import (
 	"go.etcd.io/bbolt"
 )
 
-// Crash consistency (DESIGN.md §9, acceptance 9): 50 concurrent contributors
+// Crash consistency (docs/design.md §9, acceptance 9): 50 concurrent contributors
 // propose for 10 seconds while the daemon is killed with SIGKILL; after a
 // restart on the same data dir, every proposal that was answered 201 is in
 // the review queue with its key and value, and the receipt chain verifies.
@@ -141,7 +141,7 @@ func TestCrashConsistency(t *testing.T) {
 		t.Fatalf("no proposal was acknowledged before the kill; daemon log:\n%s", d.log())
 	}
 
-	// The killed daemon's store file is structurally sound (DESIGN §9: the
+	// The killed daemon's store file is structurally sound (docs/design.md §9: the
 	// equivalent of phc check).
 	checkStoreFile(t, filepath.Join(dir, "phc.db"))
 

@@ -15,7 +15,7 @@ import (
 	"github.com/phc-project/phc/internal/clientvault"
 )
 
-// TestReferenceModeEndToEnd is FORMATS.md §4 from end to end, with the
+// TestReferenceModeEndToEnd is docs/formats/reference.md from end to end, with the
 // official TypeScript MCP client: an app reads identity.passport_number
 // under a grant with disclosure: reference, and every MCP message of its
 // session (logged by the client, both ways) holds the reference and never

@@ -1,5 +1,5 @@
 // Package dectype holds the data of DEC 0.1 evidence chains and DCER
-// admission (FORMATS.md §2): the document and its entries' payloads, the
+// admission (docs/formats/dec.md): the document and its entries' payloads, the
 // pinned issuers and their keys, admission policies, and the answers of
 // verification (a [Report]) and admission (an [Admission]).
 //
@@ -22,7 +22,7 @@ import (
 	"time"
 )
 
-// Limits of FORMATS.md §2.
+// Limits of docs/formats/dec.md.
 const (
 	Version         = "0.1"
 	MaxEntries      = 1000
@@ -115,7 +115,7 @@ type Document struct {
 	Entries []string `json:"entries"` // compact JWS, exactly as in the document
 }
 
-// Encode is the compact encoding of d, members in the order of FORMATS.md
+// Encode is the compact encoding of d, members in the order of docs/formats/dec.md
 // §2. It is one encoding among many: the wrapper is ordinary JSON, whose
 // member order and whitespace carry no meaning, and verification accepts
 // any of them (what is signed and hashed is each entry's compact JWS
@@ -213,7 +213,7 @@ func (v Verdict) Codes() []string {
 	return out
 }
 
-// Report is the answer of verification (FORMATS.md §2): three verdicts,
+// Report is the answer of verification (docs/formats/dec.md): three verdicts,
 // never a bare boolean, and what the chain says. It establishes origin and
 // integrity only: Replay is always "not_asserted" and GrantsAccess false.
 type Report struct {
@@ -239,7 +239,7 @@ type Report struct {
 	KeysUsed []string `json:"keys_used,omitempty"`
 }
 
-// Policy is a DCER admission policy (FORMATS.md §2): what a verified chain
+// Policy is a DCER admission policy (docs/formats/dec.md): what a verified chain
 // must say, and how fresh it must be, for its recipient to be admitted.
 // Empty lists and strings do not constrain.
 type Policy struct {

@@ -11,7 +11,7 @@ import (
 	"github.com/phc-project/phc/dec/dectype"
 )
 
-// TestWireForms: the types encode as FORMATS.md §2 writes them — a pin's
+// TestWireForms: the types encode as docs/formats/dec.md writes them — a pin's
 // keys as the JSON set pinned (never base64), a policy's max_age given in
 // seconds as a duration — and read back the same.
 func TestWireForms(t *testing.T) {

@@ -1,5 +1,5 @@
 // Package bench is phc bench: it measures a phc daemon from a separate
-// process, at several vault sizes, as DESIGN.md §8 asks ("all figures come
+// process, at several vault sizes, as docs/design.md §8 asks ("all figures come
 // from phc bench in a separate process").
 //
 // For each vault size [Run] creates a fresh data dir, starts the daemon
@@ -55,7 +55,9 @@
 // other, the side that goes first alternating; the table shows each
 // side's medians over the rounds and phc's over the other's.
 //
-// Figures go to a plain table per size, and to JSON ([Report]). The
+// Figures go to a plain table per size, to JSON ([Report]) and, with
+// --markdown, to a Markdown table against the design's targets
+// ([Report.WriteMarkdown]), which BENCHMARKS.md keeps. The
 // daemon's output is discarded but for its log's tail, shown when it
 // fails; no token, secret or password is ever printed.
 package bench

@@ -14,7 +14,7 @@ import (
 // birational map libsodium's crypto_sign_ed25519_pk_to_curve25519 uses),
 // so that no one handling a card can swap in a key of their own under the
 // same custodian_id. phc makes only such cards, and accepts only such
-// cards (FORMATS.md §1 allows any X25519 or P-256 key; this is stricter on
+// cards (docs/formats/bundle.md §1 allows any X25519 or P-256 key; this is stricter on
 // purpose).
 
 // p25519 is the field prime 2^255 - 19.

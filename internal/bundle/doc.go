@@ -1,5 +1,5 @@
 // Package bundle is the wire encoding of custodian-to-custodian migration
-// (FORMATS.md §1 and §3) on github.com/lestrrat-go/jwx/v2: a custodian's
+// (docs/formats/bundle.md) on github.com/lestrrat-go/jwx/v2: a custodian's
 // keys and its public card, and the signed, encrypted bundle.
 //
 // # Keys and cards
@@ -28,5 +28,5 @@
 // decrypt — asks the caller for the pinned card of the custodian the
 // signature names, and verifies with it. Every refusal wraps [ErrBundle]
 // and says what to do (pin the card, export again to this card). What the
-// payload holds (the manifest and records of FORMATS.md §3) is the core's.
+// payload holds (the manifest and records of docs/formats/bundle.md) is the core's.
 package bundle

@@ -11,7 +11,7 @@ import (
 	"github.com/phc-project/phc/internal/bench"
 )
 
-// runBench runs the benchmark of DESIGN.md §8 against daemons it starts
+// runBench runs the benchmark of docs/design.md §8 against daemons it starts
 // itself, one per vault size, each in a fresh data dir (see package bench).
 func runBench(ctx context.Context, env *Env, args []string) error {
 	fs := flag.NewFlagSet("phc bench", flag.ContinueOnError)
@@ -27,6 +27,7 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 	keep := fs.Bool("keep", false, "keep the data dirs (each with its vault password in a file beside it)")
 	tmp := fs.String("tmp", "", "directory for the data dirs (default: the system's temporary directory)")
 	jsonPath := fs.String("json", "", "also write every figure as JSON to this file")
+	markdown := fs.Bool("markdown", false, "at the end, also print the figures against the design's targets as a Markdown table (BENCHMARKS.md's)")
 	pvault := fs.String("pvault", "", "also compare context300 with pvault, the PCP reference implementation: the path of a pvault binary, which the bench\n"+
 		"runs as 'pvault init' (on a pseudo-terminal; Linux) and 'pvault serve --password-stdin', VAULT_DIR a fresh dir and VAULT_PORT a free port")
 	target := fs.String("pcp-target", "", "also compare context300 with the PCP server already running at this URL (its routes under /context or /vault)")
@@ -76,6 +77,12 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 	})
 	if *jsonPath != "" && rep != nil {
 		if err := writeReport(*jsonPath, rep); err != nil {
+			return errors.Join(runErr, err)
+		}
+	}
+	if *markdown && rep != nil {
+		fmt.Fprintln(env.Stdout)
+		if err := rep.WriteMarkdown(env.Stdout); err != nil {
 			return errors.Join(runErr, err)
 		}
 	}

@@ -14,8 +14,8 @@ import (
 	"time"
 )
 
-// Benchmarks of DESIGN.md §8 over real loopback HTTP against an in-process
-// daemon (bbolt file, vault, receipts by group commit). BENCHMARKS.md
+// Benchmarks of docs/design.md §8 over real loopback HTTP against an in-process
+// daemon (bbolt file, vault, receipts by group commit). docs/benchmarks/history.md
 // records their figures. Run them with
 //
 //	go test -run '^$' -bench 'BenchmarkPropose|BenchmarkContext' -benchtime 3s -count 3 ./internal/cli/
@@ -49,7 +49,7 @@ func parallel(n, workers int, fn func(i int) error) error {
 	return first
 }
 
-// BenchmarkPropose measures durable proposal ingest (DESIGN §8: ≥ 2,000
+// BenchmarkPropose measures durable proposal ingest (docs/design.md §8: ≥ 2,000
 // proposals/s with many clients, every 201 durable): 25×GOMAXPROCS
 // concurrent contributors POST /phc/v1/proposals with a write token.
 func BenchmarkPropose(b *testing.B) {
@@ -140,7 +140,7 @@ func contextFixture(b *testing.B) (h *harness, token, path string) {
 }
 
 // BenchmarkContext measures one recipient's sequential GET /phc/v1/context
-// of 300 granted fields over loopback (DESIGN §8: p50 < 1 ms, p99 < 3 ms),
+// of 300 granted fields over loopback (docs/design.md §8: p50 < 1 ms, p99 < 3 ms),
 // each read receipted durably before it is answered.
 func BenchmarkContext(b *testing.B) {
 	h, token, path := contextFixture(b)
@@ -186,7 +186,7 @@ func latency(b *testing.B, h *harness, token, path string) {
 }
 
 // BenchmarkContextParallel measures read throughput with receipts durably
-// recorded (DESIGN §8: ≥ 5,000 req/s on 2 cores): 16×GOMAXPROCS readers
+// recorded (docs/design.md §8: ≥ 5,000 req/s on 2 cores): 16×GOMAXPROCS readers
 // GET the 300-field context concurrently.
 func BenchmarkContextParallel(b *testing.B) {
 	h, token, path := contextFixture(b)

@@ -17,7 +17,7 @@ import (
 )
 
 // runHook is phc hook: the local vault hook of Client-Vault v=1
-// (FORMATS.md §4). resolve replaces the references in a tool call with
+// (docs/formats/reference.md). resolve replaces the references in a tool call with
 // their values, just before the call runs on this machine; header prints
 // the Client-Vault header of the reader profile (for an MCP client's
 // configuration); install claude-code adds the PreToolUse entry that runs

@@ -32,7 +32,7 @@ const (
 	hostNone  = "\x00none"  // no Host header at all (HTTP/1.0)
 )
 
-// wireStatus is DESIGN.md §6's error table: the status of each constraint.
+// wireStatus is docs/design.md §6's error table: the status of each constraint.
 var wireStatus = map[string]int{
 	"invalid_request":  400,
 	"schema_violation": 400,
@@ -1236,7 +1236,7 @@ func wrongSecretKey(t *testing.T) string {
 
 // TestHostileInput sends hundreds of malformed or hostile requests to a
 // real daemon holding a realistic vault. Each must be refused with a 4xx and
-// the constraint DESIGN.md §6 names, never a 500, in a JSON error body that
+// the constraint docs/design.md §6 names, never a 500, in a JSON error body that
 // repeats no hostile value; afterwards the vault's contents are unchanged
 // and its receipt chain verifies. Then, with the vault locked, wrong
 // credentials are refused and rate limited; after a restart the contents

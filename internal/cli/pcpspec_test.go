@@ -8,7 +8,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// A PCP client written from the PCP 0.1.0 text (shared/specs/pcp-0.1.0.txt),
+// A PCP client written from the PCP 0.1.0 specification,
 // not from phc's code (issue 13, acceptance 1). Each subtest runs one
 // example of PCP §4, §5, §9 or §10 with the request body copied from the
 // spec, and checks the answer the spec shows, or the documented deviation

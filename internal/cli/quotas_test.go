@@ -55,7 +55,7 @@ func note(name string) map[string]any {
 }
 
 // TestAppQuotas: rate limits count per token (PCP §7), live tokens and
-// pending proposals per app (DESIGN §5 Quotas): a token gets 10 writes a
+// pending proposals per app (docs/design.md §5 Quotas): a token gets 10 writes a
 // minute and a fresh token's first write is not refused for another's; an
 // app holds at most 10 live tokens, which bounds its total, and has at
 // most 100 proposals waiting for the owner. Refusals are 429 rate_limited

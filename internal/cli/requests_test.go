@@ -93,7 +93,7 @@ func TestContextRequests(t *testing.T) {
 	req = requestAnswer{}
 	h.must(200, "GET", "/context/requests/"+e.RequestID, app, nil, &req)
 	h.must(200, "GET", "/context/fields/identity.ssn", req.Token, nil, &f)
-	// Critical data goes as a value reference by default (FORMATS.md §4).
+	// Critical data goes as a value reference by default (docs/formats/reference.md).
 	if f.Value != "⟦SSN_1:07•••20⟧" {
 		t.Fatalf("approved critical read = %+v", f)
 	}

@@ -1,4 +1,4 @@
-// Package clientvault is the wire side of Client-Vault v=1 (FORMATS.md §4)
+// Package clientvault is the wire side of Client-Vault v=1 (docs/formats/reference.md)
 // that the daemon and the local vault hook share: the Client-Vault header
 // (an RFC 9651 dictionary, parsed and written with
 // github.com/dunglas/httpsfv), the hook's key files, discovery of the

@@ -9,7 +9,7 @@ import (
 	"github.com/phc-project/phc/custodian"
 )
 
-// ResolvePath is the Client-Vault v=1 resolve endpoint (FORMATS.md §4),
+// ResolvePath is the Client-Vault v=1 resolve endpoint (docs/formats/reference.md),
 // published as client_vault_endpoint in the RFC 9728 metadata while local
 // vaults are on. Its route and the owner's vault-keys routes are in the
 // route table (server.go).

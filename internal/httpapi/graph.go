@@ -248,7 +248,7 @@ func (s *Server) listDECTrust(w http.ResponseWriter, r *http.Request, p custodia
 	return nil
 }
 
-// verifyDEC answers the report of FORMATS.md §2 with 200 whatever the
+// verifyDEC answers the report of docs/formats/dec.md with 200 whatever the
 // verdicts: a document that does not verify is an answer, not an error.
 func (s *Server) verifyDEC(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
 	raw, err := readBody(r)

@@ -302,7 +302,7 @@ func (s *Server) wrap(rt route) http.Handler {
 			}
 			if err == nil {
 				// A read may ask for references in place of values
-				// (FORMATS.md §4).
+				// (docs/formats/reference.md).
 				var d string
 				if d, err = query(r, "disclosure"); err == nil {
 					p, err = p.WithDisclosure(d)

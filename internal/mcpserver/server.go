@@ -1,4 +1,4 @@
-// Package mcpserver is the custodian's MCP face (DESIGN.md §7), on the
+// Package mcpserver is the custodian's MCP face (docs/design.md §7), on the
 // official Go SDK: the tools memory_propose, memory_status,
 // memory_withdraw, context_status, context_list, context_get,
 // context_context, context_search, context_set and request_context, the

@@ -351,7 +351,7 @@ func purposeOnly[T any](read func(context.Context, custodian.Principal, string) 
 }
 
 // disclosureSchema is the optional disclosure argument of the tools that
-// return values (FORMATS.md §4).
+// return values (docs/formats/reference.md).
 const disclosureSchema = `{"type": "string", "enum": ["value", "reference"], "description": "reference: get ⟦TYPE_N:display⟧ references in place of values (the person's local vault hook puts the values into local files); value: values where the person allows them. Critical data comes as references unless the person chose otherwise."}`
 
 // fieldSchemaWith is the field schema with more properties.

@@ -100,7 +100,7 @@ type Bolt struct {
 // graph's 1 s, see custodian's graphDelay) rather than 500 ms (and 250)
 // halved the disk writes per owner write at 1,000,000 claims (2.7-4.2 →
 // 1.3-1.5) and lowered the daemon's CPU per write by a sixth (interleaved
-// 15 s runs, BENCHMARKS.md). At 16 clients flushBytes comes first.
+// 15 s runs, docs/benchmarks/history.md). At 16 clients flushBytes comes first.
 var flushDelay = 2 * time.Second // tests change it
 
 // closeFlushBytes is the most Close copies from the log into the file (see
