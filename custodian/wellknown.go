@@ -14,9 +14,9 @@ type WellKnownKey struct {
 }
 
 // WellKnownKeys is the one table of well-known keys and their default
-// tiers (the README's "Well-known keys" table is this table). A key not
-// at or below any of them defaults to standard. The owner overrides the
-// tier of any field. Order is the README's.
+// tiers (the "Well-known keys" table of docs/pcp-compatibility.md is this
+// table). A key not at or below any of them defaults to standard. The
+// owner overrides the tier of any field. Order is the guide's.
 var WellKnownKeys = []WellKnownKey{
 	{Key: "identity.full_name", Tier: SensitivityStandard, Description: "full legal name",
 		Synonyms: []string{"identity.name", "identity.fullname", "identity.legal_name", "identity.display_name"}},

@@ -7,7 +7,8 @@ import (
 	"testing"
 )
 
-// TestBackupRestore follows the README's "Backup, restore, upgrade": phc
+// TestBackupRestore follows "Backup, restore, upgrade" in
+// docs/operations.md: phc
 // backup FILE, and phc restore FILE into the same vault (merge, then
 // --replace) and into a new vault on another machine (held in the
 // quarantine, then adopted).

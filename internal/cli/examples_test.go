@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bufio"
 	"crypto/ed25519"
 	"crypto/rand"
 	"encoding/json"
@@ -98,36 +97,8 @@ func generateDECExample(t *testing.T) {
 	}
 }
 
-// readmeBlock returns the sh block of the README that follows heading.
-func readmeBlock(t *testing.T, heading string) []string {
-	t.Helper()
-	f, err := os.Open(filepath.Join(repoRoot, "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var lines []string
-	state := 0
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := sc.Text()
-		switch {
-		case state == 0 && line == heading:
-			state = 1
-		case state == 1 && line == "```sh":
-			state = 2
-		case state == 2 && line == "```":
-			return lines
-		case state == 2:
-			lines = append(lines, line)
-		}
-	}
-	t.Fatalf("README.md has no sh block under %q", heading)
-	return nil
-}
-
-// TestExamplesDEC runs the phc dec commands of the README's DEC section as
-// written (from the repository's root) with the files in examples/dec:
+// TestExamplesDEC runs the phc dec commands of the DEC guide
+// (docs/dec-admission.md) as written (from the repository's root) with the files in examples/dec:
 // pinning the keys, adding the policy, verifying the chain against the
 // pinned keys and offline. The lines that need an id of a running session
 // (phc approve req_…) are left to the tests of approval.
@@ -137,7 +108,7 @@ func TestExamplesDEC(t *testing.T) {
 	}
 	h := startHarness(t, "")
 	ran := 0
-	for _, line := range readmeBlock(t, "## DEC evidence chains") {
+	for _, line := range docBlock(t, "docs/dec-admission.md", "# DEC evidence chains") {
 		cmd, _, _ := strings.Cut(line, "#")
 		args := strings.Fields(cmd)
 		if len(args) == 0 || args[0] != "phc" || strings.Contains(cmd, "…") {
@@ -156,7 +127,7 @@ func TestExamplesDEC(t *testing.T) {
 		ran++
 	}
 	if ran < 4 {
-		t.Errorf("ran %d of the README's DEC commands; want at least 4", ran)
+		t.Errorf("ran %d of the DEC guide's commands; want at least 4", ran)
 	}
 
 	// The example chain admits the consumer tutor under the example policy.

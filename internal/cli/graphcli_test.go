@@ -7,8 +7,8 @@ import (
 	"testing"
 )
 
-// TestGraphWithoutCurl follows the README's graph section with the CLI
-// alone: an entity, a relationship claim in the coach's persona, a
+// TestGraphWithoutCurl follows the graph section of docs/owner.md with
+// the CLI alone: an entity, a relationship claim in the coach's persona, a
 // traversal by the coach that shows the edge, and a summary.
 func TestGraphWithoutCurl(t *testing.T) {
 	h := startHarness(t, "")

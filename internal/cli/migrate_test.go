@@ -9,7 +9,7 @@ import (
 )
 
 // TestMigrationBetweenDaemons is the migration issue's first acceptance
-// over real HTTP and the CLI, as the README tells it: A exports to B's
+// over real HTTP and the CLI, as docs/migration.md tells it: A exports to B's
 // card; B, having pinned A's, imports; before adoption no recipient of B —
 // even one with a grant on * — reads anything of it; after adopt --all B's
 // owner sees A's claims field by field (versions, personas, restrictions),

@@ -16,7 +16,7 @@ import (
 // A client written from the PCP 0.1.0 text (issue 13, "PCP clients"), over
 // a real daemon: the spec's example requests are sent as the spec writes
 // them, and the answers are the ones the spec shows or the documented
-// deviations of the README's "PCP compatibility" section.
+// deviations of docs/pcp-compatibility.md.
 
 // stoppedClock is a clock that stays where it is set.
 type stoppedClock struct {

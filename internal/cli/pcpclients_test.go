@@ -1,12 +1,10 @@
 package cli
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"io"
 	"net/url"
-	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -206,19 +204,15 @@ func TestFieldNameHints(t *testing.T) {
 	}
 }
 
-// TestWellKnownKeysDocumented holds the README's table of well-known keys
-// to custodian.WellKnownKeys: the same keys, tiers and synonyms, in order.
+// TestWellKnownKeysDocumented holds the table of well-known keys in the
+// PCP compatibility guide (docs/pcp-compatibility.md, "Well-known keys") to
+// custodian.WellKnownKeys: the same keys, tiers and synonyms, in order.
 func TestWellKnownKeysDocumented(t *testing.T) {
-	f, err := os.Open("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	table := section(t, readDoc(t, "pcp-compatibility.md"), "## Well-known keys")
 	row := regexp.MustCompile("^\\| `([a-z0-9_.]+)` \\| `([a-z]+)` \\| [^|]* \\| ([^|]*) \\|$")
 	var got []custodian.WellKnownKey
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		m := row.FindStringSubmatch(sc.Text())
+	for _, line := range strings.Split(table, "\n") {
+		m := row.FindStringSubmatch(line)
 		if m == nil {
 			continue
 		}
@@ -233,7 +227,7 @@ func TestWellKnownKeysDocumented(t *testing.T) {
 		want[i] = custodian.WellKnownKey{Key: k.Key, Tier: k.Tier, Synonyms: k.Synonyms}
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("README's well-known keys differ from custodian.WellKnownKeys (-code +README):\n%s", diff)
+		t.Errorf("the guide's well-known keys differ from custodian.WellKnownKeys (-code +guide):\n%s", diff)
 	}
 }
 

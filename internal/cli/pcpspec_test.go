@@ -12,7 +12,7 @@ import (
 // not from phc's code (issue 13, acceptance 1). Each subtest runs one
 // example of PCP §4, §5, §9 or §10 with the request body copied from the
 // spec, and checks the answer the spec shows, or the documented deviation
-// (README, "PCP clients written from the spec"): then the test says so, and
+// (docs/pcp-compatibility.md, "PCP clients written from the spec"): then the test says so, and
 // checks the answer a client can act on.
 //
 // Examples that needed what issue 13 part 1 changed (scope prefixes, agent

@@ -6,29 +6,50 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strings"
 	"testing"
 )
 
-// readmeShellBlock is one ```sh block of the README.
-type readmeShellBlock struct {
+// docShellBlock is one ```sh block of the README or of a guide in docs/.
+type docShellBlock struct {
+	file    string // relative to the repository's root: README.md, docs/owner.md
 	line    int    // of its opening fence
-	heading string // the section it is in
+	heading string // the "#" or "##" heading it is under: its section
 	text    string
-	skip    string // why the README test does not run it ("" if it does)
+	skip    string // why the test does not run it ("" if it does)
 }
 
 var skipMarker = regexp.MustCompile(`^<!-- readme-test: skip \((.+)\) -->$`)
 
-func readmeShellBlocks(t *testing.T) []readmeShellBlock {
+// docFiles returns the README and every guide of docs/ (not its
+// subdirectories), relative to the repository's root.
+func docFiles(t *testing.T) []string {
 	t.Helper()
-	f, err := os.Open(filepath.Join(repoRoot, "README.md"))
+	guides, err := filepath.Glob(filepath.Join(repoRoot, "docs", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := []string{"README.md"}
+	for _, g := range guides {
+		files = append(files, filepath.ToSlash(filepath.Join("docs", filepath.Base(g))))
+	}
+	sort.Strings(files[1:])
+	return files
+}
+
+// docShellBlocks returns the sh blocks of file (relative to the
+// repository's root), in order.
+func docShellBlocks(t *testing.T, file string) []docShellBlock {
+	t.Helper()
+	f, err := os.Open(filepath.Join(repoRoot, file))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	var blocks []readmeShellBlock
-	var cur *readmeShellBlock
+	var blocks []docShellBlock
+	var cur *docShellBlock
+	inFence := false // in a fenced block of another language
 	heading, prev := "", ""
 	sc := bufio.NewScanner(f)
 	for n := 1; sc.Scan(); n++ {
@@ -39,73 +60,113 @@ func readmeShellBlocks(t *testing.T) []readmeShellBlock {
 			cur = nil
 		case cur != nil:
 			cur.text += line + "\n"
+		case inFence:
+			inFence = line != "```"
 		case line == "```sh":
-			cur = &readmeShellBlock{line: n, heading: heading}
+			cur = &docShellBlock{file: file, line: n, heading: heading}
 			if m := skipMarker.FindStringSubmatch(prev); m != nil {
 				cur.skip = m[1]
 			}
-		case strings.HasPrefix(line, "## "):
+		case strings.HasPrefix(line, "```"):
+			inFence = true
+		case strings.HasPrefix(line, "# "), strings.HasPrefix(line, "## "):
 			heading = line
 		}
 		if strings.TrimSpace(line) != "" {
 			prev = line
 		}
 	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
 	return blocks
 }
 
-// TestREADMEShellBlocks runs the README's sh blocks against real daemons,
-// with the built phc on the PATH: every block, in order, against one daemon
-// (as a reader who follows the whole README), and then each "##" section's
-// blocks alone, in order, against a fresh daemon of their own (as a reader
-// who jumps straight to that section). Each block runs in a fresh bash
-// (set -euo pipefail) that has only what "A first session" exports
-// (PHC_HOME, PHC_PASSWORD, PHC_ADDR, with that daemon's dir and port
-// substituted), so a block defines every other variable it uses, and a
-// section makes the consumers, personas and grants it needs. A block that
-// is not run says why, in a marker the reader does not see; the test checks
-// the marker names a reason.
-func TestREADMEShellBlocks(t *testing.T) {
+// docBlock returns the lines of the first sh block of file under heading
+// that the test runs.
+func docBlock(t *testing.T, file, heading string) []string {
+	t.Helper()
+	for _, b := range docShellBlocks(t, file) {
+		if b.heading == heading && b.skip == "" {
+			return strings.Split(strings.TrimSuffix(b.text, "\n"), "\n")
+		}
+	}
+	t.Fatalf("%s has no sh block the test runs under %q", file, heading)
+	return nil
+}
+
+// TestDocsShellBlocks runs the sh blocks of the README and of every guide
+// in docs/ against real daemons, with the built phc on the PATH, one
+// subtest per file (TestDocsShellBlocks/README, TestDocsShellBlocks/owner,
+// …): the file's blocks, in order, against one daemon of their own (as a
+// reader who follows that page from its start), and then, where the page
+// has several sections ("#" or "##" headings), each section's blocks alone,
+// in order, against a fresh daemon (as a reader who jumps straight to that
+// section). Each block runs in a fresh bash (set -euo pipefail) that has
+// only what a guide's first block exports (PHC_HOME, PHC_PASSWORD,
+// PHC_ADDR, with that daemon's dir and port substituted), so a block
+// defines every other variable it uses, and a section makes the consumers,
+// personas and grants it needs. The block that starts the daemon is not
+// run: the test starts its own. A block that is not run says why, in a
+// marker the reader does not see; the test checks the marker names a
+// reason.
+func TestDocsShellBlocks(t *testing.T) {
 	bin := buildBinary(t)
 	for _, tool := range []string{"bash", "curl", "jq"} {
 		if _, err := exec.LookPath(tool); err != nil {
-			t.Fatalf("the README's blocks need %s (.ci/run installs it): %v", tool, err)
+			t.Fatalf("the docs' blocks need %s (.ci/run installs it): %v", tool, err)
 		}
 	}
-	var runnable []readmeShellBlock
-	var sections [][]readmeShellBlock // the runnable blocks of each section, in order
-	for _, b := range readmeShellBlocks(t) {
-		if b.skip != "" {
+	total, pages := 0, 0
+	for _, file := range docFiles(t) {
+		var runnable []docShellBlock
+		var sections [][]docShellBlock // the runnable blocks of each section, in order
+		for _, b := range docShellBlocks(t, file) {
+			if b.skip != "" {
+				continue
+			}
+			if len(runnable) == 0 || runnable[len(runnable)-1].heading != b.heading {
+				sections = append(sections, nil)
+			}
+			sections[len(sections)-1] = append(sections[len(sections)-1], b)
+			runnable = append(runnable, b)
+		}
+		if len(runnable) == 0 {
 			continue
 		}
-		if len(runnable) == 0 || runnable[len(runnable)-1].heading != b.heading {
-			sections = append(sections, nil)
-		}
-		sections[len(sections)-1] = append(sections[len(sections)-1], b)
-		runnable = append(runnable, b)
-	}
-	if len(runnable) < 10 {
-		t.Errorf("the README has %d sh blocks the test runs; want at least 10", len(runnable))
-	}
-	if len(sections) < 8 {
-		t.Errorf("the README has %d sections with sh blocks the test runs; want at least 8", len(sections))
-	}
-	t.Run("in order", func(t *testing.T) {
-		t.Parallel()
-		runREADMEBlocks(t, bin, runnable)
-	})
-	for _, sec := range sections {
-		t.Run("alone/"+strings.TrimPrefix(sec[0].heading, "## "), func(t *testing.T) {
+		total += len(runnable)
+		pages++
+		t.Run(strings.TrimSuffix(filepath.Base(file), ".md"), func(t *testing.T) {
 			t.Parallel()
-			runREADMEBlocks(t, bin, sec)
+			t.Run("in order", func(t *testing.T) {
+				t.Parallel()
+				runDocBlocks(t, bin, runnable)
+			})
+			if len(sections) < 2 {
+				return
+			}
+			for _, sec := range sections {
+				t.Run("alone/"+strings.TrimLeft(sec[0].heading, "# "), func(t *testing.T) {
+					t.Parallel()
+					runDocBlocks(t, bin, sec)
+				})
+			}
 		})
+	}
+	// The README alone had 20 runnable blocks before its sections became
+	// guides: none may be lost on the way.
+	if total < 20 {
+		t.Errorf("the README and the guides have %d sh blocks the test runs; want at least 20", total)
+	}
+	if pages < 6 {
+		t.Errorf("%d pages have sh blocks the test runs; want at least 6", pages)
 	}
 }
 
-// runREADMEBlocks runs blocks, in order, against a fresh daemon, each in a
+// runDocBlocks runs blocks, in order, against a fresh daemon, each in a
 // fresh bash, in a fresh working directory that holds the repository's
 // examples.
-func runREADMEBlocks(t *testing.T, bin string, blocks []readmeShellBlock) {
+func runDocBlocks(t *testing.T, bin string, blocks []docShellBlock) {
 	h := startHarness(t, "")
 	work := t.TempDir() // where the blocks write their files
 	abs, err := filepath.Abs(filepath.Join(repoRoot, "examples"))
@@ -123,7 +184,7 @@ func runREADMEBlocks(t *testing.T, bin string, blocks []readmeShellBlock) {
 		cmd := exec.Command("bash", "-euo", "pipefail", "-c", text)
 		cmd.Dir, cmd.Env = work, env
 		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Errorf("README.md:%d (%s): %v\n--- block:\n%s--- output:\n%s", b.line, b.heading, err, b.text, out)
+			t.Errorf("%s:%d (%s): %v\n--- block:\n%s--- output:\n%s", b.file, b.line, b.heading, err, b.text, out)
 		}
 	}
 }

@@ -84,7 +84,8 @@ func (s *served) stop() {
 	}
 }
 
-// TestRestoreOnNewMachine follows the README's "Restore on a new machine":
+// TestRestoreOnNewMachine follows "Restore on a new machine" in
+// docs/operations.md:
 // the data dir copied without secret.key, and the Secret Key from the
 // emergency kit given by PHC_SECRET_KEY, --secret-key-file, or typed at
 // the prompt (and then stored, 0600, when the owner says so).

@@ -146,7 +146,7 @@ func serviceRun(t *testing.T, args []string) {
 	}
 }
 
-// initVault makes the vault a service expects (phc init, as the README
+// initVault makes the vault a service expects (phc init, as docs/operations.md
 // says to run first).
 func initVault(t *testing.T, data string) {
 	t.Helper()
@@ -181,7 +181,7 @@ func TestSystemdUnit(t *testing.T) {
 		t.Errorf("ExecStart runs %s, not where go install puts phc", exec0[0])
 	}
 	if !strings.Contains(text, "\n#EnvironmentFile=%h/.config/phc/env\n") {
-		t.Error("phc.service lacks the commented EnvironmentFile line the README describes")
+		t.Error("phc.service lacks the commented EnvironmentFile line docs/operations.md describes")
 	}
 	cond := expand(u.one(t, "Unit", "ConditionPathExists"))
 	var data string
@@ -234,8 +234,8 @@ func TestSystemdUnit(t *testing.T) {
 }
 
 // TestLaunchdPlist: docs/dev.phc.plist is a well-formed property list whose
-// ProgramArguments — with /Users/YOU replaced by a home, as the README's
-// install line does — start a locked daemon that phc unlock unlocks.
+// ProgramArguments — with /Users/YOU replaced by a home, as the install line
+// of docs/operations.md does — start a locked daemon that phc unlock unlocks.
 func TestLaunchdPlist(t *testing.T) {
 	text := readDoc(t, "dev.phc.plist")
 	if !strings.HasPrefix(text, `<?xml version="1.0" encoding="UTF-8"?>`+"\n"+`<!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">`) {
@@ -251,7 +251,7 @@ func TestLaunchdPlist(t *testing.T) {
 	}
 	d := root.Children[0].dict(t)
 	if d["Label"].Text != "dev.phc" {
-		t.Errorf("Label = %q; want dev.phc, as the file name and the README's launchctl lines say", d["Label"].Text)
+		t.Errorf("Label = %q; want dev.phc, as the file name and the launchctl lines of docs/operations.md say", d["Label"].Text)
 	}
 	if d["RunAtLoad"].XMLName.Local != "true" {
 		t.Error("RunAtLoad is not true: it would not start at login")
@@ -269,8 +269,8 @@ func TestLaunchdPlist(t *testing.T) {
 	if len(args) < 2 || args[0] != filepath.Join(home, "go", "bin", "phc") {
 		t.Fatalf("ProgramArguments = %q; want the go install path first", args)
 	}
-	if !strings.Contains(readDoc(t, "../README.md"), `sed "s|/Users/YOU|$HOME|g" docs/dev.phc.plist > ~/Library/LaunchAgents/dev.phc.plist`) {
-		t.Error("the README does not install dev.phc.plist with /Users/YOU replaced")
+	if !strings.Contains(readDoc(t, "operations.md"), `sed "s|/Users/YOU|$HOME|g" docs/dev.phc.plist > ~/Library/LaunchAgents/dev.phc.plist`) {
+		t.Error("docs/operations.md does not install dev.phc.plist with /Users/YOU replaced")
 	}
 	for i, a := range args {
 		if a == "--data" {
