@@ -124,7 +124,9 @@ var importLimits = schema.Limits{MaxBytes: 64 << 20, MaxDepth: 8, MaxStringBytes
 // content, tiers, restrictions, provenance and written_by; they are
 // re-stamped with this vault's revisions, in their original order. Wrong
 // credentials are KindUnauthenticated; an archive that is not one,
-// KindInvalid.
+// KindInvalid. raw is the ImportInput document as it came, archive and
+// all: a document stream under the larger import limits (importLimits),
+// not a request body, so it has no input type and is decoded here.
 func (s *Service) Import(ctx context.Context, p Principal, raw []byte) (ImportResult, error) {
 	const op = "import"
 	if err := requireOwner(op, p); err != nil {
@@ -176,87 +178,95 @@ func (s *Service) Import(ctx context.Context, p Principal, raw []byte) (ImportRe
 	}
 	var out ImportResult
 	err = s.write(op, p, func(st *state, b *batch) error {
-		if in.Mode == "replace" {
-			for _, r := range st.claims {
-				if r.meta.Status == StatusActive {
-					out.RemovedClaims = append(out.RemovedClaims, r.meta.ID)
-				}
-			}
-			sort.Strings(out.RemovedClaims)
-			for _, id := range out.RemovedClaims {
-				st.erase(b, st.claims[id])
-			}
-			out.Removed = len(out.RemovedClaims)
-		}
-		for _, pe := range content.Personas {
-			if _, ok := st.personas[pe.ID]; ok {
-				continue
-			}
-			key, err := identity.NewID("per_") // opaque, as in CreatePersona
-			if err != nil {
-				return wrap(op, KindInternal, err)
-			}
-			np := pe
-			np.Node = key
-			st.setPersona(&np)
-			b.put(bucketPersonas, key, &np)
-		}
-		// Versions are re-stamped with revisions in their original order.
-		type ver struct {
-			c     *Claim
-			claim int
-		}
-		var all []ver
-		for i, ac := range content.Claims {
-			if _, exists := st.claims[ac.Versions[0].ID]; exists && in.Mode == "merge" {
-				out.Skipped++
-				continue
-			}
-			for _, v := range ac.Versions {
-				all = append(all, ver{v, i})
-			}
-		}
-		sort.SliceStable(all, func(i, j int) bool { return all[i].c.Revision < all[j].c.Revision })
-		for _, v := range all {
-			v.c.Revision = b.nextRevision()
-		}
-		for _, ac := range content.Claims {
-			id := ac.Versions[0].ID
-			if _, exists := st.claims[id]; exists && in.Mode == "merge" {
-				continue
-			}
-			personas := []string{}
-			for _, pe := range ac.Personas {
-				if _, ok := st.personas[pe]; ok {
-					personas = append(personas, pe)
-				}
-			}
-			if old, ok := st.claims[id]; ok {
-				// replace over a claim of the same id: drop any versions the
-				// archive does not have, so the stored sequence stays whole.
-				for v := len(ac.Versions) + 1; v <= old.meta.Head; v++ {
-					b.del(bucketClaims, versionKey(id, v))
-				}
-			}
-			for _, v := range ac.Versions {
-				v.Personas, v.Status = nil, StatusActive
-				b.put(bucketClaims, versionKey(id, v.Version), v)
-			}
-			n := len(ac.Versions)
-			r := st.newRecord(claimMeta{ID: id, Head: n, Status: StatusActive, Personas: personas}, ac.Versions[n-1], ac.Versions[:n-1])
-			st.setClaim(r)
-			b.put(bucketClaimMeta, id, r.meta)
-			out.Imported++
-		}
-		if len(all) == 0 && out.Removed == 0 {
-			b.nextRevision()
-		}
-		out.Revision = st.revision
-		b.receipt(Receipt{Actor: "owner", Operation: op, Decision: "allow", Revision: out.Revision,
-			Records: append([]string{fmt.Sprintf("imported:%d", out.Imported), fmt.Sprintf("skipped:%d", out.Skipped), fmt.Sprintf("removed:%d", out.Removed)}, out.RemovedClaims...)})
-		return nil
+		return st.restore(op, b, in.Mode, &content, &out)
 	})
 	return out, err
+}
+
+// restore writes content, an archive of this vault, into the view (see
+// [Service.Import]): in mode "replace" after erasing every active claim,
+// in mode "merge" skipping the claims the vault holds. Versions are
+// re-stamped with revisions in their original order.
+func (st *state) restore(op string, b *batch, mode string, content *archiveContent, out *ImportResult) error {
+	if mode == "replace" {
+		for _, r := range st.claims {
+			if r.meta.Status == StatusActive {
+				out.RemovedClaims = append(out.RemovedClaims, r.meta.ID)
+			}
+		}
+		sort.Strings(out.RemovedClaims)
+		for _, id := range out.RemovedClaims {
+			st.erase(b, st.claims[id])
+		}
+		out.Removed = len(out.RemovedClaims)
+	}
+	for _, pe := range content.Personas {
+		if _, ok := st.personas[pe.ID]; ok {
+			continue
+		}
+		key, err := identity.NewID("per_") // opaque, as in CreatePersona
+		if err != nil {
+			return wrap(op, KindInternal, err)
+		}
+		np := pe
+		np.Node = key
+		st.setPersona(&np)
+		b.put(bucketPersonas, key, &np)
+	}
+	// Versions are re-stamped with revisions in their original order.
+	type ver struct {
+		c     *Claim
+		claim int
+	}
+	var all []ver
+	for i, ac := range content.Claims {
+		if _, exists := st.claims[ac.Versions[0].ID]; exists && mode == "merge" {
+			out.Skipped++
+			continue
+		}
+		for _, v := range ac.Versions {
+			all = append(all, ver{v, i})
+		}
+	}
+	sort.SliceStable(all, func(i, j int) bool { return all[i].c.Revision < all[j].c.Revision })
+	for _, v := range all {
+		v.c.Revision = b.nextRevision()
+	}
+	for _, ac := range content.Claims {
+		id := ac.Versions[0].ID
+		if _, exists := st.claims[id]; exists && mode == "merge" {
+			continue
+		}
+		personas := []string{}
+		for _, pe := range ac.Personas {
+			if _, ok := st.personas[pe]; ok {
+				personas = append(personas, pe)
+			}
+		}
+		if old, ok := st.claims[id]; ok {
+			// replace over a claim of the same id: drop any versions the
+			// archive does not have, so the stored sequence stays whole.
+			for v := len(ac.Versions) + 1; v <= old.meta.Head; v++ {
+				b.del(bucketClaims, versionKey(id, v))
+			}
+		}
+		for _, v := range ac.Versions {
+			v.Personas, v.Status = nil, StatusActive
+			b.put(bucketClaims, versionKey(id, v.Version), v)
+		}
+		n := len(ac.Versions)
+		r := st.newRecord(claimMeta{ID: id, Head: n, Status: StatusActive, Personas: personas}, ac.Versions[n-1], ac.Versions[:n-1])
+		st.setClaim(r)
+		b.put(bucketClaimMeta, id, r.meta)
+		out.Imported++
+	}
+	if len(all) == 0 && out.Removed == 0 {
+		b.nextRevision()
+	}
+	out.Revision = st.revision
+	b.receipt(Receipt{Actor: "owner", Operation: op, Decision: "allow", Revision: out.Revision,
+		Records: append([]string{fmt.Sprintf("imported:%d", out.Imported), fmt.Sprintf("skipped:%d", out.Skipped), fmt.Sprintf("removed:%d", out.Removed)}, out.RemovedClaims...)})
+	return nil
 }
 
 // checkArchive validates what an archive holds before any of it is used:

@@ -108,7 +108,9 @@ func (s *Service) card(st *state, op string) (Card, error) {
 }
 
 // PinCustodian pins another custodian's card (owner only). A card that is
-// not one, this custodian's own, or an id pinned already is refused.
+// not one, this custodian's own, or an id pinned already is refused. raw
+// is the card itself, a signed document the card codec reads and checks,
+// not a request body: it has no input type.
 func (s *Service) PinCustodian(ctx context.Context, p Principal, raw []byte) (PinnedCustodian, error) {
 	const op = "custodian.pin"
 	if err := requireOwner(op, p); err != nil {

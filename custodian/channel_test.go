@@ -46,7 +46,7 @@ func TestChannelRules(t *testing.T) {
 
 	// A standard scope is granted at once (auto_grant standard): with a
 	// token over HTTP only.
-	if _, _, err := ts.PutSettings(ctx, ts.owner, []byte(`{"auto_grant":"standard"}`)); err != nil {
+	if _, _, err := ts.PutSettings(ctx, ts.owner, input[custodian.SettingsInput](ts, []byte(`{"auto_grant":"standard"}`))); err != nil {
 		t.Fatal(err)
 	}
 	app, err := ts.AuthenticateOn(ctx, custodian.ChannelHTTP, appToken)
@@ -54,11 +54,11 @@ func TestChannelRules(t *testing.T) {
 		t.Fatal(err)
 	}
 	req := []byte(`{"scope":"notes.*","purpose":"assist","duration":"1h"}`)
-	v, err := ts.RequestContext(ctx, custodian.ChannelHTTP, app, req)
+	v, err := ts.RequestContext(ctx, custodian.ChannelHTTP, app, input[custodian.RequestInput](ts, req))
 	if err != nil || v.Status != custodian.RequestApproved || v.Token == "" {
 		t.Errorf("RequestContext(HTTP) = %+v, %v; want approved with a token", v, err)
 	}
-	v, err = ts.RequestContext(ctx, custodian.ChannelMCP, app, req)
+	v, err = ts.RequestContext(ctx, custodian.ChannelMCP, app, input[custodian.RequestInput](ts, req))
 	if err != nil || v.Status != custodian.RequestApproved || v.Token != "" {
 		t.Errorf("RequestContext(MCP) = %+v, %v; want approved without a token", v, err)
 	}
@@ -69,11 +69,11 @@ func TestChannelRules(t *testing.T) {
 		t.Errorf("MayAskInHost(an approved request) = true")
 	}
 
-	sensitive, err := ts.RequestContext(ctx, custodian.ChannelMCP, app, []byte(`{"scope":"health.*","purpose":"assist"}`))
+	sensitive, err := ts.RequestContext(ctx, custodian.ChannelMCP, app, input[custodian.RequestInput](ts, []byte(`{"scope":"health.*","purpose":"assist"}`)))
 	if err != nil || sensitive.Status != custodian.RequestPending {
 		t.Fatalf("RequestContext(health.*) = %+v, %v; want pending", sensitive, err)
 	}
-	critical, err := ts.RequestContext(ctx, custodian.ChannelMCP, app, []byte(`{"scope":"credentials.*","purpose":"assist"}`))
+	critical, err := ts.RequestContext(ctx, custodian.ChannelMCP, app, input[custodian.RequestInput](ts, []byte(`{"scope":"credentials.*","purpose":"assist"}`)))
 	if err != nil || critical.Status != custodian.RequestPending || critical.Tier != custodian.SensitivityCritical {
 		t.Fatalf("RequestContext(credentials.*) = %+v, %v; want pending, critical", critical, err)
 	}
@@ -83,7 +83,7 @@ func TestChannelRules(t *testing.T) {
 	if ts.MayTellInHost(custodian.ChannelMCP, critical) {
 		t.Errorf("MayTellInHost(critical) = true before the owner allows elicited approvals")
 	}
-	if _, _, err := ts.PutSettings(ctx, ts.owner, []byte(`{"elicited_approvals":true}`)); err != nil {
+	if _, _, err := ts.PutSettings(ctx, ts.owner, input[custodian.SettingsInput](ts, []byte(`{"elicited_approvals":true}`))); err != nil {
 		t.Fatal(err)
 	}
 	// Sensitive data is asked in the host; critical data is told, not
@@ -144,7 +144,7 @@ func TestSealedWhileLocked(t *testing.T) {
 		wantKind(t, "SearchFields(sealed)", err, custodian.KindLocked)
 		_, err = ts.OwnProposals(ctx, p, "")
 		wantKind(t, "OwnProposals(sealed)", err, custodian.KindLocked)
-		_, err = ts.RequestContext(ctx, custodian.ChannelMCP, p, []byte(`{"scope":"notes.*","purpose":"assist"}`))
+		_, err = ts.RequestContext(ctx, custodian.ChannelMCP, p, input[custodian.RequestInput](ts, []byte(`{"scope":"notes.*","purpose":"assist"}`)))
 		wantKind(t, "RequestContext(sealed)", err, custodian.KindLocked)
 	}
 	if bindings[0] != before.SessionBinding() || bindings[0] == bindings[1] {
@@ -165,7 +165,7 @@ func TestSealedWhileLocked(t *testing.T) {
 	if st := ts.Status(ctx, sealed); !st.Locked {
 		t.Errorf("Status(sealed) after the unlock = %+v; want locked", st)
 	}
-	_, _, err = ts.PutField(ctx, sealed, "notes.a", []byte(`{"value":"x"}`))
+	_, _, err = ts.PutField(ctx, sealed, "notes.a", input[custodian.FieldInput](ts, []byte(`{"value":"x"}`)))
 	wantKind(t, "PutField(sealed) after the unlock", err, custodian.KindLocked)
 	_, err = ts.Context(ctx, sealed, custodian.ContextQuery{Purpose: "assist"})
 	wantKind(t, "Context(sealed) after the unlock", err, custodian.KindLocked)

@@ -99,7 +99,7 @@ func TestCheckLetsWritesThrough(t *testing.T) {
 			// Were the check in the journal, none of these would return
 			// until it ended, and the test would hang.
 			ts.mustClaim("work.new", "written during the check", "work")
-			if _, _, err := ts.PutField(ctx, ts.owner, "work.k1", []byte(`{"value":"changed during the check"}`)); err != nil {
+			if _, _, err := ts.PutField(ctx, ts.owner, "work.k1", input[custodian.FieldInput](ts, []byte(`{"value":"changed during the check"}`))); err != nil {
 				t.Fatal(err)
 			}
 			for _, id := range []string{ids[0], ids[5]} {
@@ -315,7 +315,7 @@ func TestCheckWaitsForTheGroupInFlight(t *testing.T) {
 	ts.store.pause.Store(&hold)
 	written := make(chan error, 1)
 	go func() {
-		_, _, err := ts.PutField(ctx, ts.owner, firstKey, []byte(`{"value":"in flight"}`))
+		_, _, err := ts.PutField(ctx, ts.owner, firstKey, input[custodian.FieldInput](ts, []byte(`{"value":"in flight"}`)))
 		written <- err
 	}()
 	<-inUpdate // applied to the view, not committed

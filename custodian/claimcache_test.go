@@ -19,7 +19,7 @@ func TestMetasFromBeforeTheirIndexFields(t *testing.T) {
 	ts.mustPersona("work")
 	ts.mustClaim("work.employer", "Analytical Engines Ltd", "work")
 	w := ts.mustClaim("work.title", "engineer", "work")
-	if _, err := ts.Correct(ctx, ts.owner, w.Claim.ID, mustJSON(t, map[string]any{"value": "lead engineer"})); err != nil {
+	if _, err := ts.Correct(ctx, ts.owner, w.Claim.ID, input[custodian.CorrectionInput](ts, mustJSON(t, map[string]any{"value": "lead engineer"}))); err != nil {
 		t.Fatal(err)
 	}
 	gone := ts.mustClaim("work.desk", "4F")

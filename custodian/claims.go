@@ -188,24 +188,28 @@ func (s *Service) Versions(ctx context.Context, p Principal, id string) (ClaimLi
 	})
 }
 
-// correction is the body of a correction, per the correction schema.
-type correction struct {
-	Value           json.RawMessage `json:"value"`
-	ValidFrom       *time.Time      `json:"valid_from"`
-	ValidTo         *time.Time      `json:"valid_to"`
-	Sensitivity     string          `json:"sensitivity"`
-	Restrictions    []Restriction   `json:"restrictions"` // added to those the claim has
-	Remove          []string        `json:"remove_restrictions"`
-	Kind            string          `json:"kind"`
-	Assertion       string          `json:"assertion"`
-	Note            *string         `json:"note"`
-	ExpectedVersion int             `json:"expected_version"`
+// CorrectionInput is the body of a correction, per the correction schema:
+// the body of [Service.Correct].
+type CorrectionInput struct {
+	Value           json.RawMessage `json:"value,omitzero"`
+	ValidFrom       *time.Time      `json:"valid_from,omitzero"`
+	ValidTo         *time.Time      `json:"valid_to,omitzero"`
+	Sensitivity     string          `json:"sensitivity,omitzero"`
+	Restrictions    []Restriction   `json:"restrictions,omitzero"` // added to those the claim has
+	Remove          []string        `json:"remove_restrictions,omitzero"`
+	Kind            string          `json:"kind,omitzero"`
+	Assertion       string          `json:"assertion,omitzero"`
+	Note            *string         `json:"note,omitzero"`
+	ExpectedVersion int             `json:"expected_version,omitzero"`
+	decoded
 }
+
+func (*CorrectionInput) spec() inputSpec { return inputSpec{schema: schema.Correction} }
 
 // Correct writes a new version of an active claim (owner only); the previous
 // version becomes superseded and recipients see only the new one. With
 // expected_version, a claim whose head has moved on is KindConflict.
-func (s *Service) Correct(ctx context.Context, p Principal, id string, raw []byte) (Written, error) {
+func (s *Service) Correct(ctx context.Context, p Principal, id string, in CorrectionInput) (Written, error) {
 	const op = "claim.correct"
 	if err := requireOwner(op, p); err != nil {
 		return Written{}, err
@@ -213,8 +217,7 @@ func (s *Service) Correct(ctx context.Context, p Principal, id string, raw []byt
 	if !identity.ValidID(id, "clm_") {
 		return Written{}, fail(op, KindInvalid, "malformed claim id")
 	}
-	var in correction
-	if err := s.decodeDoc(op, schema.Correction, raw, &in); err != nil {
+	if err := s.accept(op, &in); err != nil {
 		return Written{}, err
 	}
 	var out Written
@@ -258,7 +261,7 @@ func (s *Service) Correct(ctx context.Context, p Principal, id string, raw []byt
 }
 
 // apply applies a correction's fields to c.
-func (in *correction) apply(c *Claim) {
+func (in *CorrectionInput) apply(c *Claim) {
 	if in.Value != nil {
 		c.Value = in.Value
 	}
@@ -347,14 +350,18 @@ func (s *Service) DeleteClaim(ctx context.Context, p Principal, id string) (uint
 	return rev, err
 }
 
-// PersonasInput sets a claim's persona associations.
+// PersonasInput sets a claim's persona associations: the body of
+// [Service.SetPersonas].
 type PersonasInput struct {
 	Personas []string `json:"personas"`
+	decoded
 }
+
+func (*PersonasInput) spec() inputSpec { return inputSpec{} }
 
 // SetPersonas replaces the persona associations of an active claim (owner
 // only). One claim may be in several personas; it is never duplicated.
-func (s *Service) SetPersonas(ctx context.Context, p Principal, id string, raw []byte) (Written, error) {
+func (s *Service) SetPersonas(ctx context.Context, p Principal, id string, in PersonasInput) (Written, error) {
 	const op = "claim.personas"
 	if err := requireOwner(op, p); err != nil {
 		return Written{}, err
@@ -362,8 +369,7 @@ func (s *Service) SetPersonas(ctx context.Context, p Principal, id string, raw [
 	if !identity.ValidID(id, "clm_") {
 		return Written{}, fail(op, KindInvalid, "malformed claim id")
 	}
-	var in PersonasInput
-	if err := decodeStrict(op, raw, &in); err != nil {
+	if err := s.accept(op, &in); err != nil {
 		return Written{}, err
 	}
 	var out Written

@@ -2,19 +2,17 @@ package custodian
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/phc-project/phc/internal/identity"
+	"github.com/phc-project/phc/internal/valueref"
 )
 
-// The Client-Vault v=1 server side (docs/formats/reference.md): a reader's local vault
+// The Client-Vault v=1 server side (the wire is package valueref's): a reader's local vault
 // hook holds a 256-bit secret K and shows kid = base64(SHA-256(K)) on its
 // MCP requests. A kid first seen binds, pending, to the reader that showed
 // it; once the owner activates the binding, the hook may resolve that
@@ -30,10 +28,10 @@ const (
 
 // Limits of the Client-Vault v=1 protocol.
 const (
-	MaxVaultKeysPerReader = 5        // bindings a reader may hold (not revoked)
-	MaxResolveRefs        = 100      // keys in one resolve
-	MaxResolveBody        = 64 << 10 // bytes of one resolve body
-	VaultValuesPerDay     = 100      // values resolved per UTC day
+	MaxVaultKeysPerReader = 5                // bindings a reader may hold (not revoked)
+	MaxResolveRefs        = valueref.MaxRefs // keys in one resolve
+	MaxResolveBody        = valueref.MaxBody // bytes of one resolve body
+	VaultValuesPerDay     = 100              // values resolved per UTC day
 	maxClockSkew          = 5 * time.Minute
 	bucketVaultKeys       = "vault_keys" // vk_… → VaultKey
 	metaVaultQuota        = "vault_quota"
@@ -85,19 +83,6 @@ func (st *state) loadClientVault(tx Tx) error {
 	return st.loadVaultRefs(tx)
 }
 
-// KidOf returns the kid of the secret K: standard base64, with padding, of
-// SHA-256(K).
-func KidOf(k []byte) string {
-	h := sha256.Sum256(k)
-	return base64.StdEncoding.EncodeToString(h[:])
-}
-
-// validKid reports whether kid is standard base64 of 32 bytes.
-func validKid(kid string) bool {
-	b, err := base64.StdEncoding.Strict().DecodeString(kid)
-	return err == nil && len(b) == sha256.Size
-}
-
 // LocalVaults reports whether local vaults are on: the vault is unlocked
 // and the owner's local_vaults setting is true. While the vault is locked
 // it cannot say, and answers false.
@@ -123,7 +108,7 @@ func (s *Service) SeeVaultKey(ctx context.Context, p Principal, kid string) erro
 	if p.kind != PrincipalConsumer {
 		return nil
 	}
-	if !validKid(kid) {
+	if !valueref.ValidKid(kid) {
 		return fail(op, KindInvalid, "a kid is standard base64 of 32 bytes")
 	}
 	st, release, err := s.enter(op, p)
@@ -266,78 +251,30 @@ type ResolveResult struct {
 	Values map[string]string `json:"values"`
 }
 
-// resolveBody is the body of a resolve request.
-type resolveBody struct {
-	Now  *string `json:"now"`
-	Refs *[]struct {
-		Key    *string `json:"key"`
-		SeenAt *string `json:"seen_at"`
-	} `json:"refs"`
+// ResolveInput is a local vault hook's resolve request (Client-Vault
+// v=1): K as the Authorization header presented it, and the body as
+// valueref.ReadBody read it.
+//
+// It is not an [Input], and [Service.Decode] does not read its body: the
+// protocol answers a body over 64 KB first, but a malformed one only once
+// K is known, with its own codes (bad_request, too_many_refs) and a deny
+// receipt; so the body is read before and judged by Resolve. A body
+// built in Go gets the same judgement (valueref.Request.Check).
+type ResolveInput struct {
+	Bearer string
+	Body   valueref.Body
 }
 
-// refKeyPattern is the grammar of the keys this custodian mints. Any other
-// key is in the client's range (one a vault made itself): bad_request.
-var refKeyPattern = regexp.MustCompile(`^[A-Z][A-Z_]{0,31}_[1-9][0-9]{0,5}$`)
-
-// ValidRefKey reports whether key is of the form this custodian mints:
-// TYPE_N, TYPE upper-case letters and "_", N from 1 to 999999.
-func ValidRefKey(key string) bool { return refKeyPattern.MatchString(key) }
-
-// parseResolve decodes and checks a resolve body: the client's clock, and
-// each key with the time the vault first saw it.
-func parseResolve(op string, body []byte) (now time.Time, keys []string, seen []time.Time, err error) {
-	bad := func(pub string) (time.Time, []string, []time.Time, error) {
-		return time.Time{}, nil, nil, fail(op, KindVaultBadRequest, pub)
+// bodyError is the domain error of a refused resolve body.
+func bodyError(op string, e *valueref.Error) *Error {
+	if e.Code == valueref.CodeTooManyRefs {
+		return fail(op, KindVaultTooManyRefs, "")
 	}
-	var in resolveBody
-	if err := json.Unmarshal(body, &in); err != nil {
-		return bad("the body is not a JSON object with now and refs")
-	}
-	if in.Now == nil || in.Refs == nil {
-		return bad("the body needs now and refs")
-	}
-	if now, err = time.Parse(time.RFC3339, *in.Now); err != nil {
-		return bad("now is not an RFC 3339 time")
-	}
-	if len(*in.Refs) > MaxResolveRefs {
-		return time.Time{}, nil, nil, fail(op, KindVaultTooManyRefs, "")
-	}
-	dup := map[string]bool{}
-	for _, r := range *in.Refs {
-		if r.Key == nil || r.SeenAt == nil {
-			return bad("each ref needs key and seen_at")
-		}
-		if !ValidRefKey(*r.Key) {
-			return bad("a key is not one this custodian mints (TYPE_N)")
-		}
-		if dup[*r.Key] {
-			return bad("a key is repeated")
-		}
-		dup[*r.Key] = true
-		t, err := time.Parse(time.RFC3339, *r.SeenAt)
-		if err != nil {
-			return bad("seen_at is not an RFC 3339 time")
-		}
-		keys, seen = append(keys, *r.Key), append(seen, t)
-	}
-	return now, keys, seen, nil
+	return fail(op, KindVaultBadRequest, e.Msg)
 }
 
-// ParseResolveBody checks a resolve body as the resolve endpoint does,
-// without resolving anything; its error is the same domain error.
-func ParseResolveBody(body []byte) (keys []string, err error) {
-	_, keys, _, err = parseResolve("vault.resolve", body)
-	return keys, err
-}
-
-// kOf decodes a presented K: base64url without padding, 32 bytes.
-func kOf(bearer string) ([]byte, bool) {
-	k, err := base64.RawURLEncoding.Strict().DecodeString(bearer)
-	return k, err == nil && len(k) == 32
-}
-
-// Resolve answers a local vault hook's resolve request (Client-Vault v=1):
-// bearer is K as presented, body the request body. The answer is every
+// Resolve answers a local vault hook's resolve request (Client-Vault v=1).
+// The answer is every
 // requested value, or one error for the whole request, never a part:
 // KindVaultDisabled while local vaults are off; KindTooLarge over 64 KB;
 // KindVaultUnknownKey unless K's kid has an active binding (pending:
@@ -350,8 +287,9 @@ func kOf(bearer string) ([]byte, bool) {
 // or past the reads rate (Settings, 60 a minute by default) of resolves
 // with one K, which then leave no receipt.
 // Every answer to a known K leaves a receipt with the kid and the keys,
-// never a value.
-func (s *Service) Resolve(ctx context.Context, bearer string, body []byte) (ResolveResult, error) {
+// never a value. A body built in Go is held to the rules of one read
+// (valueref.Request.Check).
+func (s *Service) Resolve(ctx context.Context, in ResolveInput) (ResolveResult, error) {
 	const op = "vault.resolve"
 	st, release, err := s.enter(op, Principal{})
 	if err != nil {
@@ -364,14 +302,14 @@ func (s *Service) Resolve(ctx context.Context, bearer string, body []byte) (Reso
 	if !on {
 		return ResolveResult{}, fail(op, KindVaultDisabled, "")
 	}
-	if len(body) > MaxResolveBody {
+	if in.Body.Size > MaxResolveBody {
 		return ResolveResult{}, fail(op, KindTooLarge, "the body is above 64 KB")
 	}
-	k, ok := kOf(bearer)
+	k, ok := valueref.ParseBearer(in.Bearer)
 	if !ok {
 		return ResolveResult{}, fail(op, KindVaultUnknownKey, "")
 	}
-	kid := KidOf(k)
+	kid := valueref.Kid(k)
 	clear(k)
 	st.mu.RLock()
 	binding := st.cv.keys[kid]
@@ -397,7 +335,16 @@ func (s *Service) Resolve(ctx context.Context, bearer string, body []byte) (Reso
 		return ResolveResult{}, &Error{Op: op, Kind: KindRateLimited, RetryAfter: wait,
 			Public: fmt.Sprintf("more than %d resolves a minute with this vault key; retry after the wait", rate)}
 	}
-	clientNow, keys, seen, perr := parseResolve(op, body)
+	req, perr := in.Body.Request, in.Body.Err
+	if perr == nil {
+		if err := req.Check(); err != nil {
+			perr = err.(*valueref.Error)
+		}
+	}
+	var keys []string
+	if perr == nil {
+		keys = req.Keys()
+	}
 	var (
 		out     ResolveResult
 		refused *Error
@@ -417,47 +364,18 @@ func (s *Service) Resolve(ctx context.Context, bearer string, body []byte) (Reso
 			return deny(fail(op, KindVaultUnknownKey, ""))
 		}
 		if perr != nil {
-			e, _ := perr.(*Error)
-			return deny(e)
+			return deny(bodyError(op, perr))
 		}
-		if d := clientNow.Sub(b.now); d > maxClockSkew || d < -maxClockSkew {
+		if d := req.Now.Sub(b.now); d > maxClockSkew || d < -maxClockSkew {
 			at := b.now.UTC().Truncate(time.Second)
 			return deny(&Error{Op: op, Kind: KindVaultClockSkew, ServerTime: &at})
 		}
-		values := make(map[string]string, len(keys))
-		var records []string
-		rr := st.cv.refs[reader]
-		for i, key := range keys {
-			var m *mintedRef
-			if rr != nil {
-				m = rr.Refs[key]
-			}
-			r := (*claimRecord)(nil)
-			if m != nil {
-				r = st.claims[m.Claim]
-			}
-			if m == nil || r == nil || !st.refAllowed(reader, r, m, b.now) {
-				return deny(&Error{Op: op, Kind: KindVaultUnknownRef, RefKey: key})
-			}
-			if seen[i].Before(m.MintedAt.Truncate(time.Second)) || !sameValue(r, m.Version, r.meta.Head) {
-				return deny(&Error{Op: op, Kind: KindVaultExpired, RefKey: key})
-			}
-			values[key] = refValue(r.head().Value)
-			records = append(records, r.head().Ref())
+		values, records, e := st.resolveValues(op, reader, req, b.now)
+		if e != nil {
+			return deny(e)
 		}
-		day := b.now.UTC().Format(time.DateOnly)
-		q := st.cv.quota
-		if q.Day != day {
-			q = vaultQuota{Day: day}
-		}
-		if q.Count+len(values) > VaultValuesPerDay {
-			midnight := b.now.UTC().Truncate(24 * time.Hour).Add(24 * time.Hour)
-			return deny(&Error{Op: op, Kind: KindRateLimited, Public: "more than 100 values today", RetryAfter: midnight.Sub(b.now)})
-		}
-		if len(values) > 0 {
-			q.Count += len(values)
-			st.cv.quota = q
-			b.put(bucketMeta, metaVaultQuota, q)
+		if e := st.takeVaultQuota(op, b, len(values)); e != nil {
+			return deny(e)
 		}
 		rc.Decision, rc.Records = "allow", append(rc.Records, records...)
 		b.receipt(rc)
@@ -471,6 +389,59 @@ func (s *Service) Resolve(ctx context.Context, bearer string, body []byte) (Reso
 		return ResolveResult{}, refused
 	}
 	return out, nil
+}
+
+// resolveValues returns the value of each key of req that reader may
+// resolve at now, and the claim versions they are, or the refusal of the
+// whole request: a key that is not the reader's, not on this custodian or
+// whose value its grants no longer allow (KindVaultUnknownRef), or one
+// minted again, or whose value changed, after the vault first saw it
+// (KindVaultExpired). Callers hold st.mu.
+func (st *state) resolveValues(op, reader string, req valueref.Request, now time.Time) (map[string]string, []string, *Error) {
+	values := make(map[string]string, len(req.Refs))
+	var records []string
+	rr := st.cv.refs[reader]
+	for _, ref := range req.Refs {
+		key := ref.Key
+		var m *mintedRef
+		if rr != nil {
+			m = rr.Refs[key]
+		}
+		r := (*claimRecord)(nil)
+		if m != nil {
+			r = st.claims[m.Claim]
+		}
+		if m == nil || r == nil || !st.refAllowed(reader, r, m, now) {
+			return nil, nil, &Error{Op: op, Kind: KindVaultUnknownRef, RefKey: key}
+		}
+		if ref.SeenAt.Before(m.MintedAt.Truncate(time.Second)) || !sameValue(r, m.Version, r.meta.Head) {
+			return nil, nil, &Error{Op: op, Kind: KindVaultExpired, RefKey: key}
+		}
+		values[key] = valueref.Value(r.head().Value)
+		records = append(records, r.head().Ref())
+	}
+	return values, records, nil
+}
+
+// takeVaultQuota counts n values resolved against the day's quota (with
+// mu held for writing): past VaultValuesPerDay in a UTC day it is
+// KindRateLimited until midnight, and counts nothing.
+func (st *state) takeVaultQuota(op string, b *batch, n int) *Error {
+	day := b.now.UTC().Format(time.DateOnly)
+	q := st.cv.quota
+	if q.Day != day {
+		q = vaultQuota{Day: day}
+	}
+	if q.Count+n > VaultValuesPerDay {
+		midnight := b.now.UTC().Truncate(24 * time.Hour).Add(24 * time.Hour)
+		return &Error{Op: op, Kind: KindRateLimited, Public: "more than 100 values today", RetryAfter: midnight.Sub(b.now)}
+	}
+	if n > 0 {
+		q.Count += n
+		st.cv.quota = q
+		b.put(bucketMeta, metaVaultQuota, q)
+	}
+	return nil
 }
 
 // refAllowed reports whether reader's grants still allow it the value of
@@ -535,17 +506,3 @@ func prefixed(p string, xs []string) []string {
 	}
 	return out
 }
-
-// ReferenceKeys returns the keys of every reference in s, in order of
-// appearance.
-func ReferenceKeys(s string) []string {
-	var out []string
-	for _, m := range ReferencePattern.FindAllStringSubmatch(s, -1) {
-		out = append(out, m[1])
-	}
-	return out
-}
-
-// ReferencePattern matches a reference ⟦TYPE_N:display⟧ or ⟦TYPE_N⟧; its
-// first group is the key.
-var ReferencePattern = regexp.MustCompile(`⟦([A-Z][A-Z_]{0,31}_[1-9][0-9]{0,5})(?::[^⟦⟧]*)?⟧`)

@@ -14,11 +14,15 @@ import (
 )
 
 // ConsumerInput registers a consumer: a name and the secret it will use to
-// obtain service tokens.
+// obtain service tokens. It is the body of [Service.AddConsumer] and
+// [Service.RegisterConsumer].
 type ConsumerInput struct {
 	Name   string `json:"name"`
 	Secret string `json:"secret"`
+	decoded
 }
+
+func (*ConsumerInput) spec() inputSpec { return inputSpec{} }
 
 // ConsumerView is a consumer as shown: never its secret or hash.
 type ConsumerView struct {
@@ -44,12 +48,15 @@ const (
 
 // AddConsumer registers a consumer (owner only). A consumer the owner
 // registers is approved at once. Only an Argon2id hash of the secret is kept.
-func (s *Service) AddConsumer(ctx context.Context, p Principal, raw []byte) (ConsumerView, error) {
+func (s *Service) AddConsumer(ctx context.Context, p Principal, in ConsumerInput) (ConsumerView, error) {
 	const op = "consumer.add"
 	if err := requireOwner(op, p); err != nil {
 		return ConsumerView{}, err
 	}
-	return s.addConsumer(op, p, raw, ConsumerApproved)
+	if err := s.accept(op, &in); err != nil {
+		return ConsumerView{}, err
+	}
+	return s.addConsumer(op, p, in, ConsumerApproved)
 }
 
 // maxPending bounds the consumers waiting for approval, since anyone on the
@@ -69,16 +76,15 @@ const maxPending = 100
 // as is a lookalike of a registered name; the wrong secret counts against
 // the name's failure limit, as at minting, so that this answer is no
 // cheaper way to guess a secret than the token route.
-func (s *Service) RegisterConsumer(ctx context.Context, raw []byte) (view ConsumerView, created bool, err error) {
+func (s *Service) RegisterConsumer(ctx context.Context, in ConsumerInput) (view ConsumerView, created bool, err error) {
 	const op = "consumer.register"
-	var in ConsumerInput
-	if err := decodeStrict(op, raw, &in); err != nil {
+	if err := s.accept(op, &in); err != nil {
 		return ConsumerView{}, false, err
 	}
 	if again, ok, err := s.registeredAgain(op, in); err != nil || ok {
 		return again, false, err
 	}
-	view, err = s.addConsumer(op, Principal{}, raw, ConsumerPending)
+	view, err = s.addConsumer(op, Principal{}, in, ConsumerPending)
 	return view, err == nil, err
 }
 
@@ -126,11 +132,8 @@ func (s *Service) registeredAgain(op string, in ConsumerInput) (ConsumerView, bo
 	return view, true, nil
 }
 
-func (s *Service) addConsumer(op string, p Principal, raw []byte, status string) (ConsumerView, error) {
-	var in ConsumerInput
-	if err := decodeStrict(op, raw, &in); err != nil {
-		return ConsumerView{}, err
-	}
+// addConsumer adds consumer in, accepted, with status.
+func (s *Service) addConsumer(op string, p Principal, in ConsumerInput, status string) (ConsumerView, error) {
 	if !validConsumerName(in.Name) {
 		return ConsumerView{}, fail(op, KindInvalid, "name must be 1-64 letters, digits, '_', '.' or '-'")
 	}
@@ -306,7 +309,7 @@ func nameTaken(op, name, existing string) *Error {
 // TokenRequest asks for a service token with a consumer's name and secret.
 // TTL is seconds (a number) or a Go duration ("1h"); Scope is a
 // comma-separated list of key patterns; Mode is read (default), write or
-// read-write.
+// read-write. It is the body of [Service.MintServiceToken].
 type TokenRequest struct {
 	Consumer  string          `json:"consumer"`
 	Secret    string          `json:"secret"`
@@ -315,7 +318,10 @@ type TokenRequest struct {
 	Mode      string          `json:"mode,omitempty"`
 	RateLimit *RateLimit      `json:"rate_limit,omitempty"`
 	Purpose   string          `json:"purpose,omitempty"` // the one purpose the token reads under
+	decoded
 }
+
+func (*TokenRequest) spec() inputSpec { return inputSpec{} }
 
 // TokenIssued carries a new service token. The token is shown once.
 type TokenIssued struct {
@@ -353,10 +359,9 @@ var dummySecretHash = sync.OnceValue(func() string {
 // ctxs_ token. Unknown names, pending consumers and wrong secrets all give
 // the same KindUnauthenticated. The token authorises nothing by itself: what
 // it may do is its scope ∩ the consumer's grants.
-func (s *Service) MintServiceToken(ctx context.Context, raw []byte) (TokenIssued, error) {
+func (s *Service) MintServiceToken(ctx context.Context, in TokenRequest) (TokenIssued, error) {
 	const op = "token.create"
-	var in TokenRequest
-	if err := decodeStrict(op, raw, &in); err != nil {
+	if err := s.accept(op, &in); err != nil {
 		return TokenIssued{}, err
 	}
 	scope, err := parseScope(string(in.Scope))

@@ -1,7 +1,6 @@
 package custodian
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -10,7 +9,6 @@ import (
 	"sort"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/phc-project/phc/dec/dectype"
 )
@@ -58,33 +56,23 @@ type DECPolicy struct {
 }
 
 // DECTrustInput is the input of [Service.PinDECIssuer], the body of POST
-// /phc/v1/dec/trust: {issuer, jwks, revoked?: [{kid, at}]}.
-type DECTrustInput dectype.Pin
+// /phc/v1/dec/trust: {issuer, jwks, revoked?: [{kid, at}]}, a dectype.Pin.
+// The pin is embedded: its members are the body's, as they were when the
+// input was the pin itself (dectype.Pin has no methods of its own to
+// promote, and JWKS keeps its JSON as it came), and the strict decoder
+// sees through the embedding to refuse unknown and duplicate members.
+type DECTrustInput struct {
+	dectype.Pin
+	decoded
+}
+
+func (*DECTrustInput) spec() inputSpec { return inputSpec{utf8: true} }
 
 // opaqueKey is a store key for a name chosen outside the custodian: store
 // keys never hold names.
 func opaqueKey(prefix, name string) string {
 	sum := sha256.Sum256([]byte(name))
 	return prefix + hex.EncodeToString(sum[:16])
-}
-
-// recheck gives an input built in Go, not decoded from a body, the checks
-// of the strict decoder its body would have had: in is encoded and
-// strictly decoded again (size, depth, duplicate members and UTF-8 of the
-// JSON it carries as is, such as a key set). An input an adapter decoded
-// passes. A string that is not UTF-8 is not caught here (encoding mends
-// it): a method that cares checks it.
-//
-// TODO(typedin): only for an input Service.Decode did not decode.
-func recheck[T any](op string, in T) error {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(in); err != nil {
-		return decodeError(op, err)
-	}
-	var again T
-	return decodeStrict(op, buf.Bytes(), &again)
 }
 
 func (s *Service) decVerifier(op string) (DECVerifier, error) {
@@ -107,10 +95,10 @@ func (s *Service) PinDECIssuer(ctx context.Context, p Principal, in DECTrustInpu
 	if err != nil {
 		return DECIssuer{}, err
 	}
-	if err := recheck(op, in); err != nil {
+	if err := s.accept(op, &in); err != nil {
 		return DECIssuer{}, err
 	}
-	if in.Issuer == "" || len(in.Issuer) > 256 || !utf8.ValidString(in.Issuer) {
+	if in.Issuer == "" || len(in.Issuer) > 256 {
 		return DECIssuer{}, fail(op, KindInvalid, "issuer is required: at most 256 bytes")
 	}
 	if err := v.CheckKeys(in.JWKS); err != nil {
@@ -120,7 +108,7 @@ func (s *Service) PinDECIssuer(ctx context.Context, p Principal, in DECTrustInpu
 		return DECIssuer{}, fail(op, KindInvalid, "at most 256 revocations")
 	}
 	for _, r := range in.Revoked {
-		if r.Kid == "" || len(r.Kid) > 256 || !utf8.ValidString(r.Kid) {
+		if r.Kid == "" || len(r.Kid) > 256 {
 			return DECIssuer{}, fail(op, KindInvalid, "a revocation names a kid: at most 256 bytes")
 		}
 	}
@@ -169,7 +157,10 @@ func mergeRevocations(old, added []dectype.Revocation) []dectype.Revocation {
 type DECUnrevokeInput struct {
 	Issuer string `json:"issuer"`
 	Kid    string `json:"kid"`
+	decoded
 }
+
+func (*DECUnrevokeInput) spec() inputSpec { return inputSpec{utf8: true} }
 
 // UnrevokeDECKey withdraws the revocation of one pinned issuer's key (owner
 // only): the explicit act that undoes a revocation made by mistake, which
@@ -180,14 +171,11 @@ func (s *Service) UnrevokeDECKey(ctx context.Context, p Principal, in DECUnrevok
 	if err := requireOwner(op, p); err != nil {
 		return DECIssuer{}, err
 	}
-	if err := recheck(op, in); err != nil {
+	if err := s.accept(op, &in); err != nil {
 		return DECIssuer{}, err
 	}
 	if in.Issuer == "" || in.Kid == "" {
 		return DECIssuer{}, fail(op, KindInvalid, "issuer and kid are required")
-	}
-	if !utf8.ValidString(in.Issuer) || !utf8.ValidString(in.Kid) {
-		return DECIssuer{}, fail(op, KindInvalid, "issuer and kid must be UTF-8") // only an input built in Go: a body is UTF-8
 	}
 	var out DECIssuer
 	err := s.write(op, p, func(st *state, b *batch) error {
@@ -214,8 +202,17 @@ func (s *Service) UnrevokeDECKey(ctx context.Context, p Principal, in DECUnrevok
 }
 
 // DECPolicyInput is the input of [Service.AddDECPolicy], the body of POST
-// /phc/v1/dec/policies: a policy, as dectype.Policy reads it.
-type DECPolicyInput dectype.Policy
+// /phc/v1/dec/policies: a policy, as dectype.Policy reads it. The policy
+// is embedded: its members are the body's, as they were when the input
+// was the policy itself (dectype.Policy has no methods of its own to
+// promote; Age reads max_age as before), and the strict decoder sees
+// through the embedding to refuse unknown and duplicate members.
+type DECPolicyInput struct {
+	dectype.Policy
+	decoded
+}
+
+func (*DECPolicyInput) spec() inputSpec { return inputSpec{utf8: true} }
 
 // AddDECPolicy adds (or replaces) an admission policy (owner only).
 func (s *Service) AddDECPolicy(ctx context.Context, p Principal, in DECPolicyInput) (DECPolicy, error) {
@@ -227,13 +224,13 @@ func (s *Service) AddDECPolicy(ctx context.Context, p Principal, in DECPolicyInp
 	if err != nil {
 		return DECPolicy{}, err
 	}
-	pol := dectype.Policy(in)
+	if err := s.accept(op, &in); err != nil {
+		return DECPolicy{}, err
+	}
+	pol := in.Policy
 	// The view keeps no slice of the caller's.
 	pol.ReleaseDigests, pol.RuntimeConfigDigests = slices.Clone(pol.ReleaseDigests), slices.Clone(pol.RuntimeConfigDigests)
-	if err = recheck(op, in); err == nil {
-		err = v.CheckPolicy(pol)
-	}
-	if err != nil {
+	if err := v.CheckPolicy(pol); err != nil {
 		return DECPolicy{}, &Error{Op: op, Kind: KindInvalid, Public: "the policy does not match the format (docs/formats/dec.md)", Err: err}
 	}
 	id := pol.ID
@@ -285,9 +282,10 @@ const maxDECDocument = 4 << 20
 
 // DECDocumentInput is the input of [Service.VerifyDEC] and
 // [Service.PresentDEC]: a DEC document, the whole body of POST
-// /phc/v1/dec/verify or /dec/present. An adapter passes the body as it
-// came, undecoded: the verifier reads the bytes itself, as its report is
-// about them (see dectype.RawDocument).
+// /phc/v1/dec/verify or /dec/present. It is not an [Input]: an adapter
+// passes the body as it came, not through [Service.Decode], as the
+// verifier reads the bytes itself and its report is about them, a
+// malformed document included (see dectype.RawDocument).
 type DECDocumentInput struct {
 	Document dectype.RawDocument
 }

@@ -51,18 +51,18 @@ func TestDECInputsBuiltInGo(t *testing.T) {
 		t.Fatal(err)
 	}
 	twice := dectype.JWKS(`{"keys": [` + string(keys.Keys[0]) + `], "keys": [` + string(keys.Keys[1]) + `]}`)
-	for name, in := range map[string]custodian.DECTrustInput{
+	for name, pin := range map[string]dectype.Pin{
 		"a duplicate member in the keys": {Issuer: issuer, JWKS: twice},
 		"keys that are not JSON":         {Issuer: issuer, JWKS: dectype.JWKS(`{"keys": [`)},
 		"no keys":                        {Issuer: issuer},
 		"an issuer not UTF-8":            {Issuer: "https://\xff.example", JWKS: jwks},
 		"a kid not UTF-8":                {Issuer: issuer, JWKS: jwks, Revoked: []dectype.Revocation{{Kid: "ed-\xff", At: t0}}},
 	} {
-		_, err := ts.PinDECIssuer(ctx, ts.owner, in)
+		_, err := ts.PinDECIssuer(ctx, ts.owner, custodian.DECTrustInput{Pin: pin})
 		wantKind(t, "PinDECIssuer, "+name, err, custodian.KindInvalid)
 	}
 
-	policy := custodian.DECPolicyInput{ID: "tutor", Issuer: issuer, ClientID: "tutor-app", MaxAge: "720h"}
+	policy := custodian.DECPolicyInput{Policy: dectype.Policy{ID: "tutor", Issuer: issuer, ClientID: "tutor-app", MaxAge: "720h"}}
 	digests := make([]string, 1000)
 	for i := range digests {
 		digests[i] = "sha256:" + strings.Repeat("ab", 32)
@@ -81,7 +81,7 @@ func TestDECInputsBuiltInGo(t *testing.T) {
 	}
 
 	revoked := []dectype.Revocation{{Kid: "es-1", At: t0}}
-	given := custodian.DECTrustInput{Issuer: issuer, JWKS: slices.Clone(jwks), Revoked: revoked}
+	given := custodian.DECTrustInput{Pin: dectype.Pin{Issuer: issuer, JWKS: slices.Clone(jwks), Revoked: revoked}}
 	if _, err := ts.PinDECIssuer(ctx, ts.owner, given); err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +97,7 @@ func TestDECInputsBuiltInGo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(pol.Policy, dectype.Policy(policy)) {
+	if !reflect.DeepEqual(pol.Policy, policy.Policy) {
 		t.Fatalf("AddDECPolicy = %+v, want the policy given", pol)
 	}
 	policy.ReleaseDigests = slices.Clone(digest)
@@ -110,7 +110,7 @@ func TestDECInputsBuiltInGo(t *testing.T) {
 			t.Fatal(err)
 		}
 		if len(trust.Issuers) != 1 || len(trust.Issuers[0].Revoked) != 1 || trust.Issuers[0].Revoked[0].Kid != "es-1" ||
-			len(trust.Policies) != 1 || !reflect.DeepEqual(trust.Policies[0].Policy, dectype.Policy(policy)) {
+			len(trust.Policies) != 1 || !reflect.DeepEqual(trust.Policies[0].Policy, policy.Policy) {
 			t.Fatalf("ListDECTrust = %+v", trust)
 		}
 		var pinned, given bytes.Buffer
@@ -139,10 +139,10 @@ func TestDECPresentedThroughTheCore(t *testing.T) {
 	ts := newTestService(t, func(c *custodian.Config) { c.DEC = dec.Service{} })
 	ctx := t.Context()
 	doc, issuer, jwks := decVector(t, "valid-1")
-	if _, err := ts.PinDECIssuer(ctx, ts.owner, custodian.DECTrustInput{Issuer: issuer, JWKS: jwks}); err != nil {
+	if _, err := ts.PinDECIssuer(ctx, ts.owner, custodian.DECTrustInput{Pin: dectype.Pin{Issuer: issuer, JWKS: jwks}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ts.AddDECPolicy(ctx, ts.owner, custodian.DECPolicyInput{ID: "tutor", Issuer: issuer, ClientID: "tutor-app"}); err != nil {
+	if _, err := ts.AddDECPolicy(ctx, ts.owner, custodian.DECPolicyInput{Policy: dectype.Policy{ID: "tutor", Issuer: issuer, ClientID: "tutor-app"}}); err != nil {
 		t.Fatal(err)
 	}
 	rep, err := ts.VerifyDEC(ctx, ts.owner, custodian.DECDocumentInput{Document: doc})
@@ -156,7 +156,7 @@ func TestDECPresentedThroughTheCore(t *testing.T) {
 			t.Fatal(err)
 		}
 		g["requires"] = map[string]any{"qualification": "tutor"}
-		if _, err := ts.CreateGrant(ctx, ts.owner, mustJSON(t, g)); err != nil {
+		if _, err := ts.CreateGrant(ctx, ts.owner, input[custodian.GrantInput](ts, mustJSON(t, g))); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -176,4 +176,79 @@ func TestDECPresentedThroughTheCore(t *testing.T) {
 	coach := ts.mustPrincipal("coach-app", "*", "read")
 	_, err = ts.PresentDEC(ctx, coach, custodian.DECDocumentInput{Document: doc})
 	wantKind(t, "PresentDEC by another client", err, custodian.KindQualificationRequired)
+}
+
+// TestDECInputsKeepTheirWire: DECTrustInput and DECPolicyInput embed the
+// dectype pin and policy they were: they encode byte for byte as those
+// do, Decode reads a body into them as the pin or policy reads it (a
+// max_age in seconds, the keys as they came), and still refuses an
+// unknown or duplicate member at any depth; a string a caller changes to
+// one that is not UTF-8 after Decode is refused, not mended.
+func TestDECInputsKeepTheirWire(t *testing.T) {
+	ts := newTestService(t, func(c *custodian.Config) { c.DEC = dec.Service{} })
+	_, issuer, jwks := decVector(t, "valid-1")
+	pin := dectype.Pin{Issuer: issuer, JWKS: jwks, Revoked: []dectype.Revocation{{Kid: "es-1", At: t0}}}
+	pol := dectype.Policy{ID: "tutor", Issuer: issuer, ClientID: "tutor-app", ReleaseDigests: []string{"sha256:" + strings.Repeat("ab", 32)},
+		MaxAge: "720h", RequireUnrevoked: true}
+	if got, want := mustJSON(t, custodian.DECTrustInput{Pin: pin}), mustJSON(t, pin); !bytes.Equal(got, want) {
+		t.Errorf("DECTrustInput encodes as\n%s\nnot as its pin\n%s", got, want)
+	}
+	if got, want := mustJSON(t, custodian.DECPolicyInput{Policy: pol}), mustJSON(t, pol); !bytes.Equal(got, want) {
+		t.Errorf("DECPolicyInput encodes as\n%s\nnot as its policy\n%s", got, want)
+	}
+
+	body := `{"issuer": "` + issuer + `", "jwks": ` + string(jwks) + `, "revoked": [{"kid": "es-1", "at": "2026-01-01T00:00:00Z"}]}`
+	var in custodian.DECTrustInput
+	if err := ts.Decode("dec.trust", []byte(body), &in); err != nil {
+		t.Fatalf("Decode(pin) = %v", err)
+	}
+	if in.Issuer != issuer || !bytes.Equal(in.JWKS, jwks) || len(in.Revoked) != 1 || in.Revoked[0].Kid != "es-1" {
+		t.Fatalf("Decode(pin) = %+v", in.Pin)
+	}
+	var p custodian.DECPolicyInput
+	if err := ts.Decode("dec.policy", []byte(`{"id": "tutor", "issuer": "x", "client_id": "y", "max_age": 2592000}`), &p); err != nil || p.MaxAge != "2592000s" {
+		t.Fatalf("Decode(policy, max_age in seconds) = %+v, %v", p.Policy, err)
+	}
+	for name, raw := range map[string]string{
+		"pin, unknown member":               `{"issuer": "x", "jwks": {}, "extra": 1}`,
+		"pin, unknown member in revoked":    `{"issuer": "x", "jwks": {}, "revoked": [{"kid": "a", "at": "2026-01-01T00:00:00Z", "extra": 1}]}`,
+		"pin, duplicate member":             `{"issuer": "x", "issuer": "y", "jwks": {}}`,
+		"pin, duplicate member in the keys": `{"issuer": "x", "jwks": {"keys": [], "keys": []}}`,
+	} {
+		var in custodian.DECTrustInput
+		wantKind(t, "Decode("+name+")", ts.Decode("dec.trust", []byte(raw), &in), custodian.KindInvalid)
+	}
+	for name, raw := range map[string]string{
+		"policy, unknown member":   `{"id": "tutor", "issuer": "x", "client_id": "y", "extra": 1}`,
+		"policy, duplicate member": `{"id": "tutor", "id": "other", "issuer": "x", "client_id": "y"}`,
+		"policy, max_age a list":   `{"id": "tutor", "issuer": "x", "client_id": "y", "max_age": []}`,
+	} {
+		var in custodian.DECPolicyInput
+		wantKind(t, "Decode("+name+")", ts.Decode("dec.policy", []byte(raw), &in), custodian.KindInvalid)
+	}
+
+	// Keys that are not JSON, built by hand, get the refusal of the body
+	// that carries them.
+	var bad custodian.DECTrustInput
+	bodyErr := ts.Decode("dec.trust", []byte(`{"issuer": "x", "jwks": {"keys": [}`), &bad)
+	_, handErr := ts.PinDECIssuer(t.Context(), ts.owner, custodian.DECTrustInput{Pin: dectype.Pin{Issuer: "x", JWKS: dectype.JWKS(`{"keys": [`)}})
+	bk, bm, _ := refusal(t, bodyErr)
+	if hk, hm, _ := refusal(t, handErr); hk != bk || hm != bm {
+		t.Errorf("keys not JSON: built by hand refused with %s %q; the body with %s %q", hk, hm, bk, bm)
+	}
+
+	if _, err := ts.PinDECIssuer(t.Context(), ts.owner, in); err != nil {
+		t.Fatalf("PinDECIssuer(decoded) = %v", err)
+	}
+	var un custodian.DECUnrevokeInput
+	if err := ts.Decode("dec.unrevoke", []byte(`{"issuer": "`+issuer+`", "kid": "es-1"}`), &un); err != nil {
+		t.Fatal(err)
+	}
+	changed := un
+	changed.Kid = "es-\xff"
+	_, err := ts.UnrevokeDECKey(t.Context(), ts.owner, changed)
+	wantKind(t, "UnrevokeDECKey(decoded, then kid not UTF-8)", err, custodian.KindInvalid)
+	if _, err := ts.UnrevokeDECKey(t.Context(), ts.owner, un); err != nil {
+		t.Fatalf("UnrevokeDECKey(decoded) = %v", err)
+	}
 }

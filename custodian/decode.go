@@ -1,8 +1,12 @@
 package custodian
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
+	"reflect"
+	"time"
+	"unicode/utf8"
 
 	"github.com/phc-project/phc/schema"
 )
@@ -10,31 +14,215 @@ import (
 // Limits bounds every document the core decodes.
 var limits = schema.DefaultLimits()
 
+// An Input is the typed body of a request: one of this package's input
+// types (ProposalInput, ConfirmInput, GrantInput, …), each given to the
+// method it names. Only this package's types are Inputs.
+//
+// A core method validates the input it is given exactly as it validated
+// the same body as raw JSON: an input [Service.Decode] accepted, and not
+// changed since, passes as it is; an input built or changed by hand is
+// encoded and decoded again as a body would be (the JSON Schema of the PHC
+// binding, or the strict decoder's checks), so no Go caller skips a check
+// the wire has; an input Decode refused answers Decode's error, after the
+// method's own checks of the caller, in the order they always ran.
+//
+// A few inputs are not Inputs, on purpose, each for a reason its doc
+// gives: what they carry is not a JSON body to decode, or its refusal is
+// not the strict decoder's. ImportBundleInput is a sealed bundle, opened
+// only by the codec; DECDocumentInput is a DEC document, whose report is
+// about its bytes; ResolveInput is a Client-Vault body, whose protocol
+// answers its size first and its faults only once the key is known;
+// ExchangeInput is an RFC 8693 form, read by oidcrecipient.ParseForm and
+// checked by Request.Check; and [Service.PinCustodian] takes a signed
+// card as it came.
+type Input interface {
+	spec() inputSpec
+	decodedState() *decoded
+}
+
+// inputSpec says how an input type is decoded.
+type inputSpec struct {
+	// schema names the binding's JSON Schema the body must match, or is
+	// "" for a body of fixed Go shape (the strict decoder).
+	schema string
+	// optional lets an empty body stand for the zero input; blank lets
+	// a body of white space only stand for it too.
+	optional, blank bool
+	// utf8 refuses an input built or changed by hand with a string that
+	// is not UTF-8, as its body is refused, where encoding would mend it
+	// (see decoded): the DEC inputs, whose methods always refused one.
+	utf8 bool
+}
+
+// decoded is what every input type embeds: the record of its decoding.
+// It has no exported field, so it is not part of the JSON.
+//
+// An input type embeds decoded, says in a spec method how it is decoded,
+// and the method that takes it checks it with accept where it decoded its
+// body: before anything reads it, after the checks of the caller that
+// came before the decoding.
+//
+// The check compares encodings: an input Decode accepted passes if it
+// still encodes as it did; any other is decoded from its encoding, and
+// the method goes on with what that decodes to. Inputs that encode alike
+// differ only in what no method reads: a time's zone name beside its
+// offset, white space in a JSON value, a list nil or empty where the
+// method reads only its length (a list whose nil and empty mean
+// different things is omitzero, not omitempty, so that they encode
+// differently). A string changed to invalid UTF-8 encodes as the escape
+// \ufffd, which no string Decode accepted encodes as (it writes U+FFFD
+// itself), so it is decoded again, as U+FFFD — or, for an input whose
+// spec says utf8, refused as its body would be.
+type decoded struct {
+	enc string // the input's encoding when Decode accepted it
+	err error  // Decode's refusal, answered by the method given the input
+}
+
+func (d *decoded) decodedState() *decoded { return d }
+
+// Decode decodes raw, a request body, into in, which it first resets. A
+// body of the binding's schema is validated against it; any other gets the
+// trust-boundary checks of package schema (strict UTF-8, bounded depth and
+// size, no duplicate or unknown members, values of the right type). A
+// malformed body is KindInvalid, an oversized one KindTooLarge, a schema
+// failure KindSchema with its violations.
+//
+// in remembers the outcome. An adapter may return Decode's error at once,
+// or give in to its method regardless: the method then answers the refusal
+// where it would have decoded raw itself, after authorization and rate
+// limits, as the core did when it took raw bodies.
+func (s *Service) Decode(op string, raw []byte, in Input) error {
+	if in == nil || reflect.ValueOf(in).IsNil() {
+		return fail(op, KindInternal, "no input to decode into")
+	}
+	reflect.ValueOf(in).Elem().SetZero()
+	d := in.decodedState()
+	sp := in.spec()
+	if sp.optional && (len(raw) == 0 || sp.blank && len(bytes.TrimSpace(raw)) == 0) {
+		return nil // the zero input, checked by its method
+	}
+	var (
+		enc []byte
+		err error
+	)
+	if sp.schema != "" {
+		enc, err = s.decodeDocEnc(op, sp.schema, raw, in)
+	} else if err = decodeStrict(op, raw, in); err == nil {
+		enc, err = encodeDecoded(op, in)
+	}
+	if err != nil {
+		reflect.ValueOf(in).Elem().SetZero()
+		d.err = err
+		return err
+	}
+	d.enc = string(enc)
+	return nil
+}
+
+// accept checks in, given to the method op (see [Input]); it may replace
+// in's contents with what their encoding decodes to.
+func (s *Service) accept(op string, in Input) error {
+	d := in.decodedState()
+	if d.err != nil {
+		if e, ok := errors.AsType[*Error](d.err); ok {
+			c := *e
+			c.Op = op
+			return &c
+		}
+		return d.err
+	}
+	enc, err := encodeDecoded(op, in)
+	if err != nil {
+		return err
+	}
+	if d.enc != "" && string(enc) == d.enc {
+		return nil
+	}
+	// Built or changed by hand: decoded as the same body would be.
+	if in.spec().utf8 && !validUTF8(reflect.ValueOf(in).Elem()) {
+		return decodeError(op, errors.New("a string is not UTF-8"))
+	}
+	return s.Decode(op, enc, in)
+}
+
+// validUTF8 reports whether every string in v — its exported fields,
+// elements, map keys and values — is UTF-8. Bytes are not looked at: what
+// of them is JSON, decoding checks.
+func validUTF8(v reflect.Value) bool {
+	switch v.Kind() {
+	case reflect.String:
+		return utf8.ValidString(v.String())
+	case reflect.Pointer, reflect.Interface:
+		return v.IsNil() || validUTF8(v.Elem())
+	case reflect.Struct:
+		for i := range v.NumField() {
+			if v.Type().Field(i).IsExported() && !validUTF8(v.Field(i)) {
+				return false
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		if v.Type().Elem().Kind() == reflect.Uint8 {
+			return true
+		}
+		for i := range v.Len() {
+			if !validUTF8(v.Index(i)) {
+				return false
+			}
+		}
+	case reflect.Map:
+		for it := v.MapRange(); it.Next(); {
+			if !validUTF8(it.Key()) || !validUTF8(it.Value()) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// encodeDecoded encodes v, just decoded. What decodes must encode again: a
+// date-time whose offset carries it past year 9999, say, would otherwise
+// fail only when it is stored. An input built by hand may also carry, as
+// is, JSON that is not JSON (a claim's value, a key set): refused as its
+// body would be.
+func encodeDecoded(op string, v any) ([]byte, error) {
+	enc, err := json.Marshal(v)
+	if err != nil {
+		if e, ok := errors.AsType[*json.MarshalerError](err); ok && e.Type != timeType && e.Type != reflect.PointerTo(timeType) {
+			return nil, decodeError(op, err)
+		}
+		return nil, &Error{Op: op, Kind: KindInvalid, Public: "the document has a value out of range (a date-time beyond year 9999?)", Err: err}
+	}
+	return enc, nil
+}
+
+var timeType = reflect.TypeFor[time.Time]()
+
 // decodeDoc validates raw against the named schema of the PHC JSON binding
 // and decodes it into v. A malformed document is KindInvalid, an oversized
 // one KindTooLarge, a schema failure KindSchema with its violations.
 func (s *Service) decodeDoc(op, name string, raw []byte, v any) error {
+	_, err := s.decodeDocEnc(op, name, raw, v)
+	return err
+}
+
+// decodeDocEnc is decodeDoc, and returns v's encoding.
+func (s *Service) decodeDocEnc(op, name string, raw []byte, v any) ([]byte, error) {
 	doc, violations, err := s.schema.DecodeValid(name, raw, limits)
 	if err != nil {
-		return decodeError(op, err)
+		return nil, decodeError(op, err)
 	}
 	if len(violations) > 0 {
-		return &Error{Op: op, Kind: KindSchema, Subject: name, Violations: violations}
+		return nil, &Error{Op: op, Kind: KindSchema, Subject: name, Violations: violations}
 	}
 	// The document is valid; re-encode it into the typed form.
 	norm, err := json.Marshal(doc)
 	if err != nil {
-		return wrap(op, KindInternal, err)
+		return nil, wrap(op, KindInternal, err)
 	}
 	if err := json.Unmarshal(norm, v); err != nil {
-		return &Error{Op: op, Kind: KindInvalid, Public: "the document has a value of the wrong form", Err: err}
+		return nil, &Error{Op: op, Kind: KindInvalid, Public: "the document has a value of the wrong form", Err: err}
 	}
-	// What decodes must encode again: a date-time whose offset carries it
-	// past year 9999, say, would otherwise fail only when it is stored.
-	if _, err := json.Marshal(v); err != nil {
-		return &Error{Op: op, Kind: KindInvalid, Public: "the document has a value out of range (a date-time beyond year 9999?)", Err: err}
-	}
-	return nil
+	return encodeDecoded(op, v)
 }
 
 // decodeStrict decodes raw into v with the trust-boundary checks but no
@@ -55,8 +243,22 @@ func decodeError(op string, err error) error {
 	return &Error{Op: op, Kind: KindInvalid, Public: "the body is not acceptable JSON: malformed, too deep, with duplicate or unknown members, or a value of the wrong type", Err: err}
 }
 
-// DecodeBody decodes a small request body of fixed Go shape into v with the
-// trust-boundary checks of package schema (strict UTF-8, bounded depth and
-// size, no duplicate or unknown members). Adapters use it for bodies that
-// carry no claim data, such as unlock.
-func DecodeBody(op string, raw []byte, v any) error { return decodeStrict(op, raw, v) }
+// UnlockInput is the body of an unlock: the password and the Secret Key
+// (see [Service.Unlock]).
+type UnlockInput struct {
+	Password  string `json:"password"`
+	SecretKey string `json:"secret_key"`
+	decoded
+}
+
+func (*UnlockInput) spec() inputSpec { return inputSpec{} }
+
+// QuarantineRejectInput names the quarantined records to reject, or all
+// of them (see [Service.RejectQuarantined]).
+type QuarantineRejectInput struct {
+	IDs []string `json:"ids"`
+	All bool     `json:"all"`
+	decoded
+}
+
+func (*QuarantineRejectInput) spec() inputSpec { return inputSpec{} }

@@ -31,6 +31,18 @@
 // A record a principal may not see answers exactly like one that does not
 // exist: the same [Kind], the same public text, the same receipt path.
 //
+// # Facade and protocol glue
+//
+// The rules of the protocols phc speaks are here; their formats are in the
+// packages named for them. The PCP facade is in the files pcp_*.go
+// (context reads, scope reads, the audit log, well-known keys), with PCP's
+// vocabulary in internal/pcp. Value references and Client-Vault v=1 are
+// references.go and clientvault.go, with the reference format and the
+// resolve wire in internal/valueref. OIDC recipients are trust.go, with
+// the token exchange's plumbing in internal/oidcrecipient. Imports are
+// quarantine.go (hold, adopt, reject, unblock), with the bundle format and
+// the judgement of imported records in package quarantine.
+//
 // # Caveats
 //
 // Deletion erases the content of every version of a claim (versions are

@@ -30,14 +30,18 @@ type Entity struct {
 	Revision  uint64    `json:"revision"`
 }
 
-// EntityInput creates an entity and, with a name, the claim naming it.
+// EntityInput creates an entity and, with a name, the claim naming it: the
+// body of [Service.CreateEntity].
 type EntityInput struct {
 	Type        string   `json:"type"`
 	Name        string   `json:"name,omitempty"`
 	Key         string   `json:"key,omitempty"`         // the name claim's key; default "<type>.name"
 	Sensitivity string   `json:"sensitivity,omitempty"` // the name claim's tier; default by key
 	Personas    []string `json:"personas,omitempty"`
+	decoded
 }
+
+func (*EntityInput) spec() inputSpec { return inputSpec{} }
 
 // EntityCreated is the answer to CreateEntity.
 type EntityCreated struct {
@@ -48,13 +52,12 @@ type EntityCreated struct {
 
 // CreateEntity adds an entity node (owner only), with an optional name
 // claim about it.
-func (s *Service) CreateEntity(ctx context.Context, p Principal, raw []byte) (EntityCreated, error) {
+func (s *Service) CreateEntity(ctx context.Context, p Principal, in EntityInput) (EntityCreated, error) {
 	const op = "entity.create"
 	if err := requireOwner(op, p); err != nil {
 		return EntityCreated{}, err
 	}
-	var in EntityInput
-	if err := decodeStrict(op, raw, &in); err != nil {
+	if err := s.accept(op, &in); err != nil {
 		return EntityCreated{}, err
 	}
 	if _, ok := entityTypes[in.Type]; !ok {

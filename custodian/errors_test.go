@@ -247,9 +247,9 @@ func TestMessageNeverHoldsCause(t *testing.T) {
 		{"decodeStrict wrong type", decodeStrict("confirm", []byte(`{"personas": "`+marker+`"}`), &in)},
 		{"decodeStrict duplicate", decodeStrict("confirm", []byte(`{"personas": [], "personas": []}`), &in)},
 		{"decodeStrict too large", decodeStrict("confirm", big, &in)},
-		{"decodeDoc syntax error", s.decodeDoc("propose", schema.Proposal, []byte(`{"key": `+marker), &draft{})},
-		{"decodeDoc too large", s.decodeDoc("propose", schema.Proposal, big, &draft{})},
-		{"decodeDoc schema", s.decodeDoc("propose", schema.Proposal, []byte(`{"key":"A","value":"`+marker+`","kind":"x","assertion":"y","`+marker+`":1}`), &draft{})},
+		{"decodeDoc syntax error", s.decodeDoc("propose", schema.Proposal, []byte(`{"key": `+marker), &ProposalInput{})},
+		{"decodeDoc too large", s.decodeDoc("propose", schema.Proposal, big, &ProposalInput{})},
+		{"decodeDoc schema", s.decodeDoc("propose", schema.Proposal, []byte(`{"key":"A","value":"`+marker+`","kind":"x","assertion":"y","`+marker+`":1}`), &ProposalInput{})},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

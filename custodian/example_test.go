@@ -58,21 +58,21 @@ func Example() {
 			log.Fatal(err)
 		}
 	}
-	_, _, err = svc.CreatePersona(ctx, owner, []byte(`{"id":"learning","name":"Learning"}`))
+	_, _, err = svc.CreatePersona(ctx, owner, input[custodian.PersonaInput](svc, []byte(`{"id":"learning","name":"Learning"}`)))
 	must(err)
 	for _, name := range []string{"tutor", "calendar"} {
-		_, err := svc.AddConsumer(ctx, owner, []byte(`{"name":"`+name+`","secret":"a-long-secret-for-`+name+`"}`))
+		_, err := svc.AddConsumer(ctx, owner, input[custodian.ConsumerInput](svc, []byte(`{"name":"`+name+`","secret":"a-long-secret-for-`+name+`"}`)))
 		must(err)
 	}
 	expires := time.Now().Add(24 * time.Hour).UTC().Format(time.RFC3339)
-	_, err = svc.CreateGrant(ctx, owner, []byte(`{"recipient":{"kind":"consumer","id":"tutor"},"purpose":"tutoring",
-		"operations":["contribute"],"selectors":{"keys":["learning.*"]},"expires_at":"`+expires+`"}`))
+	_, err = svc.CreateGrant(ctx, owner, input[custodian.GrantInput](svc, []byte(`{"recipient":{"kind":"consumer","id":"tutor"},"purpose":"tutoring",
+		"operations":["contribute"],"selectors":{"keys":["learning.*"]},"expires_at":"`+expires+`"}`)))
 	must(err)
-	_, err = svc.CreateGrant(ctx, owner, []byte(`{"recipient":{"kind":"consumer","id":"calendar"},"purpose":"scheduling",
-		"operations":["read"],"selectors":{"personas":["learning"]},"expires_at":"`+expires+`"}`))
+	_, err = svc.CreateGrant(ctx, owner, input[custodian.GrantInput](svc, []byte(`{"recipient":{"kind":"consumer","id":"calendar"},"purpose":"scheduling",
+		"operations":["read"],"selectors":{"personas":["learning"]},"expires_at":"`+expires+`"}`)))
 	must(err)
 	principal := func(name, mode string) custodian.Principal {
-		tok, err := svc.MintServiceToken(ctx, []byte(`{"consumer":"`+name+`","secret":"a-long-secret-for-`+name+`","scope":"*","mode":"`+mode+`"}`))
+		tok, err := svc.MintServiceToken(ctx, input[custodian.TokenRequest](svc, []byte(`{"consumer":"`+name+`","secret":"a-long-secret-for-`+name+`","scope":"*","mode":"`+mode+`"}`)))
 		must(err)
 		p, err := svc.Authenticate(ctx, tok.Token)
 		must(err)
@@ -81,8 +81,8 @@ func Example() {
 	tutor, calendar := principal("tutor", "write"), principal("calendar", "read")
 
 	// The tutor proposes; the proposal waits in the owner's review queue.
-	prop, err := svc.Propose(ctx, tutor, []byte(`{"key":"learning.spanish.schedule","value":"mon, thu",
-		"kind":"commitment","assertion":"reported","reported":{"app":"tutor"}}`))
+	prop, err := svc.Propose(ctx, tutor, input[custodian.ProposalInput](svc, []byte(`{"key":"learning.spanish.schedule","value":"mon, thu",
+		"kind":"commitment","assertion":"reported","reported":{"app":"tutor"}}`)))
 	must(err)
 	queue, _ := svc.Review(ctx, owner)
 	fmt.Println("proposal:", prop.Status, "| review queue:", len(queue))
@@ -99,17 +99,17 @@ func Example() {
 	show()
 
 	// An application can never confirm, not even its own proposal.
-	_, err = svc.Confirm(ctx, tutor, prop.ProposalID, []byte(`{"personas":["learning"]}`))
+	_, err = svc.Confirm(ctx, tutor, prop.ProposalID, input[custodian.ConfirmInput](svc, []byte(`{"personas":["learning"]}`)))
 	fmt.Println("tutor confirms:", custodian.KindOf(err))
 
 	// The owner confirms it into the Learning persona.
-	w, err := svc.Confirm(ctx, owner, prop.ProposalID, []byte(`{"personas":["learning"]}`))
+	w, err := svc.Confirm(ctx, owner, prop.ProposalID, input[custodian.ConfirmInput](svc, []byte(`{"personas":["learning"]}`)))
 	must(err)
 	fmt.Printf("confirmed: %s v%d %v written by %s\n", w.Claim.Status, w.Claim.Version, w.Claim.Personas, w.Claim.WrittenBy)
 	show()
 
 	// A correction is a new version; the old one is superseded.
-	_, err = svc.Correct(ctx, owner, w.Claim.ID, []byte(`{"value":"tue"}`))
+	_, err = svc.Correct(ctx, owner, w.Claim.ID, input[custodian.CorrectionInput](svc, []byte(`{"value":"tue"}`)))
 	must(err)
 	show()
 

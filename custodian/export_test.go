@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/phc-project/phc/internal/identity"
+	"github.com/phc-project/phc/quarantine"
 )
 
 // This file exports internals to the external tests (package custodian_test).
@@ -167,7 +168,7 @@ func (s *Service) readBundle(st *state, op string, raw []byte) (BundleManifest, 
 		return m, BundleRecords{}, err
 	}
 	var recs BundleRecords
-	if err := strictJSON(body, &recs); err != nil {
+	if err := quarantine.Strict(body, &recs); err != nil {
 		return m, BundleRecords{}, fail(op, KindInvalid, "the bundle's records are not in the bundle format 0.1")
 	}
 	return m, recs, nil
@@ -324,7 +325,8 @@ func (s *Service) WriteSnapshotWith(afterCut func()) error {
 // log entries deleted — which the view can show before the store has it.
 func (s *Service) SnapshotSettled() {
 	s.snapMu.Lock()
-	s.snapMu.Unlock() //nolint:staticcheck // an empty critical section: a wait for the holder
+	//lint:ignore SA2001 an empty critical section: a wait for the holder
+	s.snapMu.Unlock()
 }
 
 // SnapshotStats reports the current snapshot's generation and counts, and

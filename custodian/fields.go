@@ -4,37 +4,19 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
-	"sort"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/phc-project/phc/internal/identity"
+	"github.com/phc-project/phc/internal/pcp"
 )
 
 // PCPVersion is the Personal Context Protocol version the /context facade
 // speaks.
-const PCPVersion = "0.1.0"
+const PCPVersion = pcp.Version
 
-// Field is a PCP field: the current active claim about the owner (subject
-// self) for a key. Its id is the key in dot notation; its category is the
-// key's first segment and its field name the rest.
-type Field struct {
-	ID          string          `json:"id"`
-	Category    string          `json:"category"`
-	FieldName   string          `json:"field_name"`
-	Value       json.RawMessage `json:"value,omitempty"`
-	Sensitivity string          `json:"sensitivity"`
-	UpdatedAt   time.Time       `json:"updated_at"`
-	Version     int             `json:"version"`
-	WrittenBy   string          `json:"written_by"`
-	ClaimID     string          `json:"claim_id"`
-	// Status is "disputed" when the owner disputes the field's claim, and
-	// absent otherwise.
-	Status string `json:"status,omitempty"`
-
-	raw json.RawMessage // the field's JSON, from its record's cache
-}
+// Field is a PCP field (see pcp.Field).
+type Field = pcp.Field
 
 // fieldCached is fieldView(r, true) with its JSON, encoded once per record
 // (a record is replaced, never changed, so the cache cannot go stale).
@@ -43,9 +25,7 @@ func fieldCached(r *claimRecord) Field {
 		return *f
 	}
 	f := fieldView(r, true)
-	if raw, err := json.Marshal(f); err == nil {
-		f.raw = raw
-	}
+	_ = f.CacheJSON() // uncached, it is encoded when served
 	r.field.Store(&f)
 	return f
 }
@@ -269,12 +249,7 @@ func (s *Service) FieldsInCategory(ctx context.Context, p Principal, category, p
 }
 
 // ContextBundle is every field, with values, grouped by category.
-type ContextBundle struct {
-	ContextVersion string             `json:"context_version"`
-	Categories     map[string][]Field `json:"categories"`
-	Revision       uint64             `json:"revision"`
-	Warnings       []string           `json:"warnings,omitempty"`
-}
+type ContextBundle = pcp.ContextBundle
 
 // FieldContext returns fields with values grouped by category: all of them
 // for the owner, those it may read for a consumer (absent, not redacted).
@@ -284,75 +259,7 @@ func (s *Service) FieldContext(ctx context.Context, p Principal, purpose string)
 	if err != nil {
 		return ContextBundle{}, err
 	}
-	out := ContextBundle{ContextVersion: PCPVersion, Categories: map[string][]Field{}, Revision: rev, Warnings: warnings}
-	// fs is in key order, so a category's fields are one run of it: each
-	// category is a subslice, not a copy.
-	for i := 0; i < len(fs); {
-		j := i + 1
-		for j < len(fs) && fs[j].Category == fs[i].Category {
-			j++
-		}
-		cat := fs[i].Category
-		if prev := out.Categories[cat]; prev != nil {
-			out.Categories[cat] = append(prev, fs[i:j]...)
-		} else {
-			out.Categories[cat] = fs[i:j:j]
-		}
-		i = j
-	}
-	return out, nil
-}
-
-// MarshalJSON encodes b from its fields' cached encodings, as encoding/json
-// would encode it, without encoding them again.
-func (b ContextBundle) MarshalJSON() ([]byte, error) {
-	type plain ContextBundle
-	cats := make([]string, 0, len(b.Categories))
-	n := 128
-	for cat, fs := range b.Categories {
-		cats = append(cats, cat)
-		for _, f := range fs {
-			if f.raw == nil {
-				return json.Marshal(plain(b))
-			}
-			n += len(f.raw) + 1
-		}
-	}
-	sort.Strings(cats)
-	out := make([]byte, 0, n)
-	version, err := json.Marshal(b.ContextVersion)
-	if err != nil {
-		return nil, err
-	}
-	out = append(append(out, `{"context_version":`...), version...)
-	out = append(out, `,"categories":{`...)
-	for i, cat := range cats {
-		if i > 0 {
-			out = append(out, ',')
-		}
-		key, err := json.Marshal(cat)
-		if err != nil {
-			return nil, err
-		}
-		out = append(append(out, key...), ':', '[')
-		for j, f := range b.Categories[cat] {
-			if j > 0 {
-				out = append(out, ',')
-			}
-			out = append(out, f.raw...)
-		}
-		out = append(out, ']')
-	}
-	out = append(out, `},"revision":`...)
-	out = strconv.AppendUint(out, b.Revision, 10)
-	if len(b.Warnings) > 0 {
-		w, err := json.Marshal(b.Warnings)
-		if err != nil {
-			return nil, err
-		}
-		out = append(append(out, `,"warnings":`...), w...)
-	}
-	return append(out, '}'), nil
+	return ContextBundle{ContextVersion: PCPVersion, Categories: pcp.ByCategory(fs), Revision: rev, Warnings: warnings}, nil
 }
 
 // fieldGrant reports whether consumer p may read field r for purpose (which
@@ -546,16 +453,27 @@ func (s *Service) consumerFieldsWhere(op string, p Principal, purpose, pattern s
 	if err != nil || len(wants) == 0 {
 		return fs, warnings, rev, err
 	}
-	texts, err := s.references(st, p.Consumer, wants)
+	hint, err := s.asReferences(op, st, p.Consumer, fs, wants, at)
 	if err != nil {
 		return nil, nil, 0, err
+	}
+	return fs, append(warnings, hint), rev, nil
+}
+
+// asReferences replaces the value of field fs[at[i]] by the reference that
+// stands for it for reader, for each wants[i], and returns the warning
+// that tells the reader how to obtain the values (referenceHint).
+func (s *Service) asReferences(op string, st *state, reader string, fs []Field, wants []refWant, at []int) (string, error) {
+	texts, err := s.references(st, reader, wants)
+	if err != nil {
+		return "", err
 	}
 	keys := make([]string, 0, len(wants))
 	for i, w := range wants {
 		f := fs[at[i]]
 		f.Value, _ = json.Marshal(texts[w.claim])
-		if f.raw, err = json.Marshal(f); err != nil {
-			return nil, nil, 0, wrap(op, KindInternal, err)
+		if err := f.CacheJSON(); err != nil {
+			return "", wrap(op, KindInternal, err)
 		}
 		fs[at[i]] = f
 		keys = append(keys, f.ID)
@@ -563,7 +481,7 @@ func (s *Service) consumerFieldsWhere(op string, p Principal, purpose, pattern s
 	st.mu.RLock()
 	localVaults := st.settings.LocalVaults
 	st.mu.RUnlock()
-	return fs, append(warnings, referenceHint(keys, localVaults)), rev, nil
+	return referenceHint(keys, localVaults), nil
 }
 
 // referenceHint tells an app that the values of keys came as references
@@ -595,11 +513,23 @@ type FieldWritten struct {
 	Status string `json:"status"`
 }
 
-// fieldWrite is the body of PUT /context/fields/{id}.
-type fieldWrite struct {
+// FieldInput is the body of PUT /context/fields/{id}: the body of
+// [Service.PutField].
+type FieldInput struct {
 	Value       json.RawMessage `json:"value"`
 	Sensitivity string          `json:"sensitivity,omitempty"`
+	decoded
 }
+
+func (*FieldInput) spec() inputSpec { return inputSpec{} }
+
+// SensitivityInput is the body of [Service.SetSensitivity].
+type SensitivityInput struct {
+	Tier string `json:"tier"`
+	decoded
+}
+
+func (*SensitivityInput) spec() inputSpec { return inputSpec{} }
 
 // PutField writes field id. The owner's write is a new version of the
 // field's claim when there is one, else a new claim (a confirmed, reported
@@ -613,13 +543,12 @@ type fieldWrite struct {
 // becomes a proposal waiting for the owner, answered with its proposal_id
 // and status "pending". Which one never depends on a field the app cannot
 // read.
-func (s *Service) PutField(ctx context.Context, p Principal, id string, raw []byte) (FieldWritten, *Proposed, error) {
+func (s *Service) PutField(ctx context.Context, p Principal, id string, in FieldInput) (FieldWritten, *Proposed, error) {
 	const op = "field.put"
 	if err := checkFieldID(op, id); err != nil {
 		return FieldWritten{}, nil, err
 	}
-	var in fieldWrite
-	if err := decodeStrict(op, raw, &in); err != nil {
+	if err := s.accept(op, &in); err != nil {
 		return FieldWritten{}, nil, err
 	}
 	if len(in.Value) == 0 || string(in.Value) == "null" {
@@ -642,7 +571,7 @@ func (s *Service) PutField(ctx context.Context, p Principal, id string, raw []by
 	return FieldWritten{}, nil, fail(op, KindUnauthenticated, "")
 }
 
-func (s *Service) ownerPutField(op string, p Principal, id string, in fieldWrite) (FieldWritten, error) {
+func (s *Service) ownerPutField(op string, p Principal, id string, in FieldInput) (FieldWritten, error) {
 	var out FieldWritten
 	err := s.write(op, p, func(st *state, b *batch) error {
 		r, records := st.writeField(b, id, in, ownerAuth, "owner")
@@ -659,7 +588,7 @@ func (s *Service) ownerPutField(op string, p Principal, id string, in fieldWrite
 // by confirmedBy: a new version of the field's claim, or a new claim. It
 // returns the field's record and the ref of the version it superseded, if
 // any.
-func (st *state) writeField(b *batch, id string, in fieldWrite, author Authenticated, confirmedBy string) (*claimRecord, []string) {
+func (st *state) writeField(b *batch, id string, in FieldInput, author Authenticated, confirmedBy string) (*claimRecord, []string) {
 	if r := st.field(id); r != nil {
 		prev := r.head().Ref()
 		return st.addVersion(b, r, author, confirmedBy, func(c *Claim) {
@@ -707,7 +636,7 @@ func underKey(k, key string) bool {
 	return key == k || strings.HasPrefix(key, k+".")
 }
 
-func (s *Service) agentPutField(op string, p Principal, id string, in fieldWrite) (FieldWritten, *Proposed, error) {
+func (s *Service) agentPutField(op string, p Principal, id string, in FieldInput) (FieldWritten, *Proposed, error) {
 	if err := s.rateLimit(op, p, true); err != nil {
 		return FieldWritten{}, nil, err
 	}
@@ -810,7 +739,7 @@ func (s *Service) agentPutField(op string, p Principal, id string, in fieldWrite
 
 // SetSensitivity overrides the tier of the owner's field id (a new version
 // with the tier changed).
-func (s *Service) SetSensitivity(ctx context.Context, p Principal, id string, raw []byte) (FieldRead, error) {
+func (s *Service) SetSensitivity(ctx context.Context, p Principal, id string, in SensitivityInput) (FieldRead, error) {
 	const op = "field.sensitivity"
 	if err := requireOwner(op, p); err != nil {
 		return FieldRead{}, err
@@ -818,10 +747,7 @@ func (s *Service) SetSensitivity(ctx context.Context, p Principal, id string, ra
 	if err := checkFieldID(op, id); err != nil {
 		return FieldRead{}, err
 	}
-	var in struct {
-		Tier string `json:"tier"`
-	}
-	if err := decodeStrict(op, raw, &in); err != nil {
+	if err := s.accept(op, &in); err != nil {
 		return FieldRead{}, err
 	}
 	if _, ok := tierRank[in.Tier]; !ok {

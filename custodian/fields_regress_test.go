@@ -12,14 +12,14 @@ import (
 
 func (ts *testService) setAutoGrant(tier string) {
 	ts.t.Helper()
-	if _, _, err := ts.PutSettings(ts.t.Context(), ts.owner, mustJSON(ts.t, map[string]string{"auto_grant": tier})); err != nil {
+	if _, _, err := ts.PutSettings(ts.t.Context(), ts.owner, input[custodian.SettingsInput](ts, mustJSON(ts.t, map[string]string{"auto_grant": tier}))); err != nil {
 		ts.t.Fatalf("PutSettings(%s) = %v", tier, err)
 	}
 }
 
 func (ts *testService) ownerPut(id string, body map[string]any) custodian.FieldRead {
 	ts.t.Helper()
-	out, _, err := ts.PutField(ts.t.Context(), ts.owner, id, mustJSON(ts.t, body))
+	out, _, err := ts.PutField(ts.t.Context(), ts.owner, id, input[custodian.FieldInput](ts, mustJSON(ts.t, body)))
 	if err != nil {
 		ts.t.Fatalf("owner PutField(%s) = %v", id, err)
 	}
@@ -46,7 +46,7 @@ func TestReviewAppCannotLowerTier(t *testing.T) {
 	if _, err := ts.GetField(t.Context(), other, "preferences.diet", ""); custodian.KindOf(err) != custodian.KindNotFound {
 		t.Fatalf("before: other reads the standard field: %v", err)
 	}
-	if _, _, err := ts.PutField(t.Context(), app, "preferences.diet", mustJSON(t, map[string]any{"value": "vegan", "sensitivity": "public"})); err != nil {
+	if _, _, err := ts.PutField(t.Context(), app, "preferences.diet", input[custodian.FieldInput](ts, mustJSON(t, map[string]any{"value": "vegan", "sensitivity": "public"}))); err != nil {
 		t.Fatalf("app PutField = %v", err)
 	}
 	// The app could not read the field: its write waits for the owner.
@@ -83,7 +83,7 @@ func TestReviewAgentWriteExistenceOracle(t *testing.T) {
 	}
 	outcome := func(p custodian.Principal, key string, body map[string]any) string {
 		t.Helper()
-		f, pending, err := ts.PutField(t.Context(), p, key, mustJSON(t, body))
+		f, pending, err := ts.PutField(t.Context(), p, key, input[custodian.FieldInput](ts, mustJSON(t, body)))
 		switch {
 		case err != nil:
 			return kindOrOK(err)
@@ -130,8 +130,8 @@ func TestReviewAutoGrantPurposeOnlySelfAsserted(t *testing.T) {
 	ts := newTestService(t)
 	ts.setAutoGrant("standard")
 	f := ts.ownerPut("identity.full_name", map[string]any{"value": "Ada Lovelace"})
-	_, err := ts.Correct(t.Context(), ts.owner, f.ClaimID, mustJSON(t, map[string]any{"restrictions": []any{
-		map[string]any{"type": "purpose_only", "mandatory": true, "params": map[string]any{"purposes": []string{"tax-prep"}}}}}))
+	_, err := ts.Correct(t.Context(), ts.owner, f.ClaimID, input[custodian.CorrectionInput](ts, mustJSON(t, map[string]any{"restrictions": []any{
+		map[string]any{"type": "purpose_only", "mandatory": true, "params": map[string]any{"purposes": []string{"tax-prep"}}}}})))
 	if err != nil {
 		t.Fatalf("Correct = %v", err)
 	}
@@ -168,7 +168,7 @@ func TestReviewConfirmForExistingFieldForksIt(t *testing.T) {
 		t.Errorf("field work.notes has %d active claims after a confirmed write; want 1 (the old one superseded)", len(list.Claims))
 	}
 	// The owner hides the field; the reader still gets the previous value.
-	if _, err := ts.SetSensitivity(t.Context(), ts.owner, "work.notes", mustJSON(t, map[string]string{"tier": "sensitive"})); err != nil {
+	if _, err := ts.SetSensitivity(t.Context(), ts.owner, "work.notes", input[custodian.SensitivityInput](ts, mustJSON(t, map[string]string{"tier": "sensitive"}))); err != nil {
 		t.Fatal(err)
 	}
 	res, err := ts.Context(t.Context(), reader, custodian.ContextQuery{Purpose: "assist"})
@@ -232,11 +232,11 @@ func TestReviewUserOnlyWriteBypass(t *testing.T) {
 	ts.mustConsumer("app")
 	ts.mustGrant(grantSpec{recipient: "app", ops: []string{"contribute"}, keys: []string{"identity.*"}})
 	app := ts.mustPrincipal("app", "*", "read-write")
-	_, err := ts.Propose(t.Context(), app, proposal(t, "identity.ssn", "078-05-1120"))
+	_, err := ts.Propose(t.Context(), app, input[custodian.ProposalInput](ts, proposal(t, "identity.ssn", "078-05-1120")))
 	if custodian.KindOf(err) != custodian.KindUserOnlyWrite {
 		t.Errorf("POST /phc/v1/proposals identity.ssn by an app = %s; want user_only_write", kindOrOK(err))
 	}
-	out, _, err := ts.PutField(t.Context(), app, "identity.ssn.number", mustJSON(t, map[string]any{"value": "078-05-1120"}))
+	out, _, err := ts.PutField(t.Context(), app, "identity.ssn.number", input[custodian.FieldInput](ts, mustJSON(t, map[string]any{"value": "078-05-1120"})))
 	if custodian.KindOf(err) != custodian.KindUserOnlyWrite {
 		t.Errorf("PUT identity.ssn.number by an app = %s (tier %q); want user_only_write", kindOrOK(err), out.Sensitivity)
 	}
@@ -251,7 +251,7 @@ func TestReviewContributeGrantSkipsReview(t *testing.T) {
 	ts.mustConsumer("app")
 	ts.mustGrant(grantSpec{recipient: "app", ops: []string{"contribute"}, keys: []string{"preferences.*"}})
 	app := ts.mustPrincipal("app", "*", "write")
-	_, pending, err := ts.PutField(t.Context(), app, "preferences.color", mustJSON(t, map[string]any{"value": "red"}))
+	_, pending, err := ts.PutField(t.Context(), app, "preferences.color", input[custodian.FieldInput](ts, mustJSON(t, map[string]any{"value": "red"})))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -264,7 +264,7 @@ func TestReviewContributeGrantSkipsReview(t *testing.T) {
 // R9: the owner cannot mark a field user-only-write.
 func TestReviewOwnerMarksUserOnlyWrite(t *testing.T) {
 	ts := newTestService(t)
-	_, _, err := ts.PutSettings(t.Context(), ts.owner, mustJSON(t, map[string]any{"auto_grant": "standard", "user_only_write": []string{"work.salary"}}))
+	_, _, err := ts.PutSettings(t.Context(), ts.owner, input[custodian.SettingsInput](ts, mustJSON(t, map[string]any{"auto_grant": "standard", "user_only_write": []string{"work.salary"}})))
 	if err != nil {
 		t.Errorf("no way for the owner to mark a field user-only-write: %v", err)
 	}
@@ -276,7 +276,7 @@ func TestReviewConsumerNamedUserSpoofsOwner(t *testing.T) {
 	ts := newTestService(t)
 	ts.setAutoGrant("standard")
 	for _, name := range []string{"user", "User", "owner", "auto_grant"} {
-		_, err := ts.AddConsumer(t.Context(), ts.owner, mustJSON(t, custodian.ConsumerInput{Name: name, Secret: secretOf(name)}))
+		_, err := ts.AddConsumer(t.Context(), ts.owner, input[custodian.ConsumerInput](ts, mustJSON(t, custodian.ConsumerInput{Name: name, Secret: secretOf(name)})))
 		wantKind(t, "AddConsumer("+name+")", err, custodian.KindInvalid)
 	}
 	// Warnings follow the authenticated producer, not a display name.
@@ -284,7 +284,7 @@ func TestReviewConsumerNamedUserSpoofsOwner(t *testing.T) {
 	ts.mustConsumer("reader")
 	w := ts.mustPrincipal("writer", "*", "read-write")
 	r := ts.mustPrincipal("reader", "*", "read")
-	if _, _, err := ts.PutField(t.Context(), w, "preferences.bank", mustJSON(t, map[string]any{"value": "send money to X"})); err != nil {
+	if _, _, err := ts.PutField(t.Context(), w, "preferences.bank", input[custodian.FieldInput](ts, mustJSON(t, map[string]any{"value": "send money to X"}))); err != nil {
 		t.Fatal(err)
 	}
 	f, err := ts.GetField(t.Context(), r, "preferences.bank", "")

@@ -236,7 +236,7 @@ func mustJSON(t testing.TB, v any) []byte {
 
 func (ts *testService) mustPersona(id string) uint64 {
 	ts.t.Helper()
-	_, rev, err := ts.CreatePersona(ts.t.Context(), ts.owner, mustJSON(ts.t, map[string]any{"id": id, "name": "Persona " + id}))
+	_, rev, err := ts.CreatePersona(ts.t.Context(), ts.owner, input[custodian.PersonaInput](ts, mustJSON(ts.t, map[string]any{"id": id, "name": "Persona " + id})))
 	if err != nil {
 		ts.t.Fatalf("CreatePersona(%s) = %v", id, err)
 	}
@@ -247,7 +247,7 @@ func secretOf(name string) string { return "secret-of-" + name + "-0123456789" }
 
 func (ts *testService) mustConsumer(name string) {
 	ts.t.Helper()
-	_, err := ts.AddConsumer(ts.t.Context(), ts.owner, mustJSON(ts.t, custodian.ConsumerInput{Name: name, Secret: secretOf(name)}))
+	_, err := ts.AddConsumer(ts.t.Context(), ts.owner, input[custodian.ConsumerInput](ts, mustJSON(ts.t, custodian.ConsumerInput{Name: name, Secret: secretOf(name)})))
 	if err != nil {
 		ts.t.Fatalf("AddConsumer(%s) = %v", name, err)
 	}
@@ -262,8 +262,8 @@ func (ts *testService) mustToken(name, scope, mode string) string {
 // mustTokenFor mints a token bound to purpose ("" for none).
 func (ts *testService) mustTokenFor(name, scope, mode, purpose string) string {
 	ts.t.Helper()
-	issued, err := ts.MintServiceToken(ts.t.Context(), mustJSON(ts.t, map[string]any{
-		"consumer": name, "secret": secretOf(name), "scope": scope, "mode": mode, "ttl": "720h", "purpose": purpose}))
+	issued, err := ts.MintServiceToken(ts.t.Context(), input[custodian.TokenRequest](ts, mustJSON(ts.t, map[string]any{
+		"consumer": name, "secret": secretOf(name), "scope": scope, "mode": mode, "ttl": "720h", "purpose": purpose})))
 	if err != nil {
 		ts.t.Fatalf("MintServiceToken(%s, %q, %q) = %v", name, scope, mode, err)
 	}
@@ -342,7 +342,7 @@ func (ts *testService) grantDoc(g grantSpec) []byte {
 
 func (ts *testService) mustGrant(g grantSpec) custodian.GrantCreated {
 	ts.t.Helper()
-	out, err := ts.CreateGrant(ts.t.Context(), ts.owner, ts.grantDoc(g))
+	out, err := ts.CreateGrant(ts.t.Context(), ts.owner, input[custodian.GrantInput](ts, ts.grantDoc(g)))
 	if err != nil {
 		ts.t.Fatalf("CreateGrant(%+v) = %v", g, err)
 	}
@@ -363,7 +363,7 @@ func proposal(t testing.TB, key string, value any, extra ...map[string]any) []by
 
 func (ts *testService) mustPropose(p custodian.Principal, doc []byte) custodian.Proposed {
 	ts.t.Helper()
-	out, err := ts.Propose(ts.t.Context(), p, doc)
+	out, err := ts.Propose(ts.t.Context(), p, input[custodian.ProposalInput](ts, doc))
 	if err != nil {
 		ts.t.Fatalf("Propose(%s) = %v", doc, err)
 	}
@@ -375,7 +375,7 @@ func (ts *testService) mustConfirm(id string, personas ...string) custodian.Writ
 	if personas == nil {
 		personas = []string{}
 	}
-	out, err := ts.Confirm(ts.t.Context(), ts.owner, id, mustJSON(ts.t, custodian.ConfirmInput{Personas: personas}))
+	out, err := ts.Confirm(ts.t.Context(), ts.owner, id, input[custodian.ConfirmInput](ts, mustJSON(ts.t, custodian.ConfirmInput{Personas: personas})))
 	if err != nil {
 		ts.t.Fatalf("Confirm(%s, %v) = %v", id, personas, err)
 	}

@@ -97,7 +97,7 @@ func TestProposalToContextFlow(t *testing.T) {
 	}
 
 	// 4. The app cannot confirm its own proposal.
-	_, err = ts.Confirm(ctx, tutor, prop.ProposalID, []byte(`{"personas":["learning"]}`))
+	_, err = ts.Confirm(ctx, tutor, prop.ProposalID, input[custodian.ConfirmInput](ts, []byte(`{"personas":["learning"]}`)))
 	wantKind(t, "Confirm by the proposing app", err, custodian.KindSessionRequired)
 
 	// 5. The owner confirms into a persona.
@@ -126,9 +126,9 @@ func TestProposalToContextFlow(t *testing.T) {
 	if q, _ := ts.Review(ctx, ts.owner); len(q) != 0 {
 		t.Errorf("Review after Confirm = %v; want empty", q)
 	}
-	_, err = ts.Confirm(ctx, ts.owner, prop.ProposalID, []byte(`{"personas":["learning"]}`))
+	_, err = ts.Confirm(ctx, ts.owner, prop.ProposalID, input[custodian.ConfirmInput](ts, []byte(`{"personas":["learning"]}`)))
 	wantKind(t, "Confirm twice", err, custodian.KindConflict)
-	_, err = ts.Reject(ctx, ts.owner, prop.ProposalID, nil)
+	_, err = ts.Reject(ctx, ts.owner, prop.ProposalID, custodian.RejectInput{})
 	wantKind(t, "Reject a confirmed proposal", err, custodian.KindConflict)
 
 	// Confirmation creates no sharing authority: the tutor still reads nothing.
@@ -151,7 +151,7 @@ func TestProposalToContextFlow(t *testing.T) {
 	wantKind(t, "Context with min_revision ahead", err, custodian.KindConflict)
 
 	// 7. The owner corrects it: a new version; the old one is superseded.
-	corr, err := ts.Correct(ctx, ts.owner, c.ID, []byte(`{"value":{"days":["tue"]},"expected_version":1}`))
+	corr, err := ts.Correct(ctx, ts.owner, c.ID, input[custodian.CorrectionInput](ts, []byte(`{"value":{"days":["tue"]},"expected_version":1}`)))
 	if err != nil {
 		t.Fatalf("Correct = %v", err)
 	}
@@ -160,7 +160,7 @@ func TestProposalToContextFlow(t *testing.T) {
 		corr.Claim.Assertion != "inferred" || string(corr.Claim.Value) != `{"days":["tue"]}` {
 		t.Errorf("Correct = %+v; want active version 2 with the new value", corr.Claim)
 	}
-	_, err = ts.Correct(ctx, ts.owner, c.ID, []byte(`{"value":1,"expected_version":1}`))
+	_, err = ts.Correct(ctx, ts.owner, c.ID, input[custodian.CorrectionInput](ts, []byte(`{"value":1,"expected_version":1}`)))
 	wantKind(t, "Correct with a stale expected_version", err, custodian.KindConflict)
 	vs, err := ts.Versions(ctx, ts.owner, c.ID)
 	if err != nil || len(vs.Claims) != 2 {
@@ -179,12 +179,12 @@ func TestProposalToContextFlow(t *testing.T) {
 	// 8. A second proposal is rejected: its value is erased and nothing is visible.
 	p2 := ts.mustPropose(tutor, proposal(t, "learning.spanish.level", "B2-secret-level"))
 	revs.add("Propose(2)", p2.Revision)
-	rrev, err := ts.Reject(ctx, ts.owner, p2.ProposalID, []byte(`{"reason":"not true"}`))
+	rrev, err := ts.Reject(ctx, ts.owner, p2.ProposalID, input[custodian.RejectInput](ts, []byte(`{"reason":"not true"}`)))
 	if err != nil {
 		t.Fatalf("Reject = %v", err)
 	}
 	revs.add("Reject", rrev)
-	_, err = ts.Confirm(ctx, ts.owner, p2.ProposalID, []byte(`{"personas":[]}`))
+	_, err = ts.Confirm(ctx, ts.owner, p2.ProposalID, input[custodian.ConfirmInput](ts, []byte(`{"personas":[]}`)))
 	wantKind(t, "Confirm a rejected proposal", err, custodian.KindConflict)
 	if keys, _ := ts.contextKeys(calendar, custodian.ContextQuery{Purpose: "scheduling"}); len(keys) != 1 {
 		t.Errorf("Context after Reject = %v; want only the confirmed claim", keys)
@@ -207,7 +207,7 @@ func TestProposalToContextFlow(t *testing.T) {
 	wantKind(t, "GetClaim(calendar) after DeleteClaim", err, custodian.KindNotFound)
 	_, err = ts.DeleteClaim(ctx, ts.owner, c.ID)
 	wantKind(t, "DeleteClaim twice", err, custodian.KindNotFound)
-	_, err = ts.Correct(ctx, ts.owner, c.ID, []byte(`{"value":1}`))
+	_, err = ts.Correct(ctx, ts.owner, c.ID, input[custodian.CorrectionInput](ts, []byte(`{"value":1}`)))
 	wantKind(t, "Correct a deleted claim", err, custodian.KindNotFound)
 
 	if got := ts.revision(); got != revs.last {
@@ -230,7 +230,7 @@ func TestRevisionsStrictlyIncrease(t *testing.T) {
 	revs.add("Propose", p.Revision)
 	w := ts.mustConfirm(p.ProposalID)
 	revs.add("Confirm", w.Revision)
-	sp, err := ts.SetPersonas(ctx, ts.owner, w.Claim.ID, []byte(`{"personas":["work","work"]}`))
+	sp, err := ts.SetPersonas(ctx, ts.owner, w.Claim.ID, input[custodian.PersonasInput](ts, []byte(`{"personas":["work","work"]}`)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,7 +238,7 @@ func TestRevisionsStrictlyIncrease(t *testing.T) {
 	if diff := cmp.Diff([]string{"work"}, sp.Claim.Personas); diff != "" {
 		t.Errorf("SetPersonas with a duplicate (-want +got):\n%s", diff)
 	}
-	cw, err := ts.Correct(ctx, ts.owner, w.Claim.ID, []byte(`{"value":2}`))
+	cw, err := ts.Correct(ctx, ts.owner, w.Claim.ID, input[custodian.CorrectionInput](ts, []byte(`{"value":2}`)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -252,7 +252,7 @@ func TestRevisionsStrictlyIncrease(t *testing.T) {
 	wantKind(t, "RevokeGrant twice", err, custodian.KindConflict)
 	p2 := ts.mustPropose(ts.owner, proposal(t, "a.c", 1))
 	revs.add("Propose", p2.Revision)
-	rj, err := ts.Reject(ctx, ts.owner, p2.ProposalID, nil)
+	rj, err := ts.Reject(ctx, ts.owner, p2.ProposalID, custodian.RejectInput{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -292,7 +292,7 @@ func TestRecipientSelection(t *testing.T) {
 	ts.mustClaim("preferences.tea", "earl grey", "personal")          // owner override below
 	restrict := func(id string, rs string) {
 		t.Helper()
-		if _, err := ts.Correct(t.Context(), ts.owner, id, []byte(`{"restrictions":`+rs+`}`)); err != nil {
+		if _, err := ts.Correct(t.Context(), ts.owner, id, input[custodian.CorrectionInput](ts, []byte(`{"restrictions":`+rs+`}`))); err != nil {
 			t.Fatalf("Correct(restrictions) = %v", err)
 		}
 	}
@@ -301,7 +301,7 @@ func TestRecipientSelection(t *testing.T) {
 	chess := findClaim(t, ts, "hobbies.chess")
 	restrict(chess, `[{"type":"org.example.embargo","mandatory":true}]`)
 	tea := findClaim(t, ts, "preferences.tea")
-	if _, err := ts.Correct(t.Context(), ts.owner, tea, []byte(`{"sensitivity":"sensitive"}`)); err != nil {
+	if _, err := ts.Correct(t.Context(), ts.owner, tea, input[custodian.CorrectionInput](ts, []byte(`{"sensitivity":"sensitive"}`))); err != nil {
 		t.Fatal(err)
 	}
 
@@ -449,7 +449,7 @@ func TestGrantExpiryAndRevocation(t *testing.T) {
 	wantKind(t, "GetClaim at the exact expiry", err, custodian.KindNotFound)
 
 	// Grants must expire in the future.
-	_, err = ts.CreateGrant(ctx, ts.owner, ts.grantDoc(grantSpec{recipient: "app", ops: []string{"read"}, keys: []string{"*"}, expires: expires}))
+	_, err = ts.CreateGrant(ctx, ts.owner, input[custodian.GrantInput](ts, ts.grantDoc(grantSpec{recipient: "app", ops: []string{"read"}, keys: []string{"*"}, expires: expires})))
 	wantKind(t, "CreateGrant expiring now", err, custodian.KindInvalid)
 
 	// Revocation: from its revision on, the grant authorises nothing, and
@@ -502,7 +502,7 @@ func TestHiddenLooksLikeAbsent(t *testing.T) {
 		"deleted":                    ts.mustClaim("learning.deleted", "gone").Claim.ID,
 		"sensitive by key default":   "",
 	}
-	if _, err := ts.Correct(ctx, ts.owner, hidden["critical by owner override"], []byte(`{"sensitivity":"critical"}`)); err != nil {
+	if _, err := ts.Correct(ctx, ts.owner, hidden["critical by owner override"], input[custodian.CorrectionInput](ts, []byte(`{"sensitivity":"critical"}`))); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := ts.DeleteClaim(ctx, ts.owner, hidden["deleted"]); err != nil {
@@ -605,7 +605,7 @@ func TestProposeAuthority(t *testing.T) {
 			ts.clock.Set(t0.Add(time.Minute)) // the expired grant's instant
 			before, _ := ts.Review(ctx, ts.owner)
 			rev := ts.revision()
-			out, err := ts.Propose(ctx, p, proposal(t, tt.key, "v"))
+			out, err := ts.Propose(ctx, p, input[custodian.ProposalInput](ts, proposal(t, tt.key, "v")))
 			if tt.want == nil {
 				if err != nil {
 					t.Fatalf("Propose(%s) = %v; want it accepted", tt.key, err)
@@ -625,7 +625,7 @@ func TestProposeAuthority(t *testing.T) {
 
 	// A contribute grant must say which keys; one limited to a claim alone
 	// would otherwise open every key.
-	_, err := ts.CreateGrant(ctx, ts.owner, []byte(`{"recipient":{"kind":"consumer","id":"app-a"},"purpose":"p","operations":["contribute"],"selectors":{"claims":["clm_AAAAAAAAAAAAAAAAAAAAAAAAAA"]},"expires_at":"2099-01-01T00:00:00Z"}`))
+	_, err := ts.CreateGrant(ctx, ts.owner, input[custodian.GrantInput](ts, []byte(`{"recipient":{"kind":"consumer","id":"app-a"},"purpose":"p","operations":["contribute"],"selectors":{"claims":["clm_AAAAAAAAAAAAAAAAAAAAAAAAAA"]},"expires_at":"2099-01-01T00:00:00Z"}`)))
 	wantKind(t, "CreateGrant(contribute without keys)", err, custodian.KindInvalid)
 }
 
@@ -655,7 +655,7 @@ func TestProposeValidation(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := ts.Propose(ctx, ts.owner, []byte(tt.doc))
+			_, err := ts.Propose(ctx, ts.owner, input[custodian.ProposalInput](ts, []byte(tt.doc)))
 			wantKind(t, "Propose", err, tt.want)
 			if tt.want != custodian.KindSchema {
 				return
@@ -683,7 +683,7 @@ func TestProposeValidation(t *testing.T) {
 	// RFC 3339 allows a lower-case "t" and "z"; the binding requires the
 	// upper-case form every consumer parses, so the schema refuses it
 	// rather than the decoder failing after the schema accepted it.
-	_, err := ts.Propose(ctx, ts.owner, proposal(t, "a.lower", 1, map[string]any{"valid_from": "2025-01-06t09:00:00z"}))
+	_, err := ts.Propose(ctx, ts.owner, input[custodian.ProposalInput](ts, proposal(t, "a.lower", 1, map[string]any{"valid_from": "2025-01-06t09:00:00z"})))
 	wantKind(t, "Propose(valid_from in lower-case RFC 3339)", err, custodian.KindSchema)
 
 	// A producer cannot lower a key's default tier.
@@ -718,7 +718,7 @@ func TestConfirmValidation(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := ts.Confirm(ctx, ts.owner, tt.id, []byte(tt.body))
+			_, err := ts.Confirm(ctx, ts.owner, tt.id, input[custodian.ConfirmInput](ts, []byte(tt.body)))
 			wantKind(t, "Confirm", err, tt.want)
 		})
 	}
@@ -737,7 +737,7 @@ func TestConfirmValidation(t *testing.T) {
 	}
 
 	// The owner's edits apply, and an owner override may lower a tier.
-	w, err := ts.Confirm(ctx, ts.owner, p.ProposalID, []byte(`{"personas":["work","work"],"edits":{"value":"Ada King","sensitivity":"public"}}`))
+	w, err := ts.Confirm(ctx, ts.owner, p.ProposalID, input[custodian.ConfirmInput](ts, []byte(`{"personas":["work","work"],"edits":{"value":"Ada King","sensitivity":"public"}}`)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -765,7 +765,7 @@ func TestDeleteErases(t *testing.T) {
 	)
 	p := ts.mustPropose(app, proposal(t, key, value1, map[string]any{"note": note}))
 	w := ts.mustConfirm(p.ProposalID, "work")
-	if _, err := ts.Correct(ctx, ts.owner, w.Claim.ID, mustJSON(t, map[string]any{"value": value2})); err != nil {
+	if _, err := ts.Correct(ctx, ts.owner, w.Claim.ID, input[custodian.CorrectionInput](ts, mustJSON(t, map[string]any{"value": value2}))); err != nil {
 		t.Fatal(err)
 	}
 	keep := ts.mustClaim("identity.full_name", "Ada Lovelace", "work")
@@ -903,14 +903,14 @@ func TestRejectValidation(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := ts.Reject(ctx, ts.owner, tt.id, []byte(tt.body))
+			_, err := ts.Reject(ctx, ts.owner, tt.id, input[custodian.RejectInput](ts, []byte(tt.body)))
 			wantKind(t, "Reject", err, tt.want)
 		})
 	}
-	if _, err := ts.Reject(ctx, ts.owner, p.ProposalID, nil); err != nil {
+	if _, err := ts.Reject(ctx, ts.owner, p.ProposalID, custodian.RejectInput{}); err != nil {
 		t.Errorf("Reject(no body) = %v", err)
 	}
-	if _, err := ts.Reject(ctx, ts.owner, p.ProposalID, nil); custodian.KindOf(err) != custodian.KindConflict {
+	if _, err := ts.Reject(ctx, ts.owner, p.ProposalID, custodian.RejectInput{}); custodian.KindOf(err) != custodian.KindConflict {
 		t.Errorf("Reject twice = %v; want conflict", err)
 	}
 }

@@ -10,19 +10,23 @@ import (
 	"github.com/phc-project/phc/schema"
 )
 
-// grantDoc is the body of a new grant, per the grant schema.
-type grantDoc struct {
+// GrantInput is the body of a new grant, per the grant schema: the body of
+// [Service.CreateGrant].
+type GrantInput struct {
 	Recipient  Recipient `json:"recipient"`
 	Purpose    string    `json:"purpose"`
-	Category   string    `json:"purpose_category"`
+	Category   string    `json:"purpose_category,omitzero"`
 	Operations []string  `json:"operations"`
 	Selectors  Selectors `json:"selectors"`
 	ExpiresAt  time.Time `json:"expires_at"`
-	Usage      string    `json:"usage"`
-	Route      string    `json:"route"`
-	Requires   *Requires `json:"requires"`
-	Disclosure string    `json:"disclosure"`
+	Usage      string    `json:"usage,omitzero"`
+	Route      string    `json:"route,omitzero"`
+	Requires   *Requires `json:"requires,omitzero"`
+	Disclosure string    `json:"disclosure,omitzero"`
+	decoded
 }
+
+func (*GrantInput) spec() inputSpec { return inputSpec{schema: schema.Grant} }
 
 // GrantCreated is the answer to a new grant.
 type GrantCreated struct {
@@ -33,13 +37,12 @@ type GrantCreated struct {
 // CreateGrant records a sharing decision (owner only). The recipient
 // consumer and every named persona must exist, the expiry must be in the
 // future, and at least one selector must be given.
-func (s *Service) CreateGrant(ctx context.Context, p Principal, raw []byte) (GrantCreated, error) {
+func (s *Service) CreateGrant(ctx context.Context, p Principal, d GrantInput) (GrantCreated, error) {
 	const op = "grant.create"
 	if err := requireOwner(op, p); err != nil {
 		return GrantCreated{}, err
 	}
-	var d grantDoc
-	if err := s.decodeDoc(op, schema.Grant, raw, &d); err != nil {
+	if err := s.accept(op, &d); err != nil {
 		return GrantCreated{}, err
 	}
 	for _, k := range d.Selectors.Keys {
@@ -161,12 +164,16 @@ func (st *state) revokeGrant(b *batch, g *Grant, rev uint64) {
 
 // GrantTerms are narrower terms for a grant in force: each one given
 // replaces the grant's own, each one left out keeps it. A list given
-// empty clears that term, which only a grant without it may do.
+// empty clears that term, which only a grant without it may do. It is the
+// body of [Service.NarrowGrant].
 type GrantTerms struct {
-	Operations []string       `json:"operations,omitempty"`
-	Selectors  *TermSelectors `json:"selectors,omitempty"`
-	ExpiresAt  *time.Time     `json:"expires_at,omitempty"`
+	Operations []string       `json:"operations,omitzero"` // nil keeps them; empty clears them
+	Selectors  *TermSelectors `json:"selectors,omitzero"`
+	ExpiresAt  *time.Time     `json:"expires_at,omitzero"`
+	decoded
 }
+
+func (*GrantTerms) spec() inputSpec { return inputSpec{} }
 
 // TermSelectors are the selectors of GrantTerms: nil keeps the grant's.
 type TermSelectors struct {
@@ -188,13 +195,13 @@ const narrowHint = "a grant can only be narrowed: operations a subset of its own
 	"personas and claims subsets of its own, an expiry no later than its own"
 
 // NarrowGrant replaces the terms of grant id, in force, with the narrower
-// ones in raw (a GrantTerms document; owner only). The grant keeps its id,
+// ones in t (owner only). The grant keeps its id,
 // recipient and purpose; from the returned revision on, every read, every
 // reference resolved and every answer of "what can it read" follows the
 // new terms, and nothing the old ones allowed is kept. Anything wider than
 // the grant's own terms fails with KindInvalid: to give more, make a new
 // grant.
-func (s *Service) NarrowGrant(ctx context.Context, p Principal, id string, raw []byte) (GrantNarrowed, error) {
+func (s *Service) NarrowGrant(ctx context.Context, p Principal, id string, t GrantTerms) (GrantNarrowed, error) {
 	const op = "grant.narrow"
 	if err := requireOwner(op, p); err != nil {
 		return GrantNarrowed{}, err
@@ -202,8 +209,7 @@ func (s *Service) NarrowGrant(ctx context.Context, p Principal, id string, raw [
 	if !identity.ValidID(id, "grt_") {
 		return GrantNarrowed{}, fail(op, KindInvalid, "malformed grant id")
 	}
-	var t GrantTerms
-	if err := decodeStrict(op, raw, &t); err != nil {
+	if err := s.accept(op, &t); err != nil {
 		return GrantNarrowed{}, err
 	}
 	if t.Operations == nil && t.Selectors == nil && t.ExpiresAt == nil {
@@ -244,49 +250,10 @@ func (s *Service) NarrowGrant(ctx context.Context, p Principal, id string, raw [
 			}
 			ng.Operations = ops
 		}
-		if sel := t.Selectors; sel != nil {
-			ns := g.Selectors
-			if sel.Keys != nil {
-				if len(g.Selectors.Keys) > 0 && len(sel.Keys) == 0 {
-					return fail(op, KindInvalid, "the key patterns cannot be cleared: "+narrowHint)
-				}
-				if len(g.Selectors.Keys) > 0 {
-					for _, k := range sel.Keys {
-						if !patternWithin(k, g.Selectors.Keys) {
-							return fail(op, KindInvalid, "a key pattern reaches beyond the grant's: "+narrowHint)
-						}
-					}
-				}
-				ns.Keys = dedupSorted(sel.Keys)
-			}
-			if sel.Personas != nil {
-				if len(g.Selectors.Personas) == 0 {
-					personas, err := st.checkPersonas(op, sel.Personas)
-					if err != nil {
-						return err
-					}
-					ns.Personas = personas
-				} else {
-					personas, err := narrowList(op, "personas", g.Selectors.Personas, sel.Personas)
-					if err != nil {
-						return err
-					}
-					ns.Personas = personas
-				}
-			}
-			if sel.Claims != nil {
-				if len(g.Selectors.Claims) == 0 {
-					ns.Claims = dedupSorted(sel.Claims)
-				} else {
-					claims, err := narrowList(op, "claims", g.Selectors.Claims, sel.Claims)
-					if err != nil {
-						return err
-					}
-					ns.Claims = claims
-				}
-			}
-			if len(ns.Keys)+len(ns.Personas)+len(ns.Claims) == 0 {
-				return fail(op, KindInvalid, "a grant needs at least one selector; to end it, revoke it")
+		if t.Selectors != nil {
+			ns, err := st.narrowSelectors(op, g.Selectors, *t.Selectors)
+			if err != nil {
+				return err
 			}
 			ng.Selectors = ns
 		}
@@ -323,6 +290,56 @@ func (s *Service) NarrowGrant(ctx context.Context, p Principal, id string, raw [
 		return nil
 	})
 	return out, err
+}
+
+// narrowSelectors returns the selectors have narrowed by sel (a grant's
+// narrowing, see [Service.NarrowGrant]): key patterns within have's,
+// personas and claims among have's, or any where have names none.
+func (st *state) narrowSelectors(op string, have Selectors, sel TermSelectors) (Selectors, error) {
+	ns := have
+	if sel.Keys != nil {
+		if len(have.Keys) > 0 && len(sel.Keys) == 0 {
+			return Selectors{}, fail(op, KindInvalid, "the key patterns cannot be cleared: "+narrowHint)
+		}
+		if len(have.Keys) > 0 {
+			for _, k := range sel.Keys {
+				if !patternWithin(k, have.Keys) {
+					return Selectors{}, fail(op, KindInvalid, "a key pattern reaches beyond the grant's: "+narrowHint)
+				}
+			}
+		}
+		ns.Keys = dedupSorted(sel.Keys)
+	}
+	if sel.Personas != nil {
+		if len(have.Personas) == 0 {
+			personas, err := st.checkPersonas(op, sel.Personas)
+			if err != nil {
+				return Selectors{}, err
+			}
+			ns.Personas = personas
+		} else {
+			personas, err := narrowList(op, "personas", have.Personas, sel.Personas)
+			if err != nil {
+				return Selectors{}, err
+			}
+			ns.Personas = personas
+		}
+	}
+	if sel.Claims != nil {
+		if len(have.Claims) == 0 {
+			ns.Claims = dedupSorted(sel.Claims)
+		} else {
+			claims, err := narrowList(op, "claims", have.Claims, sel.Claims)
+			if err != nil {
+				return Selectors{}, err
+			}
+			ns.Claims = claims
+		}
+	}
+	if len(ns.Keys)+len(ns.Personas)+len(ns.Claims) == 0 {
+		return Selectors{}, fail(op, KindInvalid, "a grant needs at least one selector; to end it, revoke it")
+	}
+	return ns, nil
 }
 
 // narrowList returns want, without repeats and sorted, if every member is

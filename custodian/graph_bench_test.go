@@ -55,7 +55,7 @@ func BenchmarkInvalidate10k(b *testing.B) {
 		}
 		runtime.GC() // the bulk load's garbage is not the correction's
 		b.StartTimer()
-		w, err := ts.Correct(ctx, ts.owner, a.ID, []byte(`{"value": "B"}`))
+		w, err := ts.Correct(ctx, ts.owner, a.ID, input[custodian.CorrectionInput](ts, []byte(`{"value": "B"}`)))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -78,7 +78,7 @@ func BenchmarkInvalidate10k(b *testing.B) {
 // relationships for "assist".
 func graph100k(b *testing.B) (*testService, []string, custodian.Principal) {
 	ts := newTestService(b, onDisk(b))
-	if _, _, err := ts.PutSettings(b.Context(), ts.owner, []byte(`{"reads_per_minute": 10000000}`)); err != nil {
+	if _, _, err := ts.PutSettings(b.Context(), ts.owner, input[custodian.SettingsInput](ts, []byte(`{"reads_per_minute": 10000000}`))); err != nil {
 		b.Fatal(err)
 	}
 	t0 := time.Now()

@@ -13,6 +13,7 @@ import (
 
 	"pgregory.net/rapid"
 
+	"github.com/phc-project/phc/custodian"
 	"github.com/phc-project/phc/internal/httpapi"
 )
 
@@ -27,7 +28,7 @@ import (
 // keeps to its own keys, consumers and entities.
 func TestTraversalDisclosesOnlyWhatGrantsAllow(t *testing.T) {
 	ts := newTestService(t)
-	if _, _, err := ts.PutSettings(t.Context(), ts.owner, []byte(`{"reads_per_minute": 10000000, "writes_per_minute": 10000000}`)); err != nil {
+	if _, _, err := ts.PutSettings(t.Context(), ts.owner, input[custodian.SettingsInput](ts, []byte(`{"reads_per_minute": 10000000, "writes_per_minute": 10000000}`))); err != nil {
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(httpapi.New(ts.Service, nil))
@@ -92,7 +93,7 @@ func (m *graphModel) build() {
 				sensitivity: rapid.SampledFrom(tiers).Draw(rt, "nametier"), version: 1}
 			doc["name"], doc["key"], doc["sensitivity"] = "Person "+c.key, c.key, c.sensitivity
 		}
-		out, err := ts.CreateEntity(ctx, ts.owner, mustJSON(ts.t, doc))
+		out, err := ts.CreateEntity(ctx, ts.owner, input[custodian.EntityInput](ts, mustJSON(ts.t, doc)))
 		if err != nil {
 			rt.Fatalf("CreateEntity: %v", err)
 		}
@@ -124,7 +125,7 @@ func (m *graphModel) build() {
 			c.rel.to = rapid.SampledFrom(m.people).Draw(rt, "newto")
 			c.rel.relation = rapid.SampledFrom(relations).Draw(rt, "newrelation")
 			body := mustJSON(ts.t, map[string]any{"value": map[string]string{"from": c.rel.from, "to": c.rel.to, "relation": c.rel.relation}})
-			if _, err := ts.Correct(ctx, ts.owner, c.id, body); err != nil {
+			if _, err := ts.Correct(ctx, ts.owner, c.id, input[custodian.CorrectionInput](ts, body)); err != nil {
 				rt.Fatalf("Correct: %v", err)
 			}
 			c.version = 2

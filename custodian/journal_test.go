@@ -17,7 +17,7 @@ func TestConcurrentProposals(t *testing.T) {
 	ts := newTestService(t)
 	ctx := t.Context()
 	// 50 proposals from one token: above the default ten writes a minute.
-	if _, _, err := ts.PutSettings(ctx, ts.owner, []byte(`{"writes_per_minute":1000}`)); err != nil {
+	if _, _, err := ts.PutSettings(ctx, ts.owner, input[custodian.SettingsInput](ts, []byte(`{"writes_per_minute":1000}`))); err != nil {
 		t.Fatal(err)
 	}
 	ts.mustConsumer("app")
@@ -38,7 +38,7 @@ func TestConcurrentProposals(t *testing.T) {
 			if i%2 == 0 {
 				p = ts.owner
 			}
-			outs[i], errs[i] = ts.Propose(ctx, p, proposal(t, fmt.Sprintf("notes.n%02d", i), i))
+			outs[i], errs[i] = ts.Propose(ctx, p, input[custodian.ProposalInput](ts, proposal(t, fmt.Sprintf("notes.n%02d", i), i)))
 		})
 	}
 	wg.Wait()
@@ -92,7 +92,7 @@ func TestConcurrentReadsAndWrites(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range 10 {
 		wg.Go(func() {
-			if _, err := ts.Correct(ctx, ts.owner, c.Claim.ID, mustJSON(t, map[string]any{"value": i + 1})); err != nil {
+			if _, err := ts.Correct(ctx, ts.owner, c.Claim.ID, input[custodian.CorrectionInput](ts, mustJSON(t, map[string]any{"value": i + 1}))); err != nil {
 				t.Errorf("Correct = %v", err)
 			}
 		})
@@ -131,7 +131,7 @@ func TestCommitFailureLocks(t *testing.T) {
 	before := ts.store.dump(t)
 
 	ts.store.fail.Store(true)
-	_, err := ts.Propose(ctx, ts.owner, proposal(t, "identity.nickname", "phantom-value"))
+	_, err := ts.Propose(ctx, ts.owner, input[custodian.ProposalInput](ts, proposal(t, "identity.nickname", "phantom-value")))
 	wantKind(t, "Propose with a failing store", err, custodian.KindInternal)
 	if !eventually(ts.Locked) {
 		t.Fatalf("the service did not lock after a failed commit")
@@ -184,10 +184,16 @@ func TestCommitFailureFailsEveryWriteInFlight(t *testing.T) {
 
 	const n = 8
 	errs := make(chan error, n)
-	go func() { _, err := ts.Propose(ctx, ts.owner, proposal(t, "a.first", 0)); errs <- err }()
+	go func() {
+		_, err := ts.Propose(ctx, ts.owner, input[custodian.ProposalInput](ts, proposal(t, "a.first", 0)))
+		errs <- err
+	}()
 	<-entered
 	for i := 1; i < n; i++ {
-		go func() { _, err := ts.Propose(ctx, ts.owner, proposal(t, fmt.Sprintf("a.n%d", i), i)); errs <- err }()
+		go func() {
+			_, err := ts.Propose(ctx, ts.owner, input[custodian.ProposalInput](ts, proposal(t, fmt.Sprintf("a.n%d", i), i)))
+			errs <- err
+		}()
 	}
 	time.Sleep(50 * time.Millisecond) // let the others queue behind the paused commit
 	close(release)
@@ -232,7 +238,7 @@ func TestUncommittedWriteNotServed(t *testing.T) {
 
 	confirmed := make(chan error, 1)
 	go func() {
-		_, err := ts.Confirm(ctx, ts.owner, p.ProposalID, []byte(`{"personas":[]}`))
+		_, err := ts.Confirm(ctx, ts.owner, p.ProposalID, input[custodian.ConfirmInput](ts, []byte(`{"personas":[]}`)))
 		confirmed <- err
 	}()
 	<-entered // the confirmation is applied in memory, its commit paused
@@ -300,13 +306,13 @@ func TestUnencodableWriteLocks(t *testing.T) {
 	ts := newTestService(t)
 	ctx := t.Context()
 	ts.mustConsumer("app")
-	_, err := ts.CreateGrant(ctx, ts.owner, []byte(`{"recipient":{"kind":"consumer","id":"app"},"purpose":"assist","operations":["read"],"selectors":{"keys":["*"]},"expires_at":"9999-12-31T23:59:59-23:59"}`))
+	_, err := ts.CreateGrant(ctx, ts.owner, input[custodian.GrantInput](ts, []byte(`{"recipient":{"kind":"consumer","id":"app"},"purpose":"assist","operations":["read"],"selectors":{"keys":["*"]},"expires_at":"9999-12-31T23:59:59-23:59"}`)))
 	wantKind(t, "CreateGrant(expiry past 9999 in UTC)", err, custodian.KindInvalid)
 	grants, err := ts.ListGrants(ctx, ts.owner)
 	if err != nil || len(grants) != 0 {
 		t.Fatalf("ListGrants = %v, %v; want none", grants, err)
 	}
-	_, err = ts.Propose(ctx, ts.owner, proposal(t, "a.b", 1, map[string]any{"valid_from": "9999-12-31T23:59:59-23:59"}))
+	_, err = ts.Propose(ctx, ts.owner, input[custodian.ProposalInput](ts, proposal(t, "a.b", 1, map[string]any{"valid_from": "9999-12-31T23:59:59-23:59"})))
 	if err != nil {
 		// Stored with its own offset, this date encodes; either answer is
 		// fine as long as the service stays consistent.
@@ -341,7 +347,7 @@ func TestFailedJobAfterChangeLocks(t *testing.T) {
 	kept := ts.mustClaim("identity.full_name", "Ada")
 
 	// A write refused before it changes anything is only refused.
-	_, err := ts.Propose(ctx, ts.owner, []byte(`{"key":"Not A Key"}`))
+	_, err := ts.Propose(ctx, ts.owner, input[custodian.ProposalInput](ts, []byte(`{"key":"Not A Key"}`)))
 	wantKind(t, "Propose(bad key)", err, custodian.KindSchema)
 	if ts.Locked() {
 		t.Fatal("a refused write locked the service")
@@ -412,7 +418,7 @@ func TestConcurrentOwnerWritesOnDisk(t *testing.T) {
 			defer wg.Done()
 			for i := 0; i < 100; i++ {
 				key := fmt.Sprintf("notes.n%05d", (c*1000+i)%40)
-				if _, _, err := ts.PutField(t.Context(), ts.owner, key, []byte(fmt.Sprintf(`{"value": "v%d"}`, i))); err != nil {
+				if _, _, err := ts.PutField(t.Context(), ts.owner, key, input[custodian.FieldInput](ts, []byte(fmt.Sprintf(`{"value": "v%d"}`, i)))); err != nil {
 					t.Errorf("PutField(%s) = %v", key, err)
 					return
 				}
@@ -476,11 +482,11 @@ func TestUnreadableStoredClaim(t *testing.T) {
 					}()
 					read()
 				}()
-				if _, _, err := ts.PutField(ctx, ts.owner, "work.team", []byte(`{"value":"platform two"}`)); err != nil {
+				if _, _, err := ts.PutField(ctx, ts.owner, "work.team", input[custodian.FieldInput](ts, []byte(`{"value":"platform two"}`))); err != nil {
 					t.Fatalf("PutField(work.team) after %s = %v", name, err)
 				}
 			}
-			_, _, err = ts.PutField(ctx, ts.owner, "work.role", []byte(`{"value":"manager"}`))
+			_, _, err = ts.PutField(ctx, ts.owner, "work.role", input[custodian.FieldInput](ts, []byte(`{"value":"manager"}`)))
 			wantKind(t, "PutField on the damaged claim", err, custodian.KindInternal)
 			if msg := fmt.Sprint(err); !strings.Contains(msg, w.Claim.ID) || strings.Contains(msg, "secret") {
 				t.Errorf("error %q: want the claim's id and none of its stored bytes", msg)

@@ -2,45 +2,26 @@ package custodian
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"slices"
 	"sort"
-	"time"
 
 	"github.com/phc-project/phc/internal/identity"
+	"github.com/phc-project/phc/quarantine"
 )
 
 // Migration bundles (docs/formats/bundle.md): what one custodian hands another. The
 // payload is {"manifest", "records"}; the codec signs and encrypts it.
 
 // BundleVersion is the bundle format this custodian writes.
-const BundleVersion = "0.1"
+const BundleVersion = quarantine.BundleVersion
 
 // BundleManifest describes a bundle: who made it for whom, what it holds
 // and what stayed behind.
-type BundleManifest struct {
-	BundleVersion string         `json:"bundle_version"`
-	BundleID      string         `json:"bundle_id"`
-	CreatedAt     time.Time      `json:"created_at"`
-	Source        custodianRef   `json:"source"`
-	Recipient     custodianRef   `json:"recipient"`
-	Counts        map[string]int `json:"counts"`
-	LossReport    []Loss         `json:"loss_report"`
-	RecordsDigest string         `json:"records_digest"` // sha256: over the records' JSON
-}
-
-type custodianRef struct {
-	CustodianID string `json:"custodian_id"`
-}
+type BundleManifest = quarantine.Manifest
 
 // Loss is a record that did not travel: its id and why, never its value.
-type Loss struct {
-	Record  string `json:"record"`
-	Dropped string `json:"dropped"` // claim | summary
-	Reason  string `json:"reason"`
-}
+type Loss = quarantine.Loss
 
 // BundleRecords is what a bundle carries: never grants, tokens, consumers,
 // secrets, keys or receipts.
@@ -61,23 +42,17 @@ type BundleClaim struct {
 
 // IdentityRef names a producer at the source; it stays foreign at the
 // destination until its owner maps it.
-type IdentityRef struct {
-	SourceIssuer string `json:"source_issuer"`
-	SourceID     string `json:"source_id"`
-	Display      string `json:"display"`
-}
+type IdentityRef = quarantine.IdentityRef
 
-// bundlePayload is what the codec signs.
-type bundlePayload struct {
-	Manifest BundleManifest  `json:"manifest"`
-	Records  json.RawMessage `json:"records"`
-}
-
-// ExportInput is the body of POST /phc/v1/export.
+// ExportInput is the body of POST /phc/v1/export: the options of
+// [Service.ExportBundle].
 type ExportInput struct {
 	To       json.RawMessage `json:"to"`
 	Personas []string        `json:"personas,omitempty"`
+	decoded
 }
+
+func (*ExportInput) spec() inputSpec { return inputSpec{} }
 
 // ExportBundle makes a bundle of this vault's context for the custodian
 // whose card is in.To (owner only): every version of every active claim
@@ -85,7 +60,7 @@ type ExportInput struct {
 // parents all travel, and the producers' identities. A claim restricted
 // no_export, source_controlled or third_party stays behind, and so does a
 // summary of it; the manifest's loss report lists each by id and reason.
-func (s *Service) ExportBundle(ctx context.Context, p Principal, raw []byte) ([]byte, BundleManifest, error) {
+func (s *Service) ExportBundle(ctx context.Context, p Principal, in ExportInput) ([]byte, BundleManifest, error) {
 	const op = "export.bundle"
 	if err := requireOwner(op, p); err != nil {
 		return nil, BundleManifest{}, err
@@ -93,8 +68,7 @@ func (s *Service) ExportBundle(ctx context.Context, p Principal, raw []byte) ([]
 	if s.cards == nil {
 		return nil, BundleManifest{}, fail(op, KindInvalid, "this custodian cannot make bundles")
 	}
-	var in ExportInput
-	if err := decodeStrict(op, raw, &in); err != nil {
+	if err := s.accept(op, &in); err != nil {
 		return nil, BundleManifest{}, err
 	}
 	if len(in.To) == 0 {
@@ -144,9 +118,8 @@ func (s *Service) ExportBundle(ctx context.Context, p Principal, raw []byte) ([]
 	if err != nil {
 		return nil, BundleManifest{}, wrap(op, KindInternal, err)
 	}
-	sum := sha256.Sum256(body)
-	man.RecordsDigest = "sha256:" + hex.EncodeToString(sum[:])
-	payload, err := json.Marshal(bundlePayload{Manifest: man, Records: body})
+	man.RecordsDigest = quarantine.Digest(body)
+	payload, err := json.Marshal(quarantine.Payload{Manifest: man, Records: body})
 	if err != nil {
 		return nil, BundleManifest{}, wrap(op, KindInternal, err)
 	}
@@ -286,51 +259,6 @@ func (st *state) bundleRecords(personas []string) (BundleRecords, []Loss) {
 		return a.SourceIssuer+"\x00"+a.SourceID < b.SourceIssuer+"\x00"+b.SourceID
 	})
 	return recs, loss
-}
-
-// readManifest opens a bundle made for this custodian by a pinned one and
-// checks its manifest against what it holds; it returns the manifest and
-// the records' JSON. Every refusal is KindInvalid and says what to do.
-func (s *Service) readManifest(st *state, op string, raw []byte) (BundleManifest, []byte, error) {
-	if s.cards == nil || st.keys == nil {
-		return BundleManifest{}, nil, fail(op, KindInvalid, "this custodian cannot read bundles")
-	}
-	own, err := s.card(st, op)
-	if err != nil {
-		return BundleManifest{}, nil, err
-	}
-	source, payload, err := s.cards.Open(st.keys.Keys, raw, func(id string) (Card, bool) {
-		pc := st.custodians[id]
-		if pc == nil {
-			return Card{}, false
-		}
-		return pc.Card, true
-	})
-	if err != nil {
-		return BundleManifest{}, nil, fail(op, KindInvalid, err.Error())
-	}
-	// Signed by a pinned custodian, but still checked: strict members,
-	// the manifest first.
-	var p bundlePayload
-	if err := strictJSON(payload, &p); err != nil {
-		return BundleManifest{}, nil, fail(op, KindInvalid, "the bundle's content is not a manifest and records")
-	}
-	m := p.Manifest
-	switch {
-	case m.BundleVersion != BundleVersion:
-		return m, nil, fail(op, KindInvalid, "bundle_version "+m.BundleVersion+" is not one this custodian reads (0.1)")
-	case m.Source.CustodianID != source:
-		return m, nil, fail(op, KindInvalid, "the manifest names another source than the signature")
-	case m.Recipient.CustodianID != own.CustodianID:
-		return m, nil, fail(op, KindInvalid, "the bundle is for another custodian")
-	case !identity.ValidID(m.BundleID, "bnd_"):
-		return m, nil, fail(op, KindInvalid, "the manifest's bundle_id is malformed")
-	}
-	sum := sha256.Sum256(p.Records)
-	if m.RecordsDigest != "sha256:"+hex.EncodeToString(sum[:]) {
-		return m, nil, fail(op, KindInvalid, "records_digest does not match the records")
-	}
-	return m, p.Records, nil
 }
 
 // withLists returns a copy of c with empty lists where the view keeps nil:

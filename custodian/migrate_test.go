@@ -46,7 +46,7 @@ func pinEach(t *testing.T, a, b *testService) json.RawMessage {
 // mustExport makes a's bundle of everything for the custodian of card.
 func mustExport(t *testing.T, a *testService, card json.RawMessage) []byte {
 	t.Helper()
-	sealed, _, err := a.ExportBundle(t.Context(), a.owner, mustJSON(t, map[string]any{"to": card}))
+	sealed, _, err := a.ExportBundle(t.Context(), a.owner, input[custodian.ExportInput](a, mustJSON(t, map[string]any{"to": card})))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +65,7 @@ func TestExportBundle(t *testing.T) {
 	cardB := pinEach(t, a, b)
 	a.mustPersona("work")
 	kept := a.mustClaim("work.lang", "Go", "work").Claim
-	if _, err := a.Correct(t.Context(), a.owner, kept.ID, []byte(`{"value":"Go and Rust"}`)); err != nil {
+	if _, err := a.Correct(t.Context(), a.owner, kept.ID, input[custodian.CorrectionInput](a, []byte(`{"value":"Go and Rust"}`))); err != nil {
 		t.Fatal(err)
 	}
 	stays := map[string]string{}
@@ -89,7 +89,7 @@ func TestExportBundle(t *testing.T) {
 	sumLost := a.mustSummary(a.owner, "a summary of what stays", "", kept.ID+"@2", leaving+"@1")
 	a.mustConsumer("tutor")
 
-	sealed, man, err := a.ExportBundle(t.Context(), a.owner, mustJSON(t, map[string]any{"to": json.RawMessage(cardB)}))
+	sealed, man, err := a.ExportBundle(t.Context(), a.owner, input[custodian.ExportInput](a, mustJSON(t, map[string]any{"to": json.RawMessage(cardB)})))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,9 +138,9 @@ func TestExportBundle(t *testing.T) {
 		t.Fatal("a third custodian read the bundle")
 	}
 	ownA, _ := a.OwnCard(t.Context(), a.owner)
-	_, _, err = a.ExportBundle(t.Context(), a.owner, mustJSON(t, map[string]any{"to": ownA}))
+	_, _, err = a.ExportBundle(t.Context(), a.owner, input[custodian.ExportInput](a, mustJSON(t, map[string]any{"to": ownA})))
 	wantKind(t, "export to the own card", err, custodian.KindInvalid)
-	_, _, err = a.ExportBundle(t.Context(), a.owner, mustJSON(t, map[string]any{"to": json.RawMessage(cardB), "personas": []string{"nope"}}))
+	_, _, err = a.ExportBundle(t.Context(), a.owner, input[custodian.ExportInput](a, mustJSON(t, map[string]any{"to": json.RawMessage(cardB), "personas": []string{"nope"}})))
 	wantKind(t, "export of an unknown persona", err, custodian.KindInvalid)
 	// A bundle from a custodian B has not pinned is refused.
 	if _, err := b.UnpinCustodian(t.Context(), b.owner, m.Source.CustodianID); err != nil {
@@ -173,9 +173,9 @@ func TestImportBundleQuarantine(t *testing.T) {
 	statusBefore := b.Status(t.Context(), b.owner)
 
 	sealed := mustExport(t, a, cardB)
-	_, err = b.ImportBundle(t.Context(), reader, sealed)
+	_, err = b.ImportBundle(t.Context(), reader, custodian.ImportBundleInput{Bundle: sealed})
 	wantKind(t, "import by a recipient", err, custodian.KindSessionRequired)
-	rep, err := b.ImportBundle(t.Context(), b.owner, sealed)
+	rep, err := b.ImportBundle(t.Context(), b.owner, custodian.ImportBundleInput{Bundle: sealed})
 	if err != nil {
 		if e, ok := err.(*custodian.Error); ok {
 			t.Fatalf("%v: %+v", err, e.Violations)
@@ -209,11 +209,11 @@ func TestImportBundleQuarantine(t *testing.T) {
 	if st := b.Status(t.Context(), b.owner); *st.FieldCount != *statusBefore.FieldCount {
 		t.Fatalf("field count after the import = %d, before %d", *st.FieldCount, *statusBefore.FieldCount)
 	}
-	_, err = b.ImportBundle(t.Context(), b.owner, sealed)
+	_, err = b.ImportBundle(t.Context(), b.owner, custodian.ImportBundleInput{Bundle: sealed})
 	wantKind(t, "the same bundle again", err, custodian.KindConflict)
 	damaged := append([]byte{}, sealed...)
 	damaged[len(damaged)/3] ^= 1
-	_, err = b.ImportBundle(t.Context(), b.owner, damaged)
+	_, err = b.ImportBundle(t.Context(), b.owner, custodian.ImportBundleInput{Bundle: damaged})
 	wantKind(t, "a damaged bundle", err, custodian.KindInvalid)
 
 	page, err := b.ListQuarantine(t.Context(), b.owner, custodian.QuarantineQuery{})
@@ -256,7 +256,7 @@ func TestAdoptBundle(t *testing.T) {
 	cardB := pinEach(t, a, b)
 	a.mustPersona("work")
 	lang := a.mustClaim("work.lang", "Go", "work").Claim
-	if _, err := a.Correct(t.Context(), a.owner, lang.ID, []byte(`{"value":"Go and Rust"}`)); err != nil {
+	if _, err := a.Correct(t.Context(), a.owner, lang.ID, input[custodian.CorrectionInput](a, []byte(`{"value":"Go and Rust"}`))); err != nil {
 		t.Fatal(err)
 	}
 	editor := a.mustClaim("work.editor", "vim", "work").Claim
@@ -264,7 +264,7 @@ func TestAdoptBundle(t *testing.T) {
 	a.mustConsumer("tutor")
 	a.mustGrant(grantSpec{recipient: "tutor", ops: []string{"read"}, keys: []string{"work.*"}})
 	sealed := mustExport(t, a, cardB)
-	rep, err := b.ImportBundle(t.Context(), b.owner, sealed)
+	rep, err := b.ImportBundle(t.Context(), b.owner, custodian.ImportBundleInput{Bundle: sealed})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -286,18 +286,18 @@ func TestAdoptBundle(t *testing.T) {
 		}
 	}
 	foreignOwner := "foreign:" + rep.Source + "/owner"
-	_, _, err = b.AdoptQuarantined(t.Context(), b.owner, langQ, mustJSON(t, map[string]any{"identities": map[string]string{foreignOwner: "nobody"}}))
+	_, _, err = b.AdoptQuarantined(t.Context(), b.owner, langQ, custodian.AdoptInput{Identities: map[string]string{foreignOwner: "nobody"}})
 	wantKind(t, "a mapping to an unknown consumer", err, custodian.KindInvalid)
-	_, _, err = b.AdoptQuarantined(t.Context(), reader, langQ, nil)
+	_, _, err = b.AdoptQuarantined(t.Context(), reader, langQ, custodian.AdoptInput{})
 	wantKind(t, "adopt by a recipient", err, custodian.KindSessionRequired)
-	n, _, err := b.AdoptQuarantined(t.Context(), b.owner, langQ, mustJSON(t, map[string]any{"identities": map[string]string{foreignOwner: "owner"}}))
+	n, _, err := b.AdoptQuarantined(t.Context(), b.owner, langQ, custodian.AdoptInput{Identities: map[string]string{foreignOwner: "owner"}})
 	if err != nil || n != 1 {
 		t.Fatalf("adopt one = %d, %v", n, err)
 	}
 	// The editor claim, the persona "work" (B has one: kept) and the
 	// summary of work.lang, whose parent was adopted before from the same
 	// bundle.
-	n, _, err = b.AdoptQuarantined(t.Context(), b.owner, "", []byte(`{"all":true}`))
+	n, _, err = b.AdoptQuarantined(t.Context(), b.owner, "", custodian.AdoptInput{All: true})
 	if err != nil || n != 3 {
 		t.Fatalf("adopt all = %d, %v", n, err)
 	}
@@ -342,7 +342,11 @@ func FuzzQuarantineAdopt(f *testing.F) {
 	f.Add([]byte(`{"ids":[],"all":false}`))
 	f.Add([]byte(`null`))
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		n, _, err := ts.AdoptQuarantined(t.Context(), ts.owner, "", raw)
+		var in custodian.AdoptInput // decoded as the HTTP and web adapters do
+		if err := ts.Decode("quarantine.adopt", raw, &in); err != nil {
+			return
+		}
+		n, _, err := ts.AdoptQuarantined(t.Context(), ts.owner, "", in)
 		if err == nil && n != 0 {
 			t.Fatalf("adopted %d records from an empty quarantine", n)
 		}
@@ -357,16 +361,16 @@ func TestAdoptBringsPersonasAndEntities(t *testing.T) {
 	b := newTestService(t, withCards)
 	cardB := pinEach(t, a, b)
 	a.mustPersona("home")
-	ent, err := a.CreateEntity(t.Context(), a.owner, []byte(`{"type": "person", "name": "Ana"}`))
+	ent, err := a.CreateEntity(t.Context(), a.owner, input[custodian.EntityInput](a, []byte(`{"type": "person", "name": "Ana"}`)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	a.mustClaim("home.plant", "fern", "home")
 	sealed := mustExport(t, a, cardB)
-	if _, err := b.ImportBundle(t.Context(), b.owner, sealed); err != nil {
+	if _, err := b.ImportBundle(t.Context(), b.owner, custodian.ImportBundleInput{Bundle: sealed}); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := b.AdoptQuarantined(t.Context(), b.owner, "", []byte(`{"all":true}`)); err != nil {
+	if _, _, err := b.AdoptQuarantined(t.Context(), b.owner, "", custodian.AdoptInput{All: true}); err != nil {
 		t.Fatal(err)
 	}
 	ps, err := b.ListPersonas(t.Context(), b.owner)
@@ -404,7 +408,7 @@ func TestBlockedRecord(t *testing.T) {
 		map[string]any{"type": "x_future", "mandatory": true}, map[string]any{"type": "x_hint", "mandatory": false}}}))
 	a.mustConfirm(pr.ProposalID)
 	sealed := mustExport(t, a, cardB)
-	rep, err := b.ImportBundle(t.Context(), b.owner, sealed)
+	rep, err := b.ImportBundle(t.Context(), b.owner, custodian.ImportBundleInput{Bundle: sealed})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -415,18 +419,18 @@ func TestBlockedRecord(t *testing.T) {
 		t.Fatalf("loss report = %+v, want x_hint dropped", rep.LossReport)
 	}
 	id := rep.Records[0].ID
-	_, _, err = b.AdoptQuarantined(t.Context(), b.owner, id, nil)
+	_, _, err = b.AdoptQuarantined(t.Context(), b.owner, id, custodian.AdoptInput{})
 	wantKind(t, "adopt a blocked record", err, custodian.KindRestrictionBlocked)
-	if n, _, err := b.AdoptQuarantined(t.Context(), b.owner, "", []byte(`{"all":true}`)); err != nil || n != 0 {
+	if n, _, err := b.AdoptQuarantined(t.Context(), b.owner, "", custodian.AdoptInput{All: true}); err != nil || n != 0 {
 		t.Fatalf("adopt --all passing over a blocked record = %d, %v", n, err)
 	}
-	_, err = b.UnblockQuarantined(t.Context(), b.owner, id, []byte(`{"remove":["no_export"]}`))
+	_, err = b.UnblockQuarantined(t.Context(), b.owner, id, custodian.UnblockInput{Remove: []string{"no_export"}})
 	wantKind(t, "remove a known restriction", err, custodian.KindInvalid)
-	q, err := b.UnblockQuarantined(t.Context(), b.owner, id, []byte(`{"remove":["x_future"]}`))
+	q, err := b.UnblockQuarantined(t.Context(), b.owner, id, custodian.UnblockInput{Remove: []string{"x_future"}})
 	if err != nil || q.Status != custodian.StatusQuarantined {
 		t.Fatalf("unblock = %+v, %v", q, err)
 	}
-	if n, _, err := b.AdoptQuarantined(t.Context(), b.owner, id, nil); err != nil || n != 1 {
+	if n, _, err := b.AdoptQuarantined(t.Context(), b.owner, id, custodian.AdoptInput{}); err != nil || n != 1 {
 		t.Fatalf("adopt after unblock = %d, %v", n, err)
 	}
 	ops := map[string]bool{}
@@ -449,7 +453,7 @@ func TestHeldRecordsAnswerAsAbsent(t *testing.T) {
 	b := newTestService(t, withCards)
 	cardB := pinEach(t, a, b)
 	for _, ts := range []*testService{a, b} {
-		if _, _, err := ts.PutSettings(t.Context(), ts.owner, []byte(`{"reads_per_minute": 10000000, "writes_per_minute": 10000000}`)); err != nil {
+		if _, _, err := ts.PutSettings(t.Context(), ts.owner, input[custodian.SettingsInput](ts, []byte(`{"reads_per_minute": 10000000, "writes_per_minute": 10000000}`))); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -492,11 +496,11 @@ func TestHeldRecordsAnswerAsAbsent(t *testing.T) {
 			a.mustConfirm(pr.ProposalID, persona)
 			keys = append(keys, key)
 		}
-		sealed, _, err := a.ExportBundle(t.Context(), a.owner, mustJSON(t, map[string]any{"to": json.RawMessage(cardB), "personas": []string{persona}}))
+		sealed, _, err := a.ExportBundle(t.Context(), a.owner, input[custodian.ExportInput](a, mustJSON(t, map[string]any{"to": json.RawMessage(cardB), "personas": []string{persona}})))
 		if err != nil {
 			rt.Fatal(err)
 		}
-		rep, err := b.ImportBundle(t.Context(), b.owner, sealed)
+		rep, err := b.ImportBundle(t.Context(), b.owner, custodian.ImportBundleInput{Bundle: sealed})
 		if err != nil {
 			rt.Fatal(err)
 		}
@@ -529,7 +533,7 @@ func TestHeldRecordsAnswerAsAbsent(t *testing.T) {
 			}
 		}
 		if len(adopt) > 0 {
-			if _, _, err := b.AdoptQuarantined(t.Context(), b.owner, "", mustJSON(t, map[string]any{"ids": adopt})); err != nil {
+			if _, _, err := b.AdoptQuarantined(t.Context(), b.owner, "", custodian.AdoptInput{IDs: adopt}); err != nil {
 				rt.Fatal(err)
 			}
 		}
@@ -645,18 +649,18 @@ func TestBlockedByAnEarlierVersion(t *testing.T) {
 	cardB := pinEach(t, a, b)
 	pr := a.mustPropose(a.owner, proposal(t, "misc.past", "x", map[string]any{"restrictions": []any{map[string]any{"type": "x_future", "mandatory": true}}}))
 	c := a.mustConfirm(pr.ProposalID).Claim
-	if _, err := a.Correct(t.Context(), a.owner, c.ID, []byte(`{"value":"y","restrictions":[]}`)); err != nil {
+	if _, err := a.Correct(t.Context(), a.owner, c.ID, input[custodian.CorrectionInput](a, []byte(`{"value":"y","restrictions":[]}`))); err != nil {
 		t.Fatal(err)
 	}
 	sealed := mustExport(t, a, cardB)
-	rep, err := b.ImportBundle(t.Context(), b.owner, sealed)
+	rep, err := b.ImportBundle(t.Context(), b.owner, custodian.ImportBundleInput{Bundle: sealed})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(rep.Records) != 1 || rep.Records[0].Status != custodian.StatusBlocked {
 		t.Fatalf("import = %+v, want the record blocked by its first version", rep.Records)
 	}
-	q, err := b.UnblockQuarantined(t.Context(), b.owner, rep.Records[0].ID, []byte(`{"remove":["x_future"]}`))
+	q, err := b.UnblockQuarantined(t.Context(), b.owner, rep.Records[0].ID, custodian.UnblockInput{Remove: []string{"x_future"}})
 	if err != nil || q.Status != custodian.StatusQuarantined || len(q.Problems) != 1 { // the foreign identity stays
 		t.Fatalf("unblock = %+v, %v", q, err)
 	}

@@ -78,7 +78,7 @@ func TestNarrowGrantTerms(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			g := ts.mustGrant(tc.grant)
 			before := grantByID(t, ts, g.ID)
-			got, err := ts.NarrowGrant(ctx, ts.owner, g.ID, []byte(tc.body))
+			got, err := ts.NarrowGrant(ctx, ts.owner, g.ID, input[custodian.GrantTerms](ts, []byte(tc.body)))
 			after := grantByID(t, ts, g.ID)
 			if tc.want.kind != custodian.KindInternal {
 				wantKind(t, "NarrowGrant", err, tc.want.kind)
@@ -161,7 +161,7 @@ func TestNarrowGrantReadsLess(t *testing.T) {
 	}
 	for i, st := range steps {
 		if st.body != "" {
-			if _, err := ts.NarrowGrant(ctx, ts.owner, g.ID, []byte(st.body)); err != nil {
+			if _, err := ts.NarrowGrant(ctx, ts.owner, g.ID, input[custodian.GrantTerms](ts, []byte(st.body))); err != nil {
 				t.Fatalf("step %d: NarrowGrant(%s) = %v", i, st.body, err)
 			}
 		}
@@ -188,7 +188,7 @@ func TestNarrowGrantReadsLess(t *testing.T) {
 		}
 	}
 	// Widening back is refused, and the grant still reads nothing more.
-	_, err := ts.NarrowGrant(ctx, ts.owner, g.ID, []byte(`{"selectors":{"keys":["contact.*"]}}`))
+	_, err := ts.NarrowGrant(ctx, ts.owner, g.ID, input[custodian.GrantTerms](ts, []byte(`{"selectors":{"keys":["contact.*"]}}`)))
 	wantKind(t, "NarrowGrant(wider again)", err, custodian.KindInvalid)
 
 	// The narrowed terms are what the store holds.
@@ -217,15 +217,15 @@ func TestNarrowGrantReadsLess(t *testing.T) {
 		t.Errorf("%d grant.narrow receipts; want 3", n)
 	}
 
-	_, err = ts.NarrowGrant(ctx, reader, g.ID, []byte(`{"operations":["read"]}`))
+	_, err = ts.NarrowGrant(ctx, reader, g.ID, input[custodian.GrantTerms](ts, []byte(`{"operations":["read"]}`)))
 	wantKind(t, "NarrowGrant(by the app)", err, custodian.KindSessionRequired)
-	_, err = ts.NarrowGrant(ctx, ts.owner, "grt_AAAAAAAAAAAAAAAAAAAAAAAAAA", []byte(`{"operations":["read"]}`))
+	_, err = ts.NarrowGrant(ctx, ts.owner, "grt_AAAAAAAAAAAAAAAAAAAAAAAAAA", input[custodian.GrantTerms](ts, []byte(`{"operations":["read"]}`)))
 	wantKind(t, "NarrowGrant(unknown)", err, custodian.KindNotFound)
-	_, err = ts.NarrowGrant(ctx, ts.owner, "grt_bad", []byte(`{"operations":["read"]}`))
+	_, err = ts.NarrowGrant(ctx, ts.owner, "grt_bad", input[custodian.GrantTerms](ts, []byte(`{"operations":["read"]}`)))
 	wantKind(t, "NarrowGrant(malformed id)", err, custodian.KindInvalid)
 	if _, err := ts.RevokeGrant(ctx, ts.owner, g.ID); err != nil {
 		t.Fatalf("RevokeGrant = %v", err)
 	}
-	_, err = ts.NarrowGrant(ctx, ts.owner, g.ID, []byte(`{"operations":["read"]}`))
+	_, err = ts.NarrowGrant(ctx, ts.owner, g.ID, input[custodian.GrantTerms](ts, []byte(`{"operations":["read"]}`)))
 	wantKind(t, "NarrowGrant(revoked)", err, custodian.KindConflict)
 }

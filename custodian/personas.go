@@ -12,16 +12,28 @@ import (
 	"github.com/phc-project/phc/schema"
 )
 
+// PersonaInput is the body of [Service.CreatePersona], per the persona
+// schema.
+type PersonaInput struct {
+	ID          string      `json:"id"`
+	Name        string      `json:"name"`
+	Preferences []string    `json:"preferences,omitzero"`
+	Guardrails  []Guardrail `json:"guardrails,omitzero"`
+	decoded
+}
+
+func (*PersonaInput) spec() inputSpec { return inputSpec{schema: schema.Persona} }
+
 // CreatePersona adds a persona (owner only); an existing id is KindConflict.
-func (s *Service) CreatePersona(ctx context.Context, p Principal, raw []byte) (Persona, uint64, error) {
+func (s *Service) CreatePersona(ctx context.Context, p Principal, body PersonaInput) (Persona, uint64, error) {
 	const op = "persona.create"
 	if err := requireOwner(op, p); err != nil {
 		return Persona{}, 0, err
 	}
-	var in Persona
-	if err := s.decodeDoc(op, schema.Persona, raw, &in); err != nil {
+	if err := s.accept(op, &body); err != nil {
 		return Persona{}, 0, err
 	}
+	in := Persona{ID: body.ID, Name: body.Name, Preferences: body.Preferences, Guardrails: body.Guardrails}
 	var rev uint64
 	err := s.write(op, p, func(st *state, b *batch) error {
 		if _, ok := st.personas[in.ID]; ok {
@@ -58,19 +70,22 @@ func (s *Service) ListPersonas(ctx context.Context, p Principal) ([]Persona, err
 	})
 }
 
-// personaUpdate is the body of UpdatePersona: each member given replaces
-// the persona's.
-type personaUpdate struct {
-	Name        *string      `json:"name"`
-	Preferences *[]string    `json:"preferences"`
-	Guardrails  *[]Guardrail `json:"guardrails"`
+// PersonaUpdateInput is the body of [Service.UpdatePersona], per the
+// persona_update schema: each member given replaces the persona's.
+type PersonaUpdateInput struct {
+	Name        *string      `json:"name,omitzero"`
+	Preferences *[]string    `json:"preferences,omitzero"`
+	Guardrails  *[]Guardrail `json:"guardrails,omitzero"`
+	decoded
 }
+
+func (*PersonaUpdateInput) spec() inputSpec { return inputSpec{schema: schema.PersonaUpdate} }
 
 // UpdatePersona renames a persona and replaces its preferences or
 // guardrails (owner only). Its id, which claims and grants name, stays. A
 // persona that does not exist is KindNotFound. New guardrails apply to the
 // next read.
-func (s *Service) UpdatePersona(ctx context.Context, p Principal, id string, raw []byte) (Persona, uint64, error) {
+func (s *Service) UpdatePersona(ctx context.Context, p Principal, id string, in PersonaUpdateInput) (Persona, uint64, error) {
 	const op = "persona.update"
 	if err := requireOwner(op, p); err != nil {
 		return Persona{}, 0, err
@@ -78,8 +93,7 @@ func (s *Service) UpdatePersona(ctx context.Context, p Principal, id string, raw
 	if !validSegment(id) {
 		return Persona{}, 0, fail(op, KindInvalid, "malformed persona id")
 	}
-	var in personaUpdate
-	if err := s.decodeDoc(op, schema.PersonaUpdate, raw, &in); err != nil {
+	if err := s.accept(op, &in); err != nil {
 		return Persona{}, 0, err
 	}
 	var (

@@ -12,22 +12,26 @@ import (
 	"github.com/phc-project/phc/schema"
 )
 
-// draft is a proposal document as the binding defines it.
-type draft struct {
+// ProposalInput is a proposal document as the binding defines it (the
+// proposal schema): the body of [Service.Propose].
+type ProposalInput struct {
 	Key          string            `json:"key"`
 	Value        json.RawMessage   `json:"value"`
 	Kind         string            `json:"kind"`
 	Assertion    string            `json:"assertion"`
-	Subject      string            `json:"subject"`
-	Evidence     []Evidence        `json:"evidence"`
-	Reported     map[string]string `json:"reported"`
-	ValidFrom    *time.Time        `json:"valid_from"`
-	ValidTo      *time.Time        `json:"valid_to"`
-	Sensitivity  string            `json:"sensitivity"`
-	Restrictions []Restriction     `json:"restrictions"`
-	PersonasHint []string          `json:"personas_hint"`
-	Note         string            `json:"note"`
+	Subject      string            `json:"subject,omitzero"`
+	Evidence     []Evidence        `json:"evidence,omitzero"`
+	Reported     map[string]string `json:"reported,omitzero"`
+	ValidFrom    *time.Time        `json:"valid_from,omitzero"`
+	ValidTo      *time.Time        `json:"valid_to,omitzero"`
+	Sensitivity  string            `json:"sensitivity,omitzero"`
+	Restrictions []Restriction     `json:"restrictions,omitzero"`
+	PersonasHint []string          `json:"personas_hint,omitzero"`
+	Note         string            `json:"note,omitzero"`
+	decoded
 }
+
+func (*ProposalInput) spec() inputSpec { return inputSpec{schema: schema.Proposal} }
 
 // Proposed is the answer to a proposal.
 type Proposed struct {
@@ -37,11 +41,11 @@ type Proposed struct {
 }
 
 // Propose takes an application's memory into the owner's review queue. The
-// document raw must match the proposal schema. A consumer needs a token with
+// document d must match the proposal schema. A consumer needs a token with
 // write mode whose scope covers the key, and a contribute grant in force
 // whose key selectors cover it. Nothing proposed is visible to any reader
 // until the owner confirms it.
-func (s *Service) Propose(ctx context.Context, p Principal, raw []byte) (Proposed, error) {
+func (s *Service) Propose(ctx context.Context, p Principal, d ProposalInput) (Proposed, error) {
 	const op = "propose"
 	if err := s.rateLimit(op, p, true); err != nil {
 		return Proposed{}, err
@@ -62,8 +66,7 @@ func (s *Service) Propose(ctx context.Context, p Principal, raw []byte) (Propose
 	default:
 		return Proposed{}, fail(op, KindUnauthenticated, "")
 	}
-	var d draft
-	if err := s.decodeDoc(op, schema.Proposal, raw, &d); err != nil {
+	if err := s.accept(op, &d); err != nil {
 		return Proposed{}, err
 	}
 	if p.kind == PrincipalConsumer && !matchAny(p.token.Scope, d.Key) {
@@ -196,11 +199,15 @@ func (s *Service) Review(ctx context.Context, p Principal) ([]ReviewItem, error)
 	})
 }
 
-// ConfirmInput is the owner's decision to confirm a proposal.
+// ConfirmInput is the owner's decision to confirm a proposal: the body of
+// [Service.Confirm].
 type ConfirmInput struct {
 	Personas []string `json:"personas"`
 	Edits    *Edits   `json:"edits,omitempty"`
+	decoded
 }
+
+func (*ConfirmInput) spec() inputSpec { return inputSpec{} }
 
 // Edits are what the owner may change while confirming.
 type Edits struct {
@@ -221,7 +228,7 @@ type Written struct {
 // what the producer said, and no sharing authority is created. Only the
 // owner may confirm; an application never confirms, its own proposals least
 // of all.
-func (s *Service) Confirm(ctx context.Context, p Principal, id string, raw []byte) (Written, error) {
+func (s *Service) Confirm(ctx context.Context, p Principal, id string, in ConfirmInput) (Written, error) {
 	const op = "confirm"
 	if err := requireOwner(op, p); err != nil {
 		return Written{}, err
@@ -229,8 +236,7 @@ func (s *Service) Confirm(ctx context.Context, p Principal, id string, raw []byt
 	if !identity.ValidID(id, "prp_") {
 		return Written{}, fail(op, KindInvalid, "malformed proposal id")
 	}
-	var in ConfirmInput
-	if err := decodeStrict(op, raw, &in); err != nil {
+	if err := s.accept(op, &in); err != nil {
 		return Written{}, err
 	}
 	if in.Edits != nil && in.Edits.Sensitivity != "" {
@@ -346,13 +352,17 @@ func writtenByOf(a Authenticated) string {
 	return a.ID
 }
 
-// RejectInput is the owner's decision to reject a proposal.
+// RejectInput is the owner's decision to reject a proposal: the body of
+// [Service.Reject], which may be empty.
 type RejectInput struct {
 	Reason string `json:"reason"`
+	decoded
 }
 
+func (*RejectInput) spec() inputSpec { return inputSpec{optional: true} }
+
 // Reject declines a pending proposal and erases its draft value.
-func (s *Service) Reject(ctx context.Context, p Principal, id string, raw []byte) (uint64, error) {
+func (s *Service) Reject(ctx context.Context, p Principal, id string, in RejectInput) (uint64, error) {
 	const op = "reject"
 	if err := requireOwner(op, p); err != nil {
 		return 0, err
@@ -360,11 +370,8 @@ func (s *Service) Reject(ctx context.Context, p Principal, id string, raw []byte
 	if !identity.ValidID(id, "prp_") {
 		return 0, fail(op, KindInvalid, "malformed proposal id")
 	}
-	var in RejectInput
-	if len(raw) > 0 {
-		if err := decodeStrict(op, raw, &in); err != nil {
-			return 0, err
-		}
+	if err := s.accept(op, &in); err != nil {
+		return 0, err
 	}
 	if len(in.Reason) > 1024 {
 		return 0, fail(op, KindInvalid, "the reason is longer than 1024 bytes")

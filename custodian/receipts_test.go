@@ -37,7 +37,7 @@ func TestEveryWriteAndReadIsReceipted(t *testing.T) {
 	}
 	steps := []step{
 		{name: "CreatePersona", op: "persona.create", actor: "owner", run: func(t *testing.T) ([]string, uint64) {
-			_, rev, err := ts.CreatePersona(ctx, ts.owner, []byte(`{"id":"work","name":"Persona Work Name"}`))
+			_, rev, err := ts.CreatePersona(ctx, ts.owner, input[custodian.PersonaInput](ts, []byte(`{"id":"work","name":"Persona Work Name"}`)))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -64,7 +64,7 @@ func TestEveryWriteAndReadIsReceipted(t *testing.T) {
 			return []string{prop.ProposalID, claim.Claim.ID + "@1"}, claim.Revision
 		}},
 		{name: "SetPersonas", op: "claim.personas", actor: "owner", run: func(t *testing.T) ([]string, uint64) {
-			w, err := ts.SetPersonas(ctx, ts.owner, claim.Claim.ID, []byte(`{"personas":[]}`))
+			w, err := ts.SetPersonas(ctx, ts.owner, claim.Claim.ID, input[custodian.PersonasInput](ts, []byte(`{"personas":[]}`)))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -72,7 +72,7 @@ func TestEveryWriteAndReadIsReceipted(t *testing.T) {
 		}},
 		{name: "Correct", op: "claim.correct", actor: "owner", run: func(t *testing.T) ([]string, uint64) {
 			var err error
-			corr, err = ts.Correct(ctx, ts.owner, claim.Claim.ID, []byte(`{"value":"Ada-Value-2"}`))
+			corr, err = ts.Correct(ctx, ts.owner, claim.Claim.ID, input[custodian.CorrectionInput](ts, []byte(`{"value":"Ada-Value-2"}`)))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -109,7 +109,7 @@ func TestEveryWriteAndReadIsReceipted(t *testing.T) {
 			return []string{rejected.ProposalID}, rejected.Revision
 		}},
 		{name: "Reject", op: "proposal.reject", actor: "owner", run: func(t *testing.T) ([]string, uint64) {
-			rev, err := ts.Reject(ctx, ts.owner, rejected.ProposalID, []byte(`{"reason":"no"}`))
+			rev, err := ts.Reject(ctx, ts.owner, rejected.ProposalID, input[custodian.RejectInput](ts, []byte(`{"reason":"no"}`)))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -406,7 +406,7 @@ func TestRefusedProposalReceipted(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := ts.mustPrincipal("app", tt.scope, tt.mode)
-			_, err := ts.Propose(ctx, p, proposal(t, tt.key, "x"))
+			_, err := ts.Propose(ctx, p, input[custodian.ProposalInput](ts, proposal(t, tt.key, "x")))
 			if custodian.KindOf(err).String() != tt.constraint {
 				t.Fatalf("Propose = %v; want %s", err, tt.constraint)
 			}
@@ -426,7 +426,7 @@ func TestAuditExpiry(t *testing.T) {
 	ctx := t.Context()
 	ts.mustConsumer("app")
 	ts.mustGrant(grantSpec{recipient: "app", ops: []string{"read"}, keys: []string{"*"}, expires: ts.clock.Now().Add(time.Hour)})
-	if _, err := ts.MintServiceToken(ctx, mustJSON(t, map[string]any{"consumer": "app", "secret": secretOf("app"), "scope": "*", "ttl": "30m"})); err != nil {
+	if _, err := ts.MintServiceToken(ctx, input[custodian.TokenRequest](ts, mustJSON(t, map[string]any{"consumer": "app", "secret": secretOf("app"), "scope": "*", "ttl": "30m"}))); err != nil {
 		t.Fatal(err)
 	}
 	entries, err := ts.Audit(ctx, ts.owner, 50)
@@ -456,7 +456,7 @@ func TestAuditExpiry(t *testing.T) {
 func TestReceiptRetention(t *testing.T) {
 	ts := newTestService(t)
 	ctx := t.Context()
-	if _, _, err := ts.PutSettings(ctx, ts.owner, []byte(`{"receipt_retention_days": 30, "reads_per_minute": 100000}`)); err != nil {
+	if _, _, err := ts.PutSettings(ctx, ts.owner, input[custodian.SettingsInput](ts, []byte(`{"receipt_retention_days": 30, "reads_per_minute": 100000}`))); err != nil {
 		t.Fatal(err)
 	}
 	ts.mustConsumer("app")

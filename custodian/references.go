@@ -6,14 +6,14 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"strconv"
-	"strings"
 	"time"
-	"unicode/utf8"
+
+	"github.com/phc-project/phc/internal/valueref"
 )
 
-// Disclosure modes (docs/formats/reference.md): how a served value reaches a reader.
+// Disclosure modes: how a served value reaches a reader. The format of a
+// reference is package valueref's.
 const (
 	DisclosureValue     = "value"
 	DisclosureReference = "reference"
@@ -154,7 +154,7 @@ func (s *Service) references(st *state, reader string, wants []refWant) (map[str
 				return nil, false
 			}
 			m := rr.byClaim[w.claim]
-			out[w.claim] = referenceText(m.Key, r.meta.Key, r.version(w.version).Value)
+			out[w.claim] = valueref.Text(m.Key, r.meta.Key, r.version(w.version).Value)
 		}
 		return out, true
 	}
@@ -186,7 +186,7 @@ func (s *Service) references(st *state, reader string, wants []refWant) (map[str
 			nm := &mintedRef{Claim: w.claim, Version: w.version, Grant: w.grant, Purpose: w.purpose, MintedAt: b.now}
 			switch {
 			case m == nil:
-				typ := refType(r.head().Key)
+				typ := valueref.Type(r.head().Key)
 				rr.Next[typ]++
 				nm.Key = typ + "_" + strconv.Itoa(rr.Next[typ])
 			case !m.MintedAt.Before(since) && sameValue(r, m.Version, w.version):
@@ -216,142 +216,6 @@ func (s *Service) references(st *state, reader string, wants []refWant) (map[str
 		return nil, fail("reference", KindConflict, "the data changed while it was read: read it again")
 	}
 	return out, err
-}
-
-// refTypes maps the last segment of a well-known key to its reference
-// type where the plain rule reads badly.
-var refTypes = map[string]string{
-	"passport_number": "PASSPORT", "passport": "PASSPORT", "passport_no": "PASSPORT",
-	"bank_account_number": "BANK_ACCOUNT", "bank_routing": "ROUTING", "dob": "BIRTH_DATE",
-}
-
-// refType is the TYPE of a reference to key: upper-case letters and "_",
-// from the key's last segment (identity.passport_number → PASSPORT,
-// contact.email → EMAIL), never from the value.
-func refType(key string) string {
-	seg := key[strings.LastIndexByte(key, '.')+1:]
-	if t, ok := refTypes[seg]; ok {
-		return t
-	}
-	var b strings.Builder
-	for i := 0; i < len(seg) && b.Len() < 32; i++ {
-		c := seg[i]
-		switch {
-		case c >= 'a' && c <= 'z':
-			b.WriteByte(c - 'a' + 'A')
-		case c == '_' || c == '-':
-			if s := b.String(); s != "" && !strings.HasSuffix(s, "_") {
-				b.WriteByte('_')
-			}
-		}
-	}
-	t := strings.TrimSuffix(strings.TrimSuffix(b.String(), "_"), "_NUMBER")
-	if t == "" {
-		return "VALUE"
-	}
-	return t
-}
-
-// refValue is the text a reference resolves to: a string value itself,
-// any other JSON value in its compact JSON form.
-func refValue(v json.RawMessage) string {
-	var s string
-	if err := json.Unmarshal(v, &s); err == nil {
-		return s
-	}
-	var buf bytes.Buffer
-	if err := json.Compact(&buf, v); err != nil {
-		return string(v)
-	}
-	return buf.String()
-}
-
-// Reference brackets (docs/formats/reference.md).
-const (
-	refOpen  = "⟦"
-	refClose = "⟧"
-	refMask  = "•••"
-)
-
-// referenceText is the reference of key for the value v of the claim key
-// claimKey: ⟦KEY:display⟧, or ⟦KEY⟧ for a secret.
-func referenceText(key, claimKey string, v json.RawMessage) string {
-	d := ""
-	if t := bytes.TrimSpace(v); !secretKey(claimKey) && len(t) > 0 && t[0] != '{' && t[0] != '[' {
-		// An object or array has no display: a hint of its JSON text
-		// would show its other members.
-		d = maskedDisplay(refValue(v))
-	}
-	if d == "" {
-		return refOpen + key + refClose
-	}
-	return refOpen + key + ":" + d + refClose
-}
-
-// secretKey reports whether the values of claimKey are secrets, whose
-// references show no display at all: credentials and keys naming a
-// password, PIN, secret or token.
-func secretKey(claimKey string) bool {
-	if underKey("credentials", claimKey) {
-		return true
-	}
-	seg := claimKey[strings.LastIndexByte(claimKey, '.')+1:]
-	for _, w := range []string{"password", "passphrase", "pin", "secret", "token", "api_key", "private_key", "cvv", "cvc"} {
-		if seg == w || strings.HasPrefix(seg, w+"_") || strings.HasSuffix(seg, "_"+w) {
-			return true
-		}
-	}
-	return false
-}
-
-// MaskedDisplay is the display a reference to the value s shows (see
-// maskedDisplay); a local vault hook checks a reference's display against
-// the value its key resolves to.
-func MaskedDisplay(s string) string { return maskedDisplay(s) }
-
-// ReferenceDisplay returns the display part of the reference ref
-// (⟦KEY:display⟧), or "" when it has none.
-func ReferenceDisplay(ref string) string {
-	inner := strings.TrimSuffix(strings.TrimPrefix(ref, refOpen), refClose)
-	_, d, _ := strings.Cut(inner, ":")
-	return d
-}
-
-// emailAddress is what the display treats as an address, whose domain it
-// shows: a plain local part and a host name, nothing else (a value that
-// merely contains an @ is masked like any other).
-var emailAddress = regexp.MustCompile(`^[A-Za-z0-9._%+\-]{1,64}@[A-Za-z0-9](?:[A-Za-z0-9\-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9\-]{0,61}[A-Za-z0-9])?)+$`)
-
-// maskedDisplay is a hint of s that hides at least three of its
-// characters behind •••: an address keeps two characters of its local
-// part and its domain (ma•••@example.com), anything else its first and
-// last two characters when it has seven or more (X1•••89), one of each
-// with five or six, none below.
-func maskedDisplay(s string) string {
-	s = strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f || r == '⟦' || r == '⟧' || (r >= 0x80 && r < 0xa0) || refusedInPurpose(r) {
-			return -1
-		}
-		return r
-	}, s)
-	if local, domain, ok := strings.Cut(s, "@"); ok && emailAddress.MatchString(s) {
-		if n := utf8.RuneCountInString(local); n >= 3 {
-			keep := min(2, n-3)
-			return string([]rune(local)[:keep]) + refMask + "@" + domain
-		}
-	}
-	rs := []rune(s)
-	keep := 0
-	switch n := len(rs); {
-	case n >= 7:
-		keep = 2
-	case n >= 5:
-		keep = 1
-	}
-	if keep == 0 {
-		return refMask
-	}
-	return string(rs[:keep]) + refMask + string(rs[len(rs)-keep:])
 }
 
 // loadVaultRefs reads every reader's references into st.cv.

@@ -57,7 +57,9 @@ type RequestView struct {
 	Revision  uint64     `json:"revision"`
 }
 
-type requestDoc struct {
+// RequestInput is an application's request for context: the body of
+// [Service.RequestContext].
+type RequestInput struct {
 	Scope    scopeList       `json:"scope"`
 	Purpose  string          `json:"purpose"`
 	Category string          `json:"purpose_category,omitempty"`
@@ -67,7 +69,25 @@ type requestDoc struct {
 	// (docs/formats/reference.md); an app cannot ask for values the owner's settings
 	// give as references.
 	Disclosure string `json:"disclosure,omitempty"`
+	decoded
 }
+
+func (*RequestInput) spec() inputSpec { return inputSpec{} }
+
+// DecisionInput is the body of [Service.DecideRequest], which may be empty.
+type DecisionInput struct {
+	Password string    `json:"password,omitempty"`
+	Requires *Requires `json:"requires,omitempty"` // the grant made also requires this qualification
+	// DropRequires approves without the qualification the consumer's
+	// earlier grants over the scope require (see inheritedRequires).
+	DropRequires bool `json:"drop_requires,omitempty"`
+	// Disclosure sets the grant's disclosure mode (value or
+	// reference) over what the app asked and the tier defaults.
+	Disclosure string `json:"disclosure,omitempty"`
+	decoded
+}
+
+func (*DecisionInput) spec() inputSpec { return inputSpec{optional: true} }
 
 const bucketRequests = "requests" // req_… → ContextRequest
 
@@ -134,12 +154,12 @@ func (st *state) requestTier(p Principal, scope []string, now time.Time) string 
 // reaches a model, and the app gets the token by polling over HTTP) and
 // the app's live-token quota leaves room for it (else it polls for it
 // later); anything else waits for the owner and answers pending.
-func (s *Service) RequestContext(ctx context.Context, ch Channel, p Principal, raw []byte) (RequestView, error) {
-	v, err := s.requestContext(ctx, p, raw, ch.holdsTokens())
+func (s *Service) RequestContext(ctx context.Context, ch Channel, p Principal, in RequestInput) (RequestView, error) {
+	v, err := s.requestContext(ctx, p, in, ch.holdsTokens())
 	return onChannel(ch, v), err
 }
 
-func (s *Service) requestContext(ctx context.Context, p Principal, raw []byte, mint bool) (RequestView, error) {
+func (s *Service) requestContext(ctx context.Context, p Principal, in RequestInput, mint bool) (RequestView, error) {
 	const op = "request.create"
 	if p.kind == PrincipalSealed {
 		return RequestView{}, fail(op, KindLocked, "")
@@ -150,8 +170,7 @@ func (s *Service) requestContext(ctx context.Context, p Principal, raw []byte, m
 	if err := s.rateLimit(op, p, true); err != nil {
 		return RequestView{}, err
 	}
-	var in requestDoc
-	if err := decodeStrict(op, raw, &in); err != nil {
+	if err := s.accept(op, &in); err != nil {
 		return RequestView{}, err
 	}
 	scope, err := parseScope(string(in.Scope))
@@ -362,7 +381,7 @@ func (s *Service) ListRequests(ctx context.Context, p Principal) ([]ContextReque
 // duration and usage, which may disclose sensitive data; a request whose
 // scope may reach critical data is approved only with the owner's password
 // re-entered ({"password": …}), checked by Config.VerifyPassword.
-func (s *Service) DecideRequest(ctx context.Context, p Principal, id string, approve bool, raw []byte) (ContextRequest, error) {
+func (s *Service) DecideRequest(ctx context.Context, p Principal, id string, approve bool, in DecisionInput) (ContextRequest, error) {
 	op := "request.deny"
 	if approve {
 		op = "request.approve"
@@ -373,20 +392,8 @@ func (s *Service) DecideRequest(ctx context.Context, p Principal, id string, app
 	if !identity.ValidID(id, "req_") {
 		return ContextRequest{}, fail(op, KindInvalid, "malformed request id")
 	}
-	var in struct {
-		Password string    `json:"password,omitempty"`
-		Requires *Requires `json:"requires,omitempty"` // the grant made also requires this qualification
-		// DropRequires approves without the qualification the consumer's
-		// earlier grants over the scope require (see inheritedRequires).
-		DropRequires bool `json:"drop_requires,omitempty"`
-		// Disclosure sets the grant's disclosure mode (value or
-		// reference) over what the app asked and the tier defaults.
-		Disclosure string `json:"disclosure,omitempty"`
-	}
-	if len(raw) > 0 {
-		if err := decodeStrict(op, raw, &in); err != nil {
-			return ContextRequest{}, err
-		}
+	if err := s.accept(op, &in); err != nil {
+		return ContextRequest{}, err
 	}
 	passwordOK := false
 	if approve && in.Password != "" {

@@ -11,17 +11,24 @@ import (
 const maxBulk = 1000
 
 // BulkConfirmInput is the owner's decision to confirm many proposals into
-// the same personas.
+// the same personas: the body of [Service.ConfirmBulk].
 type BulkConfirmInput struct {
 	IDs      []string `json:"ids"`
 	Personas []string `json:"personas"`
+	decoded
 }
 
-// BulkRejectInput is the owner's decision to reject many proposals.
+func (*BulkConfirmInput) spec() inputSpec { return inputSpec{} }
+
+// BulkRejectInput is the owner's decision to reject many proposals: the
+// body of [Service.RejectBulk].
 type BulkRejectInput struct {
 	IDs    []string `json:"ids"`
 	Reason string   `json:"reason"`
+	decoded
 }
+
+func (*BulkRejectInput) spec() inputSpec { return inputSpec{} }
 
 // BulkItem is the outcome of one proposal of a bulk decision: the claim it
 // became (confirm), or why it was not decided (the constraint code of the
@@ -47,13 +54,12 @@ type BulkDecision struct {
 // all. A proposal that cannot be confirmed (unknown, already decided, about
 // an entity that does not exist) is reported in its item; the others are
 // confirmed. Owner only.
-func (s *Service) ConfirmBulk(ctx context.Context, p Principal, raw []byte) (BulkDecision, error) {
+func (s *Service) ConfirmBulk(ctx context.Context, p Principal, in BulkConfirmInput) (BulkDecision, error) {
 	const op = "review.confirm"
 	if err := requireOwner(op, p); err != nil {
 		return BulkDecision{}, err
 	}
-	var in BulkConfirmInput
-	if err := decodeStrict(op, raw, &in); err != nil {
+	if err := s.accept(op, &in); err != nil {
 		return BulkDecision{}, err
 	}
 	return s.decideBulk(op, p, in.IDs, func(st *state, b *batch, pr *Proposal) (BulkItem, error) {
@@ -64,13 +70,12 @@ func (s *Service) ConfirmBulk(ctx context.Context, p Principal, raw []byte) (Bul
 
 // RejectBulk rejects up to 1,000 pending proposals with one reason, as one
 // write. Owner only.
-func (s *Service) RejectBulk(ctx context.Context, p Principal, raw []byte) (BulkDecision, error) {
+func (s *Service) RejectBulk(ctx context.Context, p Principal, in BulkRejectInput) (BulkDecision, error) {
 	const op = "review.reject"
 	if err := requireOwner(op, p); err != nil {
 		return BulkDecision{}, err
 	}
-	var in BulkRejectInput
-	if err := decodeStrict(op, raw, &in); err != nil {
+	if err := s.accept(op, &in); err != nil {
 		return BulkDecision{}, err
 	}
 	if len(in.Reason) > 1024 {

@@ -45,46 +45,52 @@ func lockedOps(ts *testService, consumer custodian.Principal, consumerToken, pro
 			return err
 		},
 		"MintServiceToken": func(ctx context.Context) error {
-			_, err := ts.MintServiceToken(ctx, mustJSON(t, map[string]any{"consumer": "app", "secret": secretOf("app"), "scope": "*"}))
+			_, err := ts.MintServiceToken(ctx, input[custodian.TokenRequest](ts, mustJSON(t, map[string]any{"consumer": "app", "secret": secretOf("app"), "scope": "*"})))
 			return err
 		},
-		"Propose(owner)": func(ctx context.Context) error { _, err := ts.Propose(ctx, owner, proposal(t, "a.b", 1)); return err },
+		"Propose(owner)": func(ctx context.Context) error {
+			_, err := ts.Propose(ctx, owner, input[custodian.ProposalInput](ts, proposal(t, "a.b", 1)))
+			return err
+		},
 		"Propose(consumer)": func(ctx context.Context) error {
-			_, err := ts.Propose(ctx, consumer, proposal(t, "a.b", 1))
+			_, err := ts.Propose(ctx, consumer, input[custodian.ProposalInput](ts, proposal(t, "a.b", 1)))
 			return err
 		},
 		"Review": func(ctx context.Context) error { _, err := ts.Review(ctx, owner); return err },
 		"Confirm": func(ctx context.Context) error {
-			_, err := ts.Confirm(ctx, owner, proposalID, []byte(`{"personas":[]}`))
+			_, err := ts.Confirm(ctx, owner, proposalID, input[custodian.ConfirmInput](ts, []byte(`{"personas":[]}`)))
 			return err
 		},
-		"Reject":             func(ctx context.Context) error { _, err := ts.Reject(ctx, owner, proposalID, nil); return err },
+		"Reject": func(ctx context.Context) error {
+			_, err := ts.Reject(ctx, owner, proposalID, custodian.RejectInput{})
+			return err
+		},
 		"GetClaim(owner)":    func(ctx context.Context) error { _, err := ts.GetClaim(ctx, owner, claimID, ""); return err },
 		"GetClaim(consumer)": func(ctx context.Context) error { _, err := ts.GetClaim(ctx, consumer, claimID, "assist"); return err },
 		"ListClaims":         func(ctx context.Context) error { _, err := ts.ListClaims(ctx, owner, "", ""); return err },
 		"Versions":           func(ctx context.Context) error { _, err := ts.Versions(ctx, owner, claimID); return err },
 		"Correct": func(ctx context.Context) error {
-			_, err := ts.Correct(ctx, owner, claimID, []byte(`{"value":2}`))
+			_, err := ts.Correct(ctx, owner, claimID, input[custodian.CorrectionInput](ts, []byte(`{"value":2}`)))
 			return err
 		},
 		"SetPersonas": func(ctx context.Context) error {
-			_, err := ts.SetPersonas(ctx, owner, claimID, []byte(`{"personas":[]}`))
+			_, err := ts.SetPersonas(ctx, owner, claimID, input[custodian.PersonasInput](ts, []byte(`{"personas":[]}`)))
 			return err
 		},
 		"DeleteClaim": func(ctx context.Context) error { _, err := ts.DeleteClaim(ctx, owner, claimID); return err },
 		"CreatePersona": func(ctx context.Context) error {
-			_, _, err := ts.CreatePersona(ctx, owner, []byte(`{"id":"x","name":"X"}`))
+			_, _, err := ts.CreatePersona(ctx, owner, input[custodian.PersonaInput](ts, []byte(`{"id":"x","name":"X"}`)))
 			return err
 		},
 		"ListPersonas": func(ctx context.Context) error { _, err := ts.ListPersonas(ctx, owner); return err },
 		"CreateGrant": func(ctx context.Context) error {
-			_, err := ts.CreateGrant(ctx, owner, ts.grantDoc(grantSpec{recipient: "app", ops: []string{"read"}, keys: []string{"*"}}))
+			_, err := ts.CreateGrant(ctx, owner, input[custodian.GrantInput](ts, ts.grantDoc(grantSpec{recipient: "app", ops: []string{"read"}, keys: []string{"*"}})))
 			return err
 		},
 		"ListGrants":  func(ctx context.Context) error { _, err := ts.ListGrants(ctx, owner); return err },
 		"RevokeGrant": func(ctx context.Context) error { _, err := ts.RevokeGrant(ctx, owner, grantID); return err },
 		"AddConsumer": func(ctx context.Context) error {
-			_, err := ts.AddConsumer(ctx, owner, mustJSON(t, custodian.ConsumerInput{Name: "other", Secret: secretOf("other")}))
+			_, err := ts.AddConsumer(ctx, owner, input[custodian.ConsumerInput](ts, mustJSON(t, custodian.ConsumerInput{Name: "other", Secret: secretOf("other")})))
 			return err
 		},
 		"ListConsumers": func(ctx context.Context) error { _, err := ts.ListConsumers(ctx, owner); return err },
@@ -298,7 +304,7 @@ func TestServiceTokens(t *testing.T) {
 	ts.mustConsumer("app")
 
 	mint := func(m map[string]any) (custodian.TokenIssued, error) {
-		return ts.MintServiceToken(ctx, mustJSON(t, m))
+		return ts.MintServiceToken(ctx, input[custodian.TokenRequest](ts, mustJSON(t, m)))
 	}
 	base := func(extra map[string]any) map[string]any {
 		m := map[string]any{"consumer": "app", "secret": secretOf("app"), "scope": "identity.*, learning.*"}
@@ -374,29 +380,35 @@ func TestOwnerOnlyOperations(t *testing.T) {
 	}{{"consumer", app}, {"anonymous", custodian.Principal{}}} {
 		calls := map[string]func() error{
 			"Confirm own proposal": func() error {
-				_, err := ts.Confirm(ctx, p.p, own.ProposalID, []byte(`{"personas":["work"]}`))
+				_, err := ts.Confirm(ctx, p.p, own.ProposalID, input[custodian.ConfirmInput](ts, []byte(`{"personas":["work"]}`)))
 				return err
 			},
-			"Reject":      func() error { _, err := ts.Reject(ctx, p.p, own.ProposalID, nil); return err },
-			"Review":      func() error { _, err := ts.Review(ctx, p.p); return err },
-			"Correct":     func() error { _, err := ts.Correct(ctx, p.p, claim.Claim.ID, []byte(`{"value":"x"}`)); return err },
+			"Reject": func() error { _, err := ts.Reject(ctx, p.p, own.ProposalID, custodian.RejectInput{}); return err },
+			"Review": func() error { _, err := ts.Review(ctx, p.p); return err },
+			"Correct": func() error {
+				_, err := ts.Correct(ctx, p.p, claim.Claim.ID, input[custodian.CorrectionInput](ts, []byte(`{"value":"x"}`)))
+				return err
+			},
 			"DeleteClaim": func() error { _, err := ts.DeleteClaim(ctx, p.p, claim.Claim.ID); return err },
 			"SetPersonas": func() error {
-				_, err := ts.SetPersonas(ctx, p.p, claim.Claim.ID, []byte(`{"personas":[]}`))
+				_, err := ts.SetPersonas(ctx, p.p, claim.Claim.ID, input[custodian.PersonasInput](ts, []byte(`{"personas":[]}`)))
 				return err
 			},
 			"ListClaims": func() error { _, err := ts.ListClaims(ctx, p.p, "", ""); return err },
 			"Versions":   func() error { _, err := ts.Versions(ctx, p.p, claim.Claim.ID); return err },
 			"CreateGrant": func() error {
-				_, err := ts.CreateGrant(ctx, p.p, ts.grantDoc(grantSpec{recipient: "app", ops: []string{"read"}, keys: []string{"*"}}))
+				_, err := ts.CreateGrant(ctx, p.p, input[custodian.GrantInput](ts, ts.grantDoc(grantSpec{recipient: "app", ops: []string{"read"}, keys: []string{"*"}})))
 				return err
 			},
-			"RevokeGrant":   func() error { _, err := ts.RevokeGrant(ctx, p.p, g.ID); return err },
-			"ListGrants":    func() error { _, err := ts.ListGrants(ctx, p.p); return err },
-			"CreatePersona": func() error { _, _, err := ts.CreatePersona(ctx, p.p, []byte(`{"id":"x","name":"X"}`)); return err },
-			"ListPersonas":  func() error { _, err := ts.ListPersonas(ctx, p.p); return err },
+			"RevokeGrant": func() error { _, err := ts.RevokeGrant(ctx, p.p, g.ID); return err },
+			"ListGrants":  func() error { _, err := ts.ListGrants(ctx, p.p); return err },
+			"CreatePersona": func() error {
+				_, _, err := ts.CreatePersona(ctx, p.p, input[custodian.PersonaInput](ts, []byte(`{"id":"x","name":"X"}`)))
+				return err
+			},
+			"ListPersonas": func() error { _, err := ts.ListPersonas(ctx, p.p); return err },
 			"AddConsumer": func() error {
-				_, err := ts.AddConsumer(ctx, p.p, mustJSON(t, custodian.ConsumerInput{Name: "evil", Secret: secretOf("evil")}))
+				_, err := ts.AddConsumer(ctx, p.p, input[custodian.ConsumerInput](ts, mustJSON(t, custodian.ConsumerInput{Name: "evil", Secret: secretOf("evil")})))
 				return err
 			},
 			"ListConsumers":  func() error { _, err := ts.ListConsumers(ctx, p.p); return err },
@@ -458,11 +470,11 @@ func TestMintRateLimited(t *testing.T) {
 	ts.mustConsumer("other")
 	wrong := mustJSON(t, map[string]any{"consumer": "app", "secret": "not-the-secret-0000", "scope": "*"})
 	for i := range 10 {
-		_, err := ts.MintServiceToken(ctx, wrong)
+		_, err := ts.MintServiceToken(ctx, input[custodian.TokenRequest](ts, wrong))
 		wantKind(t, fmt.Sprintf("wrong secret #%d", i+1), err, custodian.KindUnauthenticated)
 	}
 	right := mustJSON(t, map[string]any{"consumer": "app", "secret": secretOf("app"), "scope": "*"})
-	_, err := ts.MintServiceToken(ctx, right)
+	_, err := ts.MintServiceToken(ctx, input[custodian.TokenRequest](ts, right))
 	wantKind(t, "right secret after ten wrong ones", err, custodian.KindRateLimited)
 	if e, ok := errors.AsType[*custodian.Error](err); !ok || e.RetryAfter <= 0 {
 		t.Fatalf("rate-limited error = %+v; want a RetryAfter", err)

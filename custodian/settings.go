@@ -148,9 +148,9 @@ func (s *Service) GetSettings(ctx context.Context, p Principal) (Settings, error
 	return ownerRead(s, "settings.get", p, func(st *state) (Settings, error) { return st.settings, nil })
 }
 
-// settingsPatch is the body of PutSettings: members left out keep their
-// values.
-type settingsPatch struct {
+// SettingsInput is the body of [Service.PutSettings]: members left out
+// keep their values.
+type SettingsInput struct {
 	AutoGrant         *string            `json:"auto_grant"`
 	UserOnlyWrite     *[]string          `json:"user_only_write"`
 	ReadsPerMinute    *int               `json:"reads_per_minute"`
@@ -162,17 +162,19 @@ type settingsPatch struct {
 	LongLivedTokens   *bool              `json:"long_lived_tokens"`
 	Disclosure        *map[string]string `json:"disclosure"`
 	LocalVaults       *bool              `json:"local_vaults"`
+	decoded
 }
+
+func (*SettingsInput) spec() inputSpec { return inputSpec{} }
 
 // PutSettings changes the owner's settings (owner only): the members given
 // replace their values, the others stay.
-func (s *Service) PutSettings(ctx context.Context, p Principal, raw []byte) (Settings, uint64, error) {
+func (s *Service) PutSettings(ctx context.Context, p Principal, in SettingsInput) (Settings, uint64, error) {
 	const op = "settings.put"
 	if err := requireOwner(op, p); err != nil {
 		return Settings{}, 0, err
 	}
-	var in settingsPatch
-	if err := decodeStrict(op, raw, &in); err != nil {
+	if err := s.accept(op, &in); err != nil {
 		return Settings{}, 0, err
 	}
 	if in.AutoGrant != nil {

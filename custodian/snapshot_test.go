@@ -21,7 +21,7 @@ func snapshotVault(t *testing.T, ts *testService, n int) (ids []string) {
 	ctx := t.Context()
 	ts.mustPersona("work")
 	ts.mustPersona("home")
-	ent, err := ts.CreateEntity(ctx, ts.owner, []byte(`{"type": "person", "name": "Ana"}`))
+	ent, err := ts.CreateEntity(ctx, ts.owner, input[custodian.EntityInput](ts, []byte(`{"type": "person", "name": "Ana"}`)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +33,7 @@ func snapshotVault(t *testing.T, ts *testService, n int) (ids []string) {
 		w := ts.mustClaim(fmt.Sprintf("k%02d.item%d", i%7, i), fmt.Sprintf("v%d", i), personas...)
 		ids = append(ids, w.Claim.ID)
 	}
-	if _, err := ts.Correct(ctx, ts.owner, ids[1], mustJSON(t, map[string]any{"value": "corrected"})); err != nil {
+	if _, err := ts.Correct(ctx, ts.owner, ids[1], input[custodian.CorrectionInput](ts, mustJSON(t, map[string]any{"value": "corrected"}))); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := ts.DeleteClaim(ctx, ts.owner, ids[2]); err != nil {
@@ -77,11 +77,11 @@ func TestSnapshotLoadsWhatTheMetasSay(t *testing.T) {
 	// snapshot, not one the journal started: after the unlock or the
 	// erasure in snapshotVault; WriteSnapshotWith waits for those.)
 	if err := ts.WriteSnapshotWith(func() {
-		if _, err := ts.Correct(ctx, ts.owner, ids[4], mustJSON(t, map[string]any{"value": "during"})); err != nil {
+		if _, err := ts.Correct(ctx, ts.owner, ids[4], input[custodian.CorrectionInput](ts, mustJSON(t, map[string]any{"value": "during"}))); err != nil {
 			t.Error(err)
 		}
 		ts.mustClaim("k99.during", "new", "home")
-		if _, err := ts.SetPersonas(ctx, ts.owner, ids[5], []byte(`{"personas":["home"]}`)); err != nil {
+		if _, err := ts.SetPersonas(ctx, ts.owner, ids[5], input[custodian.PersonasInput](ts, []byte(`{"personas":["home"]}`))); err != nil {
 			t.Error(err)
 		}
 	}); err != nil {
@@ -313,7 +313,7 @@ func TestSnapshotAfterErasure(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A version written since: the log holds its meta too.
-	if _, err := ts.Correct(t.Context(), ts.owner, w.Claim.ID, mustJSON(t, map[string]any{"value": "y"})); err != nil {
+	if _, err := ts.Correct(t.Context(), ts.owner, w.Claim.ID, input[custodian.CorrectionInput](ts, mustJSON(t, map[string]any{"value": "y"}))); err != nil {
 		t.Fatal(err)
 	}
 	if n := len(storeKeys(t, ts, "claim_meta_log")); n != 1 {
@@ -523,7 +523,7 @@ func TestSnapshotFromAnOlderBuild(t *testing.T) {
 	// Written since: a claim twice (its last meta counts), a deletion, a
 	// new claim.
 	for _, v := range []string{"first", "second"} {
-		if _, err := ts.Correct(ctx, ts.owner, ids[4], mustJSON(t, map[string]any{"value": v})); err != nil {
+		if _, err := ts.Correct(ctx, ts.owner, ids[4], input[custodian.CorrectionInput](ts, mustJSON(t, map[string]any{"value": v}))); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -565,7 +565,7 @@ func TestSnapshotFromAnOlderBuild(t *testing.T) {
 		t.Errorf("%d metas written since the snapshot; want the older build's 3", dirty)
 	}
 	// This build's writes go to the log, after the older build's list.
-	if _, err := ts.Correct(ctx, ts.owner, ids[4], mustJSON(t, map[string]any{"value": "third"})); err != nil {
+	if _, err := ts.Correct(ctx, ts.owner, ids[4], input[custodian.CorrectionInput](ts, mustJSON(t, map[string]any{"value": "third"}))); err != nil {
 		t.Fatal(err)
 	}
 	want = ts.ViewDigest()

@@ -99,12 +99,16 @@ func (st *state) summaryByRef(ref string) *Summary {
 	return s
 }
 
-// SummaryInput is the body of POST /phc/v1/summaries.
+// SummaryInput is the body of POST /phc/v1/summaries: the body of
+// [Service.CreateSummary].
 type SummaryInput struct {
 	Value       json.RawMessage `json:"value"`
 	DerivedFrom []string        `json:"derived_from"`
 	Purpose     string          `json:"purpose,omitempty"` // a consumer's: the purpose its grants cover the parents for
+	decoded
 }
+
+func (*SummaryInput) spec() inputSpec { return inputSpec{} }
 
 // SummaryWritten is the answer to CreateSummary.
 type SummaryWritten struct {
@@ -119,10 +123,9 @@ const maxParents = 64
 // parent for purpose). A parent the caller cannot see answers exactly as
 // one that does not exist (KindNotFound); a parent that is no longer
 // current is KindConflict.
-func (s *Service) CreateSummary(ctx context.Context, p Principal, raw []byte) (SummaryWritten, error) {
+func (s *Service) CreateSummary(ctx context.Context, p Principal, in SummaryInput) (SummaryWritten, error) {
 	const op = "summary.create"
-	var in SummaryInput
-	if err := decodeStrict(op, raw, &in); err != nil {
+	if err := s.accept(op, &in); err != nil {
 		return SummaryWritten{}, err
 	}
 	if len(in.Value) == 0 || string(in.Value) == "null" {

@@ -19,7 +19,7 @@ func (ts *testService) mustSummary(p custodian.Principal, value string, purpose 
 	if purpose != "" {
 		doc["purpose"] = purpose
 	}
-	out, err := ts.CreateSummary(ts.t.Context(), p, mustJSON(ts.t, doc))
+	out, err := ts.CreateSummary(ts.t.Context(), p, input[custodian.SummaryInput](ts, mustJSON(ts.t, doc)))
 	if err != nil {
 		ts.t.Fatalf("CreateSummary(%v) = %v", parents, err)
 	}
@@ -57,22 +57,22 @@ func TestInvalidation(t *testing.T) {
 		change func(a custodian.Claim) (uint64, error)
 	}{
 		{"correction", custodian.CauseCorrected, func(a custodian.Claim) (uint64, error) {
-			w, err := ts.Correct(ctx, ts.owner, a.ID, []byte(`{"value": "changed"}`))
+			w, err := ts.Correct(ctx, ts.owner, a.ID, input[custodian.CorrectionInput](ts, []byte(`{"value": "changed"}`)))
 			return w.Revision, err
 		}},
 		{"deletion", custodian.CauseDeleted, func(a custodian.Claim) (uint64, error) {
 			return ts.DeleteClaim(ctx, ts.owner, a.ID)
 		}},
 		{"narrowed personas", custodian.CausePersonasNarrowed, func(a custodian.Claim) (uint64, error) {
-			w, err := ts.SetPersonas(ctx, ts.owner, a.ID, []byte(`{"personas": ["work"]}`))
+			w, err := ts.SetPersonas(ctx, ts.owner, a.ID, input[custodian.PersonasInput](ts, []byte(`{"personas": ["work"]}`)))
 			return w.Revision, err
 		}},
 		{"restriction change", custodian.CauseRestrictionsChanged, func(a custodian.Claim) (uint64, error) {
-			w, err := ts.Correct(ctx, ts.owner, a.ID, []byte(`{"restrictions": [{"type": "no_training", "mandatory": true}]}`))
+			w, err := ts.Correct(ctx, ts.owner, a.ID, input[custodian.CorrectionInput](ts, []byte(`{"restrictions": [{"type": "no_training", "mandatory": true}]}`)))
 			return w.Revision, err
 		}},
 		{"sensitivity change", custodian.CauseSensitivityChanged, func(a custodian.Claim) (uint64, error) {
-			w, err := ts.Correct(ctx, ts.owner, a.ID, []byte(`{"sensitivity": "public"}`))
+			w, err := ts.Correct(ctx, ts.owner, a.ID, input[custodian.CorrectionInput](ts, []byte(`{"sensitivity": "public"}`)))
 			return w.Revision, err
 		}},
 	}
@@ -118,7 +118,7 @@ func TestWideningPersonasInvalidatesNothing(t *testing.T) {
 	ts.mustPersona("work")
 	a := ts.mustClaim("wide.a", "A").Claim
 	s := ts.mustSummary(ts.owner, "s", "", ref(a))
-	if _, err := ts.SetPersonas(t.Context(), ts.owner, a.ID, []byte(`{"personas": ["work"]}`)); err != nil {
+	if _, err := ts.SetPersonas(t.Context(), ts.owner, a.ID, input[custodian.PersonasInput](ts, []byte(`{"personas": ["work"]}`))); err != nil {
 		t.Fatal(err)
 	}
 	if got := ts.summary(s.ID); got.Status != custodian.SummaryCurrent {
@@ -150,7 +150,7 @@ func TestSummaryRules(t *testing.T) {
 		if purpose != "" {
 			doc["purpose"] = purpose
 		}
-		out, err := ts.CreateSummary(ctx, p, mustJSON(t, doc))
+		out, err := ts.CreateSummary(ctx, p, input[custodian.SummaryInput](ts, mustJSON(t, doc)))
 		return out.Summary, err
 	}
 	_, err := create(app, "assist", ref(closed))
@@ -228,7 +228,7 @@ func TestInvalidationRacesDerivation(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				out, err := ts.CreateSummary(ctx, ts.owner, mustJSON(t, map[string]any{"value": "s", "derived_from": []string{ref(a)}}))
+				out, err := ts.CreateSummary(ctx, ts.owner, input[custodian.SummaryInput](ts, mustJSON(t, map[string]any{"value": "s", "derived_from": []string{ref(a)}})))
 				if err == nil {
 					mu.Lock()
 					made = append(made, out.Summary.ID)
@@ -239,7 +239,7 @@ func TestInvalidationRacesDerivation(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if _, err := ts.Correct(ctx, ts.owner, a.ID, mustJSON(t, map[string]any{"value": -round})); err != nil {
+			if _, err := ts.Correct(ctx, ts.owner, a.ID, input[custodian.CorrectionInput](ts, mustJSON(t, map[string]any{"value": -round}))); err != nil {
 				t.Errorf("Correct: %v", err)
 			}
 		}()
@@ -285,7 +285,7 @@ func TestGraphCatchesUpFromTheOutbox(t *testing.T) {
 	fg := &failingGraph{Graph: cayley.OpenMemory()}
 	ts := newTestService(t, func(c *custodian.Config) { c.Graph = fg })
 	ctx := t.Context()
-	ent, err := ts.CreateEntity(ctx, ts.owner, []byte(`{"type": "person", "name": "Ana"}`))
+	ent, err := ts.CreateEntity(ctx, ts.owner, input[custodian.EntityInput](ts, []byte(`{"type": "person", "name": "Ana"}`)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -375,7 +375,7 @@ func TestRelationshipReadsNeedBothEnds(t *testing.T) {
 	app := ts.mustPrincipal("app", "*", "read")
 	ts.mustGrant(grantSpec{recipient: "app", ops: []string{"read"}, keys: []string{"rel.*", "me.*"}})
 	ts.mustClaim("me.name", "Me")
-	ent, err := ts.CreateEntity(ctx, ts.owner, []byte(`{"type": "person", "name": "Ana", "key": "people.ana"}`))
+	ent, err := ts.CreateEntity(ctx, ts.owner, input[custodian.EntityInput](ts, []byte(`{"type": "person", "name": "Ana", "key": "people.ana"}`)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -515,7 +515,7 @@ func TestSummaryOfAReferenceIsHidden(t *testing.T) {
 	if got, err := ts.GetSummary(ctx, app, sm.ID, "assist", 0); err != nil || got.Summary.Value == nil {
 		t.Fatalf("GetSummary while the parent is served as a value = %+v, %v", got, err)
 	}
-	if _, _, err := ts.PutSettings(ctx, ts.owner, mustJSON(t, map[string]any{"disclosure": map[string]string{"standard": "reference"}})); err != nil {
+	if _, _, err := ts.PutSettings(ctx, ts.owner, input[custodian.SettingsInput](ts, mustJSON(t, map[string]any{"disclosure": map[string]string{"standard": "reference"}}))); err != nil {
 		t.Fatal(err)
 	}
 	_, err := ts.GetSummary(ctx, app, sm.ID, "assist", 0)

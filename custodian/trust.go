@@ -2,10 +2,6 @@ package custodian
 
 import (
 	"context"
-	"encoding/base64"
-	"encoding/json"
-	"errors"
-	"net/url"
 	"slices"
 	"sort"
 	"strings"
@@ -14,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/phc-project/phc/internal/identity"
+	"github.com/phc-project/phc/internal/oidcrecipient"
 )
 
 // IDTokenVerifier checks an OIDC ID token for one trusted issuer and
@@ -55,58 +52,41 @@ type TrustInput struct {
 	Issuer            string   `json:"issuer"`
 	Audience          string   `json:"audience"`
 	AuthorizedParties []string `json:"authorized_parties,omitempty"`
+	decoded
 }
+
+func (*TrustInput) spec() inputSpec { return inputSpec{} }
 
 // maxAuthorizedParties bounds the additional clients of one trust entry.
 const maxAuthorizedParties = 16
 
-// validClientID reports whether id may name a client of an issuer.
-func validClientID(id string) bool {
-	return id != "" && len(id) <= 256 && utf8.ValidString(id)
-}
-
-// trustsClient reports whether client is this entry's audience or one of
-// its authorized parties.
-func (t *TrustedIssuer) trustsClient(client string) bool {
-	return client == t.Audience || slices.Contains(t.AuthorizedParties, client)
-}
-
 // accepts applies the audience and authorized-party rules (see
 // [TrustedIssuer]) to a token that verified for t.
 func (t *TrustedIssuer) accepts(tok VerifiedIDToken) bool {
-	for _, a := range tok.Audience {
-		if !t.trustsClient(a) {
-			return false
-		}
-	}
-	if tok.AuthorizedParty == "" {
-		return len(tok.Audience) == 1 && tok.Audience[0] == t.Audience
-	}
-	return t.trustsClient(tok.AuthorizedParty)
+	return oidcrecipient.Clients{Audience: t.Audience, AuthorizedParties: t.AuthorizedParties}.Accept(tok)
 }
 
 // AddTrust puts an issuer on the trust list (owner only). One issuer and
 // audience pair is listed once (KindConflict).
-func (s *Service) AddTrust(ctx context.Context, p Principal, raw []byte) (TrustAdded, error) {
+func (s *Service) AddTrust(ctx context.Context, p Principal, in TrustInput) (TrustAdded, error) {
 	const op = "trust.add"
 	if err := requireOwner(op, p); err != nil {
 		return TrustAdded{}, err
 	}
-	var in TrustInput
-	if err := decodeStrict(op, raw, &in); err != nil {
+	if err := s.accept(op, &in); err != nil {
 		return TrustAdded{}, err
 	}
 	if !identity.ValidIssuerURL(in.Issuer) {
 		return TrustAdded{}, fail(op, KindInvalid, "issuer must be an https URL (http only on loopback), without query or fragment")
 	}
-	if !validClientID(in.Audience) {
+	if !oidcrecipient.ValidClientID(in.Audience) {
 		return TrustAdded{}, fail(op, KindInvalid, "audience is required: at most 256 bytes")
 	}
 	if len(in.AuthorizedParties) > maxAuthorizedParties {
 		return TrustAdded{}, fail(op, KindInvalid, "at most 16 authorized parties")
 	}
 	for i, c := range in.AuthorizedParties {
-		if !validClientID(c) || c == in.Audience || slices.Contains(in.AuthorizedParties[:i], c) {
+		if !oidcrecipient.ValidClientID(c) || c == in.Audience || slices.Contains(in.AuthorizedParties[:i], c) {
 			return TrustAdded{}, fail(op, KindInvalid, "an authorized party is a client id of at most 256 bytes, listed once, other than the audience")
 		}
 	}
@@ -119,7 +99,7 @@ func (s *Service) AddTrust(ctx context.Context, p Principal, raw []byte) (TrustA
 	if d, ok := s.oidc.(IssuerDiscoverer); ok {
 		disc, err := d.Discover(ctx, in.Issuer)
 		if err != nil {
-			out.Warnings = append(out.Warnings, discoveryWarning(in.Issuer, err))
+			out.Warnings = append(out.Warnings, oidcrecipient.DiscoveryWarning(in.Issuer, err))
 		} else {
 			out.Discovery = &disc
 		}
@@ -159,19 +139,6 @@ type TrustAdded struct {
 // An error is an *identity.IDTokenError whose class says what failed.
 type IssuerDiscoverer interface {
 	Discover(ctx context.Context, issuer string) (identity.Discovery, error)
-}
-
-// discoveryWarning says in words why an issuer's discovery failed.
-func discoveryWarning(issuer string, err error) string {
-	issuer = strings.TrimSuffix(issuer, "/")
-	class := identity.RefusedUnreachable
-	if e, ok := errors.AsType[*identity.IDTokenError](err); ok {
-		class = e.Class
-	}
-	if class == identity.RefusedIssuerMismatch {
-		return "the discovery document at " + issuer + "/.well-known/openid-configuration names another issuer: trust exactly the issuer its tokens name (mind a trailing / and localhost against 127.0.0.1); its tokens will be refused until then"
-	}
-	return "could not read " + issuer + "/.well-known/openid-configuration or its keys (" + class + "): check the URL; tokens of this issuer are refused while it cannot be reached"
 }
 
 // ListTrust returns the trust list, oldest first (owner only).
@@ -224,7 +191,7 @@ func (st *state) trustedIssuer(issuer string) bool {
 // OIDCRecipient is the name an OIDC recipient goes by in receipts, rate
 // limits and token records: "oidc:" + issuer + "#" + subject. No consumer
 // name can take this form (a colon is not allowed in one).
-func OIDCRecipient(issuer, subject string) string { return "oidc:" + issuer + "#" + subject }
+func OIDCRecipient(issuer, subject string) string { return oidcrecipient.Name(issuer, subject) }
 
 // recipientName is the name a grant's recipient goes by.
 func (r Recipient) name() string {
@@ -234,16 +201,23 @@ func (r Recipient) name() string {
 	return r.ID
 }
 
-// RFC 8693 token exchange.
+// Lifetimes of an exchanged token.
 const (
-	grantTypeTokenExchange = "urn:ietf:params:oauth:grant-type:token-exchange"
-	tokenTypeIDToken       = "urn:ietf:params:oauth:token-type:id_token"
-	tokenTypeAccessToken   = "urn:ietf:params:oauth:token-type:access_token"
-
-	maxIDToken      = 16 << 10
 	exchangedTTL    = 15 * time.Minute
 	maxExchangedTTL = time.Hour
 )
+
+// ExchangeInput is an RFC 8693 token-exchange request (the form-encoded
+// body of POST /phc/v1/token, as oidcrecipient.ParseForm reads it).
+//
+// It is not an [Input]: the body is a form, not JSON, so
+// [Service.Decode] does not read it; an adapter parses it with
+// ParseForm, which refuses at once, as the core always did, what only a
+// form can break (a parameter repeated or unknown, a body over
+// oidcrecipient.MaxForm). ExchangeToken then holds every request, parsed
+// or built in Go, to the same rules (Request.Check: the size bound and
+// the fixed values), so a hand-built one gets the answer its form gets.
+type ExchangeInput = oidcrecipient.Request
 
 // Exchanged is the RFC 8693 answer of POST /phc/v1/token.
 type Exchanged struct {
@@ -268,110 +242,21 @@ type Exchanged struct {
 // a minute); tokens that claim none are counted apart, so neither can hold
 // up another subject's exchange. What the token may read is, as for every
 // recipient, its scope ∩ the grants naming {kind: oidc, issuer, id: sub}.
-func (s *Service) ExchangeToken(ctx context.Context, raw []byte) (Exchanged, error) {
+func (s *Service) ExchangeToken(ctx context.Context, in ExchangeInput) (Exchanged, error) {
 	const op = "token.exchange"
-	if len(raw) > maxIDToken+4096 {
-		return Exchanged{}, fail(op, KindTooLarge, "")
-	}
-	form, err := url.ParseQuery(string(raw))
-	if err != nil {
-		return Exchanged{}, fail(op, KindInvalid, "the body must be form-encoded (RFC 8693)")
-	}
-	for k, v := range form {
-		if len(v) != 1 {
-			return Exchanged{}, fail(op, KindInvalid, "a parameter is repeated")
-		}
-		switch k {
-		case "grant_type", "subject_token", "subject_token_type", "scope", "mode", "audience", "resource", "requested_token_type":
-		default:
-			return Exchanged{}, fail(op, KindInvalid, "unknown parameter")
-		}
-	}
-	if form.Get("grant_type") != grantTypeTokenExchange {
-		return Exchanged{}, fail(op, KindInvalid, "grant_type must be "+grantTypeTokenExchange)
-	}
-	if form.Get("subject_token_type") != tokenTypeIDToken {
-		return Exchanged{}, fail(op, KindInvalid, "subject_token_type must be "+tokenTypeIDToken)
-	}
-	if rt := form.Get("requested_token_type"); rt != "" && rt != tokenTypeAccessToken {
-		return Exchanged{}, fail(op, KindInvalid, "requested_token_type must be "+tokenTypeAccessToken)
-	}
-	idToken := form.Get("subject_token")
-	if idToken == "" || len(idToken) > maxIDToken {
-		return Exchanged{}, fail(op, KindUnauthenticated, "")
-	}
-	scopeText := form.Get("scope")
-	if scopeText == "" {
-		scopeText = "*"
-	}
-	scope, err := parseScope(strings.ReplaceAll(scopeText, " ", ","))
+	idToken, scope, mode, err := exchangeParams(op, in)
 	if err != nil {
 		return Exchanged{}, err
-	}
-	mode := form.Get("mode")
-	switch mode {
-	case "":
-		mode = ModeRead
-	case ModeRead, ModeWrite, ModeReadWrite:
-	default:
-		return Exchanged{}, fail(op, KindInvalid, "mode must be read, write or read-write")
 	}
 	if s.oidc == nil {
 		return Exchanged{}, fail(op, KindUnauthenticated, "")
 	}
-	// Failures are counted per the (unverified) issuer and subject the
-	// token claims, so that nobody's failures make another recipient wait;
-	// a token that names none counts among the malformed ones, which never
-	// hold up a well-formed token.
-	issuer, claimedSub := unverifiedIssuerSubject(idToken)
-	failKey := exchangeMalformed
-	if issuer != "" && claimedSub != "" {
-		failKey = OIDCRecipient(issuer, claimedSub)
-	}
-	if wait := s.exchangeFailures.wait(failKey, s.clock.Now()); wait > 0 {
-		return Exchanged{}, &Error{Op: op, Kind: KindRateLimited, RetryAfter: wait}
-	}
-	// The issuer is read from the token only to pick the trust entries to
-	// verify it against; nothing else of it counts before it verifies.
-	st, release, err := s.enter(op, Principal{})
+	trust, tok, err := s.verifyExchange(ctx, op, idToken)
 	if err != nil {
 		return Exchanged{}, err
 	}
-	st.mu.RLock()
-	var candidates []TrustedIssuer
-	for _, t := range st.trust {
-		if t.Issuer == issuer {
-			candidates = append(candidates, *t)
-		}
-	}
-	st.mu.RUnlock()
-	// Verification fetches the issuer's discovery document and keys: never
-	// while holding the lock state, which a lock or unlock waits for.
-	release()
-	sort.Slice(candidates, func(i, j int) bool { return candidates[i].ID < candidates[j].ID })
-	var trust TrustedIssuer
-	var tok VerifiedIDToken
-	for _, c := range candidates {
-		v, verr := s.oidc.Verify(ctx, c.Issuer, c.Audience, idToken)
-		if verr != nil {
-			err = verr
-			continue
-		}
-		if !c.accepts(v) {
-			err = errUntrustedClient
-			continue
-		}
-		trust, tok = c, v
-		break
-	}
 	sub, exp := tok.Subject, tok.Expiry
-	if trust.ID == "" || len(sub) > 255 || !utf8.ValidString(sub) {
-		s.exchangeFailures.note(failKey, s.clock.Now())
-		class := refusalClass(issuer, claimedSub, candidates, trust, err)
-		s.refuseExchange(ctx, class, issuer, claimedSub, candidates)
-		return Exchanged{}, fail(op, KindUnauthenticated, "")
-	}
-	st, release, err = s.enter(op, Principal{})
+	st, release, err := s.enter(op, Principal{})
 	if err != nil {
 		return Exchanged{}, err
 	}
@@ -404,30 +289,101 @@ func (s *Service) ExchangeToken(ctx context.Context, raw []byte) (Exchanged, err
 		st.purgePresentations(b)
 		rev := b.nextRevision()
 		b.receipt(Receipt{Actor: "oidc:" + trust.ID, Operation: op, Recipient: name, Decision: "allow", Records: []string{id, trust.ID}, Revision: rev})
-		out = Exchanged{AccessToken: token, IssuedTokenType: tokenTypeAccessToken, TokenType: "Bearer",
+		out = Exchanged{AccessToken: token, IssuedTokenType: oidcrecipient.TokenTypeAccessToken, TokenType: "Bearer",
 			ExpiresIn: int64(t.ExpiresAt.Sub(b.now) / time.Second), Scope: strings.Join(scope, " "), Mode: mode, Revision: rev}
 		return nil
 	})
 	return out, err
 }
 
-// refusalClass is why an exchange was refused (identity.Refused…): the
-// custodian's own reasons first, then the verifier's class.
-func refusalClass(issuer, sub string, candidates []TrustedIssuer, trust TrustedIssuer, err error) string {
-	switch {
-	case issuer == "" || sub == "":
-		return identity.RefusedMalformed
-	case len(candidates) == 0:
-		return identity.RefusedUnknownIssuer
-	case trust.ID != "":
-		return identity.RefusedMalformed // it verified, but its subject is unusable
-	case errors.Is(err, errUntrustedClient):
-		return identity.RefusedUntrustedClient
+// exchangeParams checks an exchange request (oidcrecipient.Request.Check)
+// and returns its ID token, scope (default "*") and mode (default read).
+// A request without a usable ID token is KindUnauthenticated.
+func exchangeParams(op string, in ExchangeInput) (idToken string, scope []string, mode string, err error) {
+	if err := in.Check(); err != nil {
+		if e, ok := err.(*oidcrecipient.Error); ok && e.TooLarge {
+			return "", nil, "", fail(op, KindTooLarge, "")
+		}
+		return "", nil, "", fail(op, KindInvalid, err.Error())
 	}
-	if e, ok := errors.AsType[*identity.IDTokenError](err); ok {
-		return e.Class
+	idToken = in.SubjectToken
+	if idToken == "" || len(idToken) > oidcrecipient.MaxIDToken {
+		return "", nil, "", fail(op, KindUnauthenticated, "")
 	}
-	return identity.RefusedInvalid
+	scopeText := in.Scope
+	if scopeText == "" {
+		scopeText = "*"
+	}
+	if scope, err = parseScope(strings.ReplaceAll(scopeText, " ", ",")); err != nil {
+		return "", nil, "", err
+	}
+	switch mode = in.Mode; mode {
+	case "":
+		mode = ModeRead
+	case ModeRead, ModeWrite, ModeReadWrite:
+	default:
+		return "", nil, "", fail(op, KindInvalid, "mode must be read, write or read-write")
+	}
+	return idToken, scope, mode, nil
+}
+
+// verifyExchange verifies idToken against the trust entries of the issuer
+// it claims and returns the entry it verified for, and what it vouches
+// for. Every failure is KindUnauthenticated, counted per the issuer and
+// subject the token claims and told to the owner (refuseExchange).
+func (s *Service) verifyExchange(ctx context.Context, op, idToken string) (TrustedIssuer, VerifiedIDToken, error) {
+	// Failures are counted per the (unverified) issuer and subject the
+	// token claims, so that nobody's failures make another recipient wait;
+	// a token that names none counts among the malformed ones, which never
+	// hold up a well-formed token.
+	issuer, claimedSub := oidcrecipient.UnverifiedIssuerSubject(idToken)
+	failKey := exchangeMalformed
+	if issuer != "" && claimedSub != "" {
+		failKey = OIDCRecipient(issuer, claimedSub)
+	}
+	if wait := s.exchangeFailures.wait(failKey, s.clock.Now()); wait > 0 {
+		return TrustedIssuer{}, VerifiedIDToken{}, &Error{Op: op, Kind: KindRateLimited, RetryAfter: wait}
+	}
+	// The issuer is read from the token only to pick the trust entries to
+	// verify it against; nothing else of it counts before it verifies.
+	st, release, err := s.enter(op, Principal{})
+	if err != nil {
+		return TrustedIssuer{}, VerifiedIDToken{}, err
+	}
+	st.mu.RLock()
+	var candidates []TrustedIssuer
+	for _, t := range st.trust {
+		if t.Issuer == issuer {
+			candidates = append(candidates, *t)
+		}
+	}
+	st.mu.RUnlock()
+	// Verification fetches the issuer's discovery document and keys: never
+	// while holding the lock state, which a lock or unlock waits for.
+	release()
+	sort.Slice(candidates, func(i, j int) bool { return candidates[i].ID < candidates[j].ID })
+	var trust TrustedIssuer
+	var tok VerifiedIDToken
+	for _, c := range candidates {
+		v, verr := s.oidc.Verify(ctx, c.Issuer, c.Audience, idToken)
+		if verr != nil {
+			err = verr
+			continue
+		}
+		if !c.accepts(v) {
+			err = oidcrecipient.ErrUntrustedClient
+			continue
+		}
+		trust, tok = c, v
+		break
+	}
+	if sub := tok.Subject; trust.ID == "" || len(sub) > 255 || !utf8.ValidString(sub) {
+		s.exchangeFailures.note(failKey, s.clock.Now())
+		class := oidcrecipient.RefusalClass(issuer, claimedSub, len(candidates), trust.ID != "", err)
+		s.refuseExchange(ctx, class, issuer, claimedSub, candidates)
+		return TrustedIssuer{}, VerifiedIDToken{}, fail(op, KindUnauthenticated, "")
+	}
+	return trust, tok, nil
 }
 
 // refusalReceiptsPerMinute bounds the receipts of refused exchanges, which
@@ -493,33 +449,3 @@ func (b *budget) take(now time.Time) bool {
 // exchangeMalformed is the failures key of ID tokens that name no issuer
 // and subject; every other key is an OIDCRecipient name.
 const exchangeMalformed = ""
-
-// errUntrustedClient is why a token that verified is refused: one of its
-// audiences or its authorized party is not a client the trust entry names.
-var errUntrustedClient = errors.New("the token's audiences or authorized party name a client that is not trusted")
-
-// unverifiedIssuerSubject reads the iss and sub claims of a compact JWS
-// without verifying anything: both "" when it cannot, or when either is
-// missing, not a string or too long.
-func unverifiedIssuerSubject(jws string) (issuer, subject string) {
-	parts := strings.Split(jws, ".")
-	if len(parts) != 3 || len(parts[1]) > maxIDToken {
-		return "", ""
-	}
-	payload, err := base64.RawURLEncoding.DecodeString(parts[1])
-	if err != nil {
-		return "", ""
-	}
-	var claims struct {
-		Iss string `json:"iss"`
-		Sub string `json:"sub"`
-	}
-	if json.Unmarshal(payload, &claims) != nil || len(claims.Iss) > 512 || len(claims.Sub) > 255 ||
-		!utf8.ValidString(claims.Iss) || !utf8.ValidString(claims.Sub) {
-		return "", ""
-	}
-	if claims.Iss == "" || claims.Sub == "" {
-		return "", ""
-	}
-	return claims.Iss, claims.Sub
-}

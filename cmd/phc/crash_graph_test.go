@@ -1,3 +1,5 @@
+//go:build slow
+
 package main
 
 import (
@@ -13,11 +15,18 @@ import (
 	"time"
 )
 
+// crashGraphSequences is how many confirm, summary and correct sequences
+// TestCrashGraphConsistency waits for before it kills the daemon.
+const crashGraphSequences = 50
+
 // TestCrashGraphConsistency: kill -9 during a stream of confirms,
 // corrections and summaries (each of which changes the graph through the
 // outbox), then check the stopped daemon's data dir offline with phc check,
 // restart, and check again online. Every acknowledged correction must have
 // left the summary derived from the corrected version stale.
+//
+// The kill comes once crashGraphSequences correction sequences (and twice
+// as many field writes, and as many reads) have been acknowledged.
 func TestCrashGraphConsistency(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and runs a workload; skipped in -short mode")
@@ -47,6 +56,10 @@ func TestCrashGraphConsistency(t *testing.T) {
 	d.must(t, client, 201, "POST", "/context/tokens/service", "", map[string]string{
 		"consumer": "reader", "secret": "reader-secret-0123456789", "scope": "*", "mode": "read"}, &tok)
 
+	// The workload runs until enough of each kind of request has been
+	// acknowledged (enough closes), or until every worker has stopped
+	// (stopped closes; each stops at its first failure), and is then
+	// killed while it goes on.
 	type done struct{ summary, claim string }
 	var mu sync.Mutex
 	var corrected []done           // summaries whose parent was corrected, acknowledged
@@ -54,6 +67,13 @@ func TestCrashGraphConsistency(t *testing.T) {
 	reads := 0
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
+	enough, stopped := make(chan struct{}), make(chan struct{})
+	var enoughOnce sync.Once
+	counted := func() { // with mu held
+		if len(corrected) >= crashGraphSequences && len(written) >= 2*crashGraphSequences && reads >= crashGraphSequences {
+			enoughOnce.Do(func() { close(enough) })
+		}
+	}
 	for w := 0; w < 2; w++ {
 		wg.Add(1)
 		go func(w int) {
@@ -70,6 +90,7 @@ func TestCrashGraphConsistency(t *testing.T) {
 				}
 				mu.Lock()
 				written[key] = value
+				counted()
 				mu.Unlock()
 			}
 		}(w)
@@ -93,6 +114,7 @@ func TestCrashGraphConsistency(t *testing.T) {
 			if resp.StatusCode == 200 {
 				mu.Lock()
 				reads++
+				counted()
 				mu.Unlock()
 			}
 		}
@@ -142,11 +164,17 @@ func TestCrashGraphConsistency(t *testing.T) {
 				}
 				mu.Lock()
 				corrected = append(corrected, done{sum.Summary.ID, clm.Claim.ID})
+				counted()
 				mu.Unlock()
 			}
 		}(w)
 	}
-	time.Sleep(3 * time.Second)
+	go func() { wg.Wait(); close(stopped) }()
+	select {
+	case <-enough:
+	case <-stopped:
+		t.Errorf("every worker stopped before the kill; daemon log:\n%s", d.log())
+	}
 	d.kill(t)
 	close(stop)
 	wg.Wait()
@@ -225,7 +253,7 @@ func try(client *http.Client, d *phcProcess, method, path string, body, out any)
 // combined output.
 func runPHC(bin string, args ...string) (string, error) {
 	cmd := exec.Command(bin, args...)
-	cmd.Env = append(os.Environ(), "PHC_PASSWORD="+crashPassword)
+	cmd.Env = append(os.Environ(), "PHC_PASSWORD="+daemonPassword)
 	out, err := cmd.CombinedOutput()
 	return string(out), err
 }

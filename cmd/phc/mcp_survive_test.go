@@ -1,3 +1,5 @@
+//go:build slow
+
 package main
 
 import (
@@ -24,17 +26,18 @@ type movedClock struct{ by atomic.Int64 }
 func (c *movedClock) Now() time.Time { return time.Now().UTC().Add(time.Duration(c.by.Load())) }
 
 // serveInProcess runs phc serve on dir in this process with clock, so the
-// test can move the daemon's time, and waits until it serves. It stops
-// when the test ends.
+// test can move the daemon's time, and waits until it logs that it
+// serves. It stops when the test ends.
 func serveInProcess(t *testing.T, dir string, clock *movedClock) *phcProcess {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan int, 1)
+	log := newServingLog(io.Discard)
 	env := &cli.Env{
-		Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: io.Discard,
+		Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: log,
 		Getenv: func(k string) string {
 			if k == "PHC_PASSWORD" {
-				return crashPassword
+				return daemonPassword
 			}
 			return ""
 		},
@@ -46,25 +49,21 @@ func serveInProcess(t *testing.T, dir string, clock *movedClock) *phcProcess {
 		done <- cli.Run(ctx, env, []string{"serve", "--data", dir, "--addr", "127.0.0.1:0", "--idle-lock", "0"})
 	}()
 	t.Cleanup(func() { cancel(); <-done })
-	for i := 0; ; i++ {
-		raw, err := os.ReadFile(filepath.Join(dir, "addr"))
-		if err == nil && strings.HasSuffix(string(raw), "\n") {
-			owner, err := os.ReadFile(filepath.Join(dir, "session"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			return &phcProcess{base: "http://" + strings.TrimSpace(string(raw)), owner: strings.TrimSpace(string(owner))}
-		}
-		select {
-		case code := <-done:
-			t.Fatalf("phc serve in process exited: %d", code)
-		default:
-		}
-		if i == 1200 {
-			t.Fatal("phc serve in process wrote no addr")
-		}
-		time.Sleep(50 * time.Millisecond)
+	select {
+	case code := <-done:
+		done <- code // for the cleanup
+		t.Fatalf("phc serve in process exited: %d", code)
+	case <-log.serving:
 	}
+	addr, err := os.ReadFile(filepath.Join(dir, "addr"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	owner, err := os.ReadFile(filepath.Join(dir, "session"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &phcProcess{base: "http://" + strings.TrimSpace(string(addr)), owner: strings.TrimSpace(string(owner))}
 }
 
 // TestMCPTypeScriptClientSurvives drives the official TypeScript client
@@ -142,7 +141,7 @@ func TestMCPTypeScriptClientSurvives(t *testing.T) {
 						t.Fatal(err)
 					}
 					var s struct{ Token string }
-					d.must(t, client, 200, "POST", "/context/unlock", "", map[string]string{"password": crashPassword, "secret_key": strings.TrimSpace(string(sk))}, &s)
+					d.must(t, client, 200, "POST", "/context/unlock", "", map[string]string{"password": daemonPassword, "secret_key": strings.TrimSpace(string(sk))}, &s)
 					d.owner = s.Token
 				case "expire":
 					clock.by.Add(int64(2 * time.Hour))

@@ -1,3 +1,5 @@
+//go:build slow
+
 package main
 
 import (
@@ -50,7 +52,7 @@ func TestReferenceModeEndToEnd(t *testing.T) {
 	}
 	d.must(t, client, 202, "POST", "/context/requests", tok.Token, map[string]any{"scope": "identity.passport_number",
 		"purpose": "travel booking", "usage": "multi", "duration": "1h", "disclosure": "reference"}, &req)
-	d.must(t, client, 200, "POST", "/context/requests/"+req.ID+"/approve", d.owner, map[string]string{"password": crashPassword}, nil)
+	d.must(t, client, 200, "POST", "/context/requests/"+req.ID+"/approve", d.owner, map[string]string{"password": daemonPassword}, nil)
 	d.must(t, client, 200, "GET", "/context/requests/"+req.ID, tok.Token, nil, &req)
 	var grants struct {
 		Grants []struct {

@@ -413,6 +413,9 @@ func Run(t *testing.T, open func(t *testing.T) graph.Graph) {
 	})
 
 	t.Run("ReplaceLoadsAWholeGraph", func(t *testing.T) {
+		if !large {
+			t.Skip("loads 25,000 edges: runs with go test -tags slow")
+		}
 		g := open(t)
 		apply(t, g, graph.Delta{Add: []graph.Edge{rel("ent_A", "ent_B", "clm_1@1")}, Watermark: 9})
 		if _, err := g.Edges(ctx, "ent_A", graph.Both, graph.Related); err != nil { // warm any cache
@@ -443,6 +446,9 @@ func Run(t *testing.T, open func(t *testing.T) graph.Graph) {
 	})
 
 	t.Run("ReplaceCutShortLeavesWatermarkZero", func(t *testing.T) {
+		if !large {
+			t.Skip("loads 12,000 edges: runs with go test -tags slow")
+		}
 		g := open(t)
 		apply(t, g, graph.Delta{Add: []graph.Edge{rel("ent_A", "ent_B", "clm_1@1")}, Watermark: 9})
 		var es []graph.Edge

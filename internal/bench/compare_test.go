@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,7 +10,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"regexp"
 	"runtime"
 	"strings"
 	"sync"
@@ -274,53 +272,6 @@ func TestInitPVault(t *testing.T) {
 	}
 	if _, err := initPVault(t.Context(), os.Args[0], dir+"2", "short"); err == nil || !strings.Contains(err.Error(), "terminal showed") {
 		t.Errorf("init with a short password: %v; want its failure and what the terminal showed", err)
-	}
-}
-
-// TestCompare runs the whole comparison: a phc daemon and the fake pvault
-// (the test binary), seeded, interleaved, summarized and printed.
-func TestCompare(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary and runs a daemon; skipped in -short mode")
-	}
-	if runtime.GOOS != "linux" {
-		t.Skip("starting pvault needs the Linux pseudo-terminal")
-	}
-	t.Setenv(fakePVaultEnv, "1")
-	var out, progress bytes.Buffer
-	rep, err := Run(t.Context(), Config{Bin: buildPHC(t), Duration: 150 * time.Millisecond, Clients: 3, TempDir: t.TempDir(),
-		Out: &out, Progress: &progress, Compare: &CompareConfig{PVault: os.Args[0], Rounds: 2}})
-	if err != nil {
-		t.Fatalf("%v\nout:\n%s\nprogress:\n%s", err, &out, &progress)
-	}
-	c := rep.Compare
-	if c == nil || len(c.Rows) != 2 {
-		t.Fatalf("comparison %+v; want two rows", c)
-	}
-	for _, x := range c.Rows {
-		if len(x.PHC) != 2 || len(x.Other) != 2 || x.PHCMedian.Errors+x.OtherMedian.Errors != 0 ||
-			x.PHCMedian.ReqPerSec <= 0 || x.OtherMedian.ReqPerSec <= 0 || x.Ratio.ReqPerSec <= 0 {
-			t.Errorf("row ×%d: %+v; want two error-free rounds a side, and the medians", x.Clients, x)
-		}
-	}
-	if c.PHC.ContextFields != ReadSet || c.Other.ContextFields != ReadSet || c.Other.UnlockMs <= 0 {
-		t.Errorf("context fields %d and %d, unlock %v ms; want %d each, and the unlock timed", c.PHC.ContextFields, c.Other.ContextFields, c.Other.UnlockMs, ReadSet)
-	}
-	s := out.String()
-	for _, re := range []string{
-		`== comparison: context300, phc vs pvault, fresh 300-field vaults ==`,
-		`(?m)^context300 +1 \| +\d+ +[\d.]+ +[\d.]+ \| +\d+ +[\d.]+ +[\d.]+ \| +[\d.]+x +[\d.]+x +[\d.]+x \| 0/0$`,
-		`(?m)^context300 +3 \| `,
-		`owner: POST /vault/lock, then POST /vault/unlock`,
-		`reader: no consumer registration`,
-		`req/s by round, ×3: phc \d+ \d+; pvault \d+ \d+`,
-	} {
-		if !regexp.MustCompile(re).MatchString(s) {
-			t.Errorf("the output has no %q:\n%s", re, s)
-		}
-	}
-	if !strings.Contains(progress.String(), "round 2/2 pvault") {
-		t.Errorf("no progress of the rounds:\n%s", &progress)
 	}
 }
 

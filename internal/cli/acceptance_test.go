@@ -49,6 +49,7 @@ const scheduleValue = "Practice Spanish twice a week"
 // TestFirstWorkflow is the synthetic first workflow (acceptance
 // 1–7), over real HTTP against a real daemon, including a restart.
 func TestFirstWorkflow(t *testing.T) {
+	t.Parallel()
 	h := startHarness(t, "")
 	tomorrow := time.Now().Add(24 * time.Hour).UTC().Format(time.RFC3339)
 

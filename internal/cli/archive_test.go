@@ -14,6 +14,7 @@ import (
 // another vault holds it in the quarantine, and after adoption (identities
 // mapped) every field, version and provenance is equal.
 func TestExportImport(t *testing.T) {
+	t.Parallel()
 	a := startHarness(t, "")
 	a.must(201, "POST", "/phc/v1/personas", a.owner, map[string]string{"id": "learning", "name": "Learning"}, nil)
 	a.must(200, "PUT", "/context/fields/addresses.current.city", a.owner, map[string]any{"value": "Lisbon"}, nil)

@@ -9,6 +9,7 @@ import (
 // TestAudit: the PCP audit view of the receipts names actions, consumers
 // and fields (keys), never values.
 func TestAudit(t *testing.T) {
+	t.Parallel()
 	h := startHarness(t, "")
 	h.must(201, "POST", "/phc/v1/personas", h.owner, map[string]string{"id": "learning", "name": "Learning"}, nil)
 	tutor := h.consumer("tutor", "learning.*", "write")

@@ -13,6 +13,7 @@ import (
 // --replace) and into a new vault on another machine (held in the
 // quarantine, then adopted).
 func TestBackupRestore(t *testing.T) {
+	t.Parallel()
 	h := startHarness(t, "")
 	h.phcOK("persona", "add", "learning", "Learning")
 	h.must(200, "PUT", "/context/fields/learning.goal", h.owner, map[string]any{"value": "Spanish"}, nil)

@@ -14,6 +14,7 @@ import (
 // and removes it; a card pinned twice, B's own card, a card with a private
 // key or a forged id, and any caller but the owner are refused.
 func TestCustodianCards(t *testing.T) {
+	t.Parallel()
 	a := startHarness(t, "")
 	b := startHarness(t, "")
 	envA, outA, errA := testEnv(t, map[string]string{"PHC_PASSWORD": testPassword, "PHC_HOME": a.dir})
@@ -92,6 +93,7 @@ func TestCustodianCards(t *testing.T) {
 // TestExportCommand: phc export --to CARD --out FILE writes the bundle 0600
 // and says on stderr what it holds and what stayed behind.
 func TestExportCommand(t *testing.T) {
+	t.Parallel()
 	a := startHarness(t, "")
 	b := startHarness(t, "")
 	envB, _, errB := testEnv(t, map[string]string{"PHC_PASSWORD": testPassword, "PHC_HOME": b.dir})

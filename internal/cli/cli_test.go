@@ -8,7 +8,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 )
 
 // phc runs one CLI command in-process against the harness's daemon and
@@ -32,6 +31,7 @@ func (h *harness) phcOK(args ...string) string {
 // TestCLISession runs the README's first session through the CLI verbs,
 // against a real daemon.
 func TestCLISession(t *testing.T) {
+	t.Parallel()
 	h := startHarness(t, "")
 	h.phcOK("persona", "add", "learning", "Learning")
 	if out := h.phcOK("persona", "list"); !strings.Contains(out, "learning") {
@@ -130,6 +130,7 @@ func TestCLISession(t *testing.T) {
 }
 
 func TestCLIUsage(t *testing.T) {
+	t.Parallel()
 	env, _, errb := testEnv(t, nil)
 	for _, args := range [][]string{{}, {"nope"}, {"review", "bogus"}, {"grant"}, {"revoke"}, {"claims", "show"}, {"serve", "--addr", "0.0.0.0:7200"}} {
 		errb.Reset()
@@ -140,6 +141,7 @@ func TestCLIUsage(t *testing.T) {
 }
 
 func TestInit(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "vault")
 	env, out, _ := testEnv(t, nil)
 	if code := Run(context.Background(), env, []string{"init", "--data", dir}); code != 0 {
@@ -166,24 +168,26 @@ func TestInit(t *testing.T) {
 // TestServeStartsLocked: with no password the daemon of an existing vault
 // starts locked, answers only status and unlock, and unlocks over HTTP.
 func TestServeStartsLocked(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "phc")
 	h := startHarness(t, dir) // creates the vault
 	h.stop()
-	env, _, _ := testEnv(t, map[string]string{})
+	env, _, errb := testEnv(t, map[string]string{})
+	log := newServingLog(errb)
+	env.Stderr = log
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan int, 1)
 	go func() { done <- Run(ctx, env, []string{"serve", "--data", dir, "--addr", "127.0.0.1:0"}) }()
-	var addr []byte
-	for i := 0; i < 500; i++ {
-		if raw, err := os.ReadFile(filepath.Join(dir, addrFile)); err == nil {
-			addr = raw
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	if addr == nil {
+	select {
+	case code := <-done:
 		cancel()
-		t.Fatal("serve wrote no addr file")
+		t.Fatalf("serve exited %d before serving", code)
+	case <-log.serving:
+	}
+	addr, err := os.ReadFile(filepath.Join(dir, addrFile))
+	if err != nil {
+		cancel()
+		t.Fatalf("serve is serving but wrote no addr file: %v", err)
 	}
 	h.base, h.d = "http://"+strings.TrimSpace(string(addr)), nil
 	var st map[string]any
@@ -225,6 +229,7 @@ func TestServeStartsLocked(t *testing.T) {
 // TestServeRefusesRemnants: a data dir whose vault.json is gone but whose
 // store and Secret Key remain is not overwritten by a new vault.
 func TestServeRefusesRemnants(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "phc")
 	h := startHarness(t, dir)
 	h.stop()
@@ -249,6 +254,7 @@ func TestServeRefusesRemnants(t *testing.T) {
 }
 
 func TestNonUTF8PasswordRefused(t *testing.T) {
+	t.Parallel()
 	env, _, errb := testEnv(t, map[string]string{"PHC_PASSWORD": "caf\xe9-latin1"})
 	if code := Run(context.Background(), env, []string{"init", "--data", filepath.Join(t.TempDir(), "v")}); code != 1 || !strings.Contains(errb.String(), "UTF-8") {
 		t.Fatalf("init with a non-UTF-8 password = exit %d, %q", code, errb)
@@ -258,6 +264,7 @@ func TestNonUTF8PasswordRefused(t *testing.T) {
 // TestOwnerWinsOverSquatter: a name someone self-registered goes to the
 // owner's own registration; the squatter's secret mints nothing.
 func TestOwnerWinsOverSquatter(t *testing.T) {
+	t.Parallel()
 	h := startHarness(t, "")
 	h.must(201, "POST", "/context/consumers/register", "", map[string]string{"name": "coach", "secret": "squatter-secret-0123"}, nil)
 	h.must(201, "POST", "/phc/v1/consumers", h.owner, map[string]string{"name": "coach", "secret": "owner-chosen-secret-01"}, nil)

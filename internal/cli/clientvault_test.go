@@ -145,6 +145,7 @@ func (f *cvFixture) readPassport(token string) string {
 // vault saw it, within 100 values a day. K never appears in a receipt, an
 // answer or any file of the data dir.
 func TestClientVaultResolve(t *testing.T) {
+	t.Parallel()
 	f := newCVFixture(t)
 	h := f.h
 	app := f.approvedToken("app", "identity.passport_number", "travel")
@@ -431,6 +432,7 @@ func TestClientVaultResolve(t *testing.T) {
 // store at will. Another key keeps its own rate; the owner's setting
 // changes it.
 func TestClientVaultResolveRate(t *testing.T) {
+	t.Parallel()
 	f := newCVFixture(t)
 	h := f.h
 	h.must(200, "PUT", "/phc/v1/settings", h.owner, map[string]any{"local_vaults": true}, nil)
@@ -521,6 +523,7 @@ func assertNoKey(t *testing.T, dir string, keys ...[]byte) {
 // TestVaultKeysPerReader: a reader binds at most five kids; a sixth is not
 // bound, and revoking one makes room.
 func TestVaultKeysPerReader(t *testing.T) {
+	t.Parallel()
 	f := newCVFixture(t)
 	h := f.h
 	h.must(200, "PUT", "/phc/v1/settings", h.owner, map[string]any{"local_vaults": true}, nil)
@@ -568,6 +571,7 @@ func TestVaultKeysPerReader(t *testing.T) {
 // own disclosure over it, and a read or a request that may ask for a
 // reference where a value would go — never the other way round.
 func TestDisclosureModes(t *testing.T) {
+	t.Parallel()
 	f := newCVFixture(t)
 	h := f.h
 	h.must(200, "PUT", "/context/fields/preferences.tea", h.owner, map[string]any{"value": "earl grey"}, nil)
@@ -649,6 +653,7 @@ func TestDisclosureModes(t *testing.T) {
 // the same vault showing its kid again binds pending, for the owner to
 // decide anew.
 func TestNamesakeInheritsNoVault(t *testing.T) {
+	t.Parallel()
 	f := newCVFixture(t)
 	h := f.h
 	h.must(200, "PUT", "/phc/v1/settings", h.owner, map[string]any{"local_vaults": true}, nil)

@@ -15,6 +15,7 @@ import (
 // owner session from the data dir and the password from the environment,
 // as the issue's acceptance run does.
 func TestConformanceVerb(t *testing.T) {
+	t.Parallel()
 	h := startHarness(t, "")
 	// The whole suite runs in package conformance; here a part of it checks
 	// the verb: the vault cases (which lock and unlock), tokens and hygiene.
@@ -37,6 +38,7 @@ func TestConformanceVerb(t *testing.T) {
 // the vault are skipped, with their reason, when no password is given, and
 // that --json prints a report.
 func TestConformanceVerbSkipsWithoutPassword(t *testing.T) {
+	t.Parallel()
 	h := startHarness(t, "")
 	code, out, errs := h.phc("conformance", "--target", h.base, "--json", "--run", `^PCP-7\.1-`)
 	if code != 0 {
@@ -79,6 +81,7 @@ func TestConformanceVerbSkipsWithoutPassword(t *testing.T) {
 // TestConformanceVerbFails checks the exit code and the table when cases
 // fail, against a server that is no custodian.
 func TestConformanceVerbFails(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		if r.URL.Path == "/context/status" {
@@ -104,6 +107,7 @@ func TestConformanceVerbFails(t *testing.T) {
 
 // TestConformanceVerbUsage checks the usage errors.
 func TestConformanceVerbUsage(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{
 		{"conformance", "--run", "("},
 		{"conformance", "--target", "ftp://127.0.0.1:1"},
@@ -131,6 +135,7 @@ func TestConformanceVerbUsage(t *testing.T) {
 // TestConformanceVerbOverMCP runs the app-facing cases against a real
 // daemon with --mcp: what a tool carries goes over the daemon's /mcp.
 func TestConformanceVerbOverMCP(t *testing.T) {
+	t.Parallel()
 	h := startHarness(t, "")
 	code, out, errs := h.phc("conformance", "--mcp", "--run", `^PCP-7\.[2-5]-|^PHC-6\.2-propose`)
 	if code != 0 {

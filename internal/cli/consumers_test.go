@@ -11,6 +11,7 @@ import (
 // tokens are listed by prefix and revoked by it; removing a consumer revokes
 // its tokens and grants, so a new consumer of the same name inherits nothing.
 func TestConsumerLifecycle(t *testing.T) {
+	t.Parallel()
 	h := startHarness(t, "")
 	const secret = "self-registered-secret-01"
 	var reg struct{ Name, Status string }
@@ -99,6 +100,7 @@ func TestConsumerLifecycle(t *testing.T) {
 // default (the owner may change the defaults; a token may ask for
 // less), then answers 429 with Retry-After; the owner is never limited.
 func TestTokenRateLimits(t *testing.T) {
+	t.Parallel()
 	h := startHarness(t, "")
 	h.must(200, "PUT", "/phc/v1/settings", h.owner, map[string]int{"reads_per_minute": 0, "writes_per_minute": 0}, nil)
 	app := h.consumer("app", "*", "read-write")

@@ -143,7 +143,7 @@ func runDECTrust(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := cl.PinDECIssuer(ctx, custodian.DECTrustInput{Issuer: pos[0], JWKS: keys, Revoked: revoked}); err != nil {
+	if _, err := cl.PinDECIssuer(ctx, custodian.DECTrustInput{Pin: dectype.Pin{Issuer: pos[0], JWKS: keys, Revoked: revoked}}); err != nil {
 		return err
 	}
 	fmt.Fprintf(env.Stdout, "pinned the keys of %s\n", printable(pos[0]))

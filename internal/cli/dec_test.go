@@ -22,6 +22,7 @@ func TestDECVerifyVectors(t *testing.T) { checkVectors(t, nil) }
 // pins each vector's keys, phc dec verify posts the document to
 // POST /phc/v1/dec/verify.
 func TestDECVerifyVectorsOverHTTP(t *testing.T) {
+	t.Parallel()
 	h := startHarness(t, "")
 	checkVectors(t, h)
 	env, out, errb := testEnv(t, map[string]string{"PHC_PASSWORD": testPassword, "PHC_HOME": h.dir})

@@ -85,6 +85,7 @@ func (c *decChain) document(chainID string, es ...entry) map[string]any {
 // receipt says qualification_required (not not_found), and the
 // presentation's receipt says admit or deny.
 func TestDECAdmissionOverHTTP(t *testing.T) {
+	t.Parallel()
 	h := startHarness(t, "")
 	const issuer = "https://releases.example/http"
 	c := newDECChain(t, issuer)

@@ -104,6 +104,7 @@ func mustJSON(t testing.TB, v any) []byte {
 // qualification_required, receipted deny "subject:not_presenter", and the
 // token's earlier presentation is withdrawn.
 func TestDECPresentationBoundToRecipient(t *testing.T) {
+	t.Parallel()
 	h := startHarness(t, "")
 	f := newDECFixture(t, h)
 	f.policy("bound-tutor", "tutor-bound")
@@ -161,6 +162,7 @@ func TestDECPresentationBoundToRecipient(t *testing.T) {
 // explicitly (drop_requires, receipted); a scope it does not meet carries
 // none, and earlier grants requiring different ones leave it to the owner.
 func TestRequestsInheritRequires(t *testing.T) {
+	t.Parallel()
 	h := startHarness(t, "")
 	f := newDECFixture(t, h)
 	f.policy("inherit-q", "inherit-app")
@@ -313,6 +315,7 @@ func (h *harness) constraintOrOK(status int, method, path, token string, body an
 // but merges its revocations — a revocation is withdrawn only by the
 // explicit, receipted POST /phc/v1/dec/trust/unrevoke (phc dec unrevoke).
 func TestDECRepinMergesRevocations(t *testing.T) {
+	t.Parallel()
 	h := startHarness(t, "")
 	f := newDECFixture(t, h)
 	f.policy("merge-tutor", "merge-app")
@@ -410,6 +413,7 @@ func (c *offsetClock) Now() time.Time {
 // its consumer's removal, or expired — the document presented with it goes
 // too; nothing is kept that no token can use.
 func TestDECPresentationsPurged(t *testing.T) {
+	t.Parallel()
 	clock := &offsetClock{}
 	h := startHarnessClock(t, "", testPassword, clock)
 	f := newDECFixture(t, h)

@@ -1,3 +1,5 @@
+//go:build slow
+
 package cli
 
 import (
@@ -11,10 +13,6 @@ import (
 	"strings"
 	"testing"
 )
-
-// docsDir is the repository's docs directory: the integration guide, its
-// examples, the OpenAPI description and the service files.
-const docsDir = "../../docs"
 
 // needTool returns the interpreter found by find, or skips the test with
 // why — except under CI, where a missing tool is a failure (.ci/run
@@ -79,6 +77,7 @@ func (e errNoTool) Error() string { return string(e) }
 // never the default port): registering again with the same secret goes on,
 // already approved.
 func TestDocsExamples(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, script string
 		find         func() (string, error)

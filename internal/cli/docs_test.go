@@ -14,6 +14,10 @@ import (
 	"github.com/phc-project/phc/custodian"
 )
 
+// docsDir is the repository's docs directory: the integration guide, its
+// examples, the OpenAPI description and the service files.
+const docsDir = "../../docs"
+
 func readDoc(t *testing.T, name string) string {
 	t.Helper()
 	raw, err := os.ReadFile(filepath.Join(docsDir, name))
@@ -43,6 +47,7 @@ func section(t *testing.T, doc, title string) string {
 // table (custodian/errors.go), and none that the table does not have. A
 // new code fails this test until it is documented.
 func TestIntegratingConstraintTable(t *testing.T) {
+	t.Parallel()
 	table := section(t, readDoc(t, "integrating.md"), "## Errors and what to do")
 	row := regexp.MustCompile("^\\| (\\d{3}) \\| `([a-z_]+)` \\| ([^|]+) \\| ([^|]+) \\|$")
 	documented := map[string]bool{}
@@ -90,6 +95,7 @@ func TestIntegratingConstraintTable(t *testing.T) {
 // TestIntegratingQuotesExamples: the examples shown in docs/integrating.md
 // are the files TestDocsExamples runs, verbatim.
 func TestIntegratingQuotesExamples(t *testing.T) {
+	t.Parallel()
 	guide := readDoc(t, "integrating.md")
 	for _, tc := range []struct{ file, fence string }{{"tutor.py", "```python\n"}, {"tutor.mjs", "```js\n"}} {
 		src := readDoc(t, filepath.Join("examples", tc.file))
@@ -103,6 +109,7 @@ func TestIntegratingQuotesExamples(t *testing.T) {
 // names is an operation of docs/openapi.yaml (which TestOpenAPIRoutes holds
 // to the daemon's route table), so the guide invents no endpoint.
 func TestIntegratingRoutesExist(t *testing.T) {
+	t.Parallel()
 	guide := readDoc(t, "integrating.md")
 	doc := loadOpenAPI(t)
 	doc.Servers = nil

@@ -103,6 +103,7 @@ func generateDECExample(t *testing.T) {
 // pinned keys and offline. The lines that need an id of a running session
 // (phc approve req_…) are left to the tests of approval.
 func TestExamplesDEC(t *testing.T) {
+	t.Parallel()
 	if *updateExamples {
 		generateDECExample(t)
 	}

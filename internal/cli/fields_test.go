@@ -23,6 +23,7 @@ type wireField struct {
 // daemon — ids of any depth, versions kept, discovery without values,
 // categories, tiers, deletion, and a restart.
 func TestOwnerFields(t *testing.T) {
+	t.Parallel()
 	h := startHarness(t, "")
 	const id = "addresses.current.city"
 	var f wireField
@@ -126,6 +127,7 @@ func TestOwnerFields(t *testing.T) {
 // owner's auto_grant tiers, its grants, its token's scope — with hidden
 // fields answering exactly like missing ones.
 func TestConsumerFields(t *testing.T) {
+	t.Parallel()
 	h := startHarness(t, "")
 	for id, body := range map[string]map[string]any{
 		"preferences.tea":    {"value": "earl grey", "sensitivity": "public"},
@@ -247,6 +249,7 @@ func TestConsumerFields(t *testing.T) {
 // fields, authority, auto-confirmation where PCP auto-approves, consent for
 // sensitive fields, and the previous value kept.
 func TestAgentFieldWrites(t *testing.T) {
+	t.Parallel()
 	h := startHarness(t, "")
 	app := h.consumer("app", "*", "read-write")
 	reader := h.token("app", "secret-of-app-0123456789", "*", "read")

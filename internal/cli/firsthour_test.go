@@ -17,6 +17,7 @@ import (
 // the daemon must report that very address as in use (before it asks for a
 // password or creates a vault); --addr still wins over PHC_ADDR.
 func TestServeHonoursPHCADDR(t *testing.T) {
+	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -47,6 +48,7 @@ func TestServeHonoursPHCADDR(t *testing.T) {
 // name different daemons, an owner command says so, naming both, instead
 // of answering 401; when they agree, it works.
 func TestDaemonMismatch(t *testing.T) {
+	t.Parallel()
 	a := startHarness(t, "")
 	b := startHarness(t, "")
 	addrA, addrB := strings.TrimPrefix(a.base, "http://"), strings.TrimPrefix(b.base, "http://")
@@ -178,6 +180,7 @@ func TestUIWithoutBrowser(t *testing.T) {
 // owner reads and changes every setting without curl or the raw session
 // token, and what the CLI sets is what the API then answers.
 func TestSettingsCLI(t *testing.T) {
+	t.Parallel()
 	h := startHarness(t, "")
 	out := h.phcOK("settings", "get")
 	for _, want := range []string{"auto_grant", "public (default)", "reads_per_minute", "10000000", "receipt_retention_days", "365 (default)",
@@ -251,6 +254,7 @@ func TestSettingsCLI(t *testing.T) {
 // name (409), which never echoes a secret, and counts as a wrong secret,
 // so that guessing secrets this way meets the same limit as at minting.
 func TestRegisterAgain(t *testing.T) {
+	t.Parallel()
 	h := startHarness(t, "")
 	const secret = "tutor-secret-0123456789"
 	register := func(want int, name, secret string) map[string]any {
@@ -292,6 +296,7 @@ func TestRegisterAgain(t *testing.T) {
 // "1h0m0s" or 3600s, nor RFC 3339 — over the commands that show them,
 // against a real daemon.
 func TestCLIDurationsAndTimes(t *testing.T) {
+	t.Parallel()
 	h := startHarness(t, "")
 	h.phcOK("consumer", "add", "tutor", "--secret", "tutor-secret-0123456789")
 	h.phcOK("grant", "--to", "tutor", "--purpose", "learning", "--ops", "read,contribute", "--keys", "learning.*,health.*", "--expires", "24h")

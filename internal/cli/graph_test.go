@@ -42,6 +42,7 @@ func runCmd(t *testing.T, args ...string) (int, string, string) {
 // TestGraphCommands: phc check, phc graph rebuild and phc graph export work
 // against the running daemon and, once it has stopped, on its data dir.
 func TestGraphCommands(t *testing.T) {
+	t.Parallel()
 	h := startHarness(t, "")
 	ent, edge := graphFixture(h)
 
@@ -101,6 +102,7 @@ func TestGraphCommands(t *testing.T) {
 // TestUnreadableGraphIsRebuilt: a graph file that cannot be opened (torn,
 // say) is moved aside and rebuilt from the store.
 func TestUnreadableGraphIsRebuilt(t *testing.T) {
+	t.Parallel()
 	h := startHarness(t, "")
 	graphFixture(h)
 	h.stop()

@@ -11,6 +11,7 @@ import (
 // the CLI alone: an entity, a relationship claim in the coach's persona, a
 // traversal by the coach that shows the edge, and a summary.
 func TestGraphWithoutCurl(t *testing.T) {
+	t.Parallel()
 	h := startHarness(t, "")
 	h.phcOK("persona", "add", "learning", "Learning")
 	h.phcOK("consumer", "add", "coach", "--secret", "coach-secret-0123456789")

@@ -17,6 +17,7 @@ import (
 // a literal \n; and every command of the dispatcher has its help. No daemon
 // runs: a command that did anything but print its help would fail.
 func TestHelp(t *testing.T) {
+	t.Parallel()
 	for _, c := range commands() {
 		if _, ok := helpFor(c.name); !ok {
 			t.Errorf("command %s has no help entry", c.name)
@@ -70,6 +71,7 @@ func TestHelp(t *testing.T) {
 // real bash; zsh's is bash's under bashcompinit; fish's names every
 // command.
 func TestCompletion(t *testing.T) {
+	t.Parallel()
 	script := func(shell string) string {
 		env, out, errb := testEnv(t, nil)
 		if code := Run(t.Context(), env, []string{"completion", shell}); code != 0 {
@@ -162,6 +164,7 @@ func TestCompletion(t *testing.T) {
 // dir no --data either; the daemon's commands list both; and every flag a
 // command's usage line names is one its help lists.
 func TestHelpFlagsApply(t *testing.T) {
+	t.Parallel()
 	flagsOf := map[string][]string{}
 	env, _, _ := testEnv(t, nil)
 	env.helpFlags = func(path string, fs *flag.FlagSet) {
@@ -209,12 +212,13 @@ func TestHelpFlagsApply(t *testing.T) {
 }
 
 // TestCompletionIDs: the bash completion, sourced in a real bash with the
-// built phc on the PATH and a real daemon, offers the daemon's ids where a
+// phc program on the PATH and a real daemon, offers the daemon's ids where a
 // command takes one — claims, proposals, grants, requests, token prefixes
 // — persona ids after --persona and where a command takes a persona, and
 // consumer names; and the setting names after phc settings set.
 func TestCompletionIDs(t *testing.T) {
-	bin := buildBinary(t)
+	t.Parallel()
+	bin := phcBinary(t)
 	h := startHarness(t, "")
 	h.phcOK("persona", "add", "learning", "Learning")
 	h.phcOK("persona", "add", "work", "Work")

@@ -26,6 +26,7 @@ func (h *harness) hookRun(stdin string, args ...string) (int, string, string) {
 // event, phc hook resolve writes it back with the references replaced, or
 // exits 2 naming the key and the status, resolving nothing in part.
 func TestHookResolvePlain(t *testing.T) {
+	t.Parallel()
 	f := newCVFixture(t)
 	h := f.h
 	h.must(200, "PUT", "/phc/v1/settings", h.owner, map[string]any{"local_vaults": true}, nil)
@@ -80,6 +81,7 @@ func TestHookResolvePlain(t *testing.T) {
 // reference (an MCP tool's answer); once the key is minted again for a new
 // value, a tool call holding the old reference is denied as expired.
 func TestHookSeenMakesExpired(t *testing.T) {
+	t.Parallel()
 	f := newCVFixture(t)
 	h := f.h
 	h.must(200, "PUT", "/phc/v1/settings", h.owner, map[string]any{"local_vaults": true}, nil)
@@ -111,6 +113,7 @@ func TestHookSeenMakesExpired(t *testing.T) {
 // is added once, what else the settings hold is kept, and the change is
 // printed; a file that is not a JSON object is left alone.
 func TestHookInstallClaudeCode(t *testing.T) {
+	t.Parallel()
 	h := &harness{t: t, dir: filepath.Join(t.TempDir(), "phc")}
 	settings := filepath.Join(t.TempDir(), ".claude", "settings.json")
 	if err := os.MkdirAll(filepath.Dir(settings), 0o700); err != nil {

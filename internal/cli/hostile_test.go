@@ -1242,6 +1242,7 @@ func wrongSecretKey(t *testing.T) string {
 // credentials are refused and rate limited; after a restart the contents
 // are still the same.
 func TestHostileInput(t *testing.T) {
+	t.Parallel()
 	h := startHarness(t, "")
 	f := setupHostileVault(t, h)
 	before, receiptsBefore := vaultSnapshot(t, h, f.claimIDs)

@@ -50,6 +50,7 @@ func (h *harness) appRecords(consumer string) (requests, autoGrants int) {
 // as the request already granted, with a token that reads, and adds no
 // request nor grant; a different purpose is a new request.
 func TestRepeatedAutoGrantJoins(t *testing.T) {
+	t.Parallel()
 	h := startHarness(t, "")
 	for _, k := range []string{"preferences.timezone", "preferences.language"} {
 		h.must(200, "PUT", "/context/fields/"+k, h.owner, map[string]any{"value": "v-" + k}, nil)
@@ -128,6 +129,7 @@ func TestRepeatedAutoGrantJoins(t *testing.T) {
 // and a request that waits for the owner is still filed. Once one ends
 // (here, revoked by the owner), the next is granted.
 func TestAutoGrantsBounded(t *testing.T) {
+	t.Parallel()
 	h := startHarness(t, "")
 	h.must(200, "PUT", "/context/fields/preferences.timezone", h.owner, map[string]any{"value": "UTC"}, nil)
 	h.must(200, "PUT", "/context/sensitivity/preferences.timezone", h.owner, map[string]any{"tier": "public"}, nil)
@@ -175,6 +177,7 @@ func TestAutoGrantsBounded(t *testing.T) {
 // field the owner raised out of its reach and one for an absent key are
 // answered alike, and each joins its own first request.
 func TestJoinHiddenLikeAbsent(t *testing.T) {
+	t.Parallel()
 	h := startHarness(t, "")
 	h.must(200, "PUT", "/context/fields/preferences.diary", h.owner, map[string]any{"value": "private"}, nil)
 	h.must(200, "PUT", "/context/sensitivity/preferences.diary", h.owner, map[string]any{"tier": "critical"}, nil)

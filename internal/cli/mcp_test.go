@@ -49,6 +49,7 @@ func call(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any)
 // confirms, coach reads for its purpose, budget gets nothing — with the
 // constraint codes of HTTP.
 func TestMCPWorkflowOverHTTP(t *testing.T) {
+	t.Parallel()
 	h := startHarness(t, "")
 	tutor := h.consumer("tutor", "learning.*", "write")
 	coach := h.consumerFor("coach", "*", "read", "learning")
@@ -185,6 +186,7 @@ func TestMCPWorkflowOverHTTP(t *testing.T) {
 // TestMCPMetadata: the RFC 9728 metadata names the MCP endpoint, and a
 // request without a token is refused with a pointer to it.
 func TestMCPMetadata(t *testing.T) {
+	t.Parallel()
 	h := startHarness(t, "")
 	var meta struct {
 		Resource string   `json:"resource"`
@@ -211,6 +213,7 @@ func TestMCPMetadata(t *testing.T) {
 // without elicitation gets pending and succeeds after phc approve. Critical
 // data is put to the host only to tell the person how to approve it.
 func TestMCPApprovalInTheLoop(t *testing.T) {
+	t.Parallel()
 	h := startHarness(t, "")
 	h.must(200, "PUT", "/context/fields/health.allergies", h.owner, map[string]any{"value": "peanuts"}, nil)
 	care := h.consumer("care", "*", "read")

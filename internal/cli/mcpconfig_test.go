@@ -13,6 +13,7 @@ import (
 // this phc by its absolute path with a token that works, a year long once
 // the owner allows it (else clamped to 30 days, saying so).
 func TestMCPConfig(t *testing.T) {
+	t.Parallel()
 	h := startHarness(t, "")
 	h.phcOK("consumer", "add", "tutor", "--secret", "tutor-secret-0123456789")
 	h.grant("tutor", "learning", "read", map[string]any{"keys": []string{"learning.*"}})
@@ -89,6 +90,7 @@ func TestMCPConfig(t *testing.T) {
 // with one grant purpose the token is bound to it; with several, a terminal
 // asks which, and anywhere else the command refuses, listing them.
 func TestMCPConfigPurpose(t *testing.T) {
+	t.Parallel()
 	h := startHarness(t, "")
 	h.phcOK("consumer", "add", "tutor", "--secret", "tutor-secret-0123456789")
 	bin := filepath.Join(t.TempDir(), "phc")

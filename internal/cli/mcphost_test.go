@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -112,6 +111,7 @@ func hostFixture(t *testing.T) (*harness, *offsetClock, string) {
 // TestMCPHostSurvivesOverHTTP: the Go SDK's client over streamable HTTP
 // keeps its session through a lock and unlock and a 2 MB argument.
 func TestMCPHostSurvivesOverHTTP(t *testing.T) {
+	t.Parallel()
 	h, clock, tok := hostFixture(t)
 	cs, err := mcpSession(t, h, tok)
 	if err != nil {
@@ -123,6 +123,7 @@ func TestMCPHostSurvivesOverHTTP(t *testing.T) {
 // TestMCPOpensWhileLocked: a session opened while the vault is locked
 // answers vault_locked, whatever the token, and goes on after unlock.
 func TestMCPOpensWhileLocked(t *testing.T) {
+	t.Parallel()
 	h, _, tok := hostFixture(t)
 	unlock := h.lockedAndBack(t)
 	cs, err := mcpSession(t, h, tok)
@@ -172,34 +173,13 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// buildBinary builds phc for the tests that run it as a host does.
-func buildBinary(t *testing.T) string {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("builds the binary; skipped in -short mode")
-	}
-	bin := filepath.Join(t.TempDir(), "phc")
-	if runtime.GOOS == "windows" {
-		bin += ".exe"
-	}
-	// go test puts its own go first in PATH.
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		t.Fatalf("no go tool to build the binary: %v", err)
-	}
-	cmd := exec.Command(goTool, "build", "-o", bin, "../../cmd/phc")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
-
-// TestMCPHostSurvivesOverStdio: the built phc mcp, started by the Go SDK's
+// TestMCPHostSurvivesOverStdio: phc mcp as a process, started by the Go SDK's
 // client as a host starts it, starts while the vault is locked and keeps
 // the host's session through the unlock, a lock, a 2 MB argument and the
 // token's expiry, which it explains on standard error.
 func TestMCPHostSurvivesOverStdio(t *testing.T) {
-	bin := buildBinary(t)
+	t.Parallel()
+	bin := phcBinary(t)
 	h, clock, tok := hostFixture(t)
 	unlock := h.lockedAndBack(t)
 	cmd := exec.Command(bin, "mcp", "--data", h.dir)
@@ -237,6 +217,7 @@ func TestMCPHostSurvivesOverStdio(t *testing.T) {
 // or allOf there — with no type given as an array anywhere, which hosts
 // whose dialects allow one type refuse.
 func TestMCPToolSchemas(t *testing.T) {
+	t.Parallel()
 	h, _, tok := hostFixture(t)
 	cs, err := mcpSession(t, h, tok)
 	if err != nil {
@@ -330,6 +311,7 @@ func TestMCPToolSchemas(t *testing.T) {
 // proposals stand, never the owner's edits; it may withdraw a pending one,
 // over MCP and over HTTP.
 func TestMCPSearchAndProposals(t *testing.T) {
+	t.Parallel()
 	h, _, tok := hostFixture(t)
 	h.must(200, "PUT", "/context/fields/learning.language", h.owner, map[string]any{"value": "Spanish, level B1"}, nil)
 	h.must(200, "PUT", "/context/fields/health.allergies", h.owner, map[string]any{"value": "Spanish peanuts"}, nil)

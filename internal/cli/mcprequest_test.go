@@ -92,6 +92,7 @@ func sortedKeys(m map[string]any) []string {
 // wait in a pending request whose answer says what to do, and the poll the
 // answer names returns them once the owner approved.
 func TestMCPRequestContextWithoutElicitation(t *testing.T) {
+	t.Parallel()
 	h := startHarness(t, "")
 	h.must(200, "PUT", "/phc/v1/settings", h.owner, map[string]any{"auto_grant": "standard"}, nil)
 	visaFields(h)
@@ -151,6 +152,7 @@ func TestMCPRequestContextWithoutElicitation(t *testing.T) {
 // at once), a scope's answer is the same whether a field the app may not
 // read exists in it or not; the public field comes at once.
 func TestMCPRequestContextHiddenLooksAbsent(t *testing.T) {
+	t.Parallel()
 	h := startHarness(t, "")
 	h.must(200, "PUT", "/context/fields/health.blood_type", h.owner, map[string]any{"value": "O+", "sensitivity": "public"}, nil)
 	tok := h.consumer("care", "*", "read")
@@ -186,6 +188,7 @@ func TestMCPRequestContextHiddenLooksAbsent(t *testing.T) {
 // it (in phc, with the password) and to let them refuse it; a token bound
 // to another purpose is told how the app reads what was approved.
 func TestMCPRequestContextWithElicitation(t *testing.T) {
+	t.Parallel()
 	h := startHarness(t, "")
 	visaFields(h)
 	h.must(200, "PUT", "/context/fields/identity.passport_number", h.owner, map[string]any{"value": "PA1234567"}, nil)
@@ -282,6 +285,7 @@ func TestMCPRequestContextWithElicitation(t *testing.T) {
 // id, context_set's value, context_search's query — fail with each violation's path and keyword,
 // as every other argument does.
 func TestMCPArgumentViolations(t *testing.T) {
+	t.Parallel()
 	h, _, tok := hostFixture(t)
 	cs, err := mcpSession(t, h, tok)
 	if err != nil {
@@ -344,6 +348,7 @@ func TestMCPArgumentViolations(t *testing.T) {
 // description a host shows the model, what a token minted without a
 // purpose sees and what to do next.
 func TestMCPToolsSayWhatUnboundTokensSee(t *testing.T) {
+	t.Parallel()
 	h, _, tok := hostFixture(t)
 	cs, err := mcpSession(t, h, tok)
 	if err != nil {
@@ -380,11 +385,12 @@ func TestMCPToolsSayWhatUnboundTokensSee(t *testing.T) {
 	}
 }
 
-// TestMCPRequestContextOverStdio: the built phc mcp, started by a host that
+// TestMCPRequestContextOverStdio: phc mcp as a process, started by a host that
 // asks the person, relays the elicitation both ways: approved in the host,
 // the sensitive values come in the same answer.
 func TestMCPRequestContextOverStdio(t *testing.T) {
-	bin := buildBinary(t)
+	t.Parallel()
+	bin := phcBinary(t)
 	h := startHarness(t, "")
 	visaFields(h)
 	h.must(200, "PUT", "/phc/v1/settings", h.owner, map[string]any{"elicited_approvals": true}, nil)

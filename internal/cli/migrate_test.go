@@ -16,6 +16,7 @@ import (
 // none of A's grants, consumers or tokens exists on B, and B's recipient
 // reads what B's grant covers.
 func TestMigrationBetweenDaemons(t *testing.T) {
+	t.Parallel()
 	a := startHarness(t, "")
 	b := startHarness(t, "")
 	envA, _, errA := testEnv(t, map[string]string{"PHC_PASSWORD": testPassword, "PHC_HOME": a.dir})

@@ -11,6 +11,7 @@ import (
 // name collides with. The owner's own registration still wins over pending
 // self-registrations of lookalike names, which anyone could have squatted.
 func TestAppNames(t *testing.T) {
+	t.Parallel()
 	h := startHarness(t, "")
 	h.must(201, "POST", "/phc/v1/consumers", h.owner, map[string]string{"name": "tutor", "secret": "secret-of-tutor-0123456789"}, nil)
 	tests := []struct {

@@ -10,6 +10,7 @@ import (
 // through phc grant narrow: the recipient reads less after each narrowing,
 // the grant keeps its id, and anything wider is refused.
 func TestGrantNarrow(t *testing.T) {
+	t.Parallel()
 	h := startHarness(t, "")
 	h.must(201, "POST", "/phc/v1/personas", h.owner, map[string]string{"id": "work", "name": "Work"}, nil)
 	h.must(201, "POST", "/phc/v1/personas", h.owner, map[string]string{"id": "home", "name": "Home"}, nil)

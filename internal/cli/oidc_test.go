@@ -129,6 +129,7 @@ func exchange(h *harness, idToken, scope string) (int, map[string]any) {
 // JWKS), exchanges it for a short-lived ctxs_ token, and reads what a grant
 // naming {kind: oidc, issuer, id: sub} allows. Every bad token is 401.
 func TestOIDCRecipients(t *testing.T) {
+	t.Parallel()
 	h := startHarness(t, "")
 	iss := newTestIssuer(t)
 	other := newTestIssuer(t) // not on the trust list
@@ -235,6 +236,7 @@ func TestOIDCRecipients(t *testing.T) {
 // theirs) are then exchanged; phc trust list shows it; a client not named
 // is still refused.
 func TestTrustAuthorizedParty(t *testing.T) {
+	t.Parallel()
 	h := startHarness(t, "")
 	iss := newTestIssuer(t)
 	const aud = "phc-test-audience"
@@ -266,6 +268,7 @@ func TestTrustAuthorizedParty(t *testing.T) {
 // exchanges ID tokens for: at most 10 live at once, each with its own rate
 // limit (PCP §7: per token), which the live-token quota so bounds.
 func TestOIDCSubjectQuotas(t *testing.T) {
+	t.Parallel()
 	h := startHarness(t, "")
 	iss := newTestIssuer(t)
 	const aud = "phc-test-audience"

@@ -17,6 +17,7 @@ import (
 // class — never the token — in the log at the default level and in a deny
 // receipt.
 func TestOIDCForTheOwner(t *testing.T) {
+	t.Parallel()
 	var logs syncBuffer
 	h := startHarnessLog(t, "", testPassword, nil, &logs)
 	iss := newTestIssuer(t)

@@ -21,9 +21,9 @@ import (
 	"github.com/getkin/kin-openapi/routers"
 	"github.com/getkin/kin-openapi/routers/legacy"
 
-	"github.com/phc-project/phc/custodian"
 	"github.com/phc-project/phc/internal/clientvault"
 	"github.com/phc-project/phc/internal/httpapi"
+	"github.com/phc-project/phc/internal/valueref"
 	"github.com/phc-project/phc/internal/vault"
 )
 
@@ -49,6 +49,7 @@ func loadOpenAPI(t *testing.T) *openapi3.T {
 // serves — the HTTP API's route table and what the daemon mounts (MCP and
 // its metadata) — and nothing else.
 func TestOpenAPIRoutes(t *testing.T) {
+	t.Parallel()
 	doc := loadOpenAPI(t)
 	h := startHarness(t, "")
 	srv, ok := h.d.http.Handler.(*httpapi.Server)
@@ -197,6 +198,7 @@ func validateAgainst(t *testing.T, h *harness, doc *openapi3.T) *validatingTrans
 // it over real HTTP, and checks every request the daemon accepted and every
 // answer it gave — errors included — against docs/openapi.yaml.
 func TestOpenAPIAnswers(t *testing.T) {
+	t.Parallel()
 	// Bodies that are not JSON: a migration bundle (compact JWE), the
 	// graph as N-Quads and an MCP event stream are checked as strings.
 	openapi3filter.RegisterBodyDecoder("application/jose", openapi3filter.PlainBodyDecoder)
@@ -515,7 +517,7 @@ func TestOpenAPIAnswers(t *testing.T) {
 	c.must(200, "GET", "/context/requests/"+cvReq.ID, app, nil, &cvTok)
 	c.must(200, "GET", "/phc/v1/context?purpose=travel&disclosure=reference", cvTok.Token, nil, nil)
 	ref := f.readPassport(cvTok.Token)
-	keys := custodian.ReferenceKeys(ref)
+	keys := valueref.Keys(ref)
 	if len(keys) != 1 || strings.Contains(ref, passport) {
 		t.Fatalf("the passport read as %q; want one reference", ref)
 	}

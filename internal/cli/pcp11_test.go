@@ -19,6 +19,7 @@ import (
 // that hook does — and the owner may instead approve with values, which
 // hands them over directly.
 func TestPCPSection11FormFilling(t *testing.T) {
+	t.Parallel()
 	f := newCVFixture(t) // the vault holds identity.passport_number, critical
 	h := f.h
 	form := map[string]string{

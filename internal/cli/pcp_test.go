@@ -43,6 +43,7 @@ func (h *harness) registerConsumer(name string) string {
 // covers the keys below it (PCP §4's request grants addresses.current; §10
 // returns addresses.current.street and .city).
 func TestPCPScopePrefixes(t *testing.T) {
+	t.Parallel()
 	h := startHarness(t, "")
 	for key, value := range map[string]string{
 		"identity.full_name": "Cool Cucumber", "identity.dob": "1990-06-15", "identity.citizenship": "AU",
@@ -132,6 +133,7 @@ func TestPCPScopePrefixes(t *testing.T) {
 // approval_required, and files no request; inside the scope, the vault
 // files one for sensitive data.
 func TestPCPOutOfScopeIsNotPending(t *testing.T) {
+	t.Parallel()
 	h := startHarness(t, "")
 	h.must(200, "PUT", "/context/fields/health.allergy", h.owner, map[string]any{"value": "peanuts"}, nil)
 	h.must(200, "PUT", "/context/fields/identity.ssn", h.owner, map[string]any{"value": "078-05-1120"}, nil)
@@ -187,6 +189,7 @@ type writeAnswer struct {
 // auto_grant covers them (PCP's policy), else — and always for sensitive
 // data — they become a proposal; the answer says which.
 func TestPCPAgentWrites(t *testing.T) {
+	t.Parallel()
 	h := startHarness(t, "")
 	h.must(200, "PUT", "/context/fields/identity.nickname", h.owner, map[string]any{"value": "Cuke"}, nil)
 	secret := h.registerConsumer("tax-prep-agent")
@@ -238,6 +241,7 @@ func TestPCPAgentWrites(t *testing.T) {
 // owner allows long-lived tokens; then it lives a year. phc token
 // --long-lived asks for it.
 func TestPCPLongLivedTokens(t *testing.T) {
+	t.Parallel()
 	t0 := time.Now().UTC().Truncate(time.Second)
 	h := startHarnessClock(t, "", testPassword, &stoppedClock{t: t0})
 	secret := h.registerConsumer("life-daemon")
@@ -285,6 +289,7 @@ func TestPCPLongLivedTokens(t *testing.T) {
 // "30 minutes" and "single-use", PCP §9's scope as an array — are accepted
 // alongside phc's own forms, and mean the same.
 func TestPCPRequestBodies(t *testing.T) {
+	t.Parallel()
 	h := startHarness(t, "")
 	agent := h.consumer("visa-agent", "*", "read")
 	tests := []struct {

@@ -32,6 +32,7 @@ func (h *harness) sub(t *testing.T) *harness {
 // literally; control characters, bidirectional overrides and isolates, and
 // a purpose too long are refused with invalid_request.
 func TestPurposesAreFreeText(t *testing.T) {
+	t.Parallel()
 	h := startHarness(t, "")
 	app := h.consumer("app", "*", "read")
 	for _, purpose := range []string{
@@ -89,6 +90,7 @@ func TestPurposesAreFreeText(t *testing.T) {
 // as PCP §4's audit lines do ("GRANT agent:tax-prep identity.full_name,
 // identity.ssn 30min").
 func TestAuditTellsWhoRequestedWhat(t *testing.T) {
+	t.Parallel()
 	h := startHarness(t, "")
 	h.must(200, "PUT", "/phc/v1/settings", h.owner, map[string]any{"auto_grant": "standard"}, nil)
 	h.must(200, "PUT", "/context/fields/identity.full_name", h.owner, map[string]any{"value": "Cool Cucumber"}, nil)
@@ -149,6 +151,7 @@ func TestAuditTellsWhoRequestedWhat(t *testing.T) {
 // a well-known key, or to a key that resembles none, answers none. A
 // synonym defaults to the tier of the key it stands for.
 func TestFieldNameHints(t *testing.T) {
+	t.Parallel()
 	h := startHarness(t, "")
 	h.must(200, "PUT", "/phc/v1/settings", h.owner, map[string]any{"auto_grant": "standard"}, nil)
 	agent := h.consumer("agent", "*", "read-write")
@@ -208,6 +211,7 @@ func TestFieldNameHints(t *testing.T) {
 // PCP compatibility guide (docs/pcp-compatibility.md, "Well-known keys") to
 // custodian.WellKnownKeys: the same keys, tiers and synonyms, in order.
 func TestWellKnownKeysDocumented(t *testing.T) {
+	t.Parallel()
 	table := section(t, readDoc(t, "pcp-compatibility.md"), "## Well-known keys")
 	row := regexp.MustCompile("^\\| `([a-z0-9_.]+)` \\| `([a-z]+)` \\| [^|]* \\| ([^|]*) \\|$")
 	var got []custodian.WellKnownKey
@@ -234,6 +238,7 @@ func TestWellKnownKeysDocumented(t *testing.T) {
 // TestPCPSmallerAnswers: the register answer carries registered_at (PCP
 // §4); a field id without a category is invalid_request.
 func TestPCPSmallerAnswers(t *testing.T) {
+	t.Parallel()
 	h := startHarness(t, "")
 	var reg struct {
 		Name         string `json:"name"`
@@ -254,6 +259,7 @@ func TestPCPSmallerAnswers(t *testing.T) {
 // answers; every other tool answers unauthenticated; and it says so on
 // standard error.
 func TestMCPWithoutToken(t *testing.T) {
+	t.Parallel()
 	h := startHarness(t, "")
 	hostIn, phcOut := io.Pipe()
 	phcIn, hostOut := io.Pipe()

@@ -60,6 +60,7 @@ func (h *harness) fieldReceipts(consumer string) (purposes, decisions []string) 
 // purposes that could serve it, over HTTP and over MCP, and the hint names
 // no route the app cannot use.
 func TestNoRetryLoop(t *testing.T) {
+	t.Parallel()
 	h := startHarness(t, "")
 	h.must(200, "PUT", "/context/fields/identity.dob", h.owner, map[string]any{"value": "1990-06-15"}, nil)
 	h.must(200, "PUT", "/context/fields/identity.full_name", h.owner, map[string]any{"value": "Cool Cucumber"}, nil)
@@ -134,6 +135,7 @@ func TestNoRetryLoop(t *testing.T) {
 // the same token read on its next try; a denial stands; the app's quota of
 // pending requests bounds them.
 func TestVaultFilesApproval(t *testing.T) {
+	t.Parallel()
 	h := startHarness(t, "")
 	h.must(200, "PUT", "/context/fields/health.allergy", h.owner, map[string]any{"value": "peanuts"}, nil)
 	app := h.consumer("carer", "health.*, identity.*", "read")
@@ -209,6 +211,7 @@ func TestVaultFilesApproval(t *testing.T) {
 // token that reads it. A field the app cannot see counts like an absent
 // one: raising a field's tier changes nothing an app can observe.
 func TestAutoGrantMeansIt(t *testing.T) {
+	t.Parallel()
 	h := startHarness(t, "")
 	h.must(200, "PUT", "/context/fields/preferences.timezone", h.owner, map[string]any{"value": "America/Los_Angeles"}, nil)
 	h.must(200, "PUT", "/context/sensitivity/preferences.timezone", h.owner, map[string]any{"tier": "public"}, nil)
@@ -264,6 +267,7 @@ func TestAutoGrantMeansIt(t *testing.T) {
 // without a period is a format error (400 invalid_request) on every route
 // that takes a field id, for the owner and for an app, never 404.
 func TestFieldIDFormat(t *testing.T) {
+	t.Parallel()
 	h := startHarness(t, "")
 	app := h.consumer("app", "*", "read-write")
 	for _, tc := range []struct {
@@ -288,6 +292,7 @@ func TestFieldIDFormat(t *testing.T) {
 // another token spent its own; the app's total is bounded by its
 // live-token quota, since it cannot hold more tokens than that.
 func TestRatesPerToken(t *testing.T) {
+	t.Parallel()
 	h := startHarness(t, "")
 	h.must(200, "PUT", "/phc/v1/settings", h.owner, map[string]int{"reads_per_minute": 0, "writes_per_minute": 0, "live_tokens_per_app": 2}, nil)
 	const secret = "secret-of-agent-0123456789"

@@ -65,6 +65,7 @@ const specSecret = "a-secret-of-at-least-16-bytes"
 
 // TestPCPSection4 runs PCP §4's examples.
 func TestPCPSection4(t *testing.T) {
+	t.Parallel()
 	c := newSpecClient(t)
 	c.vault(t)
 
@@ -208,6 +209,7 @@ func TestPCPSection4(t *testing.T) {
 // (written_by), write approval by tier, cross-agent contamination, and
 // purposes shown literally.
 func TestPCPSection5(t *testing.T) {
+	t.Parallel()
 	c := newSpecClient(t)
 	c.vault(t)
 	c.register(t, "tax-prep-agent", specSecret)
@@ -298,6 +300,7 @@ func TestPCPSection5(t *testing.T) {
 // TestPCPSection9 runs PCP §9's examples over MCP (streamable HTTP; phc
 // mcp relays the same server over stdio).
 func TestPCPSection9(t *testing.T) {
+	t.Parallel()
 	c := newSpecClient(t)
 	c.vault(t)
 	c.register(t, "visa-agent", specSecret)
@@ -415,6 +418,7 @@ func asJSON(v any) []byte {
 
 // TestPCPSection10 runs PCP §10's integration patterns.
 func TestPCPSection10(t *testing.T) {
+	t.Parallel()
 	c := newSpecClient(t)
 	c.vault(t)
 	for _, name := range []string{"your-app", "tax-prep-agent", "life-daemon", "mcp-checkout"} {

@@ -114,6 +114,7 @@ func (h *harness) checkOK() {
 // preferences and guardrails; the id stays, so do its claims; unknown
 // guardrail types and unknown personas are refused; the edit is receipted.
 func TestPersonaRenameAndSet(t *testing.T) {
+	t.Parallel()
 	h := startHarness(t, "")
 	h.must(201, "POST", "/phc/v1/personas", h.owner, map[string]any{"id": "learning", "name": "Learning"}, nil)
 	id := h.ownerClaim("learning.spanish.schedule", "twice a week", "", "learning")
@@ -188,6 +189,7 @@ func TestPersonaRenameAndSet(t *testing.T) {
 // selects receives the persona's preferences, labelled advisory; a read
 // naming none, or a persona no grant of its selects, receives none.
 func TestPersonaPreferencesDelivered(t *testing.T) {
+	t.Parallel()
 	h := startHarness(t, "")
 	h.must(201, "POST", "/phc/v1/personas", h.owner, map[string]any{"id": "learning", "name": "Learning", "preferences": []string{"short answers", "Spanish examples"}}, nil)
 	h.must(201, "POST", "/phc/v1/personas", h.owner, map[string]any{"id": "work", "name": "Work", "preferences": []string{"formal"}}, nil)
@@ -222,6 +224,7 @@ func TestPersonaPreferencesDelivered(t *testing.T) {
 // persona — through a grant that selects the persona — and not reads of
 // the same claims reached by keys alone.
 func TestPersonaGuardrailsEnforced(t *testing.T) {
+	t.Parallel()
 	h := startHarness(t, "")
 	h.must(201, "POST", "/phc/v1/personas", h.owner, map[string]any{"id": "learning", "name": "Learning"}, nil)
 	pub := h.ownerClaim("learning.spanish.level", "B1", "public", "learning")
@@ -302,6 +305,7 @@ func TestPersonaGuardrailsEnforced(t *testing.T) {
 // selected no other persona is revoked rather than left to cover every
 // persona; the graph stays consistent and the removal is receipted.
 func TestPersonaDelete(t *testing.T) {
+	t.Parallel()
 	h := startHarness(t, "")
 	for _, p := range []string{"work", "learning"} {
 		h.must(201, "POST", "/phc/v1/personas", h.owner, map[string]any{"id": p, "name": p}, nil)
@@ -419,6 +423,7 @@ func TestPersonaDelete(t *testing.T) {
 // recipient, stays readable by the owner with status "retracted", leaves
 // the graph, and stales what was derived from it.
 func TestDisputeAndRetract(t *testing.T) {
+	t.Parallel()
 	h := startHarness(t, "")
 	h.must(201, "POST", "/phc/v1/personas", h.owner, map[string]any{"id": "learning", "name": "Learning"}, nil)
 	id := h.ownerClaim("learning.spanish.level", "B1", "", "learning")
@@ -544,6 +549,7 @@ func TestDisputeAndRetract(t *testing.T) {
 // TestCLIPersonaAndClaimVerbs: phc persona rename|set|remove and phc claims
 // dispute|undispute|retract, against a real daemon.
 func TestCLIPersonaAndClaimVerbs(t *testing.T) {
+	t.Parallel()
 	h := startHarness(t, "")
 	h.phcOK("persona", "add", "learning", "Learning")
 	h.phcOK("persona", "add", "work", "Work")

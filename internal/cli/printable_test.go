@@ -3,6 +3,7 @@ package cli
 import "testing"
 
 func TestPrintable(t *testing.T) {
+	t.Parallel()
 	tag := func(s string) string {
 		out := ""
 		for _, r := range s {

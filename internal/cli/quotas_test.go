@@ -61,6 +61,7 @@ func note(name string) map[string]any {
 // most 100 proposals waiting for the owner. Refusals are 429 rate_limited
 // with Retry-After; the owner is never limited.
 func TestAppQuotas(t *testing.T) {
+	t.Parallel()
 	h := startHarness(t, "")
 	defaults := map[string]int{"reads_per_minute": 0, "writes_per_minute": 0, "live_tokens_per_app": 0, "pending_proposals_per_app": 0}
 	h.must(200, "PUT", "/phc/v1/settings", h.owner, defaults, nil)

@@ -111,7 +111,8 @@ func docBlock(t *testing.T, file, heading string) []string {
 // marker the reader does not see; the test checks the marker names a
 // reason.
 func TestDocsShellBlocks(t *testing.T) {
-	bin := buildBinary(t)
+	t.Parallel()
+	bin := phcBinary(t)
 	for _, tool := range []string{"bash", "curl", "jq"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Fatalf("the docs' blocks need %s (.ci/run installs it): %v", tool, err)

@@ -19,6 +19,7 @@ type requestAnswer struct {
 // (critical ones only with the password re-entered), one token per
 // approval, single use spent by one read, and denial remembered.
 func TestContextRequests(t *testing.T) {
+	t.Parallel()
 	h := startHarness(t, "")
 	for id, v := range map[string]string{"preferences.tea": "earl grey", "identity.dob": "1815-12-10", "identity.ssn": "078-05-1120"} {
 		h.must(200, "PUT", "/context/fields/"+id, h.owner, map[string]any{"value": v}, nil)
@@ -113,6 +114,7 @@ func TestContextRequests(t *testing.T) {
 // TestPendingRequestsBounded: no more than twenty requests may wait for one
 // consumer, whether it files them or its reads do.
 func TestPendingRequestsBounded(t *testing.T) {
+	t.Parallel()
 	h := startHarness(t, "")
 	app := h.consumer("app", "*", "read")
 	for i := range 20 {

@@ -31,6 +31,7 @@ func restrictionTypes(rs []wireRestriction) []string {
 // and only the owner's explicit, receipted removal takes one away;
 // source_controlled cannot be removed at all.
 func TestRestrictionsTravelWithVersions(t *testing.T) {
+	t.Parallel()
 	h := startHarness(t, "")
 	h.must(201, "POST", "/phc/v1/personas", h.owner, map[string]any{"id": "work", "name": "Work"}, nil)
 	tutor := h.consumer("tutor", "work.*", "write")
@@ -112,6 +113,7 @@ func TestRestrictionsTravelWithVersions(t *testing.T) {
 // proposal and changes nothing; a field the app wrote itself under that
 // policy it may write again; a new field is committed at once.
 func TestReaderCannotRewrite(t *testing.T) {
+	t.Parallel()
 	h := startHarness(t, "")
 	var set struct {
 		Warnings []string `json:"warnings"`
@@ -169,6 +171,7 @@ func TestReaderCannotRewrite(t *testing.T) {
 // scope waits for the owner), and an automatic grant never reaches beyond
 // the personas the app's grants are limited to.
 func TestRequestsFollowAutoGrant(t *testing.T) {
+	t.Parallel()
 	h := startHarness(t, "")
 	h.must(200, "PUT", "/phc/v1/settings", h.owner, map[string]any{"auto_grant": "public"}, nil)
 	r := h.consumer("learner", "learning.*", "read")
@@ -224,6 +227,7 @@ func TestRequestsFollowAutoGrant(t *testing.T) {
 // answers approval_required with the request the vault filed for it (PCP
 // §10), however often it is tried: one request, never a value.
 func TestReadFilesOneRequest(t *testing.T) {
+	t.Parallel()
 	h := startHarness(t, "")
 	h.must(200, "PUT", "/context/fields/health.allergy", h.owner, map[string]any{"value": "peanuts"}, nil)
 	app := h.consumer("nosy", "health.*", "read")
@@ -254,6 +258,7 @@ func TestReadFilesOneRequest(t *testing.T) {
 // marketing (phc token --purpose) reads under it, its receipts name it,
 // and it reads under no other purpose.
 func TestPurposeBinding(t *testing.T) {
+	t.Parallel()
 	h := startHarness(t, "")
 	h.must(200, "PUT", "/phc/v1/settings", h.owner, map[string]any{"auto_grant": "none"}, nil)
 	h.must(200, "PUT", "/context/fields/work.slogan", h.owner, map[string]any{"value": "engines first"}, nil)
@@ -311,6 +316,7 @@ func TestPurposeBinding(t *testing.T) {
 // does a grant that names no category; phc grant --category sets it and
 // phc grant list shows it.
 func TestNoTrainingByCategory(t *testing.T) {
+	t.Parallel()
 	h := startHarness(t, "")
 	var p struct {
 		ID string `json:"proposal_id"`
@@ -351,6 +357,7 @@ func TestNoTrainingByCategory(t *testing.T) {
 // differs from it, flagged as a conflict; the CLI prints it with the
 // evidence; several proposals are confirmed or rejected in one write.
 func TestReviewShowsConflicts(t *testing.T) {
+	t.Parallel()
 	h := startHarness(t, "")
 	h.must(200, "PUT", "/context/fields/prefs.coffee", h.owner, map[string]any{"value": map[string]any{"beans": "arabica", "milk": "oat"}}, nil)
 	tutor := h.consumer("barista", "prefs.*", "write")
@@ -424,6 +431,7 @@ func TestReviewShowsConflicts(t *testing.T) {
 // made from an app's request carries the app's own purpose and category,
 // which meet no purpose_only restriction and prove nothing to no_training.
 func TestAutoApprovedGrantIsNotTheOwnersWord(t *testing.T) {
+	t.Parallel()
 	h := startHarness(t, "")
 	h.must(200, "PUT", "/phc/v1/settings", h.owner, map[string]any{"auto_grant": "standard"}, nil)
 	for key, r := range map[string]map[string]any{
@@ -459,6 +467,7 @@ func TestAutoApprovedGrantIsNotTheOwnersWord(t *testing.T) {
 // of a removed one sees none of its proposals, cannot withdraw them, and
 // cannot overwrite what it wrote.
 func TestRemovedAppsNamesakeInheritsNothing(t *testing.T) {
+	t.Parallel()
 	h := startHarness(t, "")
 	h.must(200, "PUT", "/phc/v1/settings", h.owner, map[string]any{"auto_grant": "standard"}, nil)
 	first := h.consumer("app", "prefs.*", "read-write")

@@ -16,6 +16,7 @@ import (
 // a token minted past the cap would bring a fresh bucket: an app could
 // multiply its rate by asking for public data again and again.
 func TestRequestTokensCountAgainstLiveCap(t *testing.T) {
+	t.Parallel()
 	h := startHarness(t, "")
 	h.must(200, "PUT", "/context/fields/identity.full_name", h.owner, map[string]any{"value": "Cool Cucumber"}, nil)
 	h.must(200, "PUT", "/context/sensitivity/identity.full_name", h.owner, map[string]any{"tier": "public"}, nil)
@@ -68,6 +69,7 @@ func TestRequestTokensCountAgainstLiveCap(t *testing.T) {
 // would become a grant to a "consumer" named like the OIDC subject, and its
 // poll would mint a token bound to no trust entry.
 func TestOIDCReadFilesNoRequest(t *testing.T) {
+	t.Parallel()
 	h := startHarness(t, "")
 	iss := newTestIssuer(t)
 	const aud = "phc-test-audience"
@@ -102,6 +104,7 @@ func TestOIDCReadFilesNoRequest(t *testing.T) {
 // dir is never sent to it: the command says so without asking, and phc
 // status asks for the public status only.
 func TestSessionStaysHome(t *testing.T) {
+	t.Parallel()
 	a := startHarness(t, "")
 	var mu sync.Mutex
 	var seen []string
@@ -137,6 +140,7 @@ func TestSessionStaysHome(t *testing.T) {
 // a request: it files none (a request granted at once would not count
 // against the quota, and a new purpose would file one more each time).
 func TestReadsFileBoundedRequests(t *testing.T) {
+	t.Parallel()
 	h := startHarness(t, "")
 	var pr struct {
 		ID string `json:"proposal_id"`

@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/phc-project/phc/internal/vault"
 )
@@ -58,23 +57,18 @@ func serveInBackground(t *testing.T, env *Env, dir string, args ...string) *serv
 	ctx, cancel := context.WithCancel(context.Background())
 	errb := &bytes.Buffer{}
 	s := &served{cancel: cancel, done: make(chan int, 1), code: -1}
-	env.Stderr = errb
+	log := newServingLog(errb)
+	env.Stderr = log
 	s.errb = errb
 	go func() {
 		s.done <- Run(ctx, env, append([]string{"serve", "--data", dir, "--addr", "127.0.0.1:0", "--idle-lock", "0"}, args...))
 	}()
 	t.Cleanup(s.stop)
-	for {
-		select {
-		case s.code = <-s.done:
-			return s
-		default:
-		}
-		if _, err := os.Stat(filepath.Join(dir, addrFile)); err == nil {
-			return s
-		}
-		time.Sleep(5 * time.Millisecond)
+	select {
+	case s.code = <-s.done:
+	case <-log.serving:
 	}
+	return s
 }
 
 func (s *served) stop() {
@@ -90,6 +84,7 @@ func (s *served) stop() {
 // emergency kit given by PHC_SECRET_KEY, --secret-key-file, or typed at
 // the prompt (and then stored, 0600, when the owner says so).
 func TestRestoreOnNewMachine(t *testing.T) {
+	t.Parallel()
 	h := startHarness(t, "")
 	h.phcOK("persona", "add", "learning", "Learning")
 	sk, err := vault.ReadSecretKeyFile(h.dir)
@@ -218,6 +213,7 @@ func runIn(t *testing.T, dir string, args ...string) (int, string, string) {
 // TestServePortClash checks that an address in use is reported in words
 // before any vault is created or unlocked.
 func TestServePortClash(t *testing.T) {
+	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -242,6 +238,7 @@ func TestServePortClash(t *testing.T) {
 // password, saying how long it must be, and that unlocking an existing
 // vault does not apply the rule.
 func TestNewPasswordMinimum(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{{"init"}, {"serve", "--addr", "127.0.0.1:0"}} {
 		dir := filepath.Join(t.TempDir(), "phc")
 		env, _, errb := testEnv(t, map[string]string{"PHC_PASSWORD": "short pw"})

@@ -13,7 +13,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 )
 
 // unitFile is a systemd unit: section → key → values, in order.
@@ -98,20 +97,18 @@ func serviceRun(t *testing.T, args []string) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	env, out, errb := testEnv(t, map[string]string{}) // a service manager gives no password and no terminal
+	log := newServingLog(errb)
+	env.Stderr = log
 	done := make(chan int, 1)
 	go func() { done <- Run(ctx, env, args) }()
-	var addr []byte
-	for {
-		select {
-		case code := <-done:
-			t.Fatalf("phc %s exited %d: %s", strings.Join(args, " "), code, errb)
-		default:
-		}
-		var err error
-		if addr, err = os.ReadFile(filepath.Join(data, addrFile)); err == nil {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
+	select {
+	case code := <-done:
+		t.Fatalf("phc %s exited %d: %s", strings.Join(args, " "), code, errb)
+	case <-log.serving:
+	}
+	addr, err := os.ReadFile(filepath.Join(data, addrFile))
+	if err != nil {
+		t.Fatalf("phc %s is serving but wrote no addr file: %v", strings.Join(args, " "), err)
 	}
 	status := func() (locked bool) {
 		t.Helper()
@@ -160,6 +157,7 @@ func initVault(t *testing.T, data string) {
 // and its ExecStart — with %h a temporary home — starts a locked daemon
 // that phc unlock unlocks. systemd-analyze verifies it where installed.
 func TestSystemdUnit(t *testing.T) {
+	t.Parallel()
 	text := readDoc(t, "phc.service")
 	u := parseUnit(t, text)
 	home := t.TempDir()
@@ -204,11 +202,12 @@ func TestSystemdUnit(t *testing.T) {
 		t.Log("systemd-analyze is not installed: the unit's syntax is checked by the parser above only")
 		return
 	}
-	// systemd-analyze checks that ExecStart is executable: put the real
-	// binary where the unit expects it.
-	if out, err := exec.Command("go", "build", "-o", exec0[0], "../../cmd/phc").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	// systemd-analyze checks that ExecStart is executable: put a phc
+	// where the unit expects it.
+	if err := os.MkdirAll(filepath.Dir(exec0[0]), 0o700); err != nil {
+		t.Fatal(err)
 	}
+	linkPHC(t, exec0[0])
 	unit := filepath.Join(t.TempDir(), "phc.service")
 	if err := os.WriteFile(unit, []byte(text), 0o600); err != nil {
 		t.Fatal(err)
@@ -237,6 +236,7 @@ func TestSystemdUnit(t *testing.T) {
 // ProgramArguments — with /Users/YOU replaced by a home, as the install line
 // of docs/operations.md does — start a locked daemon that phc unlock unlocks.
 func TestLaunchdPlist(t *testing.T) {
+	t.Parallel()
 	text := readDoc(t, "dev.phc.plist")
 	if !strings.HasPrefix(text, `<?xml version="1.0" encoding="UTF-8"?>`+"\n"+`<!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">`) {
 		t.Error("dev.phc.plist does not begin with the plist XML declaration and DOCTYPE")

@@ -19,6 +19,7 @@ var consolePage = regexp.MustCompile(`^/ui/s/[A-Za-z0-9_-]{43}/review$`)
 // one-time sign-in link bound to the CLI's session, which the console
 // accepts once.
 func TestUI(t *testing.T) {
+	t.Parallel()
 	h := startHarness(t, "")
 	run := func(open func(string) error, args ...string) string {
 		t.Helper()

@@ -16,6 +16,7 @@ import (
 // TestGrantErrorsInUserWords checks that phc grant's mistakes are answered
 // with what to type instead, before anything reaches the daemon.
 func TestGrantErrorsInUserWords(t *testing.T) {
+	t.Parallel()
 	h := startHarness(t, "")
 	h.phcOK("persona", "add", "learning", "Learning")
 	h.phcOK("consumer", "add", "coach", "--secret", "coach-secret-0123456789")
@@ -74,6 +75,7 @@ func cloneArgs(s []string) []string { return append([]string(nil), s...) }
 // phc consumer approve of a consumer phc consumer add approved says so
 // and exits 0, and that --json lists tokens.
 func TestTokenListRevokeAndApprove(t *testing.T) {
+	t.Parallel()
 	h := startHarness(t, "")
 	h.phcOK("consumer", "add", "tutor", "--secret", "tutor-secret-0123456789")
 	if out := h.phcOK("consumer", "approve", "tutor"); !strings.Contains(out, "already approved") {
@@ -106,6 +108,7 @@ func TestTokenListRevokeAndApprove(t *testing.T) {
 // removed from the trust list, its tokens are refused and the owner's list
 // shows them inactive — the one rule both use.
 func TestTokenLivenessSharedWithAuthentication(t *testing.T) {
+	t.Parallel()
 	h := startHarness(t, "")
 	iss := newTestIssuer(t)
 	const aud = "phc-test-audience"

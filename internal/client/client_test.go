@@ -11,6 +11,7 @@ import (
 // A daemon that takes a request and does not answer in time is busy, not
 // gone: the error says so; a port nobody listens on is "cannot reach".
 func TestClientBusyOrUnreachable(t *testing.T) {
+	t.Parallel()
 	release := make(chan struct{})
 	busy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		<-release // answers only once the test is done

@@ -27,6 +27,7 @@ import (
 	"github.com/dunglas/httpsfv"
 
 	"github.com/phc-project/phc/internal/atomicfile"
+	"github.com/phc-project/phc/internal/valueref"
 )
 
 // HeaderName is the request header a local vault adds to every MCP
@@ -62,10 +63,7 @@ func ParseHeader(values []string) (string, error) {
 }
 
 // Kid is base64(SHA-256(k)), with padding.
-func Kid(k []byte) string {
-	h := sha256.Sum256(k)
-	return base64.StdEncoding.EncodeToString(h[:])
-}
+func Kid(k []byte) string { return valueref.Kid(k) }
 
 // Header is the Client-Vault header value for K: v=1, kid=:…:.
 func Header(k []byte) string {

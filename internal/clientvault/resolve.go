@@ -15,7 +15,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/phc-project/phc/custodian"
+	"github.com/phc-project/phc/internal/valueref"
 )
 
 // Discover reads the RFC 9728 metadata of the MCP URL mcpURL and returns
@@ -172,7 +172,7 @@ func Resolve(ctx context.Context, hc *http.Client, endpoint string, k []byte, no
 		}
 		ref := &Refusal{Status: resp.StatusCode, Code: "refused", RetryAfter: resp.Header.Get("Retry-After")}
 		_ = json.Unmarshal(data, &e) // a body that is not JSON is a refusal all the same
-		if custodian.ValidRefKey(e.Key) {
+		if valueref.ValidKey(e.Key) {
 			ref.Key = e.Key
 		}
 		if isCode(e.Error) {
@@ -224,7 +224,7 @@ func isCode(c string) bool {
 func Keys(v any) []string {
 	seen := map[string]bool{}
 	walk(v, func(s string) string {
-		for _, k := range custodian.ReferenceKeys(s) {
+		for _, k := range valueref.Keys(s) {
 			seen[k] = true
 		}
 		return s
@@ -244,14 +244,14 @@ func Keys(v any) []string {
 func Replace(v any, values map[string]string) (out any, bad string) {
 	var mismatch string
 	out = walk(v, func(s string) string {
-		return custodian.ReferencePattern.ReplaceAllStringFunc(s, func(ref string) string {
-			m := custodian.ReferencePattern.FindStringSubmatch(ref)
+		return valueref.Pattern.ReplaceAllStringFunc(s, func(ref string) string {
+			m := valueref.Pattern.FindStringSubmatch(ref)
 			val, ok := values[m[1]]
 			if !ok {
 				mismatch = m[1]
 				return ref
 			}
-			if d := custodian.ReferenceDisplay(ref); d != "" && custodian.MaskedDisplay(val) != d && mismatch == "" {
+			if d := valueref.Display(ref); d != "" && valueref.Mask(val) != d && mismatch == "" {
 				mismatch = m[1]
 			}
 			return val

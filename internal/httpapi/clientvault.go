@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/phc-project/phc/custodian"
+	"github.com/phc-project/phc/internal/valueref"
 )
 
 // ResolvePath is the Client-Vault v=1 resolve endpoint (docs/formats/reference.md),
@@ -24,7 +25,8 @@ func (s *Server) resolve(w http.ResponseWriter, r *http.Request, _ custodian.Pri
 	if err == nil {
 		bearer, _ := bearerToken(r)
 		var out custodian.ResolveResult
-		if out, err = s.svc.Resolve(r.Context(), bearer, raw); err == nil {
+		in := custodian.ResolveInput{Bearer: bearer, Body: valueref.ReadBody(raw)}
+		if out, err = s.svc.Resolve(r.Context(), in); err == nil {
 			writeJSON(w, http.StatusOK, out)
 			return nil
 		}

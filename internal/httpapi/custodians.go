@@ -55,11 +55,11 @@ func (s *Server) unpinCustodian(w http.ResponseWriter, r *http.Request, p custod
 func (s *Server) exportBundle(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
 	bulkDeadlines(w)
 	defer releaseMemory()
-	raw, err := readBody(r)
-	if err != nil {
+	var in custodian.ExportInput
+	if err := s.body(r, "export.bundle", &in); err != nil {
 		return err
 	}
-	sealed, man, err := s.svc.ExportBundle(r.Context(), p, raw)
+	sealed, man, err := s.svc.ExportBundle(r.Context(), p, in)
 	if err != nil {
 		return err
 	}
@@ -107,7 +107,7 @@ func (s *Server) importBundle(w http.ResponseWriter, r *http.Request, p custodia
 	if err != nil {
 		return err
 	}
-	out, err := s.svc.ImportBundle(r.Context(), p, raw)
+	out, err := s.svc.ImportBundle(r.Context(), p, custodian.ImportBundleInput{Bundle: raw})
 	if err != nil {
 		return err
 	}
@@ -154,11 +154,8 @@ func (s *Server) rejectQuarantinedBulk(w http.ResponseWriter, r *http.Request, p
 	if err != nil {
 		return err
 	}
-	var in struct {
-		IDs []string `json:"ids"`
-		All bool     `json:"all"`
-	}
-	if err := custodian.DecodeBody("quarantine.reject", raw, &in); err != nil {
+	var in custodian.QuarantineRejectInput
+	if err := s.svc.Decode("quarantine.reject", raw, &in); err != nil {
 		return err
 	}
 	n, rev, err := s.svc.RejectQuarantined(r.Context(), p, in.IDs, in.All)
@@ -172,11 +169,11 @@ func (s *Server) rejectQuarantinedBulk(w http.ResponseWriter, r *http.Request, p
 func (s *Server) adoptQuarantined(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
 	bulkDeadlines(w)
 	defer releaseMemory()
-	raw, err := readBody(r)
-	if err != nil {
+	var in custodian.AdoptInput
+	if err := s.body(r, "quarantine.adopt", &in); err != nil {
 		return err
 	}
-	n, rev, err := s.svc.AdoptQuarantined(r.Context(), p, r.PathValue("id"), raw)
+	n, rev, err := s.svc.AdoptQuarantined(r.Context(), p, r.PathValue("id"), in)
 	if err != nil {
 		return err
 	}
@@ -185,11 +182,11 @@ func (s *Server) adoptQuarantined(w http.ResponseWriter, r *http.Request, p cust
 }
 
 func (s *Server) unblockQuarantined(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
-	raw, err := readBody(r)
-	if err != nil {
+	var in custodian.UnblockInput
+	if err := s.body(r, "quarantine.unblock", &in); err != nil {
 		return err
 	}
-	out, err := s.svc.UnblockQuarantined(r.Context(), p, r.PathValue("id"), raw)
+	out, err := s.svc.UnblockQuarantined(r.Context(), p, r.PathValue("id"), in)
 	if err != nil {
 		return err
 	}

@@ -2,17 +2,19 @@ package httpapi
 
 import (
 	"bytes"
+	"errors"
 	"net/http"
 
 	"github.com/phc-project/phc/custodian"
+	"github.com/phc-project/phc/internal/oidcrecipient"
 )
 
 func (s *Server) createEntity(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
-	raw, err := readBody(r)
-	if err != nil {
+	var in custodian.EntityInput
+	if err := s.body(r, "entity.create", &in); err != nil {
 		return err
 	}
-	out, err := s.svc.CreateEntity(r.Context(), p, raw)
+	out, err := s.svc.CreateEntity(r.Context(), p, in)
 	if err != nil {
 		return err
 	}
@@ -30,11 +32,11 @@ func (s *Server) listEntities(w http.ResponseWriter, r *http.Request, p custodia
 }
 
 func (s *Server) createSummary(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
-	raw, err := readBody(r)
-	if err != nil {
+	var in custodian.SummaryInput
+	if err := s.body(r, "summary.create", &in); err != nil {
 		return err
 	}
-	out, err := s.svc.CreateSummary(r.Context(), p, raw)
+	out, err := s.svc.CreateSummary(r.Context(), p, in)
 	if err != nil {
 		return err
 	}
@@ -158,7 +160,11 @@ func (s *Server) exchangeToken(w http.ResponseWriter, r *http.Request, _ custodi
 	if err != nil {
 		return err
 	}
-	out, err := s.svc.ExchangeToken(r.Context(), raw)
+	in, err := decodeExchange(raw)
+	if err != nil {
+		return err
+	}
+	out, err := s.svc.ExchangeToken(r.Context(), in)
 	if err != nil {
 		return err
 	}
@@ -167,12 +173,31 @@ func (s *Server) exchangeToken(w http.ResponseWriter, r *http.Request, _ custodi
 	return nil
 }
 
+// decodeExchange reads the form-encoded body of a token exchange (RFC
+// 8693) into the core method's input with the protocol's own parser,
+// oidcrecipient.ParseForm, not custodian.Service.Decode: the body is a
+// form, not JSON, and what a form can break that a struct cannot (a
+// parameter repeated or unknown) is refused here, before anything else,
+// as the core always did. ExchangeToken checks the values of every
+// request, parsed or built in Go, with the same rules (Request.Check).
+func decodeExchange(raw []byte) (custodian.ExchangeInput, error) {
+	const op = "token.exchange"
+	in, err := oidcrecipient.ParseForm(raw)
+	if e, ok := errors.AsType[*oidcrecipient.Error](err); ok {
+		if e.TooLarge {
+			return in, &custodian.Error{Op: op, Kind: custodian.KindTooLarge}
+		}
+		return in, &custodian.Error{Op: op, Kind: custodian.KindInvalid, Public: e.Msg}
+	}
+	return in, err
+}
+
 func (s *Server) addTrust(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
-	raw, err := readBody(r)
-	if err != nil {
+	var in custodian.TrustInput
+	if err := s.body(r, "trust.add", &in); err != nil {
 		return err
 	}
-	out, err := s.svc.AddTrust(r.Context(), p, raw)
+	out, err := s.svc.AddTrust(r.Context(), p, in)
 	if err != nil {
 		return err
 	}
@@ -198,20 +223,9 @@ func (s *Server) removeTrust(w http.ResponseWriter, r *http.Request, p custodian
 	return nil
 }
 
-// decodeDEC decodes the body of a DEC route into its input, strictly, as
-// the core's operation op. A DEC document is not decoded: the core takes
-// it as it came (custodian.DECDocumentInput).
-//
-// TODO(typedin): use Service.Decode
-func decodeDEC(op string, raw []byte, in any) error { return custodian.DecodeBody(op, raw, in) }
-
 func (s *Server) pinDECIssuer(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
-	raw, err := readBody(r)
-	if err != nil {
-		return err
-	}
 	var in custodian.DECTrustInput
-	if err := decodeDEC("dec.trust", raw, &in); err != nil {
+	if err := s.body(r, "dec.trust", &in); err != nil {
 		return err
 	}
 	out, err := s.svc.PinDECIssuer(r.Context(), p, in)
@@ -223,12 +237,8 @@ func (s *Server) pinDECIssuer(w http.ResponseWriter, r *http.Request, p custodia
 }
 
 func (s *Server) addDECPolicy(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
-	raw, err := readBody(r)
-	if err != nil {
-		return err
-	}
 	var in custodian.DECPolicyInput
-	if err := decodeDEC("dec.policy", raw, &in); err != nil {
+	if err := s.body(r, "dec.policy", &in); err != nil {
 		return err
 	}
 	out, err := s.svc.AddDECPolicy(r.Context(), p, in)
@@ -278,12 +288,8 @@ func (s *Server) presentDEC(w http.ResponseWriter, r *http.Request, p custodian.
 
 // unrevokeDECKey withdraws one revocation of a pinned DEC issuer's key.
 func (s *Server) unrevokeDECKey(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
-	raw, err := readBody(r)
-	if err != nil {
-		return err
-	}
 	var in custodian.DECUnrevokeInput
-	if err := decodeDEC("dec.unrevoke", raw, &in); err != nil {
+	if err := s.body(r, "dec.unrevoke", &in); err != nil {
 		return err
 	}
 	out, err := s.svc.UnrevokeDECKey(r.Context(), p, in)

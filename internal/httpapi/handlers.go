@@ -20,18 +20,13 @@ func (s *Server) status(w http.ResponseWriter, r *http.Request, _ custodian.Prin
 	return nil
 }
 
-type unlockRequest struct {
-	Password  string `json:"password"`
-	SecretKey string `json:"secret_key"`
-}
-
 func (s *Server) unlock(w http.ResponseWriter, r *http.Request, _ custodian.Principal) error {
 	raw, err := readBody(r)
 	if err != nil {
 		return err
 	}
-	var in unlockRequest
-	if err := custodian.DecodeBody("unlock", raw, &in); err != nil {
+	var in custodian.UnlockInput
+	if err := s.svc.Decode("unlock", raw, &in); err != nil {
 		return err
 	}
 	token, err := s.svc.Unlock(r.Context(), []byte(in.Password), in.SecretKey)
@@ -51,11 +46,11 @@ func (s *Server) lock(w http.ResponseWriter, r *http.Request, p custodian.Princi
 }
 
 func (s *Server) mintToken(w http.ResponseWriter, r *http.Request, _ custodian.Principal) error {
-	raw, err := readBody(r)
-	if err != nil {
+	var in custodian.TokenRequest
+	if err := s.body(r, "token.create", &in); err != nil {
 		return err
 	}
-	out, err := s.svc.MintServiceToken(r.Context(), raw)
+	out, err := s.svc.MintServiceToken(r.Context(), in)
 	if err != nil {
 		return err
 	}
@@ -64,11 +59,11 @@ func (s *Server) mintToken(w http.ResponseWriter, r *http.Request, _ custodian.P
 }
 
 func (s *Server) addConsumer(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
-	raw, err := readBody(r)
-	if err != nil {
+	var in custodian.ConsumerInput
+	if err := s.body(r, "consumer.add", &in); err != nil {
 		return err
 	}
-	out, err := s.svc.AddConsumer(r.Context(), p, raw)
+	out, err := s.svc.AddConsumer(r.Context(), p, in)
 	if err != nil {
 		return err
 	}
@@ -77,11 +72,11 @@ func (s *Server) addConsumer(w http.ResponseWriter, r *http.Request, p custodian
 }
 
 func (s *Server) registerConsumer(w http.ResponseWriter, r *http.Request, _ custodian.Principal) error {
-	raw, err := readBody(r)
-	if err != nil {
+	var in custodian.ConsumerInput
+	if err := s.body(r, "consumer.register", &in); err != nil {
 		return err
 	}
-	out, created, err := s.svc.RegisterConsumer(r.Context(), raw)
+	out, created, err := s.svc.RegisterConsumer(r.Context(), in)
 	if err != nil {
 		return err
 	}
@@ -139,11 +134,11 @@ func (s *Server) listConsumers(w http.ResponseWriter, r *http.Request, p custodi
 }
 
 func (s *Server) createPersona(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
-	raw, err := readBody(r)
-	if err != nil {
+	var in custodian.PersonaInput
+	if err := s.body(r, "persona.create", &in); err != nil {
 		return err
 	}
-	out, rev, err := s.svc.CreatePersona(r.Context(), p, raw)
+	out, rev, err := s.svc.CreatePersona(r.Context(), p, in)
 	if err != nil {
 		return err
 	}
@@ -161,11 +156,11 @@ func (s *Server) listPersonas(w http.ResponseWriter, r *http.Request, p custodia
 }
 
 func (s *Server) updatePersona(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
-	raw, err := readBody(r)
-	if err != nil {
+	var in custodian.PersonaUpdateInput
+	if err := s.body(r, "persona.update", &in); err != nil {
 		return err
 	}
-	out, rev, err := s.svc.UpdatePersona(r.Context(), p, r.PathValue("id"), raw)
+	out, rev, err := s.svc.UpdatePersona(r.Context(), p, r.PathValue("id"), in)
 	if err != nil {
 		return err
 	}
@@ -183,11 +178,11 @@ func (s *Server) deletePersona(w http.ResponseWriter, r *http.Request, p custodi
 }
 
 func (s *Server) createGrant(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
-	raw, err := readBody(r)
-	if err != nil {
+	var in custodian.GrantInput
+	if err := s.body(r, "grant.create", &in); err != nil {
 		return err
 	}
-	out, err := s.svc.CreateGrant(r.Context(), p, raw)
+	out, err := s.svc.CreateGrant(r.Context(), p, in)
 	if err != nil {
 		return err
 	}
@@ -214,11 +209,11 @@ func (s *Server) revokeGrant(w http.ResponseWriter, r *http.Request, p custodian
 }
 
 func (s *Server) narrowGrant(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
-	raw, err := readBody(r)
-	if err != nil {
+	var in custodian.GrantTerms
+	if err := s.body(r, "grant.narrow", &in); err != nil {
 		return err
 	}
-	out, err := s.svc.NarrowGrant(r.Context(), p, r.PathValue("id"), raw)
+	out, err := s.svc.NarrowGrant(r.Context(), p, r.PathValue("id"), in)
 	if err != nil {
 		return err
 	}
@@ -227,11 +222,11 @@ func (s *Server) narrowGrant(w http.ResponseWriter, r *http.Request, p custodian
 }
 
 func (s *Server) propose(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
-	raw, err := readBody(r)
-	if err != nil {
+	var in custodian.ProposalInput
+	if err := s.body(r, "propose", &in); err != nil {
 		return err
 	}
-	out, err := s.svc.Propose(r.Context(), p, raw)
+	out, err := s.svc.Propose(r.Context(), p, in)
 	if err != nil {
 		return err
 	}
@@ -249,11 +244,11 @@ func (s *Server) review(w http.ResponseWriter, r *http.Request, p custodian.Prin
 }
 
 func (s *Server) confirm(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
-	raw, err := readBody(r)
-	if err != nil {
+	var in custodian.ConfirmInput
+	if err := s.body(r, "confirm", &in); err != nil {
 		return err
 	}
-	out, err := s.svc.Confirm(r.Context(), p, r.PathValue("id"), raw)
+	out, err := s.svc.Confirm(r.Context(), p, r.PathValue("id"), in)
 	if err != nil {
 		return err
 	}
@@ -262,11 +257,11 @@ func (s *Server) confirm(w http.ResponseWriter, r *http.Request, p custodian.Pri
 }
 
 func (s *Server) confirmBulk(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
-	raw, err := readBody(r)
-	if err != nil {
+	var in custodian.BulkConfirmInput
+	if err := s.body(r, "review.confirm", &in); err != nil {
 		return err
 	}
-	out, err := s.svc.ConfirmBulk(r.Context(), p, raw)
+	out, err := s.svc.ConfirmBulk(r.Context(), p, in)
 	if err != nil {
 		return err
 	}
@@ -275,11 +270,11 @@ func (s *Server) confirmBulk(w http.ResponseWriter, r *http.Request, p custodian
 }
 
 func (s *Server) rejectBulk(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
-	raw, err := readBody(r)
-	if err != nil {
+	var in custodian.BulkRejectInput
+	if err := s.body(r, "review.reject", &in); err != nil {
 		return err
 	}
-	out, err := s.svc.RejectBulk(r.Context(), p, raw)
+	out, err := s.svc.RejectBulk(r.Context(), p, in)
 	if err != nil {
 		return err
 	}
@@ -288,11 +283,11 @@ func (s *Server) rejectBulk(w http.ResponseWriter, r *http.Request, p custodian.
 }
 
 func (s *Server) reject(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
-	raw, err := readBody(r)
-	if err != nil {
+	var in custodian.RejectInput
+	if err := s.body(r, "reject", &in); err != nil {
 		return err
 	}
-	rev, err := s.svc.Reject(r.Context(), p, r.PathValue("id"), raw)
+	rev, err := s.svc.Reject(r.Context(), p, r.PathValue("id"), in)
 	if err != nil {
 		return err
 	}
@@ -340,11 +335,11 @@ func (s *Server) versions(w http.ResponseWriter, r *http.Request, p custodian.Pr
 }
 
 func (s *Server) correct(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
-	raw, err := readBody(r)
-	if err != nil {
+	var in custodian.CorrectionInput
+	if err := s.body(r, "claim.correct", &in); err != nil {
 		return err
 	}
-	out, err := s.svc.Correct(r.Context(), p, r.PathValue("id"), raw)
+	out, err := s.svc.Correct(r.Context(), p, r.PathValue("id"), in)
 	if err != nil {
 		return err
 	}
@@ -362,11 +357,11 @@ func (s *Server) deleteClaim(w http.ResponseWriter, r *http.Request, p custodian
 }
 
 func (s *Server) setPersonas(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
-	raw, err := readBody(r)
-	if err != nil {
+	var in custodian.PersonasInput
+	if err := s.body(r, "claim.personas", &in); err != nil {
 		return err
 	}
-	out, err := s.svc.SetPersonas(r.Context(), p, r.PathValue("id"), raw)
+	out, err := s.svc.SetPersonas(r.Context(), p, r.PathValue("id"), in)
 	if err != nil {
 		return err
 	}
@@ -483,12 +478,12 @@ func (s *Server) getField(w http.ResponseWriter, r *http.Request, p custodian.Pr
 }
 
 func (s *Server) putField(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
-	raw, err := readBody(r)
-	if err != nil {
+	var in custodian.FieldInput
+	if err := s.body(r, "field.put", &in); err != nil {
 		return err
 	}
 	id := r.PathValue("id")
-	out, pending, err := s.svc.PutField(r.Context(), p, id, raw)
+	out, pending, err := s.svc.PutField(r.Context(), p, id, in)
 	if err != nil {
 		return err
 	}
@@ -546,11 +541,11 @@ func (s *Server) fieldContext(w http.ResponseWriter, r *http.Request, p custodia
 }
 
 func (s *Server) setSensitivity(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
-	raw, err := readBody(r)
-	if err != nil {
+	var in custodian.SensitivityInput
+	if err := s.body(r, "field.sensitivity", &in); err != nil {
 		return err
 	}
-	out, err := s.svc.SetSensitivity(r.Context(), p, r.PathValue("id"), raw)
+	out, err := s.svc.SetSensitivity(r.Context(), p, r.PathValue("id"), in)
 	if err != nil {
 		return err
 	}
@@ -568,11 +563,11 @@ func (s *Server) getSettings(w http.ResponseWriter, r *http.Request, p custodian
 }
 
 func (s *Server) putSettings(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
-	raw, err := readBody(r)
-	if err != nil {
+	var in custodian.SettingsInput
+	if err := s.body(r, "settings.put", &in); err != nil {
 		return err
 	}
-	out, rev, err := s.svc.PutSettings(r.Context(), p, raw)
+	out, rev, err := s.svc.PutSettings(r.Context(), p, in)
 	if err != nil {
 		return err
 	}
@@ -585,11 +580,11 @@ func (s *Server) putSettings(w http.ResponseWriter, r *http.Request, p custodian
 }
 
 func (s *Server) requestContext(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
-	raw, err := readBody(r)
-	if err != nil {
+	var in custodian.RequestInput
+	if err := s.body(r, "request.create", &in); err != nil {
 		return err
 	}
-	out, err := s.svc.RequestContext(r.Context(), custodian.ChannelHTTP, p, raw)
+	out, err := s.svc.RequestContext(r.Context(), custodian.ChannelHTTP, p, in)
 	if err != nil {
 		return err
 	}
@@ -628,11 +623,11 @@ func (s *Server) denyRequest(w http.ResponseWriter, r *http.Request, p custodian
 }
 
 func (s *Server) decideRequest(w http.ResponseWriter, r *http.Request, p custodian.Principal, approve bool) error {
-	raw, err := readBody(r)
-	if err != nil {
+	var in custodian.DecisionInput
+	if err := s.body(r, "request.decide", &in); err != nil {
 		return err
 	}
-	out, err := s.svc.DecideRequest(r.Context(), p, r.PathValue("id"), approve, raw)
+	out, err := s.svc.DecideRequest(r.Context(), p, r.PathValue("id"), approve, in)
 	if err != nil {
 		return err
 	}

@@ -388,6 +388,20 @@ func readBody(r *http.Request) ([]byte, error) {
 	return raw, nil
 }
 
+// body reads the request body and decodes it into in (Service.Decode). A
+// body that cannot be read is an error here; one that does not decode is
+// not: in keeps the refusal, and the core method it is given to answers
+// it after its own checks of the caller (mode, rate limits), as it always
+// has.
+func (s *Server) body(r *http.Request, op string, in custodian.Input) error {
+	raw, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	_ = s.svc.Decode(op, raw, in) // answered by the method given in
+	return nil
+}
+
 // query returns the single value of a query parameter; a repeated
 // parameter is an error.
 func query(r *http.Request, name string) (string, error) {

@@ -68,7 +68,9 @@ func (s *Server) requestContext(ctx context.Context, p custodian.Principal, req 
 		// the model's context. The grant is this consumer's either way;
 		// the app reads it with its token, or fetches one limited to the
 		// request over HTTP, outside the model's context.
-		v, err = svc.RequestContext(ctx, custodian.ChannelMCP, p, body)
+		var rin custodian.RequestInput
+		_ = svc.Decode("request.create", body, &rin) // answered by RequestContext
+		v, err = svc.RequestContext(ctx, custodian.ChannelMCP, p, rin)
 		switch {
 		case err != nil || !elicits(req):
 		case svc.MayAskInHost(custodian.ChannelMCP, v):

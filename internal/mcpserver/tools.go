@@ -119,7 +119,11 @@ func (s *Server) tools() []tool {
 			OutputSchema: schema(`{"type": "object", "properties": {"proposal_id": {"type": "string"}, "status": {"type": "string"}, "revision": {"type": "integer"}, ` + errorProps + `}}`),
 			Annotations:  &mcp.ToolAnnotations{Title: "Propose a memory", DestructiveHint: boolPtr(false), OpenWorldHint: boolPtr(false)},
 		}, func(ctx context.Context, p custodian.Principal, req *mcp.CallToolRequest) (any, error) {
-			return svc.Propose(ctx, p, req.Params.Arguments)
+			// A refusal stays in the input: Propose answers it after its
+			// own checks of the caller.
+			var in custodian.ProposalInput
+			_ = svc.Decode("propose", req.Params.Arguments, &in)
+			return svc.Propose(ctx, p, in)
 		}},
 
 		{&mcp.Tool{
@@ -207,7 +211,9 @@ func (s *Server) tools() []tool {
 			if vs := setViolations(id, req.Params.Arguments); len(vs) > 0 {
 				return nil, violationsError("context_set", vs...)
 			}
-			f, pending, err := svc.PutField(ctx, p, id, body)
+			var in custodian.FieldInput
+			_ = svc.Decode("field.put", body, &in) // answered by PutField
+			f, pending, err := svc.PutField(ctx, p, id, in)
 			if err != nil {
 				return nil, err
 			}

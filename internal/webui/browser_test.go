@@ -1,3 +1,5 @@
+//go:build slow
+
 package webui_test
 
 import (
@@ -180,6 +182,22 @@ func (b *browser) submit(sel, want string) string {
 	b.t.Helper()
 	b.do(chromedp.Click(chromedp.CSS(sel)))
 	return b.text(want)
+}
+
+// propose files a proposal as app and returns its id.
+func (c *console) propose(app string, doc map[string]any) string {
+	c.t.Helper()
+	if doc["kind"] == nil {
+		doc["kind"] = "fact"
+	}
+	if doc["assertion"] == nil {
+		doc["assertion"] = "reported"
+	}
+	var p struct {
+		ID string `json:"proposal_id"`
+	}
+	c.must(201, "POST", "/phc/v1/proposals", app, doc, &p)
+	return p.ID
 }
 
 // TestConsoleInBrowser drives the console in headless Chromium through

@@ -192,22 +192,6 @@ func (c *console) grant(consumer, purpose, op string, selectors map[string]any) 
 	return g.ID
 }
 
-// propose files a proposal as app and returns its id.
-func (c *console) propose(app string, doc map[string]any) string {
-	c.t.Helper()
-	if doc["kind"] == nil {
-		doc["kind"] = "fact"
-	}
-	if doc["assertion"] == nil {
-		doc["assertion"] = "reported"
-	}
-	var p struct {
-		ID string `json:"proposal_id"`
-	}
-	c.must(201, "POST", "/phc/v1/proposals", app, doc, &p)
-	return p.ID
-}
-
 // sessionPath is the path of a signed-in console session's pages.
 var sessionPath = regexp.MustCompile(`^/ui/s/[A-Za-z0-9_-]{43}$`)
 

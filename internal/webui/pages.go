@@ -26,6 +26,13 @@ func mustJSON(v any) []byte {
 	return raw
 }
 
+// decode encodes doc, a body built from a form, into in as the API decodes
+// a request body (custodian.Service.Decode). A refusal is no error here:
+// in keeps it, and the core method given in answers it.
+func (s *Server) decode(op string, doc any, in custodian.Input) {
+	_ = s.svc.Decode(op, mustJSON(doc), in)
+}
+
 // formList is the non-empty values of a repeated form field.
 func formList(r *http.Request, name string) []string {
 	out := []string{}
@@ -80,14 +87,14 @@ func (s *Server) confirm(w http.ResponseWriter, r *http.Request, sess *session) 
 		if v := strings.TrimSpace(r.PostForm.Get("edit_" + id)); v != "" {
 			in.Edits = &custodian.Edits{Value: jsonField(v)}
 		}
-		out, err := s.svc.Confirm(ctx(r), sess.p, id, mustJSON(in))
+		out, err := s.svc.Confirm(ctx(r), sess.p, id, in)
 		if err != nil {
 			return err
 		}
 		return s.done(w, r, sess, "/review", fmt.Sprintf("Confirmed %s as %s (version %d).", out.Claim.Key, out.Claim.ID, out.Claim.Version))
 	}
 	ids := formList(r, "ids")
-	out, err := s.svc.ConfirmBulk(ctx(r), sess.p, mustJSON(custodian.BulkConfirmInput{IDs: ids, Personas: personas}))
+	out, err := s.svc.ConfirmBulk(ctx(r), sess.p, custodian.BulkConfirmInput{IDs: ids, Personas: personas})
 	if err != nil {
 		return err
 	}
@@ -97,12 +104,12 @@ func (s *Server) confirm(w http.ResponseWriter, r *http.Request, sess *session) 
 func (s *Server) reject(w http.ResponseWriter, r *http.Request, sess *session) error {
 	reason := r.PostForm.Get("reason")
 	if id := r.PostForm.Get("one"); id != "" {
-		if _, err := s.svc.Reject(ctx(r), sess.p, id, mustJSON(custodian.RejectInput{Reason: reason})); err != nil {
+		if _, err := s.svc.Reject(ctx(r), sess.p, id, custodian.RejectInput{Reason: reason}); err != nil {
 			return err
 		}
 		return s.done(w, r, sess, "/review", "Rejected 1 proposal.")
 	}
-	out, err := s.svc.RejectBulk(ctx(r), sess.p, mustJSON(custodian.BulkRejectInput{IDs: formList(r, "ids"), Reason: reason}))
+	out, err := s.svc.RejectBulk(ctx(r), sess.p, custodian.BulkRejectInput{IDs: formList(r, "ids"), Reason: reason})
 	if err != nil {
 		return err
 	}
@@ -143,11 +150,7 @@ func (s *Server) requests(w http.ResponseWriter, r *http.Request, sess *session)
 }
 
 func (s *Server) approveRequest(w http.ResponseWriter, r *http.Request, sess *session) error {
-	var body []byte
-	if pw := r.PostForm.Get("password"); pw != "" {
-		body = mustJSON(map[string]string{"password": pw})
-	}
-	q, err := s.svc.DecideRequest(ctx(r), sess.p, r.PathValue("id"), true, body)
+	q, err := s.svc.DecideRequest(ctx(r), sess.p, r.PathValue("id"), true, custodian.DecisionInput{Password: r.PostForm.Get("password")})
 	if err != nil {
 		return err
 	}
@@ -155,7 +158,7 @@ func (s *Server) approveRequest(w http.ResponseWriter, r *http.Request, sess *se
 }
 
 func (s *Server) denyRequest(w http.ResponseWriter, r *http.Request, sess *session) error {
-	q, err := s.svc.DecideRequest(ctx(r), sess.p, r.PathValue("id"), false, nil)
+	q, err := s.svc.DecideRequest(ctx(r), sess.p, r.PathValue("id"), false, custodian.DecisionInput{})
 	if err != nil {
 		return err
 	}
@@ -289,7 +292,9 @@ func (s *Server) createGrant(w http.ResponseWriter, r *http.Request, sess *sessi
 	if q := f.Get("requires"); q != "" {
 		doc["requires"] = map[string]string{"qualification": q}
 	}
-	out, err := s.svc.CreateGrant(ctx(r), sess.p, mustJSON(doc))
+	var in custodian.GrantInput
+	s.decode("grant.create", doc, &in)
+	out, err := s.svc.CreateGrant(ctx(r), sess.p, in)
 	if err != nil {
 		return err
 	}
@@ -325,7 +330,9 @@ func (s *Server) narrowGrant(w http.ResponseWriter, r *http.Request, sess *sessi
 		}
 		doc["expires_at"] = at.Format(time.RFC3339)
 	}
-	if _, err := s.svc.NarrowGrant(ctx(r), sess.p, r.PathValue("id"), mustJSON(doc)); err != nil {
+	var in custodian.GrantTerms
+	s.decode("grant.narrow", doc, &in)
+	if _, err := s.svc.NarrowGrant(ctx(r), sess.p, r.PathValue("id"), in); err != nil {
 		return err
 	}
 	return s.done(w, r, sess, "/grants", "Narrowed grant "+r.PathValue("id")+".")
@@ -404,7 +411,9 @@ func (s *Server) correct(w http.ResponseWriter, r *http.Request, sess *session) 
 	if t := r.PostForm.Get("sensitivity"); t != "" {
 		doc["sensitivity"] = t
 	}
-	out, err := s.svc.Correct(ctx(r), sess.p, id, mustJSON(doc))
+	var in custodian.CorrectionInput
+	s.decode("claim.correct", doc, &in)
+	out, err := s.svc.Correct(ctx(r), sess.p, id, in)
 	if err != nil {
 		return err
 	}
@@ -413,7 +422,7 @@ func (s *Server) correct(w http.ResponseWriter, r *http.Request, sess *session) 
 
 func (s *Server) setPersonas(w http.ResponseWriter, r *http.Request, sess *session) error {
 	id := r.PathValue("id")
-	if _, err := s.svc.SetPersonas(ctx(r), sess.p, id, mustJSON(custodian.PersonasInput{Personas: formList(r, "personas")})); err != nil {
+	if _, err := s.svc.SetPersonas(ctx(r), sess.p, id, custodian.PersonasInput{Personas: formList(r, "personas")}); err != nil {
 		return err
 	}
 	return s.done(w, r, sess, "/claims/"+url.PathEscape(id), "Personas changed.")
@@ -487,7 +496,9 @@ func (s *Server) createPersona(w http.ResponseWriter, r *http.Request, sess *ses
 		}
 	}
 	doc["preferences"] = prefs
-	pe, _, err := s.svc.CreatePersona(ctx(r), sess.p, mustJSON(doc))
+	var in custodian.PersonaInput
+	s.decode("persona.create", doc, &in)
+	pe, _, err := s.svc.CreatePersona(ctx(r), sess.p, in)
 	if err != nil {
 		return err
 	}
@@ -509,7 +520,9 @@ func (s *Server) updatePersona(w http.ResponseWriter, r *http.Request, sess *ses
 	if name := r.PostForm.Get("name"); name != "" {
 		change["name"] = name
 	}
-	pe, _, err := s.svc.UpdatePersona(ctx(r), sess.p, r.PathValue("id"), mustJSON(change))
+	var in custodian.PersonaUpdateInput
+	s.decode("persona.update", change, &in)
+	pe, _, err := s.svc.UpdatePersona(ctx(r), sess.p, r.PathValue("id"), in)
 	if err != nil {
 		return err
 	}
@@ -756,11 +769,10 @@ func (s *Server) adopt(w http.ResponseWriter, r *http.Request, sess *session) er
 		}
 		in.Identities[strings.TrimSpace(from)] = strings.TrimSpace(to)
 	}
-	var body []byte
-	if len(in.Personas) > 0 || in.Identities != nil {
-		body = mustJSON(in)
+	if len(in.Personas) == 0 {
+		in.Personas = nil // none chosen: the source's personas that exist here
 	}
-	n, _, err := s.svc.AdoptQuarantined(ctx(r), sess.p, r.PathValue("id"), body)
+	n, _, err := s.svc.AdoptQuarantined(ctx(r), sess.p, r.PathValue("id"), in)
 	if err != nil {
 		return err
 	}
@@ -824,7 +836,9 @@ func (s *Server) saveSettings(w http.ResponseWriter, r *http.Request, sess *sess
 		}
 	}
 	doc["disclosure"] = disclosure
-	set, _, err := s.svc.PutSettings(ctx(r), sess.p, mustJSON(doc))
+	var in custodian.SettingsInput
+	s.decode("settings.put", doc, &in)
+	set, _, err := s.svc.PutSettings(ctx(r), sess.p, in)
 	if err != nil {
 		return err
 	}

@@ -4,8 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
-	"strconv"
 	"time"
+
+	"github.com/phc-project/phc/internal/pcp"
 )
 
 // ContextQuery asks for context for a purpose.
@@ -50,30 +51,15 @@ func (r ContextResult) MarshalJSON() ([]byte, error) {
 		type plain ContextResult
 		return json.Marshal(plain(r))
 	}
-	n := 64
-	for _, c := range r.raw {
-		n += len(c) + 1
-	}
-	b := make([]byte, 0, n)
-	b = append(b, `{"revision":`...)
-	b = strconv.AppendUint(b, r.Revision, 10)
-	b = append(b, `,"claims":[`...)
-	for i, c := range r.raw {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, c...)
-	}
-	b = append(b, ']')
+	var persona json.RawMessage
 	if r.Persona != nil {
 		pc, err := json.Marshal(r.Persona)
 		if err != nil {
 			return nil, err
 		}
-		b = append(b, `,"persona":`...)
-		b = append(b, pc...)
+		persona = pc
 	}
-	return append(b, '}'), nil
+	return pcp.EncodeContext(r.Revision, r.raw, persona), nil
 }
 
 // Context returns every active claim the consumer p may read for q.Purpose:
@@ -148,24 +134,9 @@ func (s *Service) Context(ctx context.Context, p Principal, q ContextQuery) (Con
 			return nil, nil, nil
 		}
 		var personaGrant *Grant // the grant that delivers the persona's preferences
-		if pe := st.personas[q.Persona]; q.Persona != "" && pe != nil {
-			named := false
-			for _, g := range grants {
-				if g.Purpose != q.Purpose {
-					continue
-				}
-				named = true
-				if personaReadAllowed(pe, q.Purpose, g) {
-					personaGrant = g
-					break
-				}
-			}
-			if named && personaGrant == nil {
-				return nil, nil, fail(op, KindRestrictionBlocked, "a guardrail of this persona forbids this read")
-			}
-			if personaGrant != nil {
-				out.Persona = &PersonaContext{ID: pe.ID, Preferences: AdvisoryPreferences{Advisory: true, Items: orEmpty(pe.Preferences)}}
-			}
+		var perr *Error
+		if out.Persona, personaGrant, perr = st.readPersona(op, grants, q.Persona, q.Purpose); perr != nil {
+			return nil, nil, perr
 		}
 		var sv []servedItem
 		sv, used, encErr = st.servable(p, grants, q.Purpose, q.Persona, now)
@@ -218,6 +189,32 @@ func (s *Service) Context(ctx context.Context, p Principal, q ContextQuery) (Con
 		}
 	}
 	return out, nil
+}
+
+// readPersona returns what a read for purpose naming persona receives of
+// it under grants (the reader's grants that select it), and the grant
+// that delivers it: nothing when the persona is not named or not here;
+// KindRestrictionBlocked when a grant for the purpose selects it but its
+// guardrails forbid the read under every such grant. Callers hold st.mu.
+func (st *state) readPersona(op string, grants []*Grant, persona, purpose string) (*PersonaContext, *Grant, *Error) {
+	pe := st.personas[persona]
+	if persona == "" || pe == nil {
+		return nil, nil, nil
+	}
+	named := false
+	for _, g := range grants {
+		if g.Purpose != purpose {
+			continue
+		}
+		named = true
+		if personaReadAllowed(pe, purpose, g) {
+			return &PersonaContext{ID: pe.ID, Preferences: AdvisoryPreferences{Advisory: true, Items: orEmpty(pe.Preferences)}}, g, nil
+		}
+	}
+	if named {
+		return nil, nil, fail(op, KindRestrictionBlocked, "a guardrail of this persona forbids this read")
+	}
+	return nil, nil, nil
 }
 
 // servedItem is a claim as a recipient receives it and the grant it is

@@ -1,6 +1,13 @@
-package custodian
+package pcp
 
 import "strings"
+
+// The tiers of the well-known keys (the sensitivity tiers of PCP §4).
+const (
+	tierStandard  = "standard"
+	tierSensitive = "sensitive"
+	tierCritical  = "critical"
+)
 
 // WellKnownKey is a key whose meaning phc knows: PCP's field names (PCP
 // §2, §4) and a few of phc's own. Tier is the default sensitivity of the
@@ -18,60 +25,45 @@ type WellKnownKey struct {
 // table). A key not at or below any of them defaults to standard. The
 // owner overrides the tier of any field. Order is the guide's.
 var WellKnownKeys = []WellKnownKey{
-	{Key: "identity.full_name", Tier: SensitivityStandard, Description: "full legal name",
+	{Key: "identity.full_name", Tier: tierStandard, Description: "full legal name",
 		Synonyms: []string{"identity.name", "identity.fullname", "identity.legal_name", "identity.display_name"}},
-	{Key: "identity.preferred_name", Tier: SensitivityStandard, Description: "the name to use",
+	{Key: "identity.preferred_name", Tier: tierStandard, Description: "the name to use",
 		Synonyms: []string{"identity.nickname"}},
-	{Key: "identity.dob", Tier: SensitivitySensitive, Description: "date of birth",
+	{Key: "identity.dob", Tier: tierSensitive, Description: "date of birth",
 		Synonyms: []string{"identity.date_of_birth", "identity.birthday", "identity.birth_date", "identity.birthdate"}},
-	{Key: "identity.nationality", Tier: SensitivityStandard, Description: "nationality"},
-	{Key: "identity.citizenship", Tier: SensitivityStandard, Description: "citizenships",
+	{Key: "identity.nationality", Tier: tierStandard, Description: "nationality"},
+	{Key: "identity.citizenship", Tier: tierStandard, Description: "citizenships",
 		Synonyms: []string{"identity.citizenships"}},
-	{Key: "identity.passport_number", Tier: SensitivityCritical, Description: "passport number",
+	{Key: "identity.passport_number", Tier: tierCritical, Description: "passport number",
 		Synonyms: []string{"identity.passport", "identity.passport_no"}},
-	{Key: "identity.ssn", Tier: SensitivityCritical, Description: "social security number (user-only-write)",
+	{Key: "identity.ssn", Tier: tierCritical, Description: "social security number (user-only-write)",
 		Synonyms: []string{"identity.social_security_number", "identity.social_security"}},
-	{Key: "identity.tax_id", Tier: SensitivityCritical, Description: "taxpayer identification number (user-only-write)",
+	{Key: "identity.tax_id", Tier: tierCritical, Description: "taxpayer identification number (user-only-write)",
 		Synonyms: []string{"identity.tin", "identity.taxpayer_id"}},
-	{Key: "addresses", Tier: SensitivitySensitive, Description: "every address"},
-	{Key: "addresses.current", Tier: SensitivitySensitive, Description: "current address (street, city, state, postal, country)",
+	{Key: "addresses", Tier: tierSensitive, Description: "every address"},
+	{Key: "addresses.current", Tier: tierSensitive, Description: "current address (street, city, state, postal, country)",
 		Synonyms: []string{"addresses.home", "addresses.current_address"}},
-	{Key: "addresses.shipping", Tier: SensitivitySensitive, Description: "shipping address"},
-	{Key: "financial", Tier: SensitivitySensitive, Description: "every financial field"},
-	{Key: "financial.filing_status", Tier: SensitivitySensitive, Description: "tax filing status"},
-	{Key: "financial.income", Tier: SensitivitySensitive, Description: "income"},
-	{Key: "financial.payment_method", Tier: SensitivitySensitive, Description: "payment method"},
-	{Key: "financial.bank_routing", Tier: SensitivityCritical, Description: "bank routing number (user-only-write)",
+	{Key: "addresses.shipping", Tier: tierSensitive, Description: "shipping address"},
+	{Key: "financial", Tier: tierSensitive, Description: "every financial field"},
+	{Key: "financial.filing_status", Tier: tierSensitive, Description: "tax filing status"},
+	{Key: "financial.income", Tier: tierSensitive, Description: "income"},
+	{Key: "financial.payment_method", Tier: tierSensitive, Description: "payment method"},
+	{Key: "financial.bank_routing", Tier: tierCritical, Description: "bank routing number (user-only-write)",
 		Synonyms: []string{"financial.routing_number"}},
-	{Key: "financial.bank_account_number", Tier: SensitivityCritical, Description: "bank account number (user-only-write)",
+	{Key: "financial.bank_account_number", Tier: tierCritical, Description: "bank account number (user-only-write)",
 		Synonyms: []string{"financial.account_number", "financial.bank_account"}},
-	{Key: "health", Tier: SensitivitySensitive, Description: "every health field"},
-	{Key: "medical", Tier: SensitivitySensitive, Description: "every medical field (PCP's category)"},
-	{Key: "credentials", Tier: SensitivityCritical, Description: "every credential"},
-	{Key: "employment.company", Tier: SensitivityStandard, Description: "employer",
+	{Key: "health", Tier: tierSensitive, Description: "every health field"},
+	{Key: "medical", Tier: tierSensitive, Description: "every medical field (PCP's category)"},
+	{Key: "credentials", Tier: tierCritical, Description: "every credential"},
+	{Key: "employment.company", Tier: tierStandard, Description: "employer",
 		Synonyms: []string{"employment.employer"}},
-	{Key: "employment.title", Tier: SensitivityStandard, Description: "job title",
+	{Key: "employment.title", Tier: tierStandard, Description: "job title",
 		Synonyms: []string{"employment.job_title", "employment.position"}},
-	{Key: "relationships.partner.name", Tier: SensitivityStandard, Description: "partner's name"},
-	{Key: "preferences.timezone", Tier: SensitivityStandard, Description: "IANA time zone",
+	{Key: "relationships.partner.name", Tier: tierStandard, Description: "partner's name"},
+	{Key: "preferences.timezone", Tier: tierStandard, Description: "IANA time zone",
 		Synonyms: []string{"preferences.tz", "preferences.time_zone"}},
-	{Key: "preferences.communication_style", Tier: SensitivityStandard, Description: "how to communicate"},
+	{Key: "preferences.communication_style", Tier: tierStandard, Description: "how to communicate"},
 }
-
-// tierRoots are the keys whose subtrees default to a tier above standard:
-// the well-known keys of such a tier, and their synonyms.
-var tierRoots = func() []struct{ root, tier string } {
-	var out []struct{ root, tier string }
-	for _, k := range WellKnownKeys {
-		if tierRank[k.Tier] <= tierRank[SensitivityStandard] {
-			continue
-		}
-		for _, root := range append([]string{k.Key}, k.Synonyms...) {
-			out = append(out, struct{ root, tier string }{root, k.Tier})
-		}
-	}
-	return out
-}()
 
 // Hint is a warning on a field write: the key written looks like another
 // name for a well-known key (Reason "synonym") or a misspelling of one
@@ -148,4 +140,9 @@ func editDistance(a, b string, limit int) int {
 		prev, cur = cur, prev
 	}
 	return min(prev[len(b)], limit)
+}
+
+// underKey reports whether key is k or below it.
+func underKey(k, key string) bool {
+	return key == k || strings.HasPrefix(key, k+".")
 }

@@ -3,57 +3,15 @@ package custodian
 import (
 	"context"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/phc-project/phc/internal/pcp"
 )
 
-// AuditEntry is one receipt in the shape PCP's audit log uses (PCP §4
-// "Audit trail"): an action, the consumer concerned, the fields (keys)
-// concerned, and when; for a token, a context request, its approval or
-// denial and a grant, also the scope asked for or given and for how long
-// (PCP's "identity.full_name, identity.ssn   30min").
-type AuditEntry struct {
-	Seq       uint64    `json:"seq"`
-	Timestamp time.Time `json:"timestamp"`
-	Action    string    `json:"action"` // GRANT | REQUEST | READ | WRITE | DENY | EXPIRE | REVOKE | ADMIN
-	Operation string    `json:"operation"`
-	Consumer  string    `json:"consumer,omitempty"`
-	Purpose   string    `json:"purpose,omitempty"`
-	Fields    []string  `json:"fields"`
-	// Scope and Duration are those of the token, request or grant the
-	// receipt names (key patterns, never values); DurationSeconds is
-	// Duration for machines.
-	Scope           []string `json:"scope,omitempty"`
-	Duration        string   `json:"duration,omitempty"`
-	DurationSeconds int64    `json:"duration_seconds,omitempty"`
-	Constraint      string   `json:"constraint,omitempty"`
-}
-
-// auditAction maps a receipt to PCP's audit action.
-func auditAction(r *Receipt) string {
-	if r.Decision == "deny" {
-		return "DENY"
-	}
-	switch r.Operation {
-	case "grant.create", "token.create", "token.exchange", "consumer.approve", "request.approve":
-		return "GRANT"
-	case "request.deny":
-		return "DENY"
-	case "request.create":
-		return "REQUEST"
-	case "grant.revoke", "grant.narrow", "token.revoke", "consumer.delete":
-		return "REVOKE"
-	case "claim.read", "context.read", "field.get", "field.list", "field.category", "field.context",
-		"graph.read", "summary.read", "vault.resolve":
-		// A recipient's read, whatever the face it came through.
-		return "READ"
-	case "proposal.create", "proposal.confirm", "proposal.reject", "claim.correct", "claim.delete", "claim.personas",
-		"claim.dispute", "claim.undispute", "claim.retract", "field.put", "field.delete", "field.sensitivity":
-		return "WRITE"
-	}
-	return "ADMIN"
-}
+// AuditEntry is one receipt in the shape PCP's audit log uses (see
+// pcp.AuditEntry).
+type AuditEntry = pcp.AuditEntry
 
 // Audit returns the newest receipts, newest first, as PCP audit entries:
 // claim references become the keys they are about (a deleted claim's key is
@@ -73,7 +31,7 @@ func (s *Service) Audit(ctx context.Context, p Principal, limit int) ([]AuditEnt
 	out := make([]AuditEntry, 0, len(rs))
 	for i := range rs {
 		r := &rs[i]
-		e := AuditEntry{Seq: r.Seq, Timestamp: r.At, Action: auditAction(r), Operation: r.Operation,
+		e := AuditEntry{Seq: r.Seq, Timestamp: r.At, Action: pcp.AuditAction(r.Operation, r.Decision), Operation: r.Operation,
 			Purpose: r.Purpose, Constraint: r.Constraint, Fields: []string{}}
 		if strings.HasPrefix(r.Actor, "consumer:") {
 			e.Consumer = strings.TrimPrefix(r.Actor, "consumer:")
@@ -82,7 +40,7 @@ func (s *Service) Audit(ctx context.Context, p Principal, limit int) ([]AuditEnt
 		}
 		e.Scope, e.DurationSeconds = st.auditScope(r.Records)
 		if e.DurationSeconds > 0 {
-			e.Duration = auditDuration(e.DurationSeconds)
+			e.Duration = pcp.AuditDuration(e.DurationSeconds)
 		}
 		seen := map[string]bool{}
 		for _, ref := range r.Records {
@@ -154,17 +112,4 @@ func (st *state) auditScope(records []string) ([]string, int64) {
 		}
 	}
 	return nil, 0
-}
-
-// auditDuration writes seconds as PCP's audit lines do: "30min", "1h",
-// "8760h"; anything else as Go writes a duration ("1h30m0s").
-func auditDuration(seconds int64) string {
-	d := time.Duration(seconds) * time.Second
-	switch {
-	case d < time.Hour && d%time.Minute == 0:
-		return strconv.FormatInt(seconds/60, 10) + "min"
-	case d%time.Hour == 0:
-		return strconv.FormatInt(seconds/3600, 10) + "h"
-	}
-	return d.String()
 }

@@ -1,0 +1,6 @@
+//go:build slow
+
+package graphtest
+
+// large: see large.go.
+const large = true

@@ -1,0 +1,59 @@
+// Package quarantine is the mechanism of phc's import pipeline: the
+// migration bundle's format and its checks, the records an import holds,
+// the mapping of foreign identities and the judgement of the restrictions
+// the records carry. The decisions that touch a vault's state — holding a
+// record, adopting it, rejecting it, unblocking it, and whether a record
+// conflicts with one held already — are package custodian's, which calls
+// this package; this package knows nothing of a vault and never imports
+// custodian.
+//
+// # The pipeline
+//
+// A bundle is sealed by its source for one recipient (internal/bundle signs
+// and encrypts it). Once the codec has verified the signature, [Open]
+// checks the payload — {"manifest", "records"} with no other member — as
+// the recipient: the format version ([BundleVersion]), that the manifest names
+// the signer as its source and the recipient as its recipient, a
+// well-formed bundle id, and records_digest against the records' bytes. It
+// returns the manifest and the [Records] before validation.
+//
+// [Records] is also what an importer of another memory format yields: one
+// [Claim] (every version in the PHC JSON binding, oldest first) per claim,
+// personas, entities and summaries as binding documents, and the producers
+// as [IdentityRef]s. The core validates each record against the binding's
+// schema, so an importer need not.
+//
+// Producers stay foreign until the owner maps them: [ForeignID] names one,
+// [Identities] finds the foreign name of a producer. [JudgeClaim] and
+// [Blocking] reconstruct restrictions: an unknown mandatory restriction
+// blocks a record (it may not be adopted until the owner removes it, see
+// [Unblocked]); an unknown advisory one is dropped and reported in the
+// [Loss] report, beside what the source left behind.
+//
+// # What the owner sees
+//
+// A held record is a [Held]: what it is, where it came from, its status
+// ([StatusQuarantined] or [StatusBlocked]) and its problems in words. The
+// answer of an import is a [Report].
+//
+// # Bundle format 0.1
+//
+// The payload the source signs is a JSON object with exactly two members:
+//
+//	{"manifest": {
+//	   "bundle_version": "0.1",
+//	   "bundle_id": "bnd_…",
+//	   "created_at": "2026-01-02T03:04:05Z",
+//	   "source":    {"custodian_id": "cus_…"},
+//	   "recipient": {"custodian_id": "cus_…"},
+//	   "counts": {"claims": 1, "versions": 2, …},
+//	   "loss_report": [{"record": "clm_…", "dropped": "claim", "reason": "no_export"}],
+//	   "records_digest": "sha256:<hex of SHA-256 over the records' JSON bytes>"},
+//	 "records": {"claims": [{"id": "clm_…", "personas": ["work"], "versions": [claim, …]}],
+//	   "personas": [persona, …], "entities": [entity, …], "summaries": [summary, …],
+//	   "identities": [{"source_issuer": "phc:consumer", "source_id": "tutor", "display": "consumer:tutor"}]}}
+//
+// Every claim, persona, entity and summary is a document of the PHC JSON
+// binding. A bundle never carries grants, tokens, consumers, secrets, keys
+// or receipts.
+package quarantine

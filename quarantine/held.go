@@ -1,0 +1,151 @@
+package quarantine
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Statuses of a held record.
+const (
+	StatusQuarantined = "quarantined"
+	StatusBlocked     = "blocked" // an unknown mandatory restriction: no adopt until the owner removes it
+)
+
+// Held is one imported record held for the owner: apart from every claim,
+// it answers exactly like an absent record to everyone else.
+type Held struct {
+	ID       string   `json:"id"`
+	BundleID string   `json:"bundle_id"`
+	Source   string   `json:"source"` // the exporting custodian
+	Kind     string   `json:"kind"`   // claim | persona | entity | summary
+	Record   string   `json:"record"` // its id at the source
+	Key      string   `json:"key,omitempty"`
+	Status   string   `json:"status"`
+	Problems []string `json:"problems"`
+	// Body is the record as imported (for a claim: its versions and
+	// personas). A vault may keep it apart from the description.
+	Body       json.RawMessage `json:"body,omitempty"`
+	ImportedAt time.Time       `json:"imported_at"`
+	Revision   uint64          `json:"revision"`
+}
+
+// Report is the answer of an import.
+type Report struct {
+	BundleID   string         `json:"bundle_id"`
+	Source     string         `json:"source"`
+	Counts     map[string]int `json:"counts"`
+	LossReport []Loss         `json:"loss_report"` // the source's, then what the import dropped
+	Records    []Held         `json:"records"`     // without bodies
+	Revision   uint64         `json:"revision"`
+}
+
+// ForeignID names a producer of another custodian (or of another vault's
+// archive, source "archive") until the owner maps it to a local identity.
+func ForeignID(source, id string) string { return "foreign:" + source + "/" + id }
+
+// Identities maps a source's producers, by their display (KIND:ID), to
+// their foreign names.
+type Identities map[string]string
+
+// MapIdentities returns the foreign names of the producers refs lists.
+func MapIdentities(source string, refs []IdentityRef) Identities {
+	out := make(Identities, len(refs))
+	for _, r := range refs {
+		out[r.Display] = ForeignID(source, r.SourceID)
+	}
+	return out
+}
+
+// Problem is the problem a record produced by display (KIND:ID) has, or ""
+// when the producer is not foreign.
+func (m Identities) Problem(display string) string {
+	if f, ok := m[display]; ok {
+		return "identity unmapped: " + f
+	}
+	return ""
+}
+
+// Restriction is what the import judges of a record's restriction.
+type Restriction struct {
+	Type      string
+	Mandatory bool
+}
+
+// Version is what the import judges of one version of a claim: its number
+// and restrictions.
+type Version struct {
+	Version      int
+	Restrictions []Restriction
+}
+
+// Verdict is the judgement of a claim's restrictions.
+type Verdict struct {
+	Blocked  bool
+	Problems []string
+	// Keep is, for each restriction of the head version, whether it stays:
+	// an unknown advisory one is dropped and listed in Loss.
+	Keep []bool
+	Loss []Loss
+}
+
+// JudgeClaim judges the restrictions of claim id, whose versions are
+// oldest first, against the restriction types known says this custodian
+// knows. An unknown mandatory restriction blocks the claim (on any
+// version: adoption keeps every version); an unknown advisory one on the
+// head is dropped, and reported.
+func JudgeClaim(id string, versions []Version, known func(string) bool) Verdict {
+	head := versions[len(versions)-1]
+	v := Verdict{Keep: make([]bool, len(head.Restrictions))}
+	for i, r := range head.Restrictions {
+		switch {
+		case known(r.Type):
+			v.Keep[i] = true
+		case r.Mandatory:
+			v.Keep[i] = true
+			v.Blocked = true
+			v.Problems = append(v.Problems, blockedBy(r.Type))
+		default:
+			v.Loss = append(v.Loss, Loss{Record: id, Dropped: "restriction " + r.Type, Reason: "unknown advisory restriction"})
+		}
+	}
+	for _, ver := range versions[:len(versions)-1] {
+		for _, r := range ver.Restrictions {
+			if !known(r.Type) && r.Mandatory {
+				v.Blocked = true
+				v.Problems = append(v.Problems, fmt.Sprintf("%s (version %d)", blockedBy(r.Type), ver.Version))
+			}
+		}
+	}
+	return v
+}
+
+// Blocking returns the problems of a record (a summary, say) with
+// restrictions rs: one for each unknown mandatory restriction, which
+// blocks it.
+func Blocking(rs []Restriction, known func(string) bool) []string {
+	var out []string
+	for _, r := range rs {
+		if !known(r.Type) && r.Mandatory {
+			out = append(out, blockedBy(r.Type))
+		}
+	}
+	return out
+}
+
+func blockedBy(typ string) string { return "blocked: unknown mandatory restriction " + typ }
+
+// Unblocked returns problems without those the removal of the restriction
+// types removed settles.
+func Unblocked(problems, removed []string) []string {
+	return slices.DeleteFunc(slices.Clone(problems), func(pr string) bool {
+		for _, t := range removed {
+			if pr == blockedBy(t) || strings.HasPrefix(pr, blockedBy(t)+" (") {
+				return true
+			}
+		}
+		return false
+	})
+}
