@@ -15,7 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/phc-project/phc/internal/client"
+	"github.com/phc-project/phc/custodian"
 	"github.com/phc-project/phc/internal/vault"
 )
 
@@ -528,7 +528,7 @@ func (r *runner) send(ctx context.Context, method, token string, next func() (st
 func (r *runner) precreate(ctx context.Context) error {
 	owner := r.s.as(r.s.owner)
 	return parallel(ctx, r.cfg.WriteKeys, seedWorkers, func(i int) error {
-		return owner.PutField(ctx, fmt.Sprintf("notes.w%04d", i), client.ValueRequest{Value: textValue("Owner note", i)})
+		return owner.PutField(ctx, fmt.Sprintf("notes.w%04d", i), custodian.FieldInput{Value: textValue("Owner note", i)})
 	})
 }
 

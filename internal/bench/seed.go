@@ -71,7 +71,7 @@ func (s *session) setup(ctx context.Context) error {
 		"live_tokens_per_app": 10_000_000, "pending_proposals_per_app": 10_000_000}); err != nil {
 		return err
 	}
-	expires := time.Now().Add(30 * 24 * time.Hour).UTC().Format(time.RFC3339)
+	expires := time.Now().Add(30 * 24 * time.Hour).UTC().Truncate(time.Second)
 	var err error
 	if s.reader, err = s.consumer(ctx, readerName, readPurpose, "read", "work.*", "*", expires); err != nil {
 		return err
@@ -82,13 +82,13 @@ func (s *session) setup(ctx context.Context) error {
 
 // consumer registers a consumer with a random secret, grants it op on keys
 // for purpose, and returns a token of scope (write mode for contribute).
-func (s *session) consumer(ctx context.Context, name, purpose, op, keys, scope, expires string) (string, error) {
+func (s *session) consumer(ctx context.Context, name, purpose, op, keys, scope string, expires time.Time) (string, error) {
 	secret := randomText(16)
 	owner := s.as(s.owner)
 	if _, err := owner.AddConsumer(ctx, custodian.ConsumerInput{Name: name, Secret: secret}); err != nil {
 		return "", err
 	}
-	if _, err := owner.CreateGrant(ctx, client.GrantRequest{
+	if _, err := owner.CreateGrant(ctx, custodian.GrantInput{
 		Recipient: custodian.Recipient{Kind: "consumer", ID: name}, Purpose: purpose,
 		Operations: []string{op}, Selectors: custodian.Selectors{Keys: []string{keys}},
 		ExpiresAt: expires}); err != nil {
@@ -127,7 +127,7 @@ func randomText(n int) string {
 }
 
 // proposal is the body of POST /phc/v1/proposals.
-type proposal = client.ProposalRequest
+type proposal = custodian.ProposalInput
 
 var reported = map[string]string{"app": "phc-bench"}
 

@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/phc-project/phc/custodian"
-	"github.com/phc-project/phc/internal/client"
 )
 
 func printClaim(env *Env, c custodian.Claim) {
@@ -76,7 +75,7 @@ func runClaims(ctx context.Context, env *Env, args []string) error {
 			if !json.Valid(raw) {
 				raw, _ = json.Marshal(*value)
 			}
-			w, err = cl.Correct(ctx, id, client.ValueRequest{Value: raw})
+			w, err = cl.Correct(ctx, id, custodian.CorrectionInput{Value: raw})
 		case "dispute":
 			w, err = cl.Dispute(ctx, id)
 		case "undispute":

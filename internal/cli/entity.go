@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/phc-project/phc/custodian"
-	"github.com/phc-project/phc/internal/client"
 )
 
 // runEntity is phc entity add TYPE [--name N] … | phc entity list.
@@ -132,7 +131,7 @@ func runPropose(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	out, err := cl.Propose(ctx, client.ProposalRequest{Key: key, Value: jsonOrString(*value), Kind: *kind, Assertion: *assertion, Subject: *subject})
+	out, err := cl.Propose(ctx, custodian.ProposalInput{Key: key, Value: jsonOrString(*value), Kind: *kind, Assertion: *assertion, Subject: *subject})
 	if err != nil {
 		return err
 	}

@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/phc-project/phc/custodian"
-	"github.com/phc-project/phc/internal/client"
 )
 
 // runExport makes a migration bundle for another custodian, from its card:
@@ -205,7 +204,7 @@ func runQuarantine(ctx context.Context, env *Env, args []string) error {
 		if err != nil {
 			return err
 		}
-		out, err := cl.RejectHeld(ctx, client.QuarantineRejectRequest{IDs: fs.Args(), All: *all})
+		out, err := cl.RejectHeld(ctx, custodian.QuarantineRejectInput{IDs: fs.Args(), All: *all})
 		if err != nil {
 			return err
 		}

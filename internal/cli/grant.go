@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/phc-project/phc/custodian"
-	"github.com/phc-project/phc/internal/client"
 	"github.com/phc-project/phc/internal/humanfmt"
 )
 
@@ -101,13 +100,13 @@ func runGrant(ctx context.Context, env *Env, args []string) error {
 	if len(splitList(*keys)) == 0 && len(splitList(*personas)) == 0 {
 		return usageError("a grant needs something to cover: --keys with key patterns (--keys 'learning.*'), --personas with persona ids (--personas learning), or both")
 	}
-	in := client.GrantRequest{
+	in := custodian.GrantInput{
 		Recipient:  custodian.Recipient{Kind: "consumer", ID: *to},
 		Purpose:    *purpose,
 		Category:   *category,
 		Operations: splitList(*ops),
 		Selectors:  custodian.Selectors{Keys: nonEmpty(splitList(*keys)), Personas: nonEmpty(splitList(*personas))},
-		ExpiresAt:  at.UTC().Format(time.RFC3339),
+		ExpiresAt:  at.UTC().Truncate(time.Second), // to the second, as the grant shows it
 		Disclosure: *disclosure,
 	}
 	if *oidcIssuer != "" {
@@ -177,7 +176,7 @@ func runGrantNarrow(ctx context.Context, env *Env, args []string) error {
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	var in client.NarrowRequest
+	var in custodian.GrantTerms
 	if set["ops"] {
 		list := splitList(*ops)
 		for _, o := range list {
@@ -190,22 +189,16 @@ func runGrantNarrow(ctx context.Context, env *Env, args []string) error {
 		}
 		in.Operations = list
 	}
-	var sel client.NarrowedSelectors
-	for name, v := range map[string]*string{"keys": keys, "personas": personas, "claims": claims} {
+	// A selector given replaces the grant's (given empty, it clears it);
+	// one left nil keeps it.
+	given := func(name string, v *string) []string {
 		if !set[name] {
-			continue
+			return nil
 		}
-		list := append([]string{}, splitList(*v)...)
-		switch name {
-		case "keys":
-			sel.Keys = &list
-		case "personas":
-			sel.Personas = &list
-		case "claims":
-			sel.Claims = &list
-		}
+		return append([]string{}, splitList(*v)...)
 	}
-	if sel != (client.NarrowedSelectors{}) {
+	sel := custodian.TermSelectors{Keys: given("keys", keys), Personas: given("personas", personas), Claims: given("claims", claims)}
+	if set["keys"] || set["personas"] || set["claims"] {
 		in.Selectors = &sel
 	}
 	if set["expires"] {
@@ -213,9 +206,9 @@ func runGrantNarrow(ctx context.Context, env *Env, args []string) error {
 		if err != nil {
 			return usageError("%v", err)
 		}
-		in.ExpiresAt = at.UTC().Format(time.RFC3339)
+		in.ExpiresAt = new(at.UTC().Truncate(time.Second))
 	}
-	if in.Operations == nil && in.Selectors == nil && in.ExpiresAt == "" {
+	if in.Operations == nil && in.Selectors == nil && in.ExpiresAt == nil {
 		return usageError("name at least one term to narrow: --ops, --keys, --personas, --claims or --expires (" + usage + ")")
 	}
 	cl, err := newClient(env, c, true)

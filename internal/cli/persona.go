@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/phc-project/phc/custodian"
 	"github.com/phc-project/phc/internal/client"
 )
 
@@ -31,7 +32,7 @@ func runPersona(ctx context.Context, env *Env, args []string) error {
 		if err != nil {
 			return err
 		}
-		if _, err := cl.CreatePersona(ctx, client.PersonaRequest{ID: fs.Arg(0), Name: fs.Arg(1)}); err != nil {
+		if _, err := cl.CreatePersona(ctx, custodian.PersonaInput{ID: fs.Arg(0), Name: fs.Arg(1)}); err != nil {
 			return err
 		}
 		fmt.Fprintf(env.Stdout, "persona %s created\n", printable(fs.Arg(0)))

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/phc-project/phc/custodian"
-	"github.com/phc-project/phc/internal/client"
 	"github.com/phc-project/phc/internal/humanfmt"
 )
 
@@ -65,7 +64,7 @@ func decide(ctx context.Context, env *Env, args []string, verb string) error {
 	if id == "" {
 		return usageError("usage: phc %s REQUEST_ID", verb)
 	}
-	in := client.DecisionRequest{DropRequires: *dropRequires, Disclosure: *disclosure}
+	in := custodian.DecisionInput{DropRequires: *dropRequires, Disclosure: *disclosure}
 	if *critical {
 		pw, err := password(env, false)
 		if err != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/phc-project/phc/custodian"
 	"github.com/phc-project/phc/internal/client"
 )
 
@@ -30,7 +31,7 @@ func runUnlock(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	_, err = cl.Unlock(ctx, client.UnlockRequest{Password: string(pw), SecretKey: sk.text})
+	_, err = cl.Unlock(ctx, custodian.UnlockInput{Password: string(pw), SecretKey: sk.text})
 	if client.IsConstraint(err, "conflict") {
 		fmt.Fprintln(env.Stdout, "already unlocked")
 		return nil

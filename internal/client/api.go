@@ -105,7 +105,7 @@ func (c *Client) Status(ctx context.Context) (custodian.Status, error) {
 }
 
 // Unlock unlocks the vault and returns the owner's new session token.
-func (c *Client) Unlock(ctx context.Context, in UnlockRequest) (string, error) {
+func (c *Client) Unlock(ctx context.Context, in custodian.UnlockInput) (string, error) {
 	return member[string](ctx, c, "POST", "/context/unlock", in, "token")
 }
 
@@ -158,7 +158,7 @@ func (c *Client) RemoveConsumer(ctx context.Context, name string) (uint64, error
 }
 
 // CreatePersona creates a persona (owner).
-func (c *Client) CreatePersona(ctx context.Context, in PersonaRequest) (PersonaWritten, error) {
+func (c *Client) CreatePersona(ctx context.Context, in custodian.PersonaInput) (PersonaWritten, error) {
 	var out PersonaWritten
 	err := c.do(ctx, "POST", "/phc/v1/personas", in, &out)
 	return out, err
@@ -185,7 +185,7 @@ func (c *Client) DeletePersona(ctx context.Context, id string) (custodian.Person
 }
 
 // CreateGrant grants a recipient access (owner).
-func (c *Client) CreateGrant(ctx context.Context, in GrantRequest) (custodian.GrantCreated, error) {
+func (c *Client) CreateGrant(ctx context.Context, in custodian.GrantInput) (custodian.GrantCreated, error) {
 	var out custodian.GrantCreated
 	err := c.do(ctx, "POST", "/phc/v1/grants", in, &out)
 	return out, err
@@ -202,14 +202,14 @@ func (c *Client) RevokeGrant(ctx context.Context, id string) (uint64, error) {
 }
 
 // NarrowGrant narrows a grant in force in place (owner).
-func (c *Client) NarrowGrant(ctx context.Context, id string, in NarrowRequest) (custodian.GrantNarrowed, error) {
+func (c *Client) NarrowGrant(ctx context.Context, id string, in custodian.GrantTerms) (custodian.GrantNarrowed, error) {
 	var out custodian.GrantNarrowed
 	err := c.do(ctx, "POST", "/phc/v1/grants/"+escape(id)+"/narrow", in, &out)
 	return out, err
 }
 
 // Propose proposes a claim (an app with a contribute grant, or the owner).
-func (c *Client) Propose(ctx context.Context, in ProposalRequest) (custodian.Proposed, error) {
+func (c *Client) Propose(ctx context.Context, in custodian.ProposalInput) (custodian.Proposed, error) {
 	var out custodian.Proposed
 	err := c.do(ctx, "POST", "/phc/v1/proposals", in, &out)
 	return out, err
@@ -276,7 +276,7 @@ func (c *Client) Versions(ctx context.Context, id string) (custodian.ClaimList, 
 }
 
 // Correct writes a corrected value as the claim's next version (owner).
-func (c *Client) Correct(ctx context.Context, id string, in ValueRequest) (custodian.Written, error) {
+func (c *Client) Correct(ctx context.Context, id string, in custodian.CorrectionInput) (custodian.Written, error) {
 	var out custodian.Written
 	err := c.do(ctx, "PUT", "/phc/v1/claims/"+escape(id), in, &out)
 	return out, err
@@ -310,7 +310,7 @@ func (c *Client) claimWrite(ctx context.Context, method, id, verb string) (custo
 
 // PutField writes a field (PUT /context/fields/{id}); the answer, the
 // field written or the proposal it became, is not decoded.
-func (c *Client) PutField(ctx context.Context, id string, in ValueRequest) error {
+func (c *Client) PutField(ctx context.Context, id string, in custodian.FieldInput) error {
 	return c.do(ctx, "PUT", "/context/fields/"+escape(id), in, nil)
 }
 
@@ -470,7 +470,7 @@ func (c *Client) Unblock(ctx context.Context, id string, in custodian.UnblockInp
 }
 
 // RejectHeld rejects held records (owner).
-func (c *Client) RejectHeld(ctx context.Context, in QuarantineRejectRequest) (Rejected, error) {
+func (c *Client) RejectHeld(ctx context.Context, in custodian.QuarantineRejectInput) (Rejected, error) {
 	var out Rejected
 	err := c.do(ctx, "POST", "/phc/v1/quarantine/reject", in, &out)
 	return out, err
@@ -551,7 +551,7 @@ func (c *Client) Requests(ctx context.Context) ([]custodian.ContextRequest, erro
 }
 
 // DecideRequest approves or denies a context request (owner).
-func (c *Client) DecideRequest(ctx context.Context, id string, approve bool, in DecisionRequest) (custodian.ContextRequest, error) {
+func (c *Client) DecideRequest(ctx context.Context, id string, approve bool, in custodian.DecisionInput) (custodian.ContextRequest, error) {
 	verb := "deny"
 	if approve {
 		verb = "approve"

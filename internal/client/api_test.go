@@ -107,18 +107,18 @@ func TestOwnerAndAppFlow(t *testing.T) {
 	if st, err := owner.Status(ctx); err != nil || st.FieldCount == nil {
 		t.Fatalf("owner's Status = %+v, %v; want a field count", st, err)
 	}
-	if _, err := owner.CreatePersona(ctx, client.PersonaRequest{ID: "learning", Name: "Learning"}); err != nil {
+	if _, err := owner.CreatePersona(ctx, custodian.PersonaInput{ID: "learning", Name: "Learning"}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := owner.AddConsumer(ctx, custodian.ConsumerInput{Name: "tutor", Secret: "tutor-secret-0123456789"}); err != nil {
 		t.Fatal(err)
 	}
-	g, err := owner.CreateGrant(ctx, client.GrantRequest{
+	g, err := owner.CreateGrant(ctx, custodian.GrantInput{
 		Recipient:  custodian.Recipient{Kind: "consumer", ID: "tutor"},
 		Purpose:    "tutoring",
 		Operations: []string{"read", "contribute"},
 		Selectors:  custodian.Selectors{Keys: []string{"learning.*"}},
-		ExpiresAt:  time.Now().Add(time.Hour).UTC().Format(time.RFC3339),
+		ExpiresAt:  time.Now().Add(time.Hour).UTC().Truncate(time.Second),
 	})
 	if err != nil || g.ID == "" {
 		t.Fatalf("CreateGrant = %+v, %v", g, err)
@@ -129,7 +129,7 @@ func TestOwnerAndAppFlow(t *testing.T) {
 		t.Fatalf("MintToken = %+v, %v", tok, err)
 	}
 	app := anon.WithToken(tok.Token)
-	p, err := app.Propose(ctx, client.ProposalRequest{Key: "learning.goal", Value: json.RawMessage(`"Spanish"`), Kind: "goal", Assertion: "reported"})
+	p, err := app.Propose(ctx, custodian.ProposalInput{Key: "learning.goal", Value: json.RawMessage(`"Spanish"`), Kind: "goal", Assertion: "reported"})
 	if err != nil || p.ProposalID == "" {
 		t.Fatalf("Propose = %+v, %v", p, err)
 	}
@@ -141,7 +141,7 @@ func TestOwnerAndAppFlow(t *testing.T) {
 	if err != nil || w.Claim.Key != "learning.goal" || w.Claim.Version != 1 {
 		t.Fatalf("Confirm = %+v, %v", w, err)
 	}
-	if w, err := owner.Correct(ctx, w.Claim.ID, client.ValueRequest{Value: json.RawMessage(`"Catalan"`)}); err != nil || w.Claim.Version != 2 {
+	if w, err := owner.Correct(ctx, w.Claim.ID, custodian.CorrectionInput{Value: json.RawMessage(`"Catalan"`)}); err != nil || w.Claim.Version != 2 {
 		t.Fatalf("Correct = %+v, %v; want version 2", w, err)
 	}
 	if _, err := owner.CreateEntity(ctx, custodian.EntityInput{Type: "person", Name: "Ana", Key: "people.ana.name"}); err != nil {
@@ -222,8 +222,8 @@ func TestErrorAnswers(t *testing.T) {
 		t.Errorf("IsConstraint(%v) disagrees with the code", err)
 	}
 
-	_, err = owner.CreateGrant(ctx, client.GrantRequest{Recipient: custodian.Recipient{Kind: "consumer", ID: "x"},
-		Purpose: "p", Operations: []string{"read"}, ExpiresAt: time.Now().Add(time.Hour).UTC().Format(time.RFC3339)})
+	_, err = owner.CreateGrant(ctx, custodian.GrantInput{Recipient: custodian.Recipient{Kind: "consumer", ID: "x"},
+		Purpose: "p", Operations: []string{"read"}, ExpiresAt: time.Now().Add(time.Hour).UTC().Truncate(time.Second)})
 	e, ok = errors.AsType[*client.Error](err)
 	if !ok || e.Status != 400 || e.Constraint != "schema_violation" || len(e.Violations) == 0 {
 		t.Fatalf("CreateGrant(no selectors) = %#v; want a schema violation", err)
