@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/phc-project/phc/conformance"
+	"github.com/phc-project/phc/conformance/conformancetest"
 	"github.com/phc-project/phc/custodian"
 	wire "github.com/phc-project/phc/internal/daemon"
 	"github.com/phc-project/phc/internal/vault"
@@ -70,7 +71,7 @@ func (d *daemon) target(t *testing.T) conformance.Target {
 // TestConformance runs every case against a fresh daemon over HTTP.
 func TestConformance(t *testing.T) {
 	d := startDaemon(t)
-	conformance.RunT(t, d.target(t), conformance.Config{
+	conformancetest.RunT(t, d.target(t), conformance.Config{
 		OwnerToken: d.owner, Password: testPassword, SecretKey: d.secretKey,
 		// The daemon is thrown away: no need to wait out the unlock rate
 		// limit that the last lockable case leaves behind.
@@ -86,7 +87,7 @@ func TestConformanceMCP(t *testing.T) {
 	d := startDaemon(t)
 	tg := conformance.NewMCPTarget(d.target(t), d.url+"/mcp")
 	t.Cleanup(func() { tg.Close() })
-	conformance.RunT(t, tg, conformance.Config{
+	conformancetest.RunT(t, tg, conformance.Config{
 		OwnerToken: d.owner, Password: testPassword, SecretKey: d.secretKey, LeaveLocked: true,
 	})
 	if n := tg.Carried(); n < 150 {

@@ -9,7 +9,8 @@
 //
 //	phc conformance --target http://127.0.0.1:7200 [--owner-token ctx_…]
 //
-// or from Go with [Run] (a [Report]) or [RunT] (one subtest per case).
+// or from Go with [Run] (a [Report]), [Start] (a [Session] whose driver
+// runs each case), or conformancetest.RunT (one subtest per case).
 //
 // # Requirement ids
 //

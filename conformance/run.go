@@ -119,6 +119,27 @@ type runner struct {
 // unreachable target, a locked vault without the means to unlock it, a
 // refused owner token.
 func Run(ctx context.Context, target Target, cfg Config) (*Report, error) {
+	s, err := Start(ctx, target, cfg)
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range s.Cases() {
+		s.RunCase(ctx, c)
+	}
+	return s.Report(), nil
+}
+
+// Session is a run that has started: its driver runs each of its cases,
+// in order, with RunCase ([Run] does so in a loop; package
+// conformancetest runs each case as a subtest).
+type Session struct {
+	r     *runner
+	cases []*Case
+}
+
+// Start loads cfg.Groups (or [Suite]), checks that target answers and its
+// vault is usable (see [Run] for the errors), and returns the session.
+func Start(ctx context.Context, target Target, cfg Config) (*Session, error) {
 	groups := cfg.Groups
 	if groups == nil {
 		var err error
@@ -130,11 +151,24 @@ func Run(ctx context.Context, target Target, cfg Config) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, c := range r.order(groups) {
-		r.report.Results = append(r.report.Results, r.runCase(ctx, c))
-	}
-	return r.report, nil
+	return &Session{r: r, cases: r.order(groups)}, nil
 }
+
+// Cases returns the selected cases in the order they must run: those that
+// lock the vault last.
+func (s *Session) Cases() []*Case { return s.cases }
+
+// RunCase runs c, one of s.Cases() taken in order, each once, and adds
+// its result to the report.
+func (s *Session) RunCase(ctx context.Context, c *Case) Result {
+	res := s.r.runCase(ctx, c)
+	s.r.report.Results = append(s.r.report.Results, res)
+	return res
+}
+
+// Report is the report so far: the results of the cases run, and the
+// notes about the run.
+func (s *Session) Report() *Report { return s.r.report }
 
 func newRunner(ctx context.Context, target Target, cfg Config) (*runner, error) {
 	if cfg.StepTimeout == 0 {

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"time"
 	"unicode"
+
+	"github.com/phc-project/phc/internal/client"
 )
 
 // api sends the setup requests (seeding, grants, checks) over one shared
@@ -28,6 +30,15 @@ func newAPI(base string) *api {
 }
 
 func (a *api) close() { a.http.CloseIdleConnections() }
+
+// client is a typed client of the daemon that sends token (none if
+// empty) over a's connections: the setup requests go through it, the
+// measured requests through send.
+func (a *api) client(token string) *client.Client {
+	c := client.New(a.base)
+	c.HTTP = a.http
+	return c.WithToken(token)
+}
 
 // statusError is an answer with another status than the one wanted. Its
 // text holds the method, path, status and the start of the answer, never a

@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/phc-project/phc/custodian"
 	"github.com/phc-project/phc/internal/vault"
 )
 
@@ -396,10 +397,8 @@ func unlocked(ctx context.Context, cl *http.Client, base, token string) (bool, e
 // verify checks that the owner's status counts every claim and that the
 // reader's context holds exactly the read set.
 func (r *runner) verify(ctx context.Context) error {
-	var st struct {
-		FieldCount *int `json:"field_count"`
-	}
-	if err := r.s.api.call(ctx, "GET", "/context/status", r.s.owner, nil, 200, &st); err != nil {
+	st, err := r.s.as(r.s.owner).Status(ctx)
+	if err != nil {
 		return err
 	}
 	if st.FieldCount != nil {
@@ -527,9 +526,9 @@ func (r *runner) send(ctx context.Context, method, token string, next func() (st
 // cfg.WriteKeys keys written before the workload (notes.w0000 …), all
 // outside the reader's work.*.
 func (r *runner) precreate(ctx context.Context) error {
+	owner := r.s.as(r.s.owner)
 	return parallel(ctx, r.cfg.WriteKeys, seedWorkers, func(i int) error {
-		body, _ := json.Marshal(map[string]json.RawMessage{"value": textValue("Owner note", i)})
-		return r.s.api.call(ctx, "PUT", fmt.Sprintf("/context/fields/notes.w%04d", i), r.s.owner, body, 200, nil)
+		return owner.PutField(ctx, fmt.Sprintf("notes.w%04d", i), custodian.FieldInput{Value: textValue("Owner note", i)})
 	})
 }
 

@@ -12,6 +12,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/phc-project/phc/custodian"
+	"github.com/phc-project/phc/internal/client"
 )
 
 // ReadSet is the number of claims the reader may read: work.f000 … work.f299.
@@ -46,8 +49,12 @@ type session struct {
 	notes []string
 	// mints are the token requests of the consumers, by name, to mint
 	// their tokens again.
-	mints map[string]map[string]any
+	mints map[string]client.TokenRequest
 }
+
+// as is a client of the daemon that sends token (the owner's session, an
+// app's token, or none), over the session's shared connections.
+func (s *session) as(token string) *client.Client { return s.api.client(token) }
 
 // Names of the bench's consumers.
 const (
@@ -60,12 +67,11 @@ const (
 // work.* for purpose assist, a read token of scope *) and the seeder (a
 // contribute grant on bulk.*, a write token of that scope).
 func (s *session) setup(ctx context.Context) error {
-	if err := s.api.call(ctx, "PUT", "/phc/v1/settings", s.owner,
-		map[string]int{"reads_per_minute": 10_000_000, "writes_per_minute": 10_000_000,
-			"live_tokens_per_app": 10_000_000, "pending_proposals_per_app": 10_000_000}, 200, nil); err != nil {
+	if _, err := s.as(s.owner).PutSettings(ctx, client.SettingsPatch{"reads_per_minute": 10_000_000, "writes_per_minute": 10_000_000,
+		"live_tokens_per_app": 10_000_000, "pending_proposals_per_app": 10_000_000}); err != nil {
 		return err
 	}
-	expires := time.Now().Add(30 * 24 * time.Hour).UTC().Format(time.RFC3339)
+	expires := time.Now().Add(30 * 24 * time.Hour).UTC().Truncate(time.Second)
 	var err error
 	if s.reader, err = s.consumer(ctx, readerName, readPurpose, "read", "work.*", "*", expires); err != nil {
 		return err
@@ -76,16 +82,16 @@ func (s *session) setup(ctx context.Context) error {
 
 // consumer registers a consumer with a random secret, grants it op on keys
 // for purpose, and returns a token of scope (write mode for contribute).
-func (s *session) consumer(ctx context.Context, name, purpose, op, keys, scope, expires string) (string, error) {
+func (s *session) consumer(ctx context.Context, name, purpose, op, keys, scope string, expires time.Time) (string, error) {
 	secret := randomText(16)
-	if err := s.api.call(ctx, "POST", "/phc/v1/consumers", s.owner,
-		map[string]string{"name": name, "secret": secret}, 201, nil); err != nil {
+	owner := s.as(s.owner)
+	if _, err := owner.AddConsumer(ctx, custodian.ConsumerInput{Name: name, Secret: secret}); err != nil {
 		return "", err
 	}
-	if err := s.api.call(ctx, "POST", "/phc/v1/grants", s.owner, map[string]any{
-		"recipient": map[string]string{"kind": "consumer", "id": name}, "purpose": purpose,
-		"operations": []string{op}, "selectors": map[string]any{"keys": []string{keys}},
-		"expires_at": expires}, 201, nil); err != nil {
+	if _, err := owner.CreateGrant(ctx, custodian.GrantInput{
+		Recipient: custodian.Recipient{Kind: "consumer", ID: name}, Purpose: purpose,
+		Operations: []string{op}, Selectors: custodian.Selectors{Keys: []string{keys}},
+		ExpiresAt: expires}); err != nil {
 		return "", err
 	}
 	mode := "read"
@@ -93,20 +99,18 @@ func (s *session) consumer(ctx context.Context, name, purpose, op, keys, scope, 
 		mode = "write"
 	}
 	if s.mints == nil {
-		s.mints = map[string]map[string]any{}
+		s.mints = map[string]client.TokenRequest{}
 	}
 	// The token is bound to the grant's purpose: a read that names none is
 	// decided under it (a token bound to none would get no grant's data).
-	s.mints[name] = map[string]any{"consumer": name, "secret": secret, "scope": scope, "ttl": "720h", "mode": mode, "purpose": purpose}
+	s.mints[name] = client.TokenRequest{Consumer: name, Secret: secret, Scope: scope, TTL: "720h", Mode: mode, Purpose: purpose}
 	return s.mint(ctx, name)
 }
 
 // mint obtains a new token for consumer name.
 func (s *session) mint(ctx context.Context, name string) (string, error) {
-	var tok struct {
-		Token string `json:"token"`
-	}
-	if err := s.api.call(ctx, "POST", "/context/tokens/service", "", s.mints[name], 201, &tok); err != nil {
+	tok, err := s.as("").MintToken(ctx, s.mints[name])
+	if err != nil {
 		return "", err
 	}
 	if tok.Token == "" {
@@ -123,13 +127,7 @@ func randomText(n int) string {
 }
 
 // proposal is the body of POST /phc/v1/proposals.
-type proposal struct {
-	Key       string            `json:"key"`
-	Value     json.RawMessage   `json:"value"`
-	Kind      string            `json:"kind"`
-	Assertion string            `json:"assertion"`
-	Reported  map[string]string `json:"reported,omitempty"`
-}
+type proposal = custodian.ProposalInput
 
 var reported = map[string]string{"app": "phc-bench"}
 
@@ -190,15 +188,10 @@ func (s *session) seed(ctx context.Context, n int, progress io.Writer) error {
 // confirms them; done is told of each confirmed batch.
 func (s *session) proposeAndConfirm(ctx context.Context, n int, token string, draft func(i int) proposal, done func(k int)) error {
 	ids := make([]string, n)
+	app := s.as(token)
 	err := parallel(ctx, n, seedWorkers, func(i int) error {
-		body, err := json.Marshal(draft(i))
+		p, err := app.Propose(ctx, draft(i))
 		if err != nil {
-			return err
-		}
-		var p struct {
-			ProposalID string `json:"proposal_id"`
-		}
-		if err := s.api.call(ctx, "POST", "/phc/v1/proposals", token, body, 201, &p); err != nil {
 			return err
 		}
 		if p.ProposalID == "" {
@@ -217,13 +210,14 @@ func (s *session) proposeAndConfirm(ctx context.Context, n int, token string, dr
 // /phc/v1/review/confirm {"ids": […]}) when the daemon has that route,
 // else one by one, seedWorkers at a time.
 func (s *session) confirmAll(ctx context.Context, ids []string, done func(k int)) error {
+	owner := s.as(s.owner)
 	for len(ids) > 0 && s.confirm != confirmSingle {
 		k := min(confirmBatch, len(ids))
-		err := s.api.call(ctx, "POST", "/phc/v1/review/confirm", s.owner, map[string]any{"ids": ids[:k]}, 200, nil)
-		if se, ok := errors.AsType[*statusError](err); ok && s.confirm == "" &&
-			(se.status == 404 || se.status == 405 || se.status == 400) {
+		_, err := owner.ConfirmBulk(ctx, custodian.BulkConfirmInput{IDs: ids[:k], Personas: []string{}})
+		if e, ok := errors.AsType[*client.Error](err); ok && s.confirm == "" &&
+			(e.Status == 404 || e.Status == 405 || e.Status == 400) {
 			s.confirm = confirmSingle
-			s.notes = append(s.notes, fmt.Sprintf("no bulk confirmation (POST /phc/v1/review/confirm answered %d): proposals confirmed one by one", se.status))
+			s.notes = append(s.notes, fmt.Sprintf("no bulk confirmation (POST /phc/v1/review/confirm answered %d): proposals confirmed one by one", e.Status))
 			break
 		}
 		if err != nil {
@@ -236,9 +230,8 @@ func (s *session) confirmAll(ctx context.Context, ids []string, done func(k int)
 	if len(ids) == 0 {
 		return nil
 	}
-	confirm := []byte(`{"personas":[]}`)
 	return parallel(ctx, len(ids), seedWorkers, func(i int) error {
-		if err := s.api.call(ctx, "POST", "/phc/v1/proposals/"+ids[i]+"/confirm", s.owner, confirm, 200, nil); err != nil {
+		if _, err := owner.Confirm(ctx, ids[i], custodian.ConfirmInput{Personas: []string{}}); err != nil {
 			return err
 		}
 		done(1)
@@ -302,14 +295,10 @@ func parentOf(i int) int {
 // from self returns every edge.
 func (s *session) seedGraph(ctx context.Context) (*GraphSetup, error) {
 	ids := make([]string, graphEntities)
+	owner := s.as(s.owner)
 	err := parallel(ctx, graphEntities, seedWorkers, func(i int) error {
-		var out struct {
-			Entity struct {
-				ID string `json:"id"`
-			} `json:"entity"`
-		}
-		err := s.api.call(ctx, "POST", "/phc/v1/entities", s.owner, map[string]string{
-			"type": "person", "name": fmt.Sprintf("Person %03d", i), "key": fmt.Sprintf("people.p%03d.name", i)}, 201, &out)
+		out, err := owner.CreateEntity(ctx, custodian.EntityInput{
+			Type: "person", Name: fmt.Sprintf("Person %03d", i), Key: fmt.Sprintf("people.p%03d.name", i)})
 		if err == nil && out.Entity.ID == "" {
 			err = errors.New("POST /phc/v1/entities: no entity id in the answer")
 		}
@@ -330,11 +319,8 @@ func (s *session) seedGraph(ctx context.Context) (*GraphSetup, error) {
 	if err != nil {
 		return nil, err
 	}
-	var nb struct {
-		Edges      []json.RawMessage `json:"edges"`
-		NextCursor string            `json:"next_cursor"`
-	}
-	if err := s.api.call(ctx, "GET", "/phc/v1/graph/neighbors/self?depth=3&limit=500", s.owner, nil, 200, &nb); err != nil {
+	nb, err := owner.Neighbors(ctx, custodian.NeighborQuery{Node: "self", Depth: 3, Limit: 500})
+	if err != nil {
 		return nil, err
 	}
 	g := &GraphSetup{Entities: graphEntities, Relationships: graphEntities, Edges: len(nb.Edges)}

@@ -7,6 +7,9 @@ import (
 	"fmt"
 	iofs "io/fs"
 	"os"
+
+	"github.com/phc-project/phc/custodian"
+	"github.com/phc-project/phc/internal/client"
 )
 
 // runBackup saves this vault's own backup: phc backup FILE writes the
@@ -31,8 +34,8 @@ func runBackup(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	cl.http.Timeout = bulkTimeout
-	raw, err := cl.raw(ctx, "GET", "/context/export")
+	cl.HTTP.Timeout = bulkTimeout
+	raw, err := cl.ExportArchive(ctx)
 	if err != nil {
 		return err
 	}
@@ -76,7 +79,7 @@ func runRestore(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	cl.http.Timeout = bulkTimeout
+	cl.HTTP.Timeout = bulkTimeout
 	pw, err := password(env, false)
 	if err != nil {
 		return err
@@ -89,17 +92,8 @@ func runRestore(ctx context.Context, env *Env, args []string) error {
 	if *replace {
 		mode = "replace"
 	}
-	var out struct {
-		Imported      int      `json:"imported"`
-		Skipped       int      `json:"skipped"`
-		Removed       int      `json:"removed"`
-		RemovedClaims []string `json:"removed_claims"`
-		Held          int      `json:"held"`
-		Revision      uint64   `json:"revision"`
-	}
-	err = cl.do(ctx, "POST", "/context/import", map[string]any{"archive": json.RawMessage(raw), "mode": mode,
-		"password": string(pw), "secret_key": sk.text}, &out)
-	if e, ok := errors.AsType[*apiError](err); ok && e.Constraint == "unauthenticated" {
+	out, err := cl.ImportArchive(ctx, custodian.ImportInput{Archive: raw, Mode: mode, Password: string(pw), SecretKey: sk.text})
+	if client.IsConstraint(err, "unauthenticated") {
 		return errors.New("wrong password or Secret Key for this backup: give those of the vault that made it (PHC_PASSWORD, and PHC_SECRET_KEY or --secret-key-file)")
 	}
 	if err != nil {

@@ -4,27 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/url"
 	"strings"
+
+	"github.com/phc-project/phc/custodian"
 )
 
-type claimView struct {
-	ID           string          `json:"id"`
-	Version      int             `json:"version"`
-	Key          string          `json:"key"`
-	Value        json.RawMessage `json:"value"`
-	Kind         string          `json:"kind"`
-	Assertion    string          `json:"assertion"`
-	Status       string          `json:"status"`
-	Personas     []string        `json:"personas"`
-	WrittenBy    string          `json:"written_by"`
-	Sensitivity  string          `json:"sensitivity"`
-	Confirmation struct {
-		Status string `json:"status"`
-	} `json:"confirmation"`
-}
-
-func printClaim(env *Env, c claimView) {
+func printClaim(env *Env, c custodian.Claim) {
 	fmt.Fprintf(env.Stdout, "%s@%d  %s = %s\n    %s, %s, %s, %s, by %s, personas [%s]\n",
 		c.ID, c.Version, printable(c.Key), printable(string(c.Value)),
 		c.Kind, c.Assertion, c.Confirmation.Status, c.Status, printable(c.WrittenBy),
@@ -64,40 +49,41 @@ func runClaims(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	path := "/phc/v1/claims/" + url.PathEscape(id)
-	var out struct {
-		Claims   []claimView `json:"claims"`
-		Claim    *claimView  `json:"claim"`
-		Revision uint64      `json:"revision"`
-	}
+	// out is the answer as phc claims --json prints it: a list, or one
+	// claim, and the revision.
+	var out claimsJSON
 	switch sub {
 	case "list":
-		q := url.Values{}
-		if *key != "" {
-			q.Set("key", *key)
-		}
-		if *persona != "" {
-			q.Set("persona", *persona)
-		}
-		err = cl.do(ctx, "GET", "/phc/v1/claims?"+q.Encode(), nil, &out)
+		var l custodian.ClaimList
+		l, err = cl.Claims(ctx, *key, *persona)
+		out = claimListJSON(l.Claims, nil, l.Revision)
 	case "show":
-		err = cl.do(ctx, "GET", path, nil, &out)
+		var r custodian.ClaimRead
+		r, err = cl.Claim(ctx, id)
+		out = claimListJSON(nil, &r.Claim, r.Revision)
 	case "versions":
-		err = cl.do(ctx, "GET", path+"/versions", nil, &out)
-	case "correct":
-		raw := json.RawMessage(*value)
-		if !json.Valid(raw) {
-			raw, _ = json.Marshal(*value)
-		}
-		err = cl.do(ctx, "PUT", path, map[string]any{"value": raw}, &out)
+		var l custodian.ClaimList
+		l, err = cl.Versions(ctx, id)
+		out = claimListJSON(l.Claims, nil, l.Revision)
 	case "delete":
-		err = cl.do(ctx, "DELETE", path, nil, &out)
-	case "dispute":
-		err = cl.do(ctx, "POST", path+"/dispute", nil, &out)
-	case "undispute":
-		err = cl.do(ctx, "DELETE", path+"/dispute", nil, &out)
-	case "retract":
-		err = cl.do(ctx, "POST", path+"/retract", nil, &out)
+		out.Revision, err = cl.DeleteClaim(ctx, id)
+	default:
+		var w custodian.Written
+		switch sub {
+		case "correct":
+			raw := json.RawMessage(*value)
+			if !json.Valid(raw) {
+				raw, _ = json.Marshal(*value)
+			}
+			w, err = cl.Correct(ctx, id, custodian.CorrectionInput{Value: raw})
+		case "dispute":
+			w, err = cl.Dispute(ctx, id)
+		case "undispute":
+			w, err = cl.WithdrawDispute(ctx, id)
+		case "retract":
+			w, err = cl.Retract(ctx, id)
+		}
+		out = claimListJSON(nil, &w.Claim, w.Revision)
 	}
 	if err != nil {
 		return err
@@ -106,10 +92,10 @@ func runClaims(ctx context.Context, env *Env, args []string) error {
 		return printJSON(env.Stdout, out)
 	}
 	if out.Claim != nil {
-		printClaim(env, *out.Claim)
+		printClaim(env, out.Claim.claim)
 	}
 	for _, cv := range out.Claims {
-		printClaim(env, cv)
+		printClaim(env, cv.claim)
 	}
 	if sub == "delete" {
 		fmt.Fprintf(env.Stdout, "deleted (revision %d)\n", out.Revision)

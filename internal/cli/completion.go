@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -11,6 +10,9 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/phc-project/phc/custodian"
+	"github.com/phc-project/phc/internal/client"
 )
 
 // completionWords is, for each command path ("" for phc itself), the words
@@ -80,26 +82,54 @@ var (
 	consumerFlags = []string{"--to", "--consumer"}
 )
 
-// idSources is where phc completion ids finds each kind of id: the owner
-// route that lists them, the member of its answer that holds the list, the
-// member of each item that is the id, and which items to offer (nil: all).
-var idSources = map[string]struct {
-	path, list, id string
-	keep           func(item map[string]json.RawMessage) bool
-}{
-	"claim":    {"/phc/v1/claims", "claims", "id", nil},
-	"proposal": {"/phc/v1/review", "proposals", "proposal_id", nil},
-	"grant": {"/phc/v1/grants", "grants", "id", func(g map[string]json.RawMessage) bool {
-		return g["revoked_at"] == nil || string(g["revoked_at"]) == "null"
-	}},
-	"request": {"/context/requests", "requests", "request_id", func(r map[string]json.RawMessage) bool {
-		return r["status"] == nil || string(r["status"]) == `"pending"`
-	}},
-	"token": {"/context/tokens/service", "tokens", "prefix", func(t map[string]json.RawMessage) bool {
-		return string(t["active"]) == "true"
-	}},
-	"persona":  {"/phc/v1/personas", "personas", "id", nil},
-	"consumer": {"/phc/v1/consumers", "consumers", "name", nil},
+// idSources is where phc completion ids finds each kind of id: the ids
+// the owner's list of that kind holds that are worth offering (a grant not
+// revoked, a request pending, a token active).
+var idSources = map[string]func(ctx context.Context, cl *client.Client) ([]string, error){
+	"claim": func(ctx context.Context, cl *client.Client) ([]string, error) {
+		l, err := cl.Claims(ctx, "", "")
+		return ids(l.Claims, err, func(c custodian.Claim) (string, bool) { return c.ID, true })
+	},
+	"proposal": func(ctx context.Context, cl *client.Client) ([]string, error) {
+		items, err := cl.Review(ctx)
+		return ids(items, err, func(p custodian.ReviewItem) (string, bool) { return p.ID, true })
+	},
+	"grant": func(ctx context.Context, cl *client.Client) ([]string, error) {
+		grants, err := cl.Grants(ctx)
+		return ids(grants, err, func(g custodian.Grant) (string, bool) { return g.ID, g.RevokedAt == nil })
+	},
+	"request": func(ctx context.Context, cl *client.Client) ([]string, error) {
+		requests, err := cl.Requests(ctx)
+		return ids(requests, err, func(r custodian.ContextRequest) (string, bool) {
+			return r.ID, r.Status == "" || r.Status == custodian.RequestPending
+		})
+	},
+	"token": func(ctx context.Context, cl *client.Client) ([]string, error) {
+		tokens, err := cl.Tokens(ctx)
+		return ids(tokens, err, func(t custodian.TokenView) (string, bool) { return t.Prefix, t.Active })
+	},
+	"persona": func(ctx context.Context, cl *client.Client) ([]string, error) {
+		personas, err := cl.Personas(ctx)
+		return ids(personas, err, func(p custodian.Persona) (string, bool) { return p.ID, true })
+	},
+	"consumer": func(ctx context.Context, cl *client.Client) ([]string, error) {
+		consumers, err := cl.Consumers(ctx)
+		return ids(consumers, err, func(c custodian.ConsumerView) (string, bool) { return c.Name, true })
+	},
+}
+
+// ids is the id of each item that id says to offer, or err.
+func ids[T any](items []T, err error, id func(T) (string, bool)) ([]string, error) {
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, it := range items {
+		if s, ok := id(it); ok {
+			out = append(out, s)
+		}
+	}
+	return out, nil
 }
 
 // completionIDs is phc completion ids KIND, which the completion scripts
@@ -122,21 +152,12 @@ func completionIDs(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return nil
 	}
-	cl.http.Timeout = 2 * time.Second
-	raw, err := cl.raw(ctx, "GET", src.path)
+	cl.HTTP.Timeout = 2 * time.Second
+	list, err := src(ctx, cl)
 	if err != nil {
 		return nil
 	}
-	var answer map[string]json.RawMessage
-	var items []map[string]json.RawMessage
-	if json.Unmarshal(raw, &answer) != nil || json.Unmarshal(answer[src.list], &items) != nil {
-		return nil
-	}
-	for _, item := range items {
-		var id string
-		if json.Unmarshal(item[src.id], &id) != nil || (src.keep != nil && !src.keep(item)) {
-			continue
-		}
+	for _, id := range list {
 		// Only words a shell takes as they are: an id an app chose
 		// (a consumer's name) is never offered with spaces or quotes.
 		if id != "" && !strings.ContainsFunc(id, func(r rune) bool { return !safeWordRune(r) }) {

@@ -4,21 +4,18 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
-	"maps"
-	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
-	"time"
 
 	"github.com/phc-project/phc/conformance"
+	"github.com/phc-project/phc/custodian"
+	"github.com/phc-project/phc/internal/client"
 	"github.com/phc-project/phc/internal/vault"
 )
 
@@ -86,9 +83,9 @@ func runConformance(ctx context.Context, env *Env, args []string) error {
 		}
 		// The owner's local session is sent only to the daemon of the data
 		// dir, never elsewhere.
-		if local, err := newClient(env, c, false); err == nil && cfg.OwnerToken == "" && sameHost(base, local.base) {
+		if local, err := newClient(env, c, false); err == nil && cfg.OwnerToken == "" && sameHost(base, local.Base) {
 			if s, err := newClient(env, c, true); err == nil {
-				cfg.OwnerToken = s.token
+				cfg.OwnerToken = s.Token
 			}
 		}
 		if *passwordEnv != "" {
@@ -201,11 +198,51 @@ func (t *throwaway) close() {
 	os.RemoveAll(filepath.Dir(t.dir))
 }
 
-// dataLists are the owner's lists that are empty in a new vault; any
-// record in one means the vault holds the owner's data.
-var dataLists = []string{"/context/consumers", "/phc/v1/personas", "/phc/v1/claims", "/phc/v1/review",
-	"/phc/v1/grants", "/phc/v1/entities", "/phc/v1/summaries", "/phc/v1/trust", "/context/tokens/service",
-	"/context/requests", "/phc/v1/dec/trust", "/phc/v1/custodians", "/phc/v1/quarantine"}
+// dataList is one of the owner's lists that are empty in a new vault:
+// any record in one means the vault holds the owner's data. name is what
+// the refusal calls its records, and path the route count reads.
+type dataList struct {
+	name, path string
+	count      func(ctx context.Context, cl *client.Client) (int, error)
+}
+
+// counted is count for a list method of the client.
+func counted[T any](list func(*client.Client, context.Context) ([]T, error)) func(context.Context, *client.Client) (int, error) {
+	return func(ctx context.Context, cl *client.Client) (int, error) {
+		l, err := list(cl, ctx)
+		return len(l), err
+	}
+}
+
+// dataLists are the owner's lists, in the order the refusal names them.
+var dataLists = []dataList{
+	{"consumers", "/context/consumers", counted((*client.Client).Consumers)},
+	{"personas", "/phc/v1/personas", counted((*client.Client).Personas)},
+	{"claims", "/phc/v1/claims", func(ctx context.Context, cl *client.Client) (int, error) {
+		l, err := cl.Claims(ctx, "", "")
+		return len(l.Claims), err
+	}},
+	{"proposals", "/phc/v1/review", counted((*client.Client).Review)},
+	{"grants", "/phc/v1/grants", counted((*client.Client).Grants)},
+	{"entities", "/phc/v1/entities", counted((*client.Client).Entities)},
+	{"summaries", "/phc/v1/summaries", counted((*client.Client).Summaries)},
+	{"trust", "/phc/v1/trust", counted((*client.Client).Trust)},
+	{"tokens", "/context/tokens/service", counted((*client.Client).Tokens)},
+	{"requests", "/context/requests", counted((*client.Client).Requests)},
+	{"issuers", "/phc/v1/dec/trust", func(ctx context.Context, cl *client.Client) (int, error) {
+		t, err := cl.DECTrust(ctx)
+		return len(t.Issuers), err
+	}},
+	{"policies", "/phc/v1/dec/trust", func(ctx context.Context, cl *client.Client) (int, error) {
+		t, err := cl.DECTrust(ctx)
+		return len(t.Policies), err
+	}},
+	{"custodians", "/phc/v1/custodians", counted((*client.Client).Custodians)},
+	{"records", "/phc/v1/quarantine", func(ctx context.Context, cl *client.Client) (int, error) {
+		p, err := cl.Quarantine(ctx, custodian.QuarantineQuery{})
+		return len(p.Records), err
+	}},
+}
 
 // refuseVaultWithData refuses to run the suite (which writes consumers,
 // personas, claims, grants and receipts that cannot be undone) against a
@@ -215,28 +252,22 @@ func refuseVaultWithData(ctx context.Context, base, owner string) error {
 	if owner == "" {
 		return usageError("refusing to test %s: without the owner's session (--owner-token, or --data of its daemon) phc cannot tell whether it holds your data; %s", base, how)
 	}
-	cl := &client{base: strings.TrimSuffix(base, "/"), token: owner, http: &http.Client{Timeout: 60 * time.Second}}
-	var st struct {
-		Locked bool `json:"locked"`
-	}
-	if err := cl.do(ctx, "GET", "/context/status", nil, &st); err != nil {
+	cl := client.New(strings.TrimSuffix(base, "/")).WithToken(owner)
+	st, err := cl.Status(ctx)
+	if err != nil {
 		return err
 	}
 	if st.Locked {
 		return usageError("refusing to test %s: its vault is locked, so phc cannot tell whether it holds your data (phc unlock first); %s", base, how)
 	}
 	var held []string
-	for _, path := range dataLists {
-		var page map[string]json.RawMessage
-		if err := cl.do(ctx, "GET", path, nil, &page); err != nil {
-			return fmt.Errorf("look at %s%s: %w", base, path, err)
+	for _, l := range dataLists {
+		n, err := l.count(ctx, cl)
+		if err != nil {
+			return fmt.Errorf("look at %s%s: %w", base, l.path, err)
 		}
-		names := slices.Sorted(maps.Keys(page))
-		for _, name := range names {
-			var list []json.RawMessage
-			if json.Unmarshal(page[name], &list) == nil && len(list) > 0 {
-				held = append(held, fmt.Sprintf("%d %s", len(list), name))
-			}
+		if n > 0 {
+			held = append(held, fmt.Sprintf("%d %s", n, l.name))
 		}
 	}
 	if len(held) > 0 {

@@ -151,7 +151,13 @@ func TestConformanceVerbOverMCP(t *testing.T) {
 func (h *harness) vaultSnapshot() string {
 	h.t.Helper()
 	var b strings.Builder
-	for _, path := range append(slices.Clone(dataLists), "/context/status", "/phc/v1/receipts?limit=1000", "/phc/v1/settings") {
+	var paths []string
+	for _, l := range dataLists {
+		if !slices.Contains(paths, l.path) {
+			paths = append(paths, l.path)
+		}
+	}
+	for _, path := range append(paths, "/context/status", "/phc/v1/receipts?limit=1000", "/phc/v1/settings") {
 		b.WriteString(path + " ")
 		b.Write(h.must(200, "GET", path, h.owner, nil, nil))
 		b.WriteString("\n")

@@ -4,13 +4,14 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
-	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
-	"net/url"
 	"strings"
 	"time"
+
+	"github.com/phc-project/phc/custodian"
+	"github.com/phc-project/phc/internal/client"
+	"github.com/phc-project/phc/internal/humanfmt"
 )
 
 func runConsumer(ctx context.Context, env *Env, args []string) error {
@@ -41,11 +42,12 @@ func runConsumer(ctx context.Context, env *Env, args []string) error {
 			rand.Read(b)
 			*secret, generated = base64.RawURLEncoding.EncodeToString(b), true
 		}
-		var out struct {
-			Name   string `json:"name"`
-			Status string `json:"status"`
+		cl, err := newClient(env, c, true)
+		if err != nil {
+			return err
 		}
-		if err := ownerDo(ctx, env, c, "POST", "/phc/v1/consumers", map[string]string{"name": name, "secret": *secret}, &out); err != nil {
+		out, err := cl.AddConsumer(ctx, custodian.ConsumerInput{Name: name, Secret: *secret})
+		if err != nil {
 			return err
 		}
 		fmt.Fprintf(env.Stdout, "consumer %s: %s\n", printable(out.Name), out.Status)
@@ -59,23 +61,18 @@ func runConsumer(ctx context.Context, env *Env, args []string) error {
 		if err := parse(fs, args[1:]); err != nil {
 			return err
 		}
-		var raw json.RawMessage
-		if err := ownerDo(ctx, env, c, "GET", "/phc/v1/consumers", nil, &raw); err != nil {
+		cl, err := newClient(env, c, true)
+		if err != nil {
+			return err
+		}
+		consumers, err := cl.Consumers(ctx)
+		if err != nil {
 			return err
 		}
 		if *asJSON {
-			return printJSON(env.Stdout, raw)
+			return printJSON(env.Stdout, map[string]any{"consumers": consumers})
 		}
-		var out struct {
-			Consumers []struct {
-				Name   string `json:"name"`
-				Status string `json:"status"`
-			} `json:"consumers"`
-		}
-		if err := json.Unmarshal(raw, &out); err != nil {
-			return err
-		}
-		for _, con := range out.Consumers {
+		for _, con := range consumers {
 			fmt.Fprintf(env.Stdout, "%-24s %s\n", printable(con.Name), con.Status)
 		}
 		return nil
@@ -91,13 +88,13 @@ func runConsumer(ctx context.Context, env *Env, args []string) error {
 		if name == "" {
 			return usageError("usage: phc consumer %s NAME", args[0])
 		}
-		var out struct {
-			Status   string `json:"status"`
-			Revision uint64 `json:"revision"`
+		cl, err := newClient(env, c, true)
+		if err != nil {
+			return err
 		}
 		if args[0] == "approve" {
-			err := ownerDo(ctx, env, c, "POST", "/phc/v1/consumers/"+url.PathEscape(name)+"/approve", nil, &out)
-			if e, ok := errors.AsType[*apiError](err); ok && e.Constraint == "conflict" {
+			out, err := cl.ApproveConsumer(ctx, name)
+			if client.IsConstraint(err, "conflict") {
 				// phc consumer add approves at once; approving again is
 				// what the owner wanted already.
 				fmt.Fprintf(env.Stdout, "consumer %s is already approved (phc consumer add approves at once; approve is for apps that registered themselves)\n", printable(name))
@@ -109,10 +106,11 @@ func runConsumer(ctx context.Context, env *Env, args []string) error {
 			fmt.Fprintf(env.Stdout, "consumer %s: %s\n", printable(name), out.Status)
 			return nil
 		}
-		if err := ownerDo(ctx, env, c, "DELETE", "/context/consumers/"+url.PathEscape(name), nil, &out); err != nil {
+		rev, err := cl.RemoveConsumer(ctx, name)
+		if err != nil {
 			return err
 		}
-		fmt.Fprintf(env.Stdout, "consumer %s removed; its tokens and grants are revoked (revision %d)\n", printable(name), out.Revision)
+		fmt.Fprintf(env.Stdout, "consumer %s removed; its tokens and grants are revoked (revision %d)\n", printable(name), rev)
 		return nil
 	}
 	return usageError("unknown consumer command %q", args[0])
@@ -177,16 +175,8 @@ func runToken(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	var out struct {
-		Token     string   `json:"token"`
-		ExpiresAt string   `json:"expires_at"`
-		Warnings  []string `json:"warnings"`
-	}
-	req := map[string]string{"consumer": *consumer, "secret": *secret, "scope": *scope, "mode": *mode, "ttl": *ttl}
-	if *purpose != "" {
-		req["purpose"] = *purpose
-	}
-	if err := cl.do(ctx, "POST", "/context/tokens/service", req, &out); err != nil {
+	out, err := cl.MintToken(ctx, client.TokenRequest{Consumer: *consumer, Secret: *secret, Scope: *scope, Mode: *mode, TTL: *ttl, Purpose: *purpose})
+	if err != nil {
 		return err
 	}
 	fmt.Fprintln(env.Stdout, out.Token)
@@ -218,38 +208,35 @@ func runTokenAdmin(ctx context.Context, env *Env, c common, args []string) error
 		if prefix == "" {
 			return usageError("usage: phc token revoke PREFIX (as phc token list shows it)")
 		}
-		var out struct {
-			Revision uint64 `json:"revision"`
-		}
-		if err := ownerDo(ctx, env, c, "DELETE", "/context/tokens/service/"+url.PathEscape(prefix), nil, &out); err != nil {
+		cl, err := newClient(env, c, true)
+		if err != nil {
 			return err
 		}
-		fmt.Fprintf(env.Stdout, "revoked (revision %d)\n", out.Revision)
+		rev, err := cl.RevokeToken(ctx, prefix)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(env.Stdout, "revoked (revision %d)\n", rev)
 		return nil
 	}
-	var out struct {
-		Tokens []struct {
-			Prefix    string   `json:"prefix"`
-			Consumer  string   `json:"consumer"`
-			Scope     []string `json:"scope"`
-			Mode      string   `json:"mode"`
-			ExpiresAt string   `json:"expires_at"`
-			Active    bool     `json:"active"`
-		} `json:"tokens"`
+	cl, err := newClient(env, c, true)
+	if err != nil {
+		return err
 	}
-	if err := ownerDo(ctx, env, c, "GET", "/context/tokens/service", nil, &out); err != nil {
+	tokens, err := cl.Tokens(ctx)
+	if err != nil {
 		return err
 	}
 	if *asJSON {
-		return printJSON(env.Stdout, out)
+		return printJSON(env.Stdout, tokensJSONOf(tokens))
 	}
-	for _, t := range out.Tokens {
+	for _, t := range tokens {
 		state := "active"
 		if !t.Active {
 			state = "inactive"
 		}
 		fmt.Fprintf(env.Stdout, "%s  %-16s %-10s %-8s until %s  scope %s\n", t.Prefix, printable(t.Consumer), t.Mode, state,
-			humanTime(t.ExpiresAt), printable(strings.Join(t.Scope, ",")))
+			humanfmt.Time(t.ExpiresAt), printable(strings.Join(t.Scope, ",")))
 	}
 	return nil
 }

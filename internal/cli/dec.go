@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -11,8 +10,10 @@ import (
 
 	"github.com/lestrrat-go/jwx/v2/jwk"
 
+	"github.com/phc-project/phc/custodian"
 	"github.com/phc-project/phc/dec"
 	"github.com/phc-project/phc/dec/dectype"
+	"github.com/phc-project/phc/internal/client"
 )
 
 // runDEC is phc dec: trust ISSUER JWKS.json, unrevoke ISSUER KID, policy
@@ -62,12 +63,8 @@ func runDEC(ctx context.Context, env *Env, args []string) error {
 		if err != nil {
 			return err
 		}
-		out, err := cl.send(ctx, "POST", "/phc/v1/dec/verify", rawBody(raw))
-		if err != nil {
+		if rep, err = cl.VerifyDEC(ctx, raw); err != nil {
 			return err
-		}
-		if err := json.Unmarshal(out, &rep); err != nil {
-			return fmt.Errorf("malformed report from the daemon: %w", err)
 		}
 	} else {
 		keys, err := os.ReadFile(*trustFile)
@@ -142,11 +139,11 @@ func runDECTrust(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	body := map[string]any{"issuer": pos[0], "jwks": json.RawMessage(keys)}
-	if len(revoked) > 0 {
-		body["revoked"] = revoked
+	cl, err := newClient(env, c, true)
+	if err != nil {
+		return err
 	}
-	if err := ownerDo(ctx, env, c, "POST", "/phc/v1/dec/trust", body, nil); err != nil {
+	if _, err := cl.PinDECIssuer(ctx, custodian.DECTrustInput{Pin: dectype.Pin{Issuer: pos[0], JWKS: keys, Revoked: revoked}}); err != nil {
 		return err
 	}
 	fmt.Fprintf(env.Stdout, "pinned the keys of %s\n", printable(pos[0]))
@@ -165,8 +162,12 @@ func runDECUnrevoke(ctx context.Context, env *Env, args []string) error {
 	if len(pos) != 2 {
 		return usageError("usage: phc dec unrevoke ISSUER KID")
 	}
-	err = ownerDo(ctx, env, c, "POST", "/phc/v1/dec/trust/unrevoke", map[string]string{"issuer": pos[0], "kid": pos[1]}, nil)
-	if e, ok := errors.AsType[*apiError](err); ok && e.Constraint == "not_found" {
+	cl, err := newClient(env, c, true)
+	if err != nil {
+		return err
+	}
+	_, err = cl.UnrevokeDECKey(ctx, custodian.DECUnrevokeInput{Issuer: pos[0], Kid: pos[1]})
+	if client.IsConstraint(err, "not_found") {
 		return fmt.Errorf("nothing to withdraw: %s is not pinned, or has not revoked %s (phc dec trust ISSUER JWKS --revoked KID@TIME revokes one)", printable(pos[0]), printable(pos[1]))
 	}
 	if err != nil {
@@ -198,14 +199,10 @@ func runDECPolicy(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	var out struct {
-		ID string `json:"id"`
-	}
-	body, err := cl.send(ctx, "POST", "/phc/v1/dec/policies", rawBody(raw))
+	out, err := cl.AddDECPolicy(ctx, raw)
 	if err != nil {
 		return err
 	}
-	_ = json.Unmarshal(body, &out)
 	fmt.Fprintf(env.Stdout, "policy %s added\n", printable(out.ID))
 	return nil
 }

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/phc-project/phc/custodian"
 )
 
 // runEntity is phc entity add TYPE [--name N] … | phc entity list.
@@ -19,23 +21,18 @@ func runEntity(ctx context.Context, env *Env, args []string) error {
 		if err := parse(fs, args[1:]); err != nil {
 			return err
 		}
-		var raw json.RawMessage
-		if err := ownerDo(ctx, env, c, "GET", "/phc/v1/entities", nil, &raw); err != nil {
+		cl, err := newClient(env, c, true)
+		if err != nil {
+			return err
+		}
+		entities, err := cl.Entities(ctx)
+		if err != nil {
 			return err
 		}
 		if *asJSON {
-			return printJSON(env.Stdout, raw)
+			return printJSON(env.Stdout, map[string]any{"entities": entities})
 		}
-		var out struct {
-			Entities []struct {
-				ID   string `json:"id"`
-				Type string `json:"type"`
-			} `json:"entities"`
-		}
-		if err := json.Unmarshal(raw, &out); err != nil {
-			return err
-		}
-		for _, e := range out.Entities {
+		for _, e := range entities {
 			fmt.Fprintf(env.Stdout, "%s  %s\n", e.ID, printable(e.Type))
 		}
 		return nil
@@ -54,32 +51,16 @@ func runEntity(ctx context.Context, env *Env, args []string) error {
 	if !ok {
 		return usageError("usage: phc entity add TYPE [--name NAME] [--key KEY] [--sensitivity TIER] [--persona ID …] (TYPE: person, project, goal, event, organisation, …)")
 	}
-	body := map[string]any{"type": typ}
-	for k, v := range map[string]string{"name": *name, "key": *key, "sensitivity": *tier} {
-		if v != "" {
-			body[k] = v
-		}
+	cl, err := newClient(env, c, true)
+	if err != nil {
+		return err
 	}
-	if len(personas) > 0 {
-		body["personas"] = []string(personas)
-	}
-	var raw json.RawMessage
-	if err := ownerDo(ctx, env, c, "POST", "/phc/v1/entities", body, &raw); err != nil {
+	out, err := cl.CreateEntity(ctx, custodian.EntityInput{Type: typ, Name: *name, Key: *key, Sensitivity: *tier, Personas: personas})
+	if err != nil {
 		return err
 	}
 	if *asJSON {
-		return printJSON(env.Stdout, raw)
-	}
-	var out struct {
-		Entity struct {
-			ID string `json:"id"`
-		} `json:"entity"`
-		Claim *struct {
-			ID string `json:"id"`
-		} `json:"claim"`
-	}
-	if err := json.Unmarshal(raw, &out); err != nil {
-		return err
+		return printJSON(env.Stdout, out)
 	}
 	fmt.Fprintln(env.Stdout, out.Entity.ID)
 	if out.Claim != nil {
@@ -110,20 +91,20 @@ func runSummary(ctx context.Context, env *Env, args []string) error {
 			return usageError("--from %q: give a claim (or summary) and its version, as clm_…@2 (phc claims shows them as ID@VERSION)", printable(f))
 		}
 	}
-	var raw json.RawMessage
-	if err := ownerDo(ctx, env, c, "POST", "/phc/v1/summaries", map[string]any{"value": text, "derived_from": []string(from)}, &raw); err != nil {
+	value, err := json.Marshal(text)
+	if err != nil {
+		return err
+	}
+	cl, err := newClient(env, c, true)
+	if err != nil {
+		return err
+	}
+	out, err := cl.CreateSummary(ctx, custodian.SummaryInput{Value: value, DerivedFrom: from})
+	if err != nil {
 		return err
 	}
 	if *asJSON {
-		return printJSON(env.Stdout, raw)
-	}
-	var out struct {
-		Summary struct {
-			ID string `json:"id"`
-		} `json:"summary"`
-	}
-	if err := json.Unmarshal(raw, &out); err != nil {
-		return err
+		return printJSON(env.Stdout, out)
 	}
 	fmt.Fprintln(env.Stdout, out.Summary.ID)
 	return nil
@@ -146,24 +127,18 @@ func runPropose(ctx context.Context, env *Env, args []string) error {
 	if !ok || *value == "" {
 		return usageError("usage: phc propose KEY --value VALUE [--kind K] [--assertion A] [--subject ent_…]")
 	}
-	body := map[string]any{"key": key, "value": jsonOrString(*value), "kind": *kind, "assertion": *assertion}
-	if *subject != "" {
-		body["subject"] = *subject
+	cl, err := newClient(env, c, true)
+	if err != nil {
+		return err
 	}
-	var raw json.RawMessage
-	if err := ownerDo(ctx, env, c, "POST", "/phc/v1/proposals", body, &raw); err != nil {
+	out, err := cl.Propose(ctx, custodian.ProposalInput{Key: key, Value: jsonOrString(*value), Kind: *kind, Assertion: *assertion, Subject: *subject})
+	if err != nil {
 		return err
 	}
 	if *asJSON {
-		return printJSON(env.Stdout, raw)
+		return printJSON(env.Stdout, out)
 	}
-	var out struct {
-		ID string `json:"proposal_id"`
-	}
-	if err := json.Unmarshal(raw, &out); err != nil {
-		return err
-	}
-	fmt.Fprintln(env.Stdout, out.ID)
+	fmt.Fprintln(env.Stdout, out.ProposalID)
 	return nil
 }
 

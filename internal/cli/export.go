@@ -3,12 +3,12 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"net/url"
 	"os"
 	"strings"
+
+	"github.com/phc-project/phc/custodian"
 )
 
 // runExport makes a migration bundle for another custodian, from its card:
@@ -37,13 +37,13 @@ func runExport(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	cl.http.Timeout = bulkTimeout
+	cl.HTTP.Timeout = bulkTimeout
 	fmt.Fprintln(env.Stderr, "making the bundle (the daemon collects, signs and encrypts it first) …")
-	resp, err := cl.request(ctx, "POST", "/phc/v1/export", map[string]any{"to": json.RawMessage(card), "personas": []string(personas)})
+	bundle, err := cl.ExportBundle(ctx, custodian.ExportInput{To: card, Personas: personas})
 	if err != nil {
 		return err
 	}
-	defer resp.Body.Close()
+	defer bundle.Body.Close()
 	var w io.Writer = env.Stdout
 	if *out != "" {
 		f, err := os.OpenFile(*out, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
@@ -56,7 +56,7 @@ func runExport(ctx context.Context, env *Env, args []string) error {
 		}
 		w = f
 	}
-	n, err := io.Copy(w, &progress{r: resp.Body, w: env.Stderr, total: resp.ContentLength, every: 16 << 20})
+	n, err := io.Copy(w, &progress{r: bundle.Body, w: env.Stderr, total: bundle.Length, every: 16 << 20})
 	if err != nil {
 		return err
 	}
@@ -65,16 +65,9 @@ func runExport(ctx context.Context, env *Env, args []string) error {
 			return err
 		}
 	}
-	var man struct {
-		BundleID   string         `json:"bundle_id"`
-		Recipient  string         `json:"recipient"`
-		Counts     map[string]int `json:"counts"`
-		LossReport *[]struct {
-			Record, Dropped, Reason string
-		} `json:"loss_report"`
-	}
-	if err := json.Unmarshal([]byte(resp.Header.Get("PHC-Bundle-Manifest")), &man); err != nil {
-		return errors.New("the daemon's answer has no bundle manifest")
+	man, err := bundle.Manifest()
+	if err != nil {
+		return err
 	}
 	fmt.Fprintf(env.Stderr, "bundle %s for %s: %d bytes; %d claims (%d versions), %d personas, %d entities, %d summaries, %d identities\n",
 		printable(man.BundleID), printable(man.Recipient), n, man.Counts["claims"], man.Counts["versions"], man.Counts["personas"],
@@ -111,19 +104,12 @@ func runImport(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	var rep struct {
-		BundleID   string         `json:"bundle_id"`
-		Source     string         `json:"source"`
-		Counts     map[string]int `json:"counts"`
-		LossReport []struct {
-			Record, Dropped, Reason string
-		} `json:"loss_report"`
-		Records []struct {
-			ID, Kind, Record, Key, Status string
-			Problems                      []string
-		} `json:"records"`
+	cl, err := ownerBulkClient(env, c)
+	if err != nil {
+		return err
 	}
-	if err := ownerBulk(ctx, env, c, "POST", "/phc/v1/import", rawBody(raw), &rep); err != nil {
+	rep, err := cl.ImportBundle(ctx, raw)
+	if err != nil {
 		return err
 	}
 	fmt.Fprintf(env.Stdout, "bundle %s from %s: %d records held in the quarantine (%d blocked); nothing is readable until you adopt it\n",
@@ -160,10 +146,7 @@ func runQuarantine(ctx context.Context, env *Env, args []string) error {
 		if *all == (fs.NArg() > 0) {
 			return usageError("usage: phc quarantine adopt ID… | --all [--persona P …] [--map foreign:cus_…/ID=NAME …]")
 		}
-		body := map[string]any{"ids": fs.Args(), "all": *all}
-		if len(personas) > 0 {
-			body["personas"] = []string(personas)
-		}
+		in := custodian.AdoptInput{IDs: fs.Args(), All: *all, Personas: personas}
 		if len(maps) > 0 {
 			m := map[string]string{}
 			for _, kv := range maps {
@@ -173,12 +156,14 @@ func runQuarantine(ctx context.Context, env *Env, args []string) error {
 				}
 				m[k] = v
 			}
-			body["identities"] = m
+			in.Identities = m
 		}
-		var out struct {
-			Adopted int `json:"adopted"`
+		cl, err := ownerBulkClient(env, c)
+		if err != nil {
+			return err
 		}
-		if err := ownerBulk(ctx, env, c, "POST", "/phc/v1/quarantine/adopt", body, &out); err != nil {
+		out, err := cl.Adopt(ctx, in)
+		if err != nil {
 			return err
 		}
 		fmt.Fprintf(env.Stdout, "adopted %d claims: they are active, and no one reads them until you grant it\n", out.Adopted)
@@ -195,10 +180,12 @@ func runQuarantine(ctx context.Context, env *Env, args []string) error {
 		if !ok || len(remove) == 0 {
 			return usageError("usage: phc quarantine unblock ID --remove TYPE …")
 		}
-		var out struct {
-			Status string `json:"status"`
+		cl, err := newClient(env, c, true)
+		if err != nil {
+			return err
 		}
-		if err := ownerDo(ctx, env, c, "POST", "/phc/v1/quarantine/"+url.PathEscape(id)+"/unblock", map[string]any{"remove": []string(remove)}, &out); err != nil {
+		out, err := cl.Unblock(ctx, id, custodian.UnblockInput{Remove: remove})
+		if err != nil {
 			return err
 		}
 		fmt.Fprintf(env.Stdout, "%s is %s\n", printable(id), printable(out.Status))
@@ -213,10 +200,12 @@ func runQuarantine(ctx context.Context, env *Env, args []string) error {
 		if *all == (fs.NArg() > 0) {
 			return usageError("usage: phc quarantine reject ID… | --all")
 		}
-		var out struct {
-			Rejected int `json:"rejected"`
+		cl, err := newClient(env, c, true)
+		if err != nil {
+			return err
 		}
-		if err := ownerDo(ctx, env, c, "POST", "/phc/v1/quarantine/reject", map[string]any{"ids": fs.Args(), "all": *all}, &out); err != nil {
+		out, err := cl.RejectHeld(ctx, custodian.QuarantineRejectInput{IDs: fs.Args(), All: *all})
+		if err != nil {
 			return err
 		}
 		fmt.Fprintf(env.Stdout, "rejected %d records\n", out.Rejected)
@@ -228,27 +217,18 @@ func runQuarantine(ctx context.Context, env *Env, args []string) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	type held struct {
-		ID, Kind, Record, Key, Status, Source string
-		Problems                              []string
+	cl, err := newClient(env, c, true)
+	if err != nil {
+		return err
 	}
-	var records []held
+	var records []custodian.QuarantineRecord
 	for cursor := ""; ; {
-		v := url.Values{"limit": {"1000"}}
-		for k, x := range map[string]string{"status": *status, "problem": *problem, "cursor": cursor} {
-			if x != "" {
-				v.Set(k, x)
-			}
-		}
-		var out struct {
-			Records    []held `json:"records"`
-			NextCursor string `json:"next_cursor"`
-		}
-		if err := ownerDo(ctx, env, c, "GET", "/phc/v1/quarantine?"+v.Encode(), nil, &out); err != nil {
+		page, err := cl.Quarantine(ctx, custodian.QuarantineQuery{Status: *status, Problem: *problem, Cursor: cursor, Limit: 1000})
+		if err != nil {
 			return err
 		}
-		records = append(records, out.Records...)
-		if cursor = out.NextCursor; cursor == "" {
+		records = append(records, page.Records...)
+		if cursor = page.NextCursor; cursor == "" {
 			break
 		}
 	}

@@ -2,16 +2,15 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
-	"net/url"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/phc-project/phc/custodian"
+	"github.com/phc-project/phc/internal/humanfmt"
 )
 
 func runGrant(ctx context.Context, env *Env, args []string) error {
@@ -22,46 +21,24 @@ func runGrant(ctx context.Context, env *Env, args []string) error {
 		if err := parse(fs, args[1:]); err != nil {
 			return err
 		}
-		var raw json.RawMessage
-		if err := ownerDo(ctx, env, c, "GET", "/phc/v1/grants", nil, &raw); err != nil {
+		cl, err := newClient(env, c, true)
+		if err != nil {
+			return err
+		}
+		grants, err := cl.Grants(ctx)
+		if err != nil {
 			return err
 		}
 		if *asJSON {
-			return printJSON(env.Stdout, raw)
+			return printJSON(env.Stdout, map[string]any{"grants": grants})
 		}
-		var out struct {
-			Grants []struct {
-				ID        string `json:"id"`
-				Recipient struct {
-					Kind   string `json:"kind"`
-					ID     string `json:"id"`
-					Issuer string `json:"issuer"`
-				} `json:"recipient"`
-				Purpose    string   `json:"purpose"`
-				Category   string   `json:"purpose_category"`
-				Operations []string `json:"operations"`
-				Selectors  struct {
-					Keys     []string `json:"keys"`
-					Personas []string `json:"personas"`
-				} `json:"selectors"`
-				ExpiresAt  string  `json:"expires_at"`
-				RevokedAt  *string `json:"revoked_at"`
-				NarrowedAt *string `json:"narrowed_at"`
-				Requires   *struct {
-					Qualification string `json:"qualification"`
-				} `json:"requires"`
-			} `json:"grants"`
-		}
-		if err := json.Unmarshal(raw, &out); err != nil {
-			return err
-		}
-		for _, g := range out.Grants {
-			state := "until " + humanTime(g.ExpiresAt)
+		for _, g := range grants {
+			state := "until " + humanfmt.Time(g.ExpiresAt)
 			if g.NarrowedAt != nil {
-				state += " (narrowed " + humanTime(*g.NarrowedAt) + ")"
+				state += " (narrowed " + humanfmt.Time(*g.NarrowedAt) + ")"
 			}
 			if g.RevokedAt != nil {
-				state = "revoked " + humanTime(*g.RevokedAt)
+				state = "revoked " + humanfmt.Time(*g.RevokedAt)
 			}
 			category := g.Category
 			if category == "" {
@@ -123,35 +100,24 @@ func runGrant(ctx context.Context, env *Env, args []string) error {
 	if len(splitList(*keys)) == 0 && len(splitList(*personas)) == 0 {
 		return usageError("a grant needs something to cover: --keys with key patterns (--keys 'learning.*'), --personas with persona ids (--personas learning), or both")
 	}
-	sel := map[string][]string{}
-	if k := splitList(*keys); len(k) > 0 {
-		sel["keys"] = k
+	in := custodian.GrantInput{
+		Recipient:  custodian.Recipient{Kind: "consumer", ID: *to},
+		Purpose:    *purpose,
+		Category:   *category,
+		Operations: splitList(*ops),
+		Selectors:  custodian.Selectors{Keys: nonEmpty(splitList(*keys)), Personas: nonEmpty(splitList(*personas))},
+		ExpiresAt:  at.UTC().Truncate(time.Second), // to the second, as the grant shows it
+		Disclosure: *disclosure,
 	}
-	if p := splitList(*personas); len(p) > 0 {
-		sel["personas"] = p
-	}
-	recipient := map[string]string{"kind": "consumer", "id": *to}
 	if *oidcIssuer != "" {
-		recipient = map[string]string{"kind": "oidc", "issuer": *oidcIssuer, "id": *subject}
+		in.Recipient = custodian.Recipient{Kind: "oidc", Issuer: *oidcIssuer, ID: *subject}
 	}
-	body := map[string]any{
-		"recipient":  recipient,
-		"purpose":    *purpose,
-		"operations": splitList(*ops),
-		"selectors":  sel,
-		"expires_at": at.UTC().Format(time.RFC3339),
+	cl, err := newClient(env, c, true)
+	if err != nil {
+		return err
 	}
-	if *category != "" {
-		body["purpose_category"] = *category
-	}
-	if *disclosure != "" {
-		body["disclosure"] = *disclosure
-	}
-	var out struct {
-		ID       string `json:"id"`
-		Revision uint64 `json:"revision"`
-	}
-	if err := ownerDo(ctx, env, c, "POST", "/phc/v1/grants", body, &out); err != nil {
+	out, err := cl.CreateGrant(ctx, in)
+	if err != nil {
 		return err
 	}
 	fmt.Fprintf(env.Stdout, "granted %s (revision %d)\n", out.ID, out.Revision)
@@ -210,8 +176,7 @@ func runGrantNarrow(ctx context.Context, env *Env, args []string) error {
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	body := map[string]any{}
-	sel := map[string][]string{}
+	var in custodian.GrantTerms
 	if set["ops"] {
 		list := splitList(*ops)
 		for _, o := range list {
@@ -222,45 +187,42 @@ func runGrantNarrow(ctx context.Context, env *Env, args []string) error {
 		if len(list) == 0 {
 			return usageError("--ops: give the operations the grant keeps; to end the grant, phc revoke %s", printable(id))
 		}
-		body["operations"] = list
+		in.Operations = list
 	}
-	for name, v := range map[string]*string{"keys": keys, "personas": personas, "claims": claims} {
-		if set[name] {
-			sel[name] = append([]string{}, splitList(*v)...)
+	// A selector given replaces the grant's (given empty, it clears it);
+	// one left nil keeps it.
+	given := func(name string, v *string) []string {
+		if !set[name] {
+			return nil
 		}
+		return append([]string{}, splitList(*v)...)
 	}
-	if len(sel) > 0 {
-		body["selectors"] = sel
+	sel := custodian.TermSelectors{Keys: given("keys", keys), Personas: given("personas", personas), Claims: given("claims", claims)}
+	if set["keys"] || set["personas"] || set["claims"] {
+		in.Selectors = &sel
 	}
 	if set["expires"] {
 		at, err := parseExpiry(*expires, time.Now())
 		if err != nil {
 			return usageError("%v", err)
 		}
-		body["expires_at"] = at.UTC().Format(time.RFC3339)
+		in.ExpiresAt = new(at.UTC().Truncate(time.Second))
 	}
-	if len(body) == 0 {
+	if in.Operations == nil && in.Selectors == nil && in.ExpiresAt == nil {
 		return usageError("name at least one term to narrow: --ops, --keys, --personas, --claims or --expires (" + usage + ")")
 	}
-	var out struct {
-		Grant struct {
-			Operations []string `json:"operations"`
-			Selectors  struct {
-				Keys     []string `json:"keys"`
-				Personas []string `json:"personas"`
-				Claims   []string `json:"claims"`
-			} `json:"selectors"`
-			ExpiresAt string `json:"expires_at"`
-		} `json:"grant"`
-		Revision uint64 `json:"revision"`
+	cl, err := newClient(env, c, true)
+	if err != nil {
+		return err
 	}
-	if err := ownerDo(ctx, env, c, "POST", "/phc/v1/grants/"+url.PathEscape(id)+"/narrow", body, &out); err != nil {
+	out, err := cl.NarrowGrant(ctx, id, in)
+	if err != nil {
 		return err
 	}
 	g := out.Grant
 	fmt.Fprintf(env.Stdout, "narrowed %s (revision %d): %s  keys [%s] personas [%s] claims [%s]  until %s\n",
 		printable(id), out.Revision, strings.Join(g.Operations, ","), printable(strings.Join(g.Selectors.Keys, ",")),
-		printable(strings.Join(g.Selectors.Personas, ",")), strings.Join(g.Selectors.Claims, ","), humanTime(g.ExpiresAt))
+		printable(strings.Join(g.Selectors.Personas, ",")), strings.Join(g.Selectors.Claims, ","), humanfmt.Time(g.ExpiresAt))
 	return nil
 }
 
@@ -277,13 +239,15 @@ func runRevoke(ctx context.Context, env *Env, args []string) error {
 	if id == "" {
 		return usageError("usage: phc revoke GRANT_ID")
 	}
-	var out struct {
-		Revision uint64 `json:"revision"`
-	}
-	if err := ownerDo(ctx, env, c, "DELETE", "/phc/v1/grants/"+url.PathEscape(id), nil, &out); err != nil {
+	cl, err := newClient(env, c, true)
+	if err != nil {
 		return err
 	}
-	fmt.Fprintf(env.Stdout, "revoked (revision %d)\n", out.Revision)
+	rev, err := cl.RevokeGrant(ctx, id)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Stdout, "revoked (revision %d)\n", rev)
 	return nil
 }
 
@@ -301,16 +265,12 @@ func runReceipts(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	if *verify {
-		var out struct {
-			OK       bool     `json:"ok"`
-			Count    uint64   `json:"count"`
-			Problems []string `json:"problems"`
-		}
-		if err := cl.do(ctx, "GET", "/phc/v1/receipts/verify", nil, &out); err != nil {
+		out, err := cl.VerifyReceipts(ctx)
+		if err != nil {
 			return err
 		}
 		if *asJSON {
-			return printJSON(env.Stdout, out)
+			return printJSON(env.Stdout, verificationJSON{OK: out.OK, Count: out.Count, Problems: out.Problems})
 		}
 		if !out.OK {
 			for _, p := range out.Problems {
@@ -321,27 +281,15 @@ func runReceipts(ctx context.Context, env *Env, args []string) error {
 		fmt.Fprintf(env.Stdout, "ok: %d receipts, chain intact\n", out.Count)
 		return nil
 	}
-	var out struct {
-		Receipts []struct {
-			Seq        uint64   `json:"seq"`
-			At         string   `json:"at"`
-			Actor      string   `json:"actor"`
-			Operation  string   `json:"operation"`
-			Recipient  string   `json:"recipient"`
-			Purpose    string   `json:"purpose"`
-			Decision   string   `json:"decision"`
-			Constraint string   `json:"constraint"`
-			Records    []string `json:"records"`
-		} `json:"receipts"`
-	}
-	if err := cl.do(ctx, "GET", fmt.Sprintf("/phc/v1/receipts?limit=%d", *limit), nil, &out); err != nil {
+	receipts, err := cl.Receipts(ctx, *limit)
+	if err != nil {
 		return err
 	}
 	if *asJSON {
-		return printJSON(env.Stdout, out)
+		return printJSON(env.Stdout, receiptsJSONOf(receipts))
 	}
-	for _, r := range out.Receipts {
-		line := fmt.Sprintf("%6d %s %-18s %-6s %s", r.Seq, humanTime(r.At), r.Operation, r.Decision, printable(r.Actor))
+	for _, r := range receipts {
+		line := fmt.Sprintf("%6d %s %-18s %-6s %s", r.Seq, humanfmt.Time(r.At), r.Operation, r.Decision, printable(r.Actor))
 		if r.Purpose != "" {
 			line += " purpose=" + printable(r.Purpose)
 		}

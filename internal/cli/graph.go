@@ -9,11 +9,11 @@ import (
 	"log/slog"
 	"slices"
 
-	berrors "go.etcd.io/bbolt/errors"
-
 	"github.com/phc-project/phc/custodian"
+	"github.com/phc-project/phc/internal/client"
 	"github.com/phc-project/phc/internal/daemon"
 	"github.com/phc-project/phc/internal/vault"
+	berrors "go.etcd.io/bbolt/errors"
 )
 
 // errInUse: the data dir's store is held by a running daemon.
@@ -71,7 +71,10 @@ func runCheck(ctx context.Context, env *Env, args []string) error {
 		return err
 	})
 	if errors.Is(err, errInUse) {
-		err = ownerBulk(ctx, env, c, "GET", "/phc/v1/check", nil, &rep)
+		var cl *client.Client
+		if cl, err = ownerBulkClient(env, c); err == nil {
+			rep, err = cl.Check(ctx)
+		}
 	}
 	if err != nil {
 		return err
@@ -114,11 +117,10 @@ func runGraph(ctx context.Context, env *Env, args []string) error {
 			return err
 		})
 		if errors.Is(err, errInUse) {
-			var out struct {
-				Revision uint64 `json:"revision"`
+			var cl *client.Client
+			if cl, err = ownerBulkClient(env, c); err == nil {
+				rev, err = cl.RebuildGraph(ctx)
 			}
-			err = ownerBulk(ctx, env, c, "POST", "/phc/v1/graph/rebuild", nil, &out)
-			rev = out.Revision
 		}
 		if err != nil {
 			return err
@@ -145,11 +147,10 @@ func runGraph(ctx context.Context, env *Env, args []string) error {
 		})
 		if errors.Is(err, errInUse) {
 			buf.Reset()
-			var cl *client
-			if cl, err = newClient(env, c, true); err == nil {
-				cl.http.Timeout = bulkTimeout
+			var cl *client.Client
+			if cl, err = ownerBulkClient(env, c); err == nil {
 				var raw []byte
-				raw, err = cl.raw(ctx, "GET", "/phc/v1/graph/export?format="+*format)
+				raw, err = cl.ExportGraph(ctx, *format)
 				buf.Write(raw)
 			}
 		}

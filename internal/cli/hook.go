@@ -106,7 +106,7 @@ func (h *hookFlags) serverURL(env *Env) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return cl.base + "/mcp", nil
+	return cl.Base + "/mcp", nil
 }
 
 // key returns K for the server origin and profile, made on first use.

@@ -7,23 +7,9 @@ import (
 	"github.com/phc-project/phc/internal/humanfmt"
 )
 
-// humanTime writes a time the daemon answered (RFC 3339) as every phc
-// command shows times: humanfmt.Time, in UTC with the zone written. Text
-// that is not such a time is shown literally.
-func humanTime(s string) string {
-	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
-		return printable(s)
-	}
-	return humanfmt.Time(t)
-}
-
-// humanExpiry is humanTime followed by how long from now, "(in 1h)".
-func humanExpiry(s string, now time.Time) string {
-	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
-		return printable(s)
-	}
+// humanExpiry is t as humanfmt.Time writes it, followed by how long from
+// now, "(in 1h)".
+func humanExpiry(t, now time.Time) string {
 	// To the second within the hour, to the minute within the day, to
 	// the hour beyond.
 	d := t.Sub(now)

@@ -13,8 +13,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/phc-project/phc/custodian"
+	"github.com/phc-project/phc/internal/client"
 	"github.com/phc-project/phc/internal/clientvault"
 	"github.com/phc-project/phc/internal/mcpserver"
 )
@@ -49,10 +49,8 @@ func runMCP(ctx context.Context, env *Env, args []string) error {
 		return servePublic(ctx, env, cl)
 	}
 	// A clear error before the host's first message: daemon down.
-	var status struct {
-		Locked bool `json:"locked"`
-	}
-	if err := cl.do(ctx, "GET", "/context/status", nil, &status); err != nil {
+	status, err := cl.Status(ctx)
+	if err != nil {
 		return err
 	}
 	if status.Locked {
@@ -61,7 +59,7 @@ func runMCP(ctx context.Context, env *Env, args []string) error {
 	b := &bridge{stderr: env.Stderr, cached: map[string]json.RawMessage{}, asked: map[any]string{}}
 	var base http.RoundTripper = mcpserver.BearerTransport{Token: *token}
 	if *vaultProfile != "" {
-		origin, _ := clientvault.Origin(cl.base)
+		origin, _ := clientvault.Origin(cl.Base)
 		k, _, err := clientvault.LoadKey(c.data, origin, *vaultProfile)
 		if err != nil {
 			return err
@@ -71,7 +69,7 @@ func runMCP(ctx context.Context, env *Env, args []string) error {
 		clear(k)
 	}
 	upstream, err := (&mcp.StreamableClientTransport{
-		Endpoint: cl.base + "/mcp",
+		Endpoint: cl.Base + "/mcp",
 		HTTPClient: &http.Client{Transport: refusalWatch{
 			base:    base,
 			refused: &b.refused,
@@ -97,12 +95,12 @@ func runMCP(ctx context.Context, env *Env, args []string) error {
 // answers context_status (public in PCP §9) with the daemon's status;
 // every other tool answers unauthenticated. It says so on standard error,
 // where a host shows a server's log.
-func servePublic(ctx context.Context, env *Env, cl *client) error {
+func servePublic(ctx context.Context, env *Env, cl *client.Client) error {
 	fmt.Fprintln(env.Stderr, "phc mcp: no token (PHC_TOKEN or --token): only context_status answers; "+
 		"every other tool is unauthenticated until the server is started with the app's token (see phc token)")
 	srv := mcpserver.Public(func(ctx context.Context) (any, error) {
-		var status json.RawMessage
-		if err := cl.do(ctx, "GET", "/context/status", nil, &status); err != nil {
+		status, err := cl.Status(ctx)
+		if err != nil {
 			return nil, err
 		}
 		return status, nil

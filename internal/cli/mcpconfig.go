@@ -11,17 +11,23 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/phc-project/phc/custodian"
+	"github.com/phc-project/phc/internal/client"
 )
 
-// mcpHosts are the MCP hosts phc mcp-config writes a config for, and where
-// each keeps it.
-var mcpHosts = []struct {
+// mcpHost is an MCP host phc mcp-config writes a config for, and where it
+// keeps it.
+type mcpHost struct {
 	name, where string
 	// servers is the top-level member that holds the servers.
 	servers string
 	// typed hosts want "type": "stdio" on each server.
 	typed bool
-}{
+}
+
+// mcpHosts are the hosts phc mcp-config knows.
+var mcpHosts = []mcpHost{
 	{"claude-desktop", "claude_desktop_config.json (Settings → Developer → Edit Config)", "mcpServers", false},
 	// Each place is the person's own configuration, not a project's file
 	// (.mcp.json, .cursor/mcp.json, .vscode/mcp.json), which is meant to be
@@ -107,13 +113,8 @@ func runMCPConfig(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	var tok struct {
-		Token     string   `json:"token"`
-		ExpiresAt string   `json:"expires_at"`
-		Warnings  []string `json:"warnings"`
-	}
-	req := map[string]string{"consumer": *consumer, "secret": *secret, "scope": *scope, "mode": *mode, "ttl": "8760h", "purpose": *purpose}
-	if err := cl.do(ctx, "POST", "/context/tokens/service", req, &tok); err != nil {
+	tok, err := cl.MintToken(ctx, client.TokenRequest{Consumer: *consumer, Secret: *secret, Scope: *scope, Mode: *mode, TTL: "8760h", Purpose: *purpose})
+	if err != nil {
 		return err
 	}
 	server := map[string]any{"command": path, "args": []string{"mcp"},
@@ -143,25 +144,17 @@ func choosePurpose(ctx context.Context, env *Env, c common, consumer, mode strin
 	if mode == "write" {
 		op = "contribute"
 	}
-	var out struct {
-		Grants []struct {
-			Recipient struct {
-				Kind string `json:"kind"`
-				ID   string `json:"id"`
-			} `json:"recipient"`
-			Purpose    string     `json:"purpose"`
-			Operations []string   `json:"operations"`
-			ExpiresAt  time.Time  `json:"expires_at"`
-			RevokedAt  *time.Time `json:"revoked_at"`
-			SpentAt    *time.Time `json:"spent_at"`
-		} `json:"grants"`
+	var grants []custodian.Grant
+	cl, err := newClient(env, c, true)
+	if err == nil {
+		grants, err = cl.Grants(ctx)
 	}
-	if err := ownerDo(ctx, env, c, "GET", "/phc/v1/grants", nil, &out); err != nil {
+	if err != nil {
 		return "", fmt.Errorf("no --purpose, and the purposes of %s's grants cannot be listed: %w; give --purpose P", printable(consumer), err)
 	}
 	var purposes []string
 	now := time.Now()
-	for _, g := range out.Grants {
+	for _, g := range grants {
 		if g.Recipient.Kind != "consumer" || g.Recipient.ID != consumer || g.RevokedAt != nil || g.SpentAt != nil ||
 			!g.ExpiresAt.After(now) || !slices.Contains(g.Operations, op) || slices.Contains(purposes, g.Purpose) {
 			continue

@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/url"
 	"strings"
+
+	"github.com/phc-project/phc/custodian"
+	"github.com/phc-project/phc/internal/client"
 )
 
 const personaUsage = "usage: phc persona add ID NAME | list | rename ID NAME | " +
@@ -26,7 +28,11 @@ func runPersona(ctx context.Context, env *Env, args []string) error {
 		if fs.NArg() != 2 {
 			return usageError("usage: phc persona add ID NAME")
 		}
-		if err := ownerDo(ctx, env, c, "POST", "/phc/v1/personas", map[string]string{"id": fs.Arg(0), "name": fs.Arg(1)}, nil); err != nil {
+		cl, err := newClient(env, c, true)
+		if err != nil {
+			return err
+		}
+		if _, err := cl.CreatePersona(ctx, custodian.PersonaInput{ID: fs.Arg(0), Name: fs.Arg(1)}); err != nil {
 			return err
 		}
 		fmt.Fprintf(env.Stdout, "persona %s created\n", printable(fs.Arg(0)))
@@ -37,31 +43,28 @@ func runPersona(ctx context.Context, env *Env, args []string) error {
 		if err := parse(fs, args[1:]); err != nil {
 			return err
 		}
-		var raw json.RawMessage
-		if err := ownerDo(ctx, env, c, "GET", "/phc/v1/personas", nil, &raw); err != nil {
+		cl, err := newClient(env, c, true)
+		if err != nil {
+			return err
+		}
+		personas, err := cl.Personas(ctx)
+		if err != nil {
 			return err
 		}
 		if *asJSON {
-			return printJSON(env.Stdout, raw)
+			return printJSON(env.Stdout, map[string]any{"personas": personas})
 		}
-		var out struct {
-			Personas []struct {
-				ID          string            `json:"id"`
-				Name        string            `json:"name"`
-				Preferences []string          `json:"preferences"`
-				Guardrails  []json.RawMessage `json:"guardrails"`
-			} `json:"personas"`
-		}
-		if err := json.Unmarshal(raw, &out); err != nil {
-			return err
-		}
-		for _, p := range out.Personas {
+		for _, p := range personas {
 			fmt.Fprintf(env.Stdout, "%-20s %s\n", printable(p.ID), printable(p.Name))
 			for _, pref := range p.Preferences {
 				fmt.Fprintf(env.Stdout, "    preference (advisory): %s\n", printable(pref))
 			}
 			for _, g := range p.Guardrails {
-				fmt.Fprintf(env.Stdout, "    guardrail: %s\n", printable(string(g)))
+				raw, err := json.Marshal(g)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(env.Stdout, "    guardrail: %s\n", printable(string(raw)))
 			}
 		}
 		return nil
@@ -73,7 +76,11 @@ func runPersona(ctx context.Context, env *Env, args []string) error {
 		if fs.NArg() != 2 {
 			return usageError("usage: phc persona rename ID NAME")
 		}
-		if err := ownerDo(ctx, env, c, "PUT", personaPath(fs.Arg(0)), map[string]string{"name": fs.Arg(1)}, nil); err != nil {
+		cl, err := newClient(env, c, true)
+		if err != nil {
+			return err
+		}
+		if _, err := cl.UpdatePersona(ctx, fs.Arg(0), client.PersonaUpdate{Name: fs.Arg(1)}); err != nil {
 			return err
 		}
 		fmt.Fprintf(env.Stdout, "persona %s renamed\n", printable(fs.Arg(0)))
@@ -92,35 +99,44 @@ func runPersona(ctx context.Context, env *Env, args []string) error {
 		if !ok {
 			id = ""
 		}
-		body := map[string]any{}
+		var in client.PersonaUpdate
 		switch {
 		case *noPrefs && len(prefs) > 0:
 			return usageError("--preference and --no-preferences together")
 		case *noPrefs:
-			body["preferences"] = []string{}
+			in.Preferences = &[]string{}
 		case len(prefs) > 0:
-			body["preferences"] = []string(prefs)
+			list := []string(prefs)
+			in.Preferences = &list
 		}
 		switch {
 		case *noGuards && len(guards) > 0:
 			return usageError("--guardrail and --no-guardrails together")
 		case *noGuards:
-			body["guardrails"] = []any{}
+			in.Guardrails = &[]json.RawMessage{}
 		case len(guards) > 0:
-			gs := make([]any, 0, len(guards))
+			gs := make([]json.RawMessage, 0, len(guards))
 			for _, g := range guards {
 				v, err := parseGuardrail(g)
 				if err != nil {
 					return err
 				}
-				gs = append(gs, v)
+				raw, err := json.Marshal(v)
+				if err != nil {
+					return err
+				}
+				gs = append(gs, raw)
 			}
-			body["guardrails"] = gs
+			in.Guardrails = &gs
 		}
-		if id == "" || len(body) == 0 {
+		if id == "" || (in.Preferences == nil && in.Guardrails == nil) {
 			return usageError("usage: phc persona set ID [--preference TEXT …|--no-preferences] [--guardrail G …|--no-guardrails]")
 		}
-		if err := ownerDo(ctx, env, c, "PUT", personaPath(id), body, nil); err != nil {
+		cl, err := newClient(env, c, true)
+		if err != nil {
+			return err
+		}
+		if _, err := cl.UpdatePersona(ctx, id, in); err != nil {
 			return err
 		}
 		fmt.Fprintf(env.Stdout, "persona %s updated\n", printable(id))
@@ -133,13 +149,12 @@ func runPersona(ctx context.Context, env *Env, args []string) error {
 		if fs.NArg() != 1 {
 			return usageError("usage: phc persona remove ID")
 		}
-		var out struct {
-			Claims         []string `json:"claims"`
-			GrantsNarrowed []string `json:"grants_narrowed"`
-			GrantsRevoked  []string `json:"grants_revoked"`
-			Revision       uint64   `json:"revision"`
+		cl, err := newClient(env, c, true)
+		if err != nil {
+			return err
 		}
-		if err := ownerDo(ctx, env, c, "DELETE", personaPath(fs.Arg(0)), nil, &out); err != nil {
+		out, err := cl.DeletePersona(ctx, fs.Arg(0))
+		if err != nil {
 			return err
 		}
 		fmt.Fprintf(env.Stdout, "persona %s removed (revision %d): %d claims left it (none deleted)\n",
@@ -154,8 +169,6 @@ func runPersona(ctx context.Context, env *Env, args []string) error {
 	}
 	return usageError("unknown persona command %q", args[0])
 }
-
-func personaPath(id string) string { return "/phc/v1/personas/" + url.PathEscape(id) }
 
 // parseGuardrail reads a --guardrail: a JSON object as is, a bare type, or
 // TYPE=VALUE[,VALUE…] for the types that take parameters.

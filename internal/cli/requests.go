@@ -3,9 +3,9 @@ package cli
 import (
 	"context"
 	"fmt"
-	"net/url"
 	"strings"
 
+	"github.com/phc-project/phc/custodian"
 	"github.com/phc-project/phc/internal/humanfmt"
 )
 
@@ -16,26 +16,18 @@ func runRequests(ctx context.Context, env *Env, args []string) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	var out struct {
-		Requests []struct {
-			ID       string   `json:"request_id"`
-			Consumer string   `json:"consumer"`
-			Scope    []string `json:"scope"`
-			Purpose  string   `json:"purpose"`
-			Category string   `json:"purpose_category"`
-			Tier     string   `json:"tier"`
-			Status   string   `json:"status"`
-			Duration int64    `json:"duration_seconds"`
-			Usage    string   `json:"usage"`
-		} `json:"requests"`
+	cl, err := newClient(env, c, true)
+	if err != nil {
+		return err
 	}
-	if err := ownerDo(ctx, env, c, "GET", "/context/requests", nil, &out); err != nil {
+	requests, err := cl.Requests(ctx)
+	if err != nil {
 		return err
 	}
 	if *asJSON {
-		return printJSON(env.Stdout, out)
+		return printJSON(env.Stdout, requestsJSONOf(requests))
 	}
-	for _, r := range out.Requests {
+	for _, r := range requests {
 		category := r.Category // as the app states it
 		if category == "" {
 			category = "unspecified"
@@ -72,28 +64,23 @@ func decide(ctx context.Context, env *Env, args []string, verb string) error {
 	if id == "" {
 		return usageError("usage: phc %s REQUEST_ID", verb)
 	}
-	body := map[string]any{}
+	in := custodian.DecisionInput{DropRequires: *dropRequires, Disclosure: *disclosure}
 	if *critical {
 		pw, err := password(env, false)
 		if err != nil {
 			return err
 		}
-		body["password"] = string(pw)
+		in.Password = string(pw)
 	}
 	if *requires != "" {
-		body["requires"] = map[string]string{"qualification": *requires}
+		in.Requires = &custodian.Requires{Qualification: *requires}
 	}
-	if *dropRequires {
-		body["drop_requires"] = true
+	cl, err := newClient(env, c, true)
+	if err != nil {
+		return err
 	}
-	if *disclosure != "" {
-		body["disclosure"] = *disclosure
-	}
-	var out struct {
-		Status  string `json:"status"`
-		GrantID string `json:"grant_id"`
-	}
-	if err := ownerDo(ctx, env, c, "POST", "/context/requests/"+url.PathEscape(id)+"/"+verb, body, &out); err != nil {
+	out, err := cl.DecideRequest(ctx, id, verb == "approve", in)
+	if err != nil {
 		return err
 	}
 	fmt.Fprintf(env.Stdout, "%s: %s %s\n", id, out.Status, out.GrantID)

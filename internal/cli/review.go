@@ -2,44 +2,14 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
-	"net/url"
 	"slices"
 	"strings"
-)
 
-type proposalView struct {
-	ID        string          `json:"proposal_id"`
-	Key       string          `json:"key"`
-	Value     json.RawMessage `json:"value"`
-	Kind      string          `json:"kind"`
-	Assertion string          `json:"assertion"`
-	Producer  struct {
-		Authenticated struct {
-			Kind string `json:"kind"`
-			ID   string `json:"id"`
-		} `json:"authenticated"`
-		Reported map[string]string `json:"reported"`
-	} `json:"producer"`
-	ProposedAt string `json:"proposed_at"`
-	Evidence   []struct {
-		Ref string `json:"ref"`
-	} `json:"evidence"`
-	Current *struct {
-		ClaimID   string          `json:"claim_id"`
-		Version   int             `json:"version"`
-		Value     json.RawMessage `json:"value"`
-		WrittenBy string          `json:"written_by"`
-	} `json:"current"`
-	Diff []struct {
-		Path string          `json:"path"`
-		From json.RawMessage `json:"from"`
-		To   json.RawMessage `json:"to"`
-	} `json:"diff"`
-	Conflict bool `json:"conflict"`
-}
+	"github.com/phc-project/phc/custodian"
+	"github.com/phc-project/phc/internal/humanfmt"
+)
 
 func runReview(ctx context.Context, env *Env, args []string) error {
 	sub := "list"
@@ -54,26 +24,24 @@ func runReview(ctx context.Context, env *Env, args []string) error {
 		if err := parse(fs, args); err != nil {
 			return err
 		}
-		var out struct {
-			Proposals []json.RawMessage `json:"proposals"`
+		cl, err := newClient(env, c, true)
+		if err != nil {
+			return err
 		}
-		if err := ownerDo(ctx, env, c, "GET", "/phc/v1/review", nil, &out); err != nil {
+		items, err := cl.Review(ctx)
+		if err != nil {
 			return err
 		}
 		if *asJSON {
-			return printJSON(env.Stdout, out)
+			return printJSON(env.Stdout, map[string]any{"proposals": items})
 		}
-		if len(out.Proposals) == 0 {
+		if len(items) == 0 {
 			fmt.Fprintln(env.Stdout, "the review queue is empty")
 		}
-		for _, raw := range out.Proposals {
-			var p proposalView
-			if err := json.Unmarshal(raw, &p); err != nil {
-				return err
-			}
+		for _, p := range items {
 			fmt.Fprintf(env.Stdout, "%s  %s  (%s, %s) from %s:%s at %s\n    value: %s\n",
 				p.ID, printable(p.Key), p.Kind, p.Assertion,
-				p.Producer.Authenticated.Kind, printable(p.Producer.Authenticated.ID), humanTime(p.ProposedAt),
+				p.Producer.Authenticated.Kind, printable(p.Producer.Authenticated.ID), humanfmt.Time(p.ProposedAt),
 				printable(string(p.Value)))
 			if reported := p.Producer.Reported; len(reported) > 0 {
 				keys := make([]string, 0, len(reported))
@@ -123,19 +91,16 @@ func runReview(ctx context.Context, env *Env, args []string) error {
 		if len(ids) == 0 {
 			return usageError("usage: phc review confirm PROPOSAL_ID… --persona ID[,ID]")
 		}
+		cl, err := newClient(env, c, true)
+		if err != nil {
+			return err
+		}
 		if len(ids) > 1 {
-			return bulkReview(ctx, env, c, "confirm", map[string]any{"ids": ids, "personas": splitList(*personas)})
+			out, err := cl.ConfirmBulk(ctx, custodian.BulkConfirmInput{IDs: ids, Personas: splitList(*personas)})
+			return bulkReview(env, "confirm", out, err)
 		}
-		id := ids[0]
-		var out struct {
-			Claim struct {
-				ID      string `json:"id"`
-				Version int    `json:"version"`
-			} `json:"claim"`
-			Revision uint64 `json:"revision"`
-		}
-		body := map[string]any{"personas": splitList(*personas)}
-		if err := ownerDo(ctx, env, c, "POST", "/phc/v1/proposals/"+url.PathEscape(id)+"/confirm", body, &out); err != nil {
+		out, err := cl.Confirm(ctx, ids[0], custodian.ConfirmInput{Personas: splitList(*personas)})
+		if err != nil {
 			return err
 		}
 		fmt.Fprintf(env.Stdout, "confirmed as %s version %d (revision %d)\n", out.Claim.ID, out.Claim.Version, out.Revision)
@@ -150,11 +115,15 @@ func runReview(ctx context.Context, env *Env, args []string) error {
 		if len(ids) == 0 {
 			return usageError("usage: phc review reject PROPOSAL_ID… [--reason TEXT]")
 		}
-		if len(ids) > 1 {
-			return bulkReview(ctx, env, c, "reject", map[string]any{"ids": ids, "reason": *reason})
+		cl, err := newClient(env, c, true)
+		if err != nil {
+			return err
 		}
-		id := ids[0]
-		if err := ownerDo(ctx, env, c, "POST", "/phc/v1/proposals/"+url.PathEscape(id)+"/reject", map[string]string{"reason": *reason}, nil); err != nil {
+		if len(ids) > 1 {
+			out, err := cl.RejectBulk(ctx, custodian.BulkRejectInput{IDs: ids, Reason: *reason})
+			return bulkReview(env, "reject", out, err)
+		}
+		if _, err := cl.Reject(ctx, ids[0], custodian.RejectInput{Reason: *reason}); err != nil {
 			return err
 		}
 		fmt.Fprintln(env.Stdout, "rejected")
@@ -177,21 +146,10 @@ func idsAndFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 	return append(ids, fs.Args()...), nil
 }
 
-// bulkReview decides many proposals in one write (POST
-// /phc/v1/review/confirm|reject) and prints each outcome.
-func bulkReview(ctx context.Context, env *Env, c common, verb string, body map[string]any) error {
-	var out struct {
-		Decided int `json:"decided"`
-		Items   []struct {
-			ProposalID string `json:"proposal_id"`
-			ClaimID    string `json:"claim_id"`
-			Version    int    `json:"version"`
-			Constraint string `json:"constraint"`
-			Error      string `json:"error"`
-		} `json:"items"`
-		Revision uint64 `json:"revision"`
-	}
-	if err := ownerDo(ctx, env, c, "POST", "/phc/v1/review/"+verb, body, &out); err != nil {
+// bulkReview prints each outcome of many proposals decided in one write
+// (POST /phc/v1/review/confirm|reject), or the write's error.
+func bulkReview(env *Env, verb string, out custodian.BulkDecision, err error) error {
+	if err != nil {
 		return err
 	}
 	for _, it := range out.Items {
@@ -209,6 +167,14 @@ func bulkReview(ctx context.Context, env *Env, c common, verb string, body map[s
 		return fmt.Errorf("%d of %d proposals were not decided", len(out.Items)-out.Decided, len(out.Items))
 	}
 	return nil
+}
+
+// nonEmpty is list, or nil when it is empty (a member left out).
+func nonEmpty(list []string) []string {
+	if len(list) == 0 {
+		return nil
+	}
+	return list
 }
 
 // splitList splits a comma-separated flag value, dropping empty items.

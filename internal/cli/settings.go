@@ -10,6 +10,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/phc-project/phc/custodian"
+	"github.com/phc-project/phc/internal/client"
 )
 
 // setting is one of the owner's settings (GET/PUT /phc/v1/settings), as
@@ -99,13 +102,33 @@ func parsePositional(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
-// getSettings reads the owner's settings as the daemon answers them.
+// getSettings reads the owner's settings as the daemon answers them, by
+// name (a setting at its default is absent).
 func getSettings(ctx context.Context, env *Env, c common) (map[string]json.RawMessage, error) {
-	var raw map[string]json.RawMessage
-	if err := ownerDo(ctx, env, c, "GET", "/phc/v1/settings", nil, &raw); err != nil {
+	cl, err := newClient(env, c, true)
+	if err != nil {
 		return nil, err
 	}
-	return raw, nil
+	s, err := cl.Settings(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return settingsByName(s)
+}
+
+// settingsByName is s as the daemon writes it, member by member: the
+// daemon encodes the same type, so a member it left out (a setting at its
+// default) is left out here too.
+func settingsByName(s custodian.Settings) (map[string]json.RawMessage, error) {
+	raw, err := json.Marshal(s)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, err
+	}
+	return m, nil
 }
 
 // settingLines are the lines phc settings get prints for cur: each
@@ -213,7 +236,7 @@ func runSettingsSet(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	patch := map[string]any{}
+	patch := client.SettingsPatch{}
 	var disclosure map[string]string
 	for i := 0; i < len(pos); i += 2 {
 		name, value := pos[i], pos[i+1]
@@ -242,18 +265,23 @@ func runSettingsSet(ctx context.Context, env *Env, args []string) error {
 		}
 		patch[name] = v
 	}
-	var out struct {
-		Settings map[string]json.RawMessage `json:"settings"`
-		Warnings []string                   `json:"warnings"`
+	cl, err := newClient(env, c, true)
+	if err != nil {
+		return err
 	}
-	if err := ownerDo(ctx, env, c, "PUT", "/phc/v1/settings", patch, &out); err != nil {
+	out, err := cl.PutSettings(ctx, patch)
+	if err != nil {
+		return err
+	}
+	settings, err := settingsByName(out.Settings)
+	if err != nil {
 		return err
 	}
 	changed := map[string]bool{}
 	for i := 0; i < len(pos); i += 2 {
 		changed[pos[i]] = true
 	}
-	for _, l := range settingLines(out.Settings) {
+	for _, l := range settingLines(settings) {
 		if changed[l[0]] {
 			fmt.Fprintf(env.Stdout, "%s  %s\n", l[0], printable(l[1]))
 		}

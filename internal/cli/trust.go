@@ -4,11 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/url"
 	"os"
 	"strings"
-	"time"
 
+	"github.com/phc-project/phc/custodian"
 	"github.com/phc-project/phc/internal/humanfmt"
 )
 
@@ -37,20 +36,12 @@ func runTrust(ctx context.Context, env *Env, args []string) error {
 		if *audience == "" {
 			return usageError("phc trust add needs --audience")
 		}
-		var out struct {
-			ID        string `json:"id"`
-			Discovery *struct {
-				JWKSURI    string   `json:"jwks_uri"`
-				Keys       int      `json:"keys"`
-				Algorithms []string `json:"id_token_signing_alg_values_supported"`
-			} `json:"discovery"`
-			Warnings []string `json:"warnings"`
+		cl, err := newClient(env, c, true)
+		if err != nil {
+			return err
 		}
-		body := map[string]any{"issuer": issuer, "audience": *audience}
-		if len(parties) > 0 {
-			body["authorized_parties"] = []string(parties)
-		}
-		if err := ownerDo(ctx, env, c, "POST", "/phc/v1/trust", body, &out); err != nil {
+		out, err := cl.AddTrust(ctx, custodian.TrustInput{Issuer: issuer, Audience: *audience, AuthorizedParties: parties})
+		if err != nil {
 			return err
 		}
 		fmt.Fprintf(env.Stdout, "trusted %s for audience %s%s (%s)\n", printable(issuer), printable(*audience), partiesText(parties), out.ID)
@@ -70,23 +61,18 @@ func runTrust(ctx context.Context, env *Env, args []string) error {
 		if err := parse(fs, args[1:]); err != nil {
 			return err
 		}
-		var raw json.RawMessage
-		if err := ownerDo(ctx, env, c, "GET", "/phc/v1/trust", nil, &raw); err != nil {
+		cl, err := newClient(env, c, true)
+		if err != nil {
+			return err
+		}
+		trust, err := cl.Trust(ctx)
+		if err != nil {
 			return err
 		}
 		if *asJSON {
-			return printJSON(env.Stdout, raw)
+			return printJSON(env.Stdout, map[string]any{"trust": trust})
 		}
-		var out struct {
-			Trust []struct {
-				ID, Issuer, Audience string
-				AuthorizedParties    []string `json:"authorized_parties"`
-			} `json:"trust"`
-		}
-		if err := json.Unmarshal(raw, &out); err != nil {
-			return err
-		}
-		for _, t := range out.Trust {
+		for _, t := range trust {
 			fmt.Fprintf(env.Stdout, "%s  %s  audience %s%s\n", t.ID, printable(t.Issuer), printable(t.Audience), partiesText(t.AuthorizedParties))
 		}
 		return nil
@@ -106,10 +92,12 @@ func runTrust(ctx context.Context, env *Env, args []string) error {
 		if !json.Valid(raw) {
 			return fmt.Errorf("%s is not JSON: a card is what phc card prints", printable(file))
 		}
-		var out struct {
-			CustodianID string `json:"custodian_id"`
+		cl, err := newClient(env, c, true)
+		if err != nil {
+			return err
 		}
-		if err := ownerDo(ctx, env, c, "POST", "/phc/v1/custodians", json.RawMessage(raw), &out); err != nil {
+		out, err := cl.PinCustodian(ctx, raw)
+		if err != nil {
 			return err
 		}
 		fmt.Fprintf(env.Stdout, "pinned %s: bundles it signs can be imported\n", printable(out.CustodianID))
@@ -120,23 +108,18 @@ func runTrust(ctx context.Context, env *Env, args []string) error {
 		if err := parse(fs, args[1:]); err != nil {
 			return err
 		}
-		var raw json.RawMessage
-		if err := ownerDo(ctx, env, c, "GET", "/phc/v1/custodians", nil, &raw); err != nil {
+		cl, err := newClient(env, c, true)
+		if err != nil {
+			return err
+		}
+		pinned, err := cl.Custodians(ctx)
+		if err != nil {
 			return err
 		}
 		if *asJSON {
-			return printJSON(env.Stdout, raw)
+			return printJSON(env.Stdout, map[string]any{"custodians": pinned})
 		}
-		var out struct {
-			Custodians []struct {
-				CustodianID string    `json:"custodian_id"`
-				PinnedAt    time.Time `json:"pinned_at"`
-			} `json:"custodians"`
-		}
-		if err := json.Unmarshal(raw, &out); err != nil {
-			return err
-		}
-		for _, p := range out.Custodians {
+		for _, p := range pinned {
 			fmt.Fprintf(env.Stdout, "%s  pinned %s\n", printable(p.CustodianID), humanfmt.Time(p.PinnedAt))
 		}
 		return nil
@@ -148,14 +131,18 @@ func runTrust(ctx context.Context, env *Env, args []string) error {
 		if fs.NArg() != 1 {
 			return usageError("usage: phc trust remove ID (iss_… or cus_…)")
 		}
+		cl, err := newClient(env, c, true)
+		if err != nil {
+			return err
+		}
 		if id := fs.Arg(0); strings.HasPrefix(id, "cus_") {
-			if err := ownerDo(ctx, env, c, "DELETE", "/phc/v1/custodians/"+url.PathEscape(id), nil, nil); err != nil {
+			if _, err := cl.UnpinCustodian(ctx, id); err != nil {
 				return err
 			}
 			fmt.Fprintf(env.Stdout, "unpinned %s: its bundles are refused\n", printable(id))
 			return nil
 		}
-		if err := ownerDo(ctx, env, c, "DELETE", "/phc/v1/trust/"+url.PathEscape(fs.Arg(0)), nil, nil); err != nil {
+		if _, err := cl.RemoveTrust(ctx, fs.Arg(0)); err != nil {
 			return err
 		}
 		fmt.Fprintf(env.Stdout, "removed %s: tokens exchanged for its ID tokens are dead\n", printable(fs.Arg(0)))
@@ -189,8 +176,12 @@ func runCard(ctx context.Context, env *Env, args []string) error {
 	if fs.NArg() != 0 {
 		return usageError("usage: phc card [--out FILE]")
 	}
-	var card json.RawMessage
-	if err := ownerDo(ctx, env, c, "GET", "/phc/v1/card", nil, &card); err != nil {
+	cl, err := newClient(env, c, true)
+	if err != nil {
+		return err
+	}
+	card, err := cl.Card(ctx)
+	if err != nil {
 		return err
 	}
 	pretty, err := json.MarshalIndent(card, "", "  ")

@@ -26,16 +26,14 @@ func runUI(ctx context.Context, env *Env, args []string) error {
 		if perr != nil {
 			return perr
 		}
-		fmt.Fprintf(env.Stdout, "no owner session (the vault is locked?): open %s/ui and sign in with your password and Secret Key\n", plain.base)
+		fmt.Fprintf(env.Stdout, "no owner session (the vault is locked?): open %s/ui and sign in with your password and Secret Key\n", plain.Base)
 		return nil
 	}
-	var out struct {
-		Path string `json:"path"`
-	}
-	if err := cl.do(ctx, "POST", "/ui/link", nil, &out); err != nil {
+	path, err := cl.UILink(ctx)
+	if err != nil {
 		return err
 	}
-	link := cl.base + out.Path
+	link := cl.Base + path
 	if !*printOnly {
 		open := env.OpenBrowser
 		if open == nil {
@@ -43,7 +41,7 @@ func runUI(ctx context.Context, env *Env, args []string) error {
 		}
 		switch err := open(link); {
 		case err == nil:
-			fmt.Fprintf(env.Stdout, "opened the console at %s/ui in your browser\n", cl.base)
+			fmt.Fprintf(env.Stdout, "opened the console at %s/ui in your browser\n", cl.Base)
 			return nil
 		case errors.Is(err, errOpenerBusy):
 			// The opener neither failed nor finished: a browser may be on

@@ -2,9 +2,11 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sort"
+
+	"github.com/phc-project/phc/custodian"
+	"github.com/phc-project/phc/internal/client"
 )
 
 func runUnlock(ctx context.Context, env *Env, args []string) error {
@@ -29,11 +31,8 @@ func runUnlock(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	var out struct {
-		Token string `json:"token"`
-	}
-	err = cl.do(ctx, "POST", "/context/unlock", map[string]string{"password": string(pw), "secret_key": sk.text}, &out)
-	if e, ok := errors.AsType[*apiError](err); ok && e.Constraint == "conflict" {
+	_, err = cl.Unlock(ctx, custodian.UnlockInput{Password: string(pw), SecretKey: sk.text})
+	if client.IsConstraint(err, "conflict") {
 		fmt.Fprintln(env.Stdout, "already unlocked")
 		return nil
 	}
@@ -51,7 +50,11 @@ func runLock(ctx context.Context, env *Env, args []string) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	if err := ownerDo(ctx, env, c, "POST", "/context/lock", nil, nil); err != nil {
+	cl, err := newClient(env, c, true)
+	if err != nil {
+		return err
+	}
+	if err := cl.Lock(ctx); err != nil {
 		return err
 	}
 	fmt.Fprintln(env.Stdout, "locked")
@@ -70,22 +73,16 @@ func runStatus(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	if s, err := newClient(env, c, true); err == nil {
-		cl.token = s.token
 		// The session goes only to its own daemon: when PHC_ADDR (or
 		// --addr) names another, say so, and show its public status.
-		if err := cl.refusedSession(); err != nil {
+		if err := s.CheckToken(); err != nil {
 			fmt.Fprintf(env.Stderr, "warning: %s\n", printable(err.Error()))
-			cl.token = ""
+		} else {
+			cl = s
 		}
 	}
-	var st struct {
-		Initialized bool           `json:"initialized"`
-		Locked      bool           `json:"locked"`
-		FieldCount  *int           `json:"field_count,omitempty"`
-		Categories  map[string]int `json:"categories,omitempty"`
-		Revision    uint64         `json:"revision,omitempty"`
-	}
-	if err := cl.do(ctx, "GET", "/context/status", nil, &st); err != nil {
+	st, err := cl.Status(ctx)
+	if err != nil {
 		return err
 	}
 	if *asJSON {

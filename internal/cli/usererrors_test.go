@@ -8,6 +8,9 @@ import (
 	"time"
 
 	"github.com/lestrrat-go/jwx/v2/jwa"
+
+	"github.com/phc-project/phc/internal/client"
+	"github.com/phc-project/phc/schema"
 )
 
 // TestGrantErrorsInUserWords checks that phc grant's mistakes are answered
@@ -58,10 +61,10 @@ func TestGrantErrorsInUserWords(t *testing.T) {
 		}
 	}
 	// A violation the daemon finds is one line: where, and what.
-	e := &apiError{Status: 400, Message: "schema violation", Constraint: "schema_violation",
-		Violations: []json.RawMessage{json.RawMessage(`{"path":"/selectors","keyword":"minProperties","message":"must have at least 1 property"}`)}}
+	e := &client.Error{Status: 400, Message: "schema violation", Constraint: "schema_violation",
+		Violations: []schema.Violation{{Path: "/selectors", Keyword: "minProperties", Message: "must have at least 1 property"}}}
 	if got := e.Error(); got != "schema violation (400 schema_violation); /selectors: must have at least 1 property" {
-		t.Errorf("apiError = %q", got)
+		t.Errorf("client.Error = %q", got)
 	}
 }
 

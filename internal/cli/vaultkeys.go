@@ -3,6 +3,9 @@ package cli
 import (
 	"context"
 	"fmt"
+
+	"github.com/phc-project/phc/internal/client"
+	"github.com/phc-project/phc/internal/humanfmt"
 )
 
 // runVaultKeys is phc vault-keys: the local vault keys (kids) bound to
@@ -22,31 +25,26 @@ func runVaultKeys(ctx context.Context, env *Env, args []string) error {
 		if err := parse(fs, rest); err != nil {
 			return err
 		}
-		var out struct {
-			Keys []struct {
-				ID        string `json:"id"`
-				Kid       string `json:"kid"`
-				Reader    string `json:"reader"`
-				Status    string `json:"status"`
-				FirstSeen string `json:"first_seen"`
-				BlockedBy string `json:"blocked_by"`
-			} `json:"vault_keys"`
+		cl, err := newClient(env, c, true)
+		if err != nil {
+			return err
 		}
-		if err := ownerDo(ctx, env, c, "GET", "/phc/v1/vault-keys", nil, &out); err != nil {
+		keys, err := cl.VaultKeys(ctx)
+		if err != nil {
 			return err
 		}
 		if *asJSON {
-			return printJSON(env.Stdout, out)
+			return printJSON(env.Stdout, vaultKeysJSONOf(keys))
 		}
-		if len(out.Keys) == 0 {
+		if len(keys) == 0 {
 			fmt.Fprintln(env.Stdout, "no vault keys (a reader's MCP client binds one by sending a Client-Vault header while local_vaults is on)")
 		}
-		for _, k := range out.Keys {
+		for _, k := range keys {
 			extra := ""
 			if k.BlockedBy != "" {
 				extra = "  also shown by " + printable(k.BlockedBy)
 			}
-			fmt.Fprintf(env.Stdout, "%s  %s  reader %s  %s  first seen %s%s\n", k.ID, k.Kid, printable(k.Reader), k.Status, humanTime(k.FirstSeen), extra)
+			fmt.Fprintf(env.Stdout, "%s  %s  reader %s  %s  first seen %s%s\n", k.ID, k.Kid, printable(k.Reader), k.Status, humanfmt.Time(k.FirstSeen), extra)
 		}
 		return nil
 	case "activate", "revoke":
@@ -61,16 +59,12 @@ func runVaultKeys(ctx context.Context, env *Env, args []string) error {
 		if key == "" {
 			return usageError("usage: phc vault-keys %s KID|vk_ID", sub)
 		}
-		var out struct {
-			Key struct {
-				ID     string `json:"id"`
-				Kid    string `json:"kid"`
-				Reader string `json:"reader"`
-				Status string `json:"status"`
-			} `json:"vault_key"`
-			Revision uint64 `json:"revision"`
+		cl, err := newClient(env, c, true)
+		if err != nil {
+			return err
 		}
-		if err := ownerDo(ctx, env, c, "POST", "/phc/v1/vault-keys/"+sub, map[string]string{"key": key}, &out); err != nil {
+		out, err := cl.SetVaultKey(ctx, sub, client.VaultKeyRequest{Key: key})
+		if err != nil {
 			return err
 		}
 		fmt.Fprintf(env.Stdout, "%s %s (reader %s): %s (revision %d)\n", out.Key.ID, out.Key.Kid, printable(out.Key.Reader), out.Key.Status, out.Revision)

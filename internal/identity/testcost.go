@@ -2,7 +2,8 @@ package identity
 
 import (
 	"sync/atomic"
-	"testing"
+
+	"github.com/phc-project/phc/internal/testbinary"
 )
 
 // Test cost for HashSecret: the least Argon2id that VerifySecret accepts.
@@ -19,11 +20,12 @@ var testCostOn atomic.Bool
 // [VerifySecret] checks it as usual.
 //
 // It is for tests only: it panics unless the program is a test binary
-// (testing.Testing), and no command, flag, environment variable, setting or
-// request reaches it. A test that checks the real cost must run in a test
-// binary that does not call it.
+// (package testbinary, which unlike testing.Testing does not link package
+// testing into the phc binary), and no command, flag, environment
+// variable, setting or request reaches it. A test that checks the real
+// cost must run in a test binary that does not call it.
 func UseTestHashCost() {
-	if !testing.Testing() {
+	if !testbinary.Running() {
 		panic("identity: UseTestHashCost called outside a test binary")
 	}
 	testCostOn.Store(true)

@@ -2,7 +2,8 @@ package vault
 
 import (
 	"sync/atomic"
-	"testing"
+
+	"github.com/phc-project/phc/internal/testbinary"
 )
 
 // testKDF holds the cheap Argon2id cost that tests may use instead of
@@ -19,11 +20,12 @@ var testKDFOn atomic.Bool
 // cost is corrupt, so a tampered header cannot weaken a real vault.
 //
 // It is for tests only: it panics unless the program is a test binary
-// (testing.Testing), and no command, flag, environment variable, setting or
-// request reaches it. A test that checks the real cost must run in a test
-// binary that does not call it.
+// (package testbinary, which unlike testing.Testing does not link package
+// testing into the phc binary), and no command, flag, environment
+// variable, setting or request reaches it. A test that checks the real
+// cost must run in a test binary that does not call it.
 func UseTestKDF() {
-	if !testing.Testing() {
+	if !testbinary.Running() {
 		panic("vault: UseTestKDF called outside a test binary")
 	}
 	testKDFOn.Store(true)

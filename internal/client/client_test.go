@@ -1,4 +1,4 @@
-package cli
+package client
 
 import (
 	"net/http"
@@ -31,8 +31,9 @@ func TestClientBusyOrUnreachable(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			// A short client timeout stands for the CLI's minute; the busy
 			// server never answers, so the outcome does not depend on it.
-			cl := &client{base: tc.base, http: &http.Client{Timeout: 50 * time.Millisecond}}
-			_, err := cl.raw(t.Context(), "GET", "/phc/v1/check")
+			cl := New(tc.base)
+			cl.HTTP.Timeout = 50 * time.Millisecond
+			_, err := cl.Check(t.Context())
 			if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), tc.not) {
 				t.Errorf("error = %v; want one saying %q", err, tc.want)
 			}
