@@ -10,7 +10,6 @@ require (
 	github.com/coreos/go-oidc/v3 v3.21.0
 	github.com/dunglas/httpsfv v1.1.2
 	github.com/getkin/kin-openapi v0.153.0
-	github.com/google/btree v1.1.3
 	github.com/google/go-cmp v0.7.0
 	github.com/hashicorp/golang-lru/v2 v2.0.7
 	github.com/hidal-go/hidalgo v0.3.0

@@ -12,7 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/google/btree"
+	"github.com/tidwall/btree"
 	"go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
 
@@ -199,7 +199,7 @@ func (b *Bolt) recover() error {
 			if o.op == opDelete {
 				e.ct = nil
 			}
-			if old, ok := t.ReplaceOrInsert(e); ok {
+			if old, ok := t.Set(e); ok {
 				ov.bytes -= entrySize(old)
 			}
 			ov.bytes += entrySize(e)
@@ -334,7 +334,7 @@ func applyOverlay(tx *bbolt.Tx, ov *overlay, top map[string]*btree.BTreeG[*entry
 	for _, layer := range []map[string]*btree.BTreeG[*entry]{ov.buckets, top} {
 		for bucket, t := range layer {
 			var err error
-			t.Ascend(func(e *entry) bool {
+			t.Scan(func(e *entry) bool {
 				if n++; n%256 == 0 && stop != nil {
 					select {
 					case <-stop:
@@ -439,7 +439,7 @@ func (b *Bolt) Update(fn func(custodian.Tx) error) error {
 	// ops, room for the zero header after it.
 	size := 0
 	for bucket, t := range top {
-		t.Ascend(func(e *entry) bool {
+		t.Scan(func(e *entry) bool {
 			size += opSize(walOp{op: e.op(), bucket: bucket, key: e.key, value: e.ct})
 			return true
 		})
@@ -459,7 +459,7 @@ func (b *Bolt) Update(fn func(custodian.Tx) error) error {
 		b.rec = rec
 	}
 	for bucket, t := range top {
-		t.Ascend(func(e *entry) bool {
+		t.Scan(func(e *entry) bool {
 			rec = appendOp(rec, walOp{op: e.op(), bucket: bucket, key: e.key, value: e.ct})
 			return true
 		})
@@ -676,7 +676,7 @@ func (tx *boltTx) stage(bucket string, e *entry) {
 		t = newTree()
 		tx.top[bucket] = t
 	}
-	t.ReplaceOrInsert(e)
+	t.Set(e)
 }
 
 func (tx *boltTx) Delete(bucket, key string) error {

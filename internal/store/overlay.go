@@ -3,7 +3,7 @@ package store
 import (
 	"strings"
 
-	"github.com/google/btree"
+	"github.com/tidwall/btree"
 )
 
 // entry is one write that is in the log but maybe not yet in the bbolt
@@ -42,7 +42,9 @@ type overlay struct {
 
 var emptyOverlay = &overlay{buckets: map[string]*btree.BTreeG[*entry]{}}
 
-func newTree() *btree.BTreeG[*entry] { return btree.NewG(16, entryLess) }
+func newTree() *btree.BTreeG[*entry] {
+	return btree.NewBTreeGOptions(entryLess, btree.Options{Degree: 16, NoLocks: true})
+}
 
 // get returns the entry for bucket/key, if o has one.
 func (o *overlay) get(bucket, key string) (*entry, bool) {
@@ -67,11 +69,11 @@ func (o *overlay) with(writes map[string]*btree.BTreeG[*entry], seq uint64) *ove
 		if t == nil {
 			t = newTree()
 		} else {
-			t = t.Clone()
+			t = t.Copy()
 		}
-		w.Ascend(func(e *entry) bool {
+		w.Scan(func(e *entry) bool {
 			e.seq = seq
-			t.ReplaceOrInsert(e)
+			t.Set(e)
 			n.bytes += entrySize(e)
 			return true
 		})
@@ -86,7 +88,7 @@ func (o *overlay) without(flushed uint64) *overlay {
 	n := &overlay{buckets: make(map[string]*btree.BTreeG[*entry], len(o.buckets)), maxSeq: o.maxSeq}
 	for b, t := range o.buckets {
 		var keep []*entry
-		t.Ascend(func(e *entry) bool {
+		t.Scan(func(e *entry) bool {
 			if e.seq > flushed {
 				keep = append(keep, e)
 			}
@@ -97,7 +99,7 @@ func (o *overlay) without(flushed uint64) *overlay {
 		}
 		nt := newTree()
 		for _, e := range keep {
-			nt.ReplaceOrInsert(e)
+			nt.Set(e)
 			n.bytes += entrySize(e)
 		}
 		n.buckets[b] = nt
@@ -117,7 +119,7 @@ func merged(o *overlay, top map[string]*btree.BTreeG[*entry], bucket, start, pre
 		if t == nil {
 			return nil
 		}
-		t.AscendGreaterOrEqual(&entry{key: start}, func(e *entry) bool {
+		t.Ascend(&entry{key: start}, func(e *entry) bool {
 			if !strings.HasPrefix(e.key, prefix) {
 				return false
 			}

@@ -28,9 +28,11 @@ func TestBoltReviewPoisonRecord(t *testing.T) {
 		t.Fatalf("next Update = %v", err)
 	}
 	t.Logf("Close = %v", s.Close())
-	_, err = store.OpenBolt(path, newTestCipher(t))
+	s2, err := store.OpenBolt(path, newTestCipher(t))
 	t.Logf("OpenBolt = %v", err)
 	if err != nil {
 		t.Errorf("store bricked by one acknowledged record")
+		return
 	}
+	_ = s2.Close()
 }

@@ -106,9 +106,14 @@ func TestBoltReviewDirectGapFalseCorrupt(t *testing.T) {
 		put(t, s, "b", fmt.Sprint(i), string(bytes.Repeat([]byte("x"), 100)))
 	}
 	s.Crash()
-	_, err := store.OpenBolt(path, newTestCipher(t))
+	s2, err := store.OpenBolt(path, newTestCipher(t))
 	if err != nil {
 		t.Errorf("OpenBolt after a plain crash = %v", err)
+		return
+	}
+	// Closed before the flush delay is put back: its flusher reads it.
+	if err := s2.Close(); err != nil {
+		t.Errorf("Close = %v", err)
 	}
 }
 
