@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/phc-project/phc/internal/cli"
+	"github.com/phc-project/phc/internal/daemon/daemontest"
 )
 
 // movedClock is the system clock moved on by the test.
@@ -32,7 +33,7 @@ func serveInProcess(t *testing.T, dir string, clock *movedClock) *phcProcess {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan int, 1)
-	log := newServingLog(io.Discard)
+	log := daemontest.NewServingLog(io.Discard)
 	env := &cli.Env{
 		Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: log,
 		Getenv: func(k string) string {
@@ -53,7 +54,7 @@ func serveInProcess(t *testing.T, dir string, clock *movedClock) *phcProcess {
 	case code := <-done:
 		done <- code // for the cleanup
 		t.Fatalf("phc serve in process exited: %d", code)
-	case <-log.serving:
+	case <-log.Serving:
 	}
 	addr, err := os.ReadFile(filepath.Join(dir, "addr"))
 	if err != nil {

@@ -12,8 +12,9 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
 	"testing"
+
+	"github.com/phc-project/phc/internal/daemon/daemontest"
 )
 
 // The harness of the tests that run the built phc as a separate process.
@@ -64,7 +65,7 @@ func startPHC(t *testing.T, bin, dir, name string) *phcProcess {
 	cmd := exec.Command(bin, "serve", "--data", dir, "--addr", "127.0.0.1:0", "--idle-lock", "0")
 	cmd.Env = append(os.Environ(), "PHC_PASSWORD="+daemonPassword)
 	cmd.Stdout = logFile
-	log := newServingLog(logFile)
+	log := daemontest.NewServingLog(logFile)
 	cmd.Stderr = log
 	if err := cmd.Start(); err != nil {
 		logFile.Close()
@@ -81,7 +82,7 @@ func startPHC(t *testing.T, bin, dir, name string) *phcProcess {
 	select {
 	case <-p.exited:
 		t.Fatalf("phc serve (%s) exited before serving: %v\n%s", name, p.waitErr, p.log())
-	case <-log.serving:
+	case <-log.Serving:
 	}
 	// A killed daemon leaves its addr and session files behind, but a
 	// starting one removes them before it writes its own: these are this
@@ -158,43 +159,4 @@ func (p *phcProcess) must(t *testing.T, client *http.Client, want int, method, p
 			t.Fatalf("%s %s: decode %.200s: %v", method, path, raw, err)
 		}
 	}
-}
-
-// servingLog is the standard error of a phc serve that a test runs: it
-// passes what the daemon writes on to w, and closes serving when the
-// daemon logs that it serves, which it does once it has written its addr
-// file (and its session file, if it unlocked). A test waits on serving,
-// not on a clock.
-type servingLog struct {
-	serving chan struct{}
-
-	mu     sync.Mutex
-	w      io.Writer
-	line   []byte // the unfinished line, until serving closes
-	closed bool
-}
-
-func newServingLog(w io.Writer) *servingLog {
-	return &servingLog{serving: make(chan struct{}), w: w}
-}
-
-func (s *servingLog) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if !s.closed {
-		s.line = append(s.line, p...)
-		for {
-			i := bytes.IndexByte(s.line, '\n')
-			if i < 0 {
-				break
-			}
-			if bytes.Contains(s.line[:i], []byte(`msg="phc serving"`)) {
-				close(s.serving)
-				s.closed, s.line = true, nil
-				break
-			}
-			s.line = s.line[i+1:]
-		}
-	}
-	return s.w.Write(p)
 }

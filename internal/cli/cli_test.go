@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/phc-project/phc/internal/daemon/daemontest"
 )
 
 // phc runs one CLI command in-process against the harness's daemon and
@@ -173,7 +175,7 @@ func TestServeStartsLocked(t *testing.T) {
 	h := startHarness(t, dir) // creates the vault
 	h.stop()
 	env, _, errb := testEnv(t, map[string]string{})
-	log := newServingLog(errb)
+	log := daemontest.NewServingLog(errb)
 	env.Stderr = log
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan int, 1)
@@ -182,7 +184,7 @@ func TestServeStartsLocked(t *testing.T) {
 	case code := <-done:
 		cancel()
 		t.Fatalf("serve exited %d before serving", code)
-	case <-log.serving:
+	case <-log.Serving:
 	}
 	addr, err := os.ReadFile(filepath.Join(dir, addrFile))
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/phc-project/phc/internal/daemon/daemontest"
 	"github.com/phc-project/phc/internal/vault"
 )
 
@@ -57,7 +58,7 @@ func serveInBackground(t *testing.T, env *Env, dir string, args ...string) *serv
 	ctx, cancel := context.WithCancel(context.Background())
 	errb := &bytes.Buffer{}
 	s := &served{cancel: cancel, done: make(chan int, 1), code: -1}
-	log := newServingLog(errb)
+	log := daemontest.NewServingLog(errb)
 	env.Stderr = log
 	s.errb = errb
 	go func() {
@@ -66,7 +67,7 @@ func serveInBackground(t *testing.T, env *Env, dir string, args ...string) *serv
 	t.Cleanup(s.stop)
 	select {
 	case s.code = <-s.done:
-	case <-log.serving:
+	case <-log.Serving:
 	}
 	return s
 }

@@ -13,6 +13,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/phc-project/phc/internal/daemon/daemontest"
 )
 
 // unitFile is a systemd unit: section → key → values, in order.
@@ -97,14 +99,14 @@ func serviceRun(t *testing.T, args []string) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	env, out, errb := testEnv(t, map[string]string{}) // a service manager gives no password and no terminal
-	log := newServingLog(errb)
+	log := daemontest.NewServingLog(errb)
 	env.Stderr = log
 	done := make(chan int, 1)
 	go func() { done <- Run(ctx, env, args) }()
 	select {
 	case code := <-done:
 		t.Fatalf("phc %s exited %d: %s", strings.Join(args, " "), code, errb)
-	case <-log.serving:
+	case <-log.Serving:
 	}
 	addr, err := os.ReadFile(filepath.Join(data, addrFile))
 	if err != nil {
