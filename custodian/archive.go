@@ -98,7 +98,11 @@ type ImportInput struct {
 	Mode      string          `json:"mode"` // merge | replace
 	Password  string          `json:"password"`
 	SecretKey string          `json:"secret_key"`
+	decoded
 }
+
+// ImportInput is decoded within the import limits (importLimits).
+func (*ImportInput) spec() inputSpec { return inputSpec{limits: &importLimits} }
 
 // ImportResult counts what an import did.
 type ImportResult struct {
@@ -124,10 +128,9 @@ var importLimits = schema.Limits{MaxBytes: 64 << 20, MaxDepth: 8, MaxStringBytes
 // content, tiers, restrictions, provenance and written_by; they are
 // re-stamped with this vault's revisions, in their original order. Wrong
 // credentials are KindUnauthenticated; an archive that is not one,
-// KindInvalid. raw is the ImportInput document as it came, archive and
-// all: a document stream under the larger import limits (importLimits),
-// not a request body, so it has no input type and is decoded here.
-func (s *Service) Import(ctx context.Context, p Principal, raw []byte) (ImportResult, error) {
+// KindInvalid. in is decoded within the larger import limits
+// (importLimits): an archive may be far larger than an ordinary request.
+func (s *Service) Import(ctx context.Context, p Principal, in ImportInput) (ImportResult, error) {
 	const op = "import"
 	if err := requireOwner(op, p); err != nil {
 		return ImportResult{}, err
@@ -136,9 +139,8 @@ func (s *Service) Import(ctx context.Context, p Principal, raw []byte) (ImportRe
 	if !ok {
 		return ImportResult{}, fail(op, KindInvalid, "this custodian cannot import")
 	}
-	var in ImportInput
-	if err := schema.DecodeInto(raw, importLimits, &in); err != nil {
-		return ImportResult{}, decodeError(op, err)
+	if err := s.accept(op, &in); err != nil {
+		return ImportResult{}, err
 	}
 	if in.Mode != "merge" && in.Mode != "replace" {
 		return ImportResult{}, fail(op, KindInvalid, "mode must be merge or replace")

@@ -107,11 +107,18 @@ func (s *Service) card(st *state, op string) (Card, error) {
 	return c, nil
 }
 
+// CardInput is the input of a pin: another custodian's card as it
+// published it (the body of POST /phc/v1/custodians). It is bytes, not a
+// typed envelope nor an [Input] for [Service.Decode], on purpose: a card is
+// a document signed by its custodian, which the card codec reads and
+// checks as it came (strict members, the signature over its bytes).
+type CardInput struct {
+	Card []byte
+}
+
 // PinCustodian pins another custodian's card (owner only). A card that is
-// not one, this custodian's own, or an id pinned already is refused. raw
-// is the card itself, a signed document the card codec reads and checks,
-// not a request body: it has no input type.
-func (s *Service) PinCustodian(ctx context.Context, p Principal, raw []byte) (PinnedCustodian, error) {
+// not one, this custodian's own, or an id pinned already is refused.
+func (s *Service) PinCustodian(ctx context.Context, p Principal, in CardInput) (PinnedCustodian, error) {
 	const op = "custodian.pin"
 	if err := requireOwner(op, p); err != nil {
 		return PinnedCustodian{}, err
@@ -119,7 +126,7 @@ func (s *Service) PinCustodian(ctx context.Context, p Principal, raw []byte) (Pi
 	if s.cards == nil {
 		return PinnedCustodian{}, fail(op, KindInvalid, "this custodian cannot read cards")
 	}
-	c, err := s.cards.ParseCard(raw)
+	c, err := s.cards.ParseCard(in.Card)
 	if err != nil {
 		return PinnedCustodian{}, fail(op, KindInvalid, err.Error())
 	}

@@ -2,6 +2,7 @@ package custodian
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"reflect"
@@ -33,8 +34,8 @@ var limits = schema.DefaultLimits()
 // about its bytes; ResolveInput is a Client-Vault body, whose protocol
 // answers its size first and its faults only once the key is known;
 // ExchangeInput is an RFC 8693 form, read by oidcrecipient.ParseForm and
-// checked by Request.Check; and [Service.PinCustodian] takes a signed
-// card as it came.
+// checked by Request.Check; and CardInput is another custodian's signed
+// card, read by the card codec as it came.
 type Input interface {
 	spec() inputSpec
 	decodedState() *decoded
@@ -52,6 +53,17 @@ type inputSpec struct {
 	// is not UTF-8, as its body is refused, where encoding would mend it
 	// (see decoded): the DEC inputs, whose methods always refused one.
 	utf8 bool
+	// limits bound a fixed-shape body in place of the core's (nil: the
+	// core's): an import's, whose archive is far larger.
+	limits *schema.Limits
+}
+
+// within returns the limits a fixed-shape body of sp is decoded within.
+func (sp inputSpec) within() schema.Limits {
+	if sp.limits != nil {
+		return *sp.limits
+	}
+	return limits
 }
 
 // decoded is what every input type embeds: the record of its decoding.
@@ -73,9 +85,13 @@ type inputSpec struct {
 // \ufffd, which no string Decode accepted encodes as (it writes U+FFFD
 // itself), so it is decoded again, as U+FFFD — or, for an input whose
 // spec says utf8, refused as its body would be.
+//
+// Decode keeps the encoding's SHA-256, not the encoding: an import's body
+// (an archive of up to 64 MiB) is not held twice for it.
 type decoded struct {
-	enc string // the input's encoding when Decode accepted it
-	err error  // Decode's refusal, answered by the method given the input
+	sum [sha256.Size]byte // the SHA-256 of the input's encoding when Decode accepted it
+	ok  bool              // Decode accepted the input (sum is set)
+	err error             // Decode's refusal, answered by the method given the input
 }
 
 func (d *decoded) decodedState() *decoded { return d }
@@ -107,7 +123,7 @@ func (s *Service) Decode(op string, raw []byte, in Input) error {
 	)
 	if sp.schema != "" {
 		enc, err = s.decodeDocEnc(op, sp.schema, raw, in)
-	} else if err = decodeStrict(op, raw, in); err == nil {
+	} else if err = decodeStrictWithin(op, raw, sp.within(), in); err == nil {
 		enc, err = encodeDecoded(op, in)
 	}
 	if err != nil {
@@ -115,7 +131,7 @@ func (s *Service) Decode(op string, raw []byte, in Input) error {
 		d.err = err
 		return err
 	}
-	d.enc = string(enc)
+	d.sum, d.ok = sha256.Sum256(enc), true
 	return nil
 }
 
@@ -135,7 +151,7 @@ func (s *Service) accept(op string, in Input) error {
 	if err != nil {
 		return err
 	}
-	if d.enc != "" && string(enc) == d.enc {
+	if d.ok && sha256.Sum256(enc) == d.sum {
 		return nil
 	}
 	// Built or changed by hand: decoded as the same body would be.
@@ -228,7 +244,12 @@ func (s *Service) decodeDocEnc(op, name string, raw []byte, v any) ([]byte, erro
 // decodeStrict decodes raw into v with the trust-boundary checks but no
 // schema (small request bodies with a fixed Go shape).
 func decodeStrict(op string, raw []byte, v any) error {
-	if err := schema.DecodeInto(raw, limits, v); err != nil {
+	return decodeStrictWithin(op, raw, limits, v)
+}
+
+// decodeStrictWithin is decodeStrict within lim.
+func decodeStrictWithin(op string, raw []byte, lim schema.Limits, v any) error {
+	if err := schema.DecodeInto(raw, lim, v); err != nil {
 		return decodeError(op, err)
 	}
 	return nil

@@ -34,10 +34,10 @@ func pinEach(t *testing.T, a, b *testService) json.RawMessage {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.PinCustodian(t.Context(), b.owner, mustJSON(t, ca)); err != nil {
+	if _, err := b.PinCustodian(t.Context(), b.owner, custodian.CardInput{Card: mustJSON(t, ca)}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.PinCustodian(t.Context(), a.owner, mustJSON(t, cb)); err != nil {
+	if _, err := a.PinCustodian(t.Context(), a.owner, custodian.CardInput{Card: mustJSON(t, cb)}); err != nil {
 		t.Fatal(err)
 	}
 	return mustJSON(t, cb)
@@ -560,7 +560,7 @@ func TestImportRefusals(t *testing.T) {
 	}
 	srcKeys, srcCard := newSource()
 	strangerKeys, _ := newSource()
-	if _, err := b.PinCustodian(t.Context(), b.owner, mustJSON(t, srcCard)); err != nil {
+	if _, err := b.PinCustodian(t.Context(), b.owner, custodian.CardInput{Card: mustJSON(t, srcCard)}); err != nil {
 		t.Fatal(err)
 	}
 	cardB, err := b.OwnCard(t.Context(), b.owner)

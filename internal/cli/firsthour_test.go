@@ -76,7 +76,10 @@ func TestDaemonMismatch(t *testing.T) {
 				t.Errorf("%s: phc %s = exit %d %q; want it to say %q", tc.name, strings.Join(tc.args, " "), code, errs, want)
 			}
 		}
-		if code != tc.code || strings.Contains(errs, "401") {
+		// The addresses and the data dir are random: one may hold the
+		// digits 401 without any status in the message.
+		bare := strings.NewReplacer(addrA, "", addrB, "", a.dir, "").Replace(errs)
+		if code != tc.code || strings.Contains(bare, "401") {
 			t.Errorf("%s: phc %s = exit %d %q; want exit %d and no bare 401", tc.name, strings.Join(tc.args, " "), code, errs, tc.code)
 		}
 	}

@@ -23,7 +23,7 @@ func (s *Server) pinCustodian(w http.ResponseWriter, r *http.Request, p custodia
 	if err != nil {
 		return err
 	}
-	out, err := s.svc.PinCustodian(r.Context(), p, raw)
+	out, err := s.svc.PinCustodian(r.Context(), p, custodian.CardInput{Card: raw})
 	if err != nil {
 		return err
 	}

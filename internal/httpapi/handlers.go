@@ -649,11 +649,11 @@ func (s *Server) export(w http.ResponseWriter, r *http.Request, p custodian.Prin
 func (s *Server) importArchive(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
 	bulkDeadlines(w)
 	defer releaseMemory()
-	raw, err := readBody(r)
-	if err != nil {
+	var in custodian.ImportInput
+	if err := s.body(r, "import", &in); err != nil {
 		return err
 	}
-	out, err := s.svc.Import(r.Context(), p, raw)
+	out, err := s.svc.Import(r.Context(), p, in)
 	if err != nil {
 		return err
 	}
