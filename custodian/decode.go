@@ -86,12 +86,29 @@ func (sp inputSpec) within() schema.Limits {
 // itself), so it is decoded again, as U+FFFD — or, for an input whose
 // spec says utf8, refused as its body would be.
 //
-// Decode keeps the encoding's SHA-256, not the encoding: an import's body
-// (an archive of up to 64 MiB) is not held twice for it.
+// Of an encoding longer than keepEncoding, Decode keeps the SHA-256, not
+// the encoding: an import's body (an archive of up to 64 MiB) is not held
+// twice for it, and an ordinary body costs no hash.
 type decoded struct {
-	sum [sha256.Size]byte // the SHA-256 of the input's encoding when Decode accepted it
-	ok  bool              // Decode accepted the input (sum is set)
+	enc string            // the input's encoding when Decode accepted it, if short
+	sum [sha256.Size]byte // the SHA-256 of that encoding, if long
+	ok  bool              // Decode accepted the input
 	err error             // Decode's refusal, answered by the method given the input
+}
+
+// keepEncoding is the longest encoding decoded keeps as it is.
+const keepEncoding = 64 << 10
+
+// same reports whether enc is the encoding Decode accepted.
+func (d *decoded) same(enc []byte) bool {
+	switch {
+	case !d.ok:
+		return false
+	case len(enc) <= keepEncoding:
+		return string(enc) == d.enc
+	default:
+		return d.enc == "" && sha256.Sum256(enc) == d.sum
+	}
 }
 
 func (d *decoded) decodedState() *decoded { return d }
@@ -131,7 +148,12 @@ func (s *Service) Decode(op string, raw []byte, in Input) error {
 		d.err = err
 		return err
 	}
-	d.sum, d.ok = sha256.Sum256(enc), true
+	if len(enc) <= keepEncoding {
+		d.enc = string(enc)
+	} else {
+		d.sum = sha256.Sum256(enc)
+	}
+	d.ok = true
 	return nil
 }
 
@@ -151,7 +173,7 @@ func (s *Service) accept(op string, in Input) error {
 	if err != nil {
 		return err
 	}
-	if d.ok && sha256.Sum256(enc) == d.sum {
+	if d.same(enc) {
 		return nil
 	}
 	// Built or changed by hand: decoded as the same body would be.

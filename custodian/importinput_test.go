@@ -53,3 +53,23 @@ func TestImportInput(t *testing.T) {
 		wantKind(t, "hand-built, "+name, err, custodian.KindInvalid)
 	}
 }
+
+// An input whose encoding is long (decoded keeps its hash, not the
+// encoding) passes as accepted, and is checked again once changed: a
+// deeper archive than the import limits allow is the decoder's refusal.
+func TestImportInputLongChanged(t *testing.T) {
+	ts := newTestService(t)
+	ctx := t.Context()
+	pad := strings.Repeat("x", 100<<10)
+	body := `{"archive":{"pad":"` + pad + `"},"mode":"merge","password":"` + testPassword + `","secret_key":"` + ts.secretKey + `"}`
+	in := input[custodian.ImportInput](ts, body)
+	_, err := ts.Import(ctx, ts.owner, in)
+	if e, ok := errors.AsType[*custodian.Error](err); !ok || strings.Contains(e.Public, "not acceptable JSON") {
+		t.Fatalf("Import(long, as decoded) = %v; want the archive refused, not the body", err)
+	}
+	in.Archive = json.RawMessage(`{"pad":"` + pad + `","a":[[[[[[[[[[1]]]]]]]]]]}`)
+	_, err = ts.Import(ctx, ts.owner, in)
+	if e, ok := errors.AsType[*custodian.Error](err); !ok || !strings.Contains(e.Public, "not acceptable JSON") {
+		t.Errorf("Import(long, changed to too deep) = %v; want the decoder's refusal", err)
+	}
+}
