@@ -19,8 +19,7 @@ import (
 func TestCheckFindsClaimProblems(t *testing.T) {
 	for _, chunk := range []int{1, 2, 3, 1024} {
 		t.Run(fmt.Sprint("chunk ", chunk), func(t *testing.T) {
-			t.Cleanup(custodian.SetCheckTuning(chunk, nil))
-			ts := newTestService(t)
+			ts := newTestService(t, custodian.WithCheckTuning(chunk, nil))
 			ctx := t.Context()
 			var ids []string
 			for i := range 7 {
@@ -76,9 +75,9 @@ func TestCheckFindsClaimProblems(t *testing.T) {
 func TestCheckLetsWritesThrough(t *testing.T) {
 	for _, stage := range []string{"graph", "claims"} {
 		t.Run(stage, func(t *testing.T) {
-			paused, resume := pauseCheck(t, stage)
+			tuning, paused, resume := pauseCheck(stage)
 			collected := make(chan int, 100)
-			ts := newTestService(t, custodian.WithHeldHook(func(n int) { collected <- n }))
+			ts := newTestService(t, tuning, custodian.WithHeldHook(func(n int) { collected <- n }))
 			ctx := t.Context()
 			ts.mustPersona("work")
 			var ids []string
@@ -174,8 +173,8 @@ func TestCheckLetsManyDeltasThrough(t *testing.T) {
 func TestCheckDuringLock(t *testing.T) {
 	for _, stage := range []string{"graph", "claims"} {
 		t.Run(stage, func(t *testing.T) {
-			paused, resume := pauseCheck(t, stage)
-			ts := newTestService(t)
+			tuning, paused, resume := pauseCheck(stage)
+			ts := newTestService(t, tuning)
 			ctx := t.Context()
 			for i := range 6 {
 				ts.mustClaim(fmt.Sprintf("work.k%d", i), "value")
@@ -279,7 +278,7 @@ func TestCheckWaitsForTheGroupInFlight(t *testing.T) {
 	var once sync.Once
 	letCommit := func() { once.Do(func() { close(commit) }) }
 	first := true
-	t.Cleanup(custodian.SetCheckTuning(2, func(at string) {
+	tuning := custodian.WithCheckTuning(2, func(at string) {
 		switch {
 		case at == "claims" && first:
 			first = false
@@ -290,8 +289,8 @@ func TestCheckWaitsForTheGroupInFlight(t *testing.T) {
 			// (at the next chunk, had it not waited).
 			letCommit()
 		}
-	}))
-	ts := newTestService(t)
+	})
+	ts := newTestService(t, tuning)
 	ctx := t.Context()
 	byID := map[string]string{}
 	for i := range 4 {
@@ -348,8 +347,8 @@ func goCheck(ts *testService) <-chan error {
 // a check of it that it pauses holding the graph (close resume to let it
 // go on); its answer comes on done. opts configure the service.
 func startHeldCheck(t *testing.T, opts ...func(*custodian.Config)) (ts *testService, done <-chan error, resume chan struct{}) {
-	paused, resume := pauseCheck(t, "graph")
-	ts = newTestService(t, opts...)
+	tuning, paused, resume := pauseCheck("graph")
+	ts = newTestService(t, append(opts, tuning)...)
 	ts.mustPersona("work")
 	ts.mustClaim("work.k0", "value", "work")
 	done = goCheck(ts)
@@ -357,18 +356,18 @@ func startHeldCheck(t *testing.T, opts ...func(*custodian.Config)) (ts *testServ
 	return ts, done, resume
 }
 
-// pauseCheck makes Check compare claims two at a time and stop the first
-// time it reaches stage: paused is closed then, and it goes on once resume
+// pauseCheck returns an option making Check compare claims two at a time
+// and stop the first time it reaches stage: paused is closed then, and it goes on once resume
 // is closed.
-func pauseCheck(t *testing.T, stage string) (paused, resume chan struct{}) {
+func pauseCheck(stage string) (opt func(*custodian.Config), paused, resume chan struct{}) {
 	paused, resume = make(chan struct{}), make(chan struct{})
 	first := true
-	t.Cleanup(custodian.SetCheckTuning(2, func(at string) {
+	opt = custodian.WithCheckTuning(2, func(at string) {
 		if at == stage && first {
 			first = false
 			close(paused)
 			<-resume
 		}
-	}))
-	return paused, resume
+	})
+	return opt, paused, resume
 }

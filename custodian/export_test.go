@@ -228,14 +228,12 @@ func WithSnapshotTuning(dirtyMin, share, chunkBytes int) func(c *Config) {
 	}
 }
 
-// SetCheckTuning sets how many claim metas Check compares under one read
-// lock of the view, and a function it runs with "graph" before it compares
-// the graph and with "claims" between two chunks (nil: none); the returned
-// function restores them.
-func SetCheckTuning(chunk int, pause func(stage string)) (restore func()) {
-	c, p := checkChunk, checkPause
-	checkChunk, checkPause = chunk, pause
-	return func() { checkChunk, checkPause = c, p }
+// WithCheckTuning makes Check of the Service c configures compare chunk
+// claim metas under one read lock of the view, and run pause with "graph"
+// before it compares the graph, with "claims" between two chunks and with
+// "cut" when a cut waits for a group in flight (nil: none).
+func WithCheckTuning(chunk int, pause func(stage string)) func(c *Config) {
+	return func(c *Config) { c.test.checkChunk, c.test.checkPause = chunk, pause }
 }
 
 // WithHeldHook makes the graph worker of the Service c configures run fn

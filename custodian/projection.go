@@ -536,9 +536,7 @@ func (s *Service) Check(ctx context.Context, p Principal) (CheckReport, error) {
 		return CheckReport{}, err
 	}
 	t1 := time.Now()
-	if checkPause != nil {
-		checkPause("graph")
-	}
+	s.checkPause("graph")
 	s.compareGraph(held, &rep.Graph, want)
 	broken := errors.Is(context.Cause(held), errHoldBroken)
 	letGo() // both again, harmlessly, when Check returns
@@ -721,14 +719,16 @@ func (s *Service) useGraph(ctx context.Context, op string) (done func(), err err
 // graphTime is the form of times in graph exports.
 func graphTime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 
-// checkChunk is how many claim metas claimProblems compares under one read
-// lock of the view. checkPause, when set (tests), runs with "graph" before
-// Check compares the graph (held), with "claims" between chunks, and with
-// "cut" when a cut waits for a group in flight.
-var (
-	checkChunk = 1024
-	checkPause func(stage string)
-)
+// defaultCheckChunk is how many claim metas claimProblems compares under
+// one read lock of the view (testHooks.checkChunk: another).
+const defaultCheckChunk = 1024
+
+// checkPause runs the check's pause hook, if a test set one, with stage.
+func (s *Service) checkPause(stage string) {
+	if s.test.checkPause != nil {
+		s.test.checkPause(stage)
+	}
+}
 
 // claimProblems compares every claim meta of the store with the view's,
 // a chunk of ids at a time and outside the journal, so that writes go on
@@ -791,10 +791,10 @@ func (s *Service) claimChunk(op string, st *state, ids []string, from *string, p
 		r.err = fastjson.Unmarshal(raw, &r.meta)
 		return r
 	}
-	pre := make(map[string]*read, checkChunk)
+	pre := make(map[string]*read, s.test.checkChunk)
 	err = s.store.View(func(tx Tx) error {
 		return forEachFrom(tx, bucketClaimMeta, *from, func(id string, raw []byte) error {
-			if len(pre) == checkChunk {
+			if len(pre) == s.test.checkChunk {
 				return errStopWalk
 			}
 			pre[id] = decode(raw)
@@ -804,15 +804,13 @@ func (s *Service) claimChunk(op string, st *state, ids []string, from *string, p
 	if err != nil && err != errStopWalk {
 		return false, wrap(op, KindInternal, err)
 	}
-	if checkPause != nil {
-		checkPause("claims")
-	}
+	s.checkPause("claims")
 	// Second read, at a cut: compare.
 	problem := func(id, what string) { *problems = append(*problems, "claim "+id+": "+what) }
 	err = s.atCut(op, st, func(tx Tx) error {
 		n, last := 0, ""
 		err := forEachFrom(tx, bucketClaimMeta, *from, func(id string, raw []byte) error {
-			if n == checkChunk {
+			if n == s.test.checkChunk {
 				return errStopWalk
 			}
 			n, last = n+1, id
@@ -842,7 +840,7 @@ func (s *Service) claimChunk(op string, st *state, ids []string, from *string, p
 		}
 		// The chunk covers [from, last], or [from, …) when the walk
 		// reached the bucket's end.
-		done = n < checkChunk
+		done = n < s.test.checkChunk
 		for _, id := range ids {
 			if !done && id > last {
 				break
@@ -875,9 +873,7 @@ func (s *Service) atCut(op string, st *state, fn func(tx Tx) error) error {
 				err = internalf(op, "the view is broken")
 			case durable < st.applied:
 				wait = st.applied
-				if checkPause != nil {
-					checkPause("cut")
-				}
+				s.checkPause("cut")
 			default:
 				if err = s.store.View(fn); err != nil {
 					err = wrap(op, KindInternal, err)

@@ -213,6 +213,9 @@ func New(cfg Config) (*Service, error) {
 		s.idle = defaultIdleLock
 	}
 	s.test.snap = s.test.snap.orDefaults()
+	if s.test.checkChunk == 0 {
+		s.test.checkChunk = defaultCheckChunk
+	}
 	if s.test.maxApplyEdges == 0 {
 		s.test.maxApplyEdges = defaultMaxApplyEdges
 	}

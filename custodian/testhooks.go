@@ -21,6 +21,14 @@ type testHooks struct {
 	// the defaults (see snapTuning, defaultMaxApplyEdges).
 	snap          snapTuning
 	maxApplyEdges int
+
+	// checkChunk is how many claim metas Check compares under one read
+	// lock of the view (zero: defaultCheckChunk); checkPause, when set,
+	// runs with "graph" before Check compares the graph (held), with
+	// "claims" between chunks, and with "cut" when a cut waits for a group
+	// in flight.
+	checkChunk int
+	checkPause func(stage string)
 }
 
 // fire runs the event hook, if any.
