@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/phc-project/phc/internal/daemon/daemontest"
 )
 
 // crashGraphSequences is how many confirm, summary and correct sequences
@@ -31,7 +33,7 @@ func TestCrashGraphConsistency(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and runs a workload; skipped in -short mode")
 	}
-	bin := buildPHC(t)
+	bin := daemontest.BuildPHC(t)
 	dir := filepath.Join(t.TempDir(), "data")
 	client := &http.Client{Timeout: 60 * time.Second}
 	d := startPHC(t, bin, dir, "first")

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"go.etcd.io/bbolt"
+
+	"github.com/phc-project/phc/internal/daemon/daemontest"
 )
 
 // Crash consistency (docs/design.md §9, acceptance 9): 50 concurrent contributors
@@ -39,7 +41,7 @@ func TestCrashConsistency(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and runs a workload; skipped in -short mode")
 	}
-	bin := buildPHC(t)
+	bin := daemontest.BuildPHC(t)
 	dir := filepath.Join(t.TempDir(), "data")
 
 	// The transport is shared by the workload and the checks; 50 clients

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/phc-project/phc/internal/daemon/daemontest"
 )
 
 // TestMCPStdio drives the built `phc mcp` binary as a subprocess with the
@@ -20,7 +22,7 @@ func TestMCPStdio(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary; skipped in -short mode")
 	}
-	bin := buildPHC(t)
+	bin := daemontest.BuildPHC(t)
 	dir := filepath.Join(t.TempDir(), "data")
 	client := &http.Client{Timeout: time.Minute}
 

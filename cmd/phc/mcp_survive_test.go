@@ -78,7 +78,7 @@ func TestMCPTypeScriptClientSurvives(t *testing.T) {
 		t.Skip("builds the binary and runs node; skipped in -short mode")
 	}
 	node := tsClient(t)
-	bin := buildPHC(t)
+	bin := daemontest.BuildPHC(t)
 	client := &http.Client{Timeout: time.Minute}
 	for _, face := range []string{"http", "stdio"} {
 		t.Run(face, func(t *testing.T) {

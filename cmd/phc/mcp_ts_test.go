@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/phc-project/phc/internal/daemon/daemontest"
 )
 
 // tsClientDir holds the official TypeScript MCP client (npm) and the script
@@ -70,7 +72,7 @@ func TestMCPTypeScriptClient(t *testing.T) {
 		t.Skip("builds the binary and runs node; skipped in -short mode")
 	}
 	node := tsClient(t)
-	bin := buildPHC(t)
+	bin := daemontest.BuildPHC(t)
 	dir := filepath.Join(t.TempDir(), "data")
 	client := &http.Client{Timeout: time.Minute}
 	d := startPHC(t, bin, dir, "ts")

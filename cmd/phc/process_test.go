@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -21,25 +20,6 @@ import (
 
 // daemonPassword is the password of the vaults these tests make.
 const daemonPassword = "crash test password, not a real one"
-
-// buildPHC builds this package's binary into a temporary directory.
-func buildPHC(t *testing.T) string {
-	t.Helper()
-	// go test puts its own go first in PATH.
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		t.Skipf("no go tool to build the binary: %v", err)
-	}
-	bin := filepath.Join(t.TempDir(), "phc")
-	if runtime.GOOS == "windows" {
-		bin += ".exe"
-	}
-	cmd := exec.Command(goTool, "build", "-o", bin, ".")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
 
 // phcProcess is a daemon running as a child process.
 type phcProcess struct {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/phc-project/phc/internal/clientvault"
+	"github.com/phc-project/phc/internal/daemon/daemontest"
 )
 
 // TestReferenceModeEndToEnd is docs/formats/reference.md from end to end, with the
@@ -31,7 +32,7 @@ func TestReferenceModeEndToEnd(t *testing.T) {
 		t.Skip("builds the binary and runs node; skipped in -short mode")
 	}
 	node := tsClient(t)
-	bin := buildPHC(t)
+	bin := daemontest.BuildPHC(t)
 	dir := filepath.Join(t.TempDir(), "data")
 	client := &http.Client{Timeout: time.Minute}
 	d := startPHC(t, bin, dir, "ref")

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/phc-project/phc/internal/daemon/daemontest"
 )
 
 // The tests that build phc and run phc bench's workloads against real
@@ -26,7 +28,7 @@ func TestBenchCommand(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and runs a daemon; skipped in -short mode")
 	}
-	bin := buildPHC(t)
+	bin := daemontest.BuildPHC(t)
 	jsonPath := filepath.Join(t.TempDir(), "bench.json")
 	tmp := t.TempDir()
 	cmd := exec.Command(bin, "bench", "--claims", "320", "--duration", "300ms", "--growth", "20",
@@ -119,26 +121,6 @@ func TestBenchCommand(t *testing.T) {
 	}
 }
 
-// buildPHC builds the phc binary into a temporary directory.
-func buildPHC(t *testing.T) string {
-	t.Helper()
-	// go test puts its own go first in PATH.
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		t.Skipf("no go tool to build the binary: %v", err)
-	}
-	bin := filepath.Join(t.TempDir(), "phc")
-	if runtime.GOOS == "windows" {
-		bin += ".exe"
-	}
-	cmd := exec.Command(goTool, "build", "-o", bin, "./cmd/phc")
-	cmd.Dir = filepath.Join("..", "..")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
-
 // TestCompare runs the whole comparison: a phc daemon and the fake pvault
 // (the test binary), seeded, interleaved, summarized and printed.
 func TestCompare(t *testing.T) {
@@ -150,7 +132,7 @@ func TestCompare(t *testing.T) {
 	}
 	t.Setenv(fakePVaultEnv, "1")
 	var out, progress bytes.Buffer
-	rep, err := Run(t.Context(), Config{Bin: buildPHC(t), Duration: 150 * time.Millisecond, Clients: 3, TempDir: t.TempDir(),
+	rep, err := Run(t.Context(), Config{Bin: daemontest.BuildPHC(t), Duration: 150 * time.Millisecond, Clients: 3, TempDir: t.TempDir(),
 		Out: &out, Progress: &progress, Compare: &CompareConfig{PVault: os.Args[0], Rounds: 2}})
 	if err != nil {
 		t.Fatalf("%v\nout:\n%s\nprogress:\n%s", err, &out, &progress)

@@ -1,12 +1,17 @@
-// Package daemontest helps tests that run phc serve wait for the daemon
-// without a clock: [ServingLog] watches its log for the line it writes
-// once it serves. Only tests import it.
+// Package daemontest helps tests that run phc as a process: [BuildPHC]
+// builds it, and [ServingLog] lets a test wait for phc serve without a
+// clock, watching its log for the line it writes once it serves. Only
+// tests import it.
 package daemontest
 
 import (
 	"bytes"
 	"io"
+	"os/exec"
+	"path/filepath"
+	"runtime"
 	"sync"
+	"testing"
 )
 
 // servingMsg is in the line phc serve logs once it has written its addr
@@ -51,4 +56,24 @@ func (s *ServingLog) Write(p []byte) (int, error) {
 		}
 	}
 	return s.w.Write(p)
+}
+
+// BuildPHC builds the phc binary into a temporary directory of t and
+// returns its path; without a go tool on the PATH, t is skipped.
+func BuildPHC(t testing.TB) string {
+	t.Helper()
+	// go test puts its own go first in PATH.
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skipf("no go tool to build the binary: %v", err)
+	}
+	bin := filepath.Join(t.TempDir(), "phc")
+	if runtime.GOOS == "windows" {
+		bin += ".exe"
+	}
+	cmd := exec.Command(goTool, "build", "-o", bin, "github.com/phc-project/phc/cmd/phc")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
 }
