@@ -290,7 +290,7 @@ func TestFirstWorkflow(t *testing.T) {
 		}
 	}
 	h.stop()
-	flipReceiptByte(t, filepath.Join(dir, storeFile), 3)
+	flipStoredByte(t, filepath.Join(dir, storeFile), "receipts", fmt.Sprintf("%016x", 3))
 	h = startHarness(t, dir)
 	h.must(200, "GET", "/phc/v1/receipts/verify", h.owner, nil, &v)
 	if v.OK {
@@ -298,9 +298,10 @@ func TestFirstWorkflow(t *testing.T) {
 	}
 }
 
-// flipReceiptByte flips one byte inside the stored (encrypted) value of
-// receipt seq, directly in the bbolt file.
-func flipReceiptByte(t *testing.T, path string, seq uint64) {
+// flipStoredByte flips one byte in the middle of the stored (sealed)
+// value under bucket/key, directly in the bbolt file at path, as a bad
+// disk would.
+func flipStoredByte(t *testing.T, path, bucket, key string) {
 	t.Helper()
 	db, err := bbolt.Open(path, 0o600, &bbolt.Options{Timeout: 5 * time.Second})
 	if err != nil {
@@ -308,18 +309,17 @@ func flipReceiptByte(t *testing.T, path string, seq uint64) {
 	}
 	defer db.Close()
 	err = db.Update(func(tx *bbolt.Tx) error {
-		b := tx.Bucket([]byte("receipts"))
+		b := tx.Bucket([]byte(bucket))
 		if b == nil {
-			return fmt.Errorf("no receipts bucket")
+			return fmt.Errorf("no %s bucket", bucket)
 		}
-		key := []byte(fmt.Sprintf("%016x", seq))
-		v := b.Get(key)
+		v := b.Get([]byte(key))
 		if v == nil {
-			return fmt.Errorf("no receipt %d", seq)
+			return fmt.Errorf("nothing stored under %s/%s", bucket, key)
 		}
 		flipped := append([]byte(nil), v...)
 		flipped[len(flipped)/2] ^= 0x01
-		return b.Put(key, flipped)
+		return b.Put([]byte(key), flipped)
 	})
 	if err != nil {
 		t.Fatal(err)

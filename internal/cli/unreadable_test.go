@@ -2,13 +2,10 @@ package cli
 
 import (
 	"encoding/json"
-	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	"go.etcd.io/bbolt"
 )
 
 // TestUnreadableStoredClaimOffline: the offline commands (a stopped
@@ -19,7 +16,7 @@ func TestUnreadableStoredClaimOffline(t *testing.T) {
 	h := startHarness(t, "")
 	_, claim := graphFixture(h)
 	h.stop()
-	damageClaim(t, filepath.Join(h.dir, storeFile), claim+"@00000001")
+	flipStoredByte(t, filepath.Join(h.dir, storeFile), "claims", claim+"@00000001")
 	for _, args := range [][]string{
 		{"graph", "export", "--format", "prov-jsonld", "--data", h.dir},
 		{"graph", "rebuild", "--data", h.dir},
@@ -43,7 +40,7 @@ func TestUnreadableStoredClaimOverMCP(t *testing.T) {
 		"recipient": map[string]string{"kind": "consumer", "id": "app"}, "purpose": "assist",
 		"operations": []string{"read"}, "selectors": map[string]any{"keys": []string{"people.*"}}, "expires_at": tomorrow}, nil)
 	h.stop()
-	damageClaim(t, filepath.Join(h.dir, storeFile), claim+"@00000001")
+	flipStoredByte(t, filepath.Join(h.dir, storeFile), "claims", claim+"@00000001")
 	h = startHarness(t, h.dir) // the unlock reads metas, not the damaged head
 	cs, err := mcpSession(t, h, app)
 	if err != nil {
@@ -57,32 +54,5 @@ func TestUnreadableStoredClaimOverMCP(t *testing.T) {
 	}
 	if out, isErr := call(t, cs, "context_status", map[string]any{}); isErr {
 		t.Errorf("context_status after the failed reads = %v", out)
-	}
-}
-
-// damageClaim flips a byte in the middle of the sealed value stored under
-// key in the claims bucket of the bbolt file at path, as a bad disk would.
-func damageClaim(t *testing.T, path, key string) {
-	t.Helper()
-	db, err := bbolt.Open(path, 0o600, &bbolt.Options{Timeout: 5 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	err = db.Update(func(tx *bbolt.Tx) error {
-		b := tx.Bucket([]byte("claims"))
-		if b == nil {
-			return fmt.Errorf("no claims bucket")
-		}
-		v := b.Get([]byte(key))
-		if v == nil {
-			return fmt.Errorf("no stored claim %s", key)
-		}
-		damaged := append([]byte(nil), v...)
-		damaged[len(damaged)/2] ^= 0x01
-		return b.Put([]byte(key), damaged)
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
 }
