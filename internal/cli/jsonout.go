@@ -37,13 +37,21 @@ type receiptJSON struct {
 }
 
 func receiptsJSONOf(rs []custodian.Receipt) receiptsJSON {
-	var out receiptsJSON
-	if rs != nil { // null stays null, [] stays []
-		out.Receipts = make([]receiptJSON, 0, len(rs))
+	return receiptsJSON{Receipts: jsonList(rs, func(r custodian.Receipt) receiptJSON {
+		return receiptJSON{Seq: r.Seq, At: r.At, Actor: r.Actor, Operation: r.Operation,
+			Recipient: r.Recipient, Purpose: r.Purpose, Decision: r.Decision, Constraint: r.Constraint, Records: r.Records}
+	})}
+}
+
+// jsonList maps xs by f, keeping the difference the daemon's answer made
+// between a null list and an empty one: nil stays nil, [] stays [].
+func jsonList[T, U any](xs []T, f func(T) U) []U {
+	if xs == nil {
+		return nil
 	}
-	for _, r := range rs {
-		out.Receipts = append(out.Receipts, receiptJSON{Seq: r.Seq, At: r.At, Actor: r.Actor, Operation: r.Operation,
-			Recipient: r.Recipient, Purpose: r.Purpose, Decision: r.Decision, Constraint: r.Constraint, Records: r.Records})
+	out := make([]U, 0, len(xs))
+	for _, x := range xs {
+		out = append(out, f(x))
 	}
 	return out
 }
@@ -63,14 +71,9 @@ type tokenJSON struct {
 }
 
 func tokensJSONOf(ts []custodian.TokenView) tokensJSON {
-	var out tokensJSON
-	if ts != nil {
-		out.Tokens = make([]tokenJSON, 0, len(ts))
-	}
-	for _, t := range ts {
-		out.Tokens = append(out.Tokens, tokenJSON{Prefix: t.Prefix, Consumer: t.Consumer, Scope: t.Scope, Mode: t.Mode, ExpiresAt: t.ExpiresAt, Active: t.Active})
-	}
-	return out
+	return tokensJSON{Tokens: jsonList(ts, func(t custodian.TokenView) tokenJSON {
+		return tokenJSON{Prefix: t.Prefix, Consumer: t.Consumer, Scope: t.Scope, Mode: t.Mode, ExpiresAt: t.ExpiresAt, Active: t.Active}
+	})}
 }
 
 // claimsJSON is phc claims --json: a list of claims (list, versions) or
@@ -109,13 +112,7 @@ func claimJSONOf(c custodian.Claim) claimJSON {
 // claimListJSON is claimsJSON of a list (nil for none) or of one claim
 // (nil for none).
 func claimListJSON(list []custodian.Claim, one *custodian.Claim, rev uint64) claimsJSON {
-	out := claimsJSON{Revision: rev}
-	if list != nil {
-		out.Claims = make([]claimJSON, 0, len(list))
-	}
-	for _, c := range list {
-		out.Claims = append(out.Claims, claimJSONOf(c))
-	}
+	out := claimsJSON{Claims: jsonList(list, claimJSONOf), Revision: rev}
 	if one != nil {
 		j := claimJSONOf(*one)
 		out.Claim = &j
@@ -141,15 +138,10 @@ type requestJSON struct {
 }
 
 func requestsJSONOf(rs []custodian.ContextRequest) requestsJSON {
-	var out requestsJSON
-	if rs != nil {
-		out.Requests = make([]requestJSON, 0, len(rs))
-	}
-	for _, r := range rs {
-		out.Requests = append(out.Requests, requestJSON{ID: r.ID, Consumer: r.Consumer, Scope: r.Scope, Purpose: r.Purpose,
-			Category: r.Category, Tier: r.Tier, Status: r.Status, Duration: r.Duration, Usage: r.Usage})
-	}
-	return out
+	return requestsJSON{Requests: jsonList(rs, func(r custodian.ContextRequest) requestJSON {
+		return requestJSON{ID: r.ID, Consumer: r.Consumer, Scope: r.Scope, Purpose: r.Purpose,
+			Category: r.Category, Tier: r.Tier, Status: r.Status, Duration: r.Duration, Usage: r.Usage}
+	})}
 }
 
 // vaultKeysJSON is phc vault-keys --json.
@@ -167,12 +159,7 @@ type vaultKeyJSON struct {
 }
 
 func vaultKeysJSONOf(ks []custodian.VaultKey) vaultKeysJSON {
-	var out vaultKeysJSON
-	if ks != nil {
-		out.Keys = make([]vaultKeyJSON, 0, len(ks))
-	}
-	for _, k := range ks {
-		out.Keys = append(out.Keys, vaultKeyJSON{ID: k.ID, Kid: k.Kid, Reader: k.Reader, Status: k.Status, FirstSeen: k.FirstSeen, BlockedBy: k.BlockedBy})
-	}
-	return out
+	return vaultKeysJSON{Keys: jsonList(ks, func(k custodian.VaultKey) vaultKeyJSON {
+		return vaultKeyJSON{ID: k.ID, Kid: k.Kid, Reader: k.Reader, Status: k.Status, FirstSeen: k.FirstSeen, BlockedBy: k.BlockedBy}
+	})}
 }
