@@ -198,49 +198,50 @@ func (t *throwaway) close() {
 	os.RemoveAll(filepath.Dir(t.dir))
 }
 
-// dataList is one of the owner's lists that are empty in a new vault:
-// any record in one means the vault holds the owner's data. name is what
-// the refusal calls its records, and path the route count reads.
+// dataList is a route of the owner's lists that are empty in a new vault:
+// any record in one means the vault holds the owner's data. names are what
+// the refusal calls the records of each list the route answers, and count
+// reads the route once and returns their numbers, in that order.
 type dataList struct {
-	name, path string
-	count      func(ctx context.Context, cl *client.Client) (int, error)
+	names []string
+	path  string
+	count func(ctx context.Context, cl *client.Client) ([]int, error)
 }
 
 // counted is count for a list method of the client.
-func counted[T any](list func(*client.Client, context.Context) ([]T, error)) func(context.Context, *client.Client) (int, error) {
-	return func(ctx context.Context, cl *client.Client) (int, error) {
+func counted[T any](list func(*client.Client, context.Context) ([]T, error)) func(context.Context, *client.Client) ([]int, error) {
+	return func(ctx context.Context, cl *client.Client) ([]int, error) {
 		l, err := list(cl, ctx)
-		return len(l), err
+		return []int{len(l)}, err
 	}
 }
 
+// one names the single list of a route.
+func one(name string) []string { return []string{name} }
+
 // dataLists are the owner's lists, in the order the refusal names them.
 var dataLists = []dataList{
-	{"consumers", "/context/consumers", counted((*client.Client).Consumers)},
-	{"personas", "/phc/v1/personas", counted((*client.Client).Personas)},
-	{"claims", "/phc/v1/claims", func(ctx context.Context, cl *client.Client) (int, error) {
+	{one("consumers"), "/context/consumers", counted((*client.Client).Consumers)},
+	{one("personas"), "/phc/v1/personas", counted((*client.Client).Personas)},
+	{one("claims"), "/phc/v1/claims", func(ctx context.Context, cl *client.Client) ([]int, error) {
 		l, err := cl.Claims(ctx, "", "")
-		return len(l.Claims), err
+		return []int{len(l.Claims)}, err
 	}},
-	{"proposals", "/phc/v1/review", counted((*client.Client).Review)},
-	{"grants", "/phc/v1/grants", counted((*client.Client).Grants)},
-	{"entities", "/phc/v1/entities", counted((*client.Client).Entities)},
-	{"summaries", "/phc/v1/summaries", counted((*client.Client).Summaries)},
-	{"trust", "/phc/v1/trust", counted((*client.Client).Trust)},
-	{"tokens", "/context/tokens/service", counted((*client.Client).Tokens)},
-	{"requests", "/context/requests", counted((*client.Client).Requests)},
-	{"issuers", "/phc/v1/dec/trust", func(ctx context.Context, cl *client.Client) (int, error) {
+	{one("proposals"), "/phc/v1/review", counted((*client.Client).Review)},
+	{one("grants"), "/phc/v1/grants", counted((*client.Client).Grants)},
+	{one("entities"), "/phc/v1/entities", counted((*client.Client).Entities)},
+	{one("summaries"), "/phc/v1/summaries", counted((*client.Client).Summaries)},
+	{one("trust"), "/phc/v1/trust", counted((*client.Client).Trust)},
+	{one("tokens"), "/context/tokens/service", counted((*client.Client).Tokens)},
+	{one("requests"), "/context/requests", counted((*client.Client).Requests)},
+	{[]string{"issuers", "policies"}, "/phc/v1/dec/trust", func(ctx context.Context, cl *client.Client) ([]int, error) {
 		t, err := cl.DECTrust(ctx)
-		return len(t.Issuers), err
+		return []int{len(t.Issuers), len(t.Policies)}, err
 	}},
-	{"policies", "/phc/v1/dec/trust", func(ctx context.Context, cl *client.Client) (int, error) {
-		t, err := cl.DECTrust(ctx)
-		return len(t.Policies), err
-	}},
-	{"custodians", "/phc/v1/custodians", counted((*client.Client).Custodians)},
-	{"records", "/phc/v1/quarantine", func(ctx context.Context, cl *client.Client) (int, error) {
+	{one("custodians"), "/phc/v1/custodians", counted((*client.Client).Custodians)},
+	{one("records"), "/phc/v1/quarantine", func(ctx context.Context, cl *client.Client) ([]int, error) {
 		p, err := cl.Quarantine(ctx, custodian.QuarantineQuery{})
-		return len(p.Records), err
+		return []int{len(p.Records)}, err
 	}},
 }
 
@@ -262,12 +263,14 @@ func refuseVaultWithData(ctx context.Context, base, owner string) error {
 	}
 	var held []string
 	for _, l := range dataLists {
-		n, err := l.count(ctx, cl)
+		ns, err := l.count(ctx, cl)
 		if err != nil {
 			return fmt.Errorf("look at %s%s: %w", base, l.path, err)
 		}
-		if n > 0 {
-			held = append(held, fmt.Sprintf("%d %s", n, l.name))
+		for i, n := range ns {
+			if n > 0 {
+				held = append(held, fmt.Sprintf("%d %s", n, l.names[i]))
+			}
 		}
 	}
 	if len(held) > 0 {

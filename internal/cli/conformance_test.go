@@ -6,7 +6,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 )
@@ -153,9 +152,7 @@ func (h *harness) vaultSnapshot() string {
 	var b strings.Builder
 	var paths []string
 	for _, l := range dataLists {
-		if !slices.Contains(paths, l.path) {
-			paths = append(paths, l.path)
-		}
+		paths = append(paths, l.path)
 	}
 	for _, path := range append(paths, "/context/status", "/phc/v1/receipts?limit=1000", "/phc/v1/settings") {
 		b.WriteString(path + " ")
