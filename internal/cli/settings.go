@@ -104,11 +104,7 @@ func parsePositional(fs *flag.FlagSet, args []string) ([]string, error) {
 
 // getSettings reads the owner's settings as the daemon answers them, by
 // name (a setting at its default is absent).
-func getSettings(ctx context.Context, env *Env, c common) (map[string]json.RawMessage, error) {
-	cl, err := newClient(env, c, true)
-	if err != nil {
-		return nil, err
-	}
+func getSettings(ctx context.Context, cl *client.Client) (map[string]json.RawMessage, error) {
 	s, err := cl.Settings(ctx)
 	if err != nil {
 		return nil, err
@@ -186,7 +182,11 @@ func runSettingsGet(ctx context.Context, env *Env, args []string) error {
 	if len(pos) > 1 {
 		return usageError("usage: phc settings get [NAME] (one name at most)")
 	}
-	cur, err := getSettings(ctx, env, c)
+	cl, err := newClient(env, c, true)
+	if err != nil {
+		return err
+	}
+	cur, err := getSettings(ctx, cl)
 	if err != nil {
 		return err
 	}
@@ -232,7 +232,11 @@ func runSettingsSet(ctx context.Context, env *Env, args []string) error {
 	if len(pos) == 0 || len(pos)%2 != 0 {
 		return usageError("usage: phc settings set NAME VALUE [NAME VALUE …] (phc settings get lists the names)")
 	}
-	cur, err := getSettings(ctx, env, c)
+	cl, err := newClient(env, c, true)
+	if err != nil {
+		return err
+	}
+	cur, err := getSettings(ctx, cl)
 	if err != nil {
 		return err
 	}
@@ -264,10 +268,6 @@ func runSettingsSet(ctx context.Context, env *Env, args []string) error {
 			return err
 		}
 		patch[name] = v
-	}
-	cl, err := newClient(env, c, true)
-	if err != nil {
-		return err
 	}
 	out, err := cl.PutSettings(ctx, patch)
 	if err != nil {
@@ -340,13 +340,10 @@ func settingValue(name, value string, cur map[string]json.RawMessage) (any, erro
 	case "tiers":
 		return nil, usageError("set %s one tier at a time: %s.TIER value|reference (TIER: public, standard, sensitive, critical)", name, name)
 	case "list":
-		list := []string{}
-		for p := range strings.SplitSeq(value, ",") {
-			if p = strings.TrimSpace(p); p != "" && value != "default" {
-				list = append(list, p)
-			}
+		if value == "default" {
+			return []string{}, nil
 		}
-		return list, nil
+		return splitList(value), nil
 	}
 	if value == "default" && s.def != "" {
 		return s.def, nil
