@@ -2,6 +2,8 @@ package custodian
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -101,8 +103,23 @@ type ImportInput struct {
 	decoded
 }
 
-// ImportInput is decoded within the import limits (importLimits).
-func (*ImportInput) spec() inputSpec { return inputSpec{limits: &importLimits} }
+// ImportInput is decoded within the import limits (importLimits), and
+// checked by its digest: its archive is not encoded again.
+func (*ImportInput) spec() inputSpec { return inputSpec{limits: &importLimits, digest: importDigest} }
+
+// importDigest is the SHA-256 of an ImportInput's fields, each after its
+// length.
+func importDigest(in Input) [sha256.Size]byte {
+	i := in.(*ImportInput)
+	h := sha256.New()
+	for _, f := range [][]byte{i.Archive, []byte(i.Mode), []byte(i.Password), []byte(i.SecretKey)} {
+		h.Write(binary.BigEndian.AppendUint64(nil, uint64(len(f))))
+		h.Write(f)
+	}
+	var sum [sha256.Size]byte
+	h.Sum(sum[:0])
+	return sum
+}
 
 // ImportResult counts what an import did.
 type ImportResult struct {

@@ -56,6 +56,11 @@ type inputSpec struct {
 	// limits bound a fixed-shape body in place of the core's (nil: the
 	// core's): an import's, whose archive is far larger.
 	limits *schema.Limits
+	// digest, when set, stands for a fixed-shape input's encoding in the
+	// check of accept (see decoded): for an input that carries a large
+	// document whose JSON encoding would cost more than hashing it, and
+	// whose fields always encode (no time, no number to range-check).
+	digest func(Input) [sha256.Size]byte
 }
 
 // within returns the limits a fixed-shape body of sp is decoded within.
@@ -86,29 +91,14 @@ func (sp inputSpec) within() schema.Limits {
 // itself), so it is decoded again, as U+FFFD — or, for an input whose
 // spec says utf8, refused as its body would be.
 //
-// Of an encoding longer than keepEncoding, Decode keeps the SHA-256, not
-// the encoding: an import's body (an archive of up to 64 MiB) is not held
-// twice for it, and an ordinary body costs no hash.
+// An input whose spec gives a digest (an import: an archive of up to
+// 64 MiB) is compared by that digest instead: its encoding is neither held
+// twice nor made twice.
 type decoded struct {
-	enc string            // the input's encoding when Decode accepted it, if short
-	sum [sha256.Size]byte // the SHA-256 of that encoding, if long
+	enc string            // the input's encoding when Decode accepted it
+	sum [sha256.Size]byte // or its digest, if its spec gives one
 	ok  bool              // Decode accepted the input
 	err error             // Decode's refusal, answered by the method given the input
-}
-
-// keepEncoding is the longest encoding decoded keeps as it is.
-const keepEncoding = 64 << 10
-
-// same reports whether enc is the encoding Decode accepted.
-func (d *decoded) same(enc []byte) bool {
-	switch {
-	case !d.ok:
-		return false
-	case len(enc) <= keepEncoding:
-		return string(enc) == d.enc
-	default:
-		return d.enc == "" && sha256.Sum256(enc) == d.sum
-	}
 }
 
 func (d *decoded) decodedState() *decoded { return d }
@@ -140,7 +130,7 @@ func (s *Service) Decode(op string, raw []byte, in Input) error {
 	)
 	if sp.schema != "" {
 		enc, err = s.decodeDocEnc(op, sp.schema, raw, in)
-	} else if err = decodeStrictWithin(op, raw, sp.within(), in); err == nil {
+	} else if err = decodeStrictWithin(op, raw, sp.within(), in); err == nil && sp.digest == nil {
 		enc, err = encodeDecoded(op, in)
 	}
 	if err != nil {
@@ -148,10 +138,10 @@ func (s *Service) Decode(op string, raw []byte, in Input) error {
 		d.err = err
 		return err
 	}
-	if len(enc) <= keepEncoding {
-		d.enc = string(enc)
+	if sp.digest != nil {
+		d.sum = sp.digest(in)
 	} else {
-		d.sum = sha256.Sum256(enc)
+		d.enc = string(enc)
 	}
 	d.ok = true
 	return nil
@@ -169,15 +159,19 @@ func (s *Service) accept(op string, in Input) error {
 		}
 		return d.err
 	}
+	sp := in.spec()
+	if d.ok && sp.digest != nil && sp.digest(in) == d.sum {
+		return nil
+	}
 	enc, err := encodeDecoded(op, in)
 	if err != nil {
 		return err
 	}
-	if d.same(enc) {
+	if d.ok && sp.digest == nil && string(enc) == d.enc {
 		return nil
 	}
 	// Built or changed by hand: decoded as the same body would be.
-	if in.spec().utf8 && !validUTF8(reflect.ValueOf(in).Elem()) {
+	if sp.utf8 && !validUTF8(reflect.ValueOf(in).Elem()) {
 		return decodeError(op, errors.New("a string is not UTF-8"))
 	}
 	return s.Decode(op, enc, in)

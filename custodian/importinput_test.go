@@ -54,9 +54,9 @@ func TestImportInput(t *testing.T) {
 	}
 }
 
-// An input whose encoding is long (decoded keeps its hash, not the
-// encoding) passes as accepted, and is checked again once changed: a
-// deeper archive than the import limits allow is the decoder's refusal.
+// An import with a long archive (checked by its digest, not its encoding)
+// passes as accepted, and is checked again once changed: a deeper archive
+// than the import limits allow is the decoder's refusal.
 func TestImportInputLongChanged(t *testing.T) {
 	ts := newTestService(t)
 	ctx := t.Context()
