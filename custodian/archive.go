@@ -13,6 +13,7 @@ import (
 
 	"github.com/phc-project/phc/internal/identity"
 	"github.com/phc-project/phc/internal/vault"
+	"github.com/phc-project/phc/quarantine"
 	"github.com/phc-project/phc/schema"
 )
 
@@ -350,7 +351,7 @@ func (s *Service) holdArchive(p Principal, content *archiveContent) (ImportResul
 			head := ac.Versions[len(ac.Versions)-1]
 			q := &QuarantineRecord{Kind: "claim", Record: head.ID, Key: head.Key, Status: StatusQuarantined, Problems: []string{}}
 			a := head.Producer.Authenticated
-			foreign := map[string]string{a.Kind + ":" + a.ID: foreignID(archiveSource, a.ID)}
+			foreign := map[string]string{a.Kind + ":" + a.ID: quarantine.ForeignID(archiveSource, a.ID)}
 			s.checkImported(st, q, ac.Versions, foreign, &[]Loss{})
 			body, err := json.Marshal(ac)
 			if err != nil {

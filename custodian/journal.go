@@ -132,7 +132,6 @@ func (s *Service) newJournal() *engine.Journal[*job] {
 // group is what commitGroup gathers of one group of jobs.
 type group struct {
 	st     *state
-	jobs   []*job
 	errs   []error
 	writes []write
 	delta  deltaMerger
@@ -141,14 +140,13 @@ type group struct {
 	// start a claim metas snapshot once it is durable.
 	applied  uint64
 	snapshot bool
-	hasDelta bool
 	gd       graph.Delta
 }
 
 // commitGroup applies and commits jobs as one group: one store commit, then
 // one graph update.
 func (s *Service) commitGroup(jobs []*job) {
-	g := &group{st: jobs[0].st, jobs: jobs, errs: make([]error, len(jobs))}
+	g := &group{st: jobs[0].st, errs: make([]error, len(jobs))}
 	st := g.st
 	st.mu.Lock()
 	for i, j := range jobs {
@@ -244,10 +242,9 @@ func (s *Service) stageGroup(g *group) {
 	if len(st.snap.erasing) > 0 {
 		g.writes = s.eraseWrittenSince(st, g.writes)
 	}
-	g.hasDelta = g.delta.Changes()
 	var floor uint64
 	var floorDirty bool
-	if len(g.writes) > 0 || g.hasDelta {
+	if len(g.writes) > 0 || g.delta.Changes() {
 		// Deltas the graph has are pruned from the outbox with this
 		// commit, before this group's own is stored.
 		var done []string
@@ -256,7 +253,7 @@ func (s *Service) stageGroup(g *group) {
 			g.writes = append(g.writes, write{bucket: bucketOutbox, key: k})
 		}
 	}
-	if g.hasDelta && !st.broken {
+	if g.delta.Changes() && !st.broken {
 		g.gd = g.delta.Delta(st.revision)
 		st.lag.SealPending(g.gd.Watermark)
 		raw, err := json.Marshal(&g.gd)
@@ -320,7 +317,7 @@ func (s *Service) storeGroup(g *group) {
 	for _, d := range g.sets {
 		st.sets.stored(d)
 	}
-	if g.hasDelta {
+	if g.delta.Changes() {
 		st.lag.Handed(g.gd.Watermark)
 		s.graphQ <- graphJob{st: st, d: g.gd}
 	}

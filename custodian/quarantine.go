@@ -768,10 +768,6 @@ func dedupeRestrictions(rs []Restriction) []Restriction {
 	return out
 }
 
-// foreignID names a producer of another custodian (or of another vault's
-// archive) until the owner maps it to a local identity.
-func foreignID(source, id string) string { return quarantine.ForeignID(source, id) }
-
 // heldClaim decodes the body of held claim id: its personas at the source
 // and every version.
 func heldClaim(op, id string, raw json.RawMessage) (archivedClaim, error) {
