@@ -276,7 +276,7 @@ func (s *Service) stageGroup(g *group) {
 	}
 	st.applied++
 	g.applied = st.applied
-	g.snapshot = st.snapshotDue()
+	g.snapshot = st.snapshotDue(s.test.snap)
 	rev, _ := json.Marshal(st.revision)
 	head, _ := json.Marshal(st.head)
 	g.writes = append(g.writes,

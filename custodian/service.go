@@ -319,7 +319,7 @@ func (s *Service) Unlock(ctx context.Context, password []byte, secretKey string)
 		return "", wrap(op, KindInternal, err)
 	}
 	derived := time.Now()
-	st, err := loadState(s.store, s.cacheBytes, s.test.snap, s.ignoreSnapshot.Load())
+	st, err := loadState(s.store, s.cacheBytes, s.ignoreSnapshot.Load())
 	if err == nil {
 		st.graph, st.dec, st.dur = s.graph, s.dec, engine.NewDurability(s.test.event)
 		err = guarded(func() error { return s.syncGraph(st) })

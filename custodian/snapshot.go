@@ -202,7 +202,7 @@ func (s *Service) eraseWrittenSince(st *state, writes []write) []write {
 			writes = append(writes, write{bucket: bucketMetaDirty, key: id})
 		}
 	}
-	if err := st.store.View(func(tx Tx) error {
+	if err := s.store.View(func(tx Tx) error {
 		return tx.ForEach(bucketMetaLog, func(k string, v []byte) error {
 			if _, ok := erasedIn(v); ok {
 				writes = append(writes, write{bucket: bucketMetaLog, key: k})
@@ -223,13 +223,13 @@ const (
 	dirtyLookUp = "1"
 )
 
-// snapshotDue reports whether a new snapshot should be written, and marks
-// it started if so (journal, st.mu held).
-func (st *state) snapshotDue() bool {
+// snapshotDue reports whether a new snapshot should be written by tune,
+// and marks it started if so (journal, st.mu held).
+func (st *state) snapshotDue(tune snapTuning) bool {
 	if st.snap.started || st.broken {
 		return false
 	}
-	threshold := max(st.snapTune.dirtyMin, len(st.claims)/st.snapTune.dirtyShare)
+	threshold := max(tune.dirtyMin, len(st.claims)/tune.dirtyShare)
 	pending := st.snap.pending()
 	switch {
 	case st.snap.failedAt > 0 && pending <= st.snap.failedAt+threshold:

@@ -34,7 +34,6 @@ type state struct {
 
 	claims    map[string]*claimRecord // claim id → record
 	cache     *claimCache             // the resident head versions
-	store     Store                   // what the view was loaded from
 	pending   map[string]uint64       // pending proposal id → its revision
 	pendingBy map[string]int          // app (consumer or OIDC subject) → its pending proposals
 	personas  map[string]*Persona
@@ -85,11 +84,9 @@ type state struct {
 	// loadNotes says what the load found and worked around (a snapshot
 	// it could not read); the unlock logs them.
 	loadNotes []string
-	// snap is the claim metas snapshot and what was written since;
-	// snapTune when the next is due. ignoreSnapshot makes the load read
-	// every meta (tests compare).
+	// snap is the claim metas snapshot and what was written since.
+	// ignoreSnapshot makes the load read every meta (tests compare).
 	snap           snapState
-	snapTune       snapTuning
 	ignoreSnapshot bool
 
 	// sets remembers the disclosed sets known to be stored (journal only).
@@ -331,10 +328,10 @@ func (st *state) awaitDurable(op string, g uint64) error {
 }
 
 // loadState reads the whole canonical store (receipts aside) into memory.
-func loadState(store Store, cacheBytes int64, tune snapTuning, ignoreSnapshot bool) (*state, error) {
+func loadState(store Store, cacheBytes int64, ignoreSnapshot bool) (*state, error) {
 	st := newState()
-	st.snapTune, st.ignoreSnapshot = tune, ignoreSnapshot
-	st.cache, st.store = newClaimCache(store, cacheBytes), store
+	st.ignoreSnapshot = ignoreSnapshot
+	st.cache = newClaimCache(store, cacheBytes)
 	err := engine.WithoutGC(func() error {
 		return store.View(func(tx Tx) error {
 			if _, err := loadMetaJSON(tx, metaRevision, &st.revision); err != nil {
