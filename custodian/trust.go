@@ -2,6 +2,7 @@ package custodian
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"sort"
 	"strings"
@@ -296,15 +297,36 @@ func (s *Service) ExchangeToken(ctx context.Context, in ExchangeInput) (Exchange
 	return out, err
 }
 
+// ParseExchange reads the form-encoded body of a token exchange (RFC 8693)
+// into ExchangeToken's input with the protocol's own parser,
+// oidcrecipient.ParseForm, not Service.Decode: the body is a form, not
+// JSON, and what a form can break that a struct cannot (a parameter
+// repeated or unknown) is refused here, before anything else.
+// ExchangeToken checks the values of every request, parsed or built in
+// Go, with the same rules (Request.Check).
+func ParseExchange(raw []byte) (ExchangeInput, error) {
+	in, err := oidcrecipient.ParseForm(raw)
+	return in, exchangeError("token.exchange", err)
+}
+
+// exchangeError is the domain error of the exchange form's refusal err
+// (nil for none): too large, or invalid with its message.
+func exchangeError(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if e, ok := errors.AsType[*oidcrecipient.Error](err); ok && e.TooLarge {
+		return fail(op, KindTooLarge, "")
+	}
+	return fail(op, KindInvalid, err.Error())
+}
+
 // exchangeParams checks an exchange request (oidcrecipient.Request.Check)
 // and returns its ID token, scope (default "*") and mode (default read).
 // A request without a usable ID token is KindUnauthenticated.
 func exchangeParams(op string, in ExchangeInput) (idToken string, scope []string, mode string, err error) {
-	if err := in.Check(); err != nil {
-		if e, ok := err.(*oidcrecipient.Error); ok && e.TooLarge {
-			return "", nil, "", fail(op, KindTooLarge, "")
-		}
-		return "", nil, "", fail(op, KindInvalid, err.Error())
+	if err := exchangeError(op, in.Check()); err != nil {
+		return "", nil, "", err
 	}
 	idToken = in.SubjectToken
 	if idToken == "" || len(idToken) > oidcrecipient.MaxIDToken {

@@ -2,11 +2,9 @@ package httpapi
 
 import (
 	"bytes"
-	"errors"
 	"net/http"
 
 	"github.com/phc-project/phc/custodian"
-	"github.com/phc-project/phc/internal/oidcrecipient"
 )
 
 func (s *Server) createEntity(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
@@ -160,7 +158,7 @@ func (s *Server) exchangeToken(w http.ResponseWriter, r *http.Request, _ custodi
 	if err != nil {
 		return err
 	}
-	in, err := decodeExchange(raw)
+	in, err := custodian.ParseExchange(raw)
 	if err != nil {
 		return err
 	}
@@ -171,25 +169,6 @@ func (s *Server) exchangeToken(w http.ResponseWriter, r *http.Request, _ custodi
 	w.Header().Set("Cache-Control", "no-store")
 	writeJSON(w, http.StatusOK, out)
 	return nil
-}
-
-// decodeExchange reads the form-encoded body of a token exchange (RFC
-// 8693) into the core method's input with the protocol's own parser,
-// oidcrecipient.ParseForm, not custodian.Service.Decode: the body is a
-// form, not JSON, and what a form can break that a struct cannot (a
-// parameter repeated or unknown) is refused here, before anything else,
-// as the core always did. ExchangeToken checks the values of every
-// request, parsed or built in Go, with the same rules (Request.Check).
-func decodeExchange(raw []byte) (custodian.ExchangeInput, error) {
-	const op = "token.exchange"
-	in, err := oidcrecipient.ParseForm(raw)
-	if e, ok := errors.AsType[*oidcrecipient.Error](err); ok {
-		if e.TooLarge {
-			return in, &custodian.Error{Op: op, Kind: custodian.KindTooLarge}
-		}
-		return in, &custodian.Error{Op: op, Kind: custodian.KindInvalid, Public: e.Msg}
-	}
-	return in, err
 }
 
 func (s *Server) addTrust(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
