@@ -141,7 +141,7 @@ func validSegment(s string) bool {
 }
 
 // covers reports whether the selectors of g cover claim record r.
-func (g *Grant) covers(r *claimRecord) bool {
+func grantCovers(g *Grant, r *claimRecord) bool {
 	sel := g.Selectors
 	if len(sel.Keys) == 0 && len(sel.Personas) == 0 && len(sel.Claims) == 0 {
 		return false
@@ -184,7 +184,7 @@ func (g *Grant) covers(r *claimRecord) bool {
 func (st *state) grantsFor(consumer, op string, now time.Time) []*Grant {
 	var out []*Grant
 	for _, g := range st.grantsBy[consumer] {
-		if g.allows(op, now) {
+		if g.Allows(op, now) {
 			out = append(out, g)
 		}
 	}
@@ -216,7 +216,7 @@ func (st *state) readGrant(grants []*Grant, p Principal, r *claimRecord, purpose
 // grantFor is readGrant, and when no grant serves only because a grant's
 // qualification is not met, the codes of the conditions it failed.
 func (st *state) grantFor(grants []*Grant, p Principal, r *claimRecord, purpose string, now time.Time) (*Grant, []string) {
-	if p.token == nil || !p.token.canRead() || r.meta.Status != StatusActive {
+	if p.token == nil || !p.token.CanRead() || r.meta.Status != StatusActive {
 		return nil, nil
 	}
 	// Key and tier are in the record: a claim no grant selects is passed
@@ -226,7 +226,7 @@ func (st *state) grantFor(grants []*Grant, p Principal, r *claimRecord, purpose 
 	}
 	var qualFailed []string
 	for _, g := range grants {
-		if g.Purpose != purpose || !g.covers(r) || tierRank[r.meta.Tier] > tierRank[g.maxTier()] {
+		if g.Purpose != purpose || !grantCovers(g, r) || tierRank[r.meta.Tier] > tierRank[g.EffectiveTier()] {
 			continue
 		}
 		if !restrictionsAllow(r.head().Restrictions, purpose, g, now) || !st.guardrailsAllow(g, r, purpose) {
@@ -243,15 +243,6 @@ func (st *state) grantFor(grants []*Grant, p Principal, r *claimRecord, purpose 
 		return g, nil
 	}
 	return nil, qualFailed
-}
-
-// maxTier is the highest tier g may disclose: standard for a grant the
-// owner made, more only for a per-request approval that said so.
-func (g *Grant) maxTier() string {
-	if g.Request != "" && g.MaxTier != "" {
-		return g.MaxTier
-	}
-	return SensitivityStandard
 }
 
 // Known restriction types (docs/design.md §4).

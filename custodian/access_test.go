@@ -193,7 +193,7 @@ func TestGrantCovers(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			g := &Grant{Selectors: tt.sel}
-			if got := g.covers(tt.r); got != tt.want {
+			if got := grantCovers(g, tt.r); got != tt.want {
 				t.Errorf("Grant{Selectors: %+v}.covers(%s in %v) = %v; want %v",
 					tt.sel, tt.r.head().Key, tt.r.meta.Personas, got, tt.want)
 			}
@@ -210,7 +210,7 @@ func TestGrantCoversHeadKey(t *testing.T) {
 	m := r.meta
 	m.Head = 2
 	r = testRecord(m, r.head(), &v2)
-	if (&Grant{Selectors: Selectors{Keys: []string{"learning.*"}}}).covers(r) {
+	if grantCovers((&Grant{Selectors: Selectors{Keys: []string{"learning.*"}}}), r) {
 		t.Errorf("covers used a superseded version's key")
 	}
 }
@@ -237,7 +237,7 @@ func TestGrantAllows(t *testing.T) {
 		{"no operations", Grant{ExpiresAt: now.Add(time.Hour)}, OpRead, now, false},
 	}
 	for _, tt := range tests {
-		if got := tt.g.allows(tt.op, tt.at); got != tt.want {
+		if got := tt.g.Allows(tt.op, tt.at); got != tt.want {
 			t.Errorf("%s: allows(%q) = %v; want %v", tt.name, tt.op, got, tt.want)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/phc-project/phc/custodian/internal/model"
 	"github.com/phc-project/phc/internal/identity"
 )
 
@@ -66,7 +67,7 @@ func (st *state) consumerSince(name string) time.Time {
 func (s *Service) OwnProposals(ctx context.Context, p Principal, id string) (OwnProposals, error) {
 	const op = "proposal.status"
 	if id != "" && !identity.ValidID(id, "prp_") {
-		return OwnProposals{}, fail(op, KindInvalid, "malformed proposal id")
+		return OwnProposals{}, model.Fail(op, KindInvalid, "malformed proposal id")
 	}
 	if err := s.rateLimit(op, p, false); err != nil {
 		return OwnProposals{}, err
@@ -77,7 +78,7 @@ func (s *Service) OwnProposals(ctx context.Context, p Principal, id string) (Own
 	}
 	defer release()
 	if p.kind != PrincipalConsumer {
-		return OwnProposals{}, fail(op, KindInvalid, "only an app asks how its proposals stand; the owner reviews them")
+		return OwnProposals{}, model.Fail(op, KindInvalid, "only an app asks how its proposals stand; the owner reviews them")
 	}
 	// Wait until what the view has applied is durable, so that the store
 	// holds every proposal the app was told about.
@@ -120,10 +121,10 @@ func (s *Service) OwnProposals(ctx context.Context, p Principal, id string) (Own
 		})
 	})
 	if err != nil {
-		return OwnProposals{}, wrap(op, KindInternal, err)
+		return OwnProposals{}, model.Wrap(op, KindInternal, err)
 	}
 	if id != "" && len(out.Proposals) == 0 {
-		return OwnProposals{}, notFound(op)
+		return OwnProposals{}, model.NotFound(op)
 	}
 	sort.SliceStable(out.Proposals, func(i, j int) bool {
 		a, b := out.Proposals[i], out.Proposals[j]
@@ -145,7 +146,7 @@ func (s *Service) OwnProposals(ctx context.Context, p Principal, id string) (Own
 func (s *Service) WithdrawProposal(ctx context.Context, p Principal, id string) (ProposalStatus, error) {
 	const op = "proposal.withdraw"
 	if !identity.ValidID(id, "prp_") {
-		return ProposalStatus{}, fail(op, KindInvalid, "malformed proposal id")
+		return ProposalStatus{}, model.Fail(op, KindInvalid, "malformed proposal id")
 	}
 	if err := s.rateLimit(op, p, true); err != nil {
 		return ProposalStatus{}, err
@@ -156,10 +157,10 @@ func (s *Service) WithdrawProposal(ctx context.Context, p Principal, id string) 
 	}
 	defer release()
 	if p.kind != PrincipalConsumer {
-		return ProposalStatus{}, fail(op, KindInvalid, "only the app that made a proposal withdraws it; the owner rejects it")
+		return ProposalStatus{}, model.Fail(op, KindInvalid, "only the app that made a proposal withdraws it; the owner rejects it")
 	}
-	if !p.token.canWrite() {
-		return ProposalStatus{}, s.refuse(st, p, op, fail(op, KindModeDenied, "the token does not allow writes"))
+	if !p.token.CanWrite() {
+		return ProposalStatus{}, s.refuse(st, p, op, model.Fail(op, KindModeDenied, "the token does not allow writes"))
 	}
 	since, err := readSettled(op, st, func() (time.Time, error) { return st.consumerSince(p.Consumer), nil })
 	if err != nil {
@@ -171,18 +172,18 @@ func (s *Service) WithdrawProposal(ctx context.Context, p Principal, id string) 
 		pr, err = loadProposal(tx, id)
 		return err
 	}); err != nil {
-		return ProposalStatus{}, wrap(op, KindInternal, err)
+		return ProposalStatus{}, model.Wrap(op, KindInternal, err)
 	}
 	if pr == nil || !ownedBy(pr, p, since) {
-		return ProposalStatus{}, notFound(op)
+		return ProposalStatus{}, model.NotFound(op)
 	}
 	var out ProposalStatus
 	err = s.commit(st, func(st *state, b *batch) error {
 		if _, ok := st.pending[id]; !ok {
-			return fail(op, KindConflict, "the proposal was already decided")
+			return model.Fail(op, KindConflict, "the proposal was already decided")
 		}
 		rev := b.nextRevision()
-		decided := pr.decided(StatusWithdrawn, b.now)
+		decided := pr.Decided(StatusWithdrawn, b.now)
 		st.decide(b, &decided)
 		b.receipt(Receipt{Actor: p.actor(), Operation: op, Recipient: p.Consumer, Decision: "allow", Records: []string{id}, Revision: rev})
 		out = statusOf(&decided)

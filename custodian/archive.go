@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/phc-project/phc/custodian/internal/model"
 	"github.com/phc-project/phc/internal/identity"
 	"github.com/phc-project/phc/internal/vault"
 	"github.com/phc-project/phc/quarantine"
@@ -51,7 +52,7 @@ func (s *Service) Export(ctx context.Context, p Principal) ([]byte, error) {
 	const op = "export"
 	arch, ok := s.vault.(Archiver)
 	if !ok {
-		return nil, fail(op, KindInvalid, "this custodian cannot export")
+		return nil, model.Fail(op, KindInvalid, "this custodian cannot export")
 	}
 	content, err := ownerRead(s, op, p, func(st *state) (archiveContent, error) {
 		c := archiveContent{Format: exportFormat, ExportedAt: s.clock.Now(), Personas: []Persona{}, Claims: []archivedClaim{}}
@@ -77,11 +78,11 @@ func (s *Service) Export(ctx context.Context, p Principal) ([]byte, error) {
 	}
 	plain, err := json.Marshal(content)
 	if err != nil {
-		return nil, wrap(op, KindInternal, err)
+		return nil, model.Wrap(op, KindInternal, err)
 	}
 	sealed, err := arch.SealArchive(plain)
 	if err != nil {
-		return nil, wrap(op, KindInternal, err)
+		return nil, model.Wrap(op, KindInternal, err)
 	}
 	if err := s.write(op, p, func(st *state, b *batch) error {
 		b.receipt(Receipt{Actor: "owner", Operation: op, Decision: "allow", Revision: st.revision,
@@ -155,13 +156,13 @@ func (s *Service) Import(ctx context.Context, p Principal, in ImportInput) (Impo
 	}
 	arch, ok := s.vault.(Archiver)
 	if !ok {
-		return ImportResult{}, fail(op, KindInvalid, "this custodian cannot import")
+		return ImportResult{}, model.Fail(op, KindInvalid, "this custodian cannot import")
 	}
 	if err := s.accept(op, &in); err != nil {
 		return ImportResult{}, err
 	}
 	if in.Mode != "merge" && in.Mode != "replace" {
-		return ImportResult{}, fail(op, KindInvalid, "mode must be merge or replace")
+		return ImportResult{}, model.Fail(op, KindInvalid, "mode must be merge or replace")
 	}
 	if wait := s.reentryFailures.wait("", s.clock.Now()); wait > 0 {
 		return ImportResult{}, &Error{Op: op, Kind: KindRateLimited, RetryAfter: wait}
@@ -179,15 +180,15 @@ func (s *Service) Import(ctx context.Context, p Principal, in ImportInput) (Impo
 	switch {
 	case errors.Is(err, vault.ErrBadCredentials), errors.Is(err, vault.ErrMalformedSecretKey):
 		s.reentryFailures.note("", s.clock.Now())
-		return ImportResult{}, fail(op, KindUnauthenticated, "wrong password or Secret Key for this archive")
+		return ImportResult{}, model.Fail(op, KindUnauthenticated, "wrong password or Secret Key for this archive")
 	case errors.Is(err, vault.ErrCorrupt):
-		return ImportResult{}, fail(op, KindInvalid, "not a phc archive")
+		return ImportResult{}, model.Fail(op, KindInvalid, "not a phc archive")
 	case err != nil:
-		return ImportResult{}, wrap(op, KindInternal, err)
+		return ImportResult{}, model.Wrap(op, KindInternal, err)
 	}
 	var content archiveContent
 	if err := json.Unmarshal(plain, &content); err != nil || content.Format != exportFormat {
-		return ImportResult{}, fail(op, KindInvalid, "the archive holds no phc export")
+		return ImportResult{}, model.Fail(op, KindInvalid, "the archive holds no phc export")
 	}
 	if err := checkArchive(&content); err != nil {
 		return ImportResult{}, &Error{Op: op, Kind: KindInvalid, Public: "the archive holds a malformed record", Err: err}
@@ -226,7 +227,7 @@ func (st *state) restore(op string, b *batch, mode string, content *archiveConte
 		}
 		key, err := identity.NewID("per_") // opaque, as in CreatePersona
 		if err != nil {
-			return wrap(op, KindInternal, err)
+			return model.Wrap(op, KindInternal, err)
 		}
 		np := pe
 		np.Node = key
@@ -335,7 +336,7 @@ func (s *Service) holdArchive(p Principal, content *archiveContent) (ImportResul
 		for _, pe := range content.Personas {
 			body, err := json.Marshal(pe)
 			if err != nil {
-				return wrap(op, KindInternal, err)
+				return model.Wrap(op, KindInternal, err)
 			}
 			q := &QuarantineRecord{Kind: "persona", Record: pe.ID, Status: StatusQuarantined, Problems: []string{}, Body: body}
 			if st.personas[pe.ID] != nil {
@@ -345,7 +346,7 @@ func (s *Service) holdArchive(p Principal, content *archiveContent) (ImportResul
 		}
 		for _, ac := range content.Claims {
 			for i, v := range ac.Versions {
-				ac.Versions[i] = v.withLists()
+				ac.Versions[i] = v.WithLists()
 				ac.Versions[i].Personas = []string{}
 			}
 			head := ac.Versions[len(ac.Versions)-1]
@@ -355,7 +356,7 @@ func (s *Service) holdArchive(p Principal, content *archiveContent) (ImportResul
 			s.checkImported(st, q, ac.Versions, foreign, &[]Loss{})
 			body, err := json.Marshal(ac)
 			if err != nil {
-				return wrap(op, KindInternal, err)
+				return model.Wrap(op, KindInternal, err)
 			}
 			q.Body = body
 			held = append(held, q)
@@ -363,7 +364,7 @@ func (s *Service) holdArchive(p Principal, content *archiveContent) (ImportResul
 		for _, q := range held {
 			var err error
 			if q.ID, err = identity.NewID("qrn_"); err != nil {
-				return wrap(op, KindInternal, err)
+				return model.Wrap(op, KindInternal, err)
 			}
 		}
 		rev := b.nextRevision()

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/phc-project/phc/custodian/internal/model"
 	"github.com/phc-project/phc/internal/identity"
 )
 
@@ -73,12 +74,12 @@ func (s *Service) ensureKeys(st *state, b *batch) error {
 	}
 	raw, err := s.cards.NewKeys()
 	if err != nil {
-		return wrap("unlock", KindInternal, err)
+		return model.Wrap("unlock", KindInternal, err)
 	}
 	k := &vaultKeys{Keys: raw, CreatedAt: b.now.UTC().Truncate(time.Second)}
 	c, err := s.cards.Card(k.Keys, k.CreatedAt)
 	if err != nil {
-		return wrap("unlock", KindInternal, err)
+		return model.Wrap("unlock", KindInternal, err)
 	}
 	st.keys = k
 	b.put(bucketKeys, keysSelf, k)
@@ -95,14 +96,14 @@ func (s *Service) OwnCard(ctx context.Context, p Principal) (Card, error) {
 
 func (s *Service) card(st *state, op string) (Card, error) {
 	if s.cards == nil {
-		return Card{}, fail(op, KindInvalid, "this custodian has no card (it was built without one)")
+		return Card{}, model.Fail(op, KindInvalid, "this custodian has no card (it was built without one)")
 	}
 	if st.keys == nil {
-		return Card{}, fail(op, KindInternal, "this custodian's keys are missing")
+		return Card{}, model.Fail(op, KindInternal, "this custodian's keys are missing")
 	}
 	c, err := s.cards.Card(st.keys.Keys, st.keys.CreatedAt)
 	if err != nil {
-		return Card{}, wrap(op, KindInternal, err)
+		return Card{}, model.Wrap(op, KindInternal, err)
 	}
 	return c, nil
 }
@@ -124,23 +125,23 @@ func (s *Service) PinCustodian(ctx context.Context, p Principal, in CardInput) (
 		return PinnedCustodian{}, err
 	}
 	if s.cards == nil {
-		return PinnedCustodian{}, fail(op, KindInvalid, "this custodian cannot read cards")
+		return PinnedCustodian{}, model.Fail(op, KindInvalid, "this custodian cannot read cards")
 	}
 	c, err := s.cards.ParseCard(in.Card)
 	if err != nil {
-		return PinnedCustodian{}, fail(op, KindInvalid, err.Error())
+		return PinnedCustodian{}, model.Fail(op, KindInvalid, err.Error())
 	}
 	var out PinnedCustodian
 	err = s.write(op, p, func(st *state, b *batch) error {
 		if own, err := s.card(st, op); err == nil && own.CustodianID == c.CustodianID {
-			return fail(op, KindInvalid, "this is this custodian's own card")
+			return model.Fail(op, KindInvalid, "this is this custodian's own card")
 		}
 		if _, ok := st.custodians[c.CustodianID]; ok {
-			return fail(op, KindConflict, "this custodian is pinned already: remove it first to pin another card")
+			return model.Fail(op, KindConflict, "this custodian is pinned already: remove it first to pin another card")
 		}
 		key, err := identity.NewID("pin_")
 		if err != nil {
-			return wrap(op, KindInternal, err)
+			return model.Wrap(op, KindInternal, err)
 		}
 		pc := &pinnedEntry{PinnedCustodian: PinnedCustodian{Card: c, PinnedAt: b.now, Revision: b.nextRevision()}, key: key}
 		st.custodians[c.CustodianID] = pc
@@ -172,13 +173,13 @@ func (s *Service) UnpinCustodian(ctx context.Context, p Principal, id string) (u
 		return 0, err
 	}
 	if !strings.HasPrefix(id, "cus_") || len(id) > 64 {
-		return 0, fail(op, KindInvalid, "malformed custodian id")
+		return 0, model.Fail(op, KindInvalid, "malformed custodian id")
 	}
 	var rev uint64
 	err := s.write(op, p, func(st *state, b *batch) error {
 		pc, ok := st.custodians[id]
 		if !ok {
-			return notFound(op)
+			return model.NotFound(op)
 		}
 		delete(st.custodians, id)
 		b.del(bucketCustodians, pc.key)

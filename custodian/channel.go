@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/hex"
 
+	"github.com/phc-project/phc/custodian/internal/model"
 	"github.com/phc-project/phc/internal/identity"
 )
 
@@ -66,17 +67,17 @@ func (ch Channel) answersLocked() bool { return ch == ChannelMCP }
 func (s *Service) AuthenticateOn(ctx context.Context, ch Channel, bearer string) (Principal, error) {
 	const op = "authenticate"
 	if ch != ChannelHTTP && ch != ChannelMCP {
-		return Principal{}, fail(op, KindUnauthenticated, "")
+		return Principal{}, model.Fail(op, KindUnauthenticated, "")
 	}
 	p, err := s.Authenticate(ctx, bearer)
-	if KindOf(err) == KindLocked && ch.answersLocked() && identity.LooksLikeToken(bearer, identity.ServicePrefix) {
+	if model.KindOf(err) == KindLocked && ch.answersLocked() && identity.LooksLikeToken(bearer, identity.ServicePrefix) {
 		return Principal{kind: PrincipalSealed, binding: tokenBinding(bearer)}, nil
 	}
 	if err != nil {
 		return Principal{}, err
 	}
 	if p.kind == PrincipalOwner && !ch.acceptsOwner() {
-		return Principal{}, fail(op, KindUnauthenticated, "")
+		return Principal{}, model.Fail(op, KindUnauthenticated, "")
 	}
 	return p, nil
 }

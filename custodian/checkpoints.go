@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/phc-project/phc/custodian/internal/model"
 )
 
 // Receipt retention. Receipts are an append-only log in the store, keyed
@@ -95,7 +97,7 @@ func (s *Service) rollReceipts() (uint64, error) {
 	now := s.clock.Now()
 	st.mu.RLock()
 	floor, head, g := st.receiptFloor, st.head.Seq, st.applied
-	cutoff := now.Add(-st.settings.retention())
+	cutoff := now.Add(-st.settings.Retention())
 	st.mu.RUnlock()
 	if err := st.awaitDurable(op, g); err != nil {
 		return 0, err
@@ -137,7 +139,7 @@ func (s *Service) rollReceipts() (uint64, error) {
 		return nil
 	})
 	if err != nil {
-		return 0, wrap(op, KindInternal, err)
+		return 0, model.Wrap(op, KindInternal, err)
 	}
 	if cp.To == 0 {
 		return 0, nil
@@ -161,15 +163,15 @@ func (s *Service) rollReceipts() (uint64, error) {
 			return err
 		})
 		if err != nil {
-			return 0, wrap(op, KindInternal, err)
+			return 0, model.Wrap(op, KindInternal, err)
 		}
 	}
 	if cp.MAC, err = s.checkpointMAC(cp); err != nil {
-		return 0, wrap(op, KindInternal, err)
+		return 0, model.Wrap(op, KindInternal, err)
 	}
 	err = s.commit(st, func(st *state, b *batch) error {
 		if st.receiptFloor != floor {
-			return fail(op, KindConflict, "receipts were rolled meanwhile")
+			return model.Fail(op, KindConflict, "receipts were rolled meanwhile")
 		}
 		b.put(bucketCheckpoints, receiptKey(cp.To), cp)
 		for seq := cp.From; seq <= cp.To; seq++ {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/phc-project/phc/custodian/internal/model"
 	"github.com/phc-project/phc/internal/identity"
 	"github.com/phc-project/phc/schema"
 )
@@ -25,7 +26,7 @@ type ClaimRead struct {
 func (s *Service) GetClaim(ctx context.Context, p Principal, id, purpose string) (ClaimRead, error) {
 	const op = "claim.get"
 	if !identity.ValidID(id, "clm_") {
-		return ClaimRead{}, fail(op, KindInvalid, "malformed claim id")
+		return ClaimRead{}, model.Fail(op, KindInvalid, "malformed claim id")
 	}
 	if err := s.rateLimit(op, p, false); err != nil {
 		return ClaimRead{}, err
@@ -40,22 +41,22 @@ func (s *Service) GetClaim(ctx context.Context, p Principal, id, purpose string)
 		return readSettled(op, st, func() (ClaimRead, error) {
 			r, ok := st.claims[id]
 			if !ok {
-				return ClaimRead{}, notFound(op)
+				return ClaimRead{}, model.NotFound(op)
 			}
 			return ClaimRead{Claim: r.view(r.meta.Head), Revision: st.revision}, nil
 		})
 	case PrincipalConsumer:
 	default:
-		return ClaimRead{}, fail(op, KindUnauthenticated, "")
+		return ClaimRead{}, model.Fail(op, KindUnauthenticated, "")
 	}
 	if purpose, err = p.readPurpose(op, purpose); err != nil {
 		return ClaimRead{}, err
 	}
 	if !validPurpose(purpose) {
-		return ClaimRead{}, fail(op, KindInvalid, errPurpose)
+		return ClaimRead{}, model.Fail(op, KindInvalid, model.ErrPurpose)
 	}
-	if !p.token.canRead() {
-		return ClaimRead{}, s.refuse(st, p, "claim.read", fail(op, KindModeDenied, "the token does not allow reads"))
+	if !p.token.CanRead() {
+		return ClaimRead{}, s.refuse(st, p, "claim.read", model.Fail(op, KindModeDenied, "the token does not allow reads"))
 	}
 	var (
 		out  ClaimRead
@@ -94,7 +95,7 @@ func (s *Service) GetClaim(ctx context.Context, p Principal, id, purpose string)
 		return ClaimRead{}, err
 	}
 	if !disclosed {
-		return ClaimRead{}, notFound(op)
+		return ClaimRead{}, model.NotFound(op)
 	}
 	if want != nil {
 		texts, err := s.references(st, p.Consumer, []refWant{*want})
@@ -148,10 +149,10 @@ type ClaimList struct {
 func (s *Service) ListClaims(ctx context.Context, p Principal, key, persona string) (ClaimList, error) {
 	const op = "claim.list"
 	if key != "" && !validPattern(key) {
-		return ClaimList{}, fail(op, KindInvalid, "malformed key pattern")
+		return ClaimList{}, model.Fail(op, KindInvalid, "malformed key pattern")
 	}
 	if persona != "" && !validSegment(persona) {
-		return ClaimList{}, fail(op, KindInvalid, "malformed persona id")
+		return ClaimList{}, model.Fail(op, KindInvalid, "malformed persona id")
 	}
 	return ownerRead(s, op, p, func(st *state) (ClaimList, error) {
 		out := ClaimList{Claims: []Claim{}, Revision: st.revision}
@@ -173,12 +174,12 @@ func (s *Service) ListClaims(ctx context.Context, p Principal, key, persona stri
 func (s *Service) Versions(ctx context.Context, p Principal, id string) (ClaimList, error) {
 	const op = "claim.versions"
 	if !identity.ValidID(id, "clm_") {
-		return ClaimList{}, fail(op, KindInvalid, "malformed claim id")
+		return ClaimList{}, model.Fail(op, KindInvalid, "malformed claim id")
 	}
 	return ownerRead(s, op, p, func(st *state) (ClaimList, error) {
 		r, ok := st.claims[id]
 		if !ok {
-			return ClaimList{}, notFound(op)
+			return ClaimList{}, model.NotFound(op)
 		}
 		out := ClaimList{Revision: st.revision}
 		for v := 1; v <= r.meta.Head; v++ {
@@ -215,7 +216,7 @@ func (s *Service) Correct(ctx context.Context, p Principal, id string, in Correc
 		return Written{}, err
 	}
 	if !identity.ValidID(id, "clm_") {
-		return Written{}, fail(op, KindInvalid, "malformed claim id")
+		return Written{}, model.Fail(op, KindInvalid, "malformed claim id")
 	}
 	if err := s.accept(op, &in); err != nil {
 		return Written{}, err
@@ -224,18 +225,18 @@ func (s *Service) Correct(ctx context.Context, p Principal, id string, in Correc
 	err := s.write(op, p, func(st *state, b *batch) error {
 		r, ok := st.claims[id]
 		if !ok || r.meta.Status != StatusActive {
-			return notFound(op)
+			return model.NotFound(op)
 		}
 		if in.ExpectedVersion != 0 && in.ExpectedVersion != r.meta.Head {
-			return fail(op, KindConflict, "the claim has a newer version")
+			return model.Fail(op, KindConflict, "the claim has a newer version")
 		}
 		prev := r.head()
 		for _, t := range in.Remove {
 			if t == RestrictSourceControlled || t == RestrictThirdParty {
-				return fail(op, KindRestrictionBlocked, t+" stays with the claim until it is deleted: the material is not only the owner's to release")
+				return model.Fail(op, KindRestrictionBlocked, t+" stays with the claim until it is deleted: the material is not only the owner's to release")
 			}
 			if !slices.ContainsFunc(prev.Restrictions, func(r Restriction) bool { return r.Type == t }) {
-				return fail(op, KindInvalid, "the claim has no restriction "+t+" to remove")
+				return model.Fail(op, KindInvalid, "the claim has no restriction "+t+" to remove")
 			}
 		}
 		probe := *prev
@@ -330,18 +331,18 @@ func (s *Service) DeleteClaim(ctx context.Context, p Principal, id string) (uint
 		return 0, err
 	}
 	if !identity.ValidID(id, "clm_") {
-		return 0, fail(op, KindInvalid, "malformed claim id")
+		return 0, model.Fail(op, KindInvalid, "malformed claim id")
 	}
 	var rev uint64
 	err := s.write(op, p, func(st *state, b *batch) error {
 		r, ok := st.claims[id]
 		if !ok || r.meta.Status == StatusDeleted {
-			return notFound(op)
+			return model.NotFound(op)
 		}
 		rev = b.nextRevision()
 		refs := make([]string, 0, r.meta.Head)
 		for v := 1; v <= r.meta.Head; v++ {
-			refs = append(refs, versionRef(r.meta.ID, v))
+			refs = append(refs, model.VersionRef(r.meta.ID, v))
 		}
 		st.erase(b, r)
 		b.receipt(Receipt{Actor: "owner", Operation: "claim.delete", Decision: "allow", Records: refs, Revision: rev})
@@ -367,7 +368,7 @@ func (s *Service) SetPersonas(ctx context.Context, p Principal, id string, in Pe
 		return Written{}, err
 	}
 	if !identity.ValidID(id, "clm_") {
-		return Written{}, fail(op, KindInvalid, "malformed claim id")
+		return Written{}, model.Fail(op, KindInvalid, "malformed claim id")
 	}
 	if err := s.accept(op, &in); err != nil {
 		return Written{}, err
@@ -376,7 +377,7 @@ func (s *Service) SetPersonas(ctx context.Context, p Principal, id string, in Pe
 	err := s.write(op, p, func(st *state, b *batch) error {
 		r, ok := st.claims[id]
 		if !ok || r.meta.Status != StatusActive {
-			return notFound(op)
+			return model.NotFound(op)
 		}
 		personas, err := st.checkPersonas(op, in.Personas)
 		if err != nil {
@@ -451,13 +452,13 @@ func (s *Service) WithdrawDispute(ctx context.Context, p Principal, id string) (
 func (s *Service) setDispute(p Principal, op, id string, disputed bool) (Written, error) {
 	return s.markClaim(op, p, id, func(r *claimRecord) error {
 		if r.meta.Status != StatusActive {
-			return notFound(op)
+			return model.NotFound(op)
 		}
 		if (r.meta.DisputedAt != nil) == disputed {
 			if disputed {
-				return fail(op, KindConflict, "the claim is already disputed")
+				return model.Fail(op, KindConflict, "the claim is already disputed")
 			}
-			return fail(op, KindConflict, "the claim is not disputed")
+			return model.Fail(op, KindConflict, "the claim is not disputed")
 		}
 		return nil
 	}, func(m *claimMeta, now time.Time) {
@@ -477,13 +478,13 @@ func (s *Service) markClaim(op string, p Principal, id string, check func(r *cla
 		return Written{}, err
 	}
 	if !identity.ValidID(id, "clm_") {
-		return Written{}, fail(op, KindInvalid, "malformed claim id")
+		return Written{}, model.Fail(op, KindInvalid, "malformed claim id")
 	}
 	var out Written
 	err := s.write(op, p, func(st *state, b *batch) error {
 		r, ok := st.claims[id]
 		if !ok {
-			return notFound(op)
+			return model.NotFound(op)
 		}
 		if err := check(r); err != nil {
 			return err
@@ -508,10 +509,10 @@ func (s *Service) RetractClaim(ctx context.Context, p Principal, id string) (Wri
 	return s.markClaim(op, p, id, func(r *claimRecord) error {
 		switch r.meta.Status {
 		case StatusRetracted:
-			return fail(op, KindConflict, "the claim is already retracted")
+			return model.Fail(op, KindConflict, "the claim is already retracted")
 		case StatusActive:
 			return nil
 		}
-		return notFound(op)
+		return model.NotFound(op)
 	}, func(m *claimMeta, _ time.Time) { m.Status = StatusRetracted })
 }

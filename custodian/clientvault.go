@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/phc-project/phc/custodian/internal/model"
 	"github.com/phc-project/phc/internal/identity"
 	"github.com/phc-project/phc/internal/valueref"
 )
@@ -109,7 +110,7 @@ func (s *Service) SeeVaultKey(ctx context.Context, p Principal, kid string) erro
 		return nil
 	}
 	if !valueref.ValidKid(kid) {
-		return fail(op, KindInvalid, "a kid is standard base64 of 32 bytes")
+		return model.Fail(op, KindInvalid, "a kid is standard base64 of 32 bytes")
 	}
 	st, release, err := s.enter(op, p)
 	if err != nil {
@@ -153,12 +154,12 @@ func (s *Service) SeeVaultKey(ctx context.Context, p Principal, kid string) erro
 			}
 		}
 		if n >= MaxVaultKeysPerReader {
-			refused = fail(op, KindConflict, "this reader holds the most vault keys it may (5): revoke one first")
+			refused = model.Fail(op, KindConflict, "this reader holds the most vault keys it may (5): revoke one first")
 			return nil
 		}
 		id, err := identity.NewID("vk_")
 		if err != nil {
-			return wrap(op, KindInternal, err)
+			return model.Wrap(op, KindInternal, err)
 		}
 		if old := st.cv.keys[kid]; old != nil {
 			id = old.ID // a removed app's binding: its namesake binds anew, pending
@@ -202,7 +203,7 @@ func (s *Service) SetVaultKey(ctx context.Context, p Principal, ref, status stri
 		return VaultKey{}, 0, err
 	}
 	if status != VaultKeyActive && status != VaultKeyRevoked {
-		return VaultKey{}, 0, fail(op, KindInvalid, "status is active or revoked")
+		return VaultKey{}, 0, model.Fail(op, KindInvalid, "status is active or revoked")
 	}
 	var (
 		out VaultKey
@@ -218,14 +219,14 @@ func (s *Service) SetVaultKey(ctx context.Context, p Principal, ref, status stri
 		}
 		switch {
 		case k == nil:
-			return notFound(op)
+			return model.NotFound(op)
 		case k.Status == status:
 			out, rev = *k, st.revision
 			return nil
 		case k.Status == VaultKeyRevoked:
-			return fail(op, KindConflict, "the binding is revoked; a revoked kid never binds again")
+			return model.Fail(op, KindConflict, "the binding is revoked; a revoked kid never binds again")
 		case k.Status == VaultKeyBlocked && status == VaultKeyActive:
-			return fail(op, KindConflict, "the binding is blocked: two readers showed this kid")
+			return model.Fail(op, KindConflict, "the binding is blocked: two readers showed this kid")
 		}
 		nk := *k
 		at := b.now
@@ -268,9 +269,9 @@ type ResolveInput struct {
 // bodyError is the domain error of a refused resolve body.
 func bodyError(op string, e *valueref.Error) *Error {
 	if e.Code == valueref.CodeTooManyRefs {
-		return fail(op, KindVaultTooManyRefs, "")
+		return model.Fail(op, KindVaultTooManyRefs, "")
 	}
-	return fail(op, KindVaultBadRequest, e.Msg)
+	return model.Fail(op, KindVaultBadRequest, e.Msg)
 }
 
 // Resolve answers a local vault hook's resolve request (Client-Vault v=1).
@@ -300,14 +301,14 @@ func (s *Service) Resolve(ctx context.Context, in ResolveInput) (ResolveResult, 
 	on := st.settings.LocalVaults
 	st.mu.RUnlock()
 	if !on {
-		return ResolveResult{}, fail(op, KindVaultDisabled, "")
+		return ResolveResult{}, model.Fail(op, KindVaultDisabled, "")
 	}
 	if in.Body.Size > MaxResolveBody {
-		return ResolveResult{}, fail(op, KindTooLarge, "the body is above 64 KB")
+		return ResolveResult{}, model.Fail(op, KindTooLarge, "the body is above 64 KB")
 	}
 	k, ok := valueref.ParseBearer(in.Bearer)
 	if !ok {
-		return ResolveResult{}, fail(op, KindVaultUnknownKey, "")
+		return ResolveResult{}, model.Fail(op, KindVaultUnknownKey, "")
 	}
 	kid := valueref.Kid(k)
 	clear(k)
@@ -317,7 +318,7 @@ func (s *Service) Resolve(ctx context.Context, in ResolveInput) (ResolveResult, 
 	st.mu.RUnlock()
 	switch {
 	case binding == nil || binding.Status == VaultKeyBlocked || binding.Status == VaultKeyRevoked || stale:
-		return ResolveResult{}, fail(op, KindVaultUnknownKey, "")
+		return ResolveResult{}, model.Fail(op, KindVaultUnknownKey, "")
 	case binding.Status == VaultKeyPending:
 		// Only the owner activates a binding: no time is set.
 		return ResolveResult{}, &Error{Op: op, Kind: KindVaultPending, Public: "the owner has not activated this vault key yet (phc vault-keys activate)"}
@@ -328,7 +329,7 @@ func (s *Service) Resolve(ctx context.Context, in ResolveInput) (ResolveResult, 
 	// a hook (or whoever holds K) could grow the store at will. Past it
 	// the answer is rate_limited with the wait, and only the log has it.
 	st.mu.RLock()
-	rate := st.settings.readsPerMinute()
+	rate := st.settings.ReadRate()
 	st.mu.RUnlock()
 	if wait := s.rates.take(s.clock.Now(), limit{key: "r:vault:" + kid, rate: rate}); wait > 0 {
 		s.log.Info("vault resolve rate limited", "kid", kid, "per_minute", rate)
@@ -361,7 +362,7 @@ func (s *Service) Resolve(ctx context.Context, in ResolveInput) (ResolveResult, 
 		// The binding again, in commit order: a revocation acknowledged
 		// before this answer is never bypassed.
 		if bk := st.cv.keys[kid]; bk == nil || bk.Status != VaultKeyActive || st.staleKey(bk) || !st.settings.LocalVaults {
-			return deny(fail(op, KindVaultUnknownKey, ""))
+			return deny(model.Fail(op, KindVaultUnknownKey, ""))
 		}
 		if perr != nil {
 			return deny(bodyError(op, perr))
@@ -467,13 +468,13 @@ func (st *state) refAllowed(reader string, r *claimRecord, m *mintedRef, now tim
 	}
 	c := r.head()
 	if m.Grant == "" {
-		return st.settings.autoGranted(c.Sensitivity) && restrictionsAllow(c.Restrictions, "", &Grant{}, now)
+		return st.settings.AutoGranted(c.Sensitivity) && restrictionsAllow(c.Restrictions, "", &Grant{}, now)
 	}
 	for _, g := range st.grantsBy[reader] {
 		if g.RevokedAt != nil || !now.Before(g.ExpiresAt) || (g.SpentAt != nil && g.ID != m.Grant) || g.Purpose != m.Purpose {
 			continue
 		}
-		if !g.allowsOp(OpRead) || !g.covers(r) || tierRank[c.Sensitivity] > tierRank[g.maxTier()] {
+		if !g.AllowsOp(OpRead) || !grantCovers(g, r) || tierRank[c.Sensitivity] > tierRank[g.EffectiveTier()] {
 			continue
 		}
 		if restrictionsAllow(c.Restrictions, m.Purpose, g, now) && st.guardrailsAllow(g, r, m.Purpose) {
@@ -487,16 +488,6 @@ func (st *state) refAllowed(reader string, r *claimRecord, m *mintedRef, now tim
 // name another app now holds: it binds nothing for the namesake.
 func (st *state) staleKey(k *VaultKey) bool {
 	return k.FirstSeen.Before(st.consumerSince(k.Reader))
-}
-
-// allowsOp reports whether g names operation op.
-func (g *Grant) allowsOp(op string) bool {
-	for _, o := range g.Operations {
-		if o == op {
-			return true
-		}
-	}
-	return false
 }
 
 func prefixed(p string, xs []string) []string {

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/phc-project/phc/custodian/internal/model"
 	"github.com/phc-project/phc/internal/identity"
 )
 
@@ -135,17 +136,17 @@ func (s *Service) registeredAgain(op string, in ConsumerInput) (ConsumerView, bo
 // addConsumer adds consumer in, accepted, with status.
 func (s *Service) addConsumer(op string, p Principal, in ConsumerInput, status string) (ConsumerView, error) {
 	if !validConsumerName(in.Name) {
-		return ConsumerView{}, fail(op, KindInvalid, "name must be 1-64 letters, digits, '_', '.' or '-'")
+		return ConsumerView{}, model.Fail(op, KindInvalid, "name must be 1-64 letters, digits, '_', '.' or '-'")
 	}
 	if reservedName(in.Name) {
-		return ConsumerView{}, fail(op, KindInvalid, "the name is reserved, or looks like a reserved word (self, owner, user, custodian, phc, auto_grant, anonymous)")
+		return ConsumerView{}, model.Fail(op, KindInvalid, "the name is reserved, or looks like a reserved word (self, owner, user, custodian, phc, auto_grant, anonymous)")
 	}
 	if len(in.Secret) < minSecretLen || len(in.Secret) > maxSecretLen {
-		return ConsumerView{}, fail(op, KindInvalid, "secret must be 16 to 256 bytes")
+		return ConsumerView{}, model.Fail(op, KindInvalid, "secret must be 16 to 256 bytes")
 	}
 	hash, err := s.hashSecret([]byte(in.Secret))
 	if err != nil {
-		return ConsumerView{}, wrap(op, KindInternal, err)
+		return ConsumerView{}, model.Wrap(op, KindInternal, err)
 	}
 	var out ConsumerView
 	err = s.write(op, p, func(st *state, b *batch) error {
@@ -177,7 +178,7 @@ func (s *Service) addConsumer(op string, p Principal, in ConsumerInput, status s
 		}
 		id, err := identity.NewID("con_")
 		if err != nil {
-			return wrap(op, KindInternal, err)
+			return model.Wrap(op, KindInternal, err)
 		}
 		c := &Consumer{ID: id, Name: in.Name, Status: status, SecretHash: hash, CreatedAt: b.now}
 		rev := b.nextRevision()
@@ -214,16 +215,16 @@ func (s *Service) ApproveConsumer(ctx context.Context, p Principal, name string)
 		return ConsumerView{}, err
 	}
 	if !validConsumerName(name) {
-		return ConsumerView{}, fail(op, KindInvalid, "malformed consumer name")
+		return ConsumerView{}, model.Fail(op, KindInvalid, "malformed consumer name")
 	}
 	var out ConsumerView
 	err := s.write(op, p, func(st *state, b *batch) error {
 		c, ok := st.consumers[name]
 		if !ok {
-			return notFound(op)
+			return model.NotFound(op)
 		}
 		if c.Status != ConsumerPending {
-			return fail(op, KindConflict, "the consumer is already approved")
+			return model.Fail(op, KindConflict, "the consumer is already approved")
 		}
 		// A vault may hold lookalike names from before they were refused:
 		// approving one next to an approved app would make two apps the
@@ -254,13 +255,13 @@ func (s *Service) DeleteConsumer(ctx context.Context, p Principal, name string) 
 		return 0, err
 	}
 	if !validConsumerName(name) {
-		return 0, fail(op, KindInvalid, "malformed consumer name")
+		return 0, model.Fail(op, KindInvalid, "malformed consumer name")
 	}
 	var rev uint64
 	err := s.write(op, p, func(st *state, b *batch) error {
 		c, ok := st.consumers[name]
 		if !ok {
-			return notFound(op)
+			return model.NotFound(op)
 		}
 		rev = b.nextRevision()
 		records := []string{c.ID}
@@ -301,9 +302,9 @@ func (s *Service) ListConsumers(ctx context.Context, p Principal) ([]ConsumerVie
 // [A-Za-z0-9_.-], so it is safe to show).
 func nameTaken(op, name, existing string) *Error {
 	if name == existing {
-		return fail(op, KindConflict, fmt.Sprintf("a consumer named %q exists", existing))
+		return model.Fail(op, KindConflict, fmt.Sprintf("a consumer named %q exists", existing))
 	}
-	return fail(op, KindConflict, fmt.Sprintf("the name looks like that of the registered app %q: app names must differ by more than case or lookalike characters", existing))
+	return model.Fail(op, KindConflict, fmt.Sprintf("the name looks like that of the registered app %q: app names must differ by more than case or lookalike characters", existing))
 }
 
 // TokenRequest asks for a service token with a consumer's name and secret.
@@ -336,14 +337,6 @@ type TokenIssued struct {
 	Warnings []string `json:"warnings,omitempty"`
 }
 
-const (
-	defaultTokenTTL   = time.Hour
-	minTokenTTL       = time.Minute
-	maxTokenTTL       = 30 * 24 * time.Hour
-	longLivedTokenTTL = 365 * 24 * time.Hour // with the owner's long_lived_tokens
-	ttlCeiling        = 10 * 365 * 24 * time.Hour
-)
-
 // dummySecretHash makes a check for an unknown consumer cost what a check
 // for a known one costs, so the answer's timing does not say which names
 // exist.
@@ -373,10 +366,10 @@ func (s *Service) MintServiceToken(ctx context.Context, in TokenRequest) (TokenI
 		return TokenIssued{}, err
 	}
 	if in.Purpose != "" && !validPurpose(in.Purpose) {
-		return TokenIssued{}, fail(op, KindInvalid, errPurpose)
+		return TokenIssued{}, model.Fail(op, KindInvalid, model.ErrPurpose)
 	}
 	if rl := in.RateLimit; rl != nil && (rl.Reads < 0 || rl.Writes < 0) {
-		return TokenIssued{}, fail(op, KindInvalid, "rate_limit values are requests per minute, 0 or more")
+		return TokenIssued{}, model.Fail(op, KindInvalid, "rate_limit values are requests per minute, 0 or more")
 	}
 	mode := in.Mode
 	switch mode {
@@ -384,10 +377,10 @@ func (s *Service) MintServiceToken(ctx context.Context, in TokenRequest) (TokenI
 		mode = ModeRead
 	case ModeRead, ModeWrite, ModeReadWrite:
 	default:
-		return TokenIssued{}, fail(op, KindInvalid, "mode must be read, write or read-write")
+		return TokenIssued{}, model.Fail(op, KindInvalid, "mode must be read, write or read-write")
 	}
 	if len(in.Secret) > maxSecretLen {
-		return TokenIssued{}, fail(op, KindUnauthenticated, "")
+		return TokenIssued{}, model.Fail(op, KindUnauthenticated, "")
 	}
 	st, release, err := s.enter(op, Principal{})
 	if err != nil {
@@ -410,20 +403,20 @@ func (s *Service) MintServiceToken(ctx context.Context, in TokenRequest) (TokenI
 		now := s.clock.Now()
 		s.mintFailures.note(in.Consumer, now)
 		s.mintFailuresAll.note("", now)
-		return TokenIssued{}, fail(op, KindUnauthenticated, "")
+		return TokenIssued{}, model.Fail(op, KindUnauthenticated, "")
 	}
 	token, err := identity.NewToken(identity.ServicePrefix)
 	if err != nil {
-		return TokenIssued{}, wrap(op, KindInternal, err)
+		return TokenIssued{}, model.Wrap(op, KindInternal, err)
 	}
 	id, err := identity.NewID("tok_")
 	if err != nil {
-		return TokenIssued{}, wrap(op, KindInternal, err)
+		return TokenIssued{}, model.Wrap(op, KindInternal, err)
 	}
 	var out TokenIssued
 	err = s.commit(st, func(st *state, b *batch) error {
 		if cur, ok := st.consumers[in.Consumer]; !ok || cur.Status != ConsumerApproved {
-			return fail(op, KindUnauthenticated, "")
+			return model.Fail(op, KindUnauthenticated, "")
 		}
 		if err := st.tooManyTokens(op, in.Consumer, b.now); err != nil {
 			return err
@@ -431,7 +424,7 @@ func (s *Service) MintServiceToken(ctx context.Context, in TokenRequest) (TokenI
 		// A ttl beyond what the owner allows is clamped, never refused: a
 		// daemon asking for PCP's year still gets a token, and is told.
 		var warnings []string
-		if limit := st.settings.maxTTL(); ttl > limit {
+		if limit := st.settings.MaxTTL(); ttl > limit {
 			w := "ttl clamped to " + strconv.Itoa(int(limit/(24*time.Hour))) + " days, the longest this vault allows; the token expires at expires_at"
 			if !st.settings.LongLivedTokens {
 				w += " (the owner may allow up to one year with the setting long_lived_tokens)"
@@ -465,11 +458,11 @@ func (l *scopeList) UnmarshalJSON(raw []byte) error {
 	}
 	var list []string
 	if err := json.Unmarshal(raw, &list); err != nil {
-		return fail("token.create", KindInvalid, "scope must be a string of comma-separated key patterns or an array of them")
+		return model.Fail("token.create", KindInvalid, "scope must be a string of comma-separated key patterns or an array of them")
 	}
 	for _, p := range list {
 		if strings.Contains(p, ",") {
-			return fail("token.create", KindInvalid, "scope holds a malformed key pattern")
+			return model.Fail("token.create", KindInvalid, "scope holds a malformed key pattern")
 		}
 	}
 	*l = scopeList(strings.Join(list, ","))
@@ -485,15 +478,15 @@ func parseScope(s string) ([]string, error) {
 			continue
 		}
 		if !validPattern(p) {
-			return nil, fail("token.create", KindInvalid, "scope holds a malformed key pattern")
+			return nil, model.Fail("token.create", KindInvalid, "scope holds a malformed key pattern")
 		}
 		out = append(out, p)
 	}
 	if len(out) == 0 {
-		return nil, fail("token.create", KindInvalid, "scope is required")
+		return nil, model.Fail("token.create", KindInvalid, "scope is required")
 	}
 	if len(out) > 64 {
-		return nil, fail("token.create", KindInvalid, "scope has more than 64 patterns")
+		return nil, model.Fail("token.create", KindInvalid, "scope has more than 64 patterns")
 	}
 	return out, nil
 }
@@ -505,27 +498,27 @@ func parseScope(s string) ([]string, error) {
 // Anything beyond ten years reads as ten years.
 func parseTTL(raw json.RawMessage) (time.Duration, error) {
 	if len(raw) == 0 || string(raw) == "null" {
-		return defaultTokenTTL, nil
+		return model.DefaultTokenTTL, nil
 	}
 	var d time.Duration
 	var str string
 	if err := json.Unmarshal(raw, &str); err == nil {
 		v, ok := parseDuration(str)
 		if !ok {
-			return 0, fail("token.create", KindInvalid, "ttl is not a duration: give seconds, \"30m\", \"8760h\" or \"30 minutes\"")
+			return 0, model.Fail("token.create", KindInvalid, "ttl is not a duration: give seconds, \"30m\", \"8760h\" or \"30 minutes\"")
 		}
 		d = v
 	} else {
 		n, err := strconv.ParseInt(string(raw), 10, 64)
 		if err != nil {
-			return 0, fail("token.create", KindInvalid, "ttl must be whole seconds or a duration such as \"1h\"")
+			return 0, model.Fail("token.create", KindInvalid, "ttl must be whole seconds or a duration such as \"1h\"")
 		}
-		d = time.Duration(min(n, int64(ttlCeiling/time.Second))) * time.Second
+		d = time.Duration(min(n, int64(model.TTLCeiling/time.Second))) * time.Second
 	}
-	if d < minTokenTTL {
-		return 0, fail("token.create", KindInvalid, "ttl must be at least one minute")
+	if d < model.MinTokenTTL {
+		return 0, model.Fail("token.create", KindInvalid, "ttl must be at least one minute")
 	}
-	return min(d, ttlCeiling), nil
+	return min(d, model.TTLCeiling), nil
 }
 
 // durationUnits are the words PCP's examples use for a duration's unit.

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/phc-project/phc/custodian/internal/model"
 	"github.com/phc-project/phc/dec/dectype"
 )
 
@@ -39,22 +40,6 @@ const (
 	bucketDECPolicies = "dec_policies" // pol_<hash of id> → DECPolicy
 )
 
-// DECIssuer is one issuer's pinned public keys and revocations.
-type DECIssuer struct {
-	Issuer   string               `json:"issuer"`
-	JWKS     dectype.JWKS         `json:"jwks"`
-	Revoked  []dectype.Revocation `json:"revoked,omitempty"`
-	PinnedAt time.Time            `json:"pinned_at"`
-	Revision uint64               `json:"revision"`
-}
-
-// DECPolicy is an admission policy as stored: its id and the policy.
-type DECPolicy struct {
-	ID       string         `json:"id"`
-	Policy   dectype.Policy `json:"policy"`
-	Revision uint64         `json:"revision"`
-}
-
 // DECTrustInput is the input of [Service.PinDECIssuer], the body of POST
 // /phc/v1/dec/trust: {issuer, jwks, revoked?: [{kid, at}]}, a dectype.Pin.
 // The pin is embedded: its members are the body's, as they were when the
@@ -77,7 +62,7 @@ func opaqueKey(prefix, name string) string {
 
 func (s *Service) decVerifier(op string) (DECVerifier, error) {
 	if s.dec == nil {
-		return nil, fail(op, KindInvalid, "this custodian has no DEC verifier")
+		return nil, model.Fail(op, KindInvalid, "this custodian has no DEC verifier")
 	}
 	return s.dec, nil
 }
@@ -99,17 +84,17 @@ func (s *Service) PinDECIssuer(ctx context.Context, p Principal, in DECTrustInpu
 		return DECIssuer{}, err
 	}
 	if in.Issuer == "" || len(in.Issuer) > 256 {
-		return DECIssuer{}, fail(op, KindInvalid, "issuer is required: at most 256 bytes")
+		return DECIssuer{}, model.Fail(op, KindInvalid, "issuer is required: at most 256 bytes")
 	}
 	if err := v.CheckKeys(in.JWKS); err != nil {
-		return DECIssuer{}, fail(op, KindInvalid, "jwks must be 1 to 64 public Ed25519 or P-256 keys, each with a kid")
+		return DECIssuer{}, model.Fail(op, KindInvalid, "jwks must be 1 to 64 public Ed25519 or P-256 keys, each with a kid")
 	}
 	if len(in.Revoked) > maxDECRevocations {
-		return DECIssuer{}, fail(op, KindInvalid, "at most 256 revocations")
+		return DECIssuer{}, model.Fail(op, KindInvalid, "at most 256 revocations")
 	}
 	for _, r := range in.Revoked {
 		if r.Kid == "" || len(r.Kid) > 256 {
-			return DECIssuer{}, fail(op, KindInvalid, "a revocation names a kid: at most 256 bytes")
+			return DECIssuer{}, model.Fail(op, KindInvalid, "a revocation names a kid: at most 256 bytes")
 		}
 	}
 	var out DECIssuer
@@ -119,7 +104,7 @@ func (s *Service) PinDECIssuer(ctx context.Context, p Principal, in DECTrustInpu
 			revoked = mergeRevocations(old.Revoked, in.Revoked)
 		}
 		if len(revoked) > maxDECRevocations {
-			return fail(op, KindInvalid, "at most 256 revocations per issuer: withdraw some first")
+			return model.Fail(op, KindInvalid, "at most 256 revocations per issuer: withdraw some first")
 		}
 		d := &DECIssuer{Issuer: in.Issuer, JWKS: slices.Clone(in.JWKS), Revoked: revoked, PinnedAt: b.now, Revision: b.nextRevision()}
 		st.decTrust[in.Issuer] = d
@@ -175,17 +160,17 @@ func (s *Service) UnrevokeDECKey(ctx context.Context, p Principal, in DECUnrevok
 		return DECIssuer{}, err
 	}
 	if in.Issuer == "" || in.Kid == "" {
-		return DECIssuer{}, fail(op, KindInvalid, "issuer and kid are required")
+		return DECIssuer{}, model.Fail(op, KindInvalid, "issuer and kid are required")
 	}
 	var out DECIssuer
 	err := s.write(op, p, func(st *state, b *batch) error {
 		old := st.decTrust[in.Issuer]
 		if old == nil {
-			return notFound(op)
+			return model.NotFound(op)
 		}
 		i := slices.IndexFunc(old.Revoked, func(r dectype.Revocation) bool { return r.Kid == in.Kid })
 		if i < 0 {
-			return notFound(op)
+			return model.NotFound(op)
 		}
 		d := *old
 		d.Revoked = slices.Delete(slices.Clone(old.Revoked), i, i+1)
@@ -307,17 +292,6 @@ func (s *Service) VerifyDEC(ctx context.Context, p Principal, in DECDocumentInpu
 
 const bucketDECPresentations = "dec_presentations" // tok_… → Presentation
 
-// Presentation is a DEC document a recipient presented, bound to the token
-// it presented it with and to the recipient the chain is about.
-type Presentation struct {
-	Token       string              `json:"token"`
-	Document    dectype.RawDocument `json:"document"` // base64 in the store
-	PresentedAt time.Time           `json:"presented_at"`
-	// Subject is the chain's subject, which was the presenting recipient's
-	// identity when it was presented (see presenterSubject).
-	Subject *dectype.Subject `json:"subject,omitempty"`
-}
-
 // presenterSubject is the DEC subject a chain presented by p must name: a
 // registered consumer is {client_id: its name}; an OIDC recipient is
 // {client_id: its subject, issuer: its issuer} — the identity the
@@ -325,7 +299,7 @@ type Presentation struct {
 func (st *state) presenterSubject(p Principal) dectype.Subject {
 	if t := p.token; t != nil && t.Trust != "" {
 		if tr := st.trust[t.Trust]; tr != nil {
-			return dectype.Subject{ClientID: strings.TrimPrefix(p.Consumer, OIDCRecipient(tr.Issuer, "")), Issuer: tr.Issuer}
+			return dectype.Subject{ClientID: strings.TrimPrefix(p.Consumer, model.OIDCRecipient(tr.Issuer, "")), Issuer: tr.Issuer}
 		}
 	}
 	return dectype.Subject{ClientID: p.Consumer}
@@ -471,7 +445,7 @@ type Presented struct {
 func (s *Service) PresentDEC(ctx context.Context, p Principal, in DECDocumentInput) (Presented, error) {
 	const op = "dec.present"
 	if p.Kind() != PrincipalConsumer {
-		return Presented{}, fail(op, KindInvalid, "a recipient presents its own document, with its service token")
+		return Presented{}, model.Fail(op, KindInvalid, "a recipient presents its own document, with its service token")
 	}
 	v, err := s.decVerifier(op)
 	if err != nil {
@@ -479,7 +453,7 @@ func (s *Service) PresentDEC(ctx context.Context, p Principal, in DECDocumentInp
 	}
 	raw := in.Document
 	if len(raw) > maxDECDocument+1024 {
-		return Presented{}, fail(op, KindTooLarge, "")
+		return Presented{}, model.Fail(op, KindTooLarge, "")
 	}
 	if err := s.rateLimit(op, p, true); err != nil {
 		return Presented{}, err
@@ -488,7 +462,7 @@ func (s *Service) PresentDEC(ctx context.Context, p Principal, in DECDocumentInp
 	var refused *Error
 	err = s.write(op, p, func(st *state, b *batch) error {
 		if !st.live(p, b.now) {
-			return fail(op, KindUnauthenticated, "")
+			return model.Fail(op, KindUnauthenticated, "")
 		}
 		st.purgePresentations(b)
 		pins := st.decPins()

@@ -9,6 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/phc-project/phc/custodian/internal/model"
 	"github.com/phc-project/phc/schema"
 )
 
@@ -116,7 +117,7 @@ func (d *decoded) decodedState() *decoded { return d }
 // limits, as the core did when it took raw bodies.
 func (s *Service) Decode(op string, raw []byte, in Input) error {
 	if in == nil || reflect.ValueOf(in).IsNil() {
-		return fail(op, KindInternal, "no input to decode into")
+		return model.Fail(op, KindInternal, "no input to decode into")
 	}
 	reflect.ValueOf(in).Elem().SetZero()
 	d := in.decodedState()
@@ -249,7 +250,7 @@ func (s *Service) decodeDocEnc(op, name string, raw []byte, v any) ([]byte, erro
 	// The document is valid; re-encode it into the typed form.
 	norm, err := json.Marshal(doc)
 	if err != nil {
-		return nil, wrap(op, KindInternal, err)
+		return nil, model.Wrap(op, KindInternal, err)
 	}
 	if err := json.Unmarshal(norm, v); err != nil {
 		return nil, &Error{Op: op, Kind: KindInvalid, Public: "the document has a value of the wrong form", Err: err}

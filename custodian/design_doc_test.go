@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/phc-project/phc/custodian/internal/model"
 )
 
 // TestDesignErrorTable holds the error table of docs/design.md §6 to the
@@ -38,7 +40,7 @@ func TestDesignErrorTable(t *testing.T) {
 		documented[m[1]+" "+m[2]]++
 	}
 	want := map[string]bool{}
-	for _, k := range Kinds() {
+	for _, k := range model.Kinds() {
 		r := k.Row()
 		key := strconv.Itoa(r.Status) + " " + r.Constraint
 		want[key] = true

@@ -14,7 +14,7 @@
 // request with the resulting [Principal]; the rules that differ by channel
 // are the core's (see channel.go). Every
 // failure is an [*Error] whose [Kind] maps, through the single table in
-// errors.go, to an HTTP status and a PCP constraint code.
+// internal/model/errors.go, to an HTTP status and a PCP constraint code.
 //
 // # Consistency
 //

@@ -8,6 +8,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/phc-project/phc/custodian/internal/model"
 	"github.com/phc-project/phc/internal/identity"
 	"github.com/phc-project/phc/schema"
 )
@@ -17,17 +18,6 @@ const bucketEntities = "entities" // ent_… → Entity
 // entityTypes maps each entity type to its class in the graph.
 var entityTypes = map[string]string{
 	"person": "Person", "project": "Project", "goal": "Goal", "event": "Event", "organisation": "Organisation",
-}
-
-// Entity is a node claims can be about and relationships can join: a
-// person, project, goal, event or organisation. It is an opaque id and a
-// type; its name, like everything said about it, is a claim with the entity
-// as subject, so that a grant decides who may see it.
-type Entity struct {
-	ID        string    `json:"id"`
-	Type      string    `json:"type"`
-	CreatedAt time.Time `json:"created_at"`
-	Revision  uint64    `json:"revision"`
 }
 
 // EntityInput creates an entity and, with a name, the claim naming it: the
@@ -61,21 +51,21 @@ func (s *Service) CreateEntity(ctx context.Context, p Principal, in EntityInput)
 		return EntityCreated{}, err
 	}
 	if _, ok := entityTypes[in.Type]; !ok {
-		return EntityCreated{}, fail(op, KindInvalid, "type must be person, project, goal, event or organisation")
+		return EntityCreated{}, model.Fail(op, KindInvalid, "type must be person, project, goal, event or organisation")
 	}
 	if in.Key == "" {
 		in.Key = in.Type + ".name"
 	}
 	if !validKey(in.Key) {
-		return EntityCreated{}, fail(op, KindInvalid, "malformed key")
+		return EntityCreated{}, model.Fail(op, KindInvalid, "malformed key")
 	}
 	if in.Name != "" && (!utf8.ValidString(in.Name) || len(in.Name) > 1024) {
-		return EntityCreated{}, fail(op, KindInvalid, "name must be UTF-8 of at most 1024 bytes")
+		return EntityCreated{}, model.Fail(op, KindInvalid, "name must be UTF-8 of at most 1024 bytes")
 	}
 	if in.Sensitivity == "" {
 		in.Sensitivity = defaultSensitivity(in.Key)
 	} else if _, ok := tierRank[in.Sensitivity]; !ok {
-		return EntityCreated{}, fail(op, KindInvalid, "unknown sensitivity tier")
+		return EntityCreated{}, model.Fail(op, KindInvalid, "unknown sensitivity tier")
 	}
 	var out EntityCreated
 	err := s.write(op, p, func(st *state, b *batch) error {
@@ -85,7 +75,7 @@ func (s *Service) CreateEntity(ctx context.Context, p Principal, in EntityInput)
 		}
 		id, err := identity.NewID("ent_")
 		if err != nil {
-			return wrap(op, KindInternal, err)
+			return model.Wrap(op, KindInternal, err)
 		}
 		e := &Entity{ID: id, Type: in.Type, CreatedAt: b.now, Revision: b.nextRevision()}
 		st.setEntity(e)
@@ -95,7 +85,7 @@ func (s *Service) CreateEntity(ctx context.Context, p Principal, in EntityInput)
 		if in.Name != "" {
 			cid, err := identity.NewOrderedID("clm_", b.now)
 			if err != nil {
-				return wrap(op, KindInternal, err)
+				return model.Wrap(op, KindInternal, err)
 			}
 			value, _ := json.Marshal(in.Name)
 			at := b.now
@@ -177,7 +167,7 @@ func validRelation(r string) bool {
 // cannot probe which entities exist.
 func (st *state) checkRelationship(op string, c *Claim) error {
 	if c.Subject != SubjectSelf && st.entities[c.Subject] == nil {
-		return fail(op, KindInvalid, "the subject must be self or an existing entity")
+		return model.Fail(op, KindInvalid, "the subject must be self or an existing entity")
 	}
 	if c.Kind != KindRelationship {
 		return nil
@@ -190,7 +180,7 @@ func (st *state) checkRelationship(op string, c *Claim) error {
 	}
 	for _, n := range []string{rel.From, rel.To} {
 		if n != SubjectSelf && st.entities[n] == nil {
-			return fail(op, KindInvalid, "a relationship's ends must be self or existing entities")
+			return model.Fail(op, KindInvalid, "a relationship's ends must be self or existing entities")
 		}
 	}
 	return nil

@@ -15,6 +15,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/phc-project/phc/custodian/internal/model"
 	"github.com/phc-project/phc/schema"
 )
 
@@ -25,7 +27,7 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 // though Kinds() is derived from the table.
 func declaredKinds(t *testing.T) []string {
 	t.Helper()
-	f, err := parser.ParseFile(token.NewFileSet(), "errors.go", nil, 0)
+	f, err := parser.ParseFile(token.NewFileSet(), filepath.Join("internal", "model", "errors.go"), nil, 0)
 	if err != nil {
 		t.Fatalf("parse errors.go: %v", err)
 	}
@@ -54,7 +56,7 @@ func declaredKinds(t *testing.T) []string {
 
 func TestEveryKindHasARow(t *testing.T) {
 	names := declaredKinds(t)
-	ks := Kinds()
+	ks := model.Kinds()
 	if len(names) != len(ks) {
 		t.Fatalf("errors.go declares %d Kinds %v, but Kinds() has %d rows", len(names), names, len(ks))
 	}
@@ -115,7 +117,7 @@ func TestKindRowsFollowDesign(t *testing.T) {
 		KindVaultDisabled:    {503, "disabled"},
 		KindPurposeRequired:  {403, "purpose_required"},
 	}
-	for _, k := range Kinds() {
+	for _, k := range model.Kinds() {
 		w, ok := want[k]
 		if !ok {
 			t.Errorf("Kind %d (%s) has no expected row in this test; add one", k, k)
@@ -138,7 +140,7 @@ type goldenRow struct {
 // Regenerate with: go test ./custodian/ -run TestErrorTableGolden -update
 func TestErrorTableGolden(t *testing.T) {
 	var rows []goldenRow
-	for _, k := range Kinds() {
+	for _, k := range model.Kinds() {
 		r := k.Row()
 		rows = append(rows, goldenRow{int(k), r.Status, r.Constraint, r.Message})
 	}
@@ -190,14 +192,14 @@ func TestKindOf(t *testing.T) {
 		{"joined", errors.Join(errors.New("other"), nf), KindNotFound},
 		{"outermost wins", &Error{Op: "x", Kind: KindConflict, Err: nf}, KindConflict},
 		{"wrapped outermost wins", fmt.Errorf("a: %w", &Error{Kind: KindLocked, Err: nf}), KindLocked},
-		{"fail", fail("op", KindSessionRequired, ""), KindSessionRequired},
-		{"wrap", wrap("op", KindInternal, errors.New("disk")), KindInternal},
-		{"notFound", notFound("op"), KindNotFound},
-		{"internalf", internalf("op", "x %d", 1), KindInternal},
+		{"fail", model.Fail("op", KindSessionRequired, ""), KindSessionRequired},
+		{"wrap", model.Wrap("op", KindInternal, errors.New("disk")), KindInternal},
+		{"notFound", model.NotFound("op"), KindNotFound},
+		{"internalf", model.Internalf("op", "x %d", 1), KindInternal},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := KindOf(tt.err); got != tt.want {
+			if got := model.KindOf(tt.err); got != tt.want {
 				t.Errorf("KindOf(%v) = %s; want %s", tt.err, got, tt.want)
 			}
 		})
@@ -206,7 +208,7 @@ func TestKindOf(t *testing.T) {
 
 func TestErrorUnwrapAndText(t *testing.T) {
 	cause := errors.New("disk on fire")
-	e := wrap("commit", KindInternal, cause)
+	e := model.Wrap("commit", KindInternal, cause)
 	if !errors.Is(e, cause) {
 		t.Errorf("errors.Is(wrap(..., cause), cause) = false; want true")
 	}
@@ -216,10 +218,10 @@ func TestErrorUnwrapAndText(t *testing.T) {
 	if got, want := e.Message(), "internal error"; got != want {
 		t.Errorf("Message() = %q; want %q", got, want)
 	}
-	if got, want := fail("x", KindConflict, "the vault is already unlocked").Message(), "the vault is already unlocked"; got != want {
+	if got, want := model.Fail("x", KindConflict, "the vault is already unlocked").Message(), "the vault is already unlocked"; got != want {
 		t.Errorf("Message() with Public = %q; want %q", got, want)
 	}
-	if got, want := notFound("x").Message(), KindNotFound.Row().Message; got != want {
+	if got, want := model.NotFound("x").Message(), KindNotFound.Row().Message; got != want {
 		t.Errorf("notFound Message() = %q; want %q", got, want)
 	}
 }
@@ -240,8 +242,8 @@ func TestMessageNeverHoldsCause(t *testing.T) {
 		name string
 		err  error
 	}{
-		{"wrap", wrap("commit", KindInternal, errors.New("secret cause "+marker))},
-		{"internalf", internalf("journal", "state %s", marker)},
+		{"wrap", model.Wrap("commit", KindInternal, errors.New("secret cause "+marker))},
+		{"internalf", model.Internalf("journal", "state %s", marker)},
 		{"decodeStrict unknown field", decodeStrict("confirm", []byte(`{"`+marker+`": 1}`), &in)},
 		{"decodeStrict syntax error", decodeStrict("confirm", []byte(`{"personas": [`), &in)},
 		{"decodeStrict wrong type", decodeStrict("confirm", []byte(`{"personas": "`+marker+`"}`), &in)},

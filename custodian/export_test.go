@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/phc-project/phc/custodian/internal/model"
 	"github.com/phc-project/phc/internal/identity"
 	"github.com/phc-project/phc/quarantine"
 )
@@ -169,7 +170,7 @@ func (s *Service) readBundle(st *state, op string, raw []byte) (BundleManifest, 
 	}
 	var recs BundleRecords
 	if err := quarantine.Strict(body, &recs); err != nil {
-		return m, BundleRecords{}, fail(op, KindInvalid, "the bundle's records are not in the bundle format 0.1")
+		return m, BundleRecords{}, model.Fail(op, KindInvalid, "the bundle's records are not in the bundle format 0.1")
 	}
 	return m, recs, nil
 }
@@ -207,7 +208,7 @@ func (s *Service) AddLegacyConsumer(p Principal, name, secret, status string) er
 func (s *Service) CommitFailingAfterChange(p Principal, key string) error {
 	return s.write("test", p, func(st *state, b *batch) error {
 		bulkClaim(st, b, key, SubjectSelf, "fact", json.RawMessage(`"half-applied"`))
-		return fail("test", KindInvalid, "refused after changing the view")
+		return model.Fail("test", KindInvalid, "refused after changing the view")
 	})
 }
 

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/phc-project/phc/custodian/internal/model"
 	"github.com/phc-project/phc/internal/identity"
 	"github.com/phc-project/phc/internal/pcp"
 )
@@ -157,10 +158,10 @@ type FieldRead struct {
 // that takes a field id, never a missing field.
 func checkFieldID(op, id string) error {
 	if !validKey(id) {
-		return fail(op, KindInvalid, "malformed field id")
+		return model.Fail(op, KindInvalid, "malformed field id")
 	}
 	if !strings.Contains(id, ".") {
-		return fail(op, KindInvalid, "a field id is category.field_name: at least two dot-separated segments")
+		return model.Fail(op, KindInvalid, "a field id is category.field_name: at least two dot-separated segments")
 	}
 	return nil
 }
@@ -183,7 +184,7 @@ func (s *Service) GetField(ctx context.Context, p Principal, id, purpose string)
 	if err := checkFieldID(op, id); err != nil {
 		return FieldRead{}, err
 	}
-	if p.kind == PrincipalConsumer && p.token != nil && p.token.canRead() && !matchAny(p.token.Scope, id) {
+	if p.kind == PrincipalConsumer && p.token != nil && p.token.CanRead() && !matchAny(p.token.Scope, id) {
 		return FieldRead{}, s.outOfScope(op, p)
 	}
 	fs, warnings, rev, err := s.fieldsFor(op, p, purpose, id, true)
@@ -197,7 +198,7 @@ func (s *Service) GetField(ctx context.Context, p Principal, id, purpose string)
 		if p.kind == PrincipalConsumer && tierRank[defaultSensitivity(id)] >= tierRank[SensitivitySensitive] {
 			return FieldRead{}, s.approvalNeeded(op, p, id, purpose)
 		}
-		return FieldRead{}, notFound(op)
+		return FieldRead{}, model.NotFound(op)
 	}
 	return FieldRead{Field: fs[0], Revision: rev, Warnings: warnings}, nil
 }
@@ -213,10 +214,10 @@ func (s *Service) outOfScope(op string, p Principal) error {
 		return err
 	}
 	defer release()
-	refused := fail(op, KindScopeExceeded, "the key is outside the token's scope")
+	refused := model.Fail(op, KindScopeExceeded, "the key is outside the token's scope")
 	if err := s.commit(st, func(st *state, b *batch) error {
 		if !st.live(p, b.now) {
-			refused = fail(op, KindUnauthenticated, "")
+			refused = model.Fail(op, KindUnauthenticated, "")
 		}
 		b.receipt(denyReceipt(p, op, refused))
 		return nil
@@ -239,7 +240,7 @@ type CategoryFields struct {
 func (s *Service) FieldsInCategory(ctx context.Context, p Principal, category, purpose string) (CategoryFields, error) {
 	const op = "field.category"
 	if !validSegment(category) {
-		return CategoryFields{}, fail(op, KindInvalid, "malformed category")
+		return CategoryFields{}, model.Fail(op, KindInvalid, "malformed category")
 	}
 	fs, warnings, rev, err := s.fieldsFor(op, p, purpose, category+".*", true)
 	if err != nil {
@@ -280,12 +281,12 @@ func (st *state) fieldGrant(p Principal, r *claimRecord, purpose string, now tim
 // fieldGrantOf is fieldGrant without the check of a relationship's ends.
 func (st *state) fieldGrantOf(p Principal, r *claimRecord, purpose string, now time.Time, grants []*Grant) (*Grant, bool) {
 	c := r.head()
-	if p.token == nil || !p.token.canRead() || !matchAny(p.token.Scope, c.Key) {
+	if p.token == nil || !p.token.CanRead() || !matchAny(p.token.Scope, c.Key) {
 		return nil, false
 	}
 	// The auto_grant is no decision about any purpose: a purpose the app
 	// names itself satisfies no purpose_only restriction.
-	if st.settings.autoGranted(c.Sensitivity) && restrictionsAllow(c.Restrictions, "", &Grant{}, now) {
+	if st.settings.AutoGranted(c.Sensitivity) && restrictionsAllow(c.Restrictions, "", &Grant{}, now) {
 		return nil, true
 	}
 	// A grant serves only the purpose it was made for: a read under no
@@ -353,7 +354,7 @@ func (s *Service) consumerFields(op string, p Principal, purpose, pattern string
 // in key order). Only the fields kept are disclosed and receipted.
 func (s *Service) consumerFieldsWhere(op string, p Principal, purpose, pattern string, withValue bool, pick func(rs []*claimRecord, byRef func(*claimRecord) bool) []*claimRecord) (fs []Field, warnings []string, rev uint64, err error) {
 	if purpose != "" && !validPurpose(purpose) {
-		return nil, nil, 0, fail(op, KindInvalid, errPurpose)
+		return nil, nil, 0, model.Fail(op, KindInvalid, model.ErrPurpose)
 	}
 	if err := s.rateLimit(op, p, false); err != nil {
 		return nil, nil, 0, err
@@ -363,8 +364,8 @@ func (s *Service) consumerFieldsWhere(op string, p Principal, purpose, pattern s
 		return nil, nil, 0, err
 	}
 	defer release()
-	if !p.token.canRead() {
-		return nil, nil, 0, s.refuse(st, p, op, fail(op, KindModeDenied, "the token does not allow reads"))
+	if !p.token.CanRead() {
+		return nil, nil, 0, s.refuse(st, p, op, model.Fail(op, KindModeDenied, "the token does not allow reads"))
 	}
 	rc := Receipt{Actor: p.actor(), Operation: op, Recipient: p.Consumer, Purpose: purpose}
 	var (
@@ -473,7 +474,7 @@ func (s *Service) asReferences(op string, st *state, reader string, fs []Field, 
 		f := fs[at[i]]
 		f.Value, _ = json.Marshal(texts[w.claim])
 		if err := f.CacheJSON(); err != nil {
-			return "", wrap(op, KindInternal, err)
+			return "", model.Wrap(op, KindInternal, err)
 		}
 		fs[at[i]] = f
 		keys = append(keys, f.ID)
@@ -552,11 +553,11 @@ func (s *Service) PutField(ctx context.Context, p Principal, id string, in Field
 		return FieldWritten{}, nil, err
 	}
 	if len(in.Value) == 0 || string(in.Value) == "null" {
-		return FieldWritten{}, nil, fail(op, KindInvalid, "value is required")
+		return FieldWritten{}, nil, model.Fail(op, KindInvalid, "value is required")
 	}
 	if in.Sensitivity != "" {
 		if _, ok := tierRank[in.Sensitivity]; !ok {
-			return FieldWritten{}, nil, fail(op, KindInvalid, "unknown sensitivity tier")
+			return FieldWritten{}, nil, model.Fail(op, KindInvalid, "unknown sensitivity tier")
 		}
 	}
 	switch p.kind {
@@ -566,9 +567,9 @@ func (s *Service) PutField(ctx context.Context, p Principal, id string, in Field
 	case PrincipalConsumer:
 		return s.agentPutField(op, p, id, in)
 	case PrincipalSealed:
-		return FieldWritten{}, nil, fail(op, KindLocked, "")
+		return FieldWritten{}, nil, model.Fail(op, KindLocked, "")
 	}
-	return FieldWritten{}, nil, fail(op, KindUnauthenticated, "")
+	return FieldWritten{}, nil, model.Fail(op, KindUnauthenticated, "")
 }
 
 func (s *Service) ownerPutField(op string, p Principal, id string, in FieldInput) (FieldWritten, error) {
@@ -646,10 +647,10 @@ func (s *Service) agentPutField(op string, p Principal, id string, in FieldInput
 	}
 	defer release()
 	switch {
-	case !p.token.canWrite():
-		return FieldWritten{}, nil, s.refuse(st, p, op, fail(op, KindModeDenied, "the token does not allow writes"))
+	case !p.token.CanWrite():
+		return FieldWritten{}, nil, s.refuse(st, p, op, model.Fail(op, KindModeDenied, "the token does not allow writes"))
 	case !matchAny(p.token.Scope, id):
-		return FieldWritten{}, nil, s.refuse(st, p, op, fail(op, KindScopeExceeded, "the key is outside the token's scope"))
+		return FieldWritten{}, nil, s.refuse(st, p, op, model.Fail(op, KindScopeExceeded, "the key is outside the token's scope"))
 	}
 	var (
 		out     FieldWritten
@@ -664,10 +665,10 @@ func (s *Service) agentPutField(op string, p Principal, id string, in FieldInput
 			return nil
 		}
 		if !st.live(p, b.now) {
-			return deny(fail(op, KindUnauthenticated, ""))
+			return deny(model.Fail(op, KindUnauthenticated, ""))
 		}
 		if st.userOnly(id) {
-			return deny(fail(op, KindUserOnlyWrite, ""))
+			return deny(model.Fail(op, KindUserOnlyWrite, ""))
 		}
 		// Decide only on what the app may know: the key's default tier, the
 		// tier it asks for, and the field itself only if it may read it; a
@@ -695,13 +696,13 @@ func (s *Service) agentPutField(op string, p Principal, id string, in FieldInput
 		// reads this key, a tier auto_grant lets it read). Everything else —
 		// a write-only token, a field the app cannot read, whether or not it
 		// exists, a contribute grant alone — is a proposal for the owner.
-		readBack := p.token.canRead() && st.settings.autoGranted(known)
+		readBack := p.token.CanRead() && st.settings.AutoGranted(known)
 		// Its own: written by this app — under this name, and since this
 		// consumer record exists (a removed app's namesake inherits
 		// nothing) — under the auto_grant policy.
 		mine := cur == nil || (visible && cur.head().Producer.Authenticated == author && cur.head().Confirmation.By == "auto_grant" &&
 			!cur.head().RecordedAt.Before(st.consumerSince(p.Consumer)))
-		confirm := readBack && mine && st.settings.autoGranted(tier) && tierRank[tier] <= tierRank[SensitivityStandard]
+		confirm := readBack && mine && st.settings.AutoGranted(tier) && tierRank[tier] <= tierRank[SensitivityStandard]
 		if confirm {
 			w := in
 			w.Sensitivity = tier
@@ -717,7 +718,7 @@ func (s *Service) agentPutField(op string, p Principal, id string, in FieldInput
 		}
 		pid, err := identity.NewOrderedID("prp_", b.now)
 		if err != nil {
-			return wrap(op, KindInternal, err)
+			return model.Wrap(op, KindInternal, err)
 		}
 		pr := &Proposal{
 			ID: pid, Status: StatusProposed, Key: id, Value: in.Value, Subject: SubjectSelf,
@@ -751,13 +752,13 @@ func (s *Service) SetSensitivity(ctx context.Context, p Principal, id string, in
 		return FieldRead{}, err
 	}
 	if _, ok := tierRank[in.Tier]; !ok {
-		return FieldRead{}, fail(op, KindInvalid, "tier must be public, standard, sensitive or critical")
+		return FieldRead{}, model.Fail(op, KindInvalid, "tier must be public, standard, sensitive or critical")
 	}
 	var out FieldRead
 	err := s.write(op, p, func(st *state, b *batch) error {
 		r := st.field(id)
 		if r == nil {
-			return notFound(op)
+			return model.NotFound(op)
 		}
 		prev := r.head()
 		r = st.addVersion(b, r, prev.Producer.Authenticated, "owner", func(c *Claim) {
@@ -794,13 +795,13 @@ func (s *Service) DeleteField(ctx context.Context, p Principal, id string) (uint
 			st.erase(b, r)
 		}
 		if len(doomed) == 0 {
-			return notFound(op)
+			return model.NotFound(op)
 		}
 		rev = b.nextRevision()
 		var refs []string
 		for _, r := range doomed {
 			for v := 1; v <= r.meta.Head; v++ {
-				refs = append(refs, versionRef(r.meta.ID, v))
+				refs = append(refs, model.VersionRef(r.meta.ID, v))
 			}
 		}
 		b.receipt(Receipt{Actor: "owner", Operation: "field.delete", Decision: "allow", Records: refs, Revision: rev})

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/phc-project/phc/custodian/internal/engine"
+	"github.com/phc-project/phc/custodian/internal/model"
 )
 
 // FuzzParseScope: a token scope either parses into valid patterns or is
@@ -17,8 +18,8 @@ func FuzzParseScope(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		ps, err := parseScope(s)
 		if err != nil {
-			if KindOf(err) != KindInvalid {
-				t.Fatalf("parseScope(%q) kind = %v", s, KindOf(err))
+			if model.KindOf(err) != KindInvalid {
+				t.Fatalf("parseScope(%q) kind = %v", s, model.KindOf(err))
 			}
 			return
 		}
@@ -42,12 +43,12 @@ func FuzzParseTTL(f *testing.F) {
 		}
 		d, err := parseTTL(raw)
 		if err != nil {
-			if KindOf(err) != KindInvalid {
-				t.Fatalf("parseTTL(%s) kind = %v", raw, KindOf(err))
+			if model.KindOf(err) != KindInvalid {
+				t.Fatalf("parseTTL(%s) kind = %v", raw, model.KindOf(err))
 			}
 			return
 		}
-		if d < minTokenTTL || d > ttlCeiling {
+		if d < model.MinTokenTTL || d > model.TTLCeiling {
 			t.Fatalf("parseTTL(%s) = %v, outside the bounds", raw, d)
 		}
 	})

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/phc-project/phc/custodian/internal/model"
 	"github.com/phc-project/phc/internal/identity"
 	"github.com/phc-project/phc/schema"
 )
@@ -47,24 +48,24 @@ func (s *Service) CreateGrant(ctx context.Context, p Principal, d GrantInput) (G
 	}
 	for _, k := range d.Selectors.Keys {
 		if !validPattern(k) {
-			return GrantCreated{}, fail(op, KindInvalid, "malformed key pattern in selectors")
+			return GrantCreated{}, model.Fail(op, KindInvalid, "malformed key pattern in selectors")
 		}
 	}
 	for _, c := range d.Selectors.Claims {
 		if !identity.ValidID(c, "clm_") {
-			return GrantCreated{}, fail(op, KindInvalid, "malformed claim id in selectors")
+			return GrantCreated{}, model.Fail(op, KindInvalid, "malformed claim id in selectors")
 		}
 	}
 	if len(d.Selectors.Keys)+len(d.Selectors.Personas)+len(d.Selectors.Claims) == 0 {
-		return GrantCreated{}, fail(op, KindInvalid, "a grant needs at least one selector")
+		return GrantCreated{}, model.Fail(op, KindInvalid, "a grant needs at least one selector")
 	}
 	for _, o := range d.Operations {
 		if o == OpContribute && len(d.Selectors.Keys) == 0 {
-			return GrantCreated{}, fail(op, KindInvalid, "a contribute grant needs key selectors")
+			return GrantCreated{}, model.Fail(op, KindInvalid, "a contribute grant needs key selectors")
 		}
 	}
 	if d.ExpiresAt.UTC().Year() > 9999 {
-		return GrantCreated{}, fail(op, KindInvalid, "expires_at is beyond year 9999")
+		return GrantCreated{}, model.Fail(op, KindInvalid, "expires_at is beyond year 9999")
 	}
 	if d.Usage == "" {
 		d.Usage = "multi"
@@ -72,20 +73,20 @@ func (s *Service) CreateGrant(ctx context.Context, p Principal, d GrantInput) (G
 	var out GrantCreated
 	err := s.write(op, p, func(st *state, b *batch) error {
 		if !d.ExpiresAt.After(b.now) {
-			return fail(op, KindInvalid, "expires_at must be in the future")
+			return model.Fail(op, KindInvalid, "expires_at must be in the future")
 		}
 		switch d.Recipient.Kind {
 		case "consumer":
 			if _, ok := st.consumers[d.Recipient.ID]; !ok {
-				return fail(op, KindInvalid, "unknown consumer")
+				return model.Fail(op, KindInvalid, "unknown consumer")
 			}
 		case "oidc":
 			if !st.trustedIssuer(d.Recipient.Issuer) {
-				return fail(op, KindInvalid, "the issuer is not on the trust list (phc trust add)")
+				return model.Fail(op, KindInvalid, "the issuer is not on the trust list (phc trust add)")
 			}
 		}
 		if d.Requires != nil && st.decPolicies[d.Requires.Qualification] == nil {
-			return fail(op, KindInvalid, "requires names no admission policy (phc dec policy add)")
+			return model.Fail(op, KindInvalid, "requires names no admission policy (phc dec policy add)")
 		}
 		personas, err := st.checkPersonas(op, d.Selectors.Personas)
 		if err != nil {
@@ -93,7 +94,7 @@ func (s *Service) CreateGrant(ctx context.Context, p Principal, d GrantInput) (G
 		}
 		id, err := identity.NewID("grt_")
 		if err != nil {
-			return wrap(op, KindInternal, err)
+			return model.Wrap(op, KindInternal, err)
 		}
 		g := &Grant{
 			ID: id, Recipient: d.Recipient, Purpose: d.Purpose, Category: d.Category, Operations: d.Operations,
@@ -132,16 +133,16 @@ func (s *Service) RevokeGrant(ctx context.Context, p Principal, id string) (uint
 		return 0, err
 	}
 	if !identity.ValidID(id, "grt_") {
-		return 0, fail(op, KindInvalid, "malformed grant id")
+		return 0, model.Fail(op, KindInvalid, "malformed grant id")
 	}
 	var rev uint64
 	err := s.write(op, p, func(st *state, b *batch) error {
 		g, ok := st.grants[id]
 		if !ok {
-			return notFound(op)
+			return model.NotFound(op)
 		}
 		if g.RevokedAt != nil {
-			return fail(op, KindConflict, "the grant is already revoked")
+			return model.Fail(op, KindConflict, "the grant is already revoked")
 		}
 		rev = b.nextRevision()
 		st.revokeGrant(b, g, rev)
@@ -207,37 +208,37 @@ func (s *Service) NarrowGrant(ctx context.Context, p Principal, id string, t Gra
 		return GrantNarrowed{}, err
 	}
 	if !identity.ValidID(id, "grt_") {
-		return GrantNarrowed{}, fail(op, KindInvalid, "malformed grant id")
+		return GrantNarrowed{}, model.Fail(op, KindInvalid, "malformed grant id")
 	}
 	if err := s.accept(op, &t); err != nil {
 		return GrantNarrowed{}, err
 	}
 	if t.Operations == nil && t.Selectors == nil && t.ExpiresAt == nil {
-		return GrantNarrowed{}, fail(op, KindInvalid, "name at least one term to narrow (operations, selectors, expires_at)")
+		return GrantNarrowed{}, model.Fail(op, KindInvalid, "name at least one term to narrow (operations, selectors, expires_at)")
 	}
 	if t.Selectors != nil {
 		for _, k := range t.Selectors.Keys {
 			if !validPattern(k) {
-				return GrantNarrowed{}, fail(op, KindInvalid, "malformed key pattern in selectors")
+				return GrantNarrowed{}, model.Fail(op, KindInvalid, "malformed key pattern in selectors")
 			}
 		}
 		for _, c := range t.Selectors.Claims {
 			if !identity.ValidID(c, "clm_") {
-				return GrantNarrowed{}, fail(op, KindInvalid, "malformed claim id in selectors")
+				return GrantNarrowed{}, model.Fail(op, KindInvalid, "malformed claim id in selectors")
 			}
 		}
 	}
 	if t.ExpiresAt != nil && t.ExpiresAt.UTC().Year() > 9999 {
-		return GrantNarrowed{}, fail(op, KindInvalid, "expires_at is beyond year 9999")
+		return GrantNarrowed{}, model.Fail(op, KindInvalid, "expires_at is beyond year 9999")
 	}
 	var out GrantNarrowed
 	err := s.write(op, p, func(st *state, b *batch) error {
 		g, ok := st.grants[id]
 		if !ok {
-			return notFound(op)
+			return model.NotFound(op)
 		}
 		if g.RevokedAt != nil || g.SpentAt != nil || !b.now.Before(g.ExpiresAt) {
-			return fail(op, KindConflict, "only a grant in force can be narrowed (this one is revoked, spent or expired)")
+			return model.Fail(op, KindConflict, "only a grant in force can be narrowed (this one is revoked, spent or expired)")
 		}
 		ng := *g
 		if t.Operations != nil {
@@ -246,7 +247,7 @@ func (s *Service) NarrowGrant(ctx context.Context, p Principal, id string, t Gra
 				return err
 			}
 			if len(ops) == 0 {
-				return fail(op, KindInvalid, "a grant needs at least one operation; to end it, revoke it")
+				return model.Fail(op, KindInvalid, "a grant needs at least one operation; to end it, revoke it")
 			}
 			ng.Operations = ops
 		}
@@ -259,16 +260,16 @@ func (s *Service) NarrowGrant(ctx context.Context, p Principal, id string, t Gra
 		}
 		for _, o := range ng.Operations {
 			if o == OpContribute && len(ng.Selectors.Keys) == 0 {
-				return fail(op, KindInvalid, "a contribute grant needs key selectors")
+				return model.Fail(op, KindInvalid, "a contribute grant needs key selectors")
 			}
 		}
 		if t.ExpiresAt != nil {
 			at := t.ExpiresAt.UTC()
 			if at.After(g.ExpiresAt) {
-				return fail(op, KindInvalid, "the expiry is later than the grant's: "+narrowHint)
+				return model.Fail(op, KindInvalid, "the expiry is later than the grant's: "+narrowHint)
 			}
 			if !at.After(b.now) {
-				return fail(op, KindInvalid, "expires_at must be in the future; to end the grant now, revoke it")
+				return model.Fail(op, KindInvalid, "expires_at must be in the future; to end the grant now, revoke it")
 			}
 			ng.ExpiresAt = at
 		}
@@ -299,12 +300,12 @@ func (st *state) narrowSelectors(op string, have Selectors, sel TermSelectors) (
 	ns := have
 	if sel.Keys != nil {
 		if len(have.Keys) > 0 && len(sel.Keys) == 0 {
-			return Selectors{}, fail(op, KindInvalid, "the key patterns cannot be cleared: "+narrowHint)
+			return Selectors{}, model.Fail(op, KindInvalid, "the key patterns cannot be cleared: "+narrowHint)
 		}
 		if len(have.Keys) > 0 {
 			for _, k := range sel.Keys {
 				if !patternWithin(k, have.Keys) {
-					return Selectors{}, fail(op, KindInvalid, "a key pattern reaches beyond the grant's: "+narrowHint)
+					return Selectors{}, model.Fail(op, KindInvalid, "a key pattern reaches beyond the grant's: "+narrowHint)
 				}
 			}
 		}
@@ -337,7 +338,7 @@ func (st *state) narrowSelectors(op string, have Selectors, sel TermSelectors) (
 		}
 	}
 	if len(ns.Keys)+len(ns.Personas)+len(ns.Claims) == 0 {
-		return Selectors{}, fail(op, KindInvalid, "a grant needs at least one selector; to end it, revoke it")
+		return Selectors{}, model.Fail(op, KindInvalid, "a grant needs at least one selector; to end it, revoke it")
 	}
 	return ns, nil
 }
@@ -347,11 +348,11 @@ func (st *state) narrowSelectors(op string, have Selectors, sel TermSelectors) (
 // not be empty where have is not: an empty selector selects everything.
 func narrowList(op, term string, have, want []string) ([]string, error) {
 	if len(have) > 0 && len(want) == 0 {
-		return nil, fail(op, KindInvalid, "the "+term+" cannot be cleared: "+narrowHint)
+		return nil, model.Fail(op, KindInvalid, "the "+term+" cannot be cleared: "+narrowHint)
 	}
 	for _, w := range want {
 		if !slices.Contains(have, w) {
-			return nil, fail(op, KindInvalid, "the "+term+" are not a subset of the grant's: "+narrowHint)
+			return nil, model.Fail(op, KindInvalid, "the "+term+" are not a subset of the grant's: "+narrowHint)
 		}
 	}
 	return dedupSorted(want), nil

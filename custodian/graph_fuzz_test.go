@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/phc-project/phc/custodian/internal/model"
 )
 
 // FuzzParseRef: parseRef accepts exactly the refs it can print back, and
@@ -18,8 +20,8 @@ func FuzzParseRef(f *testing.F) {
 	st.summaries[sm.ID] = sm
 	f.Fuzz(func(t *testing.T, ref string) {
 		id, v, ok := parseRef(ref)
-		if ok && versionRef(id, v) != ref {
-			t.Fatalf("parseRef(%q) = %q, %d; prints back as %q", ref, id, v, versionRef(id, v))
+		if ok && model.VersionRef(id, v) != ref {
+			t.Fatalf("parseRef(%q) = %q, %d; prints back as %q", ref, id, v, model.VersionRef(id, v))
 		}
 		if got := st.summaryByRef(ref); (got != nil) != (ok && id == sm.ID && v == sm.Version) {
 			t.Fatalf("summaryByRef(%q) = %v; parseRef says %q %d %v", ref, got, id, v, ok)

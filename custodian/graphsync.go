@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/phc-project/phc/custodian/internal/engine"
+	"github.com/phc-project/phc/custodian/internal/model"
 	"github.com/phc-project/phc/graph"
 )
 
@@ -28,7 +29,7 @@ func newGraphLag() *graphLag { return engine.NewGraphLag() }
 // awaitGraph waits until the graph holds every write st has committed.
 func (st *state) awaitGraph(op string) error {
 	if !st.lag.Wait() {
-		return internalf(op, "the graph could not follow the store")
+		return model.Internalf(op, "the graph could not follow the store")
 	}
 	return nil
 }

@@ -172,7 +172,7 @@ func (st *state) candidates(p Principal, grants []*Grant, purpose string, withAu
 	}
 	if withAuto {
 		for _, tier := range []string{SensitivityPublic, SensitivityStandard} {
-			if st.settings.autoGranted(tier) {
+			if st.settings.AutoGranted(tier) {
 				scan(st.byTier[tier], "*")
 			}
 		}

@@ -7,10 +7,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/phc-project/phc/custodian/internal/engine"
+	"github.com/phc-project/phc/custodian/internal/model"
 	"github.com/phc-project/phc/graph"
 )
 
@@ -164,7 +164,7 @@ func (s *Service) commitGroup(jobs []*job) {
 		st.markFailed()
 		for i := range g.errs {
 			if g.errs[i] == nil {
-				g.errs[i] = internalf("commit", "the view is broken")
+				g.errs[i] = model.Internalf("commit", "the view is broken")
 			}
 		}
 		go s.lockBroken(st)
@@ -180,7 +180,7 @@ func (s *Service) commitGroup(jobs []*job) {
 func (s *Service) applyJob(g *group, j *job) error {
 	st := g.st
 	if j.st != st || st.broken {
-		return internalf("journal", "state changed or broken")
+		return model.Internalf("journal", "state changed or broken")
 	}
 	b := &batch{now: s.clock.Now(), st: st}
 	rev := st.revision
@@ -200,17 +200,17 @@ func (s *Service) applyJob(g *group, j *job) error {
 		// The job changed the view but a staged write could not be
 		// encoded: the view no longer matches what can be stored.
 		st.breakView()
-		return wrap("journal", KindInternal, b.err)
+		return model.Wrap("journal", KindInternal, b.err)
 	case err != nil && changed:
 		// The job failed after it changed the view: what it changed
 		// is neither stored nor undone (see commit).
 		st.breakView()
-		return wrap("journal", KindInternal, fmt.Errorf("a job failed after changing the view: %w", err))
+		return model.Wrap("journal", KindInternal, fmt.Errorf("a job failed after changing the view: %w", err))
 	case err != nil:
 		return err
 	}
 	for _, r := range b.receipts {
-		r.sanitize()
+		r.Sanitize()
 		r.Seq = st.head.Seq + 1
 		r.At = b.now
 		r.Prev = st.head.Hash
@@ -308,7 +308,7 @@ func (s *Service) storeGroup(g *group) {
 		s.log.Error("commit failed; locking the vault", "err", err)
 		for i := range g.errs {
 			if g.errs[i] == nil {
-				g.errs[i] = wrap("commit", KindInternal, err)
+				g.errs[i] = model.Wrap("commit", KindInternal, err)
 			}
 		}
 		go s.lockBroken(st)
@@ -360,18 +360,6 @@ func (s *Service) lockBroken(st *state) {
 type chainHead struct {
 	Seq  uint64 `json:"seq"`
 	Hash string `json:"hash"`
-}
-
-// sanitize makes every string of r valid UTF-8, so that its JSON encoding
-// round-trips byte for byte and its hash verifies after a reload. Callers
-// validate what they record; this is the backstop.
-func (r *Receipt) sanitize() {
-	fix := func(s string) string { return strings.ToValidUTF8(s, "\uFFFD") }
-	r.Actor, r.Operation, r.Recipient, r.Purpose, r.Constraint =
-		fix(r.Actor), fix(r.Operation), fix(r.Recipient), fix(r.Purpose), fix(r.Constraint)
-	for i := range r.Records {
-		r.Records[i] = fix(r.Records[i])
-	}
 }
 
 func receiptKey(seq uint64) string { return fmt.Sprintf("%016x", seq) }

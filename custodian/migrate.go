@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/phc-project/phc/custodian/internal/model"
 	"github.com/phc-project/phc/internal/identity"
 	"github.com/phc-project/phc/quarantine"
 )
@@ -66,21 +67,21 @@ func (s *Service) ExportBundle(ctx context.Context, p Principal, in ExportInput)
 		return nil, BundleManifest{}, err
 	}
 	if s.cards == nil {
-		return nil, BundleManifest{}, fail(op, KindInvalid, "this custodian cannot make bundles")
+		return nil, BundleManifest{}, model.Fail(op, KindInvalid, "this custodian cannot make bundles")
 	}
 	if err := s.accept(op, &in); err != nil {
 		return nil, BundleManifest{}, err
 	}
 	if len(in.To) == 0 {
-		return nil, BundleManifest{}, fail(op, KindInvalid, "to (the recipient custodian's card) is required")
+		return nil, BundleManifest{}, model.Fail(op, KindInvalid, "to (the recipient custodian's card) is required")
 	}
 	to, err := s.cards.ParseCard(in.To)
 	if err != nil {
-		return nil, BundleManifest{}, fail(op, KindInvalid, err.Error())
+		return nil, BundleManifest{}, model.Fail(op, KindInvalid, err.Error())
 	}
 	id, err := identity.NewID("bnd_")
 	if err != nil {
-		return nil, BundleManifest{}, wrap(op, KindInternal, err)
+		return nil, BundleManifest{}, model.Wrap(op, KindInternal, err)
 	}
 	var keys []byte
 	var man BundleManifest
@@ -91,11 +92,11 @@ func (s *Service) ExportBundle(ctx context.Context, p Principal, in ExportInput)
 			return err
 		}
 		if own.CustodianID == to.CustodianID {
-			return fail(op, KindInvalid, "to is this custodian's own card: export to the custodian that is to import")
+			return model.Fail(op, KindInvalid, "to is this custodian's own card: export to the custodian that is to import")
 		}
 		for _, pe := range in.Personas {
 			if st.personas[pe] == nil {
-				return fail(op, KindInvalid, "unknown persona "+pe)
+				return model.Fail(op, KindInvalid, "unknown persona "+pe)
 			}
 		}
 		recs, man.LossReport = st.bundleRecords(in.Personas)
@@ -116,16 +117,16 @@ func (s *Service) ExportBundle(ctx context.Context, p Principal, in ExportInput)
 	}
 	body, err := json.Marshal(recs)
 	if err != nil {
-		return nil, BundleManifest{}, wrap(op, KindInternal, err)
+		return nil, BundleManifest{}, model.Wrap(op, KindInternal, err)
 	}
 	man.RecordsDigest = quarantine.Digest(body)
 	payload, err := json.Marshal(quarantine.Payload{Manifest: man, Records: body})
 	if err != nil {
-		return nil, BundleManifest{}, wrap(op, KindInternal, err)
+		return nil, BundleManifest{}, model.Wrap(op, KindInternal, err)
 	}
 	sealed, err := s.cards.Seal(keys, to, payload)
 	if err != nil {
-		return nil, BundleManifest{}, wrap(op, KindInternal, err)
+		return nil, BundleManifest{}, model.Wrap(op, KindInternal, err)
 	}
 	return sealed, man, nil
 }
@@ -191,7 +192,7 @@ func (st *state) bundleRecords(personas []string) (BundleRecords, []Loss) {
 		included[id] = true
 		bc := BundleClaim{ID: id, Personas: []string{}, Versions: make([]*Claim, len(vs))}
 		for i, v := range vs {
-			bc.Versions[i] = v.withLists()
+			bc.Versions[i] = v.WithLists()
 		}
 		for _, pe := range r.meta.Personas {
 			if len(personas) == 0 || slices.Contains(personas, pe) {
@@ -259,20 +260,4 @@ func (st *state) bundleRecords(personas []string) (BundleRecords, []Loss) {
 		return a.SourceIssuer+"\x00"+a.SourceID < b.SourceIssuer+"\x00"+b.SourceID
 	})
 	return recs, loss
-}
-
-// withLists returns a copy of c with empty lists where the view keeps nil:
-// the binding's arrays are never null.
-func (c *Claim) withLists() *Claim {
-	out := *c
-	if out.Evidence == nil {
-		out.Evidence = []Evidence{}
-	}
-	if out.Restrictions == nil {
-		out.Restrictions = []Restriction{}
-	}
-	if out.Personas == nil {
-		out.Personas = []string{}
-	}
-	return &out
 }

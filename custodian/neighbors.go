@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/phc-project/phc/custodian/internal/model"
 	"github.com/phc-project/phc/graph"
 	"github.com/phc-project/phc/internal/identity"
 )
@@ -51,28 +52,28 @@ type Neighbors struct {
 func (s *Service) Traverse(ctx context.Context, p Principal, q NeighborQuery) (Neighbors, error) {
 	const op = "graph.neighbors"
 	if q.Node != SubjectSelf && !identity.ValidID(q.Node, "ent_") {
-		return Neighbors{}, fail(op, KindInvalid, "node must be self or an entity id")
+		return Neighbors{}, model.Fail(op, KindInvalid, "node must be self or an entity id")
 	}
 	if q.Relation != "" && !validRelation(q.Relation) {
-		return Neighbors{}, fail(op, KindInvalid, "malformed relation")
+		return Neighbors{}, model.Fail(op, KindInvalid, "malformed relation")
 	}
 	if q.Depth == 0 {
 		q.Depth = 1
 	}
 	if q.Depth < 1 || q.Depth > MaxDepth {
-		return Neighbors{}, fail(op, KindInvalid, "depth must be 1 to 3")
+		return Neighbors{}, model.Fail(op, KindInvalid, "depth must be 1 to 3")
 	}
 	if q.Limit == 0 {
 		q.Limit = 100
 	}
 	if q.Limit < 1 || q.Limit > 500 {
-		return Neighbors{}, fail(op, KindInvalid, "limit must be 1 to 500")
+		return Neighbors{}, model.Fail(op, KindInvalid, "limit must be 1 to 500")
 	}
 	offset := 0
 	if q.Cursor != "" {
 		n, ok := parseCursor(q.Cursor)
 		if !ok {
-			return Neighbors{}, fail(op, KindInvalid, "malformed cursor")
+			return Neighbors{}, model.Fail(op, KindInvalid, "malformed cursor")
 		}
 		offset = n
 	}
@@ -100,22 +101,22 @@ func (s *Service) Traverse(ctx context.Context, p Principal, q NeighborQuery) (N
 				return Neighbors{}, err
 			}
 			if !ok {
-				return Neighbors{}, notFound(op)
+				return Neighbors{}, model.NotFound(op)
 			}
 			return out, nil
 		})
 	case PrincipalConsumer:
 	default:
-		return Neighbors{}, fail(op, KindUnauthenticated, "")
+		return Neighbors{}, model.Fail(op, KindUnauthenticated, "")
 	}
 	if q.Purpose, err = p.readPurpose(op, q.Purpose); err != nil {
 		return Neighbors{}, err
 	}
 	if !validPurpose(q.Purpose) {
-		return Neighbors{}, fail(op, KindInvalid, errPurpose)
+		return Neighbors{}, model.Fail(op, KindInvalid, model.ErrPurpose)
 	}
-	if !p.token.canRead() {
-		return Neighbors{}, s.refuse(st, p, "graph.read", fail(op, KindModeDenied, "the token does not allow reads"))
+	if !p.token.CanRead() {
+		return Neighbors{}, s.refuse(st, p, "graph.read", model.Fail(op, KindModeDenied, "the token does not allow reads"))
 	}
 	var out Neighbors
 	var failure error
@@ -140,7 +141,7 @@ func (s *Service) Traverse(ctx context.Context, p Principal, q NeighborQuery) (N
 		return Neighbors{}, err
 	}
 	if !disclosed {
-		return Neighbors{}, notFound(op)
+		return Neighbors{}, model.NotFound(op)
 	}
 	return out, nil
 }
@@ -156,7 +157,7 @@ func (s *Service) neighbors(ctx context.Context, st *state, p Principal, q Neigh
 	}
 	steps, err := s.graph.Traverse(ctx, q.Node, graph.Related, q.Depth, graph.Visibility{Edge: v.edge, Node: v.node})
 	if err != nil {
-		return Neighbors{}, nil, nil, false, wrap("graph.neighbors", KindInternal, err)
+		return Neighbors{}, nil, nil, false, model.Wrap("graph.neighbors", KindInternal, err)
 	}
 	out = Neighbors{Node: q.Node, Edges: []NeighborEdge{}, Revision: st.revision}
 	if why := v.why[q.Node]; why != nil {

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/phc-project/phc/custodian/internal/model"
 	"github.com/phc-project/phc/internal/pcp"
 )
 
@@ -76,32 +77,32 @@ func (s *Service) Context(ctx context.Context, p Principal, q ContextQuery) (Con
 	if p.kind != PrincipalConsumer {
 		switch {
 		case p.IsOwner():
-			return ContextResult{}, fail(op, KindInvalid, "context is for recipients; the owner lists claims")
+			return ContextResult{}, model.Fail(op, KindInvalid, "context is for recipients; the owner lists claims")
 		case p.kind == PrincipalSealed:
-			return ContextResult{}, fail(op, KindLocked, "")
+			return ContextResult{}, model.Fail(op, KindLocked, "")
 		}
-		return ContextResult{}, fail(op, KindUnauthenticated, "")
+		return ContextResult{}, model.Fail(op, KindUnauthenticated, "")
 	}
 	var err error
 	if q.Purpose, err = p.readPurpose(op, q.Purpose); err != nil {
 		return ContextResult{}, err
 	}
 	if !validPurpose(q.Purpose) {
-		return ContextResult{}, fail(op, KindInvalid, errPurpose)
+		return ContextResult{}, model.Fail(op, KindInvalid, model.ErrPurpose)
 	}
 	if err := s.rateLimit(op, p, false); err != nil {
 		return ContextResult{}, err
 	}
 	if q.Persona != "" && !validSegment(q.Persona) {
-		return ContextResult{}, fail(op, KindInvalid, "malformed persona id")
+		return ContextResult{}, model.Fail(op, KindInvalid, "malformed persona id")
 	}
 	st, release, err := s.enter(op, p)
 	if err != nil {
 		return ContextResult{}, err
 	}
 	defer release()
-	if !p.token.canRead() {
-		return ContextResult{}, s.refuse(st, p, "context.read", fail(op, KindModeDenied, "the token does not allow reads"))
+	if !p.token.CanRead() {
+		return ContextResult{}, s.refuse(st, p, "context.read", model.Fail(op, KindModeDenied, "the token does not allow reads"))
 	}
 	if err := st.reached(op, q.MinRevision); err != nil {
 		return ContextResult{}, err
@@ -169,7 +170,7 @@ func (s *Service) Context(ctx context.Context, p Principal, q ContextQuery) (Con
 		return records, used, nil
 	})
 	if err == nil && encErr != nil {
-		err = wrap(op, KindInternal, encErr)
+		err = model.Wrap(op, KindInternal, encErr)
 	}
 	if err != nil {
 		return ContextResult{}, err
@@ -183,7 +184,7 @@ func (s *Service) Context(ctx context.Context, p Principal, q ContextQuery) (Con
 			c := asReference(*out.Claims[at[i]], texts[w.claim])
 			raw, err := json.Marshal(&c)
 			if err != nil {
-				return ContextResult{}, wrap(op, KindInternal, err)
+				return ContextResult{}, model.Wrap(op, KindInternal, err)
 			}
 			out.Claims[at[i]], out.raw[at[i]] = &c, raw
 		}
@@ -212,7 +213,7 @@ func (st *state) readPersona(op string, grants []*Grant, persona, purpose string
 		}
 	}
 	if named {
-		return nil, nil, fail(op, KindRestrictionBlocked, "a guardrail of this persona forbids this read")
+		return nil, nil, model.Fail(op, KindRestrictionBlocked, "a guardrail of this persona forbids this read")
 	}
 	return nil, nil, nil
 }

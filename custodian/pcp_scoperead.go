@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/phc-project/phc/custodian/internal/model"
 )
 
 // Why a consumer's token reads nothing of a scope (ScopeRead.NotRead).
@@ -43,17 +45,17 @@ func (s *Service) ReadScope(ctx context.Context, p Principal, scope []string, pu
 	const op = "field.context"
 	switch {
 	case p.kind == PrincipalSealed:
-		return ScopeRead{}, fail(op, KindLocked, "")
+		return ScopeRead{}, model.Fail(op, KindLocked, "")
 	case p.kind != PrincipalConsumer || p.token == nil:
-		return ScopeRead{}, fail(op, KindInvalid, "a scope is read by a registered consumer, with its service token")
+		return ScopeRead{}, model.Fail(op, KindInvalid, "a scope is read by a registered consumer, with its service token")
 	case len(scope) == 0:
-		return ScopeRead{}, fail(op, KindInvalid, "scope is required")
+		return ScopeRead{}, model.Fail(op, KindInvalid, "scope is required")
 	case !validPurpose(purpose):
-		return ScopeRead{}, fail(op, KindInvalid, errPurpose)
+		return ScopeRead{}, model.Fail(op, KindInvalid, model.ErrPurpose)
 	}
 	for _, pat := range scope {
 		if !validPattern(pat) {
-			return ScopeRead{}, fail(op, KindInvalid, "scope holds a malformed key pattern")
+			return ScopeRead{}, model.Fail(op, KindInvalid, "scope holds a malformed key pattern")
 		}
 	}
 	out := ScopeRead{Fields: []Field{}, TokenPurpose: p.token.Purpose}
@@ -63,7 +65,7 @@ func (s *Service) ReadScope(ctx context.Context, p Principal, scope []string, pu
 		}
 	}
 	switch {
-	case !p.token.canRead():
+	case !p.token.CanRead():
 		out.NotRead = NotReadMode
 		return out, nil
 	case p.token.Purpose != "" && p.token.Purpose != purpose:
@@ -130,10 +132,10 @@ func RequestDurationBounds(raw json.RawMessage) (ok, short, long bool) {
 		if err != nil {
 			return false, false, false
 		}
-		if n < int64(minTokenTTL/time.Second) {
+		if n < int64(model.MinTokenTTL/time.Second) {
 			return true, true, false
 		}
-		d = time.Duration(min(n, int64(ttlCeiling/time.Second))) * time.Second
+		d = time.Duration(min(n, int64(model.TTLCeiling/time.Second))) * time.Second
 	}
-	return true, d < minTokenTTL, d > maxTokenTTL
+	return true, d < model.MinTokenTTL, d > model.MaxTokenTTL
 }

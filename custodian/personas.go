@@ -6,9 +6,9 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/phc-project/phc/custodian/internal/model"
 	"github.com/phc-project/phc/graph"
 	"github.com/phc-project/phc/internal/identity"
-
 	"github.com/phc-project/phc/schema"
 )
 
@@ -37,13 +37,13 @@ func (s *Service) CreatePersona(ctx context.Context, p Principal, body PersonaIn
 	var rev uint64
 	err := s.write(op, p, func(st *state, b *batch) error {
 		if _, ok := st.personas[in.ID]; ok {
-			return fail(op, KindConflict, "a persona with this id exists")
+			return model.Fail(op, KindConflict, "a persona with this id exists")
 		}
 		// Stored under an opaque key: a persona's id is the owner's own
 		// word ("therapy", "job-search") and stays inside the encrypted value.
 		key, err := identity.NewID("per_")
 		if err != nil {
-			return wrap(op, KindInternal, err)
+			return model.Wrap(op, KindInternal, err)
 		}
 		in.Preferences, in.Guardrails = orEmpty(in.Preferences), orEmpty(in.Guardrails)
 		in.CreatedAt = b.now
@@ -91,7 +91,7 @@ func (s *Service) UpdatePersona(ctx context.Context, p Principal, id string, in 
 		return Persona{}, 0, err
 	}
 	if !validSegment(id) {
-		return Persona{}, 0, fail(op, KindInvalid, "malformed persona id")
+		return Persona{}, 0, model.Fail(op, KindInvalid, "malformed persona id")
 	}
 	if err := s.accept(op, &in); err != nil {
 		return Persona{}, 0, err
@@ -103,7 +103,7 @@ func (s *Service) UpdatePersona(ctx context.Context, p Principal, id string, in 
 	err := s.write(op, p, func(st *state, b *batch) error {
 		old, ok := st.personas[id]
 		if !ok {
-			return notFound(op)
+			return model.NotFound(op)
 		}
 		np := *old
 		if in.Name != nil {
@@ -150,13 +150,13 @@ func (s *Service) DeletePersona(ctx context.Context, p Principal, id string) (Pe
 		return PersonaDeleted{}, err
 	}
 	if !validSegment(id) {
-		return PersonaDeleted{}, fail(op, KindInvalid, "malformed persona id")
+		return PersonaDeleted{}, model.Fail(op, KindInvalid, "malformed persona id")
 	}
 	var out PersonaDeleted
 	err := s.write(op, p, func(st *state, b *batch) error {
 		pe, ok := st.personas[id]
 		if !ok {
-			return notFound(op)
+			return model.NotFound(op)
 		}
 		out = PersonaDeleted{ID: id, Claims: []string{}, GrantsNarrowed: []string{}, GrantsRevoked: []string{}}
 		rev := b.nextRevision()

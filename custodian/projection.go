@@ -16,6 +16,7 @@ import (
 
 	fastjson "github.com/segmentio/encoding/json"
 
+	"github.com/phc-project/phc/custodian/internal/model"
 	"github.com/phc-project/phc/graph"
 )
 
@@ -75,7 +76,7 @@ func publish[T any](st *state, m map[string]*T, noted func(*jobCtx) *map[string]
 
 func (st *state) setGrant(g *Grant) {
 	if old := st.grants[g.ID]; old != nil {
-		delete(st.grantsBy[old.Recipient.name()], g.ID)
+		delete(st.grantsBy[old.Recipient.Name()], g.ID)
 	}
 	publish(st, st.grants, func(j *jobCtx) *map[string]*Grant { return &j.grants }, g.ID, g)
 	st.indexGrant(g)
@@ -83,10 +84,10 @@ func (st *state) setGrant(g *Grant) {
 
 // indexGrant files g under its recipient.
 func (st *state) indexGrant(g *Grant) {
-	m := st.grantsBy[g.Recipient.name()]
+	m := st.grantsBy[g.Recipient.Name()]
 	if m == nil {
 		m = map[string]*Grant{}
-		st.grantsBy[g.Recipient.name()] = m
+		st.grantsBy[g.Recipient.Name()] = m
 	}
 	m[g.ID] = g
 }
@@ -339,7 +340,7 @@ func (s *Service) invalidate(st *state, b *batch, root, cause string) error {
 		return sm != nil && sm.Status == SummaryCurrent
 	})
 	if err != nil {
-		return wrap("invalidate", KindInternal, err)
+		return model.Wrap("invalidate", KindInternal, err)
 	}
 	inv := invalidation{Revision: st.revision, At: b.now, Root: root, Cause: cause}
 	for _, d := range deps {
@@ -542,7 +543,7 @@ func (s *Service) Check(ctx context.Context, p Principal) (CheckReport, error) {
 	letGo() // both again, harmlessly, when Check returns
 	doneGraph()
 	if broken {
-		return CheckReport{}, fail(op, KindLocked, "the vault was locked during the check: unlock it and run the check again")
+		return CheckReport{}, model.Fail(op, KindLocked, "the vault was locked during the check: unlock it and run the check again")
 	}
 	want = nil
 	t2 := time.Now()
@@ -655,7 +656,7 @@ func (s *Service) RebuildGraph(ctx context.Context, p Principal) (uint64, error)
 			// next unlock rebuilds it (its watermark is 0).
 			st.broken = true
 			go s.lockBroken(st)
-			return wrap(op, KindInternal, err)
+			return model.Wrap(op, KindInternal, err)
 		}
 		rev = st.revision
 		b.receipt(Receipt{Actor: "owner", Operation: "graph.rebuild", Decision: "allow", Revision: rev})
@@ -687,7 +688,7 @@ func (s *Service) ExportGraph(ctx context.Context, p Principal, w io.Writer) err
 			return err
 		}
 		if err := s.graph.WriteNQuads(ctx, w); err != nil {
-			return wrap(op, KindInternal, err)
+			return model.Wrap(op, KindInternal, err)
 		}
 		return nil
 	})
@@ -712,7 +713,7 @@ func (s *Service) useGraph(ctx context.Context, op string) (done func(), err err
 	case s.graphSem <- struct{}{}:
 		return done, nil
 	case <-ctx.Done():
-		return nil, wrap(op, KindInternal, ctx.Err())
+		return nil, model.Wrap(op, KindInternal, ctx.Err())
 	}
 }
 
@@ -748,7 +749,7 @@ func (s *Service) claimProblems(ctx context.Context, op string, p Principal, st 
 	from := ""
 	for done := false; !done; {
 		if err := ctx.Err(); err != nil {
-			return nil, wrap(op, KindInternal, err)
+			return nil, model.Wrap(op, KindInternal, err)
 		}
 		// The vault open for this chunk only, as it was when the check
 		// began.
@@ -759,7 +760,7 @@ func (s *Service) claimProblems(ctx context.Context, op string, p Principal, st 
 		s.touch()
 		if now != st {
 			release()
-			return nil, fail(op, KindConflict, "the vault was locked and unlocked during the check: run it again")
+			return nil, model.Fail(op, KindConflict, "the vault was locked and unlocked during the check: run it again")
 		}
 		if done, err = s.claimChunk(op, st, ids, &from, &problems); err != nil {
 			release()
@@ -802,7 +803,7 @@ func (s *Service) claimChunk(op string, st *state, ids []string, from *string, p
 		})
 	})
 	if err != nil && err != errStopWalk {
-		return false, wrap(op, KindInternal, err)
+		return false, model.Wrap(op, KindInternal, err)
 	}
 	s.checkPause("claims")
 	// Second read, at a cut: compare.
@@ -870,13 +871,13 @@ func (s *Service) atCut(op string, st *state, fn func(tx Tx) error) error {
 			durable, failed := st.dur.State()
 			switch {
 			case st.broken || failed:
-				err = internalf(op, "the view is broken")
+				err = model.Internalf(op, "the view is broken")
 			case durable < st.applied:
 				wait = st.applied
 				s.checkPause("cut")
 			default:
 				if err = s.store.View(fn); err != nil {
-					err = wrap(op, KindInternal, err)
+					err = model.Wrap(op, KindInternal, err)
 				}
 			}
 		})

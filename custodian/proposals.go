@@ -8,6 +8,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/phc-project/phc/custodian/internal/model"
 	"github.com/phc-project/phc/internal/identity"
 	"github.com/phc-project/phc/schema"
 )
@@ -59,18 +60,18 @@ func (s *Service) Propose(ctx context.Context, p Principal, d ProposalInput) (Pr
 	switch p.kind {
 	case PrincipalOwner:
 	case PrincipalConsumer:
-		if !p.token.canWrite() {
-			return Proposed{}, s.refuse(st, p, "proposal.create", fail(op, KindModeDenied, "the token does not allow writes"))
+		if !p.token.CanWrite() {
+			return Proposed{}, s.refuse(st, p, "proposal.create", model.Fail(op, KindModeDenied, "the token does not allow writes"))
 		}
 		producer = Authenticated{Kind: "consumer", ID: p.Consumer}
 	default:
-		return Proposed{}, fail(op, KindUnauthenticated, "")
+		return Proposed{}, model.Fail(op, KindUnauthenticated, "")
 	}
 	if err := s.accept(op, &d); err != nil {
 		return Proposed{}, err
 	}
 	if p.kind == PrincipalConsumer && !matchAny(p.token.Scope, d.Key) {
-		return Proposed{}, s.refuse(st, p, "proposal.create", fail(op, KindScopeExceeded, "the key is outside the token's scope"))
+		return Proposed{}, s.refuse(st, p, "proposal.create", model.Fail(op, KindScopeExceeded, "the key is outside the token's scope"))
 	}
 	if d.Subject == "" {
 		d.Subject = SubjectSelf
@@ -81,12 +82,12 @@ func (s *Service) Propose(ctx context.Context, p Principal, d ProposalInput) (Pr
 	)
 	err = s.commit(st, func(st *state, b *batch) error {
 		if p.kind == PrincipalConsumer && d.Subject == SubjectSelf && st.userOnly(d.Key) {
-			refused = fail(op, KindUserOnlyWrite, "")
+			refused = model.Fail(op, KindUserOnlyWrite, "")
 			b.receipt(denyReceipt(p, "proposal.create", refused))
 			return nil
 		}
 		if p.kind == PrincipalConsumer && !mayContribute(st.grantsFor(p.Consumer, OpContribute, b.now), d.Key) {
-			refused = fail(op, KindScopeExceeded, "no contribute grant covers this key")
+			refused = model.Fail(op, KindScopeExceeded, "no contribute grant covers this key")
 			b.receipt(denyReceipt(p, "proposal.create", refused))
 			return nil
 		}
@@ -102,7 +103,7 @@ func (s *Service) Propose(ctx context.Context, p Principal, d ProposalInput) (Pr
 		}
 		id, err := identity.NewOrderedID("prp_", b.now)
 		if err != nil {
-			return wrap(op, KindInternal, err)
+			return model.Wrap(op, KindInternal, err)
 		}
 		pr := &Proposal{
 			ID: id, Status: StatusProposed, Key: d.Key, Value: d.Value, Subject: d.Subject,
@@ -178,7 +179,7 @@ func (s *Service) Review(ctx context.Context, p Principal) ([]ReviewItem, error)
 		return nil
 	})
 	if err != nil {
-		return nil, wrap(op, KindInternal, err)
+		return nil, model.Wrap(op, KindInternal, err)
 	}
 	// What each would change, as the view holds it now.
 	return ownerRead(s, op, p, func(st *state) ([]ReviewItem, error) {
@@ -234,18 +235,18 @@ func (s *Service) Confirm(ctx context.Context, p Principal, id string, in Confir
 		return Written{}, err
 	}
 	if !identity.ValidID(id, "prp_") {
-		return Written{}, fail(op, KindInvalid, "malformed proposal id")
+		return Written{}, model.Fail(op, KindInvalid, "malformed proposal id")
 	}
 	if err := s.accept(op, &in); err != nil {
 		return Written{}, err
 	}
 	if in.Edits != nil && in.Edits.Sensitivity != "" {
 		if _, ok := tierRank[in.Edits.Sensitivity]; !ok {
-			return Written{}, fail(op, KindInvalid, "unknown sensitivity tier")
+			return Written{}, model.Fail(op, KindInvalid, "unknown sensitivity tier")
 		}
 	}
 	if in.Edits != nil && in.Edits.Value != nil && !json.Valid(in.Edits.Value) {
-		return Written{}, fail(op, KindInvalid, "edited value is not JSON")
+		return Written{}, model.Fail(op, KindInvalid, "edited value is not JSON")
 	}
 	pr, err := s.pendingProposal(op, p, id)
 	if err != nil {
@@ -254,7 +255,7 @@ func (s *Service) Confirm(ctx context.Context, p Principal, id string, in Confir
 	var out Written
 	err = s.write(op, p, func(st *state, b *batch) error {
 		if _, ok := st.pending[id]; !ok {
-			return fail(op, KindConflict, "the proposal was already decided")
+			return model.Fail(op, KindConflict, "the proposal was already decided")
 		}
 		var err error
 		out, err = st.confirmIn(op, b, pr, in)
@@ -274,7 +275,7 @@ func (st *state) confirmIn(op string, b *batch, pr *Proposal, in ConfirmInput) (
 	}
 	cid, err := identity.NewOrderedID("clm_", b.now)
 	if err != nil {
-		return Written{}, wrap(op, KindInternal, err)
+		return Written{}, model.Wrap(op, KindInternal, err)
 	}
 	at := b.now
 	c := &Claim{
@@ -324,25 +325,12 @@ func (st *state) confirmIn(op string, b *batch, pr *Proposal, in ConfirmInput) (
 		rec = st.newClaim(b, c, personas)
 	}
 	rev := c.Revision
-	decided := pr.decided(StatusConfirmed, at)
+	decided := pr.Decided(StatusConfirmed, at)
 	decided.ClaimID = cid
 	st.decide(b, &decided)
 	b.receipt(Receipt{Actor: "owner", Operation: "proposal.confirm", Decision: "allow", Records: []string{id, c.Ref()}, Revision: rev})
 	out = Written{Claim: rec.view(rec.meta.Head), Revision: rev}
 	return out, nil
-}
-
-// decided is what remains of a proposal once the owner has decided it: its
-// id, who proposed it and when, and the decision. The draft (key, value,
-// evidence, note, …) is erased: a confirmed claim holds it, and deleting
-// that claim must leave nothing of it behind.
-func (pr *Proposal) decided(status string, at time.Time) Proposal {
-	return Proposal{
-		ID: pr.ID, Status: status,
-		Producer:   Producer{Authenticated: pr.Producer.Authenticated},
-		Evidence:   []Evidence{},
-		ProposedAt: pr.ProposedAt, Revision: pr.Revision, DecidedAt: &at,
-	}
 }
 
 func writtenByOf(a Authenticated) string {
@@ -368,13 +356,13 @@ func (s *Service) Reject(ctx context.Context, p Principal, id string, in RejectI
 		return 0, err
 	}
 	if !identity.ValidID(id, "prp_") {
-		return 0, fail(op, KindInvalid, "malformed proposal id")
+		return 0, model.Fail(op, KindInvalid, "malformed proposal id")
 	}
 	if err := s.accept(op, &in); err != nil {
 		return 0, err
 	}
 	if len(in.Reason) > 1024 {
-		return 0, fail(op, KindInvalid, "the reason is longer than 1024 bytes")
+		return 0, model.Fail(op, KindInvalid, "the reason is longer than 1024 bytes")
 	}
 	pr, err := s.pendingProposal(op, p, id)
 	if err != nil {
@@ -383,7 +371,7 @@ func (s *Service) Reject(ctx context.Context, p Principal, id string, in RejectI
 	var rev uint64
 	err = s.write(op, p, func(st *state, b *batch) error {
 		if _, ok := st.pending[id]; !ok {
-			return fail(op, KindConflict, "the proposal was already decided")
+			return model.Fail(op, KindConflict, "the proposal was already decided")
 		}
 		rev = st.rejectIn(b, pr, in.Reason)
 		return nil
@@ -395,7 +383,7 @@ func (s *Service) Reject(ctx context.Context, p Principal, id string, in RejectI
 // returns the revision.
 func (st *state) rejectIn(b *batch, pr *Proposal, reason string) uint64 {
 	rev := b.nextRevision()
-	decided := pr.decided(StatusRejected, b.now)
+	decided := pr.Decided(StatusRejected, b.now)
 	decided.Reason = reason
 	st.decide(b, &decided)
 	b.receipt(Receipt{Actor: "owner", Operation: "proposal.reject", Decision: "allow", Records: []string{pr.ID}, Revision: rev})
@@ -416,7 +404,7 @@ func (st *state) checkPersonas(op string, ids []string) ([]string, error) {
 	out := make([]string, 0, len(ids))
 	for _, id := range ids {
 		if _, ok := st.personas[id]; !ok {
-			return nil, fail(op, KindInvalid, "unknown persona")
+			return nil, model.Fail(op, KindInvalid, "unknown persona")
 		}
 		if !seen[id] {
 			seen[id] = true
@@ -498,7 +486,7 @@ func (st *state) countPending(pr *Proposal, n int) {
 // tooManyProposals is KindRateLimited when app already has as many
 // proposals waiting for the owner as the settings allow (with st.mu held).
 func (st *state) tooManyProposals(op, app string) *Error {
-	if st.pendingBy[app] < st.settings.pendingProposals() {
+	if st.pendingBy[app] < st.settings.PendingCap() {
 		return nil
 	}
 	return &Error{Op: op, Kind: KindRateLimited, RetryAfter: time.Minute,
@@ -554,16 +542,16 @@ func (s *Service) pendingProposals(op string, p Principal, ids []string) (prs []
 			case err != nil:
 				return err
 			case pr == nil:
-				errs[i] = notFound(op)
+				errs[i] = model.NotFound(op)
 			case pr.Status != StatusProposed:
-				errs[i] = fail(op, KindConflict, "the proposal was already decided")
+				errs[i] = model.Fail(op, KindConflict, "the proposal was already decided")
 			default:
 				prs[i] = pr
 			}
 		}
 		return nil
 	}); err != nil {
-		return nil, nil, wrap(op, KindInternal, err)
+		return nil, nil, model.Wrap(op, KindInternal, err)
 	}
 	return prs, errs, nil
 }

@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"sort"
 	"strconv"
+
+	"github.com/phc-project/phc/custodian/internal/model"
 )
 
 // provContext is the JSON-LD context of the PROV export.
@@ -113,7 +115,7 @@ func (s *Service) ExportProv(ctx context.Context, p Principal, w io.Writer) erro
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(doc); err != nil {
-		return wrap("graph.export", KindInternal, err)
+		return model.Wrap("graph.export", KindInternal, err)
 	}
 	return nil
 }

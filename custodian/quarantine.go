@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/phc-project/phc/custodian/internal/model"
 	"github.com/phc-project/phc/internal/identity"
 	"github.com/phc-project/phc/quarantine"
 )
@@ -34,11 +35,6 @@ const (
 	StatusQuarantined = quarantine.StatusQuarantined
 	StatusBlocked     = quarantine.StatusBlocked // an unknown mandatory restriction: no adopt until the owner removes it
 )
-
-// QuarantineRecord is one imported record held for the owner. The view's
-// copy has no body (it is in bucketHeldBodies) unless the record was held
-// before the bodies had a bucket of their own.
-type QuarantineRecord = quarantine.Held
 
 type seenBundle struct {
 	Source     string    `json:"source"`
@@ -77,11 +73,11 @@ func (s *Service) ImportBundle(ctx context.Context, p Principal, in ImportBundle
 			return err
 		}
 		if _, seen := st.bundlesSeen[m.BundleID]; seen {
-			return fail(op, KindConflict, "this bundle was imported already ("+m.BundleID+")")
+			return model.Fail(op, KindConflict, "this bundle was imported already ("+m.BundleID+")")
 		}
 		recs, err := quarantine.ParseRecords(payload)
 		if err != nil {
-			return fail(op, KindInvalid, err.Error())
+			return model.Fail(op, KindInvalid, err.Error())
 		}
 		rep = ImportReport{BundleID: m.BundleID, Source: m.Source.CustodianID, LossReport: append([]Loss{}, m.LossReport...),
 			Records: []QuarantineRecord{}, Counts: map[string]int{}}
@@ -92,7 +88,7 @@ func (s *Service) ImportBundle(ctx context.Context, p Principal, in ImportBundle
 		// Every id first: nothing may fail once the view changes.
 		for _, q := range held {
 			if q.ID, err = identity.NewID("qrn_"); err != nil {
-				return wrap(op, KindInternal, err)
+				return model.Wrap(op, KindInternal, err)
 			}
 		}
 		rev := b.nextRevision()
@@ -125,19 +121,19 @@ func (s *Service) heldRecords(st *state, op, source string, recs quarantine.Reco
 			return nil, err
 		}
 		if len(versions) == 0 || !identity.ValidID(c.ID, "clm_") || claimIDs[c.ID] {
-			return nil, fail(op, KindInvalid, fmt.Sprintf("claim %d of the bundle has no versions, a malformed id or one another claim of it has", i))
+			return nil, model.Fail(op, KindInvalid, fmt.Sprintf("claim %d of the bundle has no versions, a malformed id or one another claim of it has", i))
 		}
 		claimIDs[c.ID] = true
 		for j, v := range versions {
 			if v.ID != c.ID || v.Version != j+1 {
-				return nil, fail(op, KindInvalid, fmt.Sprintf("claim %d of the bundle: version %d is not version %d of the claim", i, j+1, j+1))
+				return nil, model.Fail(op, KindInvalid, fmt.Sprintf("claim %d of the bundle: version %d is not version %d of the claim", i, j+1, j+1))
 			}
 		}
 		q.Key = versions[len(versions)-1].Key
 		s.checkImported(st, q, versions, foreign, loss)
 		body, err := json.Marshal(archivedClaim{Personas: c.Personas, Versions: versions})
 		if err != nil {
-			return nil, wrap(op, KindInternal, err)
+			return nil, model.Wrap(op, KindInternal, err)
 		}
 		q.Body = body
 		held = append(held, q)
@@ -145,7 +141,7 @@ func (s *Service) heldRecords(st *state, op, source string, recs quarantine.Reco
 	for i, raw := range recs.Personas {
 		var pe Persona
 		if err := quarantine.Strict(raw, &pe); err != nil || !validSegment(pe.ID) {
-			return nil, fail(op, KindInvalid, fmt.Sprintf("persona %d of the bundle is not a persona", i))
+			return nil, model.Fail(op, KindInvalid, fmt.Sprintf("persona %d of the bundle is not a persona", i))
 		}
 		q := &QuarantineRecord{Kind: "persona", Record: pe.ID, Status: StatusQuarantined, Problems: []string{}, Body: raw}
 		if st.personas[pe.ID] != nil {
@@ -156,7 +152,7 @@ func (s *Service) heldRecords(st *state, op, source string, recs quarantine.Reco
 	for i, raw := range recs.Entities {
 		var e Entity
 		if err := quarantine.Strict(raw, &e); err != nil || !identity.ValidID(e.ID, "ent_") || entityTypes[e.Type] == "" {
-			return nil, fail(op, KindInvalid, fmt.Sprintf("entity %d of the bundle is not an entity", i))
+			return nil, model.Fail(op, KindInvalid, fmt.Sprintf("entity %d of the bundle is not an entity", i))
 		}
 		q := &QuarantineRecord{Kind: "entity", Record: e.ID, Status: StatusQuarantined, Problems: []string{}, Body: raw}
 		if st.entities[e.ID] != nil {
@@ -167,7 +163,7 @@ func (s *Service) heldRecords(st *state, op, source string, recs quarantine.Reco
 	for i, raw := range recs.Summaries {
 		var sm Summary
 		if err := quarantine.Strict(raw, &sm); err != nil || sm.ID == "" {
-			return nil, fail(op, KindInvalid, fmt.Sprintf("summary %d of the bundle is not a summary", i))
+			return nil, model.Fail(op, KindInvalid, fmt.Sprintf("summary %d of the bundle is not a summary", i))
 		}
 		q := &QuarantineRecord{Kind: "summary", Record: sm.ID, Status: StatusQuarantined, Problems: []string{}, Body: raw}
 		if problems := quarantine.Blocking(judged(sm.Restrictions), knownRestriction); len(problems) > 0 {
@@ -248,7 +244,7 @@ type QuarantinePage = quarantine.Page
 func (s *Service) ListQuarantine(ctx context.Context, p Principal, q QuarantineQuery) (QuarantinePage, error) {
 	const op = "quarantine.list"
 	if err := q.Check(); err != nil {
-		return QuarantinePage{}, fail(op, KindInvalid, err.Error())
+		return QuarantinePage{}, model.Fail(op, KindInvalid, err.Error())
 	}
 	return ownerRead(s, op, p, func(st *state) (QuarantinePage, error) {
 		return q.Select(maps.Values(st.quarantine)), nil
@@ -262,7 +258,7 @@ func (s *Service) RejectQuarantined(ctx context.Context, p Principal, ids []stri
 		return 0, 0, err
 	}
 	if !all && len(ids) == 0 {
-		return 0, 0, fail(op, KindInvalid, "ids, or all, is required")
+		return 0, 0, model.Fail(op, KindInvalid, "ids, or all, is required")
 	}
 	var n int
 	var rev uint64
@@ -276,7 +272,7 @@ func (s *Service) RejectQuarantined(ctx context.Context, p Principal, ids []stri
 		}
 		for _, id := range ids {
 			if st.quarantine[id] == nil {
-				return notFound(op)
+				return model.NotFound(op)
 			}
 		}
 		for _, id := range ids {
@@ -321,11 +317,11 @@ func (s *Service) AdoptQuarantined(ctx context.Context, p Principal, only string
 	}
 	if only != "" {
 		if in.All || len(in.IDs) > 0 {
-			return 0, 0, fail(op, KindInvalid, "ids and all belong to the bulk route, POST /phc/v1/quarantine/adopt")
+			return 0, 0, model.Fail(op, KindInvalid, "ids and all belong to the bulk route, POST /phc/v1/quarantine/adopt")
 		}
 		in.IDs = []string{only}
 	} else if !in.All && len(in.IDs) == 0 {
-		return 0, 0, fail(op, KindInvalid, "ids, or all, is required")
+		return 0, 0, model.Fail(op, KindInvalid, "ids, or all, is required")
 	}
 	copies, err := s.readHeld(op, p, in.IDs, in.All)
 	if err != nil {
@@ -367,11 +363,11 @@ func (st *state) adoptedBodies(op string, in AdoptInput, copies map[string]heldC
 	for _, id := range ids {
 		q := st.quarantine[id]
 		if q == nil {
-			return nil, nil, notFound(op)
+			return nil, nil, model.NotFound(op)
 		}
 		c, ok := copies[id]
 		if !ok || c.rev != q.Revision {
-			return nil, nil, fail(op, KindConflict, "record "+id+" changed while it was being adopted: adopt it again")
+			return nil, nil, model.Fail(op, KindConflict, "record "+id+" changed while it was being adopted: adopt it again")
 		}
 		bodies[id] = c.body
 	}
@@ -409,7 +405,7 @@ func (st *state) planAdoption(op string, in AdoptInput, ids []string, bodies map
 		case "entity":
 			var e Entity
 			if err := json.Unmarshal(bodies[id], &e); err != nil {
-				return nil, wrap(op, KindInternal, err)
+				return nil, model.Wrap(op, KindInternal, err)
 			}
 			if st.entities[e.ID] == nil {
 				a.newEntities[e.ID] = &e
@@ -418,7 +414,7 @@ func (st *state) planAdoption(op string, in AdoptInput, ids []string, bodies map
 		case "persona":
 			var pe Persona
 			if err := json.Unmarshal(bodies[id], &pe); err != nil {
-				return nil, wrap(op, KindInternal, err)
+				return nil, model.Wrap(op, KindInternal, err)
 			}
 			if st.personas[pe.ID] == nil {
 				a.newPersonas[pe.ID] = &pe
@@ -456,10 +452,10 @@ func (st *state) checkAdoptionInput(op string, in AdoptInput) ([]string, error) 
 	}
 	for foreignID, local := range in.Identities {
 		if !strings.HasPrefix(foreignID, "foreign:cus_") && !strings.HasPrefix(foreignID, "foreign:"+archiveSource+"/") {
-			return nil, fail(op, KindInvalid, "identities maps foreign:cus_…/id (or foreign:archive/id) names")
+			return nil, model.Fail(op, KindInvalid, "identities maps foreign:cus_…/id (or foreign:archive/id) names")
 		}
 		if local != "owner" && st.consumers[local] == nil {
-			return nil, fail(op, KindInvalid, "identities maps to a consumer of this custodian, or owner")
+			return nil, model.Fail(op, KindInvalid, "identities maps to a consumer of this custodian, or owner")
 		}
 	}
 	return personas, nil
@@ -475,7 +471,7 @@ func (st *state) planClaims(op string, personas []string, a *adoption, held []*Q
 	for _, q := range held {
 		id := q.ID
 		if q.Status == StatusBlocked {
-			return fail(op, KindRestrictionBlocked, "record "+id+" is blocked by an unknown mandatory restriction: remove it first")
+			return model.Fail(op, KindRestrictionBlocked, "record "+id+" is blocked by an unknown mandatory restriction: remove it first")
 		}
 		body, err := heldClaim(op, id, bodies[id])
 		if err != nil {
@@ -483,14 +479,14 @@ func (st *state) planClaims(op string, personas []string, a *adoption, held []*Q
 		}
 		head := body.Versions[len(body.Versions)-1]
 		if st.claims[head.ID] != nil || adopting[head.ID] {
-			return fail(op, KindConflict, "record "+id+": claim "+head.ID+" exists here already, or is adopted twice")
+			return model.Fail(op, KindConflict, "record "+id+": claim "+head.ID+" exists here already, or is adopted twice")
 		}
 		adopting[head.ID] = true
 		if !entityHere(head.Subject) {
-			return fail(op, KindInvalid, "record "+id+" is about an entity that is neither here nor adopted with it")
+			return model.Fail(op, KindInvalid, "record "+id+" is about an entity that is neither here nor adopted with it")
 		}
 		if rel, ok := relationshipOf(head); head.Kind == KindRelationship && (!ok || !entityHere(rel.From) || !entityHere(rel.To)) {
-			return fail(op, KindInvalid, "record "+id+" relates entities that are neither here nor adopted with it")
+			return model.Fail(op, KindInvalid, "record "+id+" relates entities that are neither here nor adopted with it")
 		}
 		ps := personas
 		if personas == nil {
@@ -524,17 +520,17 @@ func (st *state) planSummaries(op string, all bool, a *adoption, sums []*Quarant
 				continue
 			}
 			if q.Status == StatusBlocked {
-				return fail(op, KindRestrictionBlocked, "record "+q.ID+" is blocked by an unknown mandatory restriction: remove it first")
+				return model.Fail(op, KindRestrictionBlocked, "record "+q.ID+" is blocked by an unknown mandatory restriction: remove it first")
 			}
 			var sm Summary
 			if err := json.Unmarshal(bodies[q.ID], &sm); err != nil {
-				return wrap(op, KindInternal, err)
+				return model.Wrap(op, KindInternal, err)
 			}
 			if !identity.ValidID(sm.ID, "sum_") || sm.Version < 1 || len(sm.DerivedFrom) == 0 {
-				return fail(op, KindInvalid, "record "+q.ID+" is not a well-formed summary")
+				return model.Fail(op, KindInvalid, "record "+q.ID+" is not a well-formed summary")
 			}
 			if st.summaries[sm.ID] != nil || adoptedSums[sm.ID] > 0 {
-				return fail(op, KindConflict, "record "+q.ID+": summary "+sm.ID+" exists here already, or is adopted twice")
+				return model.Fail(op, KindConflict, "record "+q.ID+": summary "+sm.ID+" exists here already, or is adopted twice")
 			}
 			if !st.inheritAdopted(&sm, q.BundleID, adoptedClaims, sumByID) {
 				continue
@@ -548,7 +544,7 @@ func (st *state) planSummaries(op string, all bool, a *adoption, sums []*Quarant
 	if !all {
 		for _, q := range sums {
 			if q != nil {
-				return fail(op, KindInvalid, "record "+q.ID+" is a summary whose parents are neither here nor adopted with it")
+				return model.Fail(op, KindInvalid, "record "+q.ID+" is a summary whose parents are neither here nor adopted with it")
 			}
 		}
 	}
@@ -610,7 +606,7 @@ func (st *state) adopt(op string, b *batch, a *adoption, identities map[string]s
 	for id := range a.newPersonas {
 		key, err := identity.NewID("per_")
 		if err != nil {
-			return 0, 0, wrap(op, KindInternal, err)
+			return 0, 0, model.Wrap(op, KindInternal, err)
 		}
 		personaKeys[id] = key
 	}
@@ -699,7 +695,7 @@ func (s *Service) UnblockQuarantined(ctx context.Context, p Principal, id string
 		return QuarantineRecord{}, err
 	}
 	if len(in.Remove) == 0 {
-		return QuarantineRecord{}, fail(op, KindInvalid, "remove (the unknown restriction types to remove) is required")
+		return QuarantineRecord{}, model.Fail(op, KindInvalid, "remove (the unknown restriction types to remove) is required")
 	}
 	copies, err := s.readHeld(op, p, []string{id}, false)
 	if err != nil {
@@ -709,14 +705,14 @@ func (s *Service) UnblockQuarantined(ctx context.Context, p Principal, id string
 	err = s.write(op, p, func(st *state, b *batch) error {
 		q := st.quarantine[id]
 		if q == nil {
-			return notFound(op)
+			return model.NotFound(op)
 		}
 		if q.Kind != "claim" {
-			return fail(op, KindInvalid, "only a held claim carries restrictions to remove here")
+			return model.Fail(op, KindInvalid, "only a held claim carries restrictions to remove here")
 		}
 		c, ok := copies[id]
 		if !ok || c.rev != q.Revision {
-			return fail(op, KindConflict, "record "+id+" changed meanwhile: try again")
+			return model.Fail(op, KindConflict, "record "+id+" changed meanwhile: try again")
 		}
 		body, err := heldClaim(op, id, c.body)
 		if err != nil {
@@ -724,12 +720,12 @@ func (s *Service) UnblockQuarantined(ctx context.Context, p Principal, id string
 		}
 		for _, t := range in.Remove {
 			if knownRestriction(t) {
-				return fail(op, KindInvalid, "restriction "+t+" is one this custodian knows: it travels with the record")
+				return model.Fail(op, KindInvalid, "restriction "+t+" is one this custodian knows: it travels with the record")
 			}
 			if !slices.ContainsFunc(body.Versions, func(v *Claim) bool {
 				return slices.ContainsFunc(v.Restrictions, func(r Restriction) bool { return r.Type == t })
 			}) {
-				return fail(op, KindInvalid, "the record has no restriction "+t)
+				return model.Fail(op, KindInvalid, "the record has no restriction "+t)
 			}
 		}
 		for _, v := range body.Versions {
@@ -737,7 +733,7 @@ func (s *Service) UnblockQuarantined(ctx context.Context, p Principal, id string
 		}
 		nb, err := json.Marshal(body)
 		if err != nil {
-			return wrap(op, KindInternal, err)
+			return model.Wrap(op, KindInternal, err)
 		}
 		nq := *q
 		nq.Body, nq.Revision = nb, b.nextRevision()
@@ -773,7 +769,7 @@ func dedupeRestrictions(rs []Restriction) []Restriction {
 func heldClaim(op, id string, raw json.RawMessage) (archivedClaim, error) {
 	var body archivedClaim
 	if err := json.Unmarshal(raw, &body); err != nil || len(body.Versions) == 0 {
-		return archivedClaim{}, wrap(op, KindInternal, fmt.Errorf("quarantine %s: %v", id, err))
+		return archivedClaim{}, model.Wrap(op, KindInternal, fmt.Errorf("quarantine %s: %v", id, err))
 	}
 	return body, nil
 }
@@ -849,7 +845,7 @@ func (s *Service) readHeld(op string, p Principal, ids []string, all bool) (map[
 		return nil
 	})
 	if err != nil {
-		return nil, wrap(op, KindInternal, err)
+		return nil, model.Wrap(op, KindInternal, err)
 	}
 	return copies, nil
 }
@@ -860,7 +856,7 @@ func (s *Service) readHeld(op string, p Principal, ids []string, all bool) (map[
 // says what to do.
 func (s *Service) readManifest(st *state, op string, raw []byte) (BundleManifest, []byte, error) {
 	if s.cards == nil || st.keys == nil {
-		return BundleManifest{}, nil, fail(op, KindInvalid, "this custodian cannot read bundles")
+		return BundleManifest{}, nil, model.Fail(op, KindInvalid, "this custodian cannot read bundles")
 	}
 	own, err := s.card(st, op)
 	if err != nil {
@@ -874,13 +870,13 @@ func (s *Service) readManifest(st *state, op string, raw []byte) (BundleManifest
 		return pc.Card, true
 	})
 	if err != nil {
-		return BundleManifest{}, nil, fail(op, KindInvalid, err.Error())
+		return BundleManifest{}, nil, model.Fail(op, KindInvalid, err.Error())
 	}
 	// Signed by a pinned custodian, but still checked: strict members,
 	// the manifest first.
 	m, records, err := quarantine.Open(payload, source, own.CustodianID)
 	if err != nil {
-		return m, nil, fail(op, KindInvalid, err.Error())
+		return m, nil, model.Fail(op, KindInvalid, err.Error())
 	}
 	return m, records, nil
 }

@@ -5,24 +5,6 @@ import (
 	"time"
 )
 
-// Default request rates of a service token, per minute (PCP §7: "60
-// requests/minute per token", "10 requests/minute per token"): reads and
-// writes are counted apart, for each token alone. The owner's settings may
-// change the defaults; a token may ask for less, never more. An app holds
-// at most its live-token quota of tokens at once, so its total is at most
-// that many times a token's rate.
-const (
-	defaultReadsPerMinute  = 60
-	defaultWritesPerMinute = 10
-)
-
-// Default quotas of an app (a consumer, or an OIDC subject), whichever of
-// its tokens it uses; the owner's settings may change them.
-const (
-	defaultLiveTokens       = 10  // service tokens unexpired and unrevoked at once
-	defaultPendingProposals = 100 // proposals waiting in the review queue
-)
-
 // buckets rate-limits the service tokens: one token bucket per key (a
 // token) and kind, refilled continuously at its per-minute rate, holding at
 // most a minute's worth.
@@ -105,9 +87,9 @@ func (s *Service) rateLimit(op string, p Principal, write bool) error {
 	set := st.settings
 	st.mu.RUnlock()
 	s.life.RUnlock()
-	rate, kind := set.readsPerMinute(), "r:"
+	rate, kind := set.ReadRate(), "r:"
 	if write {
-		rate, kind = set.writesPerMinute(), "w:"
+		rate, kind = set.WriteRate(), "w:"
 	}
 	if t := p.token.RateLimit; t != nil {
 		own := t.Reads

@@ -3,6 +3,8 @@ package custodian
 import (
 	"context"
 	"sort"
+
+	"github.com/phc-project/phc/custodian/internal/model"
 )
 
 // Readable is what one recipient may read right now, purpose by purpose.
@@ -31,7 +33,7 @@ type ReadablePurpose struct {
 func (s *Service) ReadableNow(ctx context.Context, p Principal, recipient string) (Readable, error) {
 	const op = "readable"
 	if recipient == "" || len(recipient) > 512 {
-		return Readable{}, fail(op, KindInvalid, "name a recipient")
+		return Readable{}, model.Fail(op, KindInvalid, "name a recipient")
 	}
 	return ownerRead(s, op, p, func(st *state) (Readable, error) {
 		now := s.clock.Now()
@@ -54,7 +56,7 @@ func (s *Service) ReadableNow(ctx context.Context, p Principal, recipient string
 		for _, pu := range names {
 			sv, used, err := st.servable(reader, grants, pu, "", now)
 			if err != nil {
-				return Readable{}, wrap(op, KindInternal, err)
+				return Readable{}, model.Wrap(op, KindInternal, err)
 			}
 			rp := ReadablePurpose{Purpose: pu, Claims: make([]Claim, 0, len(sv)), Grants: make([]string, 0, len(used))}
 			for _, it := range sv {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+
+	"github.com/phc-project/phc/custodian/internal/model"
 )
 
 // denyReceipt is the receipt of a refused request of p.
@@ -33,7 +35,7 @@ func (s *Service) Receipts(ctx context.Context, p Principal, limit int) ([]Recei
 	}
 	limit = limitOrDefault(limit)
 	if limit < 0 || limit > 1000 {
-		return nil, fail(op, KindInvalid, "limit must be between 1 and 1000")
+		return nil, model.Fail(op, KindInvalid, "limit must be between 1 and 1000")
 	}
 	st, release, err := s.enter(op, p)
 	if err != nil {
@@ -64,7 +66,7 @@ func (s *Service) Receipts(ctx context.Context, p Principal, limit int) ([]Recei
 		return nil
 	})
 	if err != nil {
-		return nil, wrap(op, KindInternal, err)
+		return nil, model.Wrap(op, KindInternal, err)
 	}
 	return out, nil
 }

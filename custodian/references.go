@@ -9,27 +9,9 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/phc-project/phc/custodian/internal/model"
 	"github.com/phc-project/phc/internal/valueref"
 )
-
-// Disclosure modes: how a served value reaches a reader. The format of a
-// reference is package valueref's.
-const (
-	DisclosureValue     = "value"
-	DisclosureReference = "reference"
-)
-
-// disclosure is the owner's default mode for tier: the setting, else
-// reference for critical and value for the other tiers.
-func (s Settings) disclosure(tier string) string {
-	if m, ok := s.Disclosure[tier]; ok {
-		return m
-	}
-	if tier == SensitivityCritical {
-		return DisclosureReference
-	}
-	return DisclosureValue
-}
 
 // WithDisclosure returns p asking for the disclosure mode d on its reads
 // ("" or "value": as the owner decided; "reference": references even
@@ -42,7 +24,7 @@ func (p Principal) WithDisclosure(d string) (Principal, error) {
 		p.disclosure = d
 		return p, nil
 	}
-	return p, fail("read", KindInvalid, "disclosure is value or reference")
+	return p, model.Fail("read", KindInvalid, "disclosure is value or reference")
 }
 
 // referenceMode reports whether claim c, served to p under g (nil: the
@@ -52,7 +34,7 @@ func (st *state) referenceMode(p Principal, g *Grant, c *Claim) bool {
 	if p.disclosure == DisclosureReference {
 		return true
 	}
-	mode := st.settings.disclosure(c.Sensitivity)
+	mode := st.settings.DisclosureFor(c.Sensitivity)
 	if g != nil && g.Disclosure != "" {
 		mode = g.Disclosure
 	}
@@ -213,7 +195,7 @@ func (s *Service) references(st *state, reader string, wants []refWant) (map[str
 	if err == nil && !ok {
 		// A claim the read served was erased before its key could be
 		// minted: no reference stands for it, and no value may go out.
-		return nil, fail("reference", KindConflict, "the data changed while it was read: read it again")
+		return nil, model.Fail("reference", KindConflict, "the data changed while it was read: read it again")
 	}
 	return out, err
 }

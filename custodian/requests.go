@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/phc-project/phc/custodian/internal/model"
 	"github.com/phc-project/phc/internal/identity"
 )
 
@@ -18,31 +19,6 @@ const (
 	RequestApproved = "approved"
 	RequestDenied   = "denied"
 )
-
-// ContextRequest is a consumer's request for context (PCP): a scope of key
-// patterns, a purpose, a duration and a usage. Where the owner's auto_grant
-// covers the tier its scope may reach (see requestTier), it is granted at
-// once; else it waits for the owner, whose approval becomes a short,
-// narrow grant.
-type ContextRequest struct {
-	ID          string     `json:"request_id"`
-	Consumer    string     `json:"consumer"`
-	Scope       []string   `json:"scope"`
-	Purpose     string     `json:"purpose"`
-	Category    string     `json:"purpose_category,omitempty"` // as the app states it; shown to the owner
-	Duration    int64      `json:"duration_seconds"`
-	Usage       string     `json:"usage"`
-	Tier        string     `json:"tier"` // the highest tier the scope may reach, as the app may know it (requestTier)
-	Status      string     `json:"status"`
-	CreatedAt   time.Time  `json:"created_at"`
-	DecidedAt   *time.Time `json:"decided_at,omitempty"`
-	GrantID     string     `json:"grant_id,omitempty"`
-	TokenIssued bool       `json:"token_issued,omitempty"`
-	// Disclosure is the disclosure mode of the grant an approval makes:
-	// "reference" when the app asked for references or the owner approved
-	// so, "value" when the owner approved so, "" for the tier defaults.
-	Disclosure string `json:"disclosure,omitempty"`
-}
 
 // RequestView is what the requesting consumer sees of its request; Token is
 // set once, on the first answer after approval.
@@ -162,10 +138,10 @@ func (s *Service) RequestContext(ctx context.Context, ch Channel, p Principal, i
 func (s *Service) requestContext(ctx context.Context, p Principal, in RequestInput, mint bool) (RequestView, error) {
 	const op = "request.create"
 	if p.kind == PrincipalSealed {
-		return RequestView{}, fail(op, KindLocked, "")
+		return RequestView{}, model.Fail(op, KindLocked, "")
 	}
 	if p.kind != PrincipalConsumer || p.token.Trust != "" {
-		return RequestView{}, fail(op, KindInvalid, "requests are made by registered consumers, with their service token")
+		return RequestView{}, model.Fail(op, KindInvalid, "requests are made by registered consumers, with their service token")
 	}
 	if err := s.rateLimit(op, p, true); err != nil {
 		return RequestView{}, err
@@ -178,17 +154,17 @@ func (s *Service) requestContext(ctx context.Context, p Principal, in RequestInp
 		return RequestView{}, err
 	}
 	if !validPurpose(in.Purpose) {
-		return RequestView{}, fail(op, KindInvalid, errPurpose)
+		return RequestView{}, model.Fail(op, KindInvalid, model.ErrPurpose)
 	}
 	if in.Category != "" && !slices.Contains(PurposeCategories, in.Category) {
-		return RequestView{}, fail(op, KindInvalid, "purpose_category must be one of "+strings.Join(PurposeCategories, ", "))
+		return RequestView{}, model.Fail(op, KindInvalid, "purpose_category must be one of "+strings.Join(PurposeCategories, ", "))
 	}
 	dur, err := parseTTL(in.Duration)
 	if err != nil {
 		return RequestView{}, err
 	}
-	if dur > maxTokenTTL {
-		return RequestView{}, fail(op, KindInvalid, "duration must be at most 30 days")
+	if dur > model.MaxTokenTTL {
+		return RequestView{}, model.Fail(op, KindInvalid, "duration must be at most 30 days")
 	}
 	switch in.Usage {
 	case "":
@@ -197,10 +173,10 @@ func (s *Service) requestContext(ctx context.Context, p Principal, in RequestInp
 	case "single-use", "multi-use": // as PCP §4 writes them
 		in.Usage = strings.TrimSuffix(in.Usage, "-use")
 	default:
-		return RequestView{}, fail(op, KindInvalid, "usage must be single or multi (or single-use, multi-use)")
+		return RequestView{}, model.Fail(op, KindInvalid, "usage must be single or multi (or single-use, multi-use)")
 	}
 	if in.Disclosure != "" && in.Disclosure != DisclosureReference {
-		return RequestView{}, fail(op, KindInvalid, "disclosure may only ask for references; values are the owner's decision")
+		return RequestView{}, model.Fail(op, KindInvalid, "disclosure may only ask for references; values are the owner's decision")
 	}
 	if in.Disclosure != "" {
 		p.disclosure = in.Disclosure
@@ -209,7 +185,7 @@ func (s *Service) requestContext(ctx context.Context, p Principal, in RequestInp
 	joined := false
 	err = s.write(op, p, func(st *state, b *batch) error {
 		if !st.live(p, b.now) {
-			return fail(op, KindUnauthenticated, "")
+			return model.Fail(op, KindUnauthenticated, "")
 		}
 		if err := st.tooManyPending(op, p.Consumer); err != nil {
 			return err
@@ -239,7 +215,7 @@ func (s *Service) requestContext(ctx context.Context, p Principal, in RequestInp
 		return out, err
 	}
 	v, err := s.pollRequest(ctx, p, out.ID, mint, joined)
-	if KindOf(err) == KindRateLimited {
+	if model.KindOf(err) == KindRateLimited {
 		// Granted, but no token now (the app holds as many live tokens as
 		// it may, or spent its reads): the request stands, and polling it
 		// later fetches its token.
@@ -292,30 +268,30 @@ func (s *Service) PollRequest(ctx context.Context, ch Channel, p Principal, id s
 func (s *Service) pollRequest(ctx context.Context, p Principal, id string, mint, again bool) (RequestView, error) {
 	const op = "request.get"
 	if p.kind == PrincipalSealed {
-		return RequestView{}, fail(op, KindLocked, "")
+		return RequestView{}, model.Fail(op, KindLocked, "")
 	}
 	if p.kind != PrincipalConsumer {
-		return RequestView{}, fail(op, KindInvalid, "requests are polled by the consumer that made them")
+		return RequestView{}, model.Fail(op, KindInvalid, "requests are polled by the consumer that made them")
 	}
 	if !identity.ValidID(id, "req_") {
-		return RequestView{}, fail(op, KindInvalid, "malformed request id")
+		return RequestView{}, model.Fail(op, KindInvalid, "malformed request id")
 	}
 	if err := s.rateLimit(op, p, false); err != nil {
 		return RequestView{}, err
 	}
 	token, err := identity.NewToken(identity.ServicePrefix)
 	if err != nil {
-		return RequestView{}, wrap(op, KindInternal, err)
+		return RequestView{}, model.Wrap(op, KindInternal, err)
 	}
 	tid, err := identity.NewID("tok_")
 	if err != nil {
-		return RequestView{}, wrap(op, KindInternal, err)
+		return RequestView{}, model.Wrap(op, KindInternal, err)
 	}
 	var out RequestView
 	err = s.write(op, p, func(st *state, b *batch) error {
 		r, ok := st.requests[id]
 		if !ok || r.Consumer != p.Consumer || !st.live(p, b.now) {
-			return notFound(op)
+			return model.NotFound(op)
 		}
 		out = RequestView{ID: r.ID, Status: r.Status, Scope: r.Scope, Purpose: r.Purpose, Tier: r.Tier, Revision: st.revision}
 		if r.Status != RequestApproved {
@@ -323,11 +299,11 @@ func (s *Service) pollRequest(ctx context.Context, p Principal, id string, mint,
 		}
 		g := st.grants[r.GrantID]
 		if g == nil {
-			return internalf(op, "request %s has no grant", r.ID)
+			return model.Internalf(op, "request %s has no grant", r.ID)
 		}
 		exp := g.ExpiresAt
 		out.ExpiresAt = &exp
-		if !mint || (r.TokenIssued && !again) || !g.allows(OpRead, b.now) {
+		if !mint || (r.TokenIssued && !again) || !g.Allows(OpRead, b.now) {
 			return nil
 		}
 		// The token is one of the app's live tokens, within its quota as
@@ -390,7 +366,7 @@ func (s *Service) DecideRequest(ctx context.Context, p Principal, id string, app
 		return ContextRequest{}, err
 	}
 	if !identity.ValidID(id, "req_") {
-		return ContextRequest{}, fail(op, KindInvalid, "malformed request id")
+		return ContextRequest{}, model.Fail(op, KindInvalid, "malformed request id")
 	}
 	if err := s.accept(op, &in); err != nil {
 		return ContextRequest{}, err
@@ -398,32 +374,32 @@ func (s *Service) DecideRequest(ctx context.Context, p Principal, id string, app
 	passwordOK := false
 	if approve && in.Password != "" {
 		if s.verifyPassword == nil {
-			return ContextRequest{}, fail(op, KindInvalid, "this custodian cannot check a password")
+			return ContextRequest{}, model.Fail(op, KindInvalid, "this custodian cannot check a password")
 		}
 		if wait := s.reentryFailures.wait("", s.clock.Now()); wait > 0 {
 			return ContextRequest{}, &Error{Op: op, Kind: KindRateLimited, RetryAfter: wait}
 		}
 		if err := s.verifyPassword([]byte(in.Password)); err != nil {
 			s.reentryFailures.note("", s.clock.Now())
-			return ContextRequest{}, fail(op, KindUnauthenticated, "wrong password")
+			return ContextRequest{}, model.Fail(op, KindUnauthenticated, "wrong password")
 		}
 		passwordOK = true
 	}
 	if in.Disclosure != "" && (!approve || (in.Disclosure != DisclosureValue && in.Disclosure != DisclosureReference)) {
-		return ContextRequest{}, fail(op, KindInvalid, "disclosure (value or reference) goes with an approval")
+		return ContextRequest{}, model.Fail(op, KindInvalid, "disclosure (value or reference) goes with an approval")
 	}
 	if (in.Requires != nil || in.DropRequires) && !approve {
-		return ContextRequest{}, fail(op, KindInvalid, "requires and drop_requires go with an approval")
+		return ContextRequest{}, model.Fail(op, KindInvalid, "requires and drop_requires go with an approval")
 	}
 	if in.Requires != nil && in.DropRequires {
-		return ContextRequest{}, fail(op, KindInvalid, "requires names a qualification; drop_requires drops one: give one of them")
+		return ContextRequest{}, model.Fail(op, KindInvalid, "requires names a qualification; drop_requires drops one: give one of them")
 	}
 	r, _, err := s.decide(op, p, id, approve, "owner", func(st *state, r *ContextRequest) error {
 		if approve && r.Tier == SensitivityCritical && !passwordOK {
-			return fail(op, KindUnauthenticated, "approving critical data needs the owner's password")
+			return model.Fail(op, KindUnauthenticated, "approving critical data needs the owner's password")
 		}
 		if in.Requires != nil && st.decPolicies[in.Requires.Qualification] == nil {
-			return fail(op, KindInvalid, "requires names no admission policy (phc dec policy add)")
+			return model.Fail(op, KindInvalid, "requires names no admission policy (phc dec policy add)")
 		}
 		return nil
 	}, in.Requires, in.DropRequires, in.Disclosure)
@@ -443,17 +419,17 @@ func (s *Service) DecideByUser(ctx context.Context, p Principal, id string, appr
 		op = "request.approve"
 	}
 	if p.kind == PrincipalSealed {
-		return RequestView{}, fail(op, KindLocked, "")
+		return RequestView{}, model.Fail(op, KindLocked, "")
 	}
 	if p.kind != PrincipalConsumer {
-		return RequestView{}, fail(op, KindInvalid, "only the app whose host asked may relay the answer")
+		return RequestView{}, model.Fail(op, KindInvalid, "only the app whose host asked may relay the answer")
 	}
 	if !identity.ValidID(id, "req_") {
-		return RequestView{}, fail(op, KindInvalid, "malformed request id")
+		return RequestView{}, model.Fail(op, KindInvalid, "malformed request id")
 	}
 	r, rev, err := s.decide(op, p, id, approve, "user-via:"+p.actor(), func(st *state, r *ContextRequest) error {
 		if r.Consumer != p.Consumer {
-			return notFound(op)
+			return model.NotFound(op)
 		}
 		if approve && !st.settings.ElicitedApprovals {
 			return &Error{Op: op, Kind: KindApprovalRequired, RequestID: r.ID,
@@ -483,13 +459,13 @@ func (s *Service) decide(op string, p Principal, id string, approve bool, actor 
 	err := s.write(op, p, func(st *state, b *batch) error {
 		r, ok := st.requests[id]
 		if !ok {
-			return notFound(op)
+			return model.NotFound(op)
 		}
 		if p.kind == PrincipalConsumer && (!st.live(p, b.now) || r.Consumer != p.Consumer) {
-			return notFound(op)
+			return model.NotFound(op)
 		}
 		if r.Status != RequestPending {
-			return fail(op, KindConflict, "the request was already decided")
+			return model.Fail(op, KindConflict, "the request was already decided")
 		}
 		if err := check(st, r); err != nil {
 			return err
@@ -507,7 +483,7 @@ func (s *Service) decide(op string, p Principal, id string, approve bool, actor 
 				return &Error{Op: op, Kind: KindApprovalRequired, RequestID: r.ID,
 					Public: "the app's earlier grants over this scope require different qualifications: the owner decides"}
 			case !ok:
-				return fail(op, KindInvalid, "the app's earlier grants over this scope require different qualifications ("+
+				return model.Fail(op, KindInvalid, "the app's earlier grants over this scope require different qualifications ("+
 					strings.Join(all, ", ")+"): name one in requires, or drop them with drop_requires")
 			default:
 				requires = inherited
@@ -630,7 +606,7 @@ func (s *Service) approvalNeeded(op string, p Principal, key, purpose string) er
 	var answer *Error
 	err := s.write(op, p, func(st *state, b *batch) error {
 		if !st.live(p, b.now) {
-			return fail(op, KindUnauthenticated, "")
+			return model.Fail(op, KindUnauthenticated, "")
 		}
 		var latest *ContextRequest
 		for _, r := range st.requests {
@@ -646,13 +622,13 @@ func (s *Service) approvalNeeded(op string, p Principal, key, purpose string) er
 			answer = &Error{Op: op, Kind: KindApprovalRequired,
 				Public: "the owner's approval is required: the owner grants it to this OIDC identity (an OIDC recipient files no request)"}
 		case latest != nil && latest.Status == RequestDenied:
-			answer = fail(op, KindApprovalDenied, "")
+			answer = model.Fail(op, KindApprovalDenied, "")
 		case latest != nil && latest.Status == RequestPending:
 			answer = &Error{Op: op, Kind: KindApprovalRequired, RequestID: latest.ID,
 				Public: "the owner's approval is required; the request waits for the owner: poll request_id"}
 		case latest != nil && latest.Status == RequestApproved && st.approvalServes(latest, key, b.now):
-			answer = notFound(op)
-		case st.settings.autoGranted(st.requestTier(p, []string{key}, b.now)):
+			answer = model.NotFound(op)
+		case st.settings.AutoGranted(st.requestTier(p, []string{key}, b.now)):
 			// The app may read the field, at a tier the auto_grant
 			// covers, under another purpose: the owner's restrictions
 			// refuse this read, and no approval lifts them. A request
@@ -660,7 +636,7 @@ func (s *Service) approvalNeeded(op string, p Principal, key, purpose string) er
 			// ones, one more for each purpose the app names: file none.
 			// (An absent or hidden field has its key's default tier,
 			// sensitive or critical here, which no auto_grant covers.)
-			answer = notFound(op)
+			answer = model.NotFound(op)
 		default:
 			if err := st.tooManyPending(op, p.Consumer); err != nil {
 				answer = err
@@ -670,7 +646,7 @@ func (s *Service) approvalNeeded(op string, p Principal, key, purpose string) er
 			if asked == "" {
 				asked = unstatedPurpose
 			}
-			dur := defaultTokenTTL
+			dur := model.DefaultTokenTTL
 			if left := p.token.ExpiresAt.Sub(b.now); left < dur {
 				dur = max(left, time.Minute)
 			}
@@ -700,7 +676,7 @@ const unstatedPurpose = "none stated (a read without a purpose)"
 // reads of key: in force at now and selecting it (with st.mu held).
 func (st *state) approvalServes(r *ContextRequest, key string, now time.Time) bool {
 	g := st.grants[r.GrantID]
-	return g != nil && g.allows(OpRead, now) && matchAny(g.Selectors.Keys, key)
+	return g != nil && g.Allows(OpRead, now) && matchAny(g.Selectors.Keys, key)
 }
 
 // autoPersonas is the persona selector of a grant made automatically for
@@ -755,7 +731,7 @@ func (st *state) fileRequest(b *batch, p Principal, scope []string, purpose, cat
 func (st *state) draftRequest(p Principal, scope []string, purpose, category string, dur time.Duration, usage string, now time.Time) (*ContextRequest, error) {
 	id, err := identity.NewID("req_")
 	if err != nil {
-		return nil, wrap("request.create", KindInternal, err)
+		return nil, model.Wrap("request.create", KindInternal, err)
 	}
 	r := &ContextRequest{ID: id, Consumer: p.Consumer, Scope: scope, Purpose: purpose, Category: category,
 		Duration: int64(dur / time.Second), Usage: usage, Tier: st.requestTier(p, scope, now),
@@ -774,7 +750,7 @@ func (st *state) draftRequest(p Principal, scope []string, purpose, category str
 // different ones, the owner decides.
 func (st *state) autoGrants(p Principal, r *ContextRequest) (*Requires, bool) {
 	requires, _, ok := st.inheritedRequires(p.Consumer, r.Scope)
-	return requires, ok && st.settings.autoGranted(r.Tier)
+	return requires, ok && st.settings.AutoGranted(r.Tier)
 }
 
 // fileDraft files draft r of p's and receipts it, approving it at once
@@ -807,7 +783,7 @@ func (st *state) grantedAlike(p Principal, r *ContextRequest, requires *Requires
 	personasDone := false
 	var best *ContextRequest
 	for _, g := range st.grantsBy[p.Consumer] {
-		if !g.Auto || g.Recipient.Kind != "consumer" || g.NarrowedAt != nil || !g.allows(OpRead, now) {
+		if !g.Auto || g.Recipient.Kind != "consumer" || g.NarrowedAt != nil || !g.Allows(OpRead, now) {
 			continue
 		}
 		old := st.requests[g.Request]
@@ -851,7 +827,7 @@ func (st *state) tooManyAutoGrants(op, consumer string, now time.Time) *Error {
 	n := 0
 	var first time.Time
 	for _, g := range st.grantsBy[consumer] {
-		if !g.Auto || g.Recipient.Kind != "consumer" || !g.allows(OpRead, now) {
+		if !g.Auto || g.Recipient.Kind != "consumer" || !g.Allows(OpRead, now) {
 			continue
 		}
 		n++

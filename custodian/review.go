@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/phc-project/phc/custodian/internal/model"
 	"github.com/phc-project/phc/internal/identity"
 )
 
@@ -79,7 +80,7 @@ func (s *Service) RejectBulk(ctx context.Context, p Principal, in BulkRejectInpu
 		return BulkDecision{}, err
 	}
 	if len(in.Reason) > 1024 {
-		return BulkDecision{}, fail(op, KindInvalid, "the reason is longer than 1024 bytes")
+		return BulkDecision{}, model.Fail(op, KindInvalid, "the reason is longer than 1024 bytes")
 	}
 	return s.decideBulk(op, p, in.IDs, func(st *state, b *batch, pr *Proposal) (BulkItem, error) {
 		st.rejectIn(b, pr, in.Reason)
@@ -91,15 +92,15 @@ func (s *Service) RejectBulk(ctx context.Context, p Principal, in BulkRejectInpu
 // with decide, in one journal job.
 func (s *Service) decideBulk(op string, p Principal, ids []string, decide func(*state, *batch, *Proposal) (BulkItem, error)) (BulkDecision, error) {
 	if len(ids) == 0 || len(ids) > maxBulk {
-		return BulkDecision{}, fail(op, KindInvalid, "ids must name 1 to 1000 proposals")
+		return BulkDecision{}, model.Fail(op, KindInvalid, "ids must name 1 to 1000 proposals")
 	}
 	seen := make(map[string]bool, len(ids))
 	for _, id := range ids {
 		if !identity.ValidID(id, "prp_") {
-			return BulkDecision{}, fail(op, KindInvalid, "malformed proposal id")
+			return BulkDecision{}, model.Fail(op, KindInvalid, "malformed proposal id")
 		}
 		if seen[id] {
-			return BulkDecision{}, fail(op, KindInvalid, "a proposal id is named twice")
+			return BulkDecision{}, model.Fail(op, KindInvalid, "a proposal id is named twice")
 		}
 		seen[id] = true
 	}
@@ -115,14 +116,14 @@ func (s *Service) decideBulk(op string, p Principal, ids []string, decide func(*
 			item := BulkItem{}
 			if err == nil {
 				if _, ok := st.pending[id]; !ok {
-					err = fail(op, KindConflict, "the proposal was already decided")
+					err = model.Fail(op, KindConflict, "the proposal was already decided")
 				} else {
 					item, err = decide(st, b, prs[i])
 				}
 			}
 			item.ProposalID = id
 			if err != nil {
-				d := Describe(err)
+				d := model.Describe(err)
 				item = BulkItem{ProposalID: id, Constraint: d.Constraint, Error: d.Error}
 			} else {
 				out.Decided++

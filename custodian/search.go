@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/phc-project/phc/custodian/internal/model"
 )
 
 // Search bounds.
@@ -38,13 +40,13 @@ func (s *Service) SearchFields(ctx context.Context, p Principal, query, purpose 
 	const op = "field.search"
 	query = strings.TrimSpace(query)
 	if query == "" || len(query) > maxSearchQuery || !utf8.ValidString(query) || strings.ContainsFunc(query, isControl) {
-		return SearchResult{}, fail(op, KindInvalid, "the query is 1 to 256 bytes of printable text")
+		return SearchResult{}, model.Fail(op, KindInvalid, "the query is 1 to 256 bytes of printable text")
 	}
 	switch {
 	case limit == 0:
 		limit = defaultSearch
 	case limit < 0 || limit > maxSearch:
-		return SearchResult{}, fail(op, KindInvalid, "the limit is 1 to 50")
+		return SearchResult{}, model.Fail(op, KindInvalid, "the limit is 1 to 50")
 	}
 	terms := strings.Fields(strings.ToLower(query))
 	pick := func(rs []*claimRecord, byRef func(*claimRecord) bool) []*claimRecord {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/phc-project/phc/custodian/internal/engine"
+	"github.com/phc-project/phc/custodian/internal/model"
 	"github.com/phc-project/phc/graph"
 	"github.com/phc-project/phc/internal/identity"
 	"github.com/phc-project/phc/internal/vault"
@@ -299,10 +300,10 @@ func (s *Service) Unlock(ctx context.Context, password []byte, secretKey string)
 	s.life.Lock()
 	defer s.life.Unlock()
 	if s.closed {
-		return "", fail(op, KindLocked, "")
+		return "", model.Fail(op, KindLocked, "")
 	}
 	if s.st != nil {
-		return "", fail(op, KindConflict, "the vault is already unlocked")
+		return "", model.Fail(op, KindConflict, "the vault is already unlocked")
 	}
 	if wait := s.unlockFailures.wait("", s.clock.Now()); wait > 0 {
 		return "", &Error{Op: op, Kind: KindRateLimited, RetryAfter: wait}
@@ -314,9 +315,9 @@ func (s *Service) Unlock(ctx context.Context, password []byte, secretKey string)
 			s.unlockFailures.note("", s.clock.Now())
 			return "", &Error{Op: op, Kind: KindUnauthenticated, Public: "wrong password or Secret Key"}
 		case errors.Is(err, vault.ErrAlreadyUnlocked):
-			return "", fail(op, KindConflict, "the vault is already unlocked")
+			return "", model.Fail(op, KindConflict, "the vault is already unlocked")
 		}
-		return "", wrap(op, KindInternal, err)
+		return "", model.Wrap(op, KindInternal, err)
 	}
 	derived := time.Now()
 	st, err := loadState(s.store, s.cacheBytes, s.ignoreSnapshot.Load())
@@ -326,12 +327,12 @@ func (s *Service) Unlock(ctx context.Context, password []byte, secretKey string)
 	}
 	if err != nil {
 		s.vault.Lock()
-		return "", wrap(op, KindInternal, err)
+		return "", model.Wrap(op, KindInternal, err)
 	}
 	token, err := identity.NewToken(identity.OwnerPrefix)
 	if err != nil {
 		s.vault.Lock()
-		return "", wrap(op, KindInternal, err)
+		return "", model.Wrap(op, KindInternal, err)
 	}
 	s.st = st
 	s.unlocked.Store(true)
@@ -352,7 +353,7 @@ func (s *Service) Unlock(ctx context.Context, password []byte, secretKey string)
 	if s.onUnlock != nil {
 		if err := s.onUnlock(token); err != nil {
 			s.lockLocked()
-			return "", wrap(op, KindInternal, err)
+			return "", model.Wrap(op, KindInternal, err)
 		}
 	}
 	for _, n := range st.loadNotes {
@@ -375,7 +376,7 @@ func (s *Service) Unlock(ctx context.Context, password []byte, secretKey string)
 // commit lock too.
 func (s *Service) Lock(ctx context.Context, p Principal) error {
 	if !p.IsOwner() {
-		return fail("lock", KindSessionRequired, "")
+		return model.Fail("lock", KindSessionRequired, "")
 	}
 	s.lockLife(nil)
 	defer s.life.Unlock()
@@ -479,7 +480,7 @@ func (s *Service) Authenticate(ctx context.Context, bearer string) (Principal, e
 	s.life.RLock()
 	defer s.life.RUnlock()
 	if s.st == nil {
-		return Principal{}, fail(op, KindLocked, "")
+		return Principal{}, model.Fail(op, KindLocked, "")
 	}
 	switch {
 	case identity.LooksLikeToken(bearer, identity.OwnerPrefix):
@@ -501,7 +502,7 @@ func (s *Service) Authenticate(ctx context.Context, bearer string) (Principal, e
 			}
 		}
 	}
-	return Principal{}, fail(op, KindUnauthenticated, "")
+	return Principal{}, model.Fail(op, KindUnauthenticated, "")
 }
 
 // enter starts an operation of p: it holds the lock state shared until
@@ -511,12 +512,12 @@ func (s *Service) enter(op string, p Principal) (st *state, release func(), err 
 	s.life.RLock()
 	if s.st == nil || p.kind == PrincipalSealed {
 		s.life.RUnlock()
-		return nil, nil, fail(op, KindLocked, "")
+		return nil, nil, model.Fail(op, KindLocked, "")
 	}
 	if p.kind == PrincipalOwner {
 		if _, ok := s.sessions[p.session]; !ok {
 			s.life.RUnlock()
-			return nil, nil, fail(op, KindUnauthenticated, "")
+			return nil, nil, model.Fail(op, KindUnauthenticated, "")
 		}
 	}
 	return s.st, s.life.RUnlock, nil
@@ -525,10 +526,10 @@ func (s *Service) enter(op string, p Principal) (st *state, release func(), err 
 // requireOwner fails with KindSessionRequired unless p is the owner.
 func requireOwner(op string, p Principal) error {
 	if p.kind == PrincipalSealed {
-		return fail(op, KindLocked, "")
+		return model.Fail(op, KindLocked, "")
 	}
 	if !p.IsOwner() {
-		return fail(op, KindSessionRequired, "")
+		return model.Fail(op, KindSessionRequired, "")
 	}
 	return nil
 }

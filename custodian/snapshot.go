@@ -13,6 +13,7 @@ import (
 	fastjson "github.com/segmentio/encoding/json"
 
 	"github.com/phc-project/phc/custodian/internal/engine"
+	"github.com/phc-project/phc/custodian/internal/model"
 )
 
 // The claim metas snapshot. The unlock needs every claim's meta (see
@@ -343,7 +344,7 @@ func (s *Service) snapshotOf(st *state) error {
 	}
 	return s.commit(st, func(st *state, b *batch) error {
 		if st.snap.info != prev {
-			return internalf("snapshot", "another snapshot became current")
+			return model.Internalf("snapshot", "another snapshot became current")
 		}
 		for seq := st.snap.logFirst; seq < cut; seq++ {
 			b.del(bucketMetaLog, receiptKey(seq))

@@ -4,11 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"strconv"
 	"sync"
 	"sync/atomic"
 
 	"github.com/phc-project/phc/custodian/internal/engine"
+	"github.com/phc-project/phc/custodian/internal/model"
 	"github.com/phc-project/phc/graph"
 )
 
@@ -322,7 +322,7 @@ func readSettled[T any](op string, st *state, fn func() (T, error)) (T, error) {
 // if g is durable: the view read may hold a failed job's half-made change.
 func (st *state) awaitDurable(op string, g uint64) error {
 	if !st.dur.Await(g) {
-		return internalf(op, "the view is broken (group %d)", g)
+		return model.Internalf(op, "the view is broken (group %d)", g)
 	}
 	return nil
 }
@@ -484,7 +484,6 @@ func loadEach[T any](tx Tx, bucket string, add func(*T)) error {
 }
 
 func versionKey(id string, v int) string { return fmt.Sprintf("%s@%08d", id, v) }
-func versionRef(id string, v int) string { return id + "@" + strconv.Itoa(v) }
 
 // fieldStats counts active claims, in all and per category (the first key
 // segment).

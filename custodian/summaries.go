@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/phc-project/phc/custodian/internal/model"
 	"github.com/phc-project/phc/internal/identity"
 )
 
@@ -21,43 +22,6 @@ const (
 	SummaryStale      = "stale"
 	SummaryIneligible = "ineligible"
 )
-
-// Summary is derived context: a value made from exact versions of claims
-// and other summaries, recorded as prov:wasDerivedFrom lineage. It inherits
-// the union of its parents' restrictions and their highest tier. A change
-// to any ancestor makes it stale in the same revision; a stale or
-// ineligible summary is never served.
-type Summary struct {
-	ID           string          `json:"id"`
-	Version      int             `json:"version"`
-	Value        json.RawMessage `json:"value"`
-	DerivedFrom  []string        `json:"derived_from"`
-	Restrictions []Restriction   `json:"restrictions"`
-	Sensitivity  string          `json:"sensitivity"`
-	Status       string          `json:"status"`
-	Ineligible   string          `json:"ineligible_reason,omitempty"`
-	Stale        *Staleness      `json:"stale,omitempty"`
-	Producer     *Authenticated  `json:"producer,omitempty"` // for the owner only
-	Origin       string          `json:"origin,omitempty"`   // the bundle it was adopted from; for the owner only
-	CreatedAt    time.Time       `json:"created_at"`
-	Revision     uint64          `json:"revision"`
-}
-
-// Staleness says what made a summary stale: the parent through which the
-// invalidation reached it (Cause parent_stale when that parent is itself a
-// summary), the claim version whose change started it and how it changed,
-// and the revision of that change.
-type Staleness struct {
-	Parent    string     `json:"parent"`
-	Cause     string     `json:"cause"`
-	Root      string     `json:"root"`
-	RootCause string     `json:"root_cause"`
-	Revision  uint64     `json:"revision"`
-	At        *time.Time `json:"at,omitempty"`
-}
-
-// Ref is the "id@version" form used in lineage.
-func (s *Summary) Ref() string { return versionRef(s.ID, s.Version) }
 
 // parseRef splits "id@version".
 func parseRef(ref string) (id string, v int, ok bool) {
@@ -129,18 +93,18 @@ func (s *Service) CreateSummary(ctx context.Context, p Principal, in SummaryInpu
 		return SummaryWritten{}, err
 	}
 	if len(in.Value) == 0 || string(in.Value) == "null" {
-		return SummaryWritten{}, fail(op, KindInvalid, "value is required")
+		return SummaryWritten{}, model.Fail(op, KindInvalid, "value is required")
 	}
 	if len(in.DerivedFrom) == 0 || len(in.DerivedFrom) > maxParents {
-		return SummaryWritten{}, fail(op, KindInvalid, fmt.Sprintf("derived_from must list 1 to %d parents", maxParents))
+		return SummaryWritten{}, model.Fail(op, KindInvalid, fmt.Sprintf("derived_from must list 1 to %d parents", maxParents))
 	}
 	seen := map[string]bool{}
 	for _, ref := range in.DerivedFrom {
 		if _, _, ok := parseRef(ref); !ok {
-			return SummaryWritten{}, fail(op, KindInvalid, "derived_from holds a malformed ref (clm_…@n or sum_…@n)")
+			return SummaryWritten{}, model.Fail(op, KindInvalid, "derived_from holds a malformed ref (clm_…@n or sum_…@n)")
 		}
 		if seen[ref] {
-			return SummaryWritten{}, fail(op, KindInvalid, "derived_from lists a parent twice")
+			return SummaryWritten{}, model.Fail(op, KindInvalid, "derived_from lists a parent twice")
 		}
 		seen[ref] = true
 	}
@@ -149,27 +113,27 @@ func (s *Service) CreateSummary(ctx context.Context, p Principal, in SummaryInpu
 	case PrincipalOwner:
 	case PrincipalConsumer:
 		if !validPurpose(in.Purpose) {
-			return SummaryWritten{}, fail(op, KindInvalid, errPurpose)
+			return SummaryWritten{}, model.Fail(op, KindInvalid, model.ErrPurpose)
 		}
 		if err := s.rateLimit(op, p, true); err != nil {
 			return SummaryWritten{}, err
 		}
 		producer = Authenticated{Kind: "consumer", ID: p.Consumer}
 	default:
-		return SummaryWritten{}, fail(op, KindUnauthenticated, "")
+		return SummaryWritten{}, model.Fail(op, KindUnauthenticated, "")
 	}
 	st, release, err := s.enter(op, p)
 	if err != nil {
 		return SummaryWritten{}, err
 	}
 	defer release()
-	if p.kind == PrincipalConsumer && !p.token.canWrite() {
-		return SummaryWritten{}, s.refuse(st, p, op, fail(op, KindModeDenied, "the token does not allow writes"))
+	if p.kind == PrincipalConsumer && !p.token.CanWrite() {
+		return SummaryWritten{}, s.refuse(st, p, op, model.Fail(op, KindModeDenied, "the token does not allow writes"))
 	}
 	var out SummaryWritten
 	err = s.commit(st, func(st *state, b *batch) error {
 		if p.kind == PrincipalConsumer && !st.live(p, b.now) {
-			return fail(op, KindUnauthenticated, "")
+			return model.Fail(op, KindUnauthenticated, "")
 		}
 		parents, err := st.summaryParents(op, p, in.DerivedFrom, in.Purpose, b.now)
 		if err != nil {
@@ -177,7 +141,7 @@ func (s *Service) CreateSummary(ctx context.Context, p Principal, in SummaryInpu
 		}
 		id, err := identity.NewID("sum_")
 		if err != nil {
-			return wrap(op, KindInternal, err)
+			return model.Wrap(op, KindInternal, err)
 		}
 		sm := &Summary{
 			ID: id, Version: 1, Value: in.Value, DerivedFrom: append([]string{}, in.DerivedFrom...),
@@ -220,10 +184,10 @@ func (st *state) summaryParents(op string, p Principal, refs []string, purpose s
 		if strings.HasPrefix(id, "sum_") {
 			sm := st.summaries[id]
 			if sm == nil || (p.kind == PrincipalConsumer && !st.summaryVisible(p, sm, purpose, now, grants, nil)) {
-				return nil, notFound(op)
+				return nil, model.NotFound(op)
 			}
 			if sm.Version != v || sm.Status != SummaryCurrent {
-				return nil, fail(op, KindConflict, "a parent summary is not current")
+				return nil, model.Fail(op, KindConflict, "a parent summary is not current")
 			}
 			out = append(out, parent{sm.Restrictions, sm.Sensitivity})
 			continue
@@ -231,10 +195,10 @@ func (st *state) summaryParents(op string, p Principal, refs []string, purpose s
 		r := st.claims[id]
 		if r == nil || r.meta.Status != StatusActive ||
 			(p.kind == PrincipalConsumer && st.recipientGrant(grants, p, r, purpose, now, nil) == nil) {
-			return nil, notFound(op)
+			return nil, model.NotFound(op)
 		}
 		if r.meta.Head != v {
-			return nil, fail(op, KindConflict, "a parent claim has a newer version")
+			return nil, model.Fail(op, KindConflict, "a parent claim has a newer version")
 		}
 		c := r.head()
 		out = append(out, parent{c.Restrictions, c.Sensitivity})
@@ -401,7 +365,7 @@ type SummaryRead struct {
 func (s *Service) GetSummary(ctx context.Context, p Principal, id, purpose string, minRevision uint64) (SummaryRead, error) {
 	const op = "summary.get"
 	if !identity.ValidID(id, "sum_") {
-		return SummaryRead{}, fail(op, KindInvalid, "malformed summary id")
+		return SummaryRead{}, model.Fail(op, KindInvalid, "malformed summary id")
 	}
 	if err := s.rateLimit(op, p, false); err != nil {
 		return SummaryRead{}, err
@@ -419,22 +383,22 @@ func (s *Service) GetSummary(ctx context.Context, p Principal, id, purpose strin
 		return readSettled(op, st, func() (SummaryRead, error) {
 			sm, ok := st.summaries[id]
 			if !ok {
-				return SummaryRead{}, notFound(op)
+				return SummaryRead{}, model.NotFound(op)
 			}
 			return SummaryRead{Summary: *sm, Revision: st.revision}, nil
 		})
 	case PrincipalConsumer:
 	default:
-		return SummaryRead{}, fail(op, KindUnauthenticated, "")
+		return SummaryRead{}, model.Fail(op, KindUnauthenticated, "")
 	}
 	if purpose, err = p.readPurpose(op, purpose); err != nil {
 		return SummaryRead{}, err
 	}
 	if !validPurpose(purpose) {
-		return SummaryRead{}, fail(op, KindInvalid, errPurpose)
+		return SummaryRead{}, model.Fail(op, KindInvalid, model.ErrPurpose)
 	}
-	if !p.token.canRead() {
-		return SummaryRead{}, s.refuse(st, p, "summary.read", fail(op, KindModeDenied, "the token does not allow reads"))
+	if !p.token.CanRead() {
+		return SummaryRead{}, s.refuse(st, p, "summary.read", model.Fail(op, KindModeDenied, "the token does not allow reads"))
 	}
 	var out SummaryRead
 	rc := Receipt{Actor: p.actor(), Operation: "summary.read", Recipient: p.Consumer, Purpose: purpose}
@@ -457,7 +421,7 @@ func (s *Service) GetSummary(ctx context.Context, p Principal, id, purpose strin
 		return SummaryRead{}, err
 	}
 	if !disclosed {
-		return SummaryRead{}, notFound(op)
+		return SummaryRead{}, model.NotFound(op)
 	}
 	return out, nil
 }
@@ -518,7 +482,7 @@ func (st *state) reached(op string, min uint64) error {
 	ahead := min > st.revision
 	st.mu.RUnlock()
 	if ahead {
-		return fail(op, KindConflict, "min_revision is ahead of this custodian")
+		return model.Fail(op, KindConflict, "min_revision is ahead of this custodian")
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/phc-project/phc/custodian/internal/model"
 	"github.com/phc-project/phc/internal/identity"
 )
 
@@ -58,7 +59,7 @@ func (s *Service) RevokeToken(ctx context.Context, p Principal, prefix string) (
 		return 0, err
 	}
 	if len(prefix) < minRevokePrefix || len(prefix) > 64 || !identity.LooksLikeTokenPrefix(prefix, identity.ServicePrefix) {
-		return 0, fail(op, KindInvalid, "give the token prefix shown in the token list (ctxs_ and at least one more character)")
+		return 0, model.Fail(op, KindInvalid, "give the token prefix shown in the token list (ctxs_ and at least one more character)")
 	}
 	var rev uint64
 	err := s.write(op, p, func(st *state, b *batch) error {
@@ -68,12 +69,12 @@ func (s *Service) RevokeToken(ctx context.Context, p Principal, prefix string) (
 				continue
 			}
 			if match != nil {
-				return fail(op, KindConflict, "the prefix matches more than one token; give more of it")
+				return model.Fail(op, KindConflict, "the prefix matches more than one token; give more of it")
 			}
 			match = t
 		}
 		if match == nil {
-			return notFound(op)
+			return model.NotFound(op)
 		}
 		rev = b.nextRevision()
 		st.revokeToken(b, match)
@@ -124,7 +125,7 @@ func (st *state) tooManyTokens(op, app string, now time.Time) *Error {
 			first = t.ExpiresAt
 		}
 	}
-	if live < st.settings.liveTokens() {
+	if live < st.settings.LiveTokenCap() {
 		return nil
 	}
 	return &Error{Op: op, Kind: KindRateLimited, RetryAfter: max(first.Sub(now), time.Second),

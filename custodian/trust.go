@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/phc-project/phc/custodian/internal/model"
 	"github.com/phc-project/phc/internal/identity"
 	"github.com/phc-project/phc/internal/oidcrecipient"
 )
@@ -24,29 +25,7 @@ type IDTokenVerifier interface {
 	Verify(ctx context.Context, issuer, audience, rawIDToken string) (VerifiedIDToken, error)
 }
 
-// VerifiedIDToken is what an [IDTokenVerifier] vouches for in an ID token
-// that verified: its subject, expiry, every audience and the authorized
-// party (azp) if it names one.
-type VerifiedIDToken = identity.IDToken
-
 const bucketTrust = "trust" // iss_… → TrustedIssuer
-
-// TrustedIssuer is an OIDC issuer on the owner's trust list, with the
-// audience its ID tokens must name (this custodian's client id there) and
-// the other clients of that issuer whose ID tokens are accepted too.
-//
-// An ID token is accepted only when every one of its audiences, and its
-// authorized party (azp) if it names one, is Audience or one of
-// AuthorizedParties; a token with several audiences must name its
-// authorized party (OpenID Connect Core 1.0 §2, §3.1.3.7).
-type TrustedIssuer struct {
-	ID                string    `json:"id"`
-	Issuer            string    `json:"issuer"`
-	Audience          string    `json:"audience"`
-	AuthorizedParties []string  `json:"authorized_parties,omitempty"`
-	CreatedAt         time.Time `json:"created_at"`
-	Revision          uint64    `json:"revision"`
-}
 
 // TrustInput is the body of POST /phc/v1/trust.
 type TrustInput struct {
@@ -61,12 +40,6 @@ func (*TrustInput) spec() inputSpec { return inputSpec{} }
 // maxAuthorizedParties bounds the additional clients of one trust entry.
 const maxAuthorizedParties = 16
 
-// accepts applies the audience and authorized-party rules (see
-// [TrustedIssuer]) to a token that verified for t.
-func (t *TrustedIssuer) accepts(tok VerifiedIDToken) bool {
-	return oidcrecipient.Clients{Audience: t.Audience, AuthorizedParties: t.AuthorizedParties}.Accept(tok)
-}
-
 // AddTrust puts an issuer on the trust list (owner only). One issuer and
 // audience pair is listed once (KindConflict).
 func (s *Service) AddTrust(ctx context.Context, p Principal, in TrustInput) (TrustAdded, error) {
@@ -78,17 +51,17 @@ func (s *Service) AddTrust(ctx context.Context, p Principal, in TrustInput) (Tru
 		return TrustAdded{}, err
 	}
 	if !identity.ValidIssuerURL(in.Issuer) {
-		return TrustAdded{}, fail(op, KindInvalid, "issuer must be an https URL (http only on loopback), without query or fragment")
+		return TrustAdded{}, model.Fail(op, KindInvalid, "issuer must be an https URL (http only on loopback), without query or fragment")
 	}
 	if !oidcrecipient.ValidClientID(in.Audience) {
-		return TrustAdded{}, fail(op, KindInvalid, "audience is required: at most 256 bytes")
+		return TrustAdded{}, model.Fail(op, KindInvalid, "audience is required: at most 256 bytes")
 	}
 	if len(in.AuthorizedParties) > maxAuthorizedParties {
-		return TrustAdded{}, fail(op, KindInvalid, "at most 16 authorized parties")
+		return TrustAdded{}, model.Fail(op, KindInvalid, "at most 16 authorized parties")
 	}
 	for i, c := range in.AuthorizedParties {
 		if !oidcrecipient.ValidClientID(c) || c == in.Audience || slices.Contains(in.AuthorizedParties[:i], c) {
-			return TrustAdded{}, fail(op, KindInvalid, "an authorized party is a client id of at most 256 bytes, listed once, other than the audience")
+			return TrustAdded{}, model.Fail(op, KindInvalid, "an authorized party is a client id of at most 256 bytes, listed once, other than the audience")
 		}
 	}
 	if len(in.AuthorizedParties) == 0 {
@@ -108,12 +81,12 @@ func (s *Service) AddTrust(ctx context.Context, p Principal, in TrustInput) (Tru
 	err := s.write(op, p, func(st *state, b *batch) error {
 		for _, t := range st.trust {
 			if t.Issuer == in.Issuer && t.Audience == in.Audience {
-				return fail(op, KindConflict, "this issuer and audience are trusted already")
+				return model.Fail(op, KindConflict, "this issuer and audience are trusted already")
 			}
 		}
 		id, err := identity.NewID("iss_")
 		if err != nil {
-			return wrap(op, KindInternal, err)
+			return model.Wrap(op, KindInternal, err)
 		}
 		t := &TrustedIssuer{ID: id, Issuer: in.Issuer, Audience: in.Audience, AuthorizedParties: in.AuthorizedParties,
 			CreatedAt: b.now, Revision: b.nextRevision()}
@@ -162,12 +135,12 @@ func (s *Service) RemoveTrust(ctx context.Context, p Principal, id string) (uint
 		return 0, err
 	}
 	if !identity.ValidID(id, "iss_") {
-		return 0, fail(op, KindInvalid, "malformed trust id")
+		return 0, model.Fail(op, KindInvalid, "malformed trust id")
 	}
 	var rev uint64
 	err := s.write(op, p, func(st *state, b *batch) error {
 		if _, ok := st.trust[id]; !ok {
-			return notFound(op)
+			return model.NotFound(op)
 		}
 		delete(st.trust, id)
 		st.purgePresentations(b) // its recipients' tokens are dead
@@ -187,19 +160,6 @@ func (st *state) trustedIssuer(issuer string) bool {
 		}
 	}
 	return false
-}
-
-// OIDCRecipient is the name an OIDC recipient goes by in receipts, rate
-// limits and token records: "oidc:" + issuer + "#" + subject. No consumer
-// name can take this form (a colon is not allowed in one).
-func OIDCRecipient(issuer, subject string) string { return oidcrecipient.Name(issuer, subject) }
-
-// recipientName is the name a grant's recipient goes by.
-func (r Recipient) name() string {
-	if r.Kind == "oidc" {
-		return OIDCRecipient(r.Issuer, r.ID)
-	}
-	return r.ID
 }
 
 // Lifetimes of an exchanged token.
@@ -250,7 +210,7 @@ func (s *Service) ExchangeToken(ctx context.Context, in ExchangeInput) (Exchange
 		return Exchanged{}, err
 	}
 	if s.oidc == nil {
-		return Exchanged{}, fail(op, KindUnauthenticated, "")
+		return Exchanged{}, model.Fail(op, KindUnauthenticated, "")
 	}
 	trust, tok, err := s.verifyExchange(ctx, op, idToken)
 	if err != nil {
@@ -264,21 +224,21 @@ func (s *Service) ExchangeToken(ctx context.Context, in ExchangeInput) (Exchange
 	defer release()
 	token, err := identity.NewToken(identity.ServicePrefix)
 	if err != nil {
-		return Exchanged{}, wrap(op, KindInternal, err)
+		return Exchanged{}, model.Wrap(op, KindInternal, err)
 	}
 	id, err := identity.NewID("tok_")
 	if err != nil {
-		return Exchanged{}, wrap(op, KindInternal, err)
+		return Exchanged{}, model.Wrap(op, KindInternal, err)
 	}
-	name := OIDCRecipient(trust.Issuer, sub)
+	name := model.OIDCRecipient(trust.Issuer, sub)
 	var out Exchanged
 	err = s.commit(st, func(st *state, b *batch) error {
 		if _, ok := st.trust[trust.ID]; !ok {
-			return fail(op, KindUnauthenticated, "")
+			return model.Fail(op, KindUnauthenticated, "")
 		}
 		ttl := min(exchangedTTL, exp.Sub(b.now))
 		if ttl <= 0 {
-			return fail(op, KindUnauthenticated, "")
+			return model.Fail(op, KindUnauthenticated, "")
 		}
 		if err := st.tooManyTokens(op, name, b.now); err != nil {
 			return err
@@ -316,9 +276,9 @@ func exchangeError(op string, err error) error {
 		return nil
 	}
 	if e, ok := errors.AsType[*oidcrecipient.Error](err); ok && e.TooLarge {
-		return fail(op, KindTooLarge, "")
+		return model.Fail(op, KindTooLarge, "")
 	}
-	return fail(op, KindInvalid, err.Error())
+	return model.Fail(op, KindInvalid, err.Error())
 }
 
 // exchangeParams checks an exchange request (oidcrecipient.Request.Check)
@@ -330,7 +290,7 @@ func exchangeParams(op string, in ExchangeInput) (idToken string, scope []string
 	}
 	idToken = in.SubjectToken
 	if idToken == "" || len(idToken) > oidcrecipient.MaxIDToken {
-		return "", nil, "", fail(op, KindUnauthenticated, "")
+		return "", nil, "", model.Fail(op, KindUnauthenticated, "")
 	}
 	scopeText := in.Scope
 	if scopeText == "" {
@@ -344,7 +304,7 @@ func exchangeParams(op string, in ExchangeInput) (idToken string, scope []string
 		mode = ModeRead
 	case ModeRead, ModeWrite, ModeReadWrite:
 	default:
-		return "", nil, "", fail(op, KindInvalid, "mode must be read, write or read-write")
+		return "", nil, "", model.Fail(op, KindInvalid, "mode must be read, write or read-write")
 	}
 	return idToken, scope, mode, nil
 }
@@ -361,7 +321,7 @@ func (s *Service) verifyExchange(ctx context.Context, op, idToken string) (Trust
 	issuer, claimedSub := oidcrecipient.UnverifiedIssuerSubject(idToken)
 	failKey := exchangeMalformed
 	if issuer != "" && claimedSub != "" {
-		failKey = OIDCRecipient(issuer, claimedSub)
+		failKey = model.OIDCRecipient(issuer, claimedSub)
 	}
 	if wait := s.exchangeFailures.wait(failKey, s.clock.Now()); wait > 0 {
 		return TrustedIssuer{}, VerifiedIDToken{}, &Error{Op: op, Kind: KindRateLimited, RetryAfter: wait}
@@ -392,7 +352,7 @@ func (s *Service) verifyExchange(ctx context.Context, op, idToken string) (Trust
 			err = verr
 			continue
 		}
-		if !c.accepts(v) {
+		if !c.Accepts(v) {
 			err = oidcrecipient.ErrUntrustedClient
 			continue
 		}
@@ -403,7 +363,7 @@ func (s *Service) verifyExchange(ctx context.Context, op, idToken string) (Trust
 		s.exchangeFailures.note(failKey, s.clock.Now())
 		class := oidcrecipient.RefusalClass(issuer, claimedSub, len(candidates), trust.ID != "", err)
 		s.refuseExchange(ctx, class, issuer, claimedSub, candidates)
-		return TrustedIssuer{}, VerifiedIDToken{}, fail(op, KindUnauthenticated, "")
+		return TrustedIssuer{}, VerifiedIDToken{}, model.Fail(op, KindUnauthenticated, "")
 	}
 	return trust, tok, nil
 }
@@ -430,7 +390,7 @@ func (s *Service) refuseExchange(ctx context.Context, class, issuer, sub string,
 	s.log.Info("token exchange refused", "class", class, "issuer", issuer, "trust", records[1:])
 	recipient := ""
 	if len(candidates) > 0 {
-		recipient = OIDCRecipient(issuer, sub) // an issuer the owner trusts: who claimed to be whom
+		recipient = model.OIDCRecipient(issuer, sub) // an issuer the owner trusts: who claimed to be whom
 	}
 	st, release, err := s.enter(op, Principal{})
 	if err != nil {

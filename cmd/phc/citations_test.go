@@ -130,7 +130,7 @@ func TestCitationRules(t *testing.T) {
 		from, ref string
 		want      bool
 	}{
-		{"custodian/errors.go", "docs/design.md", true},
+		{"custodian/internal/model/errors.go", "docs/design.md", true},
 		{"docs/formats/bundle.md", "dec.md", true},
 		{"docs/formats/bundle.md", "../design.md", true},
 		{"internal/cli/docs_test.go", "design.md", true}, // as readDoc names a guide

@@ -44,7 +44,7 @@ func section(t *testing.T, doc, title string) string {
 
 // TestIntegratingConstraintTable: docs/integrating.md's error table has a
 // row, with advice, for every status and constraint code of the one error
-// table (custodian/errors.go), and none that the table does not have. A
+// table (custodian/internal/model/errors.go), and none that the table does not have. A
 // new code fails this test until it is documented.
 func TestIntegratingConstraintTable(t *testing.T) {
 	t.Parallel()
@@ -76,7 +76,7 @@ func TestIntegratingConstraintTable(t *testing.T) {
 	}
 	for key := range documented {
 		if !want[key] {
-			t.Errorf("docs/integrating.md documents %s, which custodian/errors.go does not have", key)
+			t.Errorf("docs/integrating.md documents %s, which custodian/internal/model/errors.go does not have", key)
 		}
 	}
 	// The OpenAPI description's Error body lists the same codes.
