@@ -143,7 +143,7 @@ func (r *claimRecord) versions() []*Claim { return must(r.cache.Versions(r)) }
 // filled from head), whose head is head and whose versions before it the
 // store may not have yet are older (in any order). setClaim publishes it;
 // the caller stores the record's meta.
-func (st *state) newRecord(m claimMeta, head *Claim, older []*Claim) *claimRecord {
+func (st *State) newRecord(m claimMeta, head *Claim, older []*Claim) *claimRecord {
 	r := &claimRecord{meta: m, cache: st.cache}
 	r.fill(head)
 	r.Hold(head, older)
@@ -167,7 +167,7 @@ func (r *claimRecord) fill(head *Claim) {
 // carried returns what a record replacing r must carry of r's versions:
 // those written by the group being applied, which the store does not have
 // yet (with mu held for writing, in the journal).
-func (st *state) carried(r *claimRecord) []*Claim {
+func (st *State) carried(r *claimRecord) []*Claim {
 	if r.Group != st.applied+1 {
 		return nil // r and what it carries are committed
 	}

@@ -80,7 +80,7 @@ func intersectPatterns(a, b string) (string, bool) {
 
 // indexClaim adds r to the indexes if it is active; unindexClaim removes
 // it. Callers hold mu for writing.
-func (st *state) indexClaim(r *claimRecord) {
+func (st *State) indexClaim(r *claimRecord) {
 	if r.meta.Status != StatusActive {
 		return
 	}
@@ -108,7 +108,7 @@ func indexUnder(m map[string]*claimIndex, k string) *claimIndex {
 	return t
 }
 
-func (st *state) unindexClaim(r *claimRecord) {
+func (st *State) unindexClaim(r *claimRecord) {
 	if r.meta.Status != StatusActive {
 		return
 	}

@@ -44,7 +44,7 @@ type job struct {
 // batch collects what one job stages: store writes and receipts.
 type batch struct {
 	now      time.Time
-	st       *state
+	st       *State
 	writes   []write
 	receipts []Receipt
 	graph    graph.Delta // the projection's change, computed by finishJob
@@ -182,7 +182,7 @@ func (s *Service) applyJob(g *group, j *job) error {
 	if j.st != st || st.broken {
 		return model.Internalf("journal", "state changed or broken")
 	}
-	b := &batch{now: s.clock.Now(), st: st}
+	b := &batch{now: s.clock.Now(), st: st.State}
 	rev := st.revision
 	st.job = newJobCtx()
 	err, unreadable := s.runJob(st, j, b)
@@ -230,7 +230,7 @@ func (s *Service) applyJob(g *group, j *job) error {
 	// The group's graph changes go in one delta, applied after its
 	// commit; the jobs after this one see its lineage through
 	// st.lag (see dependents).
-	mergeJob(&g.delta, st, &b.graph)
+	mergeJob(&g.delta, st.State, &b.graph)
 	return nil
 }
 

@@ -12,7 +12,7 @@ type deltaMerger = engine.DeltaMerger
 
 // mergeJob adds a job's delta to the group's, and records the lineage it
 // adds as pending until the graph has it.
-func mergeJob(m *deltaMerger, st *state, d *graph.Delta) {
+func mergeJob(m *deltaMerger, st *State, d *graph.Delta) {
 	m.Merge(d)
 	for _, e := range d.Add {
 		if e.Predicate == graph.DerivedFrom {

@@ -103,7 +103,7 @@ func internClaim(c *Claim, reported map[string]map[string]string) {
 // store until a read or write needs it, but for a store whose metas predate
 // their index fields: those claims' heads are read (and the metas upgraded
 // by the unlock's commit).
-func (st *state) loadClaims(tx Tx) error {
+func (st *State) loadClaims(tx Tx) error {
 	records, active, ok, err := st.loadSnapshot(tx)
 	if err != nil {
 		return err
@@ -144,7 +144,7 @@ func (st *state) loadClaims(tx Tx) error {
 }
 
 // loadMetas reads every claim meta of the store.
-func (st *state) loadMetas(tx Tx) ([]*claimRecord, error) {
+func (st *State) loadMetas(tx Tx) ([]*claimRecord, error) {
 	var records []*claimRecord
 	err := decodeEach(tx, bucketClaimMeta, func(k string, m *claimMeta) error {
 		m.ID = k
@@ -157,7 +157,7 @@ func (st *state) loadMetas(tx Tx) ([]*claimRecord, error) {
 
 // upgradeMetas fills the index fields of the metas of claims ids from
 // their heads, and notes the upgraded metas in st.upgrades.
-func (st *state) upgradeMetas(tx Tx, ids []string) error {
+func (st *State) upgradeMetas(tx Tx, ids []string) error {
 	todo := make(map[string]*claimRecord, len(ids))
 	for _, id := range ids {
 		r := st.claims[id]
@@ -227,7 +227,7 @@ func sortRecords(records []*claimRecord) {
 
 // indexAll indexes active (the active records, sorted by sortRecords)
 // into st's empty indexes, building them side by side.
-func (st *state) indexAll(active []*claimRecord) {
+func (st *State) indexAll(active []*claimRecord) {
 	// The records come sorted: each index appends them (Load) rather than
 	// searching for their places; the maps are made at their final size.
 	st.fieldOf = make(map[string]*claimRecord, len(active))

@@ -353,7 +353,7 @@ func (s *Service) invalidate(st *state, b *batch, root, cause string) error {
 	if len(inv.Stale) == 0 {
 		return nil
 	}
-	inv.apply(st)
+	inv.apply(st.State)
 	// One record for the whole closure: the summaries themselves are not
 	// rewritten (10,000 dependents make one write, not 10,000).
 	b.put(bucketInvalidations, fmt.Sprintf("%016x-%s", inv.Revision, root), &inv)
@@ -378,7 +378,7 @@ type staleEntry struct {
 const bucketInvalidations = "invalidations" // %016x revision-root → invalidation
 
 // apply marks the record's summaries stale in the view.
-func (inv *invalidation) apply(st *state) {
+func (inv *invalidation) apply(st *State) {
 	at := inv.At
 	rootID := idOfRef(inv.Root)
 	for _, e := range inv.Stale {

@@ -473,7 +473,7 @@ func (st *state) filePending(b *batch, pr *Proposal) {
 
 // countPending adds n to the pending proposals of pr's app; the owner's
 // own proposals are not counted (with st.mu held for writing).
-func (st *state) countPending(pr *Proposal, n int) {
+func (st *State) countPending(pr *Proposal, n int) {
 	a := pr.Producer.Authenticated
 	if a.Kind == "owner" {
 		return

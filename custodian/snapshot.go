@@ -132,7 +132,7 @@ func (sn *snapState) pending() int {
 // since the snapshot in one pass over the log, not one lookup each in
 // bucketClaimMeta (on a cold page cache, a random read of the store file
 // each).
-func (st *state) noteMetaWrites(ws []write, writes *[]write) {
+func (st *State) noteMetaWrites(ws []write, writes *[]write) {
 	for _, w := range ws {
 		if w.bucket != bucketClaimMeta {
 			continue
@@ -226,7 +226,7 @@ const (
 
 // snapshotDue reports whether a new snapshot should be written by tune,
 // and marks it started if so (journal, st.mu held).
-func (st *state) snapshotDue(tune snapTuning) bool {
+func (st *State) snapshotDue(tune snapTuning) bool {
 	if st.snap.started || st.broken {
 		return false
 	}
@@ -416,7 +416,7 @@ func decodeSnapChunk(chunk []byte, cache *claimCache, memo map[string]string, sk
 // reads (the caller then loads every meta); an error is a store that
 // failed. active holds the active records in index order. Either way it
 // notes in st.snap what the next snapshot replaces.
-func (st *state) loadSnapshot(tx Tx) (records, active []*claimRecord, ok bool, err error) {
+func (st *State) loadSnapshot(tx Tx) (records, active []*claimRecord, ok bool, err error) {
 	var storeRev, logRev, oldRev uint64
 	for _, m := range []struct {
 		key string
@@ -468,7 +468,7 @@ type sinceSnapshot struct {
 // build's list, then the log, in write order; logKeys are the log's keys,
 // badEntry the first of them this build cannot read (the log is then not
 // trusted).
-func (st *state) readWrittenSince(tx Tx) (written []sinceSnapshot, logKeys []string, badEntry string, err error) {
+func (st *State) readWrittenSince(tx Tx) (written []sinceSnapshot, logKeys []string, badEntry string, err error) {
 	if err := tx.ForEach(bucketMetaDirty, func(id string, raw []byte) error {
 		st.snap.legacy = append(st.snap.legacy, id)
 		if string(raw) == dirtyLookUp {
@@ -510,7 +510,7 @@ func (st *state) readWrittenSince(tx Tx) (written []sinceSnapshot, logKeys []str
 // written since, given the store's revision markers, and notes in
 // st.upgrades what the unlock's commit changes of the records; ok is
 // false when none does (the metas themselves are read).
-func (st *state) chooseSnapshot(tx Tx, storeRev, logRev, oldRev uint64, logKeys []string, badEntry string) (info snapshotInfo, ok bool, err error) {
+func (st *State) chooseSnapshot(tx Tx, storeRev, logRev, oldRev uint64, logKeys []string, badEntry string) (info snapshotInfo, ok bool, err error) {
 	// Which snapshot record goes with these: this build's while it wrote
 	// last (or an older build's, there being none of this build's yet),
 	// an older build's while it wrote last and left no log.
@@ -590,7 +590,7 @@ func (st *state) chooseSnapshot(tx Tx, storeRev, logRev, oldRev uint64, logKeys 
 // decodeWrittenSince decodes the metas written since the snapshot, which
 // replace the snapshot's: of a claim written more than once since, only
 // the last. A claim whose meta is gone maps to nil.
-func (st *state) decodeWrittenSince(tx Tx, written []sinceSnapshot) (map[string]*claimRecord, error) {
+func (st *State) decodeWrittenSince(tx Tx, written []sinceSnapshot) (map[string]*claimRecord, error) {
 	// The metas written since replace the snapshot's, whose copies are
 	// not even decoded into records; of a claim written more than once
 	// since, only the last is decoded.
@@ -627,7 +627,7 @@ func (st *state) decodeWrittenSince(tx Tx, written []sinceSnapshot) (map[string]
 // decodeSnapshot reads the snapshot's chunks and decodes them into
 // records, but for the claims of dirty; an error says why the snapshot
 // cannot be used (the metas are still there to read).
-func (st *state) decodeSnapshot(tx Tx, info snapshotInfo, dirty map[string]*claimRecord) ([]*claimRecord, error) {
+func (st *State) decodeSnapshot(tx Tx, info snapshotInfo, dirty map[string]*claimRecord) ([]*claimRecord, error) {
 	// Chunks are opened here, one after another (a MiB each: decryption
 	// is the cheap part), and decoded on every core.
 	workers := max(1, runtime.GOMAXPROCS(0))

@@ -12,11 +12,11 @@ import (
 	"github.com/phc-project/phc/graph"
 )
 
-// state is the in-memory view of the canonical store, loaded at unlock and
+// State is the in-memory view of the canonical store, loaded at unlock and
 // kept current by the journal. Objects reachable from it are never mutated
 // in place once published: a change replaces the pointer, so a reader that
 // copied a pointer under mu.RLock may keep using it.
-type state struct {
+type State struct {
 	mu       sync.RWMutex
 	broken   bool // a commit failed; nothing may be served
 	revision uint64
@@ -45,17 +45,12 @@ type state struct {
 	requests  map[string]*ContextRequest
 	trust     map[string]*TrustedIssuer // iss_… → trusted OIDC issuer
 
-	decTrust    map[string]*DECIssuer   // issuer → pinned DEC keys
-	keys        *vaultKeys              // the vault's own card keys (nil until made)
-	custodians  map[string]*pinnedEntry // custodian_id → pin
+	decTrust    map[string]*DECIssuer // issuer → pinned DEC keys
 	quarantine  map[string]*QuarantineRecord
 	bundlesSeen map[string]bool
 	decPolicies map[string]*DECPolicy // policy id → admission policy
 
 	presentations map[string]*Presentation // tok_… → the DEC document presented with it
-	dec           DECVerifier              // the Service's, for admission on reads
-	admMu         sync.Mutex               // guards admCache (readers share mu)
-	admCache      map[admissionKey]admission
 
 	// bySubject indexes the active claims about entities (ent_…) by
 	// subject, for deciding which nodes a recipient may see. Claims about
@@ -105,7 +100,18 @@ type state struct {
 	// first commit after the unlock (which rebuilt a graph of another)
 	// records the current one.
 	projectionAt int
+}
 
+// state is the view as the rules see it: the engine's State, and what only
+// the rules keep — the vault's card keys, the pinned custodians, the DEC
+// verifier and its admission cache, the Client-Vault state.
+type state struct {
+	*State
+	keys       *vaultKeys              // the vault's own card keys (nil until made)
+	custodians map[string]*pinnedEntry // custodian_id → pin
+	dec        DECVerifier             // the Service's, for admission on reads
+	admMu      sync.Mutex              // guards admCache (readers share mu)
+	admCache   map[admissionKey]admission
 	// cv is the Client-Vault state: vault key bindings, each reader's
 	// value references, the day's resolved values (clientvault.go).
 	cv *clientVault
@@ -113,7 +119,7 @@ type state struct {
 
 // setClaim publishes a new or replaced claim record (with mu held for
 // writing).
-func (st *state) setClaim(r *claimRecord) {
+func (st *State) setClaim(r *claimRecord) {
 	old := st.claims[r.meta.ID]
 	if st.job != nil {
 		noteOld(&st.job.claims, r.meta.ID, old)
@@ -133,7 +139,7 @@ func (st *state) setClaim(r *claimRecord) {
 // setMeta publishes r with edit applied to its meta — its status, personas
 // or dispute, never its content: no new version (with mu held for
 // writing). It returns the new record.
-func (st *state) setMeta(b *batch, r *claimRecord, edit func(m *claimMeta)) *claimRecord {
+func (st *State) setMeta(b *batch, r *claimRecord, edit func(m *claimMeta)) *claimRecord {
 	nr := r.withMeta(r.meta)
 	edit(&nr.meta)
 	st.setClaim(nr)
@@ -142,7 +148,7 @@ func (st *state) setMeta(b *batch, r *claimRecord, edit func(m *claimMeta)) *cla
 }
 
 // indexSubject adds r to bySubject if it is active and about an entity.
-func (st *state) indexSubject(r *claimRecord) {
+func (st *State) indexSubject(r *claimRecord) {
 	if r.meta.Status != StatusActive || r.meta.Subject == SubjectSelf {
 		return
 	}
@@ -209,7 +215,17 @@ func (r *claimRecord) inPersona(id string) bool {
 }
 
 func newState() *state {
-	st := &state{
+	return &state{
+		State:      newView(),
+		custodians: make(map[string]*pinnedEntry),
+		admCache:   make(map[admissionKey]admission),
+		cv:         newClientVault(),
+	}
+}
+
+// newView returns an empty view.
+func newView() *State {
+	st := &State{
 		claims:        make(map[string]*claimRecord),
 		pending:       make(map[string]uint64),
 		pendingBy:     make(map[string]int),
@@ -222,12 +238,10 @@ func newState() *state {
 		requests:      make(map[string]*ContextRequest),
 		trust:         make(map[string]*TrustedIssuer),
 		decTrust:      make(map[string]*DECIssuer),
-		custodians:    make(map[string]*pinnedEntry),
 		quarantine:    make(map[string]*QuarantineRecord),
 		bundlesSeen:   make(map[string]bool),
 		decPolicies:   make(map[string]*DECPolicy),
 		presentations: make(map[string]*Presentation),
-		admCache:      make(map[admissionKey]admission),
 		summaries:     make(map[string]*Summary),
 		bySubject:     make(map[string]map[string]*claimRecord),
 		entities:      make(map[string]*Entity),
@@ -241,14 +255,13 @@ func newState() *state {
 		sets:          newKnownSets(),
 		lag:           newGraphLag(),
 		cache:         newClaimCache(nil, 0),
-		cv:            newClientVault(),
 	}
 	st.dur = engine.NewDurability(nil)
 	return st
 }
 
 // markDurable records that every group up to g is committed.
-func (st *state) markDurable(g uint64) {
+func (st *State) markDurable(g uint64) {
 	st.cache.SetDurable(g)
 	st.dur.MarkDurable(g)
 }
@@ -256,14 +269,14 @@ func (st *state) markDurable(g uint64) {
 // breakView records that the view no longer matches the store (with mu
 // held for writing): nothing may be served from it again, and every read
 // waiting for a commit fails. The journal then locks the vault.
-func (st *state) breakView() {
+func (st *State) breakView() {
 	st.broken = true
 	st.markFailed()
 }
 
 // markFailed records that a commit failed: groups after the durable one
 // never will be, and no read of the view may answer any more.
-func (st *state) markFailed() { st.dur.MarkFailed() }
+func (st *State) markFailed() { st.dur.MarkFailed() }
 
 // ownerRead runs an owner-only read: fn runs on the current view, and its
 // result is returned once what it saw is durable.
@@ -283,7 +296,7 @@ func ownerRead[T any](s *Service, op string, p Principal, fn func(st *state) (T,
 // readLocked runs fn under st's read lock, released in a deferred call.
 // A stored claim fn cannot read back (see unreadable) ends fn, and is
 // returned as the error.
-func (st *state) readLocked(fn func()) error {
+func (st *State) readLocked(fn func()) error {
 	st.mu.RLock()
 	defer st.mu.RUnlock()
 	return guarded(func() error { fn(); return nil })
@@ -320,7 +333,7 @@ func readSettled[T any](op string, st *state, fn func() (T, error)) (T, error) {
 // it never discloses a write that a failed commit then loses. It fails if
 // the commit of g failed, and once the view is broken (see breakView) even
 // if g is durable: the view read may hold a failed job's half-made change.
-func (st *state) awaitDurable(op string, g uint64) error {
+func (st *State) awaitDurable(op string, g uint64) error {
 	if !st.dur.Await(g) {
 		return model.Internalf(op, "the view is broken (group %d)", g)
 	}
@@ -368,7 +381,7 @@ func loadState(store Store, cacheBytes int64, ignoreSnapshot bool) (*state, erro
 				return err
 			}
 			// Invalidations, in the order they were made.
-			if err := loadEach(tx, bucketInvalidations, func(inv *invalidation) { inv.apply(st) }); err != nil {
+			if err := loadEach(tx, bucketInvalidations, func(inv *invalidation) { inv.apply(st.State) }); err != nil {
 				return err
 			}
 			if err := loadEach(tx, bucketEntities, func(e *Entity) { st.entities[e.ID] = e }); err != nil {
@@ -487,14 +500,14 @@ func versionKey(id string, v int) string { return fmt.Sprintf("%s@%08d", id, v) 
 
 // fieldStats counts active claims, in all and per category (the first key
 // segment).
-func (st *state) fieldStats() (int, map[string]int) {
+func (st *State) fieldStats() (int, map[string]int) {
 	return st.active.Len(), maps.Clone(st.categories)
 }
 
 // loadPending reads which proposals are pending: from their index, or, in
 // a store written before the index, from every proposal (the unlock's
 // commit then writes the index; see upgrades).
-func (st *state) loadPending(tx Tx) error {
+func (st *State) loadPending(tx Tx) error {
 	if _, ok, err := tx.Get(bucketMeta, metaPendingIndex); err != nil {
 		return err
 	} else if ok {
