@@ -8,21 +8,9 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
-)
 
-// matchKey reports whether key matches pattern: "*" matches every key, a
-// pattern ending in ".*" matches every key below that prefix (at any
-// depth), any other pattern matches only the identical key.
-func matchKey(pattern, key string) bool {
-	switch {
-	case pattern == "*":
-		return true
-	case strings.HasSuffix(pattern, ".*"):
-		prefix := pattern[:len(pattern)-1] // keeps the dot
-		return len(key) > len(prefix) && strings.HasPrefix(key, prefix)
-	}
-	return pattern == key
-}
+	"github.com/phc-project/phc/custodian/internal/engine"
+)
 
 // coversKey reports whether scope pattern p covers key. A scope (of a
 // token, a grant's key selectors, a request, a setting) names "*", a
@@ -31,7 +19,7 @@ func matchKey(pattern, key string) bool {
 // "addresses.current" and "addresses.current.city" (PCP §4, §10).
 func coversKey(p, key string) bool {
 	if p == "*" || strings.HasSuffix(p, ".*") {
-		return matchKey(p, key)
+		return engine.MatchKey(p, key)
 	}
 	return underKey(p, key)
 }
@@ -146,13 +134,13 @@ func grantCovers(g *Grant, r *claimRecord) bool {
 	if len(sel.Keys) == 0 && len(sel.Personas) == 0 && len(sel.Claims) == 0 {
 		return false
 	}
-	if len(sel.Keys) > 0 && !matchAny(sel.Keys, r.meta.Key) {
+	if len(sel.Keys) > 0 && !matchAny(sel.Keys, r.Meta.Key) {
 		return false
 	}
 	if len(sel.Personas) > 0 {
 		in := false
 		for _, p := range sel.Personas {
-			if r.inPersona(p) {
+			if r.InPersona(p) {
 				in = true
 				break
 			}
@@ -164,7 +152,7 @@ func grantCovers(g *Grant, r *claimRecord) bool {
 	if len(sel.Claims) > 0 {
 		in := false
 		for _, id := range sel.Claims {
-			if id == r.meta.ID {
+			if id == r.Meta.ID {
 				in = true
 				break
 			}
@@ -183,7 +171,7 @@ func grantCovers(g *Grant, r *claimRecord) bool {
 // grant, and a single-use grant is spent only when nothing else covers.
 func (st *state) grantsFor(consumer, op string, now time.Time) []*Grant {
 	var out []*Grant
-	for _, g := range st.grantsBy[consumer] {
+	for _, g := range st.GrantsBy[consumer] {
 		if g.Allows(op, now) {
 			out = append(out, g)
 		}
@@ -216,23 +204,23 @@ func (st *state) readGrant(grants []*Grant, p Principal, r *claimRecord, purpose
 // grantFor is readGrant, and when no grant serves only because a grant's
 // qualification is not met, the codes of the conditions it failed.
 func (st *state) grantFor(grants []*Grant, p Principal, r *claimRecord, purpose string, now time.Time) (*Grant, []string) {
-	if p.token == nil || !p.token.CanRead() || r.meta.Status != StatusActive {
+	if p.token == nil || !p.token.CanRead() || r.Meta.Status != StatusActive {
 		return nil, nil
 	}
 	// Key and tier are in the record: a claim no grant selects is passed
 	// over without reading its content from the store.
-	if !matchAny(p.token.Scope, r.meta.Key) {
+	if !matchAny(p.token.Scope, r.Meta.Key) {
 		return nil, nil
 	}
 	var qualFailed []string
 	for _, g := range grants {
-		if g.Purpose != purpose || !grantCovers(g, r) || tierRank[r.meta.Tier] > tierRank[g.EffectiveTier()] {
+		if g.Purpose != purpose || !grantCovers(g, r) || tierRank[r.Meta.Tier] > tierRank[g.EffectiveTier()] {
 			continue
 		}
-		if !restrictionsAllow(r.head().Restrictions, purpose, g, now) || !st.guardrailsAllow(g, r, purpose) {
+		if !restrictionsAllow(r.Head().Restrictions, purpose, g, now) || !st.guardrailsAllow(g, r, purpose) {
 			continue
 		}
-		if g.Requires != nil && tierRank[r.meta.Tier] >= tierRank[SensitivitySensitive] {
+		if g.Requires != nil && tierRank[r.Meta.Tier] >= tierRank[SensitivitySensitive] {
 			if ok, failed, _ := st.qualified(p, g, now); !ok {
 				if qualFailed == nil {
 					qualFailed = failed
@@ -421,7 +409,7 @@ func (st *state) live(p Principal, now time.Time) bool {
 	if p.kind != PrincipalConsumer || p.token == nil {
 		return false
 	}
-	t := st.tokenByID[p.token.ID]
+	t := st.TokenByID[p.token.ID]
 	return t == p.token && st.tokenLive(t, now)
 }
 
@@ -434,10 +422,10 @@ func (st *state) tokenLive(t *ServiceToken, now time.Time) bool {
 		return false
 	}
 	if t.Trust != "" {
-		_, ok := st.trust[t.Trust]
+		_, ok := st.Trust[t.Trust]
 		return ok
 	}
-	c, ok := st.consumers[t.Consumer]
+	c, ok := st.Consumers[t.Consumer]
 	return ok && c.Status == ConsumerApproved
 }
 
@@ -467,24 +455,24 @@ func (s *Service) recipientReadAs(st *state, p Principal, rc *Receipt, decide fu
 	var records []string
 	var used []*Grant
 	var refused *Error
-	if err := st.readLocked(func() {
-		snap = st.revision
+	if err := st.ReadLocked(func() {
+		snap = st.Revision
 		records, used, refused = decide(st, s.clock.Now())
 	}); err != nil {
 		return false, err
 	}
 	err = s.commit(st, func(st *state, b *batch) error {
-		if st.revision != snap || anySingle(used) {
-			records, used, refused = decide(st, b.now)
+		if st.Revision != snap || anySingle(used) {
+			records, used, refused = decide(st, b.Now)
 		}
 		r := *rc
-		r.Revision = st.revision
+		r.Revision = st.Revision
 		if len(records) == 0 {
 			r.Decision, r.Constraint, r.Records = "deny", KindNotFound.Row().Constraint, nil
 			if refused != nil {
 				r.Constraint = refused.Kind.Row().Constraint
 			}
-			b.receipt(r)
+			b.Receipt(r)
 			return nil
 		}
 		r.Decision, r.Records = "allow", records
@@ -494,13 +482,13 @@ func (s *Service) recipientReadAs(st *state, p Principal, rc *Receipt, decide fu
 				continue
 			}
 			ng := *g
-			at := b.now
+			at := b.Now
 			ng.SpentAt = &at
 			st.setGrant(&ng)
-			b.put(bucketGrants, g.ID, &ng)
-			r.Revision = b.nextRevision()
+			b.Put(engine.BucketGrants, g.ID, &ng)
+			r.Revision = b.NextRevision()
 		}
-		b.receipt(r)
+		b.Receipt(r)
 		disclosed = true
 		return nil
 	})

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/phc-project/phc/custodian/internal/engine"
 )
 
 func TestMatchKey(t *testing.T) {
@@ -29,7 +31,7 @@ func TestMatchKey(t *testing.T) {
 		{"", "", true}, // validPattern refuses "", so it never reaches here
 	}
 	for _, tt := range tests {
-		if got := matchKey(tt.pattern, tt.key); got != tt.want {
+		if got := engine.MatchKey(tt.pattern, tt.key); got != tt.want {
 			t.Errorf("matchKey(%q, %q) = %v; want %v", tt.pattern, tt.key, got, tt.want)
 		}
 	}
@@ -148,7 +150,7 @@ func record(id, key, sensitivity string, personas ...string) *claimRecord {
 
 // testRecord builds a record of versions (oldest first), all resident.
 func testRecord(m claimMeta, versions ...*Claim) *claimRecord {
-	r := newState().newRecord(m, versions[len(versions)-1], versions[:len(versions)-1])
+	r := newState().NewRecord(m, versions[len(versions)-1], versions[:len(versions)-1])
 	return r
 }
 
@@ -195,7 +197,7 @@ func TestGrantCovers(t *testing.T) {
 			g := &Grant{Selectors: tt.sel}
 			if got := grantCovers(g, tt.r); got != tt.want {
 				t.Errorf("Grant{Selectors: %+v}.covers(%s in %v) = %v; want %v",
-					tt.sel, tt.r.head().Key, tt.r.meta.Personas, got, tt.want)
+					tt.sel, tt.r.Head().Key, tt.r.Meta.Personas, got, tt.want)
 			}
 		})
 	}
@@ -205,11 +207,11 @@ func TestGrantCovers(t *testing.T) {
 // is what a key selector sees.
 func TestGrantCoversHeadKey(t *testing.T) {
 	r := record(idA, "learning.spanish", SensitivityStandard)
-	v2 := *r.head()
+	v2 := *r.Head()
 	v2.Version, v2.Key = 2, "work.spanish"
-	m := r.meta
+	m := r.Meta
 	m.Head = 2
-	r = testRecord(m, r.head(), &v2)
+	r = testRecord(m, r.Head(), &v2)
 	if grantCovers((&Grant{Selectors: Selectors{Keys: []string{"learning.*"}}}), r) {
 		t.Errorf("covers used a superseded version's key")
 	}
@@ -340,9 +342,9 @@ func TestReadGrant(t *testing.T) {
 		return p
 	}
 	retracted := record(idA, "identity.full_name", SensitivityStandard)
-	retracted.meta.Status = StatusDeleted
+	retracted.Meta.Status = StatusDeleted
 	restricted := record(idA, "identity.full_name", SensitivityStandard)
-	restricted.head().Restrictions = []Restriction{{Type: "x-embargo", Mandatory: true}}
+	restricted.Head().Restrictions = []Restriction{{Type: "x-embargo", Mandatory: true}}
 
 	tests := []struct {
 		name    string
@@ -374,7 +376,7 @@ func TestReadGrant(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			got := newState().readGrant(tt.grants, tt.p, tt.r, tt.purpose, now)
 			if (got != nil) != tt.want {
-				t.Errorf("readGrant(%s, %s) = %v; want a grant: %v", tt.r.head().Key, tt.r.head().Sensitivity, got, tt.want)
+				t.Errorf("readGrant(%s, %s) = %v; want a grant: %v", tt.r.Head().Key, tt.r.Head().Sensitivity, got, tt.want)
 			}
 		})
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/phc-project/phc/custodian/internal/engine"
 	"github.com/phc-project/phc/custodian/internal/model"
 	"github.com/phc-project/phc/internal/identity"
 )
@@ -54,7 +55,7 @@ func ownedBy(pr *Proposal, p Principal, since time.Time) bool {
 // since removed. Zero for an OIDC recipient (no record; its identity is
 // its issuer and subject). Callers hold st.mu.
 func (st *state) consumerSince(name string) time.Time {
-	if c := st.consumers[name]; c != nil {
+	if c := st.Consumers[name]; c != nil {
 		return c.CreatedAt
 	}
 	return time.Time{}
@@ -86,10 +87,10 @@ func (s *Service) OwnProposals(ctx context.Context, p Principal, id string) (Own
 	var app string // the app's consumer record: its entries in bucketByApp
 	rev, err := readSettled(op, st, func() (uint64, error) {
 		since = st.consumerSince(p.Consumer)
-		if c := st.consumers[p.Consumer]; c != nil {
+		if c := st.Consumers[p.Consumer]; c != nil {
 			app = c.ID
 		}
-		return st.revision, nil
+		return st.Revision, nil
 	})
 	if err != nil {
 		return OwnProposals{}, err
@@ -97,7 +98,7 @@ func (s *Service) OwnProposals(ctx context.Context, p Principal, id string) (Own
 	out := OwnProposals{Proposals: []ProposalStatus{}, Revision: rev}
 	err = s.store.View(func(tx Tx) error {
 		if id != "" {
-			pr, err := loadProposal(tx, id)
+			pr, err := engine.LoadProposal(tx, id)
 			if err != nil {
 				return err
 			}
@@ -109,8 +110,8 @@ func (s *Service) OwnProposals(ctx context.Context, p Principal, id string) (Own
 		if app == "" {
 			return nil
 		}
-		return forEachPrefix(tx, bucketByApp, app+"/", func(k string, _ []byte) error {
-			pr, err := loadProposal(tx, strings.TrimPrefix(k, app+"/"))
+		return forEachPrefix(tx, engine.BucketByApp, app+"/", func(k string, _ []byte) error {
+			pr, err := engine.LoadProposal(tx, strings.TrimPrefix(k, app+"/"))
 			if err != nil {
 				return err
 			}
@@ -169,7 +170,7 @@ func (s *Service) WithdrawProposal(ctx context.Context, p Principal, id string) 
 	var pr *Proposal
 	if err := s.store.View(func(tx Tx) error {
 		var err error
-		pr, err = loadProposal(tx, id)
+		pr, err = engine.LoadProposal(tx, id)
 		return err
 	}); err != nil {
 		return ProposalStatus{}, model.Wrap(op, KindInternal, err)
@@ -179,13 +180,13 @@ func (s *Service) WithdrawProposal(ctx context.Context, p Principal, id string) 
 	}
 	var out ProposalStatus
 	err = s.commit(st, func(st *state, b *batch) error {
-		if _, ok := st.pending[id]; !ok {
+		if _, ok := st.Pending[id]; !ok {
 			return model.Fail(op, KindConflict, "the proposal was already decided")
 		}
-		rev := b.nextRevision()
-		decided := pr.Decided(StatusWithdrawn, b.now)
+		rev := b.NextRevision()
+		decided := pr.Decided(StatusWithdrawn, b.Now)
 		st.decide(b, &decided)
-		b.receipt(Receipt{Actor: p.actor(), Operation: op, Recipient: p.Consumer, Decision: "allow", Records: []string{id}, Revision: rev})
+		b.Receipt(Receipt{Actor: p.actor(), Operation: op, Recipient: p.Consumer, Decision: "allow", Records: []string{id}, Revision: rev})
 		out = statusOf(&decided)
 		return nil
 	})

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/phc-project/phc/custodian/internal/engine"
 	"github.com/phc-project/phc/custodian/internal/model"
 	"github.com/phc-project/phc/internal/identity"
 	"github.com/phc-project/phc/internal/vault"
@@ -56,20 +57,20 @@ func (s *Service) Export(ctx context.Context, p Principal) ([]byte, error) {
 	}
 	content, err := ownerRead(s, op, p, func(st *state) (archiveContent, error) {
 		c := archiveContent{Format: exportFormat, ExportedAt: s.clock.Now(), Personas: []Persona{}, Claims: []archivedClaim{}}
-		for _, pe := range st.personas {
+		for _, pe := range st.Personas {
 			c.Personas = append(c.Personas, *pe)
 		}
 		sort.Slice(c.Personas, func(i, j int) bool { return c.Personas[i].ID < c.Personas[j].ID })
-		ids := make([]string, 0, len(st.claims))
-		for id, r := range st.claims {
-			if r.meta.Status == StatusActive {
+		ids := make([]string, 0, len(st.Claims))
+		for id, r := range st.Claims {
+			if r.Meta.Status == StatusActive {
 				ids = append(ids, id)
 			}
 		}
 		sort.Strings(ids)
 		for _, id := range ids {
-			r := st.claims[id]
-			c.Claims = append(c.Claims, archivedClaim{Personas: r.meta.Personas, Versions: r.versions()})
+			r := st.Claims[id]
+			c.Claims = append(c.Claims, archivedClaim{Personas: r.Meta.Personas, Versions: r.Versions()})
 		}
 		return c, nil
 	})
@@ -85,7 +86,7 @@ func (s *Service) Export(ctx context.Context, p Principal) ([]byte, error) {
 		return nil, model.Wrap(op, KindInternal, err)
 	}
 	if err := s.write(op, p, func(st *state, b *batch) error {
-		b.receipt(Receipt{Actor: "owner", Operation: op, Decision: "allow", Revision: st.revision,
+		b.Receipt(Receipt{Actor: "owner", Operation: op, Decision: "allow", Revision: st.Revision,
 			Records: []string{fmt.Sprintf("claims:%d", len(content.Claims))}})
 		return nil
 	}); err != nil {
@@ -210,19 +211,19 @@ func (s *Service) Import(ctx context.Context, p Principal, in ImportInput) (Impo
 // re-stamped with revisions in their original order.
 func (st *state) restore(op string, b *batch, mode string, content *archiveContent, out *ImportResult) error {
 	if mode == "replace" {
-		for _, r := range st.claims {
-			if r.meta.Status == StatusActive {
-				out.RemovedClaims = append(out.RemovedClaims, r.meta.ID)
+		for _, r := range st.Claims {
+			if r.Meta.Status == StatusActive {
+				out.RemovedClaims = append(out.RemovedClaims, r.Meta.ID)
 			}
 		}
 		sort.Strings(out.RemovedClaims)
 		for _, id := range out.RemovedClaims {
-			st.erase(b, st.claims[id])
+			st.erase(b, st.Claims[id])
 		}
 		out.Removed = len(out.RemovedClaims)
 	}
 	for _, pe := range content.Personas {
-		if _, ok := st.personas[pe.ID]; ok {
+		if _, ok := st.Personas[pe.ID]; ok {
 			continue
 		}
 		key, err := identity.NewID("per_") // opaque, as in CreatePersona
@@ -232,7 +233,7 @@ func (st *state) restore(op string, b *batch, mode string, content *archiveConte
 		np := pe
 		np.Node = key
 		st.setPersona(&np)
-		b.put(bucketPersonas, key, &np)
+		b.Put(engine.BucketPersonas, key, &np)
 	}
 	// Versions are re-stamped with revisions in their original order.
 	type ver struct {
@@ -241,7 +242,7 @@ func (st *state) restore(op string, b *batch, mode string, content *archiveConte
 	}
 	var all []ver
 	for i, ac := range content.Claims {
-		if _, exists := st.claims[ac.Versions[0].ID]; exists && mode == "merge" {
+		if _, exists := st.Claims[ac.Versions[0].ID]; exists && mode == "merge" {
 			out.Skipped++
 			continue
 		}
@@ -251,41 +252,41 @@ func (st *state) restore(op string, b *batch, mode string, content *archiveConte
 	}
 	sort.SliceStable(all, func(i, j int) bool { return all[i].c.Revision < all[j].c.Revision })
 	for _, v := range all {
-		v.c.Revision = b.nextRevision()
+		v.c.Revision = b.NextRevision()
 	}
 	for _, ac := range content.Claims {
 		id := ac.Versions[0].ID
-		if _, exists := st.claims[id]; exists && mode == "merge" {
+		if _, exists := st.Claims[id]; exists && mode == "merge" {
 			continue
 		}
 		personas := []string{}
 		for _, pe := range ac.Personas {
-			if _, ok := st.personas[pe]; ok {
+			if _, ok := st.Personas[pe]; ok {
 				personas = append(personas, pe)
 			}
 		}
-		if old, ok := st.claims[id]; ok {
+		if old, ok := st.Claims[id]; ok {
 			// replace over a claim of the same id: drop any versions the
 			// archive does not have, so the stored sequence stays whole.
-			for v := len(ac.Versions) + 1; v <= old.meta.Head; v++ {
-				b.del(bucketClaims, versionKey(id, v))
+			for v := len(ac.Versions) + 1; v <= old.Meta.Head; v++ {
+				b.Del(engine.BucketClaims, engine.VersionKey(id, v))
 			}
 		}
 		for _, v := range ac.Versions {
 			v.Personas, v.Status = nil, StatusActive
-			b.put(bucketClaims, versionKey(id, v.Version), v)
+			b.Put(engine.BucketClaims, engine.VersionKey(id, v.Version), v)
 		}
 		n := len(ac.Versions)
-		r := st.newRecord(claimMeta{ID: id, Head: n, Status: StatusActive, Personas: personas}, ac.Versions[n-1], ac.Versions[:n-1])
-		st.setClaim(r)
-		b.put(bucketClaimMeta, id, r.meta)
+		r := st.NewRecord(claimMeta{ID: id, Head: n, Status: StatusActive, Personas: personas}, ac.Versions[n-1], ac.Versions[:n-1])
+		st.SetClaim(r)
+		b.Put(engine.BucketClaimMeta, id, r.Meta)
 		out.Imported++
 	}
 	if len(all) == 0 && out.Removed == 0 {
-		b.nextRevision()
+		b.NextRevision()
 	}
-	out.Revision = st.revision
-	b.receipt(Receipt{Actor: "owner", Operation: op, Decision: "allow", Revision: out.Revision,
+	out.Revision = st.Revision
+	b.Receipt(Receipt{Actor: "owner", Operation: op, Decision: "allow", Revision: out.Revision,
 		Records: append([]string{fmt.Sprintf("imported:%d", out.Imported), fmt.Sprintf("skipped:%d", out.Skipped), fmt.Sprintf("removed:%d", out.Removed)}, out.RemovedClaims...)})
 	return nil
 }
@@ -339,7 +340,7 @@ func (s *Service) holdArchive(p Principal, content *archiveContent) (ImportResul
 				return model.Wrap(op, KindInternal, err)
 			}
 			q := &QuarantineRecord{Kind: "persona", Record: pe.ID, Status: StatusQuarantined, Problems: []string{}, Body: body}
-			if st.personas[pe.ID] != nil {
+			if st.Personas[pe.ID] != nil {
 				q.Problems = append(q.Problems, "a persona with this id exists here: adopting keeps the local one")
 			}
 			held = append(held, q)
@@ -367,13 +368,13 @@ func (s *Service) holdArchive(p Principal, content *archiveContent) (ImportResul
 				return model.Wrap(op, KindInternal, err)
 			}
 		}
-		rev := b.nextRevision()
+		rev := b.NextRevision()
 		for _, q := range held {
-			q.Source, q.ImportedAt, q.Revision = archiveSource, b.now, rev
+			q.Source, q.ImportedAt, q.Revision = archiveSource, b.Now, rev
 			st.hold(b, q)
 		}
 		out.Held, out.Revision = len(held), rev
-		b.receipt(Receipt{Actor: "owner", Operation: op, Decision: "allow", Revision: rev,
+		b.Receipt(Receipt{Actor: "owner", Operation: op, Decision: "allow", Revision: rev,
 			Records: []string{"another vault's archive", fmt.Sprintf("held:%d", out.Held)}})
 		return nil
 	})

@@ -76,14 +76,14 @@ func (s *Service) ensureKeys(st *state, b *batch) error {
 	if err != nil {
 		return model.Wrap("unlock", KindInternal, err)
 	}
-	k := &vaultKeys{Keys: raw, CreatedAt: b.now.UTC().Truncate(time.Second)}
+	k := &vaultKeys{Keys: raw, CreatedAt: b.Now.UTC().Truncate(time.Second)}
 	c, err := s.cards.Card(k.Keys, k.CreatedAt)
 	if err != nil {
 		return model.Wrap("unlock", KindInternal, err)
 	}
 	st.keys = k
-	b.put(bucketKeys, keysSelf, k)
-	b.receipt(Receipt{Actor: "owner", Operation: "custodian.keys", Decision: "allow", Records: []string{c.CustodianID}})
+	b.Put(bucketKeys, keysSelf, k)
+	b.Receipt(Receipt{Actor: "owner", Operation: "custodian.keys", Decision: "allow", Records: []string{c.CustodianID}})
 	return nil
 }
 
@@ -143,10 +143,10 @@ func (s *Service) PinCustodian(ctx context.Context, p Principal, in CardInput) (
 		if err != nil {
 			return model.Wrap(op, KindInternal, err)
 		}
-		pc := &pinnedEntry{PinnedCustodian: PinnedCustodian{Card: c, PinnedAt: b.now, Revision: b.nextRevision()}, key: key}
+		pc := &pinnedEntry{PinnedCustodian: PinnedCustodian{Card: c, PinnedAt: b.Now, Revision: b.NextRevision()}, key: key}
 		st.custodians[c.CustodianID] = pc
-		b.put(bucketCustodians, key, &pc.PinnedCustodian)
-		b.receipt(Receipt{Actor: "owner", Operation: op, Decision: "allow", Records: []string{c.CustodianID}, Revision: pc.Revision})
+		b.Put(bucketCustodians, key, &pc.PinnedCustodian)
+		b.Receipt(Receipt{Actor: "owner", Operation: op, Decision: "allow", Records: []string{c.CustodianID}, Revision: pc.Revision})
 		out = pc.PinnedCustodian
 		return nil
 	})
@@ -182,9 +182,9 @@ func (s *Service) UnpinCustodian(ctx context.Context, p Principal, id string) (u
 			return model.NotFound(op)
 		}
 		delete(st.custodians, id)
-		b.del(bucketCustodians, pc.key)
-		rev = b.nextRevision()
-		b.receipt(Receipt{Actor: "owner", Operation: op, Decision: "allow", Records: []string{id}, Revision: rev})
+		b.Del(bucketCustodians, pc.key)
+		rev = b.NextRevision()
+		b.Receipt(Receipt{Actor: "owner", Operation: op, Decision: "allow", Records: []string{id}, Revision: rev})
 		return nil
 	})
 	return rev, err

@@ -124,9 +124,9 @@ func (s *Service) hostMayPrompt(ch Channel, v RequestView) bool {
 	if s.st == nil {
 		return false
 	}
-	s.st.mu.RLock()
-	defer s.st.mu.RUnlock()
-	return s.st.settings.ElicitedApprovals
+	s.st.Mu.RLock()
+	defer s.st.Mu.RUnlock()
+	return s.st.Settings.ElicitedApprovals
 }
 
 // tokenBinding is the session binding of a service token: its hash, which

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/phc-project/phc/custodian/internal/engine"
 	"github.com/phc-project/phc/custodian/internal/model"
 )
 
@@ -95,11 +96,11 @@ func (s *Service) rollReceipts() (uint64, error) {
 		return 0, nil
 	}
 	now := s.clock.Now()
-	st.mu.RLock()
-	floor, head, g := st.receiptFloor, st.head.Seq, st.applied
-	cutoff := now.Add(-st.settings.Retention())
-	st.mu.RUnlock()
-	if err := st.awaitDurable(op, g); err != nil {
+	st.Mu.RLock()
+	floor, head, g := st.ReceiptFloor, st.Head.Seq, st.Applied
+	cutoff := now.Add(-st.Settings.Retention())
+	st.Mu.RUnlock()
+	if err := st.AwaitDurable(op, g); err != nil {
 		return 0, err
 	}
 	// The newest receipt stays in full: the chain always ends in one.
@@ -148,9 +149,9 @@ func (s *Service) rollReceipts() (uint64, error) {
 	if reached {
 		// Every kept receipt was made in the cutoff's month or later: the
 		// sets of earlier months are named by rolled receipts only.
-		month := cutoff.UTC().Format(setMonth)
+		month := cutoff.UTC().Format(engine.SetMonth)
 		err := s.store.View(func(tx Tx) error {
-			err := tx.ForEach(bucketSets, func(k string, _ []byte) error {
+			err := tx.ForEach(engine.BucketSets, func(k string, _ []byte) error {
 				if k >= month {
 					return errRollDone
 				}
@@ -170,20 +171,20 @@ func (s *Service) rollReceipts() (uint64, error) {
 		return 0, model.Wrap(op, KindInternal, err)
 	}
 	err = s.commit(st, func(st *state, b *batch) error {
-		if st.receiptFloor != floor {
+		if st.ReceiptFloor != floor {
 			return model.Fail(op, KindConflict, "receipts were rolled meanwhile")
 		}
-		b.put(bucketCheckpoints, receiptKey(cp.To), cp)
+		b.Put(bucketCheckpoints, engine.ReceiptKey(cp.To), cp)
 		for seq := cp.From; seq <= cp.To; seq++ {
-			b.del(bucketReceipts, receiptKey(seq))
+			b.Del(engine.BucketReceipts, engine.ReceiptKey(seq))
 		}
 		for _, k := range sets {
-			b.del(bucketSets, k)
-			st.sets.forget(k)
+			b.Del(engine.BucketSets, k)
+			st.Sets.Forget(k)
 		}
-		st.receiptFloor = cp.To + 1
-		b.put(bucketMeta, metaReceiptFloor, st.receiptFloor)
-		b.receipt(Receipt{Actor: "custodian", Operation: op, Decision: "allow",
+		st.ReceiptFloor = cp.To + 1
+		b.Put(engine.BucketMeta, metaReceiptFloor, st.ReceiptFloor)
+		b.Receipt(Receipt{Actor: "custodian", Operation: op, Decision: "allow",
 			Records: []string{fmt.Sprintf("receipts:%d-%d", cp.From, cp.To)}})
 		return nil
 	})
@@ -239,7 +240,7 @@ func verifyCheckpoints(tx Tx, mac func(Checkpoint) (string, error), problem func
 			return nil
 		}
 		switch {
-		case cp.From != floor || cp.To < cp.From || k != receiptKey(cp.To):
+		case cp.From != floor || cp.To < cp.From || k != engine.ReceiptKey(cp.To):
 			problem("checkpoint %s: covers %d to %d, after receipt %d", k, cp.From, cp.To, floor-1)
 		case cp.Prev != prev:
 			problem("checkpoint %s: does not link to what precedes it", k)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/phc-project/phc/custodian/internal/engine"
 	"github.com/phc-project/phc/custodian/internal/model"
 	"github.com/phc-project/phc/internal/identity"
 	"github.com/phc-project/phc/schema"
@@ -39,11 +40,11 @@ func (s *Service) GetClaim(ctx context.Context, p Principal, id, purpose string)
 	switch p.kind {
 	case PrincipalOwner:
 		return readSettled(op, st, func() (ClaimRead, error) {
-			r, ok := st.claims[id]
+			r, ok := st.Claims[id]
 			if !ok {
 				return ClaimRead{}, model.NotFound(op)
 			}
-			return ClaimRead{Claim: r.view(r.meta.Head), Revision: st.revision}, nil
+			return ClaimRead{Claim: r.View(r.Meta.Head), Revision: st.Revision}, nil
 		})
 	case PrincipalConsumer:
 	default:
@@ -65,7 +66,7 @@ func (s *Service) GetClaim(ctx context.Context, p Principal, id, purpose string)
 	rc := Receipt{Actor: p.actor(), Operation: "claim.read", Recipient: p.Consumer, Purpose: purpose}
 	disclosed, err := s.recipientRead(st, p, rc, func(st *state, now time.Time) (records []string, used []*Grant, refused *Error) {
 		out, want = ClaimRead{}, nil
-		r, ok := st.claims[id]
+		r, ok := st.Claims[id]
 		if !ok || !st.live(p, now) {
 			return nil, nil, nil
 		}
@@ -79,7 +80,7 @@ func (s *Service) GetClaim(ctx context.Context, p Principal, id, purpose string)
 			}
 			return nil, nil, nil
 		}
-		out = ClaimRead{Claim: recipientView(r, g), Revision: st.revision}
+		out = ClaimRead{Claim: recipientView(r, g), Revision: st.Revision}
 		if st.referenceMode(p, g, &out.Claim) {
 			want = &refWant{claim: out.Claim.ID, version: out.Claim.Version, grant: g.ID, purpose: purpose}
 		}
@@ -111,7 +112,7 @@ func (s *Service) GetClaim(ctx context.Context, p Principal, id, purpose string)
 // associations are limited to those g names.
 func recipientView(r *claimRecord, g *Grant) Claim {
 	sc, _ := served(r, g)
-	return sc.claim
+	return sc.Claim
 }
 
 // served returns the recipient view of r under g and its JSON, from the
@@ -119,22 +120,22 @@ func recipientView(r *claimRecord, g *Grant) Claim {
 func served(r *claimRecord, g *Grant) (*servedClaim, error) {
 	personas := []string{}
 	for _, p := range g.Selectors.Personas {
-		if r.inPersona(p) {
+		if r.InPersona(p) {
 			personas = append(personas, p)
 		}
 	}
 	key := strings.Join(personas, ",")
-	if sc := r.served.Load(); sc != nil && sc.personas == key {
+	if sc := r.Served.Load(); sc != nil && sc.Personas == key {
 		return sc, nil
 	}
-	c := r.view(r.meta.Head)
+	c := r.View(r.Meta.Head)
 	c.Personas = personas
 	raw, err := json.Marshal(&c)
-	sc := &servedClaim{personas: key, claim: c, raw: raw}
+	sc := &servedClaim{Personas: key, Claim: c, Raw: raw}
 	if err != nil {
 		return sc, err
 	}
-	r.served.Store(sc)
+	r.Served.Store(sc)
 	return sc, nil
 }
 
@@ -155,14 +156,14 @@ func (s *Service) ListClaims(ctx context.Context, p Principal, key, persona stri
 		return ClaimList{}, model.Fail(op, KindInvalid, "malformed persona id")
 	}
 	return ownerRead(s, op, p, func(st *state) (ClaimList, error) {
-		out := ClaimList{Claims: []Claim{}, Revision: st.revision}
+		out := ClaimList{Claims: []Claim{}, Revision: st.Revision}
 		pattern := key
 		if pattern == "" {
 			pattern = "*"
 		}
-		scanPattern(st.active, pattern, func(r *claimRecord) bool {
-			if persona == "" || r.inPersona(persona) {
-				out.Claims = append(out.Claims, r.view(r.meta.Head))
+		engine.ScanPattern(st.Active, pattern, func(r *claimRecord) bool {
+			if persona == "" || r.InPersona(persona) {
+				out.Claims = append(out.Claims, r.View(r.Meta.Head))
 			}
 			return true
 		})
@@ -177,13 +178,13 @@ func (s *Service) Versions(ctx context.Context, p Principal, id string) (ClaimLi
 		return ClaimList{}, model.Fail(op, KindInvalid, "malformed claim id")
 	}
 	return ownerRead(s, op, p, func(st *state) (ClaimList, error) {
-		r, ok := st.claims[id]
+		r, ok := st.Claims[id]
 		if !ok {
 			return ClaimList{}, model.NotFound(op)
 		}
-		out := ClaimList{Revision: st.revision}
-		for v := 1; v <= r.meta.Head; v++ {
-			out.Claims = append(out.Claims, r.view(v))
+		out := ClaimList{Revision: st.Revision}
+		for v := 1; v <= r.Meta.Head; v++ {
+			out.Claims = append(out.Claims, r.View(v))
 		}
 		return out, nil
 	})
@@ -223,14 +224,14 @@ func (s *Service) Correct(ctx context.Context, p Principal, id string, in Correc
 	}
 	var out Written
 	err := s.write(op, p, func(st *state, b *batch) error {
-		r, ok := st.claims[id]
-		if !ok || r.meta.Status != StatusActive {
+		r, ok := st.Claims[id]
+		if !ok || r.Meta.Status != StatusActive {
 			return model.NotFound(op)
 		}
-		if in.ExpectedVersion != 0 && in.ExpectedVersion != r.meta.Head {
+		if in.ExpectedVersion != 0 && in.ExpectedVersion != r.Meta.Head {
 			return model.Fail(op, KindConflict, "the claim has a newer version")
 		}
-		prev := r.head()
+		prev := r.Head()
 		for _, t := range in.Remove {
 			if t == RestrictSourceControlled || t == RestrictThirdParty {
 				return model.Fail(op, KindRestrictionBlocked, t+" stays with the claim until it is deleted: the material is not only the owner's to release")
@@ -247,15 +248,15 @@ func (s *Service) Correct(ctx context.Context, p Principal, id string, in Correc
 		nr := st.addVersion(b, r, ownerAuth, "owner", func(c *Claim) {
 			in.apply(c)
 		})
-		c := nr.head()
-		b.receipt(Receipt{Actor: "owner", Operation: "claim.correct", Decision: "allow",
+		c := nr.Head()
+		b.Receipt(Receipt{Actor: "owner", Operation: "claim.correct", Decision: "allow",
 			Records: []string{prev.Ref(), c.Ref()}, Revision: c.Revision})
 		if len(in.Remove) > 0 {
 			// The removal is its own act, with its own receipt.
-			b.receipt(Receipt{Actor: "owner", Operation: "claim.restrictions.remove", Decision: "allow",
+			b.Receipt(Receipt{Actor: "owner", Operation: "claim.restrictions.remove", Decision: "allow",
 				Records: append([]string{c.Ref()}, in.Remove...), Revision: c.Revision})
 		}
-		out = Written{Claim: nr.view(c.Version), Revision: c.Revision}
+		out = Written{Claim: nr.View(c.Version), Revision: c.Revision}
 		return nil
 	})
 	return out, err
@@ -297,8 +298,8 @@ var ownerAuth = Authenticated{Kind: "owner", ID: "owner"}
 // owner's policy confirms an app's write), with edit applied, and publishes
 // it. It returns the new record.
 func (st *state) addVersion(b *batch, r *claimRecord, author Authenticated, confirmedBy string, edit func(c *Claim)) *claimRecord {
-	prev := r.head()
-	at := b.now
+	prev := r.Head()
+	at := b.Now
 	c := *prev
 	c.Version = prev.Version + 1
 	c.RecordedAt = at
@@ -307,18 +308,18 @@ func (st *state) addVersion(b *batch, r *claimRecord, author Authenticated, conf
 	c.WrittenBy = writtenByOf(author)
 	c.Evidence = []Evidence{}
 	edit(&c)
-	c.Revision = b.nextRevision()
+	c.Revision = b.NextRevision()
 	c.Status = StatusActive
 	c.Personas = nil
-	m := r.meta
+	m := r.Meta
 	m.Head = c.Version
-	nr := st.newRecord(m, &c, st.carried(r))
+	nr := st.NewRecord(m, &c, st.Carried(r))
 	if confirmedBy == "owner" {
-		nr.meta.DisputedAt = nil // the owner's own new version settles the dispute
+		nr.Meta.DisputedAt = nil // the owner's own new version settles the dispute
 	}
-	st.setClaim(nr)
-	b.put(bucketClaims, versionKey(c.ID, c.Version), &c)
-	b.put(bucketClaimMeta, c.ID, nr.meta)
+	st.SetClaim(nr)
+	b.Put(engine.BucketClaims, engine.VersionKey(c.ID, c.Version), &c)
+	b.Put(engine.BucketClaimMeta, c.ID, nr.Meta)
 	return nr
 }
 
@@ -335,17 +336,17 @@ func (s *Service) DeleteClaim(ctx context.Context, p Principal, id string) (uint
 	}
 	var rev uint64
 	err := s.write(op, p, func(st *state, b *batch) error {
-		r, ok := st.claims[id]
-		if !ok || r.meta.Status == StatusDeleted {
+		r, ok := st.Claims[id]
+		if !ok || r.Meta.Status == StatusDeleted {
 			return model.NotFound(op)
 		}
-		rev = b.nextRevision()
-		refs := make([]string, 0, r.meta.Head)
-		for v := 1; v <= r.meta.Head; v++ {
-			refs = append(refs, model.VersionRef(r.meta.ID, v))
+		rev = b.NextRevision()
+		refs := make([]string, 0, r.Meta.Head)
+		for v := 1; v <= r.Meta.Head; v++ {
+			refs = append(refs, model.VersionRef(r.Meta.ID, v))
 		}
 		st.erase(b, r)
-		b.receipt(Receipt{Actor: "owner", Operation: "claim.delete", Decision: "allow", Records: refs, Revision: rev})
+		b.Receipt(Receipt{Actor: "owner", Operation: "claim.delete", Decision: "allow", Records: refs, Revision: rev})
 		return nil
 	})
 	return rev, err
@@ -375,19 +376,19 @@ func (s *Service) SetPersonas(ctx context.Context, p Principal, id string, in Pe
 	}
 	var out Written
 	err := s.write(op, p, func(st *state, b *batch) error {
-		r, ok := st.claims[id]
-		if !ok || r.meta.Status != StatusActive {
+		r, ok := st.Claims[id]
+		if !ok || r.Meta.Status != StatusActive {
 			return model.NotFound(op)
 		}
 		personas, err := st.checkPersonas(op, in.Personas)
 		if err != nil {
 			return err
 		}
-		rev := b.nextRevision()
-		nr := st.setMeta(b, r, func(m *claimMeta) { m.Personas = personas })
-		b.receipt(Receipt{Actor: "owner", Operation: "claim.personas", Decision: "allow",
-			Records: []string{r.head().Ref()}, Revision: rev})
-		out = Written{Claim: nr.view(nr.meta.Head), Revision: rev}
+		rev := b.NextRevision()
+		nr := st.SetMeta(b, r, func(m *claimMeta) { m.Personas = personas })
+		b.Receipt(Receipt{Actor: "owner", Operation: "claim.personas", Decision: "allow",
+			Records: []string{r.Head().Ref()}, Revision: rev})
+		out = Written{Claim: nr.View(nr.Meta.Head), Revision: rev}
 		return nil
 	})
 	return out, err
@@ -395,13 +396,13 @@ func (s *Service) SetPersonas(ctx context.Context, p Principal, id string, in Pe
 
 // newClaim publishes a new claim whose version 1 is c, in personas.
 func (st *state) newClaim(b *batch, c *Claim, personas []string) *claimRecord {
-	c.Revision = b.nextRevision()
+	c.Revision = b.NextRevision()
 	c.Status = StatusActive
 	c.Personas = nil
-	r := st.newRecord(claimMeta{ID: c.ID, Head: 1, Status: StatusActive, Personas: personas}, c, nil)
-	st.setClaim(r)
-	b.put(bucketClaims, versionKey(c.ID, 1), c)
-	b.put(bucketClaimMeta, c.ID, r.meta)
+	r := st.NewRecord(claimMeta{ID: c.ID, Head: 1, Status: StatusActive, Personas: personas}, c, nil)
+	st.SetClaim(r)
+	b.Put(engine.BucketClaims, engine.VersionKey(c.ID, 1), c)
+	b.Put(engine.BucketClaimMeta, c.ID, r.Meta)
 	return r
 }
 
@@ -409,29 +410,29 @@ func (st *state) newClaim(b *batch, c *Claim, personas []string) *claimRecord {
 // id, the version number and when it was recorded, and takes it out of every
 // persona.
 func (st *state) erase(b *batch, r *claimRecord) {
-	m := r.meta
+	m := r.Meta
 	m.Status = StatusDeleted
 	m.Personas = []string{}
-	tombs := make([]*Claim, 0, r.meta.Head)
-	for _, v := range r.versions() {
+	tombs := make([]*Claim, 0, r.Meta.Head)
+	for _, v := range r.Versions() {
 		t := &Claim{ID: v.ID, Version: v.Version, RecordedAt: v.RecordedAt, Status: StatusDeleted,
 			Evidence: []Evidence{}, Restrictions: []Restriction{}, Revision: v.Revision}
 		tombs = append(tombs, t)
-		b.put(bucketClaims, versionKey(v.ID, v.Version), t)
+		b.Put(engine.BucketClaims, engine.VersionKey(v.ID, v.Version), t)
 	}
 	// The tombstones stay resident until they are committed (see
 	// claimcache.go).
-	nr := st.newRecord(m, tombs[len(tombs)-1], tombs[:len(tombs)-1])
-	st.setClaim(nr)
-	b.put(bucketClaimMeta, nr.meta.ID, nr.meta)
+	nr := st.NewRecord(m, tombs[len(tombs)-1], tombs[:len(tombs)-1])
+	st.SetClaim(nr)
+	b.Put(engine.BucketClaimMeta, nr.Meta.ID, nr.Meta)
 	// The metas snapshot may hold the claim's key: the next replaces it,
 	// after a crash too (see metaSnapshotErased).
-	st.snap.erasures++
+	st.Snap.Erasures++
 	// So may the metas written since: they go with the group's commit.
-	if st.snap.erasing == nil {
-		st.snap.erasing = map[string]bool{}
+	if st.Snap.Erasing == nil {
+		st.Snap.Erasing = map[string]bool{}
 	}
-	st.snap.erasing[nr.meta.ID] = true
+	st.Snap.Erasing[nr.Meta.ID] = true
 }
 
 // DisputeClaim marks the current version of an active claim disputed
@@ -451,10 +452,10 @@ func (s *Service) WithdrawDispute(ctx context.Context, p Principal, id string) (
 
 func (s *Service) setDispute(p Principal, op, id string, disputed bool) (Written, error) {
 	return s.markClaim(op, p, id, func(r *claimRecord) error {
-		if r.meta.Status != StatusActive {
+		if r.Meta.Status != StatusActive {
 			return model.NotFound(op)
 		}
-		if (r.meta.DisputedAt != nil) == disputed {
+		if (r.Meta.DisputedAt != nil) == disputed {
 			if disputed {
 				return model.Fail(op, KindConflict, "the claim is already disputed")
 			}
@@ -482,17 +483,17 @@ func (s *Service) markClaim(op string, p Principal, id string, check func(r *cla
 	}
 	var out Written
 	err := s.write(op, p, func(st *state, b *batch) error {
-		r, ok := st.claims[id]
+		r, ok := st.Claims[id]
 		if !ok {
 			return model.NotFound(op)
 		}
 		if err := check(r); err != nil {
 			return err
 		}
-		rev := b.nextRevision()
-		nr := st.setMeta(b, r, func(m *claimMeta) { edit(m, b.now) })
-		b.receipt(Receipt{Actor: "owner", Operation: op, Decision: "allow", Records: []string{r.head().Ref()}, Revision: rev})
-		out = Written{Claim: nr.view(nr.meta.Head), Revision: rev}
+		rev := b.NextRevision()
+		nr := st.SetMeta(b, r, func(m *claimMeta) { edit(m, b.Now) })
+		b.Receipt(Receipt{Actor: "owner", Operation: op, Decision: "allow", Records: []string{r.Head().Ref()}, Revision: rev})
+		out = Written{Claim: nr.View(nr.Meta.Head), Revision: rev}
 		return nil
 	})
 	return out, err
@@ -507,7 +508,7 @@ func (s *Service) markClaim(op string, p Principal, id string, check func(r *cla
 func (s *Service) RetractClaim(ctx context.Context, p Principal, id string) (Written, error) {
 	const op = "claim.retract"
 	return s.markClaim(op, p, id, func(r *claimRecord) error {
-		switch r.meta.Status {
+		switch r.Meta.Status {
 		case StatusRetracted:
 			return model.Fail(op, KindConflict, "the claim is already retracted")
 		case StatusActive:

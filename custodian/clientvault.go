@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/phc-project/phc/custodian/internal/engine"
 	"github.com/phc-project/phc/custodian/internal/model"
 	"github.com/phc-project/phc/internal/identity"
 	"github.com/phc-project/phc/internal/valueref"
@@ -71,10 +72,10 @@ func newClientVault() *clientVault {
 
 // loadClientVault reads the bindings, references and quota into st.cv.
 func (st *state) loadClientVault(tx Tx) error {
-	if err := loadEach(tx, bucketVaultKeys, func(k *VaultKey) { st.cv.keys[k.Kid] = k }); err != nil {
+	if err := engine.LoadEach(tx, bucketVaultKeys, func(k *VaultKey) { st.cv.keys[k.Kid] = k }); err != nil {
 		return err
 	}
-	if raw, ok, err := tx.Get(bucketMeta, metaVaultQuota); err != nil {
+	if raw, ok, err := tx.Get(engine.BucketMeta, metaVaultQuota); err != nil {
 		return err
 	} else if ok {
 		if err := json.Unmarshal(raw, &st.cv.quota); err != nil {
@@ -93,9 +94,9 @@ func (s *Service) LocalVaults() bool {
 		return false
 	}
 	defer release()
-	st.mu.RLock()
-	defer st.mu.RUnlock()
-	return st.settings.LocalVaults
+	st.Mu.RLock()
+	defer st.Mu.RUnlock()
+	return st.Settings.LocalVaults
 }
 
 // SeeVaultKey records that reader p showed kid (from its Client-Vault
@@ -118,21 +119,21 @@ func (s *Service) SeeVaultKey(ctx context.Context, p Principal, kid string) erro
 	}
 	defer release()
 	settled := func(st *state) bool {
-		if !st.settings.LocalVaults {
+		if !st.Settings.LocalVaults {
 			return true
 		}
 		k := st.cv.keys[kid]
 		return k != nil && (k.Status == VaultKeyBlocked || k.Status == VaultKeyRevoked || (k.Reader == p.Consumer && !st.staleKey(k)))
 	}
-	st.mu.RLock()
+	st.Mu.RLock()
 	done := settled(st)
-	st.mu.RUnlock()
+	st.Mu.RUnlock()
 	if done {
 		return nil
 	}
 	var refused *Error
 	err = s.commit(st, func(st *state, b *batch) error {
-		if settled(st) || !st.live(p, b.now) {
+		if settled(st) || !st.live(p, b.Now) {
 			return nil
 		}
 		rc := Receipt{Actor: p.actor(), Operation: "vault_key.bind", Recipient: p.Consumer, Decision: "allow", Records: []string{"kid:" + kid}}
@@ -141,10 +142,10 @@ func (s *Service) SeeVaultKey(ctx context.Context, p Principal, kid string) erro
 			nk := *k
 			nk.Status, nk.BlockedBy = VaultKeyBlocked, p.Consumer
 			st.cv.keys[kid] = &nk
-			b.put(bucketVaultKeys, nk.ID, &nk)
+			b.Put(bucketVaultKeys, nk.ID, &nk)
 			rc.Decision, rc.Constraint = "deny", "blocked"
-			rc.Revision = b.nextRevision()
-			b.receipt(rc)
+			rc.Revision = b.NextRevision()
+			b.Receipt(rc)
 			return nil
 		}
 		n := 0
@@ -164,11 +165,11 @@ func (s *Service) SeeVaultKey(ctx context.Context, p Principal, kid string) erro
 		if old := st.cv.keys[kid]; old != nil {
 			id = old.ID // a removed app's binding: its namesake binds anew, pending
 		}
-		k := &VaultKey{ID: id, Kid: kid, Reader: p.Consumer, Status: VaultKeyPending, FirstSeen: b.now}
+		k := &VaultKey{ID: id, Kid: kid, Reader: p.Consumer, Status: VaultKeyPending, FirstSeen: b.Now}
 		st.cv.keys[kid] = k
-		b.put(bucketVaultKeys, id, k)
-		rc.Revision = b.nextRevision()
-		b.receipt(rc)
+		b.Put(bucketVaultKeys, id, k)
+		rc.Revision = b.NextRevision()
+		b.Receipt(rc)
 		return nil
 	})
 	if err == nil && refused != nil {
@@ -221,7 +222,7 @@ func (s *Service) SetVaultKey(ctx context.Context, p Principal, ref, status stri
 		case k == nil:
 			return model.NotFound(op)
 		case k.Status == status:
-			out, rev = *k, st.revision
+			out, rev = *k, st.Revision
 			return nil
 		case k.Status == VaultKeyRevoked:
 			return model.Fail(op, KindConflict, "the binding is revoked; a revoked kid never binds again")
@@ -229,7 +230,7 @@ func (s *Service) SetVaultKey(ctx context.Context, p Principal, ref, status stri
 			return model.Fail(op, KindConflict, "the binding is blocked: two readers showed this kid")
 		}
 		nk := *k
-		at := b.now
+		at := b.Now
 		nk.Status = status
 		if status == VaultKeyActive {
 			nk.ActivatedAt = &at
@@ -237,9 +238,9 @@ func (s *Service) SetVaultKey(ctx context.Context, p Principal, ref, status stri
 			nk.RevokedAt = &at
 		}
 		st.cv.keys[nk.Kid] = &nk
-		b.put(bucketVaultKeys, nk.ID, &nk)
-		rev = b.nextRevision()
-		b.receipt(Receipt{Actor: "owner", Operation: "vault_key." + map[string]string{VaultKeyActive: "activate", VaultKeyRevoked: "revoke"}[status],
+		b.Put(bucketVaultKeys, nk.ID, &nk)
+		rev = b.NextRevision()
+		b.Receipt(Receipt{Actor: "owner", Operation: "vault_key." + map[string]string{VaultKeyActive: "activate", VaultKeyRevoked: "revoke"}[status],
 			Recipient: nk.Reader, Decision: "allow", Records: []string{"kid:" + nk.Kid}, Revision: rev})
 		out = nk
 		return nil
@@ -297,9 +298,9 @@ func (s *Service) Resolve(ctx context.Context, in ResolveInput) (ResolveResult, 
 		return ResolveResult{}, err
 	}
 	defer release()
-	st.mu.RLock()
-	on := st.settings.LocalVaults
-	st.mu.RUnlock()
+	st.Mu.RLock()
+	on := st.Settings.LocalVaults
+	st.Mu.RUnlock()
 	if !on {
 		return ResolveResult{}, model.Fail(op, KindVaultDisabled, "")
 	}
@@ -312,10 +313,10 @@ func (s *Service) Resolve(ctx context.Context, in ResolveInput) (ResolveResult, 
 	}
 	kid := valueref.Kid(k)
 	clear(k)
-	st.mu.RLock()
+	st.Mu.RLock()
 	binding := st.cv.keys[kid]
 	stale := binding != nil && st.staleKey(binding)
-	st.mu.RUnlock()
+	st.Mu.RUnlock()
 	switch {
 	case binding == nil || binding.Status == VaultKeyBlocked || binding.Status == VaultKeyRevoked || stale:
 		return ResolveResult{}, model.Fail(op, KindVaultUnknownKey, "")
@@ -328,9 +329,9 @@ func (s *Service) Resolve(ctx context.Context, in ResolveInput) (ResolveResult, 
 	// to a known K leaves a receipt, refusals too, so that without a bound
 	// a hook (or whoever holds K) could grow the store at will. Past it
 	// the answer is rate_limited with the wait, and only the log has it.
-	st.mu.RLock()
-	rate := st.settings.ReadRate()
-	st.mu.RUnlock()
+	st.Mu.RLock()
+	rate := st.Settings.ReadRate()
+	st.Mu.RUnlock()
 	if wait := s.rates.take(s.clock.Now(), limit{key: "r:vault:" + kid, rate: rate}); wait > 0 {
 		s.log.Info("vault resolve rate limited", "kid", kid, "per_minute", rate)
 		return ResolveResult{}, &Error{Op: op, Kind: KindRateLimited, RetryAfter: wait,
@@ -356,22 +357,22 @@ func (s *Service) Resolve(ctx context.Context, in ResolveInput) (ResolveResult, 
 		deny := func(e *Error) error {
 			refused = e
 			rc.Constraint = e.Kind.Row().Constraint
-			b.receipt(rc)
+			b.Receipt(rc)
 			return nil
 		}
 		// The binding again, in commit order: a revocation acknowledged
 		// before this answer is never bypassed.
-		if bk := st.cv.keys[kid]; bk == nil || bk.Status != VaultKeyActive || st.staleKey(bk) || !st.settings.LocalVaults {
+		if bk := st.cv.keys[kid]; bk == nil || bk.Status != VaultKeyActive || st.staleKey(bk) || !st.Settings.LocalVaults {
 			return deny(model.Fail(op, KindVaultUnknownKey, ""))
 		}
 		if perr != nil {
 			return deny(bodyError(op, perr))
 		}
-		if d := req.Now.Sub(b.now); d > maxClockSkew || d < -maxClockSkew {
-			at := b.now.UTC().Truncate(time.Second)
+		if d := req.Now.Sub(b.Now); d > maxClockSkew || d < -maxClockSkew {
+			at := b.Now.UTC().Truncate(time.Second)
 			return deny(&Error{Op: op, Kind: KindVaultClockSkew, ServerTime: &at})
 		}
-		values, records, e := st.resolveValues(op, reader, req, b.now)
+		values, records, e := st.resolveValues(op, reader, req, b.Now)
 		if e != nil {
 			return deny(e)
 		}
@@ -379,7 +380,7 @@ func (s *Service) Resolve(ctx context.Context, in ResolveInput) (ResolveResult, 
 			return deny(e)
 		}
 		rc.Decision, rc.Records = "allow", append(rc.Records, records...)
-		b.receipt(rc)
+		b.Receipt(rc)
 		out = ResolveResult{Values: values}
 		return nil
 	})
@@ -410,16 +411,16 @@ func (st *state) resolveValues(op, reader string, req valueref.Request, now time
 		}
 		r := (*claimRecord)(nil)
 		if m != nil {
-			r = st.claims[m.Claim]
+			r = st.Claims[m.Claim]
 		}
 		if m == nil || r == nil || !st.refAllowed(reader, r, m, now) {
 			return nil, nil, &Error{Op: op, Kind: KindVaultUnknownRef, RefKey: key}
 		}
-		if ref.SeenAt.Before(m.MintedAt.Truncate(time.Second)) || !sameValue(r, m.Version, r.meta.Head) {
+		if ref.SeenAt.Before(m.MintedAt.Truncate(time.Second)) || !sameValue(r, m.Version, r.Meta.Head) {
 			return nil, nil, &Error{Op: op, Kind: KindVaultExpired, RefKey: key}
 		}
-		values[key] = valueref.Value(r.head().Value)
-		records = append(records, r.head().Ref())
+		values[key] = valueref.Value(r.Head().Value)
+		records = append(records, r.Head().Ref())
 	}
 	return values, records, nil
 }
@@ -428,19 +429,19 @@ func (st *state) resolveValues(op, reader string, req valueref.Request, now time
 // mu held for writing): past VaultValuesPerDay in a UTC day it is
 // KindRateLimited until midnight, and counts nothing.
 func (st *state) takeVaultQuota(op string, b *batch, n int) *Error {
-	day := b.now.UTC().Format(time.DateOnly)
+	day := b.Now.UTC().Format(time.DateOnly)
 	q := st.cv.quota
 	if q.Day != day {
 		q = vaultQuota{Day: day}
 	}
 	if q.Count+n > VaultValuesPerDay {
-		midnight := b.now.UTC().Truncate(24 * time.Hour).Add(24 * time.Hour)
-		return &Error{Op: op, Kind: KindRateLimited, Public: "more than 100 values today", RetryAfter: midnight.Sub(b.now)}
+		midnight := b.Now.UTC().Truncate(24 * time.Hour).Add(24 * time.Hour)
+		return &Error{Op: op, Kind: KindRateLimited, Public: "more than 100 values today", RetryAfter: midnight.Sub(b.Now)}
 	}
 	if n > 0 {
 		q.Count += n
 		st.cv.quota = q
-		b.put(bucketMeta, metaVaultQuota, q)
+		b.Put(engine.BucketMeta, metaVaultQuota, q)
 	}
 	return nil
 }
@@ -452,25 +453,25 @@ func (st *state) takeVaultQuota(op string, b *batch, n int) *Error {
 // and guardrails. A single-use grant that served the read still counts:
 // the resolve delivers that read.
 func (st *state) refAllowed(reader string, r *claimRecord, m *mintedRef, now time.Time) bool {
-	if r.meta.Status != StatusActive || m.MintedAt.Before(st.consumerSince(reader)) {
+	if r.Meta.Status != StatusActive || m.MintedAt.Before(st.consumerSince(reader)) {
 		return false
 	}
 	// The reader must still be an approved app (or an OIDC recipient,
 	// which has no record): a removed app's references resolve to nothing,
 	// whatever they were served under (found in review: those minted under
 	// auto_grant outlived the app).
-	if con, ok := st.consumers[reader]; ok {
+	if con, ok := st.Consumers[reader]; ok {
 		if con.Status != ConsumerApproved {
 			return false
 		}
 	} else if !strings.HasPrefix(reader, "oidc:") {
 		return false
 	}
-	c := r.head()
+	c := r.Head()
 	if m.Grant == "" {
-		return st.settings.AutoGranted(c.Sensitivity) && restrictionsAllow(c.Restrictions, "", &Grant{}, now)
+		return st.Settings.AutoGranted(c.Sensitivity) && restrictionsAllow(c.Restrictions, "", &Grant{}, now)
 	}
-	for _, g := range st.grantsBy[reader] {
+	for _, g := range st.GrantsBy[reader] {
 		if g.RevokedAt != nil || !now.Before(g.ExpiresAt) || (g.SpentAt != nil && g.ID != m.Grant) || g.Purpose != m.Purpose {
 			continue
 		}

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/phc-project/phc/custodian/internal/engine"
 	"github.com/phc-project/phc/custodian/internal/model"
 	"github.com/phc-project/phc/internal/identity"
 )
@@ -102,15 +103,15 @@ func (s *Service) registeredAgain(op string, in ConsumerInput) (ConsumerView, bo
 		return ConsumerView{}, false, err
 	}
 	defer release()
-	st.mu.RLock()
-	c, known := st.consumers[in.Name]
+	st.Mu.RLock()
+	c, known := st.Consumers[in.Name]
 	var hash string
 	var view ConsumerView
 	if known {
 		hash = c.SecretHash
 		view = ConsumerView{Name: c.Name, Status: c.Status, CreatedAt: c.CreatedAt, RegisteredAt: c.CreatedAt}
 	}
-	st.mu.RUnlock()
+	st.Mu.RUnlock()
 	if !known {
 		return ConsumerView{}, false, nil
 	}
@@ -155,7 +156,7 @@ func (s *Service) addConsumer(op string, p Principal, in ConsumerInput, status s
 		// over pending self-registrations: anyone on the machine could
 		// have squatted the name or a lookalike of it.
 		taken := st.lookalikes(in.Name)
-		if old, ok := st.consumers[in.Name]; ok {
+		if old, ok := st.Consumers[in.Name]; ok {
 			taken = append(taken, old)
 		}
 		sort.Slice(taken, func(i, j int) bool { return taken[i].Name < taken[j].Name })
@@ -167,7 +168,7 @@ func (s *Service) addConsumer(op string, p Principal, in ConsumerInput, status s
 		replaced := taken
 		if status == ConsumerPending {
 			pending := 0
-			for _, c := range st.consumers {
+			for _, c := range st.Consumers {
 				if c.Status == ConsumerPending {
 					pending++
 				}
@@ -180,27 +181,27 @@ func (s *Service) addConsumer(op string, p Principal, in ConsumerInput, status s
 		if err != nil {
 			return model.Wrap(op, KindInternal, err)
 		}
-		c := &Consumer{ID: id, Name: in.Name, Status: status, SecretHash: hash, CreatedAt: b.now}
-		rev := b.nextRevision()
-		st.consumers[c.Name] = c
+		c := &Consumer{ID: id, Name: in.Name, Status: status, SecretHash: hash, CreatedAt: b.Now}
+		rev := b.NextRevision()
+		st.Consumers[c.Name] = c
 		records := []string{id}
 		for _, old := range replaced {
-			b.del(bucketConsumers, old.ID)
+			b.Del(engine.BucketConsumers, old.ID)
 			records = append(records, old.ID)
 			if old.Name == c.Name {
 				continue
 			}
 			// A squatter's lookalike goes with what the owner gave it.
-			delete(st.consumers, old.Name)
-			for _, g := range st.grants {
+			delete(st.Consumers, old.Name)
+			for _, g := range st.Grants {
 				if g.Recipient.Kind == "consumer" && g.Recipient.ID == old.Name && g.RevokedAt == nil {
 					st.revokeGrant(b, g, rev)
 					records = append(records, g.ID)
 				}
 			}
 		}
-		b.put(bucketConsumers, id, c)
-		b.receipt(Receipt{Actor: p.actor(), Operation: op, Recipient: c.Name, Decision: "allow", Records: records, Revision: rev})
+		b.Put(engine.BucketConsumers, id, c)
+		b.Receipt(Receipt{Actor: p.actor(), Operation: op, Recipient: c.Name, Decision: "allow", Records: records, Revision: rev})
 		out = ConsumerView{Name: c.Name, Status: c.Status, CreatedAt: c.CreatedAt, RegisteredAt: c.CreatedAt, Revision: rev}
 		return nil
 	})
@@ -219,7 +220,7 @@ func (s *Service) ApproveConsumer(ctx context.Context, p Principal, name string)
 	}
 	var out ConsumerView
 	err := s.write(op, p, func(st *state, b *batch) error {
-		c, ok := st.consumers[name]
+		c, ok := st.Consumers[name]
 		if !ok {
 			return model.NotFound(op)
 		}
@@ -236,10 +237,10 @@ func (s *Service) ApproveConsumer(ctx context.Context, p Principal, name string)
 		}
 		nc := *c
 		nc.Status = ConsumerApproved
-		rev := b.nextRevision()
-		st.consumers[name] = &nc
-		b.put(bucketConsumers, nc.ID, &nc)
-		b.receipt(Receipt{Actor: "owner", Operation: op, Recipient: name, Decision: "allow", Records: []string{nc.ID}, Revision: rev})
+		rev := b.NextRevision()
+		st.Consumers[name] = &nc
+		b.Put(engine.BucketConsumers, nc.ID, &nc)
+		b.Receipt(Receipt{Actor: "owner", Operation: op, Recipient: name, Decision: "allow", Records: []string{nc.ID}, Revision: rev})
 		out = ConsumerView{Name: nc.Name, Status: nc.Status, CreatedAt: nc.CreatedAt, RegisteredAt: nc.CreatedAt, Revision: rev}
 		return nil
 	})
@@ -259,27 +260,27 @@ func (s *Service) DeleteConsumer(ctx context.Context, p Principal, name string) 
 	}
 	var rev uint64
 	err := s.write(op, p, func(st *state, b *batch) error {
-		c, ok := st.consumers[name]
+		c, ok := st.Consumers[name]
 		if !ok {
 			return model.NotFound(op)
 		}
-		rev = b.nextRevision()
+		rev = b.NextRevision()
 		records := []string{c.ID}
-		for _, t := range st.tokenByID {
+		for _, t := range st.TokenByID {
 			if t.Consumer == name && t.RevokedAt == nil {
 				st.revokeToken(b, t)
 				records = append(records, t.ID)
 			}
 		}
-		for _, g := range st.grants {
+		for _, g := range st.Grants {
 			if g.Recipient.Kind == "consumer" && g.Recipient.ID == name && g.RevokedAt == nil {
 				st.revokeGrant(b, g, rev)
 				records = append(records, g.ID)
 			}
 		}
-		delete(st.consumers, name)
-		b.del(bucketConsumers, c.ID)
-		b.receipt(Receipt{Actor: "owner", Operation: op, Recipient: name, Decision: "allow", Records: records, Revision: rev})
+		delete(st.Consumers, name)
+		b.Del(engine.BucketConsumers, c.ID)
+		b.Receipt(Receipt{Actor: "owner", Operation: op, Recipient: name, Decision: "allow", Records: records, Revision: rev})
 		return nil
 	})
 	return rev, err
@@ -288,8 +289,8 @@ func (s *Service) DeleteConsumer(ctx context.Context, p Principal, name string) 
 // ListConsumers returns the registered consumers by name (owner only).
 func (s *Service) ListConsumers(ctx context.Context, p Principal) ([]ConsumerView, error) {
 	return ownerRead(s, "consumer.list", p, func(st *state) ([]ConsumerView, error) {
-		out := make([]ConsumerView, 0, len(st.consumers))
-		for _, c := range st.consumers {
+		out := make([]ConsumerView, 0, len(st.Consumers))
+		for _, c := range st.Consumers {
 			out = append(out, ConsumerView{Name: c.Name, Status: c.Status, CreatedAt: c.CreatedAt, RegisteredAt: c.CreatedAt})
 		}
 		sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
@@ -391,13 +392,13 @@ func (s *Service) MintServiceToken(ctx context.Context, in TokenRequest) (TokenI
 	if wait := max(s.mintFailures.wait(in.Consumer, now), s.mintFailuresAll.wait("", now)); wait > 0 {
 		return TokenIssued{}, &Error{Op: op, Kind: KindRateLimited, RetryAfter: wait}
 	}
-	st.mu.RLock()
-	c, known := st.consumers[in.Consumer]
+	st.Mu.RLock()
+	c, known := st.Consumers[in.Consumer]
 	hash := dummySecretHash()
 	if known {
 		hash = c.SecretHash
 	}
-	st.mu.RUnlock()
+	st.Mu.RUnlock()
 	ok, err := s.verifySecret(hash, []byte(in.Secret))
 	if err != nil || !ok || !known || c.Status != ConsumerApproved {
 		now := s.clock.Now()
@@ -415,29 +416,29 @@ func (s *Service) MintServiceToken(ctx context.Context, in TokenRequest) (TokenI
 	}
 	var out TokenIssued
 	err = s.commit(st, func(st *state, b *batch) error {
-		if cur, ok := st.consumers[in.Consumer]; !ok || cur.Status != ConsumerApproved {
+		if cur, ok := st.Consumers[in.Consumer]; !ok || cur.Status != ConsumerApproved {
 			return model.Fail(op, KindUnauthenticated, "")
 		}
-		if err := st.tooManyTokens(op, in.Consumer, b.now); err != nil {
+		if err := st.tooManyTokens(op, in.Consumer, b.Now); err != nil {
 			return err
 		}
 		// A ttl beyond what the owner allows is clamped, never refused: a
 		// daemon asking for PCP's year still gets a token, and is told.
 		var warnings []string
-		if limit := st.settings.MaxTTL(); ttl > limit {
+		if limit := st.Settings.MaxTTL(); ttl > limit {
 			w := "ttl clamped to " + strconv.Itoa(int(limit/(24*time.Hour))) + " days, the longest this vault allows; the token expires at expires_at"
-			if !st.settings.LongLivedTokens {
+			if !st.Settings.LongLivedTokens {
 				w += " (the owner may allow up to one year with the setting long_lived_tokens)"
 			}
 			warnings, ttl = append(warnings, w), limit
 		}
 		t := newToken(id, token)
 		t.Consumer, t.Scope, t.Mode, t.RateLimit, t.Purpose = in.Consumer, scope, mode, in.RateLimit, in.Purpose
-		t.CreatedAt, t.ExpiresAt = b.now, b.now.Add(ttl)
+		t.CreatedAt, t.ExpiresAt = b.Now, b.Now.Add(ttl)
 		st.putToken(b, t)
 		st.purgePresentations(b) // a new token: the old ones' documents may go
-		rev := b.nextRevision()
-		b.receipt(Receipt{Actor: "consumer:" + in.Consumer, Operation: "token.create", Recipient: in.Consumer,
+		rev := b.NextRevision()
+		b.Receipt(Receipt{Actor: "consumer:" + in.Consumer, Operation: "token.create", Recipient: in.Consumer,
 			Purpose: in.Purpose, Decision: "allow", Records: []string{id}, Revision: rev})
 		out = TokenIssued{Token: token, ExpiresAt: t.ExpiresAt, Scope: scope, Mode: mode, Purpose: in.Purpose, Revision: rev, Warnings: warnings}
 		return nil

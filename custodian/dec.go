@@ -100,17 +100,17 @@ func (s *Service) PinDECIssuer(ctx context.Context, p Principal, in DECTrustInpu
 	var out DECIssuer
 	err = s.write(op, p, func(st *state, b *batch) error {
 		revoked := slices.Clone(in.Revoked) // the view keeps no slice of the caller's
-		if old := st.decTrust[in.Issuer]; old != nil {
+		if old := st.DecTrust[in.Issuer]; old != nil {
 			revoked = mergeRevocations(old.Revoked, in.Revoked)
 		}
 		if len(revoked) > maxDECRevocations {
 			return model.Fail(op, KindInvalid, "at most 256 revocations per issuer: withdraw some first")
 		}
-		d := &DECIssuer{Issuer: in.Issuer, JWKS: slices.Clone(in.JWKS), Revoked: revoked, PinnedAt: b.now, Revision: b.nextRevision()}
-		st.decTrust[in.Issuer] = d
+		d := &DECIssuer{Issuer: in.Issuer, JWKS: slices.Clone(in.JWKS), Revoked: revoked, PinnedAt: b.Now, Revision: b.NextRevision()}
+		st.DecTrust[in.Issuer] = d
 		key := opaqueKey("dis_", in.Issuer)
-		b.put(bucketDECTrust, key, d)
-		b.receipt(Receipt{Actor: "owner", Operation: op, Decision: "allow", Records: []string{key}, Revision: d.Revision})
+		b.Put(bucketDECTrust, key, d)
+		b.Receipt(Receipt{Actor: "owner", Operation: op, Decision: "allow", Records: []string{key}, Revision: d.Revision})
 		out = *d
 		return nil
 	})
@@ -164,7 +164,7 @@ func (s *Service) UnrevokeDECKey(ctx context.Context, p Principal, in DECUnrevok
 	}
 	var out DECIssuer
 	err := s.write(op, p, func(st *state, b *batch) error {
-		old := st.decTrust[in.Issuer]
+		old := st.DecTrust[in.Issuer]
 		if old == nil {
 			return model.NotFound(op)
 		}
@@ -174,11 +174,11 @@ func (s *Service) UnrevokeDECKey(ctx context.Context, p Principal, in DECUnrevok
 		}
 		d := *old
 		d.Revoked = slices.Delete(slices.Clone(old.Revoked), i, i+1)
-		d.Revision = b.nextRevision()
-		st.decTrust[in.Issuer] = &d
+		d.Revision = b.NextRevision()
+		st.DecTrust[in.Issuer] = &d
 		key := opaqueKey("dis_", in.Issuer)
-		b.put(bucketDECTrust, key, &d)
-		b.receipt(Receipt{Actor: "owner", Operation: op, Decision: "allow",
+		b.Put(bucketDECTrust, key, &d)
+		b.Receipt(Receipt{Actor: "owner", Operation: op, Decision: "allow",
 			Records: []string{key, opaqueKey("kid_", in.Issuer+"\x00"+in.Kid)}, Revision: d.Revision})
 		out = d
 		return nil
@@ -221,10 +221,10 @@ func (s *Service) AddDECPolicy(ctx context.Context, p Principal, in DECPolicyInp
 	id := pol.ID
 	var out DECPolicy
 	err = s.write(op, p, func(st *state, b *batch) error {
-		d := &DECPolicy{ID: id, Policy: pol, Revision: b.nextRevision()}
-		st.decPolicies[id] = d
-		b.put(bucketDECPolicies, opaqueKey("pol_", id), d)
-		b.receipt(Receipt{Actor: "owner", Operation: op, Decision: "allow", Records: []string{id}, Revision: d.Revision})
+		d := &DECPolicy{ID: id, Policy: pol, Revision: b.NextRevision()}
+		st.DecPolicies[id] = d
+		b.Put(bucketDECPolicies, opaqueKey("pol_", id), d)
+		b.Receipt(Receipt{Actor: "owner", Operation: op, Decision: "allow", Records: []string{id}, Revision: d.Revision})
 		out = *d
 		return nil
 	})
@@ -241,10 +241,10 @@ type DECTrust struct {
 func (s *Service) ListDECTrust(ctx context.Context, p Principal) (DECTrust, error) {
 	return ownerRead(s, "dec.list", p, func(st *state) (DECTrust, error) {
 		out := DECTrust{Issuers: []DECIssuer{}, Policies: []DECPolicy{}}
-		for _, d := range st.decTrust {
+		for _, d := range st.DecTrust {
 			out.Issuers = append(out.Issuers, *d)
 		}
-		for _, pol := range st.decPolicies {
+		for _, pol := range st.DecPolicies {
 			out.Policies = append(out.Policies, *pol)
 		}
 		sort.Slice(out.Issuers, func(i, j int) bool { return out.Issuers[i].Issuer < out.Issuers[j].Issuer })
@@ -255,8 +255,8 @@ func (s *Service) ListDECTrust(ctx context.Context, p Principal) (DECTrust, erro
 
 // decPins is the view's trust store as the verifier takes it.
 func (st *state) decPins() []dectype.Pin {
-	pins := make([]dectype.Pin, 0, len(st.decTrust))
-	for _, d := range st.decTrust {
+	pins := make([]dectype.Pin, 0, len(st.DecTrust))
+	for _, d := range st.DecTrust {
 		pins = append(pins, dectype.Pin{Issuer: d.Issuer, JWKS: d.JWKS, Revoked: d.Revoked})
 	}
 	return pins
@@ -298,7 +298,7 @@ const bucketDECPresentations = "dec_presentations" // tok_… → Presentation
 // custodian authenticated, never one the presenter claims.
 func (st *state) presenterSubject(p Principal) dectype.Subject {
 	if t := p.token; t != nil && t.Trust != "" {
-		if tr := st.trust[t.Trust]; tr != nil {
+		if tr := st.Trust[t.Trust]; tr != nil {
 			return dectype.Subject{ClientID: strings.TrimPrefix(p.Consumer, model.OIDCRecipient(tr.Issuer, "")), Issuer: tr.Issuer}
 		}
 	}
@@ -308,20 +308,20 @@ func (st *state) presenterSubject(p Principal) dectype.Subject {
 // dropPresentation removes the document presented with token id, if any
 // (with st.mu held for writing).
 func (st *state) dropPresentation(b *batch, id string) {
-	if _, ok := st.presentations[id]; !ok {
+	if _, ok := st.Presentations[id]; !ok {
 		return
 	}
-	delete(st.presentations, id)
-	b.del(bucketDECPresentations, id)
+	delete(st.Presentations, id)
+	b.Del(bucketDECPresentations, id)
 }
 
 // purgePresentations drops every presentation no token can use any more:
 // its token revoked, expired, gone, or an OIDC recipient's whose issuer is
 // no longer trusted (with st.mu held for writing).
 func (st *state) purgePresentations(b *batch) {
-	for id := range st.presentations {
-		t := st.tokenByID[id]
-		if t == nil || t.RevokedAt != nil || !b.now.Before(t.ExpiresAt) || (t.Trust != "" && st.trust[t.Trust] == nil) {
+	for id := range st.Presentations {
+		t := st.TokenByID[id]
+		if t == nil || t.RevokedAt != nil || !b.Now.Before(t.ExpiresAt) || (t.Trust != "" && st.Trust[t.Trust] == nil) {
 			st.dropPresentation(b, id)
 		}
 	}
@@ -339,10 +339,10 @@ type PresentationView struct {
 // token that presented a document and can still use it.
 func (s *Service) ListDECPresentations(ctx context.Context, p Principal) ([]PresentationView, error) {
 	return ownerRead(s, "dec.presentations", p, func(st *state) ([]PresentationView, error) {
-		out := make([]PresentationView, 0, len(st.presentations))
-		for id, pr := range st.presentations {
+		out := make([]PresentationView, 0, len(st.Presentations))
+		for id, pr := range st.Presentations {
 			v := PresentationView{Token: id, PresentedAt: pr.PresentedAt}
-			if t := st.tokenByID[id]; t != nil {
+			if t := st.TokenByID[id]; t != nil {
 				v.Recipient = t.Consumer
 			}
 			out = append(out, v)
@@ -358,14 +358,14 @@ func (st *state) qualified(p Principal, g *Grant, now time.Time) (bool, []string
 	if g.Requires == nil {
 		return true, nil, ""
 	}
-	pol := st.decPolicies[g.Requires.Qualification]
+	pol := st.DecPolicies[g.Requires.Qualification]
 	if pol == nil {
 		return false, []string{"unknown_policy"}, ""
 	}
 	if p.token == nil {
 		return false, []string{"no_presentation"}, ""
 	}
-	pres := st.presentations[p.token.ID]
+	pres := st.Presentations[p.token.ID]
 	if pres == nil {
 		return false, []string{"no_presentation"}, ""
 	}
@@ -380,7 +380,7 @@ func (st *state) qualified(p Principal, g *Grant, now time.Time) (bool, []string
 	// changed (a revocation takes effect at once; max_age within a minute).
 	key := admissionKey{token: p.token.ID, policy: pol.ID}
 	trustRev := uint64(0)
-	for _, d := range st.decTrust {
+	for _, d := range st.DecTrust {
 		trustRev = max(trustRev, d.Revision)
 	}
 	st.admMu.Lock()
@@ -461,7 +461,7 @@ func (s *Service) PresentDEC(ctx context.Context, p Principal, in DECDocumentInp
 	var out Presented
 	var refused *Error
 	err = s.write(op, p, func(st *state, b *batch) error {
-		if !st.live(p, b.now) {
+		if !st.live(p, b.Now) {
 			return model.Fail(op, KindUnauthenticated, "")
 		}
 		st.purgePresentations(b)
@@ -477,27 +477,27 @@ func (s *Service) PresentDEC(ctx context.Context, p Principal, in DECDocumentInp
 			if head != "" {
 				records = append(records, "head:"+head)
 			}
-			b.receipt(Receipt{Actor: p.actor(), Operation: op, Recipient: p.Consumer, Decision: "deny",
-				Constraint: KindQualificationRequired.Row().Constraint, Records: records, Revision: b.nextRevision()})
+			b.Receipt(Receipt{Actor: p.actor(), Operation: op, Recipient: p.Consumer, Decision: "deny",
+				Constraint: KindQualificationRequired.Row().Constraint, Records: records, Revision: b.NextRevision()})
 			return nil
 		}
-		pres := &Presentation{Token: p.token.ID, Document: slices.Clone(raw), PresentedAt: b.now, Subject: subject}
-		st.presentations[p.token.ID] = pres
-		b.put(bucketDECPresentations, p.token.ID, pres)
+		pres := &Presentation{Token: p.token.ID, Document: slices.Clone(raw), PresentedAt: b.Now, Subject: subject}
+		st.Presentations[p.token.ID] = pres
+		b.Put(bucketDECPresentations, p.token.ID, pres)
 		seen := map[string]bool{}
 		records := []string{}
 		allAdmitted := true
 		out.Admissions = []dectype.Admission{}
-		for _, g := range st.grantsFor(p.Consumer, OpRead, b.now) {
+		for _, g := range st.grantsFor(p.Consumer, OpRead, b.Now) {
 			if g.Requires == nil || seen[g.Requires.Qualification] {
 				continue
 			}
 			seen[g.Requires.Qualification] = true
-			pol := st.decPolicies[g.Requires.Qualification]
+			pol := st.DecPolicies[g.Requires.Qualification]
 			if pol == nil {
 				continue
 			}
-			adm := v.Admit(raw, pol.Policy, pins, b.now)
+			adm := v.Admit(raw, pol.Policy, pins, b.Now)
 			admitted, head := adm.Admitted(), adm.Head
 			out.Admissions = append(out.Admissions, adm)
 			records = append(records, "policy:"+pol.ID, admissionRecord(admitted))
@@ -506,12 +506,12 @@ func (s *Service) PresentDEC(ctx context.Context, p Principal, in DECDocumentInp
 			}
 			allAdmitted = allAdmitted && admitted
 		}
-		out.Revision = b.nextRevision()
+		out.Revision = b.NextRevision()
 		rc := Receipt{Actor: p.actor(), Operation: op, Recipient: p.Consumer, Decision: "allow", Records: records, Revision: out.Revision}
 		if !allAdmitted {
 			rc.Decision, rc.Constraint = "deny", KindQualificationRequired.Row().Constraint
 		}
-		b.receipt(rc)
+		b.Receipt(rc)
 		return nil
 	})
 	if err == nil && refused != nil {
@@ -547,7 +547,7 @@ func (st *state) qualificationFailure(p Principal, r *claimRecord, purpose strin
 	}
 	_, failed = st.grantFor(grants, p, r, purpose, now)
 	may := func(x *claimRecord) bool { return st.readGrant(grants, p, x, purpose, now) != nil }
-	if failed != nil && !st.endsVisible(r.head(), may, nil) {
+	if failed != nil && !st.endsVisible(r.Head(), may, nil) {
 		return nil
 	}
 	return failed

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"testing"
 	"time"
+
+	"github.com/phc-project/phc/custodian/internal/engine"
 )
 
 // TestEncodeReceipt: the single-pass encoding equals encoding/json's, and
@@ -17,7 +19,7 @@ func TestEncodeReceipt(t *testing.T) {
 		{Decision: "deny", Constraint: "not_found", Records: []string{}, Actor: "\u2028\"quoted\""},
 	}
 	for i, r := range rs {
-		got := encodeReceipt(&r)
+		got := engine.EncodeReceipt(&r)
 		want, err := json.Marshal(&r)
 		if err != nil {
 			t.Fatal(err)
@@ -25,7 +27,7 @@ func TestEncodeReceipt(t *testing.T) {
 		if !bytes.Equal(got, want) {
 			t.Errorf("encodeReceipt(#%d) = %s; want %s", i, got, want)
 		}
-		if h := receiptHash(&r); h != r.Hash {
+		if h := engine.ReceiptHash(&r); h != r.Hash {
 			t.Errorf("encodeReceipt(#%d) hash = %s; receiptHash = %s", i, r.Hash, h)
 		}
 	}
@@ -43,7 +45,7 @@ func TestContextResultJSON(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		res := ContextResult{Revision: 5, Claims: []*Claim{&sc.claim}, raw: []json.RawMessage{sc.raw}}
+		res := ContextResult{Revision: 5, Claims: []*Claim{&sc.Claim}, raw: []json.RawMessage{sc.Raw}}
 		got, err := json.Marshal(res)
 		if err != nil {
 			t.Fatal(err)
@@ -54,7 +56,7 @@ func TestContextResultJSON(t *testing.T) {
 			t.Fatalf("ContextResult JSON = %s; want %s", got, want)
 		}
 	}
-	if sc := r.served.Load(); sc == nil || sc.personas != "q" {
+	if sc := r.Served.Load(); sc == nil || sc.Personas != "q" {
 		t.Fatalf("cache = %+v", sc)
 	}
 }

@@ -77,18 +77,18 @@ func (s *Service) CreateEntity(ctx context.Context, p Principal, in EntityInput)
 		if err != nil {
 			return model.Wrap(op, KindInternal, err)
 		}
-		e := &Entity{ID: id, Type: in.Type, CreatedAt: b.now, Revision: b.nextRevision()}
+		e := &Entity{ID: id, Type: in.Type, CreatedAt: b.Now, Revision: b.NextRevision()}
 		st.setEntity(e)
-		b.put(bucketEntities, id, e)
+		b.Put(bucketEntities, id, e)
 		records := []string{id}
 		out = EntityCreated{Entity: *e, Revision: e.Revision}
 		if in.Name != "" {
-			cid, err := identity.NewOrderedID("clm_", b.now)
+			cid, err := identity.NewOrderedID("clm_", b.Now)
 			if err != nil {
 				return model.Wrap(op, KindInternal, err)
 			}
 			value, _ := json.Marshal(in.Name)
-			at := b.now
+			at := b.Now
 			c := &Claim{
 				ID: cid, Version: 1, Key: in.Key, Value: value, Subject: id, Kind: "fact",
 				Assertion: AssertionReported, Confirmation: Confirmation{Status: ConfirmationConfirmed, By: "owner", At: &at},
@@ -96,11 +96,11 @@ func (s *Service) CreateEntity(ctx context.Context, p Principal, in EntityInput)
 				Sensitivity: in.Sensitivity, Restrictions: []Restriction{}, WrittenBy: WrittenByUser,
 			}
 			r := st.newClaim(b, c, personas)
-			view := r.view(1)
+			view := r.View(1)
 			out.Claim, out.Revision = &view, c.Revision
 			records = append(records, c.Ref())
 		}
-		b.receipt(Receipt{Actor: "owner", Operation: op, Decision: "allow", Records: records, Revision: out.Revision})
+		b.Receipt(Receipt{Actor: "owner", Operation: op, Decision: "allow", Records: records, Revision: out.Revision})
 		return nil
 	})
 	return out, err
@@ -109,8 +109,8 @@ func (s *Service) CreateEntity(ctx context.Context, p Principal, in EntityInput)
 // ListEntities returns every entity, oldest first (owner only).
 func (s *Service) ListEntities(ctx context.Context, p Principal) ([]Entity, error) {
 	return ownerRead(s, "entity.list", p, func(st *state) ([]Entity, error) {
-		out := make([]Entity, 0, len(st.entities))
-		for _, e := range st.entities {
+		out := make([]Entity, 0, len(st.Entities))
+		for _, e := range st.Entities {
 			out = append(out, *e)
 		}
 		sort.Slice(out, func(i, j int) bool {
@@ -166,7 +166,7 @@ func validRelation(r string) bool {
 // an application's proposal is checked only for form, so that proposing
 // cannot probe which entities exist.
 func (st *state) checkRelationship(op string, c *Claim) error {
-	if c.Subject != SubjectSelf && st.entities[c.Subject] == nil {
+	if c.Subject != SubjectSelf && st.Entities[c.Subject] == nil {
 		return model.Fail(op, KindInvalid, "the subject must be self or an existing entity")
 	}
 	if c.Kind != KindRelationship {
@@ -179,7 +179,7 @@ func (st *state) checkRelationship(op string, c *Claim) error {
 		}}}
 	}
 	for _, n := range []string{rel.From, rel.To} {
-		if n != SubjectSelf && st.entities[n] == nil {
+		if n != SubjectSelf && st.Entities[n] == nil {
 			return model.Fail(op, KindInvalid, "a relationship's ends must be self or existing entities")
 		}
 	}
@@ -215,20 +215,20 @@ func (st *state) nodeVisible(n string, may func(*claimRecord) bool, memo map[str
 // relationship (so that deciding a node never asks about another edge),
 // and one the recipient may read. nil means the node is hidden.
 func (st *state) nodeWitness(n string, may func(*claimRecord) bool) *claimRecord {
-	if n != SubjectSelf && st.entities[n] == nil {
+	if n != SubjectSelf && st.Entities[n] == nil {
 		return nil
 	}
 	var w *claimRecord
 	witness := func(r *claimRecord) bool {
-		if r.meta.Subject == n && r.meta.Kind != KindRelationship && may(r) {
+		if r.Meta.Subject == n && r.Meta.Kind != KindRelationship && may(r) {
 			w = r
 		}
 		return w == nil
 	}
 	if n == SubjectSelf {
-		st.active.Ascend(witness) // self's claims are not in bySubject
+		st.Active.Ascend(witness) // self's claims are not in bySubject
 	} else {
-		for _, r := range st.bySubject[n] {
+		for _, r := range st.BySubject[n] {
 			if !witness(r) {
 				break
 			}
@@ -241,7 +241,7 @@ func (st *state) nodeWitness(n string, may func(*claimRecord) bool) *claimRecord
 // of a relationship checked too (see endsVisible).
 func (st *state) recipientGrant(grants []*Grant, p Principal, r *claimRecord, purpose string, now time.Time, memo map[string]bool) *Grant {
 	g := st.readGrant(grants, p, r, purpose, now)
-	if g == nil || !st.endsVisible(r.head(), func(x *claimRecord) bool { return st.readGrant(grants, p, x, purpose, now) != nil }, memo) {
+	if g == nil || !st.endsVisible(r.Head(), func(x *claimRecord) bool { return st.readGrant(grants, p, x, purpose, now) != nil }, memo) {
 		return nil
 	}
 	return g

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/phc-project/phc/custodian/internal/engine"
 	"github.com/phc-project/phc/custodian/internal/model"
 	"github.com/phc-project/phc/internal/identity"
 	"github.com/phc-project/phc/quarantine"
@@ -19,22 +20,22 @@ import (
 
 // Store layout, for tests that inspect or tamper with the store directly.
 const (
-	BucketReceipts = bucketReceipts
-	BucketMeta     = bucketMeta
-	MetaRevision   = metaRevision
-	MetaHead       = metaHead
-	BucketClaims   = bucketClaims
-	BucketMetas    = bucketClaimMeta
+	BucketReceipts = engine.BucketReceipts
+	BucketMeta     = engine.BucketMeta
+	MetaRevision   = engine.MetaRevision
+	MetaHead       = engine.MetaHead
+	BucketClaims   = engine.BucketClaims
+	BucketMetas    = engine.BucketClaimMeta
 )
 
 // VersionKey is the store key of version v of claim id.
-func VersionKey(id string, v int) string { return versionKey(id, v) }
+func VersionKey(id string, v int) string { return engine.VersionKey(id, v) }
 
 // ReceiptKey is the store key of the receipt with sequence number seq.
-func ReceiptKey(seq uint64) string { return receiptKey(seq) }
+func ReceiptKey(seq uint64) string { return engine.ReceiptKey(seq) }
 
 // ReceiptHash recomputes the chain hash of r.
-func ReceiptHash(r *Receipt) string { return receiptHash(r) }
+func ReceiptHash(r *Receipt) string { return engine.ReceiptHash(r) }
 
 // ForgedOwner is an owner principal that no session backs, as code outside
 // the package could never build.
@@ -44,8 +45,8 @@ func ForgedOwner() Principal { return Principal{kind: PrincipalOwner} }
 // revision) and stages a value that cannot be encoded.
 func (s *Service) CommitUnencodable() error {
 	return s.write("test", Principal{}, func(st *state, b *batch) error {
-		b.nextRevision()
-		b.put(bucketMeta, "unencodable", make(chan int))
+		b.NextRevision()
+		b.Put(engine.BucketMeta, "unencodable", make(chan int))
 		return nil
 	})
 }
@@ -65,9 +66,9 @@ func (s *Service) BulkGraph(p Principal, people, degree int) ([]string, error) {
 			for i := lo; i < hi; i++ {
 				id, _ := identity.NewID("ent_")
 				ids[i] = id
-				e := &Entity{ID: id, Type: "person", CreatedAt: b.now, Revision: b.nextRevision()}
+				e := &Entity{ID: id, Type: "person", CreatedAt: b.Now, Revision: b.NextRevision()}
 				st.setEntity(e)
-				b.put(bucketEntities, id, e)
+				b.Put(bucketEntities, id, e)
 				bulkClaim(st, b, fmt.Sprintf("people.p%d.name", i), id, "fact", json.RawMessage(`"Person"`))
 			}
 			return nil
@@ -97,7 +98,7 @@ func (s *Service) BulkGraph(p Principal, people, degree int) ([]string, error) {
 
 func bulkClaim(st *state, b *batch, key, subject, kind string, value json.RawMessage) *claimRecord {
 	cid, _ := identity.NewID("clm_")
-	at := b.now
+	at := b.Now
 	return st.newClaim(b, &Claim{
 		ID: cid, Version: 1, Key: key, Value: value, Subject: subject, Kind: kind, Assertion: AssertionReported,
 		Confirmation: Confirmation{Status: ConfirmationConfirmed, By: "owner", At: &at},
@@ -123,10 +124,10 @@ func (s *Service) BulkSummaries(p Principal, parent string, n int) error {
 				id, _ := identity.NewID("sum_")
 				sm := &Summary{ID: id, Version: 1, Value: json.RawMessage(`"s"`), DerivedFrom: []string{from},
 					Restrictions: []Restriction{}, Sensitivity: SensitivityStandard, Status: SummaryCurrent,
-					Producer: &ownerAuth, CreatedAt: b.now, Revision: b.nextRevision()}
+					Producer: &ownerAuth, CreatedAt: b.Now, Revision: b.NextRevision()}
 				refs[i] = sm.Ref()
 				st.setSummary(sm)
-				b.put(bucketSummaries, id, sm)
+				b.Put(bucketSummaries, id, sm)
 			}
 			return nil
 		})
@@ -145,7 +146,7 @@ func (s *Service) RollReceipts() (uint64, error) { return s.rollReceipts() }
 // sets' buckets.
 const (
 	BucketCheckpoints = bucketCheckpoints
-	BucketSets        = bucketSets
+	BucketSets        = engine.BucketSets
 )
 
 // ReadBundle opens a bundle as the import will (owner only), for tests.
@@ -178,10 +179,10 @@ func (s *Service) readBundle(st *state, op string, raw []byte) (BundleManifest, 
 // HeldBytesInView counts the bytes of held records' bodies the view keeps
 // (none: they are read from the store when adopted).
 func (s *Service) HeldBytesInView() int {
-	s.st.mu.RLock()
-	defer s.st.mu.RUnlock()
+	s.st.Mu.RLock()
+	defer s.st.Mu.RUnlock()
 	n := 0
-	for _, q := range s.st.quarantine {
+	for _, q := range s.st.Quarantine {
 		n += len(q.Body)
 	}
 	return n
@@ -195,9 +196,9 @@ func (s *Service) AddLegacyConsumer(p Principal, name, secret, status string) er
 		return err
 	}
 	return s.write("consumer.legacy", p, func(st *state, b *batch) error {
-		c := &Consumer{ID: "con_legacy" + name, Name: name, Status: status, SecretHash: hash, CreatedAt: b.now}
-		st.consumers[name] = c
-		b.put(bucketConsumers, c.ID, c)
+		c := &Consumer{ID: "con_legacy" + name, Name: name, Status: status, SecretHash: hash, CreatedAt: b.Now}
+		st.Consumers[name] = c
+		b.Put(engine.BucketConsumers, c.ID, c)
 		return nil
 	})
 }
@@ -225,7 +226,7 @@ var (
 // were written since the last, in chunks of about chunkBytes.
 func WithSnapshotTuning(dirtyMin, share, chunkBytes int) func(c *Config) {
 	return func(c *Config) {
-		c.test.snap = snapTuning{dirtyMin: dirtyMin, dirtyShare: share, chunkBytes: chunkBytes}
+		c.test.snap = snapTuning{DirtyMin: dirtyMin, DirtyShare: share, ChunkBytes: chunkBytes}
 	}
 }
 
@@ -272,7 +273,7 @@ func (s *Service) ReadsWaiting() int {
 	if s.st == nil {
 		return 0
 	}
-	return s.st.dur.Waiting()
+	return s.st.Dur.Waiting()
 }
 
 // SnapshotRunning reports whether a claim metas snapshot of the current
@@ -280,9 +281,9 @@ func (s *Service) ReadsWaiting() int {
 func (s *Service) SnapshotRunning() bool {
 	s.life.RLock()
 	defer s.life.RUnlock()
-	s.st.mu.RLock()
-	defer s.st.mu.RUnlock()
-	return s.st.snap.started
+	s.st.Mu.RLock()
+	defer s.st.Mu.RUnlock()
+	return s.st.Snap.Started
 }
 
 // WithMaxApplyEdges sets how many edges the graph worker of the Service
@@ -327,14 +328,14 @@ func (s *Service) WriteSnapshotWith(afterCut func()) error {
 		return fmt.Errorf("locked")
 	}
 	for {
-		st.mu.Lock()
-		if !st.snap.started {
-			st.snap.start()
-			st.mu.Unlock()
+		st.Mu.Lock()
+		if !st.Snap.Started {
+			st.Snap.Start()
+			st.Mu.Unlock()
 			break
 		}
-		ended := st.snap.ended
-		st.mu.Unlock()
+		ended := st.Snap.Ended
+		st.Mu.Unlock()
 		<-ended
 	}
 	s.snapMu.Lock() // the journal's snapshot stores its switch with it held
@@ -346,9 +347,9 @@ func (s *Service) WriteSnapshotWith(afterCut func()) error {
 	}
 	err := s.snapshotOf(st)
 	if err != nil {
-		st.mu.Lock()
-		st.snap.end()
-		st.mu.Unlock()
+		st.Mu.Lock()
+		st.Snap.End()
+		st.Mu.Unlock()
 	}
 	return err
 }
@@ -368,10 +369,10 @@ func (s *Service) SnapshotSettled() {
 func (s *Service) SnapshotStats() (gen uint64, chunks, claims, dirty int) {
 	s.life.RLock()
 	defer s.life.RUnlock()
-	s.st.mu.RLock()
-	defer s.st.mu.RUnlock()
-	i := s.st.snap.info
-	return i.Gen, i.Chunks, i.Claims, s.st.snap.pending()
+	s.st.Mu.RLock()
+	defer s.st.Mu.RUnlock()
+	i := s.st.Snap.Info
+	return i.Gen, i.Chunks, i.Claims, s.st.Snap.Pending()
 }
 
 // ViewDigest describes the loaded view of the claims: every record's meta
@@ -380,35 +381,35 @@ func (s *Service) ViewDigest() string {
 	s.life.RLock()
 	defer s.life.RUnlock()
 	st := s.st
-	st.mu.RLock()
-	defer st.mu.RUnlock()
+	st.Mu.RLock()
+	defer st.Mu.RUnlock()
 	var b strings.Builder
-	ids := slices.Sorted(maps.Keys(st.claims))
+	ids := slices.Sorted(maps.Keys(st.Claims))
 	for _, id := range ids {
-		raw, _ := json.Marshal(st.claims[id].meta)
+		raw, _ := json.Marshal(st.Claims[id].Meta)
 		fmt.Fprintf(&b, "%s\n", raw)
 	}
 	order := func(name string, x *claimIndex) {
 		fmt.Fprintf(&b, "%s:", name)
 		x.Ascend(func(r *claimRecord) bool {
-			fmt.Fprintf(&b, " %s", r.meta.ID)
+			fmt.Fprintf(&b, " %s", r.Meta.ID)
 			return true
 		})
 		b.WriteString("\n")
 	}
-	order("active", st.active)
-	for _, k := range slices.Sorted(maps.Keys(st.byPersona)) {
-		order("persona "+k, st.byPersona[k])
+	order("active", st.Active)
+	for _, k := range slices.Sorted(maps.Keys(st.ByPersona)) {
+		order("persona "+k, st.ByPersona[k])
 	}
-	for _, k := range slices.Sorted(maps.Keys(st.byTier)) {
-		order("tier "+k, st.byTier[k])
+	for _, k := range slices.Sorted(maps.Keys(st.ByTier)) {
+		order("tier "+k, st.ByTier[k])
 	}
-	for _, k := range slices.Sorted(maps.Keys(st.fieldOf)) {
-		fmt.Fprintf(&b, "field %s: %s\n", k, st.fieldOf[k].meta.ID)
+	for _, k := range slices.Sorted(maps.Keys(st.FieldOf)) {
+		fmt.Fprintf(&b, "field %s: %s\n", k, st.FieldOf[k].Meta.ID)
 	}
-	fmt.Fprintf(&b, "categories: %v\n", st.categories)
-	for _, sub := range slices.Sorted(maps.Keys(st.bySubject)) {
-		fmt.Fprintf(&b, "subject %s: %v\n", sub, slices.Sorted(maps.Keys(st.bySubject[sub])))
+	fmt.Fprintf(&b, "categories: %v\n", st.Categories)
+	for _, sub := range slices.Sorted(maps.Keys(st.BySubject)) {
+		fmt.Fprintf(&b, "subject %s: %v\n", sub, slices.Sorted(maps.Keys(st.BySubject[sub])))
 	}
 	return b.String()
 }

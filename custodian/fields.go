@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/phc-project/phc/custodian/internal/engine"
 	"github.com/phc-project/phc/custodian/internal/model"
 	"github.com/phc-project/phc/internal/identity"
 	"github.com/phc-project/phc/internal/pcp"
@@ -22,26 +23,26 @@ type Field = pcp.Field
 // fieldCached is fieldView(r, true) with its JSON, encoded once per record
 // (a record is replaced, never changed, so the cache cannot go stale).
 func fieldCached(r *claimRecord) Field {
-	if f := r.field.Load(); f != nil {
+	if f := r.Field.Load(); f != nil {
 		return *f
 	}
 	f := fieldView(r, true)
 	_ = f.CacheJSON() // uncached, it is encoded when served
-	r.field.Store(&f)
+	r.Field.Store(&f)
 	return f
 }
 
 // fieldView is the field of claim record r; withValue says whether the value
 // is shown (discovery never shows it).
 func fieldView(r *claimRecord, withValue bool) Field {
-	c := r.head()
+	c := r.Head()
 	cat, name, _ := strings.Cut(c.Key, ".")
 	f := Field{ID: c.Key, Category: cat, FieldName: name, Sensitivity: c.Sensitivity,
 		UpdatedAt: c.RecordedAt, Version: c.Version, WrittenBy: c.WrittenBy, ClaimID: c.ID}
 	if withValue {
 		f.Value = c.Value
 	}
-	if r.meta.DisputedAt != nil {
+	if r.Meta.DisputedAt != nil {
 		f.Status = ConfirmationDisputed
 	}
 	return f
@@ -50,24 +51,15 @@ func fieldView(r *claimRecord, withValue bool) Field {
 // field returns the record of the field key: of the active claims about the
 // owner with that key, the one written last (by revision, which only grows;
 // wall-clock time may step back). Callers hold st.mu.
-func (st *state) field(key string) *claimRecord { return st.fieldOf[key] }
-
-// betterField returns whichever of best and r is the field of their key:
-// about the owner, written last. best may be nil; so may the result.
-func betterField(best, r *claimRecord) *claimRecord {
-	if r.meta.Subject == SubjectSelf && (best == nil || r.meta.HeadRev > best.meta.HeadRev) {
-		return r
-	}
-	return best
-}
+func (st *state) field(key string) *claimRecord { return st.FieldOf[key] }
 
 // fields returns the fields (one per key) whose keys match pattern, sorted
 // by key. Callers hold st.mu.
 func (st *state) fields(pattern string) []*claimRecord {
 	var out []*claimRecord
 	key := ""
-	scanPattern(st.active, pattern, func(r *claimRecord) bool {
-		if k := r.meta.Key; k != key {
+	engine.ScanPattern(st.Active, pattern, func(r *claimRecord) bool {
+		if k := r.Meta.Key; k != key {
 			key = k
 			if f := st.field(k); f != nil {
 				out = append(out, f)
@@ -84,8 +76,8 @@ func (st *state) fieldsOf(records []*claimRecord, pattern string) []*claimRecord
 	var out []*claimRecord
 	key := ""
 	for _, r := range records {
-		k := r.meta.Key
-		if k == key || !matchKey(pattern, k) {
+		k := r.Meta.Key
+		if k == key || !engine.MatchKey(pattern, k) {
 			continue
 		}
 		key = k
@@ -131,7 +123,7 @@ func (s *Service) fieldsFor(op string, p Principal, purpose, pattern string, wit
 		rev uint64
 	}
 	out, err := ownerRead(s, op, p, func(st *state) (read, error) {
-		out := read{fs: []Field{}, rev: st.revision}
+		out := read{fs: []Field{}, rev: st.Revision}
 		for _, r := range st.fields(pattern) {
 			if withValue {
 				out.fs = append(out.fs, fieldCached(r))
@@ -216,10 +208,10 @@ func (s *Service) outOfScope(op string, p Principal) error {
 	defer release()
 	refused := model.Fail(op, KindScopeExceeded, "the key is outside the token's scope")
 	if err := s.commit(st, func(st *state, b *batch) error {
-		if !st.live(p, b.now) {
+		if !st.live(p, b.Now) {
 			refused = model.Fail(op, KindUnauthenticated, "")
 		}
-		b.receipt(denyReceipt(p, op, refused))
+		b.Receipt(denyReceipt(p, op, refused))
 		return nil
 	}); err != nil {
 		return err
@@ -269,7 +261,7 @@ func (s *Service) FieldContext(ctx context.Context, p Principal, purpose string)
 // Callers hold st.mu.
 func (st *state) fieldGrant(p Principal, r *claimRecord, purpose string, now time.Time, grants []*Grant) (*Grant, bool) {
 	g, ok := st.fieldGrantOf(p, r, purpose, now, grants)
-	if ok && !st.endsVisible(r.head(), func(x *claimRecord) bool {
+	if ok && !st.endsVisible(r.Head(), func(x *claimRecord) bool {
 		_, ok := st.fieldGrantOf(p, x, purpose, now, grants)
 		return ok
 	}, nil) {
@@ -280,13 +272,13 @@ func (st *state) fieldGrant(p Principal, r *claimRecord, purpose string, now tim
 
 // fieldGrantOf is fieldGrant without the check of a relationship's ends.
 func (st *state) fieldGrantOf(p Principal, r *claimRecord, purpose string, now time.Time, grants []*Grant) (*Grant, bool) {
-	c := r.head()
+	c := r.Head()
 	if p.token == nil || !p.token.CanRead() || !matchAny(p.token.Scope, c.Key) {
 		return nil, false
 	}
 	// The auto_grant is no decision about any purpose: a purpose the app
 	// names itself satisfies no purpose_only restriction.
-	if st.settings.AutoGranted(c.Sensitivity) && restrictionsAllow(c.Restrictions, "", &Grant{}, now) {
+	if st.Settings.AutoGranted(c.Sensitivity) && restrictionsAllow(c.Restrictions, "", &Grant{}, now) {
 		return nil, true
 	}
 	// A grant serves only the purpose it was made for: a read under no
@@ -374,7 +366,7 @@ func (s *Service) consumerFieldsWhere(op string, p Principal, purpose, pattern s
 	)
 	asked := purpose // "" only for a token bound to no purpose, reading without naming one
 	_, err = s.recipientReadAs(st, p, &rc, func(st *state, now time.Time) (records []string, used []*Grant, refused *Error) {
-		fs, warnings, rev, wants, at = []Field{}, nil, st.revision, nil, nil
+		fs, warnings, rev, wants, at = []Field{}, nil, st.Revision, nil, nil
 		rc.Purpose = asked
 		if !st.live(p, now) {
 			return nil, nil, nil
@@ -410,7 +402,7 @@ func (s *Service) consumerFieldsWhere(op string, p Principal, purpose, pattern s
 			// key: its text must not answer a search.
 			cands = pick(readable, func(r *claimRecord) bool {
 				g, _ := st.fieldGrant(p, r, purpose, now, grants)
-				return st.referenceMode(p, g, r.head())
+				return st.referenceMode(p, g, r.Head())
 			})
 		}
 		fs, records = make([]Field, 0, len(cands)), make([]string, 0, len(cands))
@@ -422,23 +414,23 @@ func (s *Service) consumerFieldsWhere(op string, p Principal, purpose, pattern s
 			f := fieldView(r, false)
 			if withValue {
 				f = fieldCached(r)
-				if st.referenceMode(p, g, r.head()) {
+				if st.referenceMode(p, g, r.Head()) {
 					gid := ""
 					if g != nil {
 						gid = g.ID
 					}
-					wants = append(wants, refWant{claim: r.meta.ID, version: r.head().Version, grant: gid, purpose: purpose})
+					wants = append(wants, refWant{claim: r.Meta.ID, version: r.Head().Version, grant: gid, purpose: purpose})
 					at = append(at, len(fs))
 				}
 			}
 			fs = append(fs, f)
-			records = append(records, r.head().Ref())
+			records = append(records, r.Head().Ref())
 			// Discovery shows no value: it spends no single-use grant.
 			if g != nil && !seen[g] && (withValue || g.Usage != "single") {
 				seen[g] = true
 				used = append(used, g)
 			}
-			if author := r.head().Producer.Authenticated; withValue && author.Kind != "owner" && !(author.Kind == "consumer" && author.ID == p.Consumer) {
+			if author := r.Head().Producer.Authenticated; withValue && author.Kind != "owner" && !(author.Kind == "consumer" && author.ID == p.Consumer) {
 				warnings = append(warnings, "the value of "+f.ID+" was written by another app: "+author.ID)
 			}
 		}
@@ -479,9 +471,9 @@ func (s *Service) asReferences(op string, st *state, reader string, fs []Field, 
 		fs[at[i]] = f
 		keys = append(keys, f.ID)
 	}
-	st.mu.RLock()
-	localVaults := st.settings.LocalVaults
-	st.mu.RUnlock()
+	st.Mu.RLock()
+	localVaults := st.Settings.LocalVaults
+	st.Mu.RUnlock()
 	return referenceHint(keys, localVaults), nil
 }
 
@@ -576,8 +568,8 @@ func (s *Service) ownerPutField(op string, p Principal, id string, in FieldInput
 	var out FieldWritten
 	err := s.write(op, p, func(st *state, b *batch) error {
 		r, records := st.writeField(b, id, in, ownerAuth, "owner")
-		c := r.head()
-		b.receipt(Receipt{Actor: "owner", Operation: op, Decision: "allow",
+		c := r.Head()
+		b.Receipt(Receipt{Actor: "owner", Operation: op, Decision: "allow",
 			Records: append(records, c.Ref()), Revision: c.Revision})
 		out = FieldWritten{FieldRead: FieldRead{Field: fieldView(r, true), Revision: c.Revision}, Status: WriteCommitted}
 		return nil
@@ -591,7 +583,7 @@ func (s *Service) ownerPutField(op string, p Principal, id string, in FieldInput
 // any.
 func (st *state) writeField(b *batch, id string, in FieldInput, author Authenticated, confirmedBy string) (*claimRecord, []string) {
 	if r := st.field(id); r != nil {
-		prev := r.head().Ref()
+		prev := r.Head().Ref()
 		return st.addVersion(b, r, author, confirmedBy, func(c *Claim) {
 			c.Value = in.Value
 			if in.Sensitivity != "" {
@@ -599,12 +591,12 @@ func (st *state) writeField(b *batch, id string, in FieldInput, author Authentic
 			}
 		}), []string{prev}
 	}
-	cid, err := identity.NewOrderedID("clm_", b.now)
+	cid, err := identity.NewOrderedID("clm_", b.Now)
 	if err != nil {
-		b.err = err
+		b.Err = err
 		cid = "clm_" + strings.Repeat("A", 26)
 	}
-	at := b.now
+	at := b.Now
 	tier := in.Sensitivity
 	if tier == "" {
 		tier = defaultSensitivity(id)
@@ -629,7 +621,7 @@ func (st *state) userOnly(key string) bool {
 			return true
 		}
 	}
-	return matchAny(st.settings.UserOnlyWrite, key)
+	return matchAny(st.Settings.UserOnlyWrite, key)
 }
 
 // underKey reports whether key is k or below it.
@@ -661,10 +653,10 @@ func (s *Service) agentPutField(op string, p Principal, id string, in FieldInput
 	err = s.commit(st, func(st *state, b *batch) error {
 		deny := func(e *Error) error {
 			refused = e
-			b.receipt(denyReceipt(p, op, e))
+			b.Receipt(denyReceipt(p, op, e))
 			return nil
 		}
-		if !st.live(p, b.now) {
+		if !st.live(p, b.Now) {
 			return deny(model.Fail(op, KindUnauthenticated, ""))
 		}
 		if st.userOnly(id) {
@@ -676,16 +668,16 @@ func (s *Service) agentPutField(op string, p Principal, id string, in FieldInput
 		cur := st.field(id)
 		visible := false
 		if cur != nil {
-			_, visible = st.fieldGrant(p, cur, "", b.now, st.grantsFor(p.Consumer, OpRead, b.now))
+			_, visible = st.fieldGrant(p, cur, "", b.Now, st.grantsFor(p.Consumer, OpRead, b.Now))
 		}
 		known := raiseTier(defaultSensitivity(id), in.Sensitivity)
 		if visible {
-			known = raiseTier(known, cur.meta.Tier)
+			known = raiseTier(known, cur.Meta.Tier)
 		}
 		// The tier written is never lower than the field's own.
 		tier := known
 		if cur != nil {
-			tier = raiseTier(tier, cur.meta.Tier)
+			tier = raiseTier(tier, cur.Meta.Tier)
 		}
 		// PCP auto-approves a public or standard write: here where the
 		// owner's auto_grant covers the tier, and nothing is replaced that
@@ -696,19 +688,19 @@ func (s *Service) agentPutField(op string, p Principal, id string, in FieldInput
 		// reads this key, a tier auto_grant lets it read). Everything else —
 		// a write-only token, a field the app cannot read, whether or not it
 		// exists, a contribute grant alone — is a proposal for the owner.
-		readBack := p.token.CanRead() && st.settings.AutoGranted(known)
+		readBack := p.token.CanRead() && st.Settings.AutoGranted(known)
 		// Its own: written by this app — under this name, and since this
 		// consumer record exists (a removed app's namesake inherits
 		// nothing) — under the auto_grant policy.
-		mine := cur == nil || (visible && cur.head().Producer.Authenticated == author && cur.head().Confirmation.By == "auto_grant" &&
-			!cur.head().RecordedAt.Before(st.consumerSince(p.Consumer)))
-		confirm := readBack && mine && st.settings.AutoGranted(tier) && tierRank[tier] <= tierRank[SensitivityStandard]
+		mine := cur == nil || (visible && cur.Head().Producer.Authenticated == author && cur.Head().Confirmation.By == "auto_grant" &&
+			!cur.Head().RecordedAt.Before(st.consumerSince(p.Consumer)))
+		confirm := readBack && mine && st.Settings.AutoGranted(tier) && tierRank[tier] <= tierRank[SensitivityStandard]
 		if confirm {
 			w := in
 			w.Sensitivity = tier
 			r, records := st.writeField(b, id, w, author, "auto_grant")
-			c := r.head()
-			b.receipt(Receipt{Actor: p.actor(), Operation: op, Recipient: p.Consumer, Decision: "allow",
+			c := r.Head()
+			b.Receipt(Receipt{Actor: p.actor(), Operation: op, Recipient: p.Consumer, Decision: "allow",
 				Records: append(records, c.Ref()), Revision: c.Revision})
 			out = FieldWritten{FieldRead: FieldRead{Field: fieldView(r, true), Revision: c.Revision}, Status: WriteCommitted}
 			return nil
@@ -716,7 +708,7 @@ func (s *Service) agentPutField(op string, p Principal, id string, in FieldInput
 		if err := st.tooManyProposals(op, p.Consumer); err != nil {
 			return err
 		}
-		pid, err := identity.NewOrderedID("prp_", b.now)
+		pid, err := identity.NewOrderedID("prp_", b.Now)
 		if err != nil {
 			return model.Wrap(op, KindInternal, err)
 		}
@@ -724,10 +716,10 @@ func (s *Service) agentPutField(op string, p Principal, id string, in FieldInput
 			ID: pid, Status: StatusProposed, Key: id, Value: in.Value, Subject: SubjectSelf,
 			Kind: "fact", Assertion: AssertionReported, Producer: Producer{Authenticated: author},
 			Evidence: []Evidence{}, Sensitivity: tier, Restrictions: []Restriction{},
-			ProposedAt: b.now, Revision: b.nextRevision(),
+			ProposedAt: b.Now, Revision: b.NextRevision(),
 		}
 		st.filePending(b, pr)
-		b.receipt(Receipt{Actor: p.actor(), Operation: "proposal.create", Recipient: p.Consumer, Decision: "allow",
+		b.Receipt(Receipt{Actor: p.actor(), Operation: "proposal.create", Recipient: p.Consumer, Decision: "allow",
 			Records: []string{pid}, Revision: pr.Revision})
 		pending = &Proposed{ProposalID: pid, Status: WritePending, Revision: pr.Revision}
 		return nil
@@ -760,7 +752,7 @@ func (s *Service) SetSensitivity(ctx context.Context, p Principal, id string, in
 		if r == nil {
 			return model.NotFound(op)
 		}
-		prev := r.head()
+		prev := r.Head()
 		r = st.addVersion(b, r, prev.Producer.Authenticated, "owner", func(c *Claim) {
 			// The content and its provenance stay; only the tier changes.
 			*c = Claim{ID: c.ID, Version: c.Version, Key: prev.Key, Value: prev.Value, Subject: prev.Subject,
@@ -768,8 +760,8 @@ func (s *Service) SetSensitivity(ctx context.Context, p Principal, id string, in
 				Evidence: prev.Evidence, ValidFrom: prev.ValidFrom, ValidTo: prev.ValidTo, RecordedAt: c.RecordedAt,
 				Sensitivity: in.Tier, Restrictions: prev.Restrictions, WrittenBy: prev.WrittenBy, Note: prev.Note}
 		})
-		c := r.head()
-		b.receipt(Receipt{Actor: "owner", Operation: "field.sensitivity", Decision: "allow",
+		c := r.Head()
+		b.Receipt(Receipt{Actor: "owner", Operation: "field.sensitivity", Decision: "allow",
 			Records: []string{prev.Ref(), c.Ref()}, Revision: c.Revision})
 		out = FieldRead{Field: fieldView(r, true), Revision: c.Revision}
 		return nil
@@ -797,14 +789,14 @@ func (s *Service) DeleteField(ctx context.Context, p Principal, id string) (uint
 		if len(doomed) == 0 {
 			return model.NotFound(op)
 		}
-		rev = b.nextRevision()
+		rev = b.NextRevision()
 		var refs []string
 		for _, r := range doomed {
-			for v := 1; v <= r.meta.Head; v++ {
-				refs = append(refs, model.VersionRef(r.meta.ID, v))
+			for v := 1; v <= r.Meta.Head; v++ {
+				refs = append(refs, model.VersionRef(r.Meta.ID, v))
 			}
 		}
-		b.receipt(Receipt{Actor: "owner", Operation: "field.delete", Decision: "allow", Records: refs, Revision: rev})
+		b.Receipt(Receipt{Actor: "owner", Operation: "field.delete", Decision: "allow", Records: refs, Revision: rev})
 		return nil
 	})
 	return rev, err

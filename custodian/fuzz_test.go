@@ -61,7 +61,7 @@ func FuzzMatchKey(f *testing.F) {
 	f.Add("identity.*", "identityx")
 	f.Add("a.b", "a.b")
 	f.Fuzz(func(t *testing.T, pattern, key string) {
-		if !matchKey(pattern, key) {
+		if !engine.MatchKey(pattern, key) {
 			return
 		}
 		switch {
@@ -82,20 +82,20 @@ func FuzzSnapshotChunk(f *testing.F) {
 	f.Add([]byte{engine.SnapFormat, 0x80})
 	f.Add([]byte{2})
 	f.Fuzz(func(t *testing.T, chunk []byte) {
-		recs, _, err := decodeSnapChunk(chunk, nil, map[string]string{}, nil)
+		recs, _, err := engine.DecodeSnapChunk(chunk, nil, map[string]string{}, nil)
 		if err != nil {
 			return
 		}
 		again := []byte{engine.SnapFormat}
 		for _, r := range recs {
-			again = engine.AppendMeta(again, &r.meta)
+			again = engine.AppendMeta(again, &r.Meta)
 		}
-		recs2, _, err := decodeSnapChunk(again, nil, map[string]string{}, nil)
+		recs2, _, err := engine.DecodeSnapChunk(again, nil, map[string]string{}, nil)
 		if err != nil || len(recs2) != len(recs) {
 			t.Fatalf("re-encoded chunk: %d metas, %v; want %d", len(recs2), err, len(recs))
 		}
 		for i := range recs {
-			a, b := recs[i].meta, recs2[i].meta
+			a, b := recs[i].Meta, recs2[i].Meta
 			if a.ID != b.ID || a.Key != b.Key || a.HeadRev != b.HeadRev || len(a.Personas) != len(b.Personas) {
 				t.Fatalf("meta %d changed through a round trip: %+v, %+v", i, a, b)
 			}

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/phc-project/phc/custodian/internal/engine"
 	"github.com/phc-project/phc/custodian/internal/model"
 	"github.com/phc-project/phc/internal/identity"
 	"github.com/phc-project/phc/schema"
@@ -72,12 +73,12 @@ func (s *Service) CreateGrant(ctx context.Context, p Principal, d GrantInput) (G
 	}
 	var out GrantCreated
 	err := s.write(op, p, func(st *state, b *batch) error {
-		if !d.ExpiresAt.After(b.now) {
+		if !d.ExpiresAt.After(b.Now) {
 			return model.Fail(op, KindInvalid, "expires_at must be in the future")
 		}
 		switch d.Recipient.Kind {
 		case "consumer":
-			if _, ok := st.consumers[d.Recipient.ID]; !ok {
+			if _, ok := st.Consumers[d.Recipient.ID]; !ok {
 				return model.Fail(op, KindInvalid, "unknown consumer")
 			}
 		case "oidc":
@@ -85,7 +86,7 @@ func (s *Service) CreateGrant(ctx context.Context, p Principal, d GrantInput) (G
 				return model.Fail(op, KindInvalid, "the issuer is not on the trust list (phc trust add)")
 			}
 		}
-		if d.Requires != nil && st.decPolicies[d.Requires.Qualification] == nil {
+		if d.Requires != nil && st.DecPolicies[d.Requires.Qualification] == nil {
 			return model.Fail(op, KindInvalid, "requires names no admission policy (phc dec policy add)")
 		}
 		personas, err := st.checkPersonas(op, d.Selectors.Personas)
@@ -100,11 +101,11 @@ func (s *Service) CreateGrant(ctx context.Context, p Principal, d GrantInput) (G
 			ID: id, Recipient: d.Recipient, Purpose: d.Purpose, Category: d.Category, Operations: d.Operations,
 			Selectors: Selectors{Keys: d.Selectors.Keys, Personas: personas, Claims: d.Selectors.Claims},
 			ExpiresAt: d.ExpiresAt.UTC(), Usage: d.Usage, Route: d.Route, Requires: d.Requires,
-			CreatedAt: b.now, Revision: b.nextRevision(), Disclosure: d.Disclosure,
+			CreatedAt: b.Now, Revision: b.NextRevision(), Disclosure: d.Disclosure,
 		}
 		st.setGrant(g)
-		b.put(bucketGrants, id, g)
-		b.receipt(Receipt{Actor: "owner", Operation: "grant.create", Recipient: d.Recipient.ID,
+		b.Put(engine.BucketGrants, id, g)
+		b.Receipt(Receipt{Actor: "owner", Operation: "grant.create", Recipient: d.Recipient.ID,
 			Purpose: d.Purpose, Decision: "allow", Records: []string{id}, Revision: g.Revision})
 		out = GrantCreated{ID: id, Revision: g.Revision}
 		return nil
@@ -116,8 +117,8 @@ func (s *Service) CreateGrant(ctx context.Context, p Principal, d GrantInput) (G
 // first (owner only).
 func (s *Service) ListGrants(ctx context.Context, p Principal) ([]Grant, error) {
 	return ownerRead(s, "grant.list", p, func(st *state) ([]Grant, error) {
-		out := make([]Grant, 0, len(st.grants))
-		for _, g := range st.grants {
+		out := make([]Grant, 0, len(st.Grants))
+		for _, g := range st.Grants {
 			out = append(out, *g)
 		}
 		sort.Slice(out, func(i, j int) bool { return out[i].Revision < out[j].Revision })
@@ -137,16 +138,16 @@ func (s *Service) RevokeGrant(ctx context.Context, p Principal, id string) (uint
 	}
 	var rev uint64
 	err := s.write(op, p, func(st *state, b *batch) error {
-		g, ok := st.grants[id]
+		g, ok := st.Grants[id]
 		if !ok {
 			return model.NotFound(op)
 		}
 		if g.RevokedAt != nil {
 			return model.Fail(op, KindConflict, "the grant is already revoked")
 		}
-		rev = b.nextRevision()
+		rev = b.NextRevision()
 		st.revokeGrant(b, g, rev)
-		b.receipt(Receipt{Actor: "owner", Operation: "grant.revoke", Recipient: g.Recipient.ID,
+		b.Receipt(Receipt{Actor: "owner", Operation: "grant.revoke", Recipient: g.Recipient.ID,
 			Purpose: g.Purpose, Decision: "allow", Records: []string{id}, Revision: rev})
 		return nil
 	})
@@ -157,10 +158,10 @@ func (s *Service) RevokeGrant(ctx context.Context, p Principal, id string) (uint
 // writing).
 func (st *state) revokeGrant(b *batch, g *Grant, rev uint64) {
 	ng := *g
-	at := b.now
+	at := b.Now
 	ng.RevokedAt, ng.RevokedRev = &at, rev
 	st.setGrant(&ng)
-	b.put(bucketGrants, g.ID, &ng)
+	b.Put(engine.BucketGrants, g.ID, &ng)
 }
 
 // GrantTerms are narrower terms for a grant in force: each one given
@@ -233,11 +234,11 @@ func (s *Service) NarrowGrant(ctx context.Context, p Principal, id string, t Gra
 	}
 	var out GrantNarrowed
 	err := s.write(op, p, func(st *state, b *batch) error {
-		g, ok := st.grants[id]
+		g, ok := st.Grants[id]
 		if !ok {
 			return model.NotFound(op)
 		}
-		if g.RevokedAt != nil || g.SpentAt != nil || !b.now.Before(g.ExpiresAt) {
+		if g.RevokedAt != nil || g.SpentAt != nil || !b.Now.Before(g.ExpiresAt) {
 			return model.Fail(op, KindConflict, "only a grant in force can be narrowed (this one is revoked, spent or expired)")
 		}
 		ng := *g
@@ -268,13 +269,13 @@ func (s *Service) NarrowGrant(ctx context.Context, p Principal, id string, t Gra
 			if at.After(g.ExpiresAt) {
 				return model.Fail(op, KindInvalid, "the expiry is later than the grant's: "+narrowHint)
 			}
-			if !at.After(b.now) {
+			if !at.After(b.Now) {
 				return model.Fail(op, KindInvalid, "expires_at must be in the future; to end the grant now, revoke it")
 			}
 			ng.ExpiresAt = at
 		}
-		rev := b.nextRevision()
-		at := b.now
+		rev := b.NextRevision()
+		at := b.Now
 		ng.NarrowedAt, ng.NarrowedRev = &at, rev
 		if ng.MadeWith == nil {
 			made := g.Selectors
@@ -284,8 +285,8 @@ func (s *Service) NarrowGrant(ctx context.Context, p Principal, id string, t Gra
 		// holds the old terms or the new, never a mixture, and setGrant
 		// files it again under its recipient.
 		st.setGrant(&ng)
-		b.put(bucketGrants, id, &ng)
-		b.receipt(Receipt{Actor: "owner", Operation: "grant.narrow", Recipient: g.Recipient.ID,
+		b.Put(engine.BucketGrants, id, &ng)
+		b.Receipt(Receipt{Actor: "owner", Operation: "grant.narrow", Recipient: g.Recipient.ID,
 			Purpose: g.Purpose, Decision: "allow", Records: []string{id}, Revision: rev})
 		out = GrantNarrowed{Grant: ng, Revision: rev}
 		return nil
@@ -372,7 +373,7 @@ func patternWithin(p string, have []string) bool {
 	for _, q := range scopePatterns([]string{p}) {
 		within := false
 		for _, h := range hs {
-			if x, ok := intersectPatterns(q, h); ok && x == q {
+			if x, ok := engine.IntersectPatterns(q, h); ok && x == q {
 				within = true
 				break
 			}

@@ -17,7 +17,7 @@ func FuzzParseRef(f *testing.F) {
 	}
 	st := newState()
 	sm := &Summary{ID: "sum_AAAAAAAAAAAAAAAAAAAAAAAAAA", Version: 12}
-	st.summaries[sm.ID] = sm
+	st.Summaries[sm.ID] = sm
 	f.Fuzz(func(t *testing.T, ref string) {
 		id, v, ok := parseRef(ref)
 		if ok && model.VersionRef(id, v) != ref {

@@ -20,15 +20,9 @@ import (
 // (awaitGraph). A failed graph update locks the vault; the next unlock
 // replays the outbox.
 
-// graphLag is a state's view of how far the graph has followed it
-// (engine.GraphLag).
-type graphLag = engine.GraphLag
-
-func newGraphLag() *graphLag { return engine.NewGraphLag() }
-
 // awaitGraph waits until the graph holds every write st has committed.
 func (st *state) awaitGraph(op string) error {
-	if !st.lag.Wait() {
+	if !st.Lag.Wait() {
 		return model.Internalf(op, "the graph could not follow the store")
 	}
 	return nil
@@ -77,7 +71,7 @@ func (s *Service) graphWorker() {
 		batch := []graphJob{*carry}
 		edges := carry.size()
 		carry = nil
-		lag := batch[0].st.lag
+		lag := batch[0].st.Lag
 		timer.Reset(graphDelay)
 		waiting := true
 	collect:
@@ -252,28 +246,28 @@ func (s *Service) collectHeld(hold chan struct{}, batch []graphJob, carry *graph
 // locks, and the next unlock replays the outbox into the graph.
 func (s *Service) applyGraph(jobs []graphJob) {
 	st := jobs[0].st
-	if st.lag.Failed() {
+	if st.Lag.Failed() {
 		return
 	}
 	var m deltaMerger
 	keys := make([]string, 0, len(jobs))
 	for _, j := range jobs {
 		m.Merge(&j.d)
-		keys = append(keys, receiptKey(j.d.Watermark))
+		keys = append(keys, engine.ReceiptKey(j.d.Watermark))
 	}
 	w := jobs[len(jobs)-1].d.Watermark
 	if err := s.graph.Apply(m.Delta(w)); err != nil {
 		s.log.Error("graph update failed; locking the vault until the graph is replayed", "err", err)
-		st.lag.Fail()
+		st.Lag.Fail()
 		go func() {
-			st.mu.Lock()
-			st.broken = true
-			st.mu.Unlock()
+			st.Mu.Lock()
+			st.Broken = true
+			st.Mu.Unlock()
 			s.lockBroken(st)
 		}()
 		return
 	}
-	st.lag.Applied(w, keys)
+	st.Lag.Applied(w, keys)
 }
 
 // size is the number of edges j's delta changes.

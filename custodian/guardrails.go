@@ -41,10 +41,10 @@ func guardrailAllows(g Guardrail, c *Claim, purpose string, gr *Grant) bool {
 // grants that select it). A claim reached by keys or ids alone is under no
 // persona.
 func (st *state) guardrailsAllow(g *Grant, r *claimRecord, purpose string) bool {
-	c := r.head()
+	c := r.Head()
 	for _, id := range g.Selectors.Personas {
-		pe := st.personas[id]
-		if pe == nil || len(pe.Guardrails) == 0 || !r.inPersona(id) {
+		pe := st.Personas[id]
+		if pe == nil || len(pe.Guardrails) == 0 || !r.InPersona(id) {
 			continue
 		}
 		for _, gr := range pe.Guardrails {

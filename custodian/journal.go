@@ -1,33 +1,13 @@
 package custodian
 
 import (
-	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/phc-project/phc/custodian/internal/engine"
 	"github.com/phc-project/phc/custodian/internal/model"
 	"github.com/phc-project/phc/graph"
-)
-
-// Buckets of the canonical store. Keys are opaque ids, never names or values.
-const (
-	bucketMeta      = "meta"
-	bucketClaims    = "claims"     // id@version → Claim (immutable, or a tombstone after delete)
-	bucketClaimMeta = "claim_meta" // id → claimMeta
-	bucketProposals = "proposals"  // prp_… → Proposal
-	bucketPersonas  = "personas"   // per_… → Persona
-	bucketGrants    = "grants"     // grt_… → Grant
-	bucketConsumers = "consumers"  // con_… → Consumer
-	bucketTokens    = "tokens"     // tok_… → ServiceToken
-	bucketReceipts  = "receipts"   // %016x seq → Receipt
-
-	metaRevision = "revision"
-	metaHead     = "receipt_head"
 )
 
 // job is one write (or receipted read) waiting for the journal.
@@ -39,49 +19,6 @@ type job struct {
 	// committed (and its graph delta handed over) before it runs, and
 	// none after it shares its group.
 	alone bool
-}
-
-// batch collects what one job stages: store writes and receipts.
-type batch struct {
-	now      time.Time
-	st       *State
-	writes   []write
-	receipts []Receipt
-	graph    graph.Delta // the projection's change, computed by finishJob
-	err      error
-}
-
-type write struct {
-	bucket, key string
-	value       []byte // nil: delete
-	ifAbsent    bool   // put only if the key is absent (content-addressed values)
-	append      bool   // the key sorts after every key of the bucket (see Appender)
-}
-
-// put stages v, JSON-encoded, under bucket/key.
-func (b *batch) put(bucket, key string, v any) {
-	raw, err := json.Marshal(v)
-	if err != nil {
-		b.err = errors.Join(b.err, fmt.Errorf("encode %s/%s: %w", bucket, key, err))
-		return
-	}
-	b.writes = append(b.writes, write{bucket: bucket, key: key, value: raw})
-}
-
-// del stages the removal of bucket/key.
-func (b *batch) del(bucket, key string) {
-	b.writes = append(b.writes, write{bucket: bucket, key: key})
-}
-
-// receipt stages a receipt; the journal assigns its seq, prev and hash.
-func (b *batch) receipt(r Receipt) {
-	b.receipts = append(b.receipts, r)
-}
-
-// nextRevision assigns the next revision to a write.
-func (b *batch) nextRevision() uint64 {
-	b.st.revision++
-	return b.st.revision
 }
 
 // write runs fn for p in the journal (see commit), once the vault is open
@@ -148,20 +85,20 @@ type group struct {
 func (s *Service) commitGroup(jobs []*job) {
 	g := &group{st: jobs[0].st, errs: make([]error, len(jobs))}
 	st := g.st
-	st.mu.Lock()
+	st.Mu.Lock()
 	for i, j := range jobs {
 		g.errs[i] = s.applyJob(g, j)
 	}
 	s.stageGroup(g)
-	st.mu.Unlock()
+	st.Mu.Unlock()
 
-	broken := st.broken
+	broken := st.Broken
 	if len(g.writes) > 0 && !broken {
 		s.storeGroup(g)
 	}
 	if broken {
 		s.log.Error("a write broke the view; locking the vault")
-		st.markFailed()
+		st.MarkFailed()
 		for i := range g.errs {
 			if g.errs[i] == nil {
 				g.errs[i] = model.Internalf("commit", "the view is broken")
@@ -179,58 +116,58 @@ func (s *Service) commitGroup(jobs []*job) {
 // It returns j's error.
 func (s *Service) applyJob(g *group, j *job) error {
 	st := g.st
-	if j.st != st || st.broken {
+	if j.st != st || st.Broken {
 		return model.Internalf("journal", "state changed or broken")
 	}
-	b := &batch{now: s.clock.Now(), st: st.State}
-	rev := st.revision
-	st.job = newJobCtx()
+	b := &batch{Now: s.clock.Now(), St: st.State}
+	rev := st.Revision
+	st.Job = engine.NewJobCtx()
 	err, unreadable := s.runJob(st, j, b)
-	changed := st.revision != rev || len(b.writes) > 0 || len(b.receipts) > 0 || st.job.changed()
-	st.job = nil
+	changed := st.Revision != rev || len(b.Writes) > 0 || len(b.Receipts) > 0 || st.Job.Changed()
+	st.Job = nil
 	switch {
 	case unreadable:
 		// A stored claim the job read could not be read back: the
 		// store is damaged, and the job stopped part way, changing
 		// who knows what. Lock, so that nothing more is served from
 		// this view.
-		st.breakView()
+		st.BreakView()
 		return err
-	case err == nil && b.err != nil:
+	case err == nil && b.Err != nil:
 		// The job changed the view but a staged write could not be
 		// encoded: the view no longer matches what can be stored.
-		st.breakView()
-		return model.Wrap("journal", KindInternal, b.err)
+		st.BreakView()
+		return model.Wrap("journal", KindInternal, b.Err)
 	case err != nil && changed:
 		// The job failed after it changed the view: what it changed
 		// is neither stored nor undone (see commit).
-		st.breakView()
+		st.BreakView()
 		return model.Wrap("journal", KindInternal, fmt.Errorf("a job failed after changing the view: %w", err))
 	case err != nil:
 		return err
 	}
-	for _, r := range b.receipts {
+	for _, r := range b.Receipts {
 		r.Sanitize()
-		r.Seq = st.head.Seq + 1
-		r.At = b.now
-		r.Prev = st.head.Hash
+		r.Seq = st.Head.Seq + 1
+		r.At = b.Now
+		r.Prev = st.Head.Hash
 		if r.Records == nil {
 			r.Records = []string{}
 		}
-		if w := st.sets.condense(&r); w != nil {
+		if w := st.Sets.Condense(&r); w != nil {
 			g.writes = append(g.writes, *w)
-			g.sets = append(g.sets, w.key)
+			g.sets = append(g.sets, w.Key)
 		}
-		raw := encodeReceipt(&r)
-		st.head = chainHead{Seq: r.Seq, Hash: r.Hash}
-		g.writes = append(g.writes, write{bucket: bucketReceipts, key: receiptKey(r.Seq), value: raw, append: true})
+		raw := engine.EncodeReceipt(&r)
+		st.Head = chainHead{Seq: r.Seq, Hash: r.Hash}
+		g.writes = append(g.writes, write{Bucket: engine.BucketReceipts, Key: engine.ReceiptKey(r.Seq), Value: raw, Append: true})
 	}
-	g.writes = append(g.writes, b.writes...)
-	st.noteMetaWrites(b.writes, &g.writes)
+	g.writes = append(g.writes, b.Writes...)
+	st.NoteMetaWrites(b.Writes, &g.writes)
 	// The group's graph changes go in one delta, applied after its
 	// commit; the jobs after this one see its lineage through
 	// st.lag (see dependents).
-	mergeJob(&g.delta, st.State, &b.graph)
+	engine.MergeJob(&g.delta, st.State, &b.Graph)
 	return nil
 }
 
@@ -239,7 +176,7 @@ func (s *Service) applyJob(g *group, j *job) error {
 // group's delta, the revision and the chain's head.
 func (s *Service) stageGroup(g *group) {
 	st := g.st
-	if len(st.snap.erasing) > 0 {
+	if len(st.Snap.Erasing) > 0 {
 		g.writes = s.eraseWrittenSince(st, g.writes)
 	}
 	var floor uint64
@@ -248,41 +185,41 @@ func (s *Service) stageGroup(g *group) {
 		// Deltas the graph has are pruned from the outbox with this
 		// commit, before this group's own is stored.
 		var done []string
-		done, floor, floorDirty = st.lag.Prunable()
+		done, floor, floorDirty = st.Lag.Prunable()
 		for _, k := range done {
-			g.writes = append(g.writes, write{bucket: bucketOutbox, key: k})
+			g.writes = append(g.writes, write{Bucket: bucketOutbox, Key: k})
 		}
 	}
-	if g.delta.Changes() && !st.broken {
-		g.gd = g.delta.Delta(st.revision)
-		st.lag.SealPending(g.gd.Watermark)
+	if g.delta.Changes() && !st.Broken {
+		g.gd = g.delta.Delta(st.Revision)
+		st.Lag.SealPending(g.gd.Watermark)
 		raw, err := json.Marshal(&g.gd)
 		if err != nil {
-			st.breakView()
+			st.BreakView()
 		}
-		g.writes = append(g.writes, write{bucket: bucketOutbox, key: receiptKey(st.revision), value: raw, append: true})
+		g.writes = append(g.writes, write{Bucket: bucketOutbox, Key: engine.ReceiptKey(st.Revision), Value: raw, Append: true})
 	}
 	if len(g.writes) == 0 {
 		return
 	}
 	if floorDirty {
 		raw, _ := json.Marshal(floor)
-		g.writes = append(g.writes, write{bucket: bucketMeta, key: metaGraphFloor, value: raw})
+		g.writes = append(g.writes, write{Bucket: engine.BucketMeta, Key: metaGraphFloor, Value: raw})
 	}
-	if st.projectionAt != projectionVersion {
+	if st.ProjectionAt != projectionVersion {
 		raw, _ := json.Marshal(projectionVersion)
-		g.writes = append(g.writes, write{bucket: bucketMeta, key: metaGraphProjection, value: raw})
-		st.projectionAt = projectionVersion
+		g.writes = append(g.writes, write{Bucket: engine.BucketMeta, Key: metaGraphProjection, Value: raw})
+		st.ProjectionAt = projectionVersion
 	}
-	st.applied++
-	g.applied = st.applied
-	g.snapshot = st.snapshotDue(s.test.snap)
-	rev, _ := json.Marshal(st.revision)
-	head, _ := json.Marshal(st.head)
+	st.Applied++
+	g.applied = st.Applied
+	g.snapshot = st.SnapshotDue(s.test.snap)
+	rev, _ := json.Marshal(st.Revision)
+	head, _ := json.Marshal(st.Head)
 	g.writes = append(g.writes,
-		write{bucket: bucketMeta, key: metaRevision, value: rev},
-		write{bucket: bucketMeta, key: metaLogRevision, value: rev},
-		write{bucket: bucketMeta, key: metaHead, value: head})
+		write{Bucket: engine.BucketMeta, Key: engine.MetaRevision, Value: rev},
+		write{Bucket: engine.BucketMeta, Key: engine.MetaLogRevision, Value: rev},
+		write{Bucket: engine.BucketMeta, Key: engine.MetaHead, Value: head})
 }
 
 // storeGroup commits g's writes in one store transaction, then hands its
@@ -292,7 +229,7 @@ func (s *Service) storeGroup(g *group) {
 	st := g.st
 	err := s.store.Update(func(tx Tx) error {
 		for _, w := range g.writes {
-			if err := engine.Apply(tx, engine.Write{Bucket: w.bucket, Key: w.key, Value: w.value, IfAbsent: w.ifAbsent, Append: w.append}); err != nil {
+			if err := engine.Apply(tx, w); err != nil {
 				return err
 			}
 		}
@@ -302,9 +239,9 @@ func (s *Service) storeGroup(g *group) {
 		// The view now holds changes the store does not: nothing may
 		// be served from it again. Fail the group, then lock so that the
 		// next unlock reloads from the store.
-		st.mu.Lock()
-		st.breakView()
-		st.mu.Unlock()
+		st.Mu.Lock()
+		st.BreakView()
+		st.Mu.Unlock()
 		s.log.Error("commit failed; locking the vault", "err", err)
 		for i := range g.errs {
 			if g.errs[i] == nil {
@@ -315,13 +252,13 @@ func (s *Service) storeGroup(g *group) {
 		return
 	}
 	for _, d := range g.sets {
-		st.sets.stored(d)
+		st.Sets.Stored(d)
 	}
 	if g.delta.Changes() {
-		st.lag.Handed(g.gd.Watermark)
+		st.Lag.Handed(g.gd.Watermark)
 		s.graphQ <- graphJob{st: st, d: g.gd}
 	}
-	st.markDurable(g.applied)
+	st.MarkDurable(g.applied)
 	if g.snapshot {
 		s.wg.Add(1)
 		go s.writeSnapshot(st)
@@ -334,11 +271,11 @@ func (s *Service) storeGroup(g *group) {
 func (s *Service) runJob(st *state, j *job, b *batch) (err error, unreadable bool) {
 	var uerr error
 	func() {
-		defer catchUnreadable(&uerr)
+		defer engine.CatchUnreadable(&uerr)
 		err = j.apply(st, b)
 		if err == nil {
 			if ferr := s.finishJob(st, b); ferr != nil {
-				b.err = errors.Join(b.err, ferr)
+				b.Err = errors.Join(b.Err, ferr)
 			}
 		}
 	}()
@@ -355,45 +292,4 @@ func (s *Service) lockBroken(st *state) {
 	if s.st == st {
 		s.lockLocked()
 	}
-}
-
-type chainHead struct {
-	Seq  uint64 `json:"seq"`
-	Hash string `json:"hash"`
-}
-
-func receiptKey(seq uint64) string { return fmt.Sprintf("%016x", seq) }
-
-// encodeReceipt sets r.Hash and returns r's JSON, encoding it once: the
-// hash covers the JSON with an empty hash field, which is the last field, so
-// the stored form is that JSON with the hash filled in.
-func encodeReceipt(r *Receipt) []byte {
-	r.Hash = ""
-	raw, err := json.Marshal(r)
-	if err != nil {
-		panic(fmt.Sprintf("custodian: encode receipt: %v", err))
-	}
-	sum := sha256.Sum256(raw)
-	r.Hash = "sha256:" + hex.EncodeToString(sum[:])
-	const tail = `"hash":""}`
-	if !bytes.HasSuffix(raw, []byte(tail)) {
-		panic("custodian: receipt JSON does not end with its hash field")
-	}
-	out := make([]byte, 0, len(raw)+len(r.Hash))
-	out = append(out, raw[:len(raw)-len(tail)]...)
-	out = append(out, `"hash":"`...)
-	out = append(out, r.Hash...)
-	return append(out, `"}`...)
-}
-
-// receiptHash is SHA-256 over the receipt's JSON with an empty hash field.
-func receiptHash(r *Receipt) string {
-	c := *r
-	c.Hash = ""
-	raw, err := json.Marshal(&c)
-	if err != nil {
-		panic(fmt.Sprintf("custodian: encode receipt: %v", err))
-	}
-	sum := sha256.Sum256(raw)
-	return "sha256:" + hex.EncodeToString(sum[:])
 }

@@ -3,23 +3,8 @@ package custodian
 import (
 	"context"
 
-	"github.com/phc-project/phc/custodian/internal/engine"
 	"github.com/phc-project/phc/graph"
 )
-
-// deltaMerger joins consecutive deltas into one (engine.DeltaMerger).
-type deltaMerger = engine.DeltaMerger
-
-// mergeJob adds a job's delta to the group's, and records the lineage it
-// adds as pending until the graph has it.
-func mergeJob(m *deltaMerger, st *State, d *graph.Delta) {
-	m.Merge(d)
-	for _, e := range d.Add {
-		if e.Predicate == graph.DerivedFrom {
-			st.lag.AddPending(e.Object, e.Subject)
-		}
-	}
-}
 
 // dependents is the graph's Dependents along lineage, joined with the
 // lineage the graph does not hold yet (st.lag's pending edges: summaries
@@ -27,7 +12,7 @@ func mergeJob(m *deltaMerger, st *State, d *graph.Delta) {
 // applied). Lineage edges are only ever added, so the graph and the pending
 // edges together are the whole lineage.
 func (s *Service) dependents(st *state, roots []string, visit func(string) bool) ([]graph.Dependent, error) {
-	pending := st.lag.Lineage()
+	pending := st.Lag.Lineage()
 	if len(pending) == 0 {
 		return s.graph.Dependents(context.Background(), roots, graph.DerivedFrom, visit)
 	}

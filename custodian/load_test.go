@@ -72,7 +72,7 @@ func TestSnapshotMetaRoundTrip(t *testing.T) {
 	for i := range metas {
 		chunk = engine.AppendMeta(chunk, &metas[i])
 	}
-	got, _, err := decodeSnapChunk(chunk, nil, map[string]string{}, nil)
+	got, _, err := engine.DecodeSnapChunk(chunk, nil, map[string]string{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,12 +80,12 @@ func TestSnapshotMetaRoundTrip(t *testing.T) {
 		t.Fatalf("decoded %d metas; want %d", len(got), len(metas))
 	}
 	for i, r := range got {
-		if diff := cmp.Diff(metas[i], r.meta, cmp.Comparer(sameInstant)); diff != "" {
+		if diff := cmp.Diff(metas[i], r.Meta, cmp.Comparer(sameInstant)); diff != "" {
 			t.Errorf("meta %d differs (-written +read):\n%s", i, diff)
 		}
 	}
 	for n := 1; n < len(chunk); n++ {
-		if _, _, err := decodeSnapChunk(chunk[:n], nil, map[string]string{}, nil); err == nil && n != len(chunk) {
+		if _, _, err := engine.DecodeSnapChunk(chunk[:n], nil, map[string]string{}, nil); err == nil && n != len(chunk) {
 			// A cut that falls between two metas decodes those before it.
 			if n != 1 && n != 1+len(engine.AppendMeta(nil, &metas[0])) {
 				t.Errorf("a chunk cut at %d of %d bytes decoded", n, len(chunk))

@@ -95,12 +95,12 @@ func (s *Service) ExportBundle(ctx context.Context, p Principal, in ExportInput)
 			return model.Fail(op, KindInvalid, "to is this custodian's own card: export to the custodian that is to import")
 		}
 		for _, pe := range in.Personas {
-			if st.personas[pe] == nil {
+			if st.Personas[pe] == nil {
 				return model.Fail(op, KindInvalid, "unknown persona "+pe)
 			}
 		}
 		recs, man.LossReport = st.bundleRecords(in.Personas)
-		man.BundleVersion, man.BundleID, man.CreatedAt = BundleVersion, id, b.now.UTC()
+		man.BundleVersion, man.BundleID, man.CreatedAt = BundleVersion, id, b.Now.UTC()
 		man.Source.CustodianID, man.Recipient.CustodianID = own.CustodianID, to.CustodianID
 		versions := 0
 		for _, c := range recs.Claims {
@@ -109,7 +109,7 @@ func (s *Service) ExportBundle(ctx context.Context, p Principal, in ExportInput)
 		man.Counts = map[string]int{"claims": len(recs.Claims), "versions": versions, "personas": len(recs.Personas),
 			"entities": len(recs.Entities), "summaries": len(recs.Summaries), "identities": len(recs.Identities), "lost": len(man.LossReport)}
 		keys = st.keys.Keys
-		b.receipt(Receipt{Actor: "owner", Operation: op, Decision: "allow", Records: []string{id, to.CustodianID}, Revision: st.revision})
+		b.Receipt(Receipt{Actor: "owner", Operation: op, Decision: "allow", Records: []string{id, to.CustodianID}, Revision: st.Revision})
 		return nil
 	})
 	if err != nil {
@@ -153,12 +153,12 @@ func (st *state) bundleRecords(personas []string) (BundleRecords, []Loss) {
 	recs := BundleRecords{Claims: []BundleClaim{}, Personas: []Persona{}, Entities: []Entity{}, Summaries: []Summary{}, Identities: []IdentityRef{}}
 	loss := []Loss{}
 	included := map[string]bool{} // claim ids, and summary ids, that travel
-	ids := make([]string, 0, len(st.claims))
-	for id, r := range st.claims {
-		if r.meta.Status != StatusActive {
+	ids := make([]string, 0, len(st.Claims))
+	for id, r := range st.Claims {
+		if r.Meta.Status != StatusActive {
 			continue
 		}
-		if len(personas) > 0 && !slices.ContainsFunc(r.meta.Personas, func(pe string) bool { return slices.Contains(personas, pe) }) {
+		if len(personas) > 0 && !slices.ContainsFunc(r.Meta.Personas, func(pe string) bool { return slices.Contains(personas, pe) }) {
 			continue
 		}
 		ids = append(ids, id)
@@ -177,8 +177,8 @@ func (st *state) bundleRecords(personas []string) (BundleRecords, []Loss) {
 		}
 	}
 	for _, id := range ids {
-		r := st.claims[id]
-		vs := r.versions()
+		r := st.Claims[id]
+		vs := r.Versions()
 		why := ""
 		for _, v := range vs {
 			if why = mustStay(v.Restrictions); why != "" {
@@ -194,7 +194,7 @@ func (st *state) bundleRecords(personas []string) (BundleRecords, []Loss) {
 		for i, v := range vs {
 			bc.Versions[i] = v.WithLists()
 		}
-		for _, pe := range r.meta.Personas {
+		for _, pe := range r.Meta.Personas {
 			if len(personas) == 0 || slices.Contains(personas, pe) {
 				bc.Personas = append(bc.Personas, pe)
 			}
@@ -204,7 +204,7 @@ func (st *state) bundleRecords(personas []string) (BundleRecords, []Loss) {
 			addIdentity(v.Producer.Authenticated)
 		}
 	}
-	for _, pe := range st.personas {
+	for _, pe := range st.Personas {
 		if len(personas) == 0 || slices.Contains(personas, pe.ID) {
 			recs.Personas = append(recs.Personas, *pe)
 		}
@@ -220,7 +220,7 @@ func (st *state) bundleRecords(personas []string) (BundleRecords, []Loss) {
 			used[rel.From], used[rel.To] = true, true
 		}
 	}
-	for _, e := range st.entities {
+	for _, e := range st.Entities {
 		if len(personas) == 0 || used[e.ID] {
 			recs.Entities = append(recs.Entities, *e)
 		}
@@ -228,8 +228,8 @@ func (st *state) bundleRecords(personas []string) (BundleRecords, []Loss) {
 	sort.Slice(recs.Entities, func(i, j int) bool { return recs.Entities[i].ID < recs.Entities[j].ID })
 	// Summaries in order of creation, so that a summary of summaries
 	// comes after its parents.
-	sums := make([]*Summary, 0, len(st.summaries))
-	for _, sm := range st.summaries {
+	sums := make([]*Summary, 0, len(st.Summaries))
+	for _, sm := range st.Summaries {
 		sums = append(sums, sm)
 	}
 	sort.Slice(sums, func(i, j int) bool { return sums[i].Revision < sums[j].Revision })

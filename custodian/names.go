@@ -65,7 +65,7 @@ func reservedName(name string) bool {
 func (st *state) lookalikes(name string) []*Consumer {
 	k := nameKey(name)
 	var out []*Consumer
-	for n, c := range st.consumers {
+	for n, c := range st.Consumers {
 		if n != name && nameKey(n) == k {
 			out = append(out, c)
 		}

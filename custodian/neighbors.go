@@ -159,7 +159,7 @@ func (s *Service) neighbors(ctx context.Context, st *state, p Principal, q Neigh
 	if err != nil {
 		return Neighbors{}, nil, nil, false, model.Wrap("graph.neighbors", KindInternal, err)
 	}
-	out = Neighbors{Node: q.Node, Edges: []NeighborEdge{}, Revision: st.revision}
+	out = Neighbors{Node: q.Node, Edges: []NeighborEdge{}, Revision: st.Revision}
 	if why := v.why[q.Node]; why != nil {
 		records = append(records, why.Ref())
 	}
@@ -174,8 +174,8 @@ func (s *Service) neighbors(ctx context.Context, st *state, p Principal, q Neigh
 		out.NextCursor = strconv.Itoa(offset + q.Limit)
 	}
 	for _, step := range page {
-		r := st.claims[idOfRef(step.Edge.Label)]
-		rel, _ := relationshipOf(r.head())
+		r := st.Claims[idOfRef(step.Edge.Label)]
+		rel, _ := relationshipOf(r.Head())
 		out.Edges = append(out.Edges, NeighborEdge{Edge: step.Edge.Label, From: rel.From, To: rel.To, Relation: rel.Relation, Depth: step.Depth})
 		records = append(records, step.Edge.Label)
 		for _, n := range []string{rel.From, rel.To} {
@@ -245,7 +245,7 @@ func (v *visibility) node(n string) bool {
 }
 
 func (v *visibility) nodeUncached(n string) bool {
-	if n != SubjectSelf && v.st.entities[n] == nil {
+	if n != SubjectSelf && v.st.Entities[n] == nil {
 		return false
 	}
 	if v.p.kind == PrincipalOwner {
@@ -259,7 +259,7 @@ func (v *visibility) nodeUncached(n string) bool {
 	if w == nil {
 		return false
 	}
-	v.why[n], v.grant[n] = w.head(), g
+	v.why[n], v.grant[n] = w.Head(), g
 	return true
 }
 
@@ -270,11 +270,11 @@ func (v *visibility) edge(e graph.Edge) bool {
 	if !ok {
 		return false
 	}
-	r := v.st.claims[id]
-	if r == nil || r.meta.Status != StatusActive || r.meta.Head != ver {
+	r := v.st.Claims[id]
+	if r == nil || r.Meta.Status != StatusActive || r.Meta.Head != ver {
 		return false
 	}
-	rel, ok := relationshipOf(r.head())
+	rel, ok := relationshipOf(r.Head())
 	if !ok || rel.From != e.Subject || rel.To != e.Object || (v.relation != "" && rel.Relation != v.relation) {
 		return false
 	}

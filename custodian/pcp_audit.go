@@ -26,8 +26,8 @@ func (s *Service) Audit(ctx context.Context, p Principal, limit int) ([]AuditEnt
 		return nil, err
 	}
 	defer release()
-	st.mu.RLock()
-	defer st.mu.RUnlock()
+	st.Mu.RLock()
+	defer st.Mu.RUnlock()
 	out := make([]AuditEntry, 0, len(rs))
 	for i := range rs {
 		r := &rs[i]
@@ -49,8 +49,8 @@ func (s *Service) Audit(ctx context.Context, p Principal, limit int) ([]AuditEnt
 				continue
 			}
 			field := id
-			if rec, ok := st.claims[id]; ok && rec.meta.Key != "" {
-				field = rec.meta.Key
+			if rec, ok := st.Claims[id]; ok && rec.Meta.Key != "" {
+				field = rec.Meta.Key
 			}
 			if !seen[field] {
 				seen[field] = true
@@ -74,12 +74,12 @@ func (s *Service) Audit(ctx context.Context, p Principal, limit int) ([]AuditEnt
 		out = append(out, AuditEntry{Timestamp: at, Action: "EXPIRE", Operation: operation, Consumer: consumer,
 			Purpose: purpose, Fields: []string{}})
 	}
-	for _, g := range st.grants {
+	for _, g := range st.Grants {
 		if g.RevokedAt == nil && g.SpentAt == nil {
 			expired(g.ExpiresAt, "grant.expire", g.Recipient.ID, g.Purpose)
 		}
 	}
-	for _, t := range st.tokenByID {
+	for _, t := range st.TokenByID {
 		if t.RevokedAt == nil {
 			expired(t.ExpiresAt, "token.expire", t.Consumer, "")
 		}
@@ -97,17 +97,17 @@ func (s *Service) Audit(ctx context.Context, p Principal, limit int) ([]AuditEnt
 // Callers hold st.mu.
 func (st *state) auditScope(records []string) ([]string, int64) {
 	for _, id := range records {
-		if r, ok := st.requests[id]; ok {
+		if r, ok := st.Requests[id]; ok {
 			return r.Scope, r.Duration
 		}
 	}
 	for _, id := range records {
-		if t, ok := st.tokenByID[id]; ok {
+		if t, ok := st.TokenByID[id]; ok {
 			return t.Scope, int64(t.ExpiresAt.Sub(t.CreatedAt) / time.Second)
 		}
 	}
 	for _, id := range records {
-		if g, ok := st.grants[id]; ok {
+		if g, ok := st.Grants[id]; ok {
 			return g.Selectors.Keys, int64(g.ExpiresAt.Sub(g.CreatedAt) / time.Second)
 		}
 	}

@@ -115,7 +115,7 @@ func (s *Service) Context(ctx context.Context, p Principal, q ContextQuery) (Con
 	)
 	rc := Receipt{Actor: p.actor(), Operation: "context.read", Recipient: p.Consumer, Purpose: q.Purpose}
 	_, err = s.recipientRead(st, p, rc, func(st *state, now time.Time) (records []string, used []*Grant, _ *Error) {
-		out, encErr, wants, at = ContextResult{Revision: st.revision, Claims: []*Claim{}}, nil, nil, nil
+		out, encErr, wants, at = ContextResult{Revision: st.Revision, Claims: []*Claim{}}, nil, nil, nil
 		if !st.live(p, now) {
 			return nil, nil, nil
 		}
@@ -149,13 +149,13 @@ func (s *Service) Context(ctx context.Context, p Principal, q ContextQuery) (Con
 		records = make([]string, 0, len(sv))
 		for _, it := range sv {
 			sc := it.sc
-			if st.referenceMode(p, it.g, &sc.claim) {
-				wants = append(wants, refWant{claim: sc.claim.ID, version: sc.claim.Version, grant: it.g.ID, purpose: q.Purpose})
+			if st.referenceMode(p, it.g, &sc.Claim) {
+				wants = append(wants, refWant{claim: sc.Claim.ID, version: sc.Claim.Version, grant: it.g.ID, purpose: q.Purpose})
 				at = append(at, len(out.Claims))
 			}
-			out.Claims = append(out.Claims, &sc.claim)
-			out.raw = append(out.raw, sc.raw)
-			records = append(records, sc.claim.Ref())
+			out.Claims = append(out.Claims, &sc.Claim)
+			out.raw = append(out.raw, sc.Raw)
+			records = append(records, sc.Claim.Ref())
 		}
 		seen := map[*Grant]bool{}
 		for _, g := range used {
@@ -198,7 +198,7 @@ func (s *Service) Context(ctx context.Context, p Principal, q ContextQuery) (Con
 // KindRestrictionBlocked when a grant for the purpose selects it but its
 // guardrails forbid the read under every such grant. Callers hold st.mu.
 func (st *state) readPersona(op string, grants []*Grant, persona, purpose string) (*PersonaContext, *Grant, *Error) {
-	pe := st.personas[persona]
+	pe := st.Personas[persona]
 	if persona == "" || pe == nil {
 		return nil, nil, nil
 	}
@@ -239,10 +239,10 @@ func (st *state) servable(p Principal, grants []*Grant, purpose, persona string,
 	seen := map[*Grant]bool{}
 	var memo map[string]bool // node answers, made with the first relationship
 	for _, r := range active {
-		if persona != "" && !r.inPersona(persona) {
+		if persona != "" && !r.InPersona(persona) {
 			continue
 		}
-		if memo == nil && r.meta.Kind == KindRelationship {
+		if memo == nil && r.Meta.Kind == KindRelationship {
 			memo = map[string]bool{}
 		}
 		g := st.recipientGrant(grants, p, r, purpose, now, memo)

@@ -75,7 +75,7 @@ func (s *Service) ReadScope(ctx context.Context, p Principal, scope []string, pu
 	pick := func(rs []*claimRecord, _ func(*claimRecord) bool) []*claimRecord {
 		kept := rs[:0:0]
 		for _, r := range rs {
-			if matchAny(scope, r.meta.Key) {
+			if matchAny(scope, r.Meta.Key) {
 				kept = append(kept, r)
 			}
 		}

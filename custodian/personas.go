@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/phc-project/phc/custodian/internal/engine"
 	"github.com/phc-project/phc/custodian/internal/model"
 	"github.com/phc-project/phc/graph"
 	"github.com/phc-project/phc/internal/identity"
@@ -36,7 +37,7 @@ func (s *Service) CreatePersona(ctx context.Context, p Principal, body PersonaIn
 	in := Persona{ID: body.ID, Name: body.Name, Preferences: body.Preferences, Guardrails: body.Guardrails}
 	var rev uint64
 	err := s.write(op, p, func(st *state, b *batch) error {
-		if _, ok := st.personas[in.ID]; ok {
+		if _, ok := st.Personas[in.ID]; ok {
 			return model.Fail(op, KindConflict, "a persona with this id exists")
 		}
 		// Stored under an opaque key: a persona's id is the owner's own
@@ -46,13 +47,13 @@ func (s *Service) CreatePersona(ctx context.Context, p Principal, body PersonaIn
 			return model.Wrap(op, KindInternal, err)
 		}
 		in.Preferences, in.Guardrails = orEmpty(in.Preferences), orEmpty(in.Guardrails)
-		in.CreatedAt = b.now
-		rev = b.nextRevision()
+		in.CreatedAt = b.Now
+		rev = b.NextRevision()
 		np := in
 		np.Node = key
 		st.setPersona(&np)
-		b.put(bucketPersonas, key, &np)
-		b.receipt(Receipt{Actor: "owner", Operation: "persona.create", Decision: "allow", Records: []string{in.ID}, Revision: rev})
+		b.Put(engine.BucketPersonas, key, &np)
+		b.Receipt(Receipt{Actor: "owner", Operation: "persona.create", Decision: "allow", Records: []string{in.ID}, Revision: rev})
 		return nil
 	})
 	return in, rev, err
@@ -61,8 +62,8 @@ func (s *Service) CreatePersona(ctx context.Context, p Principal, body PersonaIn
 // ListPersonas returns the personas sorted by id (owner only).
 func (s *Service) ListPersonas(ctx context.Context, p Principal) ([]Persona, error) {
 	return ownerRead(s, "persona.list", p, func(st *state) ([]Persona, error) {
-		out := make([]Persona, 0, len(st.personas))
-		for _, p := range st.personas {
+		out := make([]Persona, 0, len(st.Personas))
+		for _, p := range st.Personas {
 			out = append(out, *p)
 		}
 		sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
@@ -101,7 +102,7 @@ func (s *Service) UpdatePersona(ctx context.Context, p Principal, id string, in 
 		rev uint64
 	)
 	err := s.write(op, p, func(st *state, b *batch) error {
-		old, ok := st.personas[id]
+		old, ok := st.Personas[id]
 		if !ok {
 			return model.NotFound(op)
 		}
@@ -115,10 +116,10 @@ func (s *Service) UpdatePersona(ctx context.Context, p Principal, id string, in 
 		if in.Guardrails != nil {
 			np.Guardrails = orEmpty(*in.Guardrails)
 		}
-		rev = b.nextRevision()
+		rev = b.NextRevision()
 		st.setPersona(&np)
-		b.put(bucketPersonas, np.Node, &np)
-		b.receipt(Receipt{Actor: "owner", Operation: "persona.update", Decision: "allow", Records: []string{id}, Revision: rev})
+		b.Put(engine.BucketPersonas, np.Node, &np)
+		b.Receipt(Receipt{Actor: "owner", Operation: "persona.update", Decision: "allow", Records: []string{id}, Revision: rev})
 		out = np
 		return nil
 	})
@@ -154,32 +155,32 @@ func (s *Service) DeletePersona(ctx context.Context, p Principal, id string) (Pe
 	}
 	var out PersonaDeleted
 	err := s.write(op, p, func(st *state, b *batch) error {
-		pe, ok := st.personas[id]
+		pe, ok := st.Personas[id]
 		if !ok {
 			return model.NotFound(op)
 		}
 		out = PersonaDeleted{ID: id, Claims: []string{}, GrantsNarrowed: []string{}, GrantsRevoked: []string{}}
-		rev := b.nextRevision()
+		rev := b.NextRevision()
 		out.Revision = rev
 		without := func(ids []string) []string {
 			return slices.DeleteFunc(slices.Clone(ids), func(x string) bool { return x == id })
 		}
-		for _, cid := range slices.Sorted(maps.Keys(st.claims)) {
-			r := st.claims[cid]
-			if !r.inPersona(id) {
+		for _, cid := range slices.Sorted(maps.Keys(st.Claims)) {
+			r := st.Claims[cid]
+			if !r.InPersona(id) {
 				continue
 			}
-			if r.meta.Status == StatusActive && pe.Node != "" {
+			if r.Meta.Status == StatusActive && pe.Node != "" {
 				// The projection of the claim is computed after the
 				// persona is gone, so it cannot name this edge: remove it
 				// here.
-				b.graph.Remove = append(b.graph.Remove, graph.Edge{Subject: cid, Predicate: graph.InPersona, Object: pe.Node})
+				b.Graph.Remove = append(b.Graph.Remove, graph.Edge{Subject: cid, Predicate: graph.InPersona, Object: pe.Node})
 			}
-			st.setMeta(b, r, func(m *claimMeta) { m.Personas = without(r.meta.Personas) })
+			st.SetMeta(b, r, func(m *claimMeta) { m.Personas = without(r.Meta.Personas) })
 			out.Claims = append(out.Claims, cid)
 		}
-		for _, gid := range slices.Sorted(maps.Keys(st.grants)) {
-			g := st.grants[gid]
+		for _, gid := range slices.Sorted(maps.Keys(st.Grants)) {
+			g := st.Grants[gid]
 			if g.RevokedAt != nil || !slices.Contains(g.Selectors.Personas, id) {
 				continue
 			}
@@ -187,21 +188,21 @@ func (s *Service) DeletePersona(ctx context.Context, p Principal, id string) (Pe
 			if len(rest) == 0 {
 				st.revokeGrant(b, g, rev)
 				out.GrantsRevoked = append(out.GrantsRevoked, gid)
-				b.receipt(Receipt{Actor: "owner", Operation: "grant.revoke", Recipient: g.Recipient.ID,
+				b.Receipt(Receipt{Actor: "owner", Operation: "grant.revoke", Recipient: g.Recipient.ID,
 					Purpose: g.Purpose, Decision: "allow", Records: []string{gid, "persona:" + id}, Revision: rev})
 				continue
 			}
 			ng := *g
 			ng.Selectors.Personas = rest
 			st.setGrant(&ng)
-			b.put(bucketGrants, gid, &ng)
+			b.Put(engine.BucketGrants, gid, &ng)
 			out.GrantsNarrowed = append(out.GrantsNarrowed, gid)
-			b.receipt(Receipt{Actor: "owner", Operation: "grant.narrow", Recipient: g.Recipient.ID,
+			b.Receipt(Receipt{Actor: "owner", Operation: "grant.narrow", Recipient: g.Recipient.ID,
 				Purpose: g.Purpose, Decision: "allow", Records: []string{gid, "persona:" + id}, Revision: rev})
 		}
 		st.deletePersona(id)
-		b.del(bucketPersonas, pe.Node)
-		b.receipt(Receipt{Actor: "owner", Operation: "persona.delete", Decision: "allow",
+		b.Del(engine.BucketPersonas, pe.Node)
+		b.Receipt(Receipt{Actor: "owner", Operation: "persona.delete", Decision: "allow",
 			Records: append([]string{id}, out.Claims...), Revision: rev})
 		return nil
 	})

@@ -16,6 +16,7 @@ import (
 
 	fastjson "github.com/segmentio/encoding/json"
 
+	"github.com/phc-project/phc/custodian/internal/engine"
 	"github.com/phc-project/phc/custodian/internal/model"
 	"github.com/phc-project/phc/graph"
 )
@@ -35,82 +36,52 @@ const (
 // made every correction two graph writes).
 const projectionVersion = 2
 
-// jobCtx records, for the write the journal is applying, each object's
-// version before the write: at the end of the write the projection's delta
-// and the invalidations are computed from before and after. Setters record
-// the first version they replace; nil means the object is new.
-type jobCtx struct {
-	claims    map[string]*claimRecord
-	summaries map[string]*Summary
-	entities  map[string]*Entity
-	personas  map[string]*Persona
-	grants    map[string]*Grant
-}
-
-// newJobCtx returns an empty record; its maps are made on first use, as
-// most jobs (receipted reads) change nothing.
-func newJobCtx() *jobCtx { return &jobCtx{} }
-
-// changed reports whether the job published any record.
-func (j *jobCtx) changed() bool {
-	return j.claims != nil || j.summaries != nil || j.entities != nil || j.personas != nil || j.grants != nil
-}
-
-func noteOld[T any](m *map[string]*T, id string, old *T) {
-	if *m == nil {
-		*m = map[string]*T{}
-	}
-	if _, ok := (*m)[id]; !ok {
-		(*m)[id] = old
-	}
-}
-
 // publish sets m[id] = v in the view, first noting for the journal's job
 // (which of its maps, noted says) the version v replaces.
 func publish[T any](st *state, m map[string]*T, noted func(*jobCtx) *map[string]*T, id string, v *T) {
-	if st.job != nil {
-		noteOld(noted(st.job), id, m[id])
+	if st.Job != nil {
+		engine.NoteOld(noted(st.Job), id, m[id])
 	}
 	m[id] = v
 }
 
 func (st *state) setGrant(g *Grant) {
-	if old := st.grants[g.ID]; old != nil {
-		delete(st.grantsBy[old.Recipient.Name()], g.ID)
+	if old := st.Grants[g.ID]; old != nil {
+		delete(st.GrantsBy[old.Recipient.Name()], g.ID)
 	}
-	publish(st, st.grants, func(j *jobCtx) *map[string]*Grant { return &j.grants }, g.ID, g)
+	publish(st, st.Grants, func(j *jobCtx) *map[string]*Grant { return &j.Grants }, g.ID, g)
 	st.indexGrant(g)
 }
 
 // indexGrant files g under its recipient.
 func (st *state) indexGrant(g *Grant) {
-	m := st.grantsBy[g.Recipient.Name()]
+	m := st.GrantsBy[g.Recipient.Name()]
 	if m == nil {
 		m = map[string]*Grant{}
-		st.grantsBy[g.Recipient.Name()] = m
+		st.GrantsBy[g.Recipient.Name()] = m
 	}
 	m[g.ID] = g
 }
 
 func (st *state) setPersona(p *Persona) {
-	publish(st, st.personas, func(j *jobCtx) *map[string]*Persona { return &j.personas }, p.ID, p)
+	publish(st, st.Personas, func(j *jobCtx) *map[string]*Persona { return &j.Personas }, p.ID, p)
 }
 
 // deletePersona takes persona id out of the view (its node leaves the
 // graph at the end of the write).
 func (st *state) deletePersona(id string) {
-	if st.job != nil {
-		noteOld(&st.job.personas, id, st.personas[id])
+	if st.Job != nil {
+		engine.NoteOld(&st.Job.Personas, id, st.Personas[id])
 	}
-	delete(st.personas, id)
+	delete(st.Personas, id)
 }
 
 func (st *state) setSummary(s *Summary) {
-	publish(st, st.summaries, func(j *jobCtx) *map[string]*Summary { return &j.summaries }, s.ID, s)
+	publish(st, st.Summaries, func(j *jobCtx) *map[string]*Summary { return &j.Summaries }, s.ID, s)
 }
 
 func (st *state) setEntity(e *Entity) {
-	publish(st, st.entities, func(j *jobCtx) *map[string]*Entity { return &j.entities }, e.ID, e)
+	publish(st, st.Entities, func(j *jobCtx) *map[string]*Entity { return &j.Entities }, e.ID, e)
 }
 
 // claimEdges is the projection of one claim record: an active claim is a
@@ -123,18 +94,18 @@ func (st *state) setEntity(e *Entity) {
 // ends): the rest comes from the meta, so that the whole projection (a
 // check, a rebuild) reads no other claim from the store.
 func (st *state) claimEdges(r *claimRecord) []graph.Edge {
-	if r == nil || r.meta.Status != StatusActive {
+	if r == nil || r.Meta.Status != StatusActive {
 		return nil
 	}
-	id := r.meta.ID
-	es := []graph.Edge{{Subject: id, Predicate: graph.About, Object: r.meta.Subject}}
-	for _, pid := range r.meta.Personas {
-		if p := st.personas[pid]; p != nil && p.Node != "" {
+	id := r.Meta.ID
+	es := []graph.Edge{{Subject: id, Predicate: graph.About, Object: r.Meta.Subject}}
+	for _, pid := range r.Meta.Personas {
+		if p := st.Personas[pid]; p != nil && p.Node != "" {
 			es = append(es, graph.Edge{Subject: id, Predicate: graph.InPersona, Object: p.Node})
 		}
 	}
-	if r.meta.Kind == KindRelationship {
-		c := r.head()
+	if r.Meta.Kind == KindRelationship {
+		c := r.Head()
 		if rel, ok := relationshipOf(c); ok {
 			es = append(es, graph.Edge{Subject: rel.From, Predicate: graph.Related, Object: rel.To, Label: c.Ref()})
 		}
@@ -183,19 +154,19 @@ func grantEdges(g *Grant) []graph.Edge {
 // projection is the whole graph the view implies, sorted.
 func (st *state) projection() []graph.Edge {
 	var es []graph.Edge
-	for _, r := range st.claims {
+	for _, r := range st.Claims {
 		es = append(es, st.claimEdges(r)...)
 	}
-	for _, s := range st.summaries {
+	for _, s := range st.Summaries {
 		es = append(es, summaryEdges(s)...)
 	}
-	for _, e := range st.entities {
+	for _, e := range st.Entities {
 		es = append(es, entityEdges(e)...)
 	}
-	for _, p := range st.personas {
+	for _, p := range st.Personas {
 		es = append(es, personaEdges(p)...)
 	}
-	for _, g := range st.grants {
+	for _, g := range st.Grants {
 		es = append(es, grantEdges(g)...)
 	}
 	graph.SortEdges(es)
@@ -231,30 +202,30 @@ func diffEdges(d *graph.Delta, before, after []graph.Edge) {
 // writes that the graph worker has applied, and st.lag the lineage of the
 // others, so the lineage it walks is whole (see dependents).
 func (s *Service) finishJob(st *state, b *batch) error {
-	j := st.job
-	for id, old := range j.claims {
-		diffEdges(&b.graph, st.claimEdges(old), st.claimEdges(st.claims[id]))
+	j := st.Job
+	for id, old := range j.Claims {
+		diffEdges(&b.Graph, st.claimEdges(old), st.claimEdges(st.Claims[id]))
 	}
-	for id, old := range j.personas {
-		diffEdges(&b.graph, personaEdges(old), personaEdges(st.personas[id]))
+	for id, old := range j.Personas {
+		diffEdges(&b.Graph, personaEdges(old), personaEdges(st.Personas[id]))
 	}
-	for id, old := range j.entities {
-		diffEdges(&b.graph, entityEdges(old), entityEdges(st.entities[id]))
+	for id, old := range j.Entities {
+		diffEdges(&b.Graph, entityEdges(old), entityEdges(st.Entities[id]))
 		if old == nil {
-			b.graph.Fresh = append(b.graph.Fresh, id)
+			b.Graph.Fresh = append(b.Graph.Fresh, id)
 		}
 	}
-	for id, old := range j.grants {
-		diffEdges(&b.graph, grantEdges(old), grantEdges(st.grants[id]))
+	for id, old := range j.Grants {
+		diffEdges(&b.Graph, grantEdges(old), grantEdges(st.Grants[id]))
 	}
-	ids := make([]string, 0, len(j.claims))
-	for id := range j.claims {
+	ids := make([]string, 0, len(j.Claims))
+	for id := range j.Claims {
 		ids = append(ids, id)
 	}
 	sort.Strings(ids)
 	for _, id := range ids {
-		old := j.claims[id]
-		cause := invalidationCause(old, st.claims[id])
+		old := j.Claims[id]
+		cause := invalidationCause(old, st.Claims[id])
 		if cause == "" {
 			continue
 		}
@@ -262,16 +233,16 @@ func (s *Service) finishJob(st *state, b *batch) error {
 		// made its own stale when it was superseded, and no summary may be
 		// derived from a superseded version. (Walking every version would
 		// make each write cost the claim's whole history.)
-		if err := s.invalidate(st, b, old.head().Ref(), cause); err != nil {
+		if err := s.invalidate(st, b, old.Head().Ref(), cause); err != nil {
 			return err
 		}
 	}
 	// Summaries last: invalidation only changes their status.
-	for id, old := range j.summaries {
+	for id, old := range j.Summaries {
 		if old == nil { // a summary's lineage is fixed when it is made
-			sm := st.summaries[id]
-			b.graph.Add = append(b.graph.Add, summaryEdges(sm)...)
-			b.graph.Fresh = append(b.graph.Fresh, sm.Ref())
+			sm := st.Summaries[id]
+			b.Graph.Add = append(b.Graph.Add, summaryEdges(sm)...)
+			b.Graph.Fresh = append(b.Graph.Fresh, sm.Ref())
 		}
 	}
 	return nil
@@ -292,16 +263,16 @@ const (
 // invalidationCause says why a change from old to nw invalidates what was
 // derived from old, or "" when it does not.
 func invalidationCause(old, nw *claimRecord) string {
-	if old == nil || old.meta.Status != StatusActive {
+	if old == nil || old.Meta.Status != StatusActive {
 		return ""
 	}
 	switch {
-	case nw == nil || nw.meta.Status == StatusDeleted:
+	case nw == nil || nw.Meta.Status == StatusDeleted:
 		return CauseDeleted
-	case nw.meta.Status != StatusActive:
+	case nw.Meta.Status != StatusActive:
 		return CauseRetracted
-	case nw.meta.Head != old.meta.Head:
-		a, b := old.head(), nw.head()
+	case nw.Meta.Head != old.Meta.Head:
+		a, b := old.Head(), nw.Head()
 		switch {
 		case string(a.Value) != string(b.Value) || a.Key != b.Key || a.Kind != b.Kind || a.Subject != b.Subject:
 			return CauseCorrected
@@ -312,11 +283,11 @@ func invalidationCause(old, nw *claimRecord) string {
 		}
 		return CauseCorrected // any new version supersedes the one derived from
 	}
-	if old.meta.DisputedAt == nil && nw.meta.DisputedAt != nil {
+	if old.Meta.DisputedAt == nil && nw.Meta.DisputedAt != nil {
 		return CauseDisputed
 	}
-	for _, p := range old.meta.Personas {
-		if !nw.inPersona(p) {
+	for _, p := range old.Meta.Personas {
+		if !nw.InPersona(p) {
 			return CausePersonasNarrowed
 		}
 	}
@@ -332,7 +303,7 @@ func sameRestrictions(a, b []Restriction) bool {
 // invalidate marks every current summary that depends on the claim version
 // root, transitively along lineage, stale as of this write's revision.
 func (s *Service) invalidate(st *state, b *batch, root, cause string) error {
-	if len(st.summaries) == 0 {
+	if len(st.Summaries) == 0 {
 		return nil // only summaries are made stale: no walk of the graph
 	}
 	deps, err := s.dependents(st, []string{root}, func(n string) bool {
@@ -342,7 +313,7 @@ func (s *Service) invalidate(st *state, b *batch, root, cause string) error {
 	if err != nil {
 		return model.Wrap("invalidate", KindInternal, err)
 	}
-	inv := invalidation{Revision: st.revision, At: b.now, Root: root, Cause: cause}
+	inv := invalidation{Revision: st.Revision, At: b.Now, Root: root, Cause: cause}
 	for _, d := range deps {
 		sm := st.summaryByRef(d.Node)
 		if sm == nil || sm.Status != SummaryCurrent {
@@ -356,7 +327,7 @@ func (s *Service) invalidate(st *state, b *batch, root, cause string) error {
 	inv.apply(st.State)
 	// One record for the whole closure: the summaries themselves are not
 	// rewritten (10,000 dependents make one write, not 10,000).
-	b.put(bucketInvalidations, fmt.Sprintf("%016x-%s", inv.Revision, root), &inv)
+	b.Put(bucketInvalidations, fmt.Sprintf("%016x-%s", inv.Revision, root), &inv)
 	return nil
 }
 
@@ -382,7 +353,7 @@ func (inv *invalidation) apply(st *State) {
 	at := inv.At
 	rootID := idOfRef(inv.Root)
 	for _, e := range inv.Stale {
-		sm := st.summaries[e.ID]
+		sm := st.Summaries[e.ID]
 		if sm == nil || sm.Status != SummaryCurrent {
 			continue
 		}
@@ -393,7 +364,7 @@ func (inv *invalidation) apply(st *State) {
 			c = inv.Cause
 		}
 		ns.Stale = &Staleness{Parent: e.Parent, Cause: c, Root: inv.Root, RootCause: inv.Cause, Revision: inv.Revision, At: &at}
-		st.summaries[e.ID] = &ns // a status change: nothing to project
+		st.Summaries[e.ID] = &ns // a status change: nothing to project
 	}
 }
 
@@ -420,18 +391,18 @@ func (s *Service) syncGraph(st *state) error {
 	}); err != nil {
 		return err
 	}
-	floor, floorKnown := st.lag.Resume(keys)
+	floor, floorKnown := st.Lag.Resume(keys)
 	switch {
-	case !floorKnown, w < floor, w > st.revision, w == 0 && st.revision > 0:
+	case !floorKnown, w < floor, w > st.Revision, w == 0 && st.Revision > 0:
 		// Never built, behind what the outbox still holds, ahead of the
 		// store (restored from elsewhere), or emptied (a rebuild that did
 		// not finish).
-		s.log.Info("rebuilding the graph from the store", "watermark", w, "revision", st.revision)
-		st.graphSync = fmt.Sprintf("rebuilt at unlock: the graph was at watermark %d, the store at revision %d", w, st.revision)
+		s.log.Info("rebuilding the graph from the store", "watermark", w, "revision", st.Revision)
+		st.GraphSync = fmt.Sprintf("rebuilt at unlock: the graph was at watermark %d, the store at revision %d", w, st.Revision)
 		return s.rebuildGraph(st)
-	case st.projectionAt != projectionVersion:
-		s.log.Info("rebuilding the graph from the store: its projection changed", "from", st.projectionAt, "to", projectionVersion)
-		st.graphSync = fmt.Sprintf("rebuilt at unlock: the graph was built with projection %d, this version projects %d", st.projectionAt, projectionVersion)
+	case st.ProjectionAt != projectionVersion:
+		s.log.Info("rebuilding the graph from the store: its projection changed", "from", st.ProjectionAt, "to", projectionVersion)
+		st.GraphSync = fmt.Sprintf("rebuilt at unlock: the graph was built with projection %d, this version projects %d", st.ProjectionAt, projectionVersion)
 		return s.rebuildGraph(st)
 	}
 	replayed := 0
@@ -446,19 +417,19 @@ func (s *Service) syncGraph(st *state) error {
 		w = d.Watermark
 	}
 	if replayed > 0 {
-		st.graphSync = fmt.Sprintf("replayed %d deltas from the outbox at unlock, to revision %d", replayed, w)
+		st.GraphSync = fmt.Sprintf("replayed %d deltas from the outbox at unlock, to revision %d", replayed, w)
 	}
-	st.lag.RaiseFloor(w)
+	st.Lag.RaiseFloor(w)
 	return nil
 }
 
 // rebuildGraph replaces the graph by the view's projection, at the view's
 // revision. Callers hold st.mu or own st alone.
 func (s *Service) rebuildGraph(st *state) error {
-	if err := s.graph.Replace(st.projection(), st.revision); err != nil {
+	if err := s.graph.Replace(st.projection(), st.Revision); err != nil {
 		return err
 	}
-	st.lag.Applied(st.revision, nil)
+	st.Lag.Applied(st.Revision, nil)
 	return nil
 }
 
@@ -528,7 +499,7 @@ func (s *Service) Check(ctx context.Context, p Principal) (CheckReport, error) {
 		defer func(t time.Time) { inJournal = time.Since(t) }(time.Now())
 		rep.Summaries = st.summaryProblems()
 		want = st.projection()
-		rep.Graph = GraphReport{Revision: st.revision, Sync: st.graphSync}
+		rep.Graph = GraphReport{Revision: st.Revision, Sync: st.GraphSync}
 		held, letGo = s.holdGraph(ctx, st)
 		return nil
 	})
@@ -654,12 +625,12 @@ func (s *Service) RebuildGraph(ctx context.Context, p Principal) (uint64, error)
 		if err := s.rebuildGraph(st); err != nil {
 			// The graph may be half built: nothing may use it until the
 			// next unlock rebuilds it (its watermark is 0).
-			st.broken = true
+			st.Broken = true
 			go s.lockBroken(st)
 			return model.Wrap(op, KindInternal, err)
 		}
-		rev = st.revision
-		b.receipt(Receipt{Actor: "owner", Operation: "graph.rebuild", Decision: "allow", Revision: rev})
+		rev = st.Revision
+		b.Receipt(Receipt{Actor: "owner", Operation: "graph.rebuild", Decision: "allow", Revision: rev})
 		return nil
 	})
 	return rev, err
@@ -743,7 +714,7 @@ func (s *Service) checkPause(stage string) {
 // compared when its meta is met.
 func (s *Service) claimProblems(ctx context.Context, op string, p Principal, st *state) ([]string, error) {
 	var ids []string
-	st.readLocked(func() { ids = slices.Collect(maps.Keys(st.claims)) })
+	st.ReadLocked(func() { ids = slices.Collect(maps.Keys(st.Claims)) })
 	slices.Sort(ids)
 	problems := []string{}
 	from := ""
@@ -794,7 +765,7 @@ func (s *Service) claimChunk(op string, st *state, ids []string, from *string, p
 	}
 	pre := make(map[string]*read, s.test.checkChunk)
 	err = s.store.View(func(tx Tx) error {
-		return forEachFrom(tx, bucketClaimMeta, *from, func(id string, raw []byte) error {
+		return forEachFrom(tx, engine.BucketClaimMeta, *from, func(id string, raw []byte) error {
 			if len(pre) == s.test.checkChunk {
 				return errStopWalk
 			}
@@ -810,7 +781,7 @@ func (s *Service) claimChunk(op string, st *state, ids []string, from *string, p
 	problem := func(id, what string) { *problems = append(*problems, "claim "+id+": "+what) }
 	err = s.atCut(op, st, func(tx Tx) error {
 		n, last := 0, ""
-		err := forEachFrom(tx, bucketClaimMeta, *from, func(id string, raw []byte) error {
+		err := forEachFrom(tx, engine.BucketClaimMeta, *from, func(id string, raw []byte) error {
 			if n == s.test.checkChunk {
 				return errStopWalk
 			}
@@ -821,7 +792,7 @@ func (s *Service) claimChunk(op string, st *state, ids []string, from *string, p
 				pre[id] = r
 			}
 			r.met = true
-			v := st.claims[id]
+			v := st.Claims[id]
 			switch {
 			case r.err != nil:
 				problem(id, "its meta in the store does not decode")
@@ -830,7 +801,7 @@ func (s *Service) claimChunk(op string, st *state, ids []string, from *string, p
 			default:
 				m := r.meta
 				m.ID = id
-				if !reflect.DeepEqual(normalMeta(m), normalMeta(v.meta)) {
+				if !reflect.DeepEqual(normalMeta(m), normalMeta(v.Meta)) {
 					problem(id, "the view's meta differs from the store's")
 				}
 			}
@@ -846,7 +817,7 @@ func (s *Service) claimChunk(op string, st *state, ids []string, from *string, p
 			if !done && id > last {
 				break
 			}
-			if r := pre[id]; (r == nil || !r.met) && st.claims[id] != nil {
+			if r := pre[id]; (r == nil || !r.met) && st.Claims[id] != nil {
 				problem(id, "in the view, not in the store")
 			}
 		}
@@ -867,13 +838,13 @@ func (s *Service) atCut(op string, st *state, fn func(tx Tx) error) error {
 	for {
 		var wait uint64
 		var err error
-		uerr := st.readLocked(func() {
-			durable, failed := st.dur.State()
+		uerr := st.ReadLocked(func() {
+			durable, failed := st.Dur.State()
 			switch {
-			case st.broken || failed:
+			case st.Broken || failed:
 				err = model.Internalf(op, "the view is broken")
-			case durable < st.applied:
-				wait = st.applied
+			case durable < st.Applied:
+				wait = st.Applied
 				s.checkPause("cut")
 			default:
 				if err = s.store.View(fn); err != nil {
@@ -887,7 +858,7 @@ func (s *Service) atCut(op string, st *state, fn func(tx Tx) error) error {
 		if wait == 0 {
 			return err
 		}
-		if err := st.awaitDurable(op, wait); err != nil {
+		if err := st.AwaitDurable(op, wait); err != nil {
 			return err
 		}
 	}

@@ -3,11 +3,11 @@ package custodian
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"slices"
 	"sort"
 	"time"
 
+	"github.com/phc-project/phc/custodian/internal/engine"
 	"github.com/phc-project/phc/custodian/internal/model"
 	"github.com/phc-project/phc/internal/identity"
 	"github.com/phc-project/phc/schema"
@@ -83,12 +83,12 @@ func (s *Service) Propose(ctx context.Context, p Principal, d ProposalInput) (Pr
 	err = s.commit(st, func(st *state, b *batch) error {
 		if p.kind == PrincipalConsumer && d.Subject == SubjectSelf && st.userOnly(d.Key) {
 			refused = model.Fail(op, KindUserOnlyWrite, "")
-			b.receipt(denyReceipt(p, "proposal.create", refused))
+			b.Receipt(denyReceipt(p, "proposal.create", refused))
 			return nil
 		}
-		if p.kind == PrincipalConsumer && !mayContribute(st.grantsFor(p.Consumer, OpContribute, b.now), d.Key) {
+		if p.kind == PrincipalConsumer && !mayContribute(st.grantsFor(p.Consumer, OpContribute, b.Now), d.Key) {
 			refused = model.Fail(op, KindScopeExceeded, "no contribute grant covers this key")
-			b.receipt(denyReceipt(p, "proposal.create", refused))
+			b.Receipt(denyReceipt(p, "proposal.create", refused))
 			return nil
 		}
 		if p.kind == PrincipalConsumer {
@@ -99,9 +99,9 @@ func (s *Service) Propose(ctx context.Context, p Principal, d ProposalInput) (Pr
 		// A proposal never lowers the tier of the field it would change.
 		tier := raiseTier(defaultSensitivity(d.Key), d.Sensitivity)
 		if f := st.field(d.Key); f != nil && d.Subject == SubjectSelf {
-			tier = raiseTier(tier, f.meta.Tier)
+			tier = raiseTier(tier, f.Meta.Tier)
 		}
-		id, err := identity.NewOrderedID("prp_", b.now)
+		id, err := identity.NewOrderedID("prp_", b.Now)
 		if err != nil {
 			return model.Wrap(op, KindInternal, err)
 		}
@@ -114,10 +114,10 @@ func (s *Service) Propose(ctx context.Context, p Principal, d ProposalInput) (Pr
 			Sensitivity:  tier,
 			Restrictions: orEmpty(d.Restrictions),
 			PersonasHint: d.PersonasHint, Note: d.Note,
-			ProposedAt: b.now, Revision: b.nextRevision(),
+			ProposedAt: b.Now, Revision: b.NextRevision(),
 		}
 		st.filePending(b, pr)
-		b.receipt(Receipt{Actor: p.actor(), Operation: "proposal.create", Decision: "allow", Records: []string{id}, Revision: pr.Revision})
+		b.Receipt(Receipt{Actor: p.actor(), Operation: "proposal.create", Decision: "allow", Records: []string{id}, Revision: pr.Revision})
 		out = Proposed{ProposalID: id, Status: StatusProposed, Revision: pr.Revision}
 		return nil
 	})
@@ -153,12 +153,12 @@ func orEmpty[T any](s []T) []T {
 func (s *Service) Review(ctx context.Context, p Principal) ([]ReviewItem, error) {
 	const op = "review"
 	ids, err := ownerRead(s, op, p, func(st *state) ([]string, error) {
-		ids := make([]string, 0, len(st.pending))
-		for id := range st.pending {
+		ids := make([]string, 0, len(st.Pending))
+		for id := range st.Pending {
 			ids = append(ids, id)
 		}
 		// Revisions are assigned in the journal's order: first come, first shown.
-		sort.Slice(ids, func(i, j int) bool { return st.pending[ids[i]] < st.pending[ids[j]] })
+		sort.Slice(ids, func(i, j int) bool { return st.Pending[ids[i]] < st.Pending[ids[j]] })
 		return ids, nil
 	})
 	if err != nil {
@@ -167,7 +167,7 @@ func (s *Service) Review(ctx context.Context, p Principal) ([]ReviewItem, error)
 	out := make([]Proposal, 0, len(ids))
 	err = s.store.View(func(tx Tx) error {
 		for _, id := range ids {
-			pr, err := loadProposal(tx, id)
+			pr, err := engine.LoadProposal(tx, id)
 			if err != nil {
 				return err
 			}
@@ -190,7 +190,7 @@ func (s *Service) Review(ctx context.Context, p Principal) ([]ReviewItem, error)
 			if r == nil {
 				continue
 			}
-			c := r.head()
+			c := r.Head()
 			items[i].Current = &ReviewCurrent{ClaimID: c.ID, Version: c.Version, Value: c.Value,
 				Sensitivity: c.Sensitivity, Restrictions: orEmpty(c.Restrictions), WrittenBy: c.WrittenBy}
 			items[i].Diff = diffValues(c.Value, pr.Value)
@@ -254,7 +254,7 @@ func (s *Service) Confirm(ctx context.Context, p Principal, id string, in Confir
 	}
 	var out Written
 	err = s.write(op, p, func(st *state, b *batch) error {
-		if _, ok := st.pending[id]; !ok {
+		if _, ok := st.Pending[id]; !ok {
 			return model.Fail(op, KindConflict, "the proposal was already decided")
 		}
 		var err error
@@ -273,11 +273,11 @@ func (st *state) confirmIn(op string, b *batch, pr *Proposal, in ConfirmInput) (
 	if err != nil {
 		return Written{}, err
 	}
-	cid, err := identity.NewOrderedID("clm_", b.now)
+	cid, err := identity.NewOrderedID("clm_", b.Now)
 	if err != nil {
 		return Written{}, model.Wrap(op, KindInternal, err)
 	}
-	at := b.now
+	at := b.Now
 	c := &Claim{
 		ID: cid, Version: 1, Key: pr.Key, Value: pr.Value, Subject: pr.Subject,
 		Kind: pr.Kind, Assertion: pr.Assertion,
@@ -316,10 +316,10 @@ func (st *state) confirmIn(op string, b *batch, pr *Proposal, in ConfirmInput) (
 			v.Sensitivity = raiseTier(v.Sensitivity, c.Sensitivity)
 			v.WrittenBy = c.WrittenBy
 		})
-		if merged := mergePersonas(rec.meta.Personas, personas); len(merged) != len(rec.meta.Personas) {
-			rec = st.setMeta(b, rec, func(m *claimMeta) { m.Personas = merged })
+		if merged := mergePersonas(rec.Meta.Personas, personas); len(merged) != len(rec.Meta.Personas) {
+			rec = st.SetMeta(b, rec, func(m *claimMeta) { m.Personas = merged })
 		}
-		c = rec.head()
+		c = rec.Head()
 		cid = c.ID
 	} else {
 		rec = st.newClaim(b, c, personas)
@@ -328,8 +328,8 @@ func (st *state) confirmIn(op string, b *batch, pr *Proposal, in ConfirmInput) (
 	decided := pr.Decided(StatusConfirmed, at)
 	decided.ClaimID = cid
 	st.decide(b, &decided)
-	b.receipt(Receipt{Actor: "owner", Operation: "proposal.confirm", Decision: "allow", Records: []string{id, c.Ref()}, Revision: rev})
-	out = Written{Claim: rec.view(rec.meta.Head), Revision: rev}
+	b.Receipt(Receipt{Actor: "owner", Operation: "proposal.confirm", Decision: "allow", Records: []string{id, c.Ref()}, Revision: rev})
+	out = Written{Claim: rec.View(rec.Meta.Head), Revision: rev}
 	return out, nil
 }
 
@@ -370,7 +370,7 @@ func (s *Service) Reject(ctx context.Context, p Principal, id string, in RejectI
 	}
 	var rev uint64
 	err = s.write(op, p, func(st *state, b *batch) error {
-		if _, ok := st.pending[id]; !ok {
+		if _, ok := st.Pending[id]; !ok {
 			return model.Fail(op, KindConflict, "the proposal was already decided")
 		}
 		rev = st.rejectIn(b, pr, in.Reason)
@@ -382,11 +382,11 @@ func (s *Service) Reject(ctx context.Context, p Principal, id string, in RejectI
 // rejectIn rejects pending proposal pr with reason, in the journal, and
 // returns the revision.
 func (st *state) rejectIn(b *batch, pr *Proposal, reason string) uint64 {
-	rev := b.nextRevision()
-	decided := pr.Decided(StatusRejected, b.now)
+	rev := b.NextRevision()
+	decided := pr.Decided(StatusRejected, b.Now)
 	decided.Reason = reason
 	st.decide(b, &decided)
-	b.receipt(Receipt{Actor: "owner", Operation: "proposal.reject", Decision: "allow", Records: []string{pr.ID}, Revision: rev})
+	b.Receipt(Receipt{Actor: "owner", Operation: "proposal.reject", Decision: "allow", Records: []string{pr.ID}, Revision: rev})
 	return rev
 }
 
@@ -403,7 +403,7 @@ func (st *state) checkPersonas(op string, ids []string) ([]string, error) {
 	seen := map[string]bool{}
 	out := make([]string, 0, len(ids))
 	for _, id := range ids {
-		if _, ok := st.personas[id]; !ok {
+		if _, ok := st.Personas[id]; !ok {
 			return nil, model.Fail(op, KindInvalid, "unknown persona")
 		}
 		if !seen[id] {
@@ -415,22 +415,6 @@ func (st *state) checkPersonas(op string, ids []string) ([]string, error) {
 	return out, nil
 }
 
-// Pending proposals. The store holds every proposal (bucketProposals) and
-// an index of the pending ones (bucketPending); the view holds only the
-// pending ones' ids and revisions, so that neither the drafts waiting for
-// review nor the history of decided proposals take memory.
-const (
-	bucketPending    = "proposals_pending" // prp_… → {} while the proposal waits
-	metaPendingIndex = "pending_index"     // set once bucketPending is complete
-
-	// bucketByApp indexes every proposal an app made by its consumer
-	// record: "con_…/prp_…" → {}. An app asking how its proposals stand
-	// reads its own, never every proposal; an app that takes a removed
-	// app's name has another record, and inherits none.
-	bucketByApp    = "proposals_by_app"
-	metaByAppIndex = "proposals_by_app_index" // set once bucketByApp is complete
-)
-
 // appIndexKey is pr's entry in bucketByApp, or "" when no app's consumer
 // record made it (the owner's, an OIDC recipient's, or an app's since
 // removed). Callers hold st.mu.
@@ -439,7 +423,7 @@ func (st *state) appIndexKey(pr *Proposal) string {
 	if a.Kind != "consumer" {
 		return ""
 	}
-	c := st.consumers[a.ID]
+	c := st.Consumers[a.ID]
 	if c == nil || pr.ProposedAt.Before(c.CreatedAt) {
 		return ""
 	}
@@ -449,44 +433,32 @@ func (st *state) appIndexKey(pr *Proposal) string {
 // loadAppIndex notes in st.upgrades, for a store from before bucketByApp,
 // the entries it lacks (after the consumers are loaded).
 func (st *state) loadAppIndex(tx Tx) error {
-	if _, ok, err := tx.Get(bucketMeta, metaByAppIndex); err != nil || ok {
+	if _, ok, err := tx.Get(engine.BucketMeta, engine.MetaByAppIndex); err != nil || ok {
 		return err
 	}
-	st.upgrades = append(st.upgrades, write{bucket: bucketMeta, key: metaByAppIndex, value: []byte("true")})
-	return loadEach(tx, bucketProposals, func(p *Proposal) {
+	st.Upgrades = append(st.Upgrades, write{Bucket: engine.BucketMeta, Key: engine.MetaByAppIndex, Value: []byte("true")})
+	return engine.LoadEach(tx, engine.BucketProposals, func(p *Proposal) {
 		if k := st.appIndexKey(p); k != "" {
-			st.upgrades = append(st.upgrades, write{bucket: bucketByApp, key: k, value: []byte("{}")})
+			st.Upgrades = append(st.Upgrades, write{Bucket: engine.BucketByApp, Key: k, Value: []byte("{}")})
 		}
 	})
 }
 
 // filePending stores pr, a new pending proposal, and indexes it.
 func (st *state) filePending(b *batch, pr *Proposal) {
-	st.pending[pr.ID] = pr.Revision
-	st.countPending(pr, 1)
-	b.put(bucketProposals, pr.ID, pr)
-	b.put(bucketPending, pr.ID, struct{}{})
+	st.Pending[pr.ID] = pr.Revision
+	st.CountPending(pr, 1)
+	b.Put(engine.BucketProposals, pr.ID, pr)
+	b.Put(engine.BucketPending, pr.ID, struct{}{})
 	if k := st.appIndexKey(pr); k != "" {
-		b.put(bucketByApp, k, struct{}{})
-	}
-}
-
-// countPending adds n to the pending proposals of pr's app; the owner's
-// own proposals are not counted (with st.mu held for writing).
-func (st *State) countPending(pr *Proposal, n int) {
-	a := pr.Producer.Authenticated
-	if a.Kind == "owner" {
-		return
-	}
-	if st.pendingBy[a.ID] += n; st.pendingBy[a.ID] <= 0 {
-		delete(st.pendingBy, a.ID)
+		b.Put(engine.BucketByApp, k, struct{}{})
 	}
 }
 
 // tooManyProposals is KindRateLimited when app already has as many
 // proposals waiting for the owner as the settings allow (with st.mu held).
 func (st *state) tooManyProposals(op, app string) *Error {
-	if st.pendingBy[app] < st.settings.PendingCap() {
+	if st.PendingBy[app] < st.Settings.PendingCap() {
 		return nil
 	}
 	return &Error{Op: op, Kind: KindRateLimited, RetryAfter: time.Minute,
@@ -495,25 +467,12 @@ func (st *state) tooManyProposals(op, app string) *Error {
 
 // decide stores the decided form of a pending proposal.
 func (st *state) decide(b *batch, decided *Proposal) {
-	if _, ok := st.pending[decided.ID]; ok {
-		st.countPending(decided, -1)
+	if _, ok := st.Pending[decided.ID]; ok {
+		st.CountPending(decided, -1)
 	}
-	delete(st.pending, decided.ID)
-	b.put(bucketProposals, decided.ID, decided)
-	b.del(bucketPending, decided.ID)
-}
-
-// loadProposal reads proposal id from the store (nil if there is none).
-func loadProposal(tx Tx, id string) (*Proposal, error) {
-	raw, ok, err := tx.Get(bucketProposals, id)
-	if err != nil || !ok {
-		return nil, err
-	}
-	pr := &Proposal{}
-	if err := json.Unmarshal(raw, pr); err != nil {
-		return nil, fmt.Errorf("proposal %s: %w", id, err)
-	}
-	return pr, nil
+	delete(st.Pending, decided.ID)
+	b.Put(engine.BucketProposals, decided.ID, decided)
+	b.Del(engine.BucketPending, decided.ID)
 }
 
 // pendingProposal reads proposal id for a decision: not found if there is
@@ -537,7 +496,7 @@ func (s *Service) pendingProposals(op string, p Principal, ids []string) (prs []
 	prs, errs = make([]*Proposal, len(ids)), make([]error, len(ids))
 	if err := s.store.View(func(tx Tx) error {
 		for i, id := range ids {
-			pr, err := loadProposal(tx, id)
+			pr, err := engine.LoadProposal(tx, id)
 			switch {
 			case err != nil:
 				return err

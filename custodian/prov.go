@@ -62,10 +62,10 @@ func (s *Service) ExportProv(ctx context.Context, p Principal, w io.Writer) erro
 			}
 			return &provRef{ID: activity(rev)}
 		}
-		for _, r := range st.claims {
-			vs := r.versions()
+		for _, r := range st.Claims {
+			vs := r.Versions()
 			for i, c := range vs {
-				n := provNode{ID: urn(c.Ref()), Type: "prov:Entity", GeneratedAtTime: graphTime(c.RecordedAt), Status: r.view(c.Version).Status}
+				n := provNode{ID: urn(c.Ref()), Type: "prov:Entity", GeneratedAtTime: graphTime(c.RecordedAt), Status: r.View(c.Version).Status}
 				if c.Producer.Authenticated.Kind != "" {
 					n.WasAttributedTo = agent(c.Producer.Authenticated)
 					agents[n.WasAttributedTo.ID] = true
@@ -81,7 +81,7 @@ func (s *Service) ExportProv(ctx context.Context, p Principal, w io.Writer) erro
 				nodes = append(nodes, n)
 			}
 		}
-		for _, sm := range st.summaries {
+		for _, sm := range st.Summaries {
 			n := provNode{ID: urn(sm.Ref()), Type: "prov:Entity", GeneratedAtTime: graphTime(sm.CreatedAt), Status: sm.Status}
 			if sm.Producer != nil {
 				n.WasAttributedTo = agent(*sm.Producer)

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/phc-project/phc/custodian/internal/engine"
 	"github.com/phc-project/phc/custodian/internal/model"
 	"github.com/phc-project/phc/internal/identity"
 	"github.com/phc-project/phc/quarantine"
@@ -72,7 +73,7 @@ func (s *Service) ImportBundle(ctx context.Context, p Principal, in ImportBundle
 		if err != nil {
 			return err
 		}
-		if _, seen := st.bundlesSeen[m.BundleID]; seen {
+		if _, seen := st.BundlesSeen[m.BundleID]; seen {
 			return model.Fail(op, KindConflict, "this bundle was imported already ("+m.BundleID+")")
 		}
 		recs, err := quarantine.ParseRecords(payload)
@@ -91,17 +92,17 @@ func (s *Service) ImportBundle(ctx context.Context, p Principal, in ImportBundle
 				return model.Wrap(op, KindInternal, err)
 			}
 		}
-		rev := b.nextRevision()
+		rev := b.NextRevision()
 		for _, q := range held {
-			q.BundleID, q.Source, q.ImportedAt, q.Revision = m.BundleID, m.Source.CustodianID, b.now, rev
+			q.BundleID, q.Source, q.ImportedAt, q.Revision = m.BundleID, m.Source.CustodianID, b.Now, rev
 			held := st.hold(b, q)
 			rep.Counts[q.Status]++
 			rep.Records = append(rep.Records, *held)
 		}
-		st.bundlesSeen[m.BundleID] = true
-		b.put(bucketBundlesSeen, m.BundleID, seenBundle{Source: m.Source.CustodianID, ImportedAt: b.now})
+		st.BundlesSeen[m.BundleID] = true
+		b.Put(bucketBundlesSeen, m.BundleID, seenBundle{Source: m.Source.CustodianID, ImportedAt: b.Now})
 		rep.Revision = rev
-		b.receipt(Receipt{Actor: "owner", Operation: op, Decision: "allow", Records: []string{m.BundleID, m.Source.CustodianID}, Revision: rev})
+		b.Receipt(Receipt{Actor: "owner", Operation: op, Decision: "allow", Records: []string{m.BundleID, m.Source.CustodianID}, Revision: rev})
 		return nil
 	})
 	return rep, err
@@ -144,7 +145,7 @@ func (s *Service) heldRecords(st *state, op, source string, recs quarantine.Reco
 			return nil, model.Fail(op, KindInvalid, fmt.Sprintf("persona %d of the bundle is not a persona", i))
 		}
 		q := &QuarantineRecord{Kind: "persona", Record: pe.ID, Status: StatusQuarantined, Problems: []string{}, Body: raw}
-		if st.personas[pe.ID] != nil {
+		if st.Personas[pe.ID] != nil {
 			q.Problems = append(q.Problems, "a persona with this id exists here: adopting keeps the local one")
 		}
 		held = append(held, q)
@@ -155,7 +156,7 @@ func (s *Service) heldRecords(st *state, op, source string, recs quarantine.Reco
 			return nil, model.Fail(op, KindInvalid, fmt.Sprintf("entity %d of the bundle is not an entity", i))
 		}
 		q := &QuarantineRecord{Kind: "entity", Record: e.ID, Status: StatusQuarantined, Problems: []string{}, Body: raw}
-		if st.entities[e.ID] != nil {
+		if st.Entities[e.ID] != nil {
 			q.Problems = append(q.Problems, "this entity exists here already")
 		}
 		held = append(held, q)
@@ -229,8 +230,8 @@ func (s *Service) checkImported(st *state, q *QuarantineRecord, versions []*Clai
 	if pr := foreign.Problem(a.Kind + ":" + a.ID); pr != "" {
 		q.Problems = append(q.Problems, pr)
 	}
-	if r := st.fieldOf[head.Key]; r != nil && r.meta.Status == StatusActive {
-		q.Problems = append(q.Problems, "conflicts with active claim "+r.meta.ID)
+	if r := st.FieldOf[head.Key]; r != nil && r.Meta.Status == StatusActive {
+		q.Problems = append(q.Problems, "conflicts with active claim "+r.Meta.ID)
 	}
 }
 
@@ -247,7 +248,7 @@ func (s *Service) ListQuarantine(ctx context.Context, p Principal, q QuarantineQ
 		return QuarantinePage{}, model.Fail(op, KindInvalid, err.Error())
 	}
 	return ownerRead(s, op, p, func(st *state) (QuarantinePage, error) {
-		return q.Select(maps.Values(st.quarantine)), nil
+		return q.Select(maps.Values(st.Quarantine)), nil
 	})
 }
 
@@ -265,21 +266,21 @@ func (s *Service) RejectQuarantined(ctx context.Context, p Principal, ids []stri
 	err := s.write(op, p, func(st *state, b *batch) error {
 		if all {
 			ids = ids[:0]
-			for id := range st.quarantine {
+			for id := range st.Quarantine {
 				ids = append(ids, id)
 			}
 			sort.Strings(ids)
 		}
 		for _, id := range ids {
-			if st.quarantine[id] == nil {
+			if st.Quarantine[id] == nil {
 				return model.NotFound(op)
 			}
 		}
 		for _, id := range ids {
 			st.release(b, id)
 		}
-		n, rev = len(ids), b.nextRevision()
-		b.receipt(Receipt{Actor: "owner", Operation: op, Decision: "allow", Records: ids, Revision: rev})
+		n, rev = len(ids), b.NextRevision()
+		b.Receipt(Receipt{Actor: "owner", Operation: op, Decision: "allow", Records: ids, Revision: rev})
 		return nil
 	})
 	return n, rev, err
@@ -352,7 +353,7 @@ func (st *state) adoptedBodies(op string, in AdoptInput, copies map[string]heldC
 	ids := in.IDs
 	if in.All {
 		ids = ids[:0]
-		for id, q := range st.quarantine {
+		for id, q := range st.Quarantine {
 			if c, ok := copies[id]; ok && c.rev == q.Revision && q.Status != StatusBlocked {
 				ids = append(ids, id)
 			}
@@ -361,7 +362,7 @@ func (st *state) adoptedBodies(op string, in AdoptInput, copies map[string]heldC
 	}
 	bodies := make(map[string]json.RawMessage, len(ids))
 	for _, id := range ids {
-		q := st.quarantine[id]
+		q := st.Quarantine[id]
 		if q == nil {
 			return nil, nil, model.NotFound(op)
 		}
@@ -400,14 +401,14 @@ func (st *state) planAdoption(op string, in AdoptInput, ids []string, bodies map
 	a := &adoption{newEntities: map[string]*Entity{}, newPersonas: map[string]*Persona{}}
 	var claims, sums []*QuarantineRecord
 	for _, id := range ids {
-		q := st.quarantine[id]
+		q := st.Quarantine[id]
 		switch q.Kind {
 		case "entity":
 			var e Entity
 			if err := json.Unmarshal(bodies[id], &e); err != nil {
 				return nil, model.Wrap(op, KindInternal, err)
 			}
-			if st.entities[e.ID] == nil {
+			if st.Entities[e.ID] == nil {
 				a.newEntities[e.ID] = &e
 			}
 			a.dropped = append(a.dropped, q)
@@ -416,7 +417,7 @@ func (st *state) planAdoption(op string, in AdoptInput, ids []string, bodies map
 			if err := json.Unmarshal(bodies[id], &pe); err != nil {
 				return nil, model.Wrap(op, KindInternal, err)
 			}
-			if st.personas[pe.ID] == nil {
+			if st.Personas[pe.ID] == nil {
 				a.newPersonas[pe.ID] = &pe
 			}
 			a.dropped = append(a.dropped, q)
@@ -454,7 +455,7 @@ func (st *state) checkAdoptionInput(op string, in AdoptInput) ([]string, error) 
 		if !strings.HasPrefix(foreignID, "foreign:cus_") && !strings.HasPrefix(foreignID, "foreign:"+archiveSource+"/") {
 			return nil, model.Fail(op, KindInvalid, "identities maps foreign:cus_…/id (or foreign:archive/id) names")
 		}
-		if local != "owner" && st.consumers[local] == nil {
+		if local != "owner" && st.Consumers[local] == nil {
 			return nil, model.Fail(op, KindInvalid, "identities maps to a consumer of this custodian, or owner")
 		}
 	}
@@ -466,7 +467,7 @@ func (st *state) checkAdoptionInput(op string, in AdoptInput) ([]string, error) 
 // adopted with it. Each goes into personas, or with nil into those of the
 // source that exist here.
 func (st *state) planClaims(op string, personas []string, a *adoption, held []*QuarantineRecord, bodies map[string]json.RawMessage) error {
-	entityHere := func(n string) bool { return n == SubjectSelf || st.entities[n] != nil || a.newEntities[n] != nil }
+	entityHere := func(n string) bool { return n == SubjectSelf || st.Entities[n] != nil || a.newEntities[n] != nil }
 	adopting := map[string]bool{}
 	for _, q := range held {
 		id := q.ID
@@ -478,7 +479,7 @@ func (st *state) planClaims(op string, personas []string, a *adoption, held []*Q
 			return err
 		}
 		head := body.Versions[len(body.Versions)-1]
-		if st.claims[head.ID] != nil || adopting[head.ID] {
+		if st.Claims[head.ID] != nil || adopting[head.ID] {
 			return model.Fail(op, KindConflict, "record "+id+": claim "+head.ID+" exists here already, or is adopted twice")
 		}
 		adopting[head.ID] = true
@@ -492,7 +493,7 @@ func (st *state) planClaims(op string, personas []string, a *adoption, held []*Q
 		if personas == nil {
 			ps = []string{}
 			for _, pe := range body.Personas {
-				if st.personas[pe] != nil || a.newPersonas[pe] != nil {
+				if st.Personas[pe] != nil || a.newPersonas[pe] != nil {
 					ps = append(ps, pe)
 				}
 			}
@@ -529,7 +530,7 @@ func (st *state) planSummaries(op string, all bool, a *adoption, sums []*Quarant
 			if !identity.ValidID(sm.ID, "sum_") || sm.Version < 1 || len(sm.DerivedFrom) == 0 {
 				return model.Fail(op, KindInvalid, "record "+q.ID+" is not a well-formed summary")
 			}
-			if st.summaries[sm.ID] != nil || adoptedSums[sm.ID] > 0 {
+			if st.Summaries[sm.ID] != nil || adoptedSums[sm.ID] > 0 {
 				return model.Fail(op, KindConflict, "record "+q.ID+": summary "+sm.ID+" exists here already, or is adopted twice")
 			}
 			if !st.inheritAdopted(&sm, q.BundleID, adoptedClaims, sumByID) {
@@ -566,8 +567,8 @@ func (st *state) inheritAdopted(sm *Summary, bundle string, adoptedClaims map[st
 			return false
 		case strings.HasPrefix(pid, "clm_"):
 			vs := adoptedClaims[pid]
-			if r := st.claims[pid]; vs == nil && r != nil && r.meta.Origin == bundle {
-				vs = r.versions() // adopted earlier from the same bundle
+			if r := st.Claims[pid]; vs == nil && r != nil && r.Meta.Origin == bundle {
+				vs = r.Versions() // adopted earlier from the same bundle
 			}
 			if len(vs) < v || v < 1 {
 				return false
@@ -576,7 +577,7 @@ func (st *state) inheritAdopted(sm *Summary, bundle string, adoptedClaims map[st
 			tier = max(tier, tierRank[vs[v-1].Sensitivity])
 		default:
 			ps := sumByID[pid]
-			if here := st.summaries[pid]; ps == nil && here != nil && here.Origin == bundle {
+			if here := st.Summaries[pid]; ps == nil && here != nil && here.Origin == bundle {
 				ps = here // adopted earlier from the same bundle
 			}
 			if ps == nil || ps.Version < v {
@@ -610,19 +611,19 @@ func (st *state) adopt(op string, b *batch, a *adoption, identities map[string]s
 		}
 		personaKeys[id] = key
 	}
-	rev := b.nextRevision()
+	rev := b.NextRevision()
 	refs := make([]string, 0, len(a.claims)+len(a.dropped)+len(a.summaries))
 	for _, id := range slices.Sorted(maps.Keys(a.newEntities)) {
 		e := a.newEntities[id]
 		e.Revision = rev
 		st.setEntity(e)
-		b.put(bucketEntities, e.ID, e)
+		b.Put(bucketEntities, e.ID, e)
 	}
 	for _, id := range slices.Sorted(maps.Keys(a.newPersonas)) {
 		pe := a.newPersonas[id]
 		pe.Node, pe.Preferences, pe.Guardrails = personaKeys[id], orEmpty(pe.Preferences), orEmpty(pe.Guardrails)
 		st.setPersona(pe)
-		b.put(bucketPersonas, pe.Node, pe)
+		b.Put(engine.BucketPersonas, pe.Node, pe)
 	}
 	for _, q := range a.dropped {
 		st.release(b, q.ID)
@@ -635,13 +636,13 @@ func (st *state) adopt(op string, b *batch, a *adoption, identities map[string]s
 			if i == len(c.versions)-1 {
 				v.Status = StatusActive
 			}
-			b.put(bucketClaims, versionKey(v.ID, v.Version), v)
+			b.Put(engine.BucketClaims, engine.VersionKey(v.ID, v.Version), v)
 		}
 		head := c.versions[len(c.versions)-1]
 		n := len(c.versions)
-		r := st.newRecord(claimMeta{ID: head.ID, Head: n, Status: StatusActive, Personas: c.personas, Origin: c.q.BundleID}, head, c.versions[:n-1])
-		st.setClaim(r)
-		b.put(bucketClaimMeta, head.ID, r.meta)
+		r := st.NewRecord(claimMeta{ID: head.ID, Head: n, Status: StatusActive, Personas: c.personas, Origin: c.q.BundleID}, head, c.versions[:n-1])
+		st.SetClaim(r)
+		b.Put(engine.BucketClaimMeta, head.ID, r.Meta)
 		st.release(b, c.q.ID)
 		refs = append(refs, c.q.ID, head.Ref())
 	}
@@ -652,11 +653,11 @@ func (st *state) adopt(op string, b *batch, a *adoption, identities map[string]s
 		}
 		sm.Revision, sm.Origin = rev, a.sumQs[i].BundleID
 		st.setSummary(sm)
-		b.put(bucketSummaries, sm.ID, sm)
+		b.Put(bucketSummaries, sm.ID, sm)
 		st.release(b, a.sumQs[i].ID)
 		refs = append(refs, a.sumQs[i].ID, sm.Ref())
 	}
-	b.receipt(Receipt{Actor: "owner", Operation: op, Decision: "allow", Records: refs, Revision: rev})
+	b.Receipt(Receipt{Actor: "owner", Operation: op, Decision: "allow", Records: refs, Revision: rev})
 	return len(a.claims) + len(a.dropped) + len(a.summaries), rev, nil
 }
 
@@ -703,7 +704,7 @@ func (s *Service) UnblockQuarantined(ctx context.Context, p Principal, id string
 	}
 	var out QuarantineRecord
 	err = s.write(op, p, func(st *state, b *batch) error {
-		q := st.quarantine[id]
+		q := st.Quarantine[id]
 		if q == nil {
 			return model.NotFound(op)
 		}
@@ -736,7 +737,7 @@ func (s *Service) UnblockQuarantined(ctx context.Context, p Principal, id string
 			return model.Wrap(op, KindInternal, err)
 		}
 		nq := *q
-		nq.Body, nq.Revision = nb, b.nextRevision()
+		nq.Body, nq.Revision = nb, b.NextRevision()
 		nq.Problems = quarantine.Unblocked(q.Problems, in.Remove)
 		nq.Status = StatusQuarantined
 		for _, v := range body.Versions {
@@ -745,7 +746,7 @@ func (s *Service) UnblockQuarantined(ctx context.Context, p Principal, id string
 			}
 		}
 		out = *st.hold(b, &nq)
-		b.receipt(Receipt{Actor: "owner", Operation: op, Decision: "allow", Records: append([]string{id}, in.Remove...), Revision: nq.Revision})
+		b.Receipt(Receipt{Actor: "owner", Operation: op, Decision: "allow", Records: append([]string{id}, in.Remove...), Revision: nq.Revision})
 		return nil
 	})
 	return out, err
@@ -780,18 +781,18 @@ func heldClaim(op, id string, raw json.RawMessage) (archivedClaim, error) {
 func (st *state) hold(b *batch, q *QuarantineRecord) *QuarantineRecord {
 	desc := *q
 	desc.Body = nil
-	st.quarantine[q.ID] = &desc
-	b.put(bucketQuarantine, q.ID, &desc)
-	b.put(bucketHeldBodies, q.ID, q.Body)
+	st.Quarantine[q.ID] = &desc
+	b.Put(bucketQuarantine, q.ID, &desc)
+	b.Put(bucketHeldBodies, q.ID, q.Body)
 	return &desc
 }
 
 // release drops held record id, adopted or rejected (with mu held for
 // writing).
 func (st *state) release(b *batch, id string) {
-	delete(st.quarantine, id)
-	b.del(bucketQuarantine, id)
-	b.del(bucketHeldBodies, id)
+	delete(st.Quarantine, id)
+	b.Del(bucketQuarantine, id)
+	b.Del(bucketHeldBodies, id)
 }
 
 // heldCopy is a held record's body as read from the store, and the
@@ -809,12 +810,12 @@ func (s *Service) readHeld(op string, p Principal, ids []string, all bool) (map[
 	copies, err := ownerRead(s, op, p, func(st *state) (map[string]heldCopy, error) {
 		out := map[string]heldCopy{}
 		add := func(id string) {
-			if q := st.quarantine[id]; q != nil {
+			if q := st.Quarantine[id]; q != nil {
 				out[id] = heldCopy{rev: q.Revision, body: q.Body}
 			}
 		}
 		if all {
-			for id := range st.quarantine {
+			for id := range st.Quarantine {
 				add(id)
 			}
 		}

@@ -83,9 +83,9 @@ func (s *Service) rateLimit(op string, p Principal, write bool) error {
 		s.life.RUnlock()
 		return nil // the operation itself answers vault_locked
 	}
-	st.mu.RLock()
-	set := st.settings
-	st.mu.RUnlock()
+	st.Mu.RLock()
+	set := st.Settings
+	st.Mu.RUnlock()
 	s.life.RUnlock()
 	rate, kind := set.ReadRate(), "r:"
 	if write {

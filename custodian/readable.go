@@ -37,8 +37,8 @@ func (s *Service) ReadableNow(ctx context.Context, p Principal, recipient string
 	}
 	return ownerRead(s, op, p, func(st *state) (Readable, error) {
 		now := s.clock.Now()
-		out := Readable{Recipient: recipient, Purposes: []ReadablePurpose{}, Revision: st.revision}
-		if c, ok := st.consumers[recipient]; ok && c.Status != ConsumerApproved {
+		out := Readable{Recipient: recipient, Purposes: []ReadablePurpose{}, Revision: st.Revision}
+		if c, ok := st.Consumers[recipient]; ok && c.Status != ConsumerApproved {
 			return out, nil
 		}
 		reader := Principal{kind: PrincipalConsumer, Consumer: recipient,
@@ -60,7 +60,7 @@ func (s *Service) ReadableNow(ctx context.Context, p Principal, recipient string
 			}
 			rp := ReadablePurpose{Purpose: pu, Claims: make([]Claim, 0, len(sv)), Grants: make([]string, 0, len(used))}
 			for _, it := range sv {
-				rp.Claims = append(rp.Claims, it.sc.claim)
+				rp.Claims = append(rp.Claims, it.sc.Claim)
 			}
 			for _, g := range used {
 				rp.Grants = append(rp.Grants, g.ID)

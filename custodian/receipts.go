@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/phc-project/phc/custodian/internal/engine"
 	"github.com/phc-project/phc/custodian/internal/model"
 )
 
@@ -18,7 +19,7 @@ func denyReceipt(p Principal, operation string, err *Error) Receipt {
 // (or the journal's error, if the receipt could not be recorded).
 func (s *Service) refuse(st *state, p Principal, operation string, err *Error) error {
 	if cerr := s.commit(st, func(st *state, b *batch) error {
-		b.receipt(denyReceipt(p, operation, err))
+		b.Receipt(denyReceipt(p, operation, err))
 		return nil
 	}); cerr != nil {
 		return cerr
@@ -42,10 +43,10 @@ func (s *Service) Receipts(ctx context.Context, p Principal, limit int) ([]Recei
 		return nil, err
 	}
 	defer release()
-	st.mu.RLock()
-	head, floor, g := st.head.Seq, st.receiptFloor, st.applied
-	st.mu.RUnlock()
-	if err := st.awaitDurable(op, g); err != nil {
+	st.Mu.RLock()
+	head, floor, g := st.Head.Seq, st.ReceiptFloor, st.Applied
+	st.Mu.RUnlock()
+	if err := st.AwaitDurable(op, g); err != nil {
 		return nil, err
 	}
 	out := make([]Receipt, 0, min(uint64(limit), head))
@@ -57,7 +58,7 @@ func (s *Service) Receipts(ctx context.Context, p Principal, limit int) ([]Recei
 				return err
 			}
 			if r.Set != "" {
-				if r.Records, err = loadSet(tx, &r); err != nil {
+				if r.Records, err = engine.LoadSet(tx, &r); err != nil {
 					return fmt.Errorf("receipt %d: %w", seq, err)
 				}
 			}
@@ -74,7 +75,7 @@ func (s *Service) Receipts(ctx context.Context, p Principal, limit int) ([]Recei
 // loadReceipt reads receipt seq as stored (a set's records not filled in).
 func loadReceipt(tx Tx, seq uint64) (Receipt, error) {
 	var r Receipt
-	raw, ok, err := tx.Get(bucketReceipts, receiptKey(seq))
+	raw, ok, err := tx.Get(engine.BucketReceipts, engine.ReceiptKey(seq))
 	if err != nil {
 		return r, err
 	}
@@ -112,10 +113,10 @@ func (s *Service) VerifyReceipts(ctx context.Context, p Principal) (Verification
 		return Verification{}, err
 	}
 	defer release()
-	st.mu.RLock()
-	head, g := st.head, st.applied
-	st.mu.RUnlock()
-	if err := st.awaitDurable(op, g); err != nil {
+	st.Mu.RLock()
+	head, g := st.Head, st.Applied
+	st.Mu.RUnlock()
+	if err := st.AwaitDurable(op, g); err != nil {
 		return Verification{}, err
 	}
 	v := verifyChain(s.store, head, s.checkpointMAC)
@@ -141,7 +142,7 @@ func verifyChain(store Store, head chainHead, mac func(Checkpoint) (string, erro
 		}
 		v.Rolled, v.Checkpoints, prev = rolled, n, last
 		for seq = floor; seq <= head.Seq; seq++ {
-			raw, ok, err := tx.Get(bucketReceipts, receiptKey(seq))
+			raw, ok, err := tx.Get(engine.BucketReceipts, engine.ReceiptKey(seq))
 			if err != nil {
 				problem("receipt %d: unreadable (corrupt or tampered)", seq)
 				prev = ""
@@ -165,11 +166,11 @@ func verifyChain(store Store, head chainHead, mac func(Checkpoint) (string, erro
 			if (seq > 1 && prev != "" || seq == floor) && r.Prev != prev {
 				problem("receipt %d: does not link to its predecessor", seq)
 			}
-			if receiptHash(&r) != r.Hash {
+			if engine.ReceiptHash(&r) != r.Hash {
 				problem("receipt %d: hash does not match its content", seq)
 			}
 			if r.Set != "" {
-				if refs, err := loadSet(tx, &r); err != nil {
+				if refs, err := engine.LoadSet(tx, &r); err != nil {
 					problem("receipt %d: its disclosed set is missing or altered", seq)
 				} else if len(refs) != r.Count || len(r.Records) != 0 {
 					problem("receipt %d: its disclosed set does not match its count", seq)
@@ -178,11 +179,11 @@ func verifyChain(store Store, head chainHead, mac func(Checkpoint) (string, erro
 			prev = r.Hash
 		}
 		// Nothing may follow the recorded head, nor precede the floor.
-		return tx.ForEach(bucketReceipts, func(k string, _ []byte) error {
-			if k > receiptKey(head.Seq) {
+		return tx.ForEach(engine.BucketReceipts, func(k string, _ []byte) error {
+			if k > engine.ReceiptKey(head.Seq) {
 				problem("receipt %s: beyond the recorded head", k)
 			}
-			if k < receiptKey(floor) {
+			if k < engine.ReceiptKey(floor) {
 				problem("receipt %s: rolled into a checkpoint, yet still stored", k)
 			}
 			return nil

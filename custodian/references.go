@@ -34,7 +34,7 @@ func (st *state) referenceMode(p Principal, g *Grant, c *Claim) bool {
 	if p.disclosure == DisclosureReference {
 		return true
 	}
-	mode := st.settings.DisclosureFor(c.Sensitivity)
+	mode := st.Settings.DisclosureFor(c.Sensitivity)
 	if g != nil && g.Disclosure != "" {
 		mode = g.Disclosure
 	}
@@ -103,13 +103,13 @@ type refWant struct {
 
 // sameValue reports whether versions a and b of r hold the same value.
 func sameValue(r *claimRecord, a, b int) bool {
-	if a < 1 || b < 1 || a > r.meta.Head || b > r.meta.Head {
+	if a < 1 || b < 1 || a > r.Meta.Head || b > r.Meta.Head {
 		return false
 	}
 	if a == b {
 		return true
 	}
-	return bytes.Equal(r.version(a).Value, r.version(b).Value)
+	return bytes.Equal(r.Version(a).Value, r.Version(b).Value)
 }
 
 // current reports whether m names want's value under want's grant and
@@ -131,18 +131,18 @@ func (s *Service) references(st *state, reader string, wants []refWant) (map[str
 		since := st.consumerSince(reader)
 		out := make(map[string]string, len(wants))
 		for _, w := range wants {
-			r := st.claims[w.claim]
+			r := st.Claims[w.claim]
 			if rr == nil || r == nil || !rr.byClaim[w.claim].current(r, w, since) {
 				return nil, false
 			}
 			m := rr.byClaim[w.claim]
-			out[w.claim] = valueref.Text(m.Key, r.meta.Key, r.version(w.version).Value)
+			out[w.claim] = valueref.Text(m.Key, r.Meta.Key, r.Version(w.version).Value)
 		}
 		return out, true
 	}
 	var out map[string]string
 	var ok bool
-	if err := st.readLocked(func() { out, ok = texts(st) }); err != nil {
+	if err := st.ReadLocked(func() { out, ok = texts(st) }); err != nil {
 		return nil, err // texts read a claim from the store
 	}
 	if ok {
@@ -157,18 +157,18 @@ func (s *Service) references(st *state, reader string, wants []refWant) (map[str
 		changed := false
 		since := st.consumerSince(reader)
 		for _, w := range wants {
-			r := st.claims[w.claim]
-			if r == nil || w.version < 1 || w.version > r.meta.Head {
+			r := st.Claims[w.claim]
+			if r == nil || w.version < 1 || w.version > r.Meta.Head {
 				continue // gone meanwhile: the read still shows its key
 			}
 			m := rr.byClaim[w.claim]
 			if m.current(r, w, since) {
 				continue
 			}
-			nm := &mintedRef{Claim: w.claim, Version: w.version, Grant: w.grant, Purpose: w.purpose, MintedAt: b.now}
+			nm := &mintedRef{Claim: w.claim, Version: w.version, Grant: w.grant, Purpose: w.purpose, MintedAt: b.Now}
 			switch {
 			case m == nil:
-				typ := valueref.Type(r.head().Key)
+				typ := valueref.Type(r.Head().Key)
 				rr.Next[typ]++
 				nm.Key = typ + "_" + strconv.Itoa(rr.Next[typ])
 			case !m.MintedAt.Before(since) && sameValue(r, m.Version, w.version):
@@ -187,7 +187,7 @@ func (s *Service) references(st *state, reader string, wants []refWant) (map[str
 		}
 		if changed {
 			st.cv.refs[reader] = rr
-			b.put(bucketVaultRefs, readerRefsKey(reader), rr)
+			b.Put(bucketVaultRefs, readerRefsKey(reader), rr)
 		}
 		out, ok = texts(st)
 		return nil

@@ -23,10 +23,10 @@ func TestMaskHidesWhatPurposesRefuse(t *testing.T) {
 func TestRefAllowedNeedsALiveReader(t *testing.T) {
 	now := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
 	st := newState()
-	st.settings.AutoGrant = SensitivityStandard
+	st.Settings.AutoGrant = SensitivityStandard
 	r := record("clm_A", "preferences.music", SensitivityStandard)
 	m := &mintedRef{Key: "MUSIC_1", Claim: "clm_A", Version: 1, MintedAt: now.Add(-time.Hour)}
-	st.consumers["app"] = &Consumer{ID: "con_A", Name: "app", Status: ConsumerApproved, CreatedAt: now.Add(-2 * time.Hour)}
+	st.Consumers["app"] = &Consumer{ID: "con_A", Name: "app", Status: ConsumerApproved, CreatedAt: now.Add(-2 * time.Hour)}
 	for _, tc := range []struct {
 		reader string
 		want   bool
@@ -39,7 +39,7 @@ func TestRefAllowedNeedsALiveReader(t *testing.T) {
 			t.Errorf("refAllowed(%s) = %v; want %v", tc.reader, got, tc.want)
 		}
 	}
-	st.consumers["app"].Status = ConsumerPending
+	st.Consumers["app"].Status = ConsumerPending
 	if st.refAllowed("app", r, m, now) {
 		t.Errorf("refAllowed(an app awaiting approval) = true; want false")
 	}

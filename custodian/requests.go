@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/phc-project/phc/custodian/internal/engine"
 	"github.com/phc-project/phc/custodian/internal/model"
 	"github.com/phc-project/phc/internal/identity"
 )
@@ -110,13 +111,13 @@ func (st *state) requestTier(p Principal, scope []string, now time.Time) string 
 			}
 		}
 		if r := st.field(pat); r != nil && sees(r) {
-			tier = raiseTier(tier, r.meta.Tier)
+			tier = raiseTier(tier, r.Meta.Tier)
 		} else {
 			tier = raiseTier(tier, defaultSensitivity(pat))
 		}
 		for _, r := range st.fields(pat + ".*") {
 			if sees(r) {
-				tier = raiseTier(tier, r.meta.Tier)
+				tier = raiseTier(tier, r.Meta.Tier)
 			}
 		}
 	}
@@ -184,13 +185,13 @@ func (s *Service) requestContext(ctx context.Context, p Principal, in RequestInp
 	var out RequestView
 	joined := false
 	err = s.write(op, p, func(st *state, b *batch) error {
-		if !st.live(p, b.now) {
+		if !st.live(p, b.Now) {
 			return model.Fail(op, KindUnauthenticated, "")
 		}
 		if err := st.tooManyPending(op, p.Consumer); err != nil {
 			return err
 		}
-		r, err := st.draftRequest(p, scope, in.Purpose, in.Category, dur, in.Usage, b.now)
+		r, err := st.draftRequest(p, scope, in.Purpose, in.Category, dur, in.Usage, b.Now)
 		if err != nil {
 			return err
 		}
@@ -198,17 +199,17 @@ func (s *Service) requestContext(ctx context.Context, p Principal, in RequestInp
 			// Asked again, the request granted at once joins the one
 			// already granted, while its grant is in force: asking
 			// again adds no record.
-			if same := st.grantedAlike(p, r, requires, b.now); same != nil {
+			if same := st.grantedAlike(p, r, requires, b.Now); same != nil {
 				joined = true
-				out = RequestView{ID: same.ID, Status: same.Status, Scope: same.Scope, Purpose: same.Purpose, Tier: same.Tier, Revision: st.revision}
+				out = RequestView{ID: same.ID, Status: same.Status, Scope: same.Scope, Purpose: same.Purpose, Tier: same.Tier, Revision: st.Revision}
 				return nil
 			}
-			if err := st.tooManyAutoGrants(op, p.Consumer, b.now); err != nil {
+			if err := st.tooManyAutoGrants(op, p.Consumer, b.Now); err != nil {
 				return err
 			}
 		}
 		r = st.fileDraft(b, p, r)
-		out = RequestView{ID: r.ID, Status: r.Status, Scope: scope, Purpose: r.Purpose, Tier: r.Tier, Revision: st.revision}
+		out = RequestView{ID: r.ID, Status: r.Status, Scope: scope, Purpose: r.Purpose, Tier: r.Tier, Revision: st.Revision}
 		return nil
 	})
 	if err != nil || out.Status != RequestApproved {
@@ -234,19 +235,19 @@ func (s *Service) requestContext(ctx context.Context, p Principal, in RequestInp
 func (st *state) approve(b *batch, r *ContextRequest, maxTier string, personas []string, rev uint64, requires *Requires, auto bool) {
 	gid, err := identity.NewID("grt_")
 	if err != nil {
-		b.err = err
+		b.Err = err
 		return
 	}
 	g := &Grant{
 		ID: gid, Recipient: Recipient{Kind: "consumer", ID: r.Consumer}, Purpose: r.Purpose,
 		Category: r.Category, Operations: []string{OpRead}, Selectors: Selectors{Keys: r.Scope, Personas: personas},
-		ExpiresAt: b.now.Add(time.Duration(r.Duration) * time.Second), Usage: r.Usage,
-		CreatedAt: b.now, Revision: rev, Request: r.ID, MaxTier: maxTier, Requires: requires, Auto: auto,
+		ExpiresAt: b.Now.Add(time.Duration(r.Duration) * time.Second), Usage: r.Usage,
+		CreatedAt: b.Now, Revision: rev, Request: r.ID, MaxTier: maxTier, Requires: requires, Auto: auto,
 		Disclosure: r.Disclosure,
 	}
 	st.setGrant(g)
-	b.put(bucketGrants, gid, g)
-	at := b.now
+	b.Put(engine.BucketGrants, gid, g)
+	at := b.Now
 	r.Status, r.DecidedAt, r.GrantID = RequestApproved, &at, gid
 }
 
@@ -289,43 +290,43 @@ func (s *Service) pollRequest(ctx context.Context, p Principal, id string, mint,
 	}
 	var out RequestView
 	err = s.write(op, p, func(st *state, b *batch) error {
-		r, ok := st.requests[id]
-		if !ok || r.Consumer != p.Consumer || !st.live(p, b.now) {
+		r, ok := st.Requests[id]
+		if !ok || r.Consumer != p.Consumer || !st.live(p, b.Now) {
 			return model.NotFound(op)
 		}
-		out = RequestView{ID: r.ID, Status: r.Status, Scope: r.Scope, Purpose: r.Purpose, Tier: r.Tier, Revision: st.revision}
+		out = RequestView{ID: r.ID, Status: r.Status, Scope: r.Scope, Purpose: r.Purpose, Tier: r.Tier, Revision: st.Revision}
 		if r.Status != RequestApproved {
 			return nil
 		}
-		g := st.grants[r.GrantID]
+		g := st.Grants[r.GrantID]
 		if g == nil {
 			return model.Internalf(op, "request %s has no grant", r.ID)
 		}
 		exp := g.ExpiresAt
 		out.ExpiresAt = &exp
-		if !mint || (r.TokenIssued && !again) || !g.Allows(OpRead, b.now) {
+		if !mint || (r.TokenIssued && !again) || !g.Allows(OpRead, b.Now) {
 			return nil
 		}
 		// The token is one of the app's live tokens, within its quota as
 		// a minted one is: rates count per token, so a token past the
 		// quota would multiply the app's rate. The request keeps its
 		// token for a later poll.
-		if refused := st.tooManyTokens(op, r.Consumer, b.now); refused != nil {
+		if refused := st.tooManyTokens(op, r.Consumer, b.Now); refused != nil {
 			refused.Public = "the request is approved, but the app holds as many live tokens as it may: " +
 				"revoke one, or wait until one expires, then poll the request again for its token"
 			return refused
 		}
 		t := newToken(tid, token)
-		t.Consumer, t.Scope, t.Mode, t.CreatedAt, t.ExpiresAt = r.Consumer, r.Scope, ModeRead, b.now, g.ExpiresAt
+		t.Consumer, t.Scope, t.Mode, t.CreatedAt, t.ExpiresAt = r.Consumer, r.Scope, ModeRead, b.Now, g.ExpiresAt
 		t.Purpose = r.Purpose // it reads under the purpose it was approved for
 		st.putToken(b, t)
 		st.purgePresentations(b)
 		nr := *r
 		nr.TokenIssued = true
-		st.requests[id] = &nr
-		b.put(bucketRequests, id, &nr)
-		rev := b.nextRevision()
-		b.receipt(Receipt{Actor: p.actor(), Operation: "token.create", Recipient: r.Consumer, Purpose: r.Purpose,
+		st.Requests[id] = &nr
+		b.Put(bucketRequests, id, &nr)
+		rev := b.NextRevision()
+		b.Receipt(Receipt{Actor: p.actor(), Operation: "token.create", Recipient: r.Consumer, Purpose: r.Purpose,
 			Decision: "allow", Records: []string{tid, r.ID}, Revision: rev})
 		out.Token, out.Revision = token, rev
 		return nil
@@ -337,8 +338,8 @@ func (s *Service) pollRequest(ctx context.Context, p Principal, id string, mint,
 // first within each (owner only).
 func (s *Service) ListRequests(ctx context.Context, p Principal) ([]ContextRequest, error) {
 	return ownerRead(s, "request.list", p, func(st *state) ([]ContextRequest, error) {
-		out := make([]ContextRequest, 0, len(st.requests))
-		for _, r := range st.requests {
+		out := make([]ContextRequest, 0, len(st.Requests))
+		for _, r := range st.Requests {
 			out = append(out, *r)
 		}
 		sort.Slice(out, func(i, j int) bool {
@@ -398,7 +399,7 @@ func (s *Service) DecideRequest(ctx context.Context, p Principal, id string, app
 		if approve && r.Tier == SensitivityCritical && !passwordOK {
 			return model.Fail(op, KindUnauthenticated, "approving critical data needs the owner's password")
 		}
-		if in.Requires != nil && st.decPolicies[in.Requires.Qualification] == nil {
+		if in.Requires != nil && st.DecPolicies[in.Requires.Qualification] == nil {
 			return model.Fail(op, KindInvalid, "requires names no admission policy (phc dec policy add)")
 		}
 		return nil
@@ -431,7 +432,7 @@ func (s *Service) DecideByUser(ctx context.Context, p Principal, id string, appr
 		if r.Consumer != p.Consumer {
 			return model.NotFound(op)
 		}
-		if approve && !st.settings.ElicitedApprovals {
+		if approve && !st.Settings.ElicitedApprovals {
 			return &Error{Op: op, Kind: KindApprovalRequired, RequestID: r.ID,
 				Public: "the owner has not allowed approvals through an app's host (settings: elicited_approvals)"}
 		}
@@ -457,11 +458,11 @@ func (s *Service) decide(op string, p Principal, id string, approve bool, actor 
 	var out ContextRequest
 	var outRev uint64
 	err := s.write(op, p, func(st *state, b *batch) error {
-		r, ok := st.requests[id]
+		r, ok := st.Requests[id]
 		if !ok {
 			return model.NotFound(op)
 		}
-		if p.kind == PrincipalConsumer && (!st.live(p, b.now) || r.Consumer != p.Consumer) {
+		if p.kind == PrincipalConsumer && (!st.live(p, b.Now) || r.Consumer != p.Consumer) {
 			return model.NotFound(op)
 		}
 		if r.Status != RequestPending {
@@ -493,7 +494,7 @@ func (s *Service) decide(op string, p Principal, id string, approve bool, actor 
 		if disclosure != "" {
 			nr.Disclosure = disclosure
 		}
-		rev := b.nextRevision()
+		rev := b.NextRevision()
 		if approve {
 			st.approve(b, &nr, nr.Tier, nil, rev, requires, false)
 			records = append(records, nr.GrantID)
@@ -501,12 +502,12 @@ func (s *Service) decide(op string, p Principal, id string, approve bool, actor 
 				records = append(records, "policy:"+requires.Qualification)
 			}
 		} else {
-			at := b.now
+			at := b.Now
 			nr.Status, nr.DecidedAt = RequestDenied, &at
 		}
-		st.requests[id] = &nr
-		b.put(bucketRequests, id, &nr)
-		b.receipt(Receipt{Actor: actor, Operation: op, Recipient: nr.Consumer, Purpose: nr.Purpose,
+		st.Requests[id] = &nr
+		b.Put(bucketRequests, id, &nr)
+		b.Receipt(Receipt{Actor: actor, Operation: op, Recipient: nr.Consumer, Purpose: nr.Purpose,
 			Decision: "allow", Records: records, Revision: rev})
 		out, outRev = nr, rev
 		return nil
@@ -522,7 +523,7 @@ func (s *Service) decide(op string, p Principal, id string, approve bool, actor 
 // with. all lists the policies they name, sorted; ok is false when
 // they name more than one, which only the owner can settle.
 func (st *state) inheritedRequires(consumer string, scope []string) (req *Requires, all []string, ok bool) {
-	for _, g := range st.grantsBy[consumer] {
+	for _, g := range st.GrantsBy[consumer] {
 		if g.Requires == nil || g.Recipient.Kind != "consumer" || slices.Contains(all, g.Requires.Qualification) {
 			continue
 		}
@@ -579,9 +580,9 @@ func keyPatternsMeet(p, q string) bool {
 	case pPrefix && qPrefix:
 		return underKey(pp, qp) || underKey(qp, pp)
 	case pPrefix:
-		return matchKey(p, q)
+		return engine.MatchKey(p, q)
 	case qPrefix:
-		return matchKey(q, p)
+		return engine.MatchKey(q, p)
 	}
 	return p == q
 }
@@ -605,11 +606,11 @@ func keyPatternsMeet(p, q string) bool {
 func (s *Service) approvalNeeded(op string, p Principal, key, purpose string) error {
 	var answer *Error
 	err := s.write(op, p, func(st *state, b *batch) error {
-		if !st.live(p, b.now) {
+		if !st.live(p, b.Now) {
 			return model.Fail(op, KindUnauthenticated, "")
 		}
 		var latest *ContextRequest
-		for _, r := range st.requests {
+		for _, r := range st.Requests {
 			if r.Consumer == p.Consumer && matchAny(r.Scope, key) && (purpose == "" || r.Purpose == purpose) &&
 				(latest == nil || r.CreatedAt.After(latest.CreatedAt) || (r.CreatedAt.Equal(latest.CreatedAt) && r.ID > latest.ID)) {
 				latest = r
@@ -626,9 +627,9 @@ func (s *Service) approvalNeeded(op string, p Principal, key, purpose string) er
 		case latest != nil && latest.Status == RequestPending:
 			answer = &Error{Op: op, Kind: KindApprovalRequired, RequestID: latest.ID,
 				Public: "the owner's approval is required; the request waits for the owner: poll request_id"}
-		case latest != nil && latest.Status == RequestApproved && st.approvalServes(latest, key, b.now):
+		case latest != nil && latest.Status == RequestApproved && st.approvalServes(latest, key, b.Now):
 			answer = model.NotFound(op)
-		case st.settings.AutoGranted(st.requestTier(p, []string{key}, b.now)):
+		case st.Settings.AutoGranted(st.requestTier(p, []string{key}, b.Now)):
 			// The app may read the field, at a tier the auto_grant
 			// covers, under another purpose: the owner's restrictions
 			// refuse this read, and no approval lifts them. A request
@@ -647,7 +648,7 @@ func (s *Service) approvalNeeded(op string, p Principal, key, purpose string) er
 				asked = unstatedPurpose
 			}
 			dur := model.DefaultTokenTTL
-			if left := p.token.ExpiresAt.Sub(b.now); left < dur {
+			if left := p.token.ExpiresAt.Sub(b.Now); left < dur {
 				dur = max(left, time.Minute)
 			}
 			r, err := st.fileRequest(b, p, []string{key}, asked, "", dur, "multi")
@@ -657,7 +658,7 @@ func (s *Service) approvalNeeded(op string, p Principal, key, purpose string) er
 			answer = &Error{Op: op, Kind: KindApprovalRequired, RequestID: r.ID,
 				Public: "the owner's approval is required; the vault asked the owner: poll request_id"}
 		}
-		b.receipt(denyReceipt(p, op, answer))
+		b.Receipt(denyReceipt(p, op, answer))
 		return nil
 	})
 	if err != nil {
@@ -675,7 +676,7 @@ const unstatedPurpose = "none stated (a read without a purpose)"
 // approvalServes reports whether approved request r's grant still serves
 // reads of key: in force at now and selecting it (with st.mu held).
 func (st *state) approvalServes(r *ContextRequest, key string, now time.Time) bool {
-	g := st.grants[r.GrantID]
+	g := st.Grants[r.GrantID]
 	return g != nil && g.Allows(OpRead, now) && matchAny(g.Selectors.Keys, key)
 }
 
@@ -704,7 +705,7 @@ func (st *state) autoPersonas(consumer string, now time.Time) []string {
 // requests waiting as it may (with st.mu held).
 func (st *state) tooManyPending(op, consumer string) *Error {
 	pending := 0
-	for _, r := range st.requests {
+	for _, r := range st.Requests {
 		if r.Consumer == consumer && r.Status == RequestPending {
 			pending++
 		}
@@ -719,7 +720,7 @@ func (st *state) tooManyPending(op, consumer string) *Error {
 // tier (requestTier) the owner's auto_grant covers is approved at once, for
 // the auto_grant tiers (with st.mu held for writing).
 func (st *state) fileRequest(b *batch, p Principal, scope []string, purpose, category string, dur time.Duration, usage string) (*ContextRequest, error) {
-	r, err := st.draftRequest(p, scope, purpose, category, dur, usage, b.now)
+	r, err := st.draftRequest(p, scope, purpose, category, dur, usage, b.Now)
 	if err != nil {
 		return nil, err
 	}
@@ -750,20 +751,20 @@ func (st *state) draftRequest(p Principal, scope []string, purpose, category str
 // different ones, the owner decides.
 func (st *state) autoGrants(p Principal, r *ContextRequest) (*Requires, bool) {
 	requires, _, ok := st.inheritedRequires(p.Consumer, r.Scope)
-	return requires, ok && st.settings.AutoGranted(r.Tier)
+	return requires, ok && st.Settings.AutoGranted(r.Tier)
 }
 
 // fileDraft files draft r of p's and receipts it, approving it at once
 // where autoGrants says so, never across personas the app holds no grant
 // for (with st.mu held for writing).
 func (st *state) fileDraft(b *batch, p Principal, r *ContextRequest) *ContextRequest {
-	rev := b.nextRevision()
+	rev := b.NextRevision()
 	if requires, auto := st.autoGrants(p, r); auto {
-		st.approve(b, r, st.settings.AutoGrant, st.autoPersonas(p.Consumer, b.now), rev, requires, true)
+		st.approve(b, r, st.Settings.AutoGrant, st.autoPersonas(p.Consumer, b.Now), rev, requires, true)
 	}
-	st.requests[r.ID] = r
-	b.put(bucketRequests, r.ID, r)
-	b.receipt(Receipt{Actor: p.actor(), Operation: "request.create", Recipient: p.Consumer, Purpose: r.Purpose,
+	st.Requests[r.ID] = r
+	b.Put(bucketRequests, r.ID, r)
+	b.Receipt(Receipt{Actor: p.actor(), Operation: "request.create", Recipient: p.Consumer, Purpose: r.Purpose,
 		Decision: "allow", Records: []string{r.ID}, Revision: rev})
 	return r
 }
@@ -782,15 +783,15 @@ func (st *state) grantedAlike(p Principal, r *ContextRequest, requires *Requires
 	var personas []string
 	personasDone := false
 	var best *ContextRequest
-	for _, g := range st.grantsBy[p.Consumer] {
+	for _, g := range st.GrantsBy[p.Consumer] {
 		if !g.Auto || g.Recipient.Kind != "consumer" || g.NarrowedAt != nil || !g.Allows(OpRead, now) {
 			continue
 		}
-		old := st.requests[g.Request]
+		old := st.Requests[g.Request]
 		if old == nil || old.Consumer != p.Consumer || old.Status != RequestApproved || old.GrantID != g.ID ||
 			old.Purpose != r.Purpose || old.Category != r.Category || old.Duration != r.Duration ||
 			old.Usage != r.Usage || old.Disclosure != r.Disclosure || old.Tier != r.Tier ||
-			!slices.Equal(sortedSet(old.Scope), scope) || g.MaxTier != st.settings.AutoGrant ||
+			!slices.Equal(sortedSet(old.Scope), scope) || g.MaxTier != st.Settings.AutoGrant ||
 			!sameRequires(g.Requires, requires) {
 			continue
 		}
@@ -826,7 +827,7 @@ func sameRequires(a, b *Requires) bool {
 func (st *state) tooManyAutoGrants(op, consumer string, now time.Time) *Error {
 	n := 0
 	var first time.Time
-	for _, g := range st.grantsBy[consumer] {
+	for _, g := range st.GrantsBy[consumer] {
 		if !g.Auto || g.Recipient.Kind != "consumer" || !g.Allows(OpRead, now) {
 			continue
 		}

@@ -115,7 +115,7 @@ func (s *Service) decideBulk(op string, p Principal, ids []string, decide func(*
 			err := errs[i]
 			item := BulkItem{}
 			if err == nil {
-				if _, ok := st.pending[id]; !ok {
+				if _, ok := st.Pending[id]; !ok {
 					err = model.Fail(op, KindConflict, "the proposal was already decided")
 				} else {
 					item, err = decide(st, b, prs[i])
@@ -130,7 +130,7 @@ func (s *Service) decideBulk(op string, p Principal, ids []string, decide func(*
 			}
 			out.Items[i] = item
 		}
-		out.Revision = st.revision
+		out.Revision = st.Revision
 		return nil
 	})
 	if err != nil {
@@ -167,8 +167,8 @@ func (st *state) current(key, subject string) *claimRecord {
 		return st.field(key)
 	}
 	var best *claimRecord
-	for _, r := range st.bySubject[subject] {
-		if r.meta.Status == StatusActive && r.meta.Key == key && (best == nil || r.meta.HeadRev > best.meta.HeadRev) {
+	for _, r := range st.BySubject[subject] {
+		if r.Meta.Status == StatusActive && r.Meta.Key == key && (best == nil || r.Meta.HeadRev > best.Meta.HeadRev) {
 			best = r
 		}
 	}

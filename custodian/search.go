@@ -56,11 +56,11 @@ func (s *Service) SearchFields(ctx context.Context, p Principal, query, purpose 
 		}
 		var hits []hit
 		for _, r := range rs {
-			v := r.head().Value
+			v := r.Head().Value
 			if byRef != nil && byRef(r) {
 				v = nil // served as a reference: its value answers no query
 			}
-			if n := searchScore(terms, r.meta.Key, v); n > 0 {
+			if n := searchScore(terms, r.Meta.Key, v); n > 0 {
 				hits = append(hits, hit{r, n})
 			}
 		}
@@ -85,7 +85,7 @@ func (s *Service) SearchFields(ctx context.Context, p Principal, query, purpose 
 		rev uint64
 	}
 	r, err := ownerRead(s, op, p, func(st *state) (read, error) {
-		out := read{fs: []Field{}, rev: st.revision}
+		out := read{fs: []Field{}, rev: st.Revision}
 		for _, r := range pick(st.fields("*"), nil) {
 			out.fs = append(out.fs, fieldCached(r))
 		}

@@ -213,7 +213,7 @@ func New(cfg Config) (*Service, error) {
 	if s.idle == 0 {
 		s.idle = defaultIdleLock
 	}
-	s.test.snap = s.test.snap.orDefaults()
+	s.test.snap = s.test.snap.OrDefaults()
 	if s.test.checkChunk == 0 {
 		s.test.checkChunk = defaultCheckChunk
 	}
@@ -282,8 +282,8 @@ func (s *Service) Status(ctx context.Context, p Principal) Status {
 		rev  uint64
 	}
 	c, err := readSettled("status", s.st, func() (counts, error) {
-		n, cats := s.st.fieldStats()
-		return counts{n, cats, s.st.revision}, nil
+		n, cats := s.st.FieldStats()
+		return counts{n, cats, s.st.Revision}, nil
 	})
 	if err != nil {
 		// The view is broken and about to lock: show no counts.
@@ -322,8 +322,8 @@ func (s *Service) Unlock(ctx context.Context, password []byte, secretKey string)
 	derived := time.Now()
 	st, err := loadState(s.store, s.cacheBytes, s.ignoreSnapshot.Load())
 	if err == nil {
-		st.graph, st.dec, st.dur = s.graph, s.dec, engine.NewDurability(s.test.event)
-		err = guarded(func() error { return s.syncGraph(st) })
+		st.Graph, st.dec, st.Dur = s.graph, s.dec, engine.NewDurability(s.test.event)
+		err = engine.Guarded(func() error { return s.syncGraph(st) })
 	}
 	if err != nil {
 		s.vault.Lock()
@@ -342,9 +342,9 @@ func (s *Service) Unlock(ctx context.Context, password []byte, secretKey string)
 		if err := s.ensureKeys(st, b); err != nil {
 			return err
 		}
-		b.writes = append(b.writes, st.upgrades...)
-		st.upgrades = nil
-		b.receipt(Receipt{Actor: "owner", Operation: "vault.unlock", Decision: "allow"})
+		b.Writes = append(b.Writes, st.Upgrades...)
+		st.Upgrades = nil
+		b.Receipt(Receipt{Actor: "owner", Operation: "vault.unlock", Decision: "allow"})
 		return nil
 	}); err != nil {
 		s.lockLocked()
@@ -356,13 +356,13 @@ func (s *Service) Unlock(ctx context.Context, password []byte, secretKey string)
 			return "", model.Wrap(op, KindInternal, err)
 		}
 	}
-	for _, n := range st.loadNotes {
+	for _, n := range st.LoadNotes {
 		s.log.Warn(n)
 	}
-	st.loadNotes = nil
+	st.LoadNotes = nil
 	// How long the key derivation and the load took (phc bench reads them).
-	s.log.Info("vault unlocked", "revision", st.revision, "claims", len(st.claims),
-		"snapshot", st.snap.info.Gen != 0, "written_since_snapshot", st.snap.pending(),
+	s.log.Info("vault unlocked", "revision", st.Revision, "claims", len(st.Claims),
+		"snapshot", st.Snap.Info.Gen != 0, "written_since_snapshot", st.Snap.Pending(),
 		"kdf_ms", derived.Sub(started).Milliseconds(), "load_ms", time.Since(derived).Milliseconds())
 	// The key derivation's 64 MiB and the load's decoding are garbage now:
 	// give the memory back rather than keep it until the heap grows again.
@@ -384,7 +384,7 @@ func (s *Service) Lock(ctx context.Context, p Principal) error {
 		return nil
 	}
 	_ = s.commit(s.st, func(st *state, b *batch) error {
-		b.receipt(Receipt{Actor: "owner", Operation: "vault.lock", Decision: "allow"})
+		b.Receipt(Receipt{Actor: "owner", Operation: "vault.lock", Decision: "allow"})
 		return nil
 	})
 	s.lockLocked()
@@ -416,7 +416,7 @@ func (s *Service) lockLocked() {
 	if wasOpen {
 		// The graph follows the store: let it catch up, so that the next
 		// unlock finds it where the outbox says.
-		s.st.lag.Wait()
+		s.st.Lag.Wait()
 	}
 	s.vault.Lock()
 	s.st = nil
@@ -491,10 +491,10 @@ func (s *Service) Authenticate(ctx context.Context, bearer string) (Principal, e
 		}
 	case identity.LooksLikeToken(bearer, identity.ServicePrefix):
 		st := s.st
-		st.mu.RLock()
-		defer st.mu.RUnlock()
+		st.Mu.RLock()
+		defer st.Mu.RUnlock()
 		h := identity.HashToken(bearer)
-		if t, ok := st.tokens[h]; ok && t.RevokedAt == nil && s.clock.Now().Before(t.ExpiresAt) {
+		if t, ok := st.Tokens[h]; ok && t.RevokedAt == nil && s.clock.Now().Before(t.ExpiresAt) {
 			p := Principal{kind: PrincipalConsumer, Consumer: t.Consumer, token: t, binding: tokenBinding(bearer)}
 			if st.live(p, s.clock.Now()) {
 				s.touch()

@@ -2,33 +2,16 @@ package custodian
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"maps"
 	"slices"
 
+	"github.com/phc-project/phc/custodian/internal/engine"
 	"github.com/phc-project/phc/custodian/internal/model"
 )
 
-const metaSettings = "settings"
-
-func defaultSettings() Settings { return Settings{AutoGrant: SensitivityPublic} }
-
-func loadSettings(tx Tx) (Settings, error) {
-	set := defaultSettings()
-	raw, ok, err := tx.Get(bucketMeta, metaSettings)
-	if err != nil || !ok {
-		return set, err
-	}
-	if err := json.Unmarshal(raw, &set); err != nil {
-		return set, fmt.Errorf("settings: %w", err)
-	}
-	return set, nil
-}
-
 // GetSettings returns the owner's settings (owner only).
 func (s *Service) GetSettings(ctx context.Context, p Principal) (Settings, error) {
-	return ownerRead(s, "settings.get", p, func(st *state) (Settings, error) { return st.settings, nil })
+	return ownerRead(s, "settings.get", p, func(st *state) (Settings, error) { return st.Settings, nil })
 }
 
 // SettingsInput is the body of [Service.PutSettings]: members left out
@@ -102,7 +85,7 @@ func (s *Service) PutSettings(ctx context.Context, p Principal, in SettingsInput
 		rev uint64
 	)
 	err := s.write(op, p, func(st *state, b *batch) error {
-		set := st.settings
+		set := st.Settings
 		if in.AutoGrant != nil {
 			set.AutoGrant = *in.AutoGrant
 		}
@@ -137,19 +120,19 @@ func (s *Service) PutSettings(ctx context.Context, p Principal, in SettingsInput
 			set.LocalVaults = *in.LocalVaults
 		}
 		out = set
-		if set.AutoGrant == st.settings.AutoGrant && slices.Equal(set.UserOnlyWrite, st.settings.UserOnlyWrite) &&
-			set.ReadsPerMinute == st.settings.ReadsPerMinute && set.WritesPerMinute == st.settings.WritesPerMinute &&
-			set.LiveTokens == st.settings.LiveTokens && set.PendingProposals == st.settings.PendingProposals &&
-			set.ElicitedApprovals == st.settings.ElicitedApprovals && set.ReceiptRetentionDays == st.settings.ReceiptRetentionDays &&
-			set.LongLivedTokens == st.settings.LongLivedTokens &&
-			maps.Equal(set.Disclosure, st.settings.Disclosure) && set.LocalVaults == st.settings.LocalVaults {
-			rev = st.revision // nothing changes: no write
+		if set.AutoGrant == st.Settings.AutoGrant && slices.Equal(set.UserOnlyWrite, st.Settings.UserOnlyWrite) &&
+			set.ReadsPerMinute == st.Settings.ReadsPerMinute && set.WritesPerMinute == st.Settings.WritesPerMinute &&
+			set.LiveTokens == st.Settings.LiveTokens && set.PendingProposals == st.Settings.PendingProposals &&
+			set.ElicitedApprovals == st.Settings.ElicitedApprovals && set.ReceiptRetentionDays == st.Settings.ReceiptRetentionDays &&
+			set.LongLivedTokens == st.Settings.LongLivedTokens &&
+			maps.Equal(set.Disclosure, st.Settings.Disclosure) && set.LocalVaults == st.Settings.LocalVaults {
+			rev = st.Revision // nothing changes: no write
 			return nil
 		}
-		rev = b.nextRevision()
-		st.settings = set
-		b.put(bucketMeta, metaSettings, set)
-		b.receipt(Receipt{Actor: "owner", Operation: op, Decision: "allow", Revision: rev})
+		rev = b.NextRevision()
+		st.Settings = set
+		b.Put(engine.BucketMeta, engine.MetaSettings, set)
+		b.Receipt(Receipt{Actor: "owner", Operation: op, Decision: "allow", Revision: rev})
 		return nil
 	})
 	return out, rev, err

@@ -46,7 +46,7 @@ func (st *state) summaryByRef(ref string) *Summary {
 	if at < 0 || at+1 == len(ref) {
 		return nil
 	}
-	s := st.summaries[ref[:at]]
+	s := st.Summaries[ref[:at]]
 	if s == nil {
 		return nil
 	}
@@ -132,10 +132,10 @@ func (s *Service) CreateSummary(ctx context.Context, p Principal, in SummaryInpu
 	}
 	var out SummaryWritten
 	err = s.commit(st, func(st *state, b *batch) error {
-		if p.kind == PrincipalConsumer && !st.live(p, b.now) {
+		if p.kind == PrincipalConsumer && !st.live(p, b.Now) {
 			return model.Fail(op, KindUnauthenticated, "")
 		}
-		parents, err := st.summaryParents(op, p, in.DerivedFrom, in.Purpose, b.now)
+		parents, err := st.summaryParents(op, p, in.DerivedFrom, in.Purpose, b.Now)
 		if err != nil {
 			return err
 		}
@@ -145,21 +145,21 @@ func (s *Service) CreateSummary(ctx context.Context, p Principal, in SummaryInpu
 		}
 		sm := &Summary{
 			ID: id, Version: 1, Value: in.Value, DerivedFrom: append([]string{}, in.DerivedFrom...),
-			Status: SummaryCurrent, Producer: &producer, CreatedAt: b.now,
+			Status: SummaryCurrent, Producer: &producer, CreatedAt: b.Now,
 		}
 		sm.Restrictions, sm.Sensitivity = inherit(parents)
-		if reason := ineligibleReason(parents, b.now); reason != "" {
+		if reason := ineligibleReason(parents, b.Now); reason != "" {
 			sm.Status, sm.Ineligible = SummaryIneligible, reason
 		}
-		sm.Revision = b.nextRevision()
+		sm.Revision = b.NextRevision()
 		st.setSummary(sm)
-		b.put(bucketSummaries, id, sm)
+		b.Put(bucketSummaries, id, sm)
 		rc := Receipt{Actor: p.actor(), Operation: op, Decision: "allow",
 			Records: append([]string{sm.Ref()}, sm.DerivedFrom...), Revision: sm.Revision}
 		if p.kind == PrincipalConsumer {
 			rc.Recipient, rc.Purpose = p.Consumer, in.Purpose
 		}
-		b.receipt(rc)
+		b.Receipt(rc)
 		out = SummaryWritten{Summary: *sm, Revision: sm.Revision}
 		return nil
 	})
@@ -182,7 +182,7 @@ func (st *state) summaryParents(op string, p Principal, refs []string, purpose s
 	for _, ref := range refs {
 		id, v, _ := parseRef(ref)
 		if strings.HasPrefix(id, "sum_") {
-			sm := st.summaries[id]
+			sm := st.Summaries[id]
 			if sm == nil || (p.kind == PrincipalConsumer && !st.summaryVisible(p, sm, purpose, now, grants, nil)) {
 				return nil, model.NotFound(op)
 			}
@@ -192,15 +192,15 @@ func (st *state) summaryParents(op string, p Principal, refs []string, purpose s
 			out = append(out, parent{sm.Restrictions, sm.Sensitivity})
 			continue
 		}
-		r := st.claims[id]
-		if r == nil || r.meta.Status != StatusActive ||
+		r := st.Claims[id]
+		if r == nil || r.Meta.Status != StatusActive ||
 			(p.kind == PrincipalConsumer && st.recipientGrant(grants, p, r, purpose, now, nil) == nil) {
 			return nil, model.NotFound(op)
 		}
-		if r.meta.Head != v {
+		if r.Meta.Head != v {
 			return nil, model.Fail(op, KindConflict, "a parent claim has a newer version")
 		}
-		c := r.head()
+		c := r.Head()
 		out = append(out, parent{c.Restrictions, c.Sensitivity})
 	}
 	return out, nil
@@ -303,14 +303,14 @@ func (st *state) summaryVisibleDepth(p Principal, sm *Summary, purpose string, n
 	}
 	for _, ref := range sm.DerivedFrom {
 		id, v, _ := parseRef(ref)
-		if ps := st.summaries[id]; ps != nil {
+		if ps := st.Summaries[id]; ps != nil {
 			if ps.Version != v || !st.summaryVisibleDepth(p, ps, purpose, now, grants, used, memo) {
 				return false
 			}
 			continue
 		}
-		r := st.claims[id]
-		if r == nil || r.meta.Status != StatusActive || r.meta.Head != v {
+		r := st.Claims[id]
+		if r == nil || r.Meta.Status != StatusActive || r.Meta.Head != v {
 			return false // a parent changed: never serve what was derived from it
 		}
 		if p.kind == PrincipalOwner {
@@ -328,7 +328,7 @@ func (st *state) summaryVisibleDepth(p Principal, sm *Summary, purpose string, n
 		// A parent this reader receives only as a reference: the summary,
 		// which may restate its value, is not served to it at all (its
 		// value would reach the model the reference keeps it from).
-		if st.referenceMode(p, g, r.head()) {
+		if st.referenceMode(p, g, r.Head()) {
 			return false
 		}
 		if used != nil {
@@ -381,11 +381,11 @@ func (s *Service) GetSummary(ctx context.Context, p Principal, id, purpose strin
 	switch p.kind {
 	case PrincipalOwner:
 		return readSettled(op, st, func() (SummaryRead, error) {
-			sm, ok := st.summaries[id]
+			sm, ok := st.Summaries[id]
 			if !ok {
 				return SummaryRead{}, model.NotFound(op)
 			}
-			return SummaryRead{Summary: *sm, Revision: st.revision}, nil
+			return SummaryRead{Summary: *sm, Revision: st.Revision}, nil
 		})
 	case PrincipalConsumer:
 	default:
@@ -404,7 +404,7 @@ func (s *Service) GetSummary(ctx context.Context, p Principal, id, purpose strin
 	rc := Receipt{Actor: p.actor(), Operation: "summary.read", Recipient: p.Consumer, Purpose: purpose}
 	disclosed, err := s.recipientRead(st, p, rc, func(st *state, now time.Time) ([]string, []*Grant, *Error) {
 		out = SummaryRead{}
-		sm, ok := st.summaries[id]
+		sm, ok := st.Summaries[id]
 		if !ok || !st.live(p, now) {
 			return nil, nil, nil
 		}
@@ -414,7 +414,7 @@ func (s *Service) GetSummary(ctx context.Context, p Principal, id, purpose strin
 		}
 		view := *sm
 		view.Producer, view.Stale, view.Ineligible, view.Origin = nil, nil, "", ""
-		out = SummaryRead{Summary: view, Revision: st.revision}
+		out = SummaryRead{Summary: view, Revision: st.Revision}
 		return append([]string{sm.Ref()}, sm.DerivedFrom...), distinctGrants(used), nil
 	})
 	if err != nil {
@@ -441,8 +441,8 @@ func distinctGrants(gs []*Grant) []*Grant {
 // ListSummaries returns every summary, oldest first (owner only).
 func (s *Service) ListSummaries(ctx context.Context, p Principal) ([]Summary, error) {
 	return ownerRead(s, "summary.list", p, func(st *state) ([]Summary, error) {
-		out := make([]Summary, 0, len(st.summaries))
-		for _, sm := range st.summaries {
+		out := make([]Summary, 0, len(st.Summaries))
+		for _, sm := range st.Summaries {
 			out = append(out, *sm)
 		}
 		sort.Slice(out, func(i, j int) bool { return out[i].Revision < out[j].Revision })
@@ -454,17 +454,17 @@ func (s *Service) ListSummaries(ctx context.Context, p Principal) ([]Summary, er
 // current: what invalidation should have made stale.
 func (st *state) summaryProblems() []string {
 	out := []string{}
-	for _, sm := range st.summaries {
+	for _, sm := range st.Summaries {
 		if sm.Status != SummaryCurrent {
 			continue
 		}
 		for _, ref := range sm.DerivedFrom {
 			id, v, _ := parseRef(ref)
 			ok := false
-			if ps := st.summaries[id]; ps != nil {
+			if ps := st.Summaries[id]; ps != nil {
 				ok = ps.Version == v && ps.Status == SummaryCurrent
-			} else if r := st.claims[id]; r != nil {
-				ok = r.meta.Status == StatusActive && r.meta.Head == v
+			} else if r := st.Claims[id]; r != nil {
+				ok = r.Meta.Status == StatusActive && r.Meta.Head == v
 			}
 			if !ok {
 				out = append(out, sm.Ref()+" is current but its parent "+ref+" is not")
@@ -478,9 +478,9 @@ func (st *state) summaryProblems() []string {
 // reached fails with KindConflict when min is a revision this custodian
 // has not reached.
 func (st *state) reached(op string, min uint64) error {
-	st.mu.RLock()
-	ahead := min > st.revision
-	st.mu.RUnlock()
+	st.Mu.RLock()
+	ahead := min > st.Revision
+	st.Mu.RUnlock()
 	if ahead {
 		return model.Fail(op, KindConflict, "min_revision is ahead of this custodian")
 	}

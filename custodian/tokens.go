@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/phc-project/phc/custodian/internal/engine"
 	"github.com/phc-project/phc/custodian/internal/model"
 	"github.com/phc-project/phc/internal/identity"
 )
@@ -27,8 +28,8 @@ type TokenView struct {
 func (s *Service) ListTokens(ctx context.Context, p Principal) ([]TokenView, error) {
 	return ownerRead(s, "token.list", p, func(st *state) ([]TokenView, error) {
 		now := s.clock.Now()
-		out := make([]TokenView, 0, len(st.tokenByID))
-		for _, t := range st.tokenByID {
+		out := make([]TokenView, 0, len(st.TokenByID))
+		for _, t := range st.TokenByID {
 			out = append(out, TokenView{
 				Prefix: t.Prefix, Consumer: t.Consumer, Scope: t.Scope, Mode: t.Mode,
 				CreatedAt: t.CreatedAt, ExpiresAt: t.ExpiresAt, RevokedAt: t.RevokedAt,
@@ -64,7 +65,7 @@ func (s *Service) RevokeToken(ctx context.Context, p Principal, prefix string) (
 	var rev uint64
 	err := s.write(op, p, func(st *state, b *batch) error {
 		var match *ServiceToken
-		for _, t := range st.tokenByID {
+		for _, t := range st.TokenByID {
 			if t.RevokedAt != nil || !(strings.HasPrefix(t.Prefix, prefix) || strings.HasPrefix(prefix, t.Prefix)) {
 				continue
 			}
@@ -76,9 +77,9 @@ func (s *Service) RevokeToken(ctx context.Context, p Principal, prefix string) (
 		if match == nil {
 			return model.NotFound(op)
 		}
-		rev = b.nextRevision()
+		rev = b.NextRevision()
 		st.revokeToken(b, match)
-		b.receipt(Receipt{Actor: "owner", Operation: op, Recipient: match.Consumer, Decision: "allow", Records: []string{match.ID}, Revision: rev})
+		b.Receipt(Receipt{Actor: "owner", Operation: op, Recipient: match.Consumer, Decision: "allow", Records: []string{match.ID}, Revision: rev})
 		return nil
 	})
 	return rev, err
@@ -89,8 +90,8 @@ func (s *Service) RevokeToken(ctx context.Context, p Principal, prefix string) (
 func (st *state) putToken(b *batch, t *ServiceToken) {
 	var h [32]byte
 	copy(h[:], t.Hash)
-	st.tokens[h], st.tokenByID[t.ID] = t, t
-	b.put(bucketTokens, t.ID, t)
+	st.Tokens[h], st.TokenByID[t.ID] = t, t
+	b.Put(engine.BucketTokens, t.ID, t)
 }
 
 // newToken is the record of token, a fresh ctxs_ token, with its hash and
@@ -104,7 +105,7 @@ func newToken(id, token string) *ServiceToken {
 // with it (with st.mu held for writing).
 func (st *state) revokeToken(b *batch, t *ServiceToken) {
 	nt := *t
-	at := b.now
+	at := b.Now
 	nt.RevokedAt = &at
 	st.putToken(b, &nt)
 	st.dropPresentation(b, t.ID)
@@ -116,7 +117,7 @@ func (st *state) revokeToken(b *batch, t *ServiceToken) {
 func (st *state) tooManyTokens(op, app string, now time.Time) *Error {
 	live := 0
 	var first time.Time
-	for _, t := range st.tokenByID {
+	for _, t := range st.TokenByID {
 		if t.Consumer != app || t.RevokedAt != nil || !now.Before(t.ExpiresAt) {
 			continue
 		}
@@ -125,7 +126,7 @@ func (st *state) tooManyTokens(op, app string, now time.Time) *Error {
 			first = t.ExpiresAt
 		}
 	}
-	if live < st.settings.LiveTokenCap() {
+	if live < st.Settings.LiveTokenCap() {
 		return nil
 	}
 	return &Error{Op: op, Kind: KindRateLimited, RetryAfter: max(first.Sub(now), time.Second),

@@ -79,7 +79,7 @@ func (s *Service) AddTrust(ctx context.Context, p Principal, in TrustInput) (Tru
 		}
 	}
 	err := s.write(op, p, func(st *state, b *batch) error {
-		for _, t := range st.trust {
+		for _, t := range st.Trust {
 			if t.Issuer == in.Issuer && t.Audience == in.Audience {
 				return model.Fail(op, KindConflict, "this issuer and audience are trusted already")
 			}
@@ -89,10 +89,10 @@ func (s *Service) AddTrust(ctx context.Context, p Principal, in TrustInput) (Tru
 			return model.Wrap(op, KindInternal, err)
 		}
 		t := &TrustedIssuer{ID: id, Issuer: in.Issuer, Audience: in.Audience, AuthorizedParties: in.AuthorizedParties,
-			CreatedAt: b.now, Revision: b.nextRevision()}
-		st.trust[id] = t
-		b.put(bucketTrust, id, t)
-		b.receipt(Receipt{Actor: "owner", Operation: op, Decision: "allow", Records: []string{id}, Revision: t.Revision})
+			CreatedAt: b.Now, Revision: b.NextRevision()}
+		st.Trust[id] = t
+		b.Put(bucketTrust, id, t)
+		b.Receipt(Receipt{Actor: "owner", Operation: op, Decision: "allow", Records: []string{id}, Revision: t.Revision})
 		out.TrustedIssuer = *t
 		return nil
 	})
@@ -118,8 +118,8 @@ type IssuerDiscoverer interface {
 // ListTrust returns the trust list, oldest first (owner only).
 func (s *Service) ListTrust(ctx context.Context, p Principal) ([]TrustedIssuer, error) {
 	return ownerRead(s, "trust.list", p, func(st *state) ([]TrustedIssuer, error) {
-		out := make([]TrustedIssuer, 0, len(st.trust))
-		for _, t := range st.trust {
+		out := make([]TrustedIssuer, 0, len(st.Trust))
+		for _, t := range st.Trust {
 			out = append(out, *t)
 		}
 		sort.Slice(out, func(i, j int) bool { return out[i].Revision < out[j].Revision })
@@ -139,14 +139,14 @@ func (s *Service) RemoveTrust(ctx context.Context, p Principal, id string) (uint
 	}
 	var rev uint64
 	err := s.write(op, p, func(st *state, b *batch) error {
-		if _, ok := st.trust[id]; !ok {
+		if _, ok := st.Trust[id]; !ok {
 			return model.NotFound(op)
 		}
-		delete(st.trust, id)
+		delete(st.Trust, id)
 		st.purgePresentations(b) // its recipients' tokens are dead
-		b.del(bucketTrust, id)
-		rev = b.nextRevision()
-		b.receipt(Receipt{Actor: "owner", Operation: op, Decision: "allow", Records: []string{id}, Revision: rev})
+		b.Del(bucketTrust, id)
+		rev = b.NextRevision()
+		b.Receipt(Receipt{Actor: "owner", Operation: op, Decision: "allow", Records: []string{id}, Revision: rev})
 		return nil
 	})
 	return rev, err
@@ -154,7 +154,7 @@ func (s *Service) RemoveTrust(ctx context.Context, p Principal, id string) (uint
 
 // trustedIssuer reports whether an issuer is on the trust list.
 func (st *state) trustedIssuer(issuer string) bool {
-	for _, t := range st.trust {
+	for _, t := range st.Trust {
 		if t.Issuer == issuer {
 			return true
 		}
@@ -233,25 +233,25 @@ func (s *Service) ExchangeToken(ctx context.Context, in ExchangeInput) (Exchange
 	name := model.OIDCRecipient(trust.Issuer, sub)
 	var out Exchanged
 	err = s.commit(st, func(st *state, b *batch) error {
-		if _, ok := st.trust[trust.ID]; !ok {
+		if _, ok := st.Trust[trust.ID]; !ok {
 			return model.Fail(op, KindUnauthenticated, "")
 		}
-		ttl := min(exchangedTTL, exp.Sub(b.now))
+		ttl := min(exchangedTTL, exp.Sub(b.Now))
 		if ttl <= 0 {
 			return model.Fail(op, KindUnauthenticated, "")
 		}
-		if err := st.tooManyTokens(op, name, b.now); err != nil {
+		if err := st.tooManyTokens(op, name, b.Now); err != nil {
 			return err
 		}
 		t := newToken(id, token)
 		t.Consumer, t.Scope, t.Mode, t.Trust = name, scope, mode, trust.ID
-		t.CreatedAt, t.ExpiresAt = b.now, b.now.Add(min(ttl, maxExchangedTTL))
+		t.CreatedAt, t.ExpiresAt = b.Now, b.Now.Add(min(ttl, maxExchangedTTL))
 		st.putToken(b, t)
 		st.purgePresentations(b)
-		rev := b.nextRevision()
-		b.receipt(Receipt{Actor: "oidc:" + trust.ID, Operation: op, Recipient: name, Decision: "allow", Records: []string{id, trust.ID}, Revision: rev})
+		rev := b.NextRevision()
+		b.Receipt(Receipt{Actor: "oidc:" + trust.ID, Operation: op, Recipient: name, Decision: "allow", Records: []string{id, trust.ID}, Revision: rev})
 		out = Exchanged{AccessToken: token, IssuedTokenType: oidcrecipient.TokenTypeAccessToken, TokenType: "Bearer",
-			ExpiresIn: int64(t.ExpiresAt.Sub(b.now) / time.Second), Scope: strings.Join(scope, " "), Mode: mode, Revision: rev}
+			ExpiresIn: int64(t.ExpiresAt.Sub(b.Now) / time.Second), Scope: strings.Join(scope, " "), Mode: mode, Revision: rev}
 		return nil
 	})
 	return out, err
@@ -332,14 +332,14 @@ func (s *Service) verifyExchange(ctx context.Context, op, idToken string) (Trust
 	if err != nil {
 		return TrustedIssuer{}, VerifiedIDToken{}, err
 	}
-	st.mu.RLock()
+	st.Mu.RLock()
 	var candidates []TrustedIssuer
-	for _, t := range st.trust {
+	for _, t := range st.Trust {
 		if t.Issuer == issuer {
 			candidates = append(candidates, *t)
 		}
 	}
-	st.mu.RUnlock()
+	st.Mu.RUnlock()
 	// Verification fetches the issuer's discovery document and keys: never
 	// while holding the lock state, which a lock or unlock waits for.
 	release()
@@ -398,7 +398,7 @@ func (s *Service) refuseExchange(ctx context.Context, class, issuer, sub string,
 	}
 	defer release()
 	if err := s.commit(st, func(st *state, b *batch) error {
-		b.receipt(Receipt{Actor: "oidc", Operation: op, Recipient: recipient, Decision: "deny",
+		b.Receipt(Receipt{Actor: "oidc", Operation: op, Recipient: recipient, Decision: "deny",
 			Constraint: KindUnauthenticated.Row().Constraint, Records: records})
 		return nil
 	}); err != nil {

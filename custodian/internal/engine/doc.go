@@ -1,11 +1,29 @@
 // Package engine is the custodian's storage engine: the mechanism under
 // the core's rules (package custodian), which it never imports. The core
-// instantiates its generic parts with its own types and decides what each
-// job writes; the engine decides how it is queued, grouped, stored, kept
-// resident and made durable.
+// decides what each job writes; the engine decides how it is queued,
+// grouped, stored, indexed, kept resident, snapshotted and made durable.
+// The records it holds are package model's.
 //
 // What it holds:
 //
+//   - State: the in-memory view of the canonical store — every claim
+//     record (ClaimRecord: its meta, its resident versions) and the
+//     indexes over them (active, by persona, by tier, by subject, each
+//     key's field), the records of access (personas, grants, consumers,
+//     tokens, requests, issuers, DEC keys and policies, summaries,
+//     entities, the quarantine), the revision, the chain head and the
+//     settings. The core wraps it (custodian's state) with what only the
+//     rules keep. LoadClaims (through the snapshot when one is good) and
+//     LoadPending read it at unlock; SetClaim and SetMeta keep it and its
+//     indexes current; JobCtx notes what the journal's job replaced.
+//   - Batch and Write: what one job stages (store writes, receipts, the
+//     graph's delta); the bucket names of the canonical store; the
+//     receipt's key, encoding and hash; ChainHead.
+//   - The claim metas snapshot: State.Snap says what was written since
+//     the last one; the load reads it back (choosing a generation,
+//     decoding its chunks, merging what was written since), and
+//     NoteMetaWrites and SnapshotDue decide the next.
+//   - Disclosed sets (State.Sets): the digests of the sets receipts name.
 //   - The store's interfaces (Store, Tx and the optional Appender,
 //     LazyRanger, Prefixer, Seeker), which internal/store implements and
 //     the core names through aliases.
@@ -48,21 +66,21 @@
 //     that a check holding the graph cannot keep a lock waiting.
 //     Holding it exclusively, the lock waits for the graph (GraphLag.Wait):
 //     the graph worker takes no lock above GraphLag.mu.
-//  4. custodian state.mu (RWMutex): the view. Readers hold it shared;
+//  4. State.mu (RWMutex): the view. Readers hold it shared;
 //     the journal's goroutine holds it exclusively while it applies a
 //     group's jobs and stages the group's writes, and releases it before
 //     the store commit. A store View may run under it (a claim read back
 //     by the Cache, the check's cut); a store Update never does.
-//  5. custodian Service.holdMu (the graph's holds), state.admMu (admission
-//     cache, under state.mu shared), the rate limiters' and failure
+//  5. custodian Service.holdMu (the graph's holds), custodian state.admMu
+//     (admission cache, under State.mu shared), the rate limiters' and failure
 //     counters' mutexes: leaves.
-//  6. Cache.mu: the eviction queue; leaf. Taken under state.mu (a record
+//  6. Cache.mu: the eviction queue; leaf. Taken under State.mu (a record
 //     published: Admit) or under it shared (a head read back); never
 //     while the store is read.
 //  7. Durability.mu with Durability.cond: leaf; may be taken under
-//     state.mu. Await waits on cond, holding nothing else but what its
-//     caller holds: life shared (never state.mu).
-//  8. GraphLag.mu with GraphLag.cond: leaf; may be taken under state.mu.
+//     State.mu. Await waits on cond, holding nothing else but what its
+//     caller holds: life shared (never State.mu).
+//  8. GraphLag.mu with GraphLag.cond: leaf; may be taken under State.mu.
 //     Wait waits on cond; Applied and Fail signal it.
 //  9. The store's own locks (internal/store: wmu, fmu, omu), below all of
 //     these.

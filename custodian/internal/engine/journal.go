@@ -1,6 +1,18 @@
 package engine
 
-import "sync/atomic"
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/phc-project/phc/custodian/internal/model"
+	"github.com/phc-project/phc/graph"
+)
 
 // Journal is the single writer's queue: jobs are queued by any goroutine
 // and taken in order by one (Run), which hands them to commit a group at a
@@ -100,4 +112,97 @@ func Apply(tx Tx, w Write) error {
 		}
 	}
 	return tx.Put(w.Bucket, w.Key, w.Value)
+}
+
+// Buckets of the canonical store. Keys are opaque ids, never names or values.
+const (
+	BucketMeta      = "meta"
+	BucketClaims    = "claims"     // id@version → Claim (immutable, or a tombstone after delete)
+	BucketClaimMeta = "claim_meta" // id → claimMeta
+	BucketProposals = "proposals"  // prp_… → Proposal
+	BucketPersonas  = "personas"   // per_… → Persona
+	BucketGrants    = "grants"     // grt_… → Grant
+	BucketConsumers = "consumers"  // con_… → Consumer
+	BucketTokens    = "tokens"     // tok_… → ServiceToken
+	BucketReceipts  = "receipts"   // %016x seq → Receipt
+
+	MetaRevision = "revision"
+	MetaHead     = "receipt_head"
+)
+
+// Batch collects what one job stages: store writes and receipts.
+type Batch struct {
+	Now      time.Time
+	St       *State
+	Writes   []Write
+	Receipts []model.Receipt
+	Graph    graph.Delta // the projection's change, computed by finishJob
+	Err      error
+}
+
+// Put stages v, JSON-encoded, under bucket/key.
+func (b *Batch) Put(bucket, key string, v any) {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		b.Err = errors.Join(b.Err, fmt.Errorf("encode %s/%s: %w", bucket, key, err))
+		return
+	}
+	b.Writes = append(b.Writes, Write{Bucket: bucket, Key: key, Value: raw})
+}
+
+// Del stages the removal of bucket/key.
+func (b *Batch) Del(bucket, key string) {
+	b.Writes = append(b.Writes, Write{Bucket: bucket, Key: key})
+}
+
+// Receipt stages a receipt; the journal assigns its seq, prev and hash.
+func (b *Batch) Receipt(r model.Receipt) {
+	b.Receipts = append(b.Receipts, r)
+}
+
+// NextRevision assigns the next revision to a write.
+func (b *Batch) NextRevision() uint64 {
+	b.St.Revision++
+	return b.St.Revision
+}
+
+type ChainHead struct {
+	Seq  uint64 `json:"seq"`
+	Hash string `json:"hash"`
+}
+
+func ReceiptKey(seq uint64) string { return fmt.Sprintf("%016x", seq) }
+
+// EncodeReceipt sets r.Hash and returns r's JSON, encoding it once: the
+// hash covers the JSON with an empty hash field, which is the last field, so
+// the stored form is that JSON with the hash filled in.
+func EncodeReceipt(r *model.Receipt) []byte {
+	r.Hash = ""
+	raw, err := json.Marshal(r)
+	if err != nil {
+		panic(fmt.Sprintf("custodian: encode receipt: %v", err))
+	}
+	sum := sha256.Sum256(raw)
+	r.Hash = "sha256:" + hex.EncodeToString(sum[:])
+	const tail = `"hash":""}`
+	if !bytes.HasSuffix(raw, []byte(tail)) {
+		panic("custodian: receipt JSON does not end with its hash field")
+	}
+	out := make([]byte, 0, len(raw)+len(r.Hash))
+	out = append(out, raw[:len(raw)-len(tail)]...)
+	out = append(out, `"hash":"`...)
+	out = append(out, r.Hash...)
+	return append(out, `"}`...)
+}
+
+// ReceiptHash is SHA-256 over the receipt's JSON with an empty hash field.
+func ReceiptHash(r *model.Receipt) string {
+	c := *r
+	c.Hash = ""
+	raw, err := json.Marshal(&c)
+	if err != nil {
+		panic(fmt.Sprintf("custodian: encode receipt: %v", err))
+	}
+	sum := sha256.Sum256(raw)
+	return "sha256:" + hex.EncodeToString(sum[:])
 }

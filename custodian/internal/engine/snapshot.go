@@ -1,0 +1,543 @@
+package engine
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"runtime"
+	"slices"
+	"strconv"
+	"sync"
+
+	fastjson "github.com/segmentio/encoding/json"
+
+	"github.com/phc-project/phc/custodian/internal/model"
+)
+
+const (
+	BucketMetaSnap = "claim_meta_snap" // generation/chunk → metas, binary
+	BucketMetaLog  = "claim_meta_log"  // %016x sequence → claim id, '\n', its meta written since the snapshot (or dirtyGone)
+	// metaSnapshotLog records the current snapshot of a build with the log
+	// (this one); metaLogRevision is the store revision as of its last
+	// group: a store whose revision is past it was written by a build
+	// that does not keep the log.
+	MetaSnapshotLog = "claim_meta_snapshot_log"
+	MetaLogRevision = "claim_meta_log_revision"
+	// metaSnapshotErased is set by an erasure and removed by the first
+	// snapshot cut after it: the current snapshot may hold an erased
+	// claim's key, subject, tier and kind. An unlock that finds it (a crash
+	// came before that snapshot) writes one at once.
+	MetaSnapshotErased = "claim_meta_snapshot_erased"
+
+	// Builds before the log kept a copy of each meta written since the
+	// snapshot under its claim id, their snapshot's record and their
+	// revision marker under these names. This one reads them (a store
+	// it upgrades): the unlock's commit moves the record to its own name
+	// and drops the marker, the first snapshot removes the copies. A
+	// build before the log that opens a store this one wrote finds no
+	// record of its own, and reads every meta.
+	BucketMetaDirty  = "claim_meta_dirty" // claim id → its meta written since the snapshot (a copy)
+	metaSnapshot     = "claim_meta_snapshot"
+	metaSnapRevision = "claim_meta_dirty_revision"
+)
+
+// SnapTuning sets when the journal starts a new snapshot: when more than
+// max(dirtyMin, claims/dirtyShare) claims were written since the last; and
+// chunkBytes, a chunk's target size. Tests lower them (testHooks.snap).
+type SnapTuning struct {
+	DirtyMin, DirtyShare, ChunkBytes int
+}
+
+// OrDefaults returns t with its zero fields set to the defaults.
+func (t SnapTuning) OrDefaults() SnapTuning {
+	if t.DirtyMin == 0 {
+		t.DirtyMin = 4096
+	}
+	if t.DirtyShare == 0 {
+		t.DirtyShare = 16
+	}
+	if t.ChunkBytes == 0 {
+		t.ChunkBytes = 1 << 20
+	}
+	return t
+}
+
+// SnapshotInfo is what bucketMeta records of the current snapshot.
+type SnapshotInfo struct {
+	Gen    uint64 `json:"gen"`
+	Chunks int    `json:"chunks"`
+	Claims int    `json:"claims"`
+}
+
+func snapKey(gen uint64, chunk int) string { return SnapKey(gen, chunk) }
+
+// snapState is the state's part: the current snapshot and the metas
+// written since it. The journal keeps it, with st.mu held.
+type snapState struct {
+	Info    SnapshotInfo // the current snapshot (Gen 0: none the load could read)
+	LastGen uint64       // the highest generation the store records
+	// The log's entries are logFirst up to logNext (excluded).
+	LogFirst, LogNext uint64
+	// legacy are the claim ids a build before the log listed in
+	// bucketMetaDirty: the next snapshot removes them.
+	Legacy []string
+	// erasing are the claims the group being written erased (see
+	// eraseWrittenSince).
+	Erasing map[string]bool
+	Started bool // a snapshot is being written for this state
+	// ended, while started, is closed when that snapshot ends: made
+	// current (its goroutine holds snapMu until that is stored) or given
+	// up. A test's snapshot waits on it for its turn.
+	Ended chan struct{}
+	// erasures counts the claims erased; covered, those erased before
+	// the current snapshot's cut. A snapshot from before an erasure
+	// holds the claim's key, subject, tier and kind: the next is due at
+	// once.
+	Erasures, Covered uint64
+	// failedAt is how many metas were written since the snapshot when
+	// one last failed: the next waits for as many more.
+	FailedAt int
+}
+
+// Pending is how many metas were written since the snapshot: the log's
+// entries (a claim written twice counts twice: the unlock reads both) and
+// an older build's list.
+func (sn *snapState) Pending() int {
+	return int(sn.LogNext-sn.LogFirst) + len(sn.Legacy)
+}
+
+// NoteMetaWrites appends to the log, staged in *writes, a copy of each meta
+// ws write (journal, st.mu held): the unlock then reads the metas written
+// since the snapshot in one pass over the log, not one lookup each in
+// bucketClaimMeta (on a cold page cache, a random read of the store file
+// each).
+func (st *State) NoteMetaWrites(ws []Write, writes *[]Write) {
+	for _, w := range ws {
+		if w.Bucket != BucketClaimMeta {
+			continue
+		}
+		v := w.Value
+		if v == nil {
+			v = []byte(dirtyGone)
+		}
+		*writes = append(*writes, Write{Bucket: BucketMetaLog, Key: ReceiptKey(st.Snap.LogNext), Value: logEntry(w.Key, v), Append: true})
+		st.Snap.LogNext++
+	}
+}
+
+// logEntry is the value of a log entry: the claim id, a newline, and the
+// meta (its JSON, or dirtyGone). splitLogEntry takes it apart; ok is false
+// for a value that is not one.
+func logEntry(id string, meta []byte) []byte {
+	e := make([]byte, 0, len(id)+1+len(meta))
+	return append(append(append(e, id...), '\n'), meta...)
+}
+
+func SplitLogEntry(v []byte) (id, meta []byte, ok bool) {
+	id, meta, ok = bytes.Cut(v, []byte{'\n'})
+	return id, meta, ok && len(id) > 0 && len(meta) > 0
+}
+
+// Values of a log entry or of bucketMetaDirty other than a meta's JSON: the
+// meta was removed; or (bucketMetaDirty of a build that kept no copy) look
+// it up.
+const (
+	dirtyGone   = "-"
+	dirtyLookUp = "1"
+)
+
+// SnapshotDue reports whether a new snapshot should be written by tune,
+// and marks it started if so (journal, st.mu held).
+func (st *State) SnapshotDue(tune SnapTuning) bool {
+	if st.Snap.Started || st.Broken {
+		return false
+	}
+	threshold := max(tune.DirtyMin, len(st.Claims)/tune.DirtyShare)
+	pending := st.Snap.Pending()
+	switch {
+	case st.Snap.FailedAt > 0 && pending <= st.Snap.FailedAt+threshold:
+		return false
+	case st.Snap.Info.Gen != 0 && st.Snap.Erasures == st.Snap.Covered && pending <= threshold:
+		return false
+	}
+	st.Snap.Start()
+	return true
+}
+
+// Start marks a snapshot started, and end marks it ended (st.mu held).
+func (sn *snapState) Start() {
+	sn.Started = true
+	sn.Ended = make(chan struct{})
+}
+
+func (sn *snapState) End() {
+	sn.Started = false
+	if sn.Ended != nil {
+		close(sn.Ended)
+		sn.Ended = nil
+	}
+}
+
+// snapSlab is how many records decodeSnapChunk allocates at once.
+const snapSlab = 256
+
+// DecodeSnapChunk decodes a chunk into records, but for the metas whose
+// ids skip has, and counts the metas it decoded. The records are allocated
+// snapSlab at a time, and their strings copied into shared blocks (see
+// ChunkDecoder). At 1,000,000 claims a record and two or three
+// strings per claim, each its own allocation, were about 2.6 million heap
+// objects that every collection marked one by one: 0.7 s of CPU for the
+// collection after the unlock, 0.9-1.2 s for each collection under owner
+// writes, a quarter of the daemon's CPU. A slab or a block stays in memory
+// while one of its records or strings does: never more than the load
+// allocated, as records are replaced, not changed.
+func DecodeSnapChunk(chunk []byte, cache *claimCache, memo map[string]string, skip map[string]*ClaimRecord) (out []*ClaimRecord, n int, err error) {
+	d, err := NewChunkDecoder(chunk, memo)
+	if err != nil {
+		return nil, 0, err
+	}
+	var slab []ClaimRecord
+	for d.More() {
+		mark := d.Mark()
+		var m ClaimMeta
+		if err := d.Next(&m); err != nil {
+			return nil, 0, err
+		}
+		n++
+		if _, ok := skip[m.ID]; ok {
+			d.Rewind(mark) // its strings were the last copied
+			continue
+		}
+		if len(slab) == 0 {
+			slab = make([]ClaimRecord, snapSlab)
+		}
+		r := &slab[0]
+		slab = slab[1:]
+		r.Meta, r.cache = m, cache
+		out = append(out, r)
+	}
+	return out, n, nil
+}
+
+// loadSnapshot reads the claim records from the snapshot and the metas
+// written since. ok is false when the store has no snapshot this version
+// reads (the caller then loads every meta); an error is a store that
+// failed. active holds the active records in index order. Either way it
+// notes in st.snap what the next snapshot replaces.
+func (st *State) loadSnapshot(tx Tx) (records, active []*ClaimRecord, ok bool, err error) {
+	var storeRev, logRev, oldRev uint64
+	for _, m := range []struct {
+		key string
+		v   *uint64
+	}{{MetaRevision, &storeRev}, {MetaLogRevision, &logRev}, {metaSnapRevision, &oldRev}} {
+		if *m.v, err = loadMarker(tx, m.key); err != nil {
+			return nil, nil, false, err
+		}
+	}
+	if _, found, err := tx.Get(BucketMeta, MetaSnapshotErased); err != nil {
+		return nil, nil, false, err
+	} else if found {
+		st.Snap.Erasures = 1 // none covered: the unlock's commit starts a snapshot
+	}
+	written, logKeys, badEntry, err := st.readWrittenSince(tx)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	info, ok, err := st.chooseSnapshot(tx, storeRev, logRev, oldRev, logKeys, badEntry)
+	if err != nil || !ok {
+		return nil, nil, false, err
+	}
+	if info.Chunks < 0 || info.Chunks > 1<<24 || info.Claims < 0 {
+		st.LoadNotes = append(st.LoadNotes, fmt.Sprintf("claim metas snapshot unreadable: %d chunks, %d claims", info.Chunks, info.Claims))
+		return nil, nil, false, nil
+	}
+	dirty, err := st.decodeWrittenSince(tx, written)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	records, bad := st.decodeSnapshot(tx, info, dirty)
+	if bad != nil {
+		st.LoadNotes = append(st.LoadNotes, "claim metas snapshot unreadable: "+bad.Error())
+		return nil, nil, false, nil
+	}
+	st.Snap.Info = info
+	kept, active := mergeWrittenSince(records, dirty)
+	return kept, active, true, nil
+}
+
+// sinceSnapshot is a meta written since the snapshot, as the log or an
+// older build's list holds it.
+type sinceSnapshot struct {
+	id  string
+	raw []byte // nil: look it up (an older build's list)
+}
+
+// readWrittenSince reads the metas written since the snapshot: an older
+// build's list, then the log, in write order; logKeys are the log's keys,
+// badEntry the first of them this build cannot read (the log is then not
+// trusted).
+func (st *State) readWrittenSince(tx Tx) (written []sinceSnapshot, logKeys []string, badEntry string, err error) {
+	if err := tx.ForEach(BucketMetaDirty, func(id string, raw []byte) error {
+		st.Snap.Legacy = append(st.Snap.Legacy, id)
+		if string(raw) == dirtyLookUp {
+			raw = nil
+		}
+		written = append(written, sinceSnapshot{id: id, raw: raw}) // the value belongs to fn (see Tx)
+		return nil
+	}); err != nil {
+		return nil, nil, "", err
+	}
+	if err := tx.ForEach(BucketMetaLog, func(k string, v []byte) error {
+		seq, err := strconv.ParseUint(k, 16, 64)
+		id, raw, ok := SplitLogEntry(v)
+		if err != nil || len(k) != 16 || !ok {
+			if badEntry == "" {
+				badEntry = k
+			}
+			logKeys = append(logKeys, k) // dropped with the rest (see below)
+			return nil
+		}
+		if len(logKeys) == 0 {
+			st.Snap.LogFirst = seq
+		}
+		st.Snap.LogNext = seq + 1
+		logKeys = append(logKeys, k)
+		written = append(written, sinceSnapshot{id: string(id), raw: raw})
+		return nil
+	}); err != nil {
+		return nil, nil, "", err
+	}
+	if len(logKeys) == 0 {
+		st.Snap.LogFirst = st.Snap.LogNext
+	}
+
+	return written, logKeys, badEntry, nil
+}
+
+// chooseSnapshot decides which snapshot record goes with the metas
+// written since, given the store's revision markers, and notes in
+// st.upgrades what the unlock's commit changes of the records; ok is
+// false when none does (the metas themselves are read).
+func (st *State) chooseSnapshot(tx Tx, storeRev, logRev, oldRev uint64, logKeys []string, badEntry string) (info SnapshotInfo, ok bool, err error) {
+	// Which snapshot record goes with these: this build's while it wrote
+	// last (or an older build's, there being none of this build's yet),
+	// an older build's while it wrote last and left no log.
+	readRecord := func(key string) (SnapshotInfo, []byte, error) {
+		var info SnapshotInfo
+		raw, found, err := tx.Get(BucketMeta, key)
+		if err != nil || !found {
+			return info, nil, err
+		}
+		if err := json.Unmarshal(raw, &info); err != nil { // unreadable is not a failed store here
+			st.LoadNotes = append(st.LoadNotes, "claim metas snapshot unreadable: "+err.Error())
+			return SnapshotInfo{}, nil, nil
+		}
+		st.Snap.LastGen = max(st.Snap.LastGen, info.Gen)
+		return info, raw, nil
+	}
+	ours, oursRaw, err := readRecord(MetaSnapshotLog)
+	if err != nil {
+		return SnapshotInfo{}, false, err
+	}
+	older, olderRaw, err := readRecord(metaSnapshot)
+	if err != nil {
+		return SnapshotInfo{}, false, err
+	}
+	var chosen []byte // the record info is read from
+	var fromOlder bool
+	switch {
+	case badEntry == "" && logRev == storeRev && oursRaw != nil:
+		info, chosen = ours, oursRaw
+	case badEntry == "" && (logRev == storeRev || oldRev == storeRev && len(logKeys) == 0):
+		info, chosen, fromOlder = older, olderRaw, olderRaw != nil
+	default:
+		// A build without the log wrote to the store after this one (or
+		// one that kept no list at all), or the log holds an entry this
+		// build cannot read: neither snapshot is sure to hold, with the
+		// log, every write. Both records and the log go with the unlock's
+		// commit, so that none is taken for current once this build
+		// writes; the metas themselves are read.
+		if badEntry != "" {
+			st.LoadNotes = append(st.LoadNotes, fmt.Sprintf("claim metas snapshot passed over: the log of metas written since holds an unreadable entry (%q)", badEntry))
+		} else {
+			st.LoadNotes = append(st.LoadNotes, fmt.Sprintf("claim metas snapshot passed over: the store is at revision %d, the log of metas written since at %d (an older phc wrote to it)", storeRev, logRev))
+		}
+		st.Upgrades = append(st.Upgrades,
+			Write{Bucket: BucketMeta, Key: MetaSnapshotLog},
+			Write{Bucket: BucketMeta, Key: metaSnapshot},
+			Write{Bucket: BucketMeta, Key: metaSnapRevision})
+		for _, k := range logKeys {
+			st.Upgrades = append(st.Upgrades, Write{Bucket: BucketMetaLog, Key: k})
+		}
+		st.Snap.LogFirst = st.Snap.LogNext
+		return SnapshotInfo{}, false, nil
+	}
+	// The older build's record, when there is one, becomes this build's
+	// (the older list is read either way) with the unlock's commit, and
+	// its marker goes: were they left until this build's first snapshot,
+	// an older build opening the store meanwhile would, after one write
+	// of its own, take them for current and miss this build's writes. A
+	// record of this build's passed over here goes the same way.
+	switch {
+	case fromOlder:
+		st.Upgrades = append(st.Upgrades, Write{Bucket: BucketMeta, Key: MetaSnapshotLog, Value: olderRaw})
+	case oursRaw != nil && chosen == nil:
+		st.Upgrades = append(st.Upgrades, Write{Bucket: BucketMeta, Key: MetaSnapshotLog})
+	}
+	if olderRaw != nil {
+		st.Upgrades = append(st.Upgrades,
+			Write{Bucket: BucketMeta, Key: metaSnapshot},
+			Write{Bucket: BucketMeta, Key: metaSnapRevision})
+	}
+	if chosen == nil || st.IgnoreSnapshot {
+		return SnapshotInfo{}, false, nil
+	}
+	return info, true, nil
+}
+
+// decodeWrittenSince decodes the metas written since the snapshot, which
+// replace the snapshot's: of a claim written more than once since, only
+// the last. A claim whose meta is gone maps to nil.
+func (st *State) decodeWrittenSince(tx Tx, written []sinceSnapshot) (map[string]*ClaimRecord, error) {
+	// The metas written since replace the snapshot's, whose copies are
+	// not even decoded into records; of a claim written more than once
+	// since, only the last is decoded.
+	last := make(map[string]int, len(written))
+	for i, w := range written {
+		last[w.id] = i
+	}
+	dirty := make(map[string]*ClaimRecord, len(last))
+	for i, w := range written {
+		if last[w.id] != i {
+			continue
+		}
+		raw, found := w.raw, string(w.raw) != dirtyGone
+		if raw == nil {
+			var err error
+			if raw, found, err = tx.Get(BucketClaimMeta, w.id); err != nil {
+				return nil, err
+			}
+		}
+		dirty[w.id] = nil // a meta no longer there: the claim goes
+		if found {
+			m := new(ClaimMeta)
+			if err := fastjson.Unmarshal(raw, m); err != nil {
+				return nil, fmt.Errorf("claim meta %s: %w", w.id, err)
+			}
+			m.ID = w.id
+			InternMeta(m)
+			dirty[w.id] = &ClaimRecord{Meta: *m, cache: st.Cache}
+		}
+	}
+	return dirty, nil
+}
+
+// decodeSnapshot reads the snapshot's chunks and decodes them into
+// records, but for the claims of dirty; an error says why the snapshot
+// cannot be used (the metas are still there to read).
+func (st *State) decodeSnapshot(tx Tx, info SnapshotInfo, dirty map[string]*ClaimRecord) ([]*ClaimRecord, error) {
+	// Chunks are opened here, one after another (a MiB each: decryption
+	// is the cheap part), and decoded on every core.
+	workers := max(1, runtime.GOMAXPROCS(0))
+	parts := make([][]*ClaimRecord, info.Chunks)
+	counts := make([]int, info.Chunks)
+	errs := make([]error, info.Chunks)
+	todo := make(chan int, workers)
+	raws := make([][]byte, info.Chunks)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			memo := map[string]string{}
+			for i := range todo {
+				parts[i], counts[i], errs[i] = DecodeSnapChunk(raws[i], st.Cache, memo, dirty)
+				raws[i] = nil
+			}
+		})
+	}
+	var getErr error
+	for i := range info.Chunks {
+		v, found, err := tx.Get(BucketMetaSnap, snapKey(info.Gen, i))
+		if err != nil || !found {
+			getErr = err
+			if err == nil {
+				getErr = fmt.Errorf("chunk %d missing", i)
+			}
+			break
+		}
+		raws[i] = v
+		todo <- i
+	}
+	close(todo)
+	wg.Wait()
+	bad := getErr // the metas are still there to read
+	n := 0
+	for i := range parts {
+		if bad == nil && errs[i] != nil {
+			bad = fmt.Errorf("chunk %d: %w", i, errs[i])
+		}
+		n += counts[i]
+	}
+	if bad == nil && n != info.Claims {
+		bad = fmt.Errorf("%d claims, not %d", n, info.Claims)
+	}
+	if bad != nil {
+		return nil, bad
+	}
+	records := make([]*ClaimRecord, 0, n+len(dirty))
+	for _, p := range parts {
+		records = append(records, p...)
+	}
+	return records, nil
+}
+
+// mergeWrittenSince returns the snapshot's records with those written
+// since it in place of theirs, and the active ones in index order.
+func mergeWrittenSince(records []*ClaimRecord, dirty map[string]*ClaimRecord) (kept, active []*ClaimRecord) {
+	if len(dirty) == 0 {
+		for _, r := range records {
+			if r.Meta.Status != model.StatusActive {
+				break // active ones come first
+			}
+			active = append(active, r)
+		}
+		return records, active
+	}
+	kept = records
+	var old []*ClaimRecord // the snapshot's active records still current, in order
+	for _, r := range records {
+		if r.Meta.Status != model.StatusActive {
+			break // active ones come first
+		}
+		old = append(old, r)
+	}
+	var fresh []*ClaimRecord // the dirty active records, in index order
+	for _, r := range dirty {
+		if r == nil {
+			continue
+		}
+		kept = append(kept, r)
+		if r.Meta.Status == model.StatusActive {
+			fresh = append(fresh, r)
+		}
+	}
+	slices.SortFunc(fresh, RecordCmp)
+	active = make([]*ClaimRecord, 0, len(old)+len(fresh))
+	i, j := 0, 0
+	for i < len(old) || j < len(fresh) {
+		if j == len(fresh) || i < len(old) && recordLess(old[i], fresh[j]) {
+			active = append(active, old[i])
+			i++
+		} else {
+			active = append(active, fresh[j])
+			j++
+		}
+	}
+	return kept, active
+}
+
+// loadMarker reads a revision number of bucketMeta (0 when absent).
+func loadMarker(tx Tx, key string) (uint64, error) {
+	var v uint64
+	_, err := LoadMetaJSON(tx, key, &v)
+	return v, err
+}
