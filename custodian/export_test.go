@@ -345,7 +345,7 @@ func (s *Service) WriteSnapshotWith(afterCut func()) error {
 		s.snapAfterCut.Store(&afterCut)
 		defer s.snapAfterCut.Store(hook)
 	}
-	err := s.snapshotOf(st)
+	err := s.snapshotOf(st.State)
 	if err != nil {
 		st.Mu.Lock()
 		st.Snap.End()

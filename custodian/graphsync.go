@@ -47,14 +47,14 @@ const graphDelay = time.Second
 
 // graphJob is a committed group's delta for the worker.
 type graphJob struct {
-	st *state
+	st *State
 	d  graph.Delta
 }
 
 // graphWorker applies committed deltas to the graph: after the first one
 // it collects more for graphDelay (or until someone waits for the graph),
 // then applies what it has for the same state as one.
-func (s *Service) graphWorker() {
+func (s *Engine) graphWorker() {
 	defer s.wg.Done()
 	timer := time.NewTimer(graphDelay)
 	timer.Stop()
@@ -97,7 +97,7 @@ func (s *Service) graphWorker() {
 					break collect
 				}
 			}
-			if j.st != batch[0].st || edges+j.size() > s.test.maxApplyEdges {
+			if j.st != batch[0].st || edges+j.size() > s.hooks.maxApplyEdges {
 				carry = &j
 				break
 			}
@@ -108,11 +108,11 @@ func (s *Service) graphWorker() {
 		if hold := s.heldGraph(); hold != nil {
 			batch, carry = s.collectHeld(hold, batch, carry)
 		}
-		// Applied s.test.maxApplyEdges at a time (a single larger delta whole):
+		// Applied s.hooks.maxApplyEdges at a time (a single larger delta whole):
 		// a batch collected while the graph was held may be larger.
 		for len(batch) > 0 {
 			n, edges := 1, batch[0].size()
-			for n < len(batch) && edges+batch[n].size() <= s.test.maxApplyEdges {
+			for n < len(batch) && edges+batch[n].size() <= s.hooks.maxApplyEdges {
 				edges += batch[n].size()
 				n++
 			}
@@ -134,7 +134,7 @@ func (s *Service) graphWorker() {
 // lockLife): the returned context is then cancelled with errHoldBroken,
 // and what was compared under it means nothing. A hold asked for while a
 // lock waits is broken from the start.
-func (s *Service) holdGraph(ctx context.Context, st *state) (held context.Context, letGo func()) {
+func (s *Engine) holdGraph(ctx context.Context, st *State) (held context.Context, letGo func()) {
 	held, cancel := context.WithCancelCause(ctx)
 	s.holdMu.Lock()
 	defer s.holdMu.Unlock()
@@ -162,7 +162,7 @@ func (s *Service) holdGraph(ctx context.Context, st *state) (held context.Contex
 // graphHold is one hold of the graph: the state it was taken in, and the
 // cancel of its context.
 type graphHold struct {
-	st     *state
+	st     *State
 	cancel context.CancelCauseFunc
 }
 
@@ -171,7 +171,7 @@ var errHoldBroken = errors.New("the vault was locked while the graph was held")
 
 // breakHoldsLocked lets go of every hold of the graph taken in st (nil:
 // in any state), cancelling each one's context; s.holdMu is held.
-func (s *Service) breakHoldsLocked(st *state) {
+func (s *Engine) breakHoldsLocked(st *State) {
 	for id, h := range s.holds {
 		if st == nil || h.st == st {
 			h.cancel(errHoldBroken)
@@ -183,7 +183,7 @@ func (s *Service) breakHoldsLocked(st *state) {
 
 // endHoldLocked lets the worker go on once no hold is left; s.holdMu is
 // held.
-func (s *Service) endHoldLocked() {
+func (s *Engine) endHoldLocked() {
 	if len(s.holds) == 0 && s.graphHold != nil {
 		close(s.graphHold)
 		s.graphHold = nil
@@ -191,7 +191,7 @@ func (s *Service) endHoldLocked() {
 }
 
 // heldGraph returns the channel a hold closes when let go, or nil.
-func (s *Service) heldGraph() chan struct{} {
+func (s *Engine) heldGraph() chan struct{} {
 	s.holdMu.Lock()
 	defer s.holdMu.Unlock()
 	return s.graphHold
@@ -200,15 +200,15 @@ func (s *Service) heldGraph() chan struct{} {
 // collectHeld adds to batch the deltas committed while the graph is held,
 // until the hold is let go (or the service stops). A job of another state
 // ends the collection (carry is then it); so does a carry already there.
-func (s *Service) collectHeld(hold chan struct{}, batch []graphJob, carry *graphJob) ([]graphJob, *graphJob) {
+func (s *Engine) collectHeld(hold chan struct{}, batch []graphJob, carry *graphJob) ([]graphJob, *graphJob) {
 	// A carry of this state (the batch was full) joins it: the worker
 	// must keep receiving, or the queue fills and the journal, sending to
 	// it, holds every write until the hold ends.
 	if carry != nil && carry.st == batch[0].st {
 		batch, carry = append(batch, *carry), nil
 	}
-	if s.test.held != nil {
-		s.test.held(len(batch))
+	if s.hooks.held != nil {
+		s.hooks.held(len(batch))
 	}
 	for carry == nil {
 		select {
@@ -218,8 +218,8 @@ func (s *Service) collectHeld(hold chan struct{}, batch []graphJob, carry *graph
 				continue
 			}
 			batch = append(batch, j)
-			if s.test.held != nil {
-				s.test.held(len(batch))
+			if s.hooks.held != nil {
+				s.hooks.held(len(batch))
 			}
 		case <-hold:
 			if hold = s.heldGraph(); hold == nil {
@@ -244,7 +244,7 @@ func (s *Service) collectHeld(hold chan struct{}, batch []graphJob, carry *graph
 // applyGraph applies the deltas of jobs (of one state, in order) as one.
 // They are durable in the outbox, so a failure loses nothing: the vault
 // locks, and the next unlock replays the outbox into the graph.
-func (s *Service) applyGraph(jobs []graphJob) {
+func (s *Engine) applyGraph(jobs []graphJob) {
 	st := jobs[0].st
 	if st.Lag.Failed() {
 		return
@@ -263,7 +263,7 @@ func (s *Service) applyGraph(jobs []graphJob) {
 			st.Mu.Lock()
 			st.Broken = true
 			st.Mu.Unlock()
-			s.lockBroken(st)
+			s.broken(st)
 		}()
 		return
 	}

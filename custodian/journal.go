@@ -4,17 +4,64 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
 
 	"github.com/phc-project/phc/custodian/internal/engine"
 	"github.com/phc-project/phc/custodian/internal/model"
 	"github.com/phc-project/phc/graph"
 )
 
+// Engine runs the view's writes: the journal, which applies queued jobs
+// in order and commits them to the store a group at a time; the graph
+// worker, which follows the store; and the claim metas snapshot writer.
+// The rules give it what only they know: a job's projection (each job's
+// finish), what to do when a commit or a graph update fails (broken: lock the
+// vault), and whether a view is still the open one (whileCurrent).
+type Engine struct {
+	store Store
+	graph graph.Graph
+	log   *slog.Logger
+	clock Clock
+	hooks engineHooks
+
+	// broken locks the vault after a failed commit or graph
+	// update of st, if st is still open; whileCurrent runs fn with the
+	// lock state held shared if st is the open view, else answers
+	// ErrSnapshotStale.
+	broken       func(st *State)
+	whileCurrent func(st *State, fn func() error) error
+
+	jl     *engine.Journal[*job] // the single writer (see newJournal)
+	graphQ chan graphJob         // committed deltas for the graph worker
+	// graphHold, while not nil, keeps the graph worker from applying
+	// deltas (it collects them); closed when the last of holds (each one's
+	// cancel, by id) is let go or broken (see holdGraph). locking counts
+	// the locks waiting for the lock state (see Service.lockLife).
+	holdMu    sync.Mutex
+	holds     map[uint64]graphHold
+	holdSeq   uint64
+	locking   map[*State]int // nil: a lock of whatever state is open
+	graphHold chan struct{}
+
+	snapMu sync.Mutex // one claim metas snapshot at a time
+	// snapAfterCut, when set (tests), runs between a snapshot's cut and
+	// its switch, without locks held.
+	snapAfterCut atomic.Pointer[func()]
+
+	stop chan struct{}
+	wg   sync.WaitGroup
+}
+
 // job is one write (or receipted read) waiting for the journal.
 type job struct {
-	st    *state
-	apply func(st *state, b *batch) error
-	done  chan error
+	st    *State
+	apply func(b *batch) error
+	// finish, if set, computes the projection of what apply changed
+	// (the rules' finishJob).
+	finish func(b *batch) error
+	done   chan error
 	// alone makes the job a group of its own: every write before it is
 	// committed (and its graph delta handed over) before it runs, and
 	// none after it shares its group.
@@ -42,17 +89,17 @@ func (s *Service) write(op string, p Principal, fn func(st *state, b *batch) err
 // unlock reloads from the store. An error before any of that is returned as
 // it is. Callers hold s.life (shared or exclusive) so that st stays current.
 func (s *Service) commit(st *state, fn func(st *state, b *batch) error) error {
-	return s.queue(&job{st: st, apply: fn})
+	return s.queue(&job{st: st.State, apply: func(b *batch) error { return fn(st, b) }, finish: func(b *batch) error { return s.finishJob(st, b) }})
 }
 
 // commitAlone is commit for a job that runs as a group of its own (see
 // job.alone).
 func (s *Service) commitAlone(st *state, fn func(st *state, b *batch) error) error {
-	return s.queue(&job{st: st, apply: fn, alone: true})
+	return s.queue(&job{st: st.State, apply: func(b *batch) error { return fn(st, b) }, finish: func(b *batch) error { return s.finishJob(st, b) }, alone: true})
 }
 
 // queue hands j to the journal and waits for its answer.
-func (s *Service) queue(j *job) error {
+func (s *Engine) queue(j *job) error {
 	j.done = make(chan error, 1)
 	s.jl.Queue(j)
 	return <-j.done
@@ -62,13 +109,13 @@ func (s *Service) queue(j *job) error {
 // writer, which applies queued jobs in order, then commits them to the
 // store together, sharing one fsync (commitGroup), and applies their
 // graph changes to the graph as one delta.
-func (s *Service) newJournal() *engine.Journal[*job] {
-	return engine.NewJournal(maxGroup, func(j *job) bool { return j.alone }, s.commitGroup, s.test.event)
+func (s *Engine) newJournal() *engine.Journal[*job] {
+	return engine.NewJournal(maxGroup, func(j *job) bool { return j.alone }, s.commitGroup, s.hooks.event)
 }
 
 // group is what commitGroup gathers of one group of jobs.
 type group struct {
-	st     *state
+	st     *State
 	errs   []error
 	writes []write
 	delta  deltaMerger
@@ -82,7 +129,7 @@ type group struct {
 
 // commitGroup applies and commits jobs as one group: one store commit, then
 // one graph update.
-func (s *Service) commitGroup(jobs []*job) {
+func (s *Engine) commitGroup(jobs []*job) {
 	g := &group{st: jobs[0].st, errs: make([]error, len(jobs))}
 	st := g.st
 	st.Mu.Lock()
@@ -104,7 +151,7 @@ func (s *Service) commitGroup(jobs []*job) {
 				g.errs[i] = model.Internalf("commit", "the view is broken")
 			}
 		}
-		go s.lockBroken(st)
+		go s.broken(st)
 	}
 	for i, j := range jobs {
 		j.done <- g.errs[i]
@@ -114,12 +161,12 @@ func (s *Service) commitGroup(jobs []*job) {
 // applyJob runs j against the view (st.mu held for writing) and adds what
 // it staged to g: its receipts, chained, its writes and its graph change.
 // It returns j's error.
-func (s *Service) applyJob(g *group, j *job) error {
+func (s *Engine) applyJob(g *group, j *job) error {
 	st := g.st
 	if j.st != st || st.Broken {
 		return model.Internalf("journal", "state changed or broken")
 	}
-	b := &batch{Now: s.clock.Now(), St: st.State}
+	b := &batch{Now: s.clock.Now(), St: st}
 	rev := st.Revision
 	st.Job = engine.NewJobCtx()
 	err, unreadable := s.runJob(st, j, b)
@@ -167,14 +214,14 @@ func (s *Service) applyJob(g *group, j *job) error {
 	// The group's graph changes go in one delta, applied after its
 	// commit; the jobs after this one see its lineage through
 	// st.lag (see dependents).
-	engine.MergeJob(&g.delta, st.State, &b.Graph)
+	engine.MergeJob(&g.delta, st, &b.Graph)
 	return nil
 }
 
 // stageGroup adds to g's writes what the group as a whole stores (st.mu
 // held for writing): the erasures' cleanup, the outbox's pruning and the
 // group's delta, the revision and the chain's head.
-func (s *Service) stageGroup(g *group) {
+func (s *Engine) stageGroup(g *group) {
 	st := g.st
 	if len(st.Snap.Erasing) > 0 {
 		g.writes = s.eraseWrittenSince(st, g.writes)
@@ -213,7 +260,7 @@ func (s *Service) stageGroup(g *group) {
 	}
 	st.Applied++
 	g.applied = st.Applied
-	g.snapshot = st.SnapshotDue(s.test.snap)
+	g.snapshot = st.SnapshotDue(s.hooks.snap)
 	rev, _ := json.Marshal(st.Revision)
 	head, _ := json.Marshal(st.Head)
 	g.writes = append(g.writes,
@@ -225,7 +272,7 @@ func (s *Service) stageGroup(g *group) {
 // storeGroup commits g's writes in one store transaction, then hands its
 // delta to the graph worker and marks it durable; a commit that fails
 // breaks the view and fails the group.
-func (s *Service) storeGroup(g *group) {
+func (s *Engine) storeGroup(g *group) {
 	st := g.st
 	err := s.store.Update(func(tx Tx) error {
 		for _, w := range g.writes {
@@ -248,7 +295,7 @@ func (s *Service) storeGroup(g *group) {
 				g.errs[i] = model.Wrap("commit", KindInternal, err)
 			}
 		}
-		go s.lockBroken(st)
+		go s.broken(st)
 		return
 	}
 	for _, d := range g.sets {
@@ -268,13 +315,16 @@ func (s *Service) storeGroup(g *group) {
 // runJob runs j against st, then computes its projection (finishJob). A
 // stored claim that cannot be read back (see unreadable) ends the job with
 // that error and unreadable set.
-func (s *Service) runJob(st *state, j *job, b *batch) (err error, unreadable bool) {
+func (s *Engine) runJob(st *State, j *job, b *batch) (err error, unreadable bool) {
 	var uerr error
 	func() {
 		defer engine.CatchUnreadable(&uerr)
-		err = j.apply(st, b)
+		err = j.apply(b)
 		if err == nil {
-			if ferr := s.finishJob(st, b); ferr != nil {
+			if j.finish == nil {
+				return
+			}
+			if ferr := j.finish(b); ferr != nil {
 				b.Err = errors.Join(b.Err, ferr)
 			}
 		}
@@ -286,10 +336,21 @@ func (s *Service) runJob(st *state, j *job, b *batch) (err error, unreadable boo
 }
 
 // lockBroken locks the vault after a failed commit, if st is still current.
-func (s *Service) lockBroken(st *state) {
+func (s *Service) lockBroken(st *State) {
 	s.lockLife(st) // a stale st breaks no check of the state open now
 	defer s.life.Unlock()
-	if s.st == st {
+	if s.st != nil && s.st.State == st {
 		s.lockLocked()
 	}
+}
+
+// whileCurrentState runs fn with life held shared if st is the open
+// view's, and answers engine.ErrSnapshotStale if it is not.
+func (s *Service) whileCurrentState(st *State, fn func() error) error {
+	s.life.RLock()
+	defer s.life.RUnlock()
+	if s.st == nil || s.st.State != st {
+		return engine.ErrSnapshotStale
+	}
+	return fn()
 }

@@ -500,7 +500,7 @@ func (s *Service) Check(ctx context.Context, p Principal) (CheckReport, error) {
 		rep.Summaries = st.summaryProblems()
 		want = st.projection()
 		rep.Graph = GraphReport{Revision: st.Revision, Sync: st.GraphSync}
-		held, letGo = s.holdGraph(ctx, st)
+		held, letGo = s.holdGraph(ctx, st.State)
 		return nil
 	})
 	release()
@@ -626,7 +626,7 @@ func (s *Service) RebuildGraph(ctx context.Context, p Principal) (uint64, error)
 			// The graph may be half built: nothing may use it until the
 			// next unlock rebuilds it (its watermark is 0).
 			st.Broken = true
-			go s.lockBroken(st)
+			go s.lockBroken(st.State)
 			return model.Wrap(op, KindInternal, err)
 		}
 		rev = st.Revision

@@ -97,12 +97,9 @@ const (
 
 // Service is the custodian core. It is safe for concurrent use.
 type Service struct {
-	store    Store
-	graph    graph.Graph
+	*Engine
 	vault    Vault
 	schema   *schema.Validator
-	log      *slog.Logger
-	clock    Clock
 	idle     time.Duration
 	onUnlock func(string) error
 	onLock   func()
@@ -116,10 +113,8 @@ type Service struct {
 
 	// idleLooks counts the idle watcher's looks at an unlocked vault.
 	idleLooks atomic.Uint64
-	// snapAfterCut, when set (tests), runs between a snapshot's cut and
-	// its switch, without locks held; ignoreSnapshot makes the unlock
-	// read every claim meta (tests compare).
-	snapAfterCut   atomic.Pointer[func()]
+	// ignoreSnapshot makes the unlock read every claim meta (tests
+	// compare).
 	ignoreSnapshot atomic.Bool
 
 	// unlockRolls tracks the receipt roll each Unlock starts, so that tests
@@ -147,25 +142,11 @@ type Service struct {
 	unlocked   atomic.Bool  // mirrors st != nil for lock-free status
 
 	rollMu sync.Mutex // one receipt roll at a time
-	snapMu sync.Mutex // one claim metas snapshot at a time
 
-	jl     *engine.Journal[*job] // the single writer (see newJournal)
-	graphQ chan graphJob         // committed deltas for the graph worker
-	// graphHold, while not nil, keeps the graph worker from applying
-	// deltas (it collects them); closed when the last of holds (each one's
-	// cancel, by id) is let go or broken (see holdGraph). locking counts
-	// the locks waiting for life (see lockLife).
-	holdMu    sync.Mutex
-	holds     map[uint64]graphHold
-	holdSeq   uint64
-	locking   map[*state]int // nil: a lock of whatever state is open
-	graphHold chan struct{}
 	// graphSem lets one check, graph rebuild or graph export at a time
 	// use the graph: a rebuild or an export waits in the journal for the
 	// graph, which a check holds outside it.
 	graphSem chan struct{}
-	stop     chan struct{}
-	wg       sync.WaitGroup
 }
 
 // New returns a Service over cfg. The vault starts as it is (normally
@@ -175,11 +156,18 @@ func New(cfg Config) (*Service, error) {
 		return nil, errors.New("custodian: Store, Graph, Vault and Schema are required")
 	}
 	s := &Service{
-		store:            cfg.Store,
+		Engine: &Engine{
+			store:   cfg.Store,
+			graph:   cfg.Graph,
+			log:     cfg.Logger,
+			clock:   cfg.Clock,
+			graphQ:  make(chan graphJob, maxGroup),
+			stop:    make(chan struct{}),
+			holds:   map[uint64]graphHold{},
+			locking: map[*State]int{},
+		},
 		vault:            cfg.Vault,
 		schema:           cfg.Schema,
-		log:              cfg.Logger,
-		clock:            cfg.Clock,
 		idle:             cfg.IdleLock,
 		onUnlock:         cfg.OnUnlock,
 		onLock:           cfg.OnLock,
@@ -197,16 +185,11 @@ func New(cfg Config) (*Service, error) {
 		exchangeFailures: newFailuresCap(exchangeFailureLimit, time.Minute, exchangeFailureKeys),
 		refusalBudget:    &budget{limit: refusalReceiptsPerMinute},
 		kdf:              make(chan struct{}, runtime.NumCPU()),
-		graphQ:           make(chan graphJob, maxGroup),
-		stop:             make(chan struct{}),
-		holds:            map[uint64]graphHold{},
-		locking:          map[*state]int{},
 		graphSem:         make(chan struct{}, 1),
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
-	s.graph = cfg.Graph
 	if s.clock == nil {
 		s.clock = systemClock{}
 	}
@@ -220,6 +203,9 @@ func New(cfg Config) (*Service, error) {
 	if s.test.maxApplyEdges == 0 {
 		s.test.maxApplyEdges = defaultMaxApplyEdges
 	}
+	s.hooks = s.test.engineHooks
+	s.broken = s.lockBroken
+	s.whileCurrent = s.whileCurrentState
 	s.jl = s.newJournal()
 	s.wg.Add(3)
 	go func() {
@@ -397,7 +383,7 @@ func (s *Service) Lock(ctx context.Context, p Principal) error {
 // comparing the graph gives up, rather than keep the lock (and every
 // request behind it, such as a traversal waiting for the graph with life
 // shared) waiting for as long as the comparison takes.
-func (s *Service) lockLife(st *state) {
+func (s *Service) lockLife(st *State) {
 	s.holdMu.Lock()
 	s.locking[st]++
 	s.breakHoldsLocked(st)

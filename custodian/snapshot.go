@@ -35,7 +35,7 @@ import (
 // build's copies go by id. Should the log be unreadable, they are left to
 // the snapshot the erasures make due, with a warning. The group also sets
 // metaSnapshotErased, so that a crash before that snapshot does not lose it.
-func (s *Service) eraseWrittenSince(st *state, writes []write) []write {
+func (s *Engine) eraseWrittenSince(st *State, writes []write) []write {
 	erased := st.Snap.Erasing
 	st.Snap.Erasing = nil
 	writes = append(writes, write{Bucket: engine.BucketMeta, Key: engine.MetaSnapshotErased, Value: []byte("true")})
@@ -89,9 +89,9 @@ func (s *Service) eraseWrittenSince(st *state, writes []write) []write {
 // as they stand. Writes go on meanwhile; a claim they change stays dirty.
 // It gives up, leaving the current snapshot as it was, when st stops being
 // the Service's state or the Service closes.
-func (s *Service) writeSnapshot(st *state) {
+func (s *Engine) writeSnapshot(st *State) {
 	defer s.wg.Done()
-	defer s.test.fire() // after snapMu is let go
+	defer s.hooks.fire() // after snapMu is let go
 	s.snapMu.Lock()
 	defer s.snapMu.Unlock()
 	if err := s.snapshotOf(st); err != nil {
@@ -107,12 +107,8 @@ func (s *Service) writeSnapshot(st *state) {
 	}
 }
 
-func (s *Service) snapshotOf(st *state) error {
-	current := func() bool {
-		s.life.RLock()
-		defer s.life.RUnlock()
-		return s.st == st
-	}
+func (s *Engine) snapshotOf(st *State) error {
+	current := func() bool { return s.whileCurrent(st, func() error { return nil }) == nil }
 	if !current() {
 		return engine.ErrSnapshotStale
 	}
@@ -139,7 +135,7 @@ func (s *Service) snapshotOf(st *state) error {
 
 	gen := max(prev.Gen, lastGen) + 1 // never over the chunks of one the store records
 	written, err := engine.WriteChunks(s.store, engine.BucketMetaSnap, gen, len(records), func(i int) *claimMeta { return &records[i].Meta },
-		s.test.snap.ChunkBytes, current, s.stop)
+		s.hooks.snap.ChunkBytes, current, s.stop)
 	if err != nil {
 		return err
 	}
@@ -162,35 +158,32 @@ func (s *Service) snapshotOf(st *state) error {
 	}); err != nil {
 		return err
 	}
-	s.life.RLock()
-	defer s.life.RUnlock()
-	if s.st != st {
-		return engine.ErrSnapshotStale
-	}
-	return s.commit(st, func(st *state, b *batch) error {
-		if st.Snap.Info != prev {
-			return model.Internalf("snapshot", "another snapshot became current")
-		}
-		for seq := st.Snap.LogFirst; seq < cut; seq++ {
-			b.Del(engine.BucketMetaLog, engine.ReceiptKey(seq))
-		}
-		st.Snap.LogFirst = max(st.Snap.LogFirst, cut)
-		for _, id := range st.Snap.Legacy {
-			b.Del(engine.BucketMetaDirty, id)
-		}
-		st.Snap.Legacy = nil
-		for _, k := range stale {
-			b.Del(engine.BucketMetaSnap, k)
-		}
-		st.Snap.Info = snapshotInfo{Gen: gen, Chunks: len(written), Claims: len(records)}
-		st.Snap.LastGen = gen
-		st.Snap.FailedAt = 0
-		st.Snap.Covered = erasures
-		if st.Snap.Erasures == erasures {
-			b.Del(engine.BucketMeta, engine.MetaSnapshotErased)
-		}
-		b.Put(engine.BucketMeta, engine.MetaSnapshotLog, st.Snap.Info)
-		st.Snap.End()
-		return nil
+	return s.whileCurrent(st, func() error {
+		return s.queue(&job{st: st, apply: func(b *batch) error {
+			if st.Snap.Info != prev {
+				return model.Internalf("snapshot", "another snapshot became current")
+			}
+			for seq := st.Snap.LogFirst; seq < cut; seq++ {
+				b.Del(engine.BucketMetaLog, engine.ReceiptKey(seq))
+			}
+			st.Snap.LogFirst = max(st.Snap.LogFirst, cut)
+			for _, id := range st.Snap.Legacy {
+				b.Del(engine.BucketMetaDirty, id)
+			}
+			st.Snap.Legacy = nil
+			for _, k := range stale {
+				b.Del(engine.BucketMetaSnap, k)
+			}
+			st.Snap.Info = snapshotInfo{Gen: gen, Chunks: len(written), Claims: len(records)}
+			st.Snap.LastGen = gen
+			st.Snap.FailedAt = 0
+			st.Snap.Covered = erasures
+			if st.Snap.Erasures == erasures {
+				b.Del(engine.BucketMeta, engine.MetaSnapshotErased)
+			}
+			b.Put(engine.BucketMeta, engine.MetaSnapshotLog, st.Snap.Info)
+			st.Snap.End()
+			return nil
+		}})
 	})
 }

@@ -4,23 +4,9 @@ package custodian
 // outside tests. They are set through Config (export_test.go), never by a
 // package variable: two services in one process keep their own.
 type testHooks struct {
-	// event runs when something a test may wait for has happened: a job
-	// queued for the journal, the vault locked, a claim metas snapshot
-	// ended, a read began waiting for its group to be durable, the idle
-	// watcher looked. It runs with no lock of the Service held that a
-	// test's condition could need, and must not block.
-	event func()
-	// held runs in the graph worker with the number of deltas it has
-	// collected while the graph is held (see holdGraph).
-	held func(collected int)
+	engineHooks
 	// graphWait runs with the operation's name when useGraph has to wait.
 	graphWait func(op string)
-
-	// snap is when the journal starts a claim metas snapshot and how
-	// large its chunks are; maxApplyEdges bounds a graph commit. Zero:
-	// the defaults (see snapTuning, defaultMaxApplyEdges).
-	snap          snapTuning
-	maxApplyEdges int
 
 	// checkChunk is how many claim metas Check compares under one read
 	// lock of the view (zero: defaultCheckChunk); checkPause, when set,
@@ -31,8 +17,26 @@ type testHooks struct {
 	checkPause func(stage string)
 }
 
+// engineHooks are the test hooks the Engine takes (see testHooks).
+type engineHooks struct {
+	// event runs when something a test may wait for has happened: a job
+	// queued for the journal, the vault locked, a claim metas snapshot
+	// ended, a read began waiting for its group to be durable, the idle
+	// watcher looked. It runs with no lock of the Service held that a
+	// test's condition could need, and must not block.
+	event func()
+	// held runs in the graph worker with the number of deltas it has
+	// collected while the graph is held (see holdGraph).
+	held func(collected int)
+	// snap is when the journal starts a claim metas snapshot and how
+	// large its chunks are; maxApplyEdges bounds a graph commit. Zero:
+	// the defaults (see snapTuning, defaultMaxApplyEdges).
+	snap          snapTuning
+	maxApplyEdges int
+}
+
 // fire runs the event hook, if any.
-func (h *testHooks) fire() {
+func (h *engineHooks) fire() {
 	if h.event != nil {
 		h.event()
 	}
