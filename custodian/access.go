@@ -457,7 +457,7 @@ func (s *Service) recipientReadAs(st *state, p Principal, rc *Receipt, decide fu
 	var refused *Error
 	if err := st.ReadLocked(func() {
 		snap = st.Revision
-		records, used, refused = decide(st, s.clock.Now())
+		records, used, refused = decide(st, s.eng.Clock.Now())
 	}); err != nil {
 		return false, err
 	}

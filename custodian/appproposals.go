@@ -96,7 +96,7 @@ func (s *Service) OwnProposals(ctx context.Context, p Principal, id string) (Own
 		return OwnProposals{}, err
 	}
 	out := OwnProposals{Proposals: []ProposalStatus{}, Revision: rev}
-	err = s.store.View(func(tx Tx) error {
+	err = s.eng.Store.View(func(tx Tx) error {
 		if id != "" {
 			pr, err := engine.LoadProposal(tx, id)
 			if err != nil {
@@ -168,7 +168,7 @@ func (s *Service) WithdrawProposal(ctx context.Context, p Principal, id string) 
 		return ProposalStatus{}, err
 	}
 	var pr *Proposal
-	if err := s.store.View(func(tx Tx) error {
+	if err := s.eng.Store.View(func(tx Tx) error {
 		var err error
 		pr, err = engine.LoadProposal(tx, id)
 		return err

@@ -56,7 +56,7 @@ func (s *Service) Export(ctx context.Context, p Principal) ([]byte, error) {
 		return nil, model.Fail(op, KindInvalid, "this custodian cannot export")
 	}
 	content, err := ownerRead(s, op, p, func(st *state) (archiveContent, error) {
-		c := archiveContent{Format: exportFormat, ExportedAt: s.clock.Now(), Personas: []Persona{}, Claims: []archivedClaim{}}
+		c := archiveContent{Format: exportFormat, ExportedAt: s.eng.Clock.Now(), Personas: []Persona{}, Claims: []archivedClaim{}}
 		for _, pe := range st.Personas {
 			c.Personas = append(c.Personas, *pe)
 		}
@@ -165,7 +165,7 @@ func (s *Service) Import(ctx context.Context, p Principal, in ImportInput) (Impo
 	if in.Mode != "merge" && in.Mode != "replace" {
 		return ImportResult{}, model.Fail(op, KindInvalid, "mode must be merge or replace")
 	}
-	if wait := s.reentryFailures.wait("", s.clock.Now()); wait > 0 {
+	if wait := s.reentryFailures.wait("", s.eng.Clock.Now()); wait > 0 {
 		return ImportResult{}, &Error{Op: op, Kind: KindRateLimited, RetryAfter: wait}
 	}
 	archive := []byte(in.Archive) // the archive's own JSON object, or
@@ -180,7 +180,7 @@ func (s *Service) Import(ctx context.Context, p Principal, in ImportInput) (Impo
 	plain, err := arch.OpenArchive(archive, []byte(in.Password), in.SecretKey)
 	switch {
 	case errors.Is(err, vault.ErrBadCredentials), errors.Is(err, vault.ErrMalformedSecretKey):
-		s.reentryFailures.note("", s.clock.Now())
+		s.reentryFailures.note("", s.eng.Clock.Now())
 		return ImportResult{}, model.Fail(op, KindUnauthenticated, "wrong password or Secret Key for this archive")
 	case errors.Is(err, vault.ErrCorrupt):
 		return ImportResult{}, model.Fail(op, KindInvalid, "not a phc archive")

@@ -95,7 +95,7 @@ func (s *Service) rollReceipts() (uint64, error) {
 	if st == nil {
 		return 0, nil
 	}
-	now := s.clock.Now()
+	now := s.eng.Clock.Now()
 	st.Mu.RLock()
 	floor, head, g := st.ReceiptFloor, st.Head.Seq, st.Applied
 	cutoff := now.Add(-st.Settings.Retention())
@@ -111,7 +111,7 @@ func (s *Service) rollReceipts() (uint64, error) {
 	digest := sha256.New()
 	reached := false // every receipt before the cutoff is in cp
 	var sets []string
-	err := s.store.View(func(tx Tx) error {
+	err := s.eng.Store.View(func(tx Tx) error {
 		for seq := floor; seq < head; seq++ {
 			if seq-floor == rollBatch {
 				return nil
@@ -150,7 +150,7 @@ func (s *Service) rollReceipts() (uint64, error) {
 		// Every kept receipt was made in the cutoff's month or later: the
 		// sets of earlier months are named by rolled receipts only.
 		month := cutoff.UTC().Format(engine.SetMonth)
-		err := s.store.View(func(tx Tx) error {
+		err := s.eng.Store.View(func(tx Tx) error {
 			err := tx.ForEach(engine.BucketSets, func(k string, _ []byte) error {
 				if k >= month {
 					return errRollDone
@@ -192,18 +192,18 @@ func (s *Service) rollReceipts() (uint64, error) {
 		return 0, err
 	}
 	n := cp.To - cp.From + 1
-	s.log.Info("receipts rolled into a checkpoint", "from", cp.From, "to", cp.To, "sets", len(sets))
+	s.eng.Log.Info("receipts rolled into a checkpoint", "from", cp.From, "to", cp.To, "sets", len(sets))
 	return n, nil
 }
 
 // maintain rolls receipts now and then while the Service runs.
 func (s *Service) maintain() {
-	defer s.wg.Done()
+	defer s.eng.Wg.Done()
 	t := time.NewTicker(rollEvery)
 	defer t.Stop()
 	for {
 		select {
-		case <-s.stop:
+		case <-s.eng.Stop:
 			return
 		case <-t.C:
 			s.rollAll()
@@ -216,7 +216,7 @@ func (s *Service) rollAll() {
 	for {
 		n, err := s.rollReceipts()
 		if err != nil {
-			s.log.Error("rolling receipts failed", "err", err)
+			s.eng.Log.Error("rolling receipts failed", "err", err)
 			return
 		}
 		if n < rollBatch {

@@ -115,7 +115,7 @@ func (s *Service) registeredAgain(op string, in ConsumerInput) (ConsumerView, bo
 	if !known {
 		return ConsumerView{}, false, nil
 	}
-	now := s.clock.Now()
+	now := s.eng.Clock.Now()
 	if wait := max(s.mintFailures.wait(in.Name, now), s.mintFailuresAll.wait("", now)); wait > 0 {
 		return ConsumerView{}, false, &Error{Op: op, Kind: KindRateLimited, RetryAfter: wait}
 	}
@@ -388,7 +388,7 @@ func (s *Service) MintServiceToken(ctx context.Context, in TokenRequest) (TokenI
 		return TokenIssued{}, err
 	}
 	defer release()
-	now := s.clock.Now()
+	now := s.eng.Clock.Now()
 	if wait := max(s.mintFailures.wait(in.Consumer, now), s.mintFailuresAll.wait("", now)); wait > 0 {
 		return TokenIssued{}, &Error{Op: op, Kind: KindRateLimited, RetryAfter: wait}
 	}
@@ -401,7 +401,7 @@ func (s *Service) MintServiceToken(ctx context.Context, in TokenRequest) (TokenI
 	st.Mu.RUnlock()
 	ok, err := s.verifySecret(hash, []byte(in.Secret))
 	if err != nil || !ok || !known || c.Status != ConsumerApproved {
-		now := s.clock.Now()
+		now := s.eng.Clock.Now()
 		s.mintFailures.note(in.Consumer, now)
 		s.mintFailuresAll.note("", now)
 		return TokenIssued{}, model.Fail(op, KindUnauthenticated, "")

@@ -226,7 +226,7 @@ var (
 // were written since the last, in chunks of about chunkBytes.
 func WithSnapshotTuning(dirtyMin, share, chunkBytes int) func(c *Config) {
 	return func(c *Config) {
-		c.test.snap = snapTuning{DirtyMin: dirtyMin, DirtyShare: share, ChunkBytes: chunkBytes}
+		c.test.Snap = snapTuning{DirtyMin: dirtyMin, DirtyShare: share, ChunkBytes: chunkBytes}
 	}
 }
 
@@ -242,7 +242,7 @@ func WithCheckTuning(chunk int, pause func(stage string)) func(c *Config) {
 // with the number of deltas it has collected while a check holds the
 // graph, each time it grows.
 func WithHeldHook(fn func(collected int)) func(c *Config) {
-	return func(c *Config) { c.test.held = fn }
+	return func(c *Config) { c.test.Held = fn }
 }
 
 // WithGraphWaitHook makes the Service c configures run fn with the
@@ -255,11 +255,11 @@ func WithGraphWaitHook(fn func(op string)) func(c *Config) {
 // SetEventHook makes the Service c configures run fn whenever something a
 // test may wait for happens (see testHooks.event): a job queued, the vault
 // locked, a snapshot ended, a read waiting for a commit, an idle look.
-func SetEventHook(c *Config, fn func()) { c.test.event = fn }
+func SetEventHook(c *Config, fn func()) { c.test.Event = fn }
 
 // QueuedJobs is how many jobs wait for the journal to take them (behind a
 // paused commit, say).
-func (s *Service) QueuedJobs() int { return s.jl.Queued() }
+func (s *Service) QueuedJobs() int { return s.eng.Queued() }
 
 // IdleLooks is how many times the idle watcher has looked at the unlocked
 // vault.
@@ -289,21 +289,21 @@ func (s *Service) SnapshotRunning() bool {
 // WithMaxApplyEdges sets how many edges the graph worker of the Service
 // c configures joins into one graph commit.
 func WithMaxApplyEdges(n int) func(c *Config) {
-	return func(c *Config) { c.test.maxApplyEdges = n }
+	return func(c *Config) { c.test.MaxApplyEdges = n }
 }
 
 // MaxGroup is how many jobs the journal commits as one group at most, and
 // how many deltas wait for the graph worker before the journal waits.
-const MaxGroup = maxGroup
+const MaxGroup = engine.MaxGroup
 
 // SetSnapshotHook sets a function run between a snapshot's cut and its
 // switch (nil: none).
 func (s *Service) SetSnapshotHook(fn func()) {
 	if fn == nil {
-		s.snapAfterCut.Store(nil)
+		s.eng.SnapAfterCut.Store(nil)
 		return
 	}
-	s.snapAfterCut.Store(&fn)
+	s.eng.SnapAfterCut.Store(&fn)
 }
 
 // SetIgnoreSnapshot makes the next unlocks read every claim meta, as for
@@ -338,14 +338,14 @@ func (s *Service) WriteSnapshotWith(afterCut func()) error {
 		st.Mu.Unlock()
 		<-ended
 	}
-	s.snapMu.Lock() // the journal's snapshot stores its switch with it held
-	defer s.snapMu.Unlock()
+	s.eng.SnapMu.Lock() // the journal's snapshot stores its switch with it held
+	defer s.eng.SnapMu.Unlock()
 	if afterCut != nil {
-		hook := s.snapAfterCut.Load()
-		s.snapAfterCut.Store(&afterCut)
-		defer s.snapAfterCut.Store(hook)
+		hook := s.eng.SnapAfterCut.Load()
+		s.eng.SnapAfterCut.Store(&afterCut)
+		defer s.eng.SnapAfterCut.Store(hook)
 	}
-	err := s.snapshotOf(st.State)
+	err := s.eng.SnapshotOf(st.State)
 	if err != nil {
 		st.Mu.Lock()
 		st.Snap.End()
@@ -359,9 +359,9 @@ func (s *Service) WriteSnapshotWith(afterCut func()) error {
 // SnapshotStats) has then also stored its switch — the stale chunks and
 // log entries deleted — which the view can show before the store has it.
 func (s *Service) SnapshotSettled() {
-	s.snapMu.Lock()
+	s.eng.SnapMu.Lock()
 	//lint:ignore SA2001 an empty critical section: a wait for the holder
-	s.snapMu.Unlock()
+	s.eng.SnapMu.Unlock()
 }
 
 // SnapshotStats reports the current snapshot's generation and counts, and

@@ -14,7 +14,7 @@ import (
 func (s *Service) dependents(st *state, roots []string, visit func(string) bool) ([]graph.Dependent, error) {
 	pending := st.Lag.Lineage()
 	if len(pending) == 0 {
-		return s.graph.Dependents(context.Background(), roots, graph.DerivedFrom, visit)
+		return s.eng.Graph.Dependents(context.Background(), roots, graph.DerivedFrom, visit)
 	}
 	seen := make(map[string]bool, len(roots))
 	for _, r := range roots {
@@ -30,7 +30,7 @@ func (s *Service) dependents(st *state, roots []string, visit func(string) bool)
 	var out []graph.Dependent
 	frontier := roots
 	for len(frontier) > 0 {
-		deps, err := s.graph.Dependents(context.Background(), frontier, graph.DerivedFrom, once)
+		deps, err := s.eng.Graph.Dependents(context.Background(), frontier, graph.DerivedFrom, once)
 		if err != nil {
 			return nil, err
 		}

@@ -96,7 +96,7 @@ func (s *Service) Traverse(ctx context.Context, p Principal, q NeighborQuery) (N
 	switch p.kind {
 	case PrincipalOwner:
 		return readSettled(op, st, func() (Neighbors, error) {
-			out, _, _, ok, err := s.neighbors(ctx, st, p, q, offset, s.clock.Now())
+			out, _, _, ok, err := s.neighbors(ctx, st, p, q, offset, s.eng.Clock.Now())
 			if err != nil {
 				return Neighbors{}, err
 			}
@@ -155,7 +155,7 @@ func (s *Service) neighbors(ctx context.Context, st *state, p Principal, q Neigh
 	if !v.node(q.Node) {
 		return Neighbors{}, nil, nil, false, nil
 	}
-	steps, err := s.graph.Traverse(ctx, q.Node, graph.Related, q.Depth, graph.Visibility{Edge: v.edge, Node: v.node})
+	steps, err := s.eng.Graph.Traverse(ctx, q.Node, graph.Related, q.Depth, graph.Visibility{Edge: v.edge, Node: v.node})
 	if err != nil {
 		return Neighbors{}, nil, nil, false, model.Wrap("graph.neighbors", KindInternal, err)
 	}

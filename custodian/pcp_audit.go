@@ -62,7 +62,7 @@ func (s *Service) Audit(ctx context.Context, p Principal, limit int) ([]AuditEnt
 	// Expiry is no event anyone performs, so it leaves no receipt: the
 	// grants and tokens that have run out appear as EXPIRE entries at their
 	// expiry, among the receipts of the same period.
-	now := s.clock.Now()
+	now := s.eng.Clock.Now()
 	oldest := time.Time{}
 	if len(rs) == limitOrDefault(limit) && len(rs) > 0 {
 		oldest = rs[len(rs)-1].At

@@ -21,21 +21,6 @@ import (
 	"github.com/phc-project/phc/graph"
 )
 
-// The projection's store records: the outbox holds each committed group's
-// graph delta under its revision until the graph has it; meta/graph_floor
-// is the highest revision whose delta was applied and pruned.
-const (
-	bucketOutbox        = "graph_outbox" // %016x revision → graph.Delta
-	metaGraphFloor      = "graph_floor"
-	metaGraphProjection = "graph_projection" // the projectionVersion the graph was built with
-)
-
-// projectionVersion numbers what claimEdges and its siblings project. A
-// graph built with another (a store without the record: 1) is rebuilt at
-// unlock. 2: an About edge has no label (it was the claim's head ref, which
-// made every correction two graph writes).
-const projectionVersion = 2
-
 // publish sets m[id] = v in the view, first noting for the journal's job
 // (which of its maps, noted says) the version v replaces.
 func publish[T any](st *state, m map[string]*T, noted func(*jobCtx) *map[string]*T, id string, v *T) {
@@ -372,14 +357,14 @@ func (inv *invalidation) apply(st *State) {
 // outbox's deltas the graph lacks, or rebuilds the graph when it cannot
 // (a graph never built, behind the pruned outbox, or ahead of the store).
 func (s *Service) syncGraph(st *state) error {
-	w, err := s.graph.Watermark()
+	w, err := s.eng.Graph.Watermark()
 	if err != nil {
 		return err
 	}
 	var keys []string
 	var deltas []graph.Delta
-	if err := s.store.View(func(tx Tx) error {
-		return tx.ForEach(bucketOutbox, func(k string, v []byte) error {
+	if err := s.eng.Store.View(func(tx Tx) error {
+		return tx.ForEach(engine.BucketOutbox, func(k string, v []byte) error {
 			var d graph.Delta
 			if err := json.Unmarshal(v, &d); err != nil {
 				return fmt.Errorf("graph outbox %s: %w", k, err)
@@ -397,12 +382,12 @@ func (s *Service) syncGraph(st *state) error {
 		// Never built, behind what the outbox still holds, ahead of the
 		// store (restored from elsewhere), or emptied (a rebuild that did
 		// not finish).
-		s.log.Info("rebuilding the graph from the store", "watermark", w, "revision", st.Revision)
+		s.eng.Log.Info("rebuilding the graph from the store", "watermark", w, "revision", st.Revision)
 		st.GraphSync = fmt.Sprintf("rebuilt at unlock: the graph was at watermark %d, the store at revision %d", w, st.Revision)
 		return s.rebuildGraph(st)
-	case st.ProjectionAt != projectionVersion:
-		s.log.Info("rebuilding the graph from the store: its projection changed", "from", st.ProjectionAt, "to", projectionVersion)
-		st.GraphSync = fmt.Sprintf("rebuilt at unlock: the graph was built with projection %d, this version projects %d", st.ProjectionAt, projectionVersion)
+	case st.ProjectionAt != engine.ProjectionVersion:
+		s.eng.Log.Info("rebuilding the graph from the store: its projection changed", "from", st.ProjectionAt, "to", engine.ProjectionVersion)
+		st.GraphSync = fmt.Sprintf("rebuilt at unlock: the graph was built with projection %d, this version projects %d", st.ProjectionAt, engine.ProjectionVersion)
 		return s.rebuildGraph(st)
 	}
 	replayed := 0
@@ -410,7 +395,7 @@ func (s *Service) syncGraph(st *state) error {
 		if d.Watermark <= w {
 			continue
 		}
-		if err := s.graph.Apply(d); err != nil {
+		if err := s.eng.Graph.Apply(d); err != nil {
 			return err
 		}
 		replayed++
@@ -426,7 +411,7 @@ func (s *Service) syncGraph(st *state) error {
 // rebuildGraph replaces the graph by the view's projection, at the view's
 // revision. Callers hold st.mu or own st alone.
 func (s *Service) rebuildGraph(st *state) error {
-	if err := s.graph.Replace(st.projection(), st.Revision); err != nil {
+	if err := s.eng.Graph.Replace(st.projection(), st.Revision); err != nil {
 		return err
 	}
 	st.Lag.Applied(st.Revision, nil)
@@ -500,7 +485,7 @@ func (s *Service) Check(ctx context.Context, p Principal) (CheckReport, error) {
 		rep.Summaries = st.summaryProblems()
 		want = st.projection()
 		rep.Graph = GraphReport{Revision: st.Revision, Sync: st.GraphSync}
-		held, letGo = s.holdGraph(ctx, st.State)
+		held, letGo = s.eng.HoldGraph(ctx, st.State)
 		return nil
 	})
 	release()
@@ -510,7 +495,7 @@ func (s *Service) Check(ctx context.Context, p Principal) (CheckReport, error) {
 	t1 := time.Now()
 	s.checkPause("graph")
 	s.compareGraph(held, &rep.Graph, want)
-	broken := errors.Is(context.Cause(held), errHoldBroken)
+	broken := errors.Is(context.Cause(held), engine.ErrHoldBroken)
 	letGo() // both again, harmlessly, when Check returns
 	doneGraph()
 	if broken {
@@ -526,7 +511,7 @@ func (s *Service) Check(ctx context.Context, p Principal) (CheckReport, error) {
 	if err != nil {
 		return CheckReport{}, err
 	}
-	s.log.Info("check done", "journal_ms", inJournal.Milliseconds(), "waited_ms", (t1.Sub(t0) - inJournal).Milliseconds(),
+	s.eng.Log.Info("check done", "journal_ms", inJournal.Milliseconds(), "waited_ms", (t1.Sub(t0) - inJournal).Milliseconds(),
 		"graph_ms", t2.Sub(t1).Milliseconds(), "claims_ms", t3.Sub(t2).Milliseconds(), "receipts_ms", time.Since(t3).Milliseconds())
 	rep.OK = rep.Graph.OK && rep.Receipts.OK && len(rep.Summaries) == 0 && len(rep.Claims) == 0
 	return rep, nil
@@ -543,7 +528,7 @@ func (s *Service) compareGraph(ctx context.Context, rep *GraphReport, want []gra
 		}
 	}
 	var got []graph.Edge
-	if err := s.graph.Each(ctx, func(e graph.Edge) error {
+	if err := s.eng.Graph.Each(ctx, func(e graph.Edge) error {
 		got = append(got, e)
 		if len(got)%1024 == 0 {
 			s.touch()        // a check at work is not idle
@@ -591,7 +576,7 @@ func (s *Service) compareGraph(ctx context.Context, rep *GraphReport, want []gra
 	for _, e := range extra {
 		problem("in the graph but not the store: %s", e)
 	}
-	w, err := s.graph.Watermark()
+	w, err := s.eng.Graph.Watermark()
 	if err != nil {
 		problem("graph watermark: %v", err)
 	}
@@ -658,7 +643,7 @@ func (s *Service) ExportGraph(ctx context.Context, p Principal, w io.Writer) err
 		if err := st.awaitGraph(op); err != nil {
 			return err
 		}
-		if err := s.graph.WriteNQuads(ctx, w); err != nil {
+		if err := s.eng.Graph.WriteNQuads(ctx, w); err != nil {
 			return model.Wrap(op, KindInternal, err)
 		}
 		return nil
@@ -764,7 +749,7 @@ func (s *Service) claimChunk(op string, st *state, ids []string, from *string, p
 		return r
 	}
 	pre := make(map[string]*read, s.test.checkChunk)
-	err = s.store.View(func(tx Tx) error {
+	err = s.eng.Store.View(func(tx Tx) error {
 		return forEachFrom(tx, engine.BucketClaimMeta, *from, func(id string, raw []byte) error {
 			if len(pre) == s.test.checkChunk {
 				return errStopWalk
@@ -847,7 +832,7 @@ func (s *Service) atCut(op string, st *state, fn func(tx Tx) error) error {
 				wait = st.Applied
 				s.checkPause("cut")
 			default:
-				if err = s.store.View(fn); err != nil {
+				if err = s.eng.Store.View(fn); err != nil {
 					err = model.Wrap(op, KindInternal, err)
 				}
 			}

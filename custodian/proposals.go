@@ -165,7 +165,7 @@ func (s *Service) Review(ctx context.Context, p Principal) ([]ReviewItem, error)
 		return nil, err
 	}
 	out := make([]Proposal, 0, len(ids))
-	err = s.store.View(func(tx Tx) error {
+	err = s.eng.Store.View(func(tx Tx) error {
 		for _, id := range ids {
 			pr, err := engine.LoadProposal(tx, id)
 			if err != nil {
@@ -494,7 +494,7 @@ func (s *Service) pendingProposals(op string, p Principal, ids []string) (prs []
 		return nil, nil, err
 	}
 	prs, errs = make([]*Proposal, len(ids)), make([]error, len(ids))
-	if err := s.store.View(func(tx Tx) error {
+	if err := s.eng.Store.View(func(tx Tx) error {
 		for i, id := range ids {
 			pr, err := engine.LoadProposal(tx, id)
 			switch {

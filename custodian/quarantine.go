@@ -827,7 +827,7 @@ func (s *Service) readHeld(op string, p Principal, ids []string, all bool) (map[
 	if err != nil {
 		return nil, err
 	}
-	err = s.store.View(func(tx Tx) error {
+	err = s.eng.Store.View(func(tx Tx) error {
 		for id, c := range copies {
 			if c.body != nil {
 				continue // held before the bodies had a bucket

@@ -100,7 +100,7 @@ func (s *Service) rateLimit(op string, p Principal, write bool) error {
 			rate = own
 		}
 	}
-	if wait := s.rates.take(s.clock.Now(), limit{key: kind + "token:" + p.token.ID, rate: rate}); wait > 0 {
+	if wait := s.rates.take(s.eng.Clock.Now(), limit{key: kind + "token:" + p.token.ID, rate: rate}); wait > 0 {
 		return &Error{Op: op, Kind: KindRateLimited, RetryAfter: wait}
 	}
 	return nil

@@ -36,7 +36,7 @@ func (s *Service) ReadableNow(ctx context.Context, p Principal, recipient string
 		return Readable{}, model.Fail(op, KindInvalid, "name a recipient")
 	}
 	return ownerRead(s, op, p, func(st *state) (Readable, error) {
-		now := s.clock.Now()
+		now := s.eng.Clock.Now()
 		out := Readable{Recipient: recipient, Purposes: []ReadablePurpose{}, Revision: st.Revision}
 		if c, ok := st.Consumers[recipient]; ok && c.Status != ConsumerApproved {
 			return out, nil

@@ -50,7 +50,7 @@ func (s *Service) Receipts(ctx context.Context, p Principal, limit int) ([]Recei
 		return nil, err
 	}
 	out := make([]Receipt, 0, min(uint64(limit), head))
-	err = s.store.View(func(tx Tx) error {
+	err = s.eng.Store.View(func(tx Tx) error {
 		// Receipts before the floor live on as checkpoints only.
 		for seq := head; seq >= floor && seq >= 1 && len(out) < limit; seq-- {
 			r, err := loadReceipt(tx, seq)
@@ -119,7 +119,7 @@ func (s *Service) VerifyReceipts(ctx context.Context, p Principal) (Verification
 	if err := st.AwaitDurable(op, g); err != nil {
 		return Verification{}, err
 	}
-	v := verifyChain(s.store, head, s.checkpointMAC)
+	v := verifyChain(s.eng.Store, head, s.checkpointMAC)
 	return v, nil
 }
 

@@ -29,13 +29,6 @@ type Vault interface {
 	Locked() bool
 }
 
-// Clock tells the time; tests pass a fake.
-type Clock interface{ Now() time.Time }
-
-type systemClock struct{}
-
-func (systemClock) Now() time.Time { return time.Now().UTC() }
-
 // Config wires a Service. Store, Graph, Vault and Schema are required.
 type Config struct {
 	Store  Store
@@ -92,12 +85,11 @@ const (
 	// exchangeFailureKeys bounds how many such claimants are remembered.
 	exchangeFailureLimit = 10
 	exchangeFailureKeys  = 4096
-	maxGroup             = 512
 )
 
 // Service is the custodian core. It is safe for concurrent use.
 type Service struct {
-	*Engine
+	eng      *engine.Engine // the storage engine: journal, graph worker, snapshot writer
 	vault    Vault
 	schema   *schema.Validator
 	idle     time.Duration
@@ -156,16 +148,6 @@ func New(cfg Config) (*Service, error) {
 		return nil, errors.New("custodian: Store, Graph, Vault and Schema are required")
 	}
 	s := &Service{
-		Engine: &Engine{
-			store:   cfg.Store,
-			graph:   cfg.Graph,
-			log:     cfg.Logger,
-			clock:   cfg.Clock,
-			graphQ:  make(chan graphJob, maxGroup),
-			stop:    make(chan struct{}),
-			holds:   map[uint64]graphHold{},
-			locking: map[*State]int{},
-		},
 		vault:            cfg.Vault,
 		schema:           cfg.Schema,
 		idle:             cfg.IdleLock,
@@ -187,35 +169,18 @@ func New(cfg Config) (*Service, error) {
 		kdf:              make(chan struct{}, runtime.NumCPU()),
 		graphSem:         make(chan struct{}, 1),
 	}
-	if s.log == nil {
-		s.log = slog.New(slog.DiscardHandler)
-	}
-	if s.clock == nil {
-		s.clock = systemClock{}
-	}
 	if s.idle == 0 {
 		s.idle = defaultIdleLock
 	}
-	s.test.snap = s.test.snap.OrDefaults()
 	if s.test.checkChunk == 0 {
 		s.test.checkChunk = defaultCheckChunk
 	}
-	if s.test.maxApplyEdges == 0 {
-		s.test.maxApplyEdges = defaultMaxApplyEdges
-	}
-	s.hooks = s.test.engineHooks
-	s.broken = s.lockBroken
-	s.whileCurrent = s.whileCurrentState
-	s.jl = s.newJournal()
-	s.wg.Add(3)
-	go func() {
-		defer s.wg.Done()
-		s.jl.Run(s.stop)
-	}()
-	go s.graphWorker()
+	s.eng = engine.New(cfg.Store, cfg.Graph, cfg.Logger, cfg.Clock, s.test.Hooks, s.lockBroken, s.whileCurrentState)
+	s.eng.Start()
+	s.eng.Wg.Add(1)
 	go s.maintain()
 	if s.idle > 0 {
-		s.wg.Add(1)
+		s.eng.Wg.Add(1)
 		go s.idleWatch()
 	}
 	return s, nil
@@ -232,8 +197,8 @@ func (s *Service) Close() error {
 	s.closed = true
 	s.lockLocked()
 	s.life.Unlock()
-	close(s.stop)
-	s.wg.Wait()
+	close(s.eng.Stop)
+	s.eng.Wg.Wait()
 	return nil
 }
 
@@ -291,14 +256,14 @@ func (s *Service) Unlock(ctx context.Context, password []byte, secretKey string)
 	if s.st != nil {
 		return "", model.Fail(op, KindConflict, "the vault is already unlocked")
 	}
-	if wait := s.unlockFailures.wait("", s.clock.Now()); wait > 0 {
+	if wait := s.unlockFailures.wait("", s.eng.Clock.Now()); wait > 0 {
 		return "", &Error{Op: op, Kind: KindRateLimited, RetryAfter: wait}
 	}
 	started := time.Now() // durations for the log, not the clock's time
 	if err := s.vault.Unlock(password, secretKey); err != nil {
 		switch {
 		case errors.Is(err, vault.ErrBadCredentials), errors.Is(err, vault.ErrMalformedSecretKey):
-			s.unlockFailures.note("", s.clock.Now())
+			s.unlockFailures.note("", s.eng.Clock.Now())
 			return "", &Error{Op: op, Kind: KindUnauthenticated, Public: "wrong password or Secret Key"}
 		case errors.Is(err, vault.ErrAlreadyUnlocked):
 			return "", model.Fail(op, KindConflict, "the vault is already unlocked")
@@ -306,9 +271,9 @@ func (s *Service) Unlock(ctx context.Context, password []byte, secretKey string)
 		return "", model.Wrap(op, KindInternal, err)
 	}
 	derived := time.Now()
-	st, err := loadState(s.store, s.cacheBytes, s.ignoreSnapshot.Load())
+	st, err := loadState(s.eng.Store, s.cacheBytes, s.ignoreSnapshot.Load())
 	if err == nil {
-		st.Graph, st.dec, st.Dur = s.graph, s.dec, engine.NewDurability(s.test.event)
+		st.Graph, st.dec, st.Dur = s.eng.Graph, s.dec, engine.NewDurability(s.test.Event)
 		err = engine.Guarded(func() error { return s.syncGraph(st) })
 	}
 	if err != nil {
@@ -343,11 +308,11 @@ func (s *Service) Unlock(ctx context.Context, password []byte, secretKey string)
 		}
 	}
 	for _, n := range st.LoadNotes {
-		s.log.Warn(n)
+		s.eng.Log.Warn(n)
 	}
 	st.LoadNotes = nil
 	// How long the key derivation and the load took (phc bench reads them).
-	s.log.Info("vault unlocked", "revision", st.Revision, "claims", len(st.Claims),
+	s.eng.Log.Info("vault unlocked", "revision", st.Revision, "claims", len(st.Claims),
 		"snapshot", st.Snap.Info.Gen != 0, "written_since_snapshot", st.Snap.Pending(),
 		"kdf_ms", derived.Sub(started).Milliseconds(), "load_ms", time.Since(derived).Milliseconds())
 	// The key derivation's 64 MiB and the load's decoding are garbage now:
@@ -383,18 +348,7 @@ func (s *Service) Lock(ctx context.Context, p Principal) error {
 // comparing the graph gives up, rather than keep the lock (and every
 // request behind it, such as a traversal waiting for the graph with life
 // shared) waiting for as long as the comparison takes.
-func (s *Service) lockLife(st *State) {
-	s.holdMu.Lock()
-	s.locking[st]++
-	s.breakHoldsLocked(st)
-	s.holdMu.Unlock()
-	s.life.Lock()
-	s.holdMu.Lock()
-	if s.locking[st]--; s.locking[st] == 0 {
-		delete(s.locking, st)
-	}
-	s.holdMu.Unlock()
-}
+func (s *Service) lockLife(st *State) { s.eng.Locking(st, s.life.Lock) }
 
 // lockLocked locks with s.life held exclusively.
 func (s *Service) lockLocked() {
@@ -409,21 +363,21 @@ func (s *Service) lockLocked() {
 	s.unlocked.Store(false)
 	clear(s.sessions)
 	if wasOpen {
-		s.log.Info("vault locked")
+		s.eng.Log.Info("vault locked")
 		if s.onLock != nil {
 			s.onLock()
 		}
 	}
-	s.test.fire()
+	s.test.Fire()
 }
 
 // Locked reports whether the vault is locked.
 func (s *Service) Locked() bool { return !s.unlocked.Load() }
 
-func (s *Service) touch() { s.lastActive.Store(s.clock.Now().UnixNano()) }
+func (s *Service) touch() { s.lastActive.Store(s.eng.Clock.Now().UnixNano()) }
 
 func (s *Service) idleWatch() {
-	defer s.wg.Done()
+	defer s.eng.Wg.Done()
 	every := min(s.idle/10, 30*time.Second)
 	if every <= 0 {
 		every = time.Second
@@ -433,12 +387,12 @@ func (s *Service) idleWatch() {
 	// The time first, then the last request: one that comes in between
 	// makes the vault look less idle, never more.
 	idle := func() bool {
-		now := s.clock.Now()
+		now := s.eng.Clock.Now()
 		return now.Sub(time.Unix(0, s.lastActive.Load())) >= s.idle
 	}
 	for {
 		select {
-		case <-s.stop:
+		case <-s.eng.Stop:
 			return
 		case <-t.C:
 			if !s.unlocked.Load() {
@@ -448,12 +402,12 @@ func (s *Service) idleWatch() {
 				s.lockLife(nil)
 				if s.st != nil && idle() { // again: a request may have come meanwhile
 					s.lockLocked()
-					s.log.Info("vault locked after idle", "idle", s.idle)
+					s.eng.Log.Info("vault locked after idle", "idle", s.idle)
 				}
 				s.life.Unlock()
 			}
 			s.idleLooks.Add(1)
-			s.test.fire()
+			s.test.Fire()
 		}
 	}
 }
@@ -480,9 +434,9 @@ func (s *Service) Authenticate(ctx context.Context, bearer string) (Principal, e
 		st.Mu.RLock()
 		defer st.Mu.RUnlock()
 		h := identity.HashToken(bearer)
-		if t, ok := st.Tokens[h]; ok && t.RevokedAt == nil && s.clock.Now().Before(t.ExpiresAt) {
+		if t, ok := st.Tokens[h]; ok && t.RevokedAt == nil && s.eng.Clock.Now().Before(t.ExpiresAt) {
 			p := Principal{kind: PrincipalConsumer, Consumer: t.Consumer, token: t, binding: tokenBinding(bearer)}
-			if st.live(p, s.clock.Now()) {
+			if st.live(p, s.eng.Clock.Now()) {
 				s.touch()
 				return p, nil
 			}

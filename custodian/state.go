@@ -119,11 +119,11 @@ func loadState(store Store, cacheBytes int64, ignoreSnapshot bool) (*state, erro
 				return err
 			}
 			st.ProjectionAt = 1 // a store from before the record
-			if _, err := engine.LoadMetaJSON(tx, metaGraphProjection, &st.ProjectionAt); err != nil {
+			if _, err := engine.LoadMetaJSON(tx, engine.MetaGraphProjection, &st.ProjectionAt); err != nil {
 				return err
 			}
 			var floor uint64
-			if ok, err := engine.LoadMetaJSON(tx, metaGraphFloor, &floor); err != nil {
+			if ok, err := engine.LoadMetaJSON(tx, engine.MetaGraphFloor, &floor); err != nil {
 				return err
 			} else if ok {
 				st.Lag.SetFloor(floor)

@@ -2,8 +2,9 @@ package custodian
 
 import "github.com/phc-project/phc/custodian/internal/engine"
 
-// The store's interfaces belong to the engine (custodian/internal/engine),
-// which commits to it; the core and its adapters name them here.
+// The storage engine's names, as the core and its adapters use them. The
+// store's interfaces belong to the engine (custodian/internal/engine),
+// which commits to it.
 type (
 	// Store is the canonical, durable record store the core persists to
 	// (see [engine.Store]).
@@ -19,7 +20,26 @@ type (
 	Prefixer = engine.Prefixer
 	// Seeker is an optional capability of a [Tx] (see [engine.Seeker]).
 	Seeker = engine.Seeker
+	// Clock tells the time; tests pass a fake (see [engine.Clock]).
+	Clock = engine.Clock
+
+	// State is the view (see [engine.State]); the rules wrap it (state).
+	State       = engine.State
+	batch       = engine.Batch
+	chainHead   = engine.ChainHead
+	claimIndex  = engine.ClaimIndex
+	claimMeta   = engine.ClaimMeta
+	claimRecord = engine.ClaimRecord
+	jobCtx      = engine.JobCtx
+	servedClaim = engine.ServedClaim
+	snapTuning  = engine.SnapTuning
+	write       = engine.Write
+	job         = engine.Job
 )
+
+// DefaultClaimCacheBytes is the claim cache's budget when the Config sets
+// none (see [engine.DefaultClaimCacheBytes]).
+const DefaultClaimCacheBytes = engine.DefaultClaimCacheBytes
 
 // forEachFrom is [engine.ForEachFrom].
 func forEachFrom(tx Tx, bucket, from string, fn func(key string, value []byte) error) error {

@@ -27,7 +27,7 @@ type TokenView struct {
 // ListTokens returns every service token, newest first (owner only).
 func (s *Service) ListTokens(ctx context.Context, p Principal) ([]TokenView, error) {
 	return ownerRead(s, "token.list", p, func(st *state) ([]TokenView, error) {
-		now := s.clock.Now()
+		now := s.eng.Clock.Now()
 		out := make([]TokenView, 0, len(st.TokenByID))
 		for _, t := range st.TokenByID {
 			out = append(out, TokenView{

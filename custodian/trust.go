@@ -323,7 +323,7 @@ func (s *Service) verifyExchange(ctx context.Context, op, idToken string) (Trust
 	if issuer != "" && claimedSub != "" {
 		failKey = model.OIDCRecipient(issuer, claimedSub)
 	}
-	if wait := s.exchangeFailures.wait(failKey, s.clock.Now()); wait > 0 {
+	if wait := s.exchangeFailures.wait(failKey, s.eng.Clock.Now()); wait > 0 {
 		return TrustedIssuer{}, VerifiedIDToken{}, &Error{Op: op, Kind: KindRateLimited, RetryAfter: wait}
 	}
 	// The issuer is read from the token only to pick the trust entries to
@@ -360,7 +360,7 @@ func (s *Service) verifyExchange(ctx context.Context, op, idToken string) (Trust
 		break
 	}
 	if sub := tok.Subject; trust.ID == "" || len(sub) > 255 || !utf8.ValidString(sub) {
-		s.exchangeFailures.note(failKey, s.clock.Now())
+		s.exchangeFailures.note(failKey, s.eng.Clock.Now())
 		class := oidcrecipient.RefusalClass(issuer, claimedSub, len(candidates), trust.ID != "", err)
 		s.refuseExchange(ctx, class, issuer, claimedSub, candidates)
 		return TrustedIssuer{}, VerifiedIDToken{}, model.Fail(op, KindUnauthenticated, "")
@@ -383,11 +383,11 @@ func (s *Service) refuseExchange(ctx context.Context, class, issuer, sub string,
 	for _, c := range candidates {
 		records = append(records, c.ID)
 	}
-	if !s.refusalBudget.take(s.clock.Now()) {
-		s.log.Info("token exchange refused", "class", class, "issuer", issuer, "trust", records[1:], "receipt", "suppressed: too many refusals this minute")
+	if !s.refusalBudget.take(s.eng.Clock.Now()) {
+		s.eng.Log.Info("token exchange refused", "class", class, "issuer", issuer, "trust", records[1:], "receipt", "suppressed: too many refusals this minute")
 		return
 	}
-	s.log.Info("token exchange refused", "class", class, "issuer", issuer, "trust", records[1:])
+	s.eng.Log.Info("token exchange refused", "class", class, "issuer", issuer, "trust", records[1:])
 	recipient := ""
 	if len(candidates) > 0 {
 		recipient = model.OIDCRecipient(issuer, sub) // an issuer the owner trusts: who claimed to be whom
@@ -402,7 +402,7 @@ func (s *Service) refuseExchange(ctx context.Context, class, issuer, sub string,
 			Constraint: KindUnauthenticated.Row().Constraint, Records: records})
 		return nil
 	}); err != nil {
-		s.log.Warn("token exchange refused: receipt not written", "err", err)
+		s.eng.Log.Warn("token exchange refused: receipt not written", "err", err)
 	}
 }
 

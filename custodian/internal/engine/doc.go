@@ -43,6 +43,12 @@
 //     binary form of their snapshot; Intern shares repeated strings.
 //   - DecodeWhere and WithoutGC: the unlock's load, decoding on every core
 //     with the collector held off.
+//   - Engine: the running part — the journal's group commit (a job's
+//     Apply, then its Finish, its receipts chained, its writes staged,
+//     the group stored in one transaction and marked durable), the graph
+//     worker that applies the committed deltas off the writes' path
+//     (HoldGraph keeps it still for a check), and the claim metas
+//     snapshot writer.
 //   - GraphLag and DeltaMerger: how far the graph has followed the view
 //     (the graph is updated off the writes' path, from an outbox), and the
 //     joining of consecutive deltas into one.
@@ -54,16 +60,17 @@
 // around the engine's; they are listed here so that the order is written
 // in one place.
 //
-//  1. custodian Service.snapMu: one claim metas snapshot at a time; held
-//     for the whole snapshot, which then takes life (shared) and queues a
-//     journal job.
+//  1. Engine.SnapMu: one claim metas snapshot at a time; held for the
+//     whole snapshot, which then takes life (shared, through
+//     WhileCurrent) and queues a journal job.
 //  2. custodian Service.rollMu: one receipt roll at a time; then life
 //     (shared).
 //  3. custodian Service.life (RWMutex): the lock state. Every request
 //     holds it shared while it runs, including its wait for the journal;
 //     Unlock, Lock and Close hold it exclusively. Taken exclusively only
-//     through lockLife, which first breaks the graph's holds (holdMu) so
-//     that a check holding the graph cannot keep a lock waiting.
+//     through Engine.Locking, which first breaks the graph's holds
+//     (holdMu) so that a check holding the graph cannot keep a lock
+//     waiting.
 //     Holding it exclusively, the lock waits for the graph (GraphLag.Wait):
 //     the graph worker takes no lock above GraphLag.mu.
 //  4. State.mu (RWMutex): the view. Readers hold it shared;
@@ -71,7 +78,7 @@
 //     group's jobs and stages the group's writes, and releases it before
 //     the store commit. A store View may run under it (a claim read back
 //     by the Cache, the check's cut); a store Update never does.
-//  5. custodian Service.holdMu (the graph's holds), custodian state.admMu
+//  5. Engine.holdMu (the graph's holds), custodian state.admMu
 //     (admission cache, under State.mu shared), the rate limiters' and failure
 //     counters' mutexes: leaves.
 //  6. Cache.mu: the eviction queue; leaf. Taken under State.mu (a record
@@ -101,17 +108,19 @@
 //   - DecodeWhere: one decoding worker per GOMAXPROCS and one consumer;
 //     all end before it returns.
 //
-// Journal.Run is the journal's goroutine, which the core starts; it ends
-// when the stop channel given to it is closed. The core (package
-// custodian) starts, in New: the journal (Journal.Run), the graph worker
-// (graphWorker), the receipt roller (maintain) and, unless IdleLock is
-// negative, the idle watcher (idleWatch) — all counted in Service.wg and
-// stopped by Close (closing Service.stop, then waiting for wg). Unlock
-// starts a receipt roll (Service.unlockRolls), which ends on its own.
-// The journal starts a claim metas snapshot (writeSnapshot, in wg) when a
-// group is durable and one is due; it ends on its own, or gives up once
-// the vault locks or Close stops the service. A commit or graph update
-// that fails starts lockBroken, which locks the vault and ends. The
+// Engine.Start starts the journal's goroutine (Journal.Run) and the graph
+// worker (graphWorker), both counted in Engine.Wg and ended by closing
+// Engine.Stop. The journal starts a claim metas snapshot (writeSnapshot,
+// in Wg) when a group is durable and one is due; it ends on its own, or
+// gives up once the view is no longer open or Stop is closed. A commit or
+// graph update that fails calls Broken in a goroutine of its own, which
+// locks the vault and ends.
+//
+// The core (package custodian) starts, in New, the engine, the receipt
+// roller (maintain) and, unless IdleLock is negative, the idle watcher
+// (idleWatch), also counted in Engine.Wg; Close closes Stop and waits for
+// Wg. Unlock starts a receipt roll (Service.unlockRolls), which ends on
+// its own. The
 // unlock's load of the snapshot decodes its chunks on a worker per
 // GOMAXPROCS, which end before the load does.
 //

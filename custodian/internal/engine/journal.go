@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -205,4 +207,361 @@ func ReceiptHash(r *model.Receipt) string {
 	}
 	sum := sha256.Sum256(raw)
 	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// Engine runs the view's writes: the journal, which applies queued jobs
+// in order and commits them to the store a group at a time; the graph
+// worker, which follows the store; and the claim metas snapshot writer.
+// The rules give it what only they know: a job's projection (each job's
+// Finish), what to do when a commit or a graph update fails (Broken: lock
+// the vault), and whether a view is still the open one (WhileCurrent).
+// Make one with New, start it with Start, stop it by closing Stop and
+// waiting for Wg.
+type Engine struct {
+	Store Store
+	Graph graph.Graph
+	Log   *slog.Logger
+	Clock Clock
+	Hooks Hooks
+
+	// Broken locks the vault after a failed commit or graph update of
+	// st, if st is still open; WhileCurrent runs fn with the lock state
+	// held shared if st is the open view, else answers ErrSnapshotStale.
+	Broken       func(st *State)
+	WhileCurrent func(st *State, fn func() error) error
+
+	jl     *Journal[*Job] // the single writer (see newJournal)
+	graphQ chan GraphJob  // committed deltas for the graph worker
+	// graphHold, while not nil, keeps the graph worker from applying
+	// deltas (it collects them); closed when the last of holds (each one's
+	// cancel, by id) is let go or broken (see holdGraph). locking counts
+	// the locks waiting for the lock state (see Locking).
+	holdMu    sync.Mutex
+	holds     map[uint64]GraphHold
+	holdSeq   uint64
+	locking   map[*State]int // nil: a lock of whatever state is open
+	graphHold chan struct{}
+
+	SnapMu sync.Mutex // one claim metas snapshot at a time
+	// snapAfterCut, when set (tests), runs between a snapshot's cut and
+	// its switch, without locks held.
+	SnapAfterCut atomic.Pointer[func()]
+
+	Stop chan struct{}
+	Wg   sync.WaitGroup
+}
+
+// MaxGroup bounds the jobs of one group, and the deltas the graph worker
+// joins into one.
+const MaxGroup = 512
+
+// Job is one write (or receipted read) waiting for the journal.
+type Job struct {
+	St    *State
+	Apply func(b *Batch) error
+	// finish, if set, computes the projection of what apply changed
+	// (the rules' finishJob).
+	Finish func(b *Batch) error
+	done   chan error
+	// alone makes the job a group of its own: every write before it is
+	// committed (and its graph delta handed over) before it runs, and
+	// none after it shares its group.
+	Alone bool
+}
+
+// Queue hands j to the journal and waits for its answer.
+func (s *Engine) Queue(j *Job) error {
+	j.done = make(chan error, 1)
+	s.jl.Queue(j)
+	return <-j.done
+}
+
+// New returns an Engine over store and graph; Start starts it. A nil log
+// discards, a nil clock is the system's; hooks are the tests' (zero
+// outside tests).
+func New(store Store, g graph.Graph, log *slog.Logger, clock Clock, hooks Hooks, broken func(st *State), whileCurrent func(st *State, fn func() error) error) *Engine {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if clock == nil {
+		clock = systemClock{}
+	}
+	hooks.Snap = hooks.Snap.OrDefaults()
+	if hooks.MaxApplyEdges == 0 {
+		hooks.MaxApplyEdges = DefaultMaxApplyEdges
+	}
+	e := &Engine{
+		Store: store, Graph: g, Log: log, Clock: clock, Hooks: hooks,
+		Broken: broken, WhileCurrent: whileCurrent,
+		graphQ:  make(chan GraphJob, MaxGroup),
+		holds:   map[uint64]GraphHold{},
+		locking: map[*State]int{},
+		Stop:    make(chan struct{}),
+	}
+	e.jl = e.newJournal()
+	return e
+}
+
+// Start starts the journal's goroutine and the graph worker, counted in
+// Wg; closing Stop ends them.
+func (s *Engine) Start() {
+	s.Wg.Add(2)
+	go func() {
+		defer s.Wg.Done()
+		s.jl.Run(s.Stop)
+	}()
+	go s.graphWorker()
+}
+
+// Queued is how many jobs wait for the journal.
+func (s *Engine) Queued() int { return s.jl.Queued() }
+
+// Locking runs lock, which takes the core's lock state exclusively to
+// lock or stop st (nil: whatever view is open). First it breaks every
+// hold of the graph taken in st (see HoldGraph), and any asked for until
+// lock returns: a check comparing the graph gives up, rather than keep
+// the lock (and every request behind it, such as a traversal waiting for
+// the graph with the lock state shared) waiting for as long as the
+// comparison takes.
+func (s *Engine) Locking(st *State, lock func()) {
+	s.holdMu.Lock()
+	s.locking[st]++
+	s.breakHoldsLocked(st)
+	s.holdMu.Unlock()
+	lock()
+	s.holdMu.Lock()
+	if s.locking[st]--; s.locking[st] == 0 {
+		delete(s.locking, st)
+	}
+	s.holdMu.Unlock()
+}
+
+// newJournal makes the Engine's journal: the single
+// writer, which applies queued jobs in order, then commits them to the
+// store together, sharing one fsync (commitGroup), and applies their
+// graph changes to the graph as one delta.
+func (s *Engine) newJournal() *Journal[*Job] {
+	return NewJournal(MaxGroup, func(j *Job) bool { return j.Alone }, s.commitGroup, s.Hooks.Event)
+}
+
+// group is what commitGroup gathers of one group of jobs.
+type group struct {
+	st     *State
+	errs   []error
+	writes []Write
+	delta  DeltaMerger
+	sets   []string // keys of the sets this group stores
+	// applied is the group's number once it has writes; snapshot says to
+	// start a claim metas snapshot once it is durable.
+	applied  uint64
+	snapshot bool
+	gd       graph.Delta
+}
+
+// commitGroup applies and commits jobs as one group: one store commit, then
+// one graph update.
+func (s *Engine) commitGroup(jobs []*Job) {
+	g := &group{st: jobs[0].St, errs: make([]error, len(jobs))}
+	st := g.st
+	st.Mu.Lock()
+	for i, j := range jobs {
+		g.errs[i] = s.applyJob(g, j)
+	}
+	s.stageGroup(g)
+	st.Mu.Unlock()
+
+	broken := st.Broken
+	if len(g.writes) > 0 && !broken {
+		s.storeGroup(g)
+	}
+	if broken {
+		s.Log.Error("a write broke the view; locking the vault")
+		st.MarkFailed()
+		for i := range g.errs {
+			if g.errs[i] == nil {
+				g.errs[i] = model.Internalf("commit", "the view is broken")
+			}
+		}
+		go s.Broken(st)
+	}
+	for i, j := range jobs {
+		j.done <- g.errs[i]
+	}
+}
+
+// applyJob runs j against the view (st.mu held for writing) and adds what
+// it staged to g: its receipts, chained, its writes and its graph change.
+// It returns j's error.
+func (s *Engine) applyJob(g *group, j *Job) error {
+	st := g.st
+	if j.St != st || st.Broken {
+		return model.Internalf("journal", "state changed or broken")
+	}
+	b := &Batch{Now: s.Clock.Now(), St: st}
+	rev := st.Revision
+	st.Job = NewJobCtx()
+	err, unreadable := s.runJob(st, j, b)
+	changed := st.Revision != rev || len(b.Writes) > 0 || len(b.Receipts) > 0 || st.Job.Changed()
+	st.Job = nil
+	switch {
+	case unreadable:
+		// A stored claim the job read could not be read back: the
+		// store is damaged, and the job stopped part way, changing
+		// who knows what. Lock, so that nothing more is served from
+		// this view.
+		st.BreakView()
+		return err
+	case err == nil && b.Err != nil:
+		// The job changed the view but a staged write could not be
+		// encoded: the view no longer matches what can be stored.
+		st.BreakView()
+		return model.Wrap("journal", model.KindInternal, b.Err)
+	case err != nil && changed:
+		// The job failed after it changed the view: what it changed
+		// is neither stored nor undone (see commit).
+		st.BreakView()
+		return model.Wrap("journal", model.KindInternal, fmt.Errorf("a job failed after changing the view: %w", err))
+	case err != nil:
+		return err
+	}
+	for _, r := range b.Receipts {
+		r.Sanitize()
+		r.Seq = st.Head.Seq + 1
+		r.At = b.Now
+		r.Prev = st.Head.Hash
+		if r.Records == nil {
+			r.Records = []string{}
+		}
+		if w := st.Sets.Condense(&r); w != nil {
+			g.writes = append(g.writes, *w)
+			g.sets = append(g.sets, w.Key)
+		}
+		raw := EncodeReceipt(&r)
+		st.Head = ChainHead{Seq: r.Seq, Hash: r.Hash}
+		g.writes = append(g.writes, Write{Bucket: BucketReceipts, Key: ReceiptKey(r.Seq), Value: raw, Append: true})
+	}
+	g.writes = append(g.writes, b.Writes...)
+	st.NoteMetaWrites(b.Writes, &g.writes)
+	// The group's graph changes go in one delta, applied after its
+	// commit; the jobs after this one see its lineage through
+	// st.lag (see dependents).
+	MergeJob(&g.delta, st, &b.Graph)
+	return nil
+}
+
+// stageGroup adds to g's writes what the group as a whole stores (st.mu
+// held for writing): the erasures' cleanup, the outbox's pruning and the
+// group's delta, the revision and the chain's head.
+func (s *Engine) stageGroup(g *group) {
+	st := g.st
+	if len(st.Snap.Erasing) > 0 {
+		g.writes = s.eraseWrittenSince(st, g.writes)
+	}
+	var floor uint64
+	var floorDirty bool
+	if len(g.writes) > 0 || g.delta.Changes() {
+		// Deltas the graph has are pruned from the outbox with this
+		// commit, before this group's own is stored.
+		var done []string
+		done, floor, floorDirty = st.Lag.Prunable()
+		for _, k := range done {
+			g.writes = append(g.writes, Write{Bucket: BucketOutbox, Key: k})
+		}
+	}
+	if g.delta.Changes() && !st.Broken {
+		g.gd = g.delta.Delta(st.Revision)
+		st.Lag.SealPending(g.gd.Watermark)
+		raw, err := json.Marshal(&g.gd)
+		if err != nil {
+			st.BreakView()
+		}
+		g.writes = append(g.writes, Write{Bucket: BucketOutbox, Key: ReceiptKey(st.Revision), Value: raw, Append: true})
+	}
+	if len(g.writes) == 0 {
+		return
+	}
+	if floorDirty {
+		raw, _ := json.Marshal(floor)
+		g.writes = append(g.writes, Write{Bucket: BucketMeta, Key: MetaGraphFloor, Value: raw})
+	}
+	if st.ProjectionAt != ProjectionVersion {
+		raw, _ := json.Marshal(ProjectionVersion)
+		g.writes = append(g.writes, Write{Bucket: BucketMeta, Key: MetaGraphProjection, Value: raw})
+		st.ProjectionAt = ProjectionVersion
+	}
+	st.Applied++
+	g.applied = st.Applied
+	g.snapshot = st.SnapshotDue(s.Hooks.Snap)
+	rev, _ := json.Marshal(st.Revision)
+	head, _ := json.Marshal(st.Head)
+	g.writes = append(g.writes,
+		Write{Bucket: BucketMeta, Key: MetaRevision, Value: rev},
+		Write{Bucket: BucketMeta, Key: MetaLogRevision, Value: rev},
+		Write{Bucket: BucketMeta, Key: MetaHead, Value: head})
+}
+
+// storeGroup commits g's writes in one store transaction, then hands its
+// delta to the graph worker and marks it durable; a commit that fails
+// breaks the view and fails the group.
+func (s *Engine) storeGroup(g *group) {
+	st := g.st
+	err := s.Store.Update(func(tx Tx) error {
+		for _, w := range g.writes {
+			if err := Apply(tx, w); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		// The view now holds changes the store does not: nothing may
+		// be served from it again. Fail the group, then lock so that the
+		// next unlock reloads from the store.
+		st.Mu.Lock()
+		st.BreakView()
+		st.Mu.Unlock()
+		s.Log.Error("commit failed; locking the vault", "err", err)
+		for i := range g.errs {
+			if g.errs[i] == nil {
+				g.errs[i] = model.Wrap("commit", model.KindInternal, err)
+			}
+		}
+		go s.Broken(st)
+		return
+	}
+	for _, d := range g.sets {
+		st.Sets.Stored(d)
+	}
+	if g.delta.Changes() {
+		st.Lag.Handed(g.gd.Watermark)
+		s.graphQ <- GraphJob{st: st, d: g.gd}
+	}
+	st.MarkDurable(g.applied)
+	if g.snapshot {
+		s.Wg.Add(1)
+		go s.writeSnapshot(st)
+	}
+}
+
+// runJob runs j against st, then computes its projection (finishJob). A
+// stored claim that cannot be read back (see unreadable) ends the job with
+// that error and unreadable set.
+func (s *Engine) runJob(st *State, j *Job, b *Batch) (err error, unreadable bool) {
+	var uerr error
+	func() {
+		defer CatchUnreadable(&uerr)
+		err = j.Apply(b)
+		if err == nil {
+			if j.Finish == nil {
+				return
+			}
+			if ferr := j.Finish(b); ferr != nil {
+				b.Err = errors.Join(b.Err, ferr)
+			}
+		}
+	}()
+	if uerr != nil {
+		return uerr, true
+	}
+	return err, false
 }

@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"runtime"
 	"slices"
@@ -540,4 +541,166 @@ func loadMarker(tx Tx, key string) (uint64, error) {
 	var v uint64
 	_, err := LoadMetaJSON(tx, key, &v)
 	return v, err
+}
+
+// eraseWrittenSince adds to a group's writes the removal of every meta
+// written since the snapshot of the claims the group erased (journal, st.mu
+// held): each holds the claim's key. The log's entries the group stages go
+// but the last of each claim (its tombstone's); those already stored are
+// found in one pass over the log for the whole group, however many claims
+// it erased (a replace import erases every claim in one job); an older
+// build's copies go by id. Should the log be unreadable, they are left to
+// the snapshot the erasures make due, with a warning. The group also sets
+// metaSnapshotErased, so that a crash before that snapshot does not lose it.
+func (s *Engine) eraseWrittenSince(st *State, writes []Write) []Write {
+	erased := st.Snap.Erasing
+	st.Snap.Erasing = nil
+	writes = append(writes, Write{Bucket: BucketMeta, Key: MetaSnapshotErased, Value: []byte("true")})
+	// erasedIn is the claim whose logged meta v is, if the group erased it.
+	erasedIn := func(v []byte) (string, bool) {
+		id, _, _ := SplitLogEntry(v)
+		if !erased[string(id)] { // no copy of id made for the lookup
+			return "", false
+		}
+		return string(id), true
+	}
+	last := map[string]int{}
+	for i, w := range writes {
+		if w.Bucket == BucketMetaLog && w.Value != nil {
+			if id, ok := erasedIn(w.Value); ok {
+				last[id] = i
+			}
+		}
+	}
+	kept := writes[:0]
+	for i, w := range writes {
+		if w.Bucket == BucketMetaLog && w.Value != nil {
+			if id, ok := erasedIn(w.Value); ok && last[id] != i {
+				continue
+			}
+		}
+		kept = append(kept, w)
+	}
+	writes = kept
+	if len(st.Snap.Legacy) > 0 {
+		for id := range erased {
+			writes = append(writes, Write{Bucket: BucketMetaDirty, Key: id})
+		}
+	}
+	if err := s.Store.View(func(tx Tx) error {
+		return tx.ForEach(BucketMetaLog, func(k string, v []byte) error {
+			if _, ok := erasedIn(v); ok {
+				writes = append(writes, Write{Bucket: BucketMetaLog, Key: k})
+			}
+			return nil
+		})
+	}); err != nil {
+		s.Log.Warn("erased claims' metas stay in the log of metas written since the snapshot until the next snapshot", "err", err)
+	}
+	return writes
+}
+
+// writeSnapshot writes a new snapshot of st's claim metas: the chunks in
+// store transactions of their own, outside the journal, then a journal job
+// that makes it current and empties the dirty list of the claims it holds
+// as they stand. Writes go on meanwhile; a claim they change stays dirty.
+// It gives up, leaving the current snapshot as it was, when st stops being
+// the Service's state or the Service closes.
+func (s *Engine) writeSnapshot(st *State) {
+	defer s.Wg.Done()
+	defer s.Hooks.Fire() // after snapMu is let go
+	s.SnapMu.Lock()
+	defer s.SnapMu.Unlock()
+	if err := s.SnapshotOf(st); err != nil {
+		if !errors.Is(err, ErrSnapshotStale) {
+			s.Log.Warn("claim metas snapshot not written; the next unlock reads every meta", "err", err)
+		}
+		st.Mu.Lock()
+		st.Snap.End()
+		if !errors.Is(err, ErrSnapshotStale) {
+			st.Snap.FailedAt = max(1, st.Snap.Pending())
+		}
+		st.Mu.Unlock()
+	}
+}
+
+func (s *Engine) SnapshotOf(st *State) error {
+	current := func() bool { return s.WhileCurrent(st, func() error { return nil }) == nil }
+	if !current() {
+		return ErrSnapshotStale
+	}
+	// The cut: every record as the view holds it now, active ones in
+	// index order; and the log's end: the snapshot holds what every entry
+	// before it says.
+	st.Mu.RLock()
+	prev, lastGen, erasures := st.Snap.Info, st.Snap.LastGen, st.Snap.Erasures
+	records := make([]*ClaimRecord, 0, len(st.Claims))
+	st.Active.Ascend(func(r *ClaimRecord) bool {
+		records = append(records, r)
+		return true
+	})
+	for _, r := range st.Claims {
+		if r.Meta.Status != model.StatusActive {
+			records = append(records, r)
+		}
+	}
+	cut := st.Snap.LogNext
+	st.Mu.RUnlock()
+	if f := s.SnapAfterCut.Load(); f != nil {
+		(*f)()
+	}
+
+	gen := max(prev.Gen, lastGen) + 1 // never over the chunks of one the store records
+	written, err := WriteChunks(s.Store, BucketMetaSnap, gen, len(records), func(i int) *ClaimMeta { return &records[i].Meta },
+		s.Hooks.Snap.ChunkBytes, current, s.Stop)
+	if err != nil {
+		return err
+	}
+	// What else the bucket holds (the previous snapshot, or chunks of one
+	// an earlier attempt left) goes with the switch.
+	var stale []string
+	if err := s.Store.View(func(tx Tx) error {
+		each := tx.ForEach
+		if lr, ok := tx.(LazyRanger); ok { // keys only: no chunk opened
+			each = func(bucket string, fn func(string, []byte) error) error {
+				return lr.ForEachLazy(bucket, func(k string, _ func() ([]byte, error)) error { return fn(k, nil) })
+			}
+		}
+		return each(BucketMetaSnap, func(k string, _ []byte) error {
+			if !written[k] {
+				stale = append(stale, k)
+			}
+			return nil
+		})
+	}); err != nil {
+		return err
+	}
+	return s.WhileCurrent(st, func() error {
+		return s.Queue(&Job{St: st, Apply: func(b *Batch) error {
+			if st.Snap.Info != prev {
+				return model.Internalf("snapshot", "another snapshot became current")
+			}
+			for seq := st.Snap.LogFirst; seq < cut; seq++ {
+				b.Del(BucketMetaLog, ReceiptKey(seq))
+			}
+			st.Snap.LogFirst = max(st.Snap.LogFirst, cut)
+			for _, id := range st.Snap.Legacy {
+				b.Del(BucketMetaDirty, id)
+			}
+			st.Snap.Legacy = nil
+			for _, k := range stale {
+				b.Del(BucketMetaSnap, k)
+			}
+			st.Snap.Info = SnapshotInfo{Gen: gen, Chunks: len(written), Claims: len(records)}
+			st.Snap.LastGen = gen
+			st.Snap.FailedAt = 0
+			st.Snap.Covered = erasures
+			if st.Snap.Erasures == erasures {
+				b.Del(BucketMeta, MetaSnapshotErased)
+			}
+			b.Put(BucketMeta, MetaSnapshotLog, st.Snap.Info)
+			st.Snap.End()
+			return nil
+		}})
+	})
 }
