@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/phc-project/phc/custodian/internal/engine"
+	"github.com/phc-project/phc/custodian/internal/model"
 )
 
 // coversKey reports whether scope pattern p covers key. A scope (of a
@@ -68,7 +69,7 @@ func validKey(k string) bool {
 		return false
 	}
 	for _, s := range segs {
-		if !validSegment(s) {
+		if !model.ValidSegment(s) {
 			return false
 		}
 	}
@@ -109,23 +110,6 @@ func refusedInPurpose(r rune) bool {
 		return true
 	}
 	return false
-}
-
-// validSegment also serves persona ids.
-func validSegment(s string) bool {
-	if s == "" || len(s) > 64 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c >= 'a' && c <= 'z', c >= '0' && c <= '9':
-		case (c == '_' || c == '-') && i > 0:
-		default:
-			return false
-		}
-	}
-	return true
 }
 
 // covers reports whether the selectors of g cover claim record r.

@@ -295,7 +295,7 @@ func (st *state) restore(op string, b *batch, mode string, content *archiveConte
 // ids, keys, version sequences, tiers and persona ids.
 func checkArchive(c *archiveContent) error {
 	for _, pe := range c.Personas {
-		if !validSegment(pe.ID) {
+		if !model.ValidSegment(pe.ID) {
 			return fmt.Errorf("persona id")
 		}
 	}
@@ -318,7 +318,7 @@ func checkArchive(c *archiveContent) error {
 			}
 		}
 		for _, pe := range ac.Personas {
-			if !validSegment(pe) {
+			if !model.ValidSegment(pe) {
 				return fmt.Errorf("claim %s persona", id)
 			}
 		}

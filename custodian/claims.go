@@ -152,7 +152,7 @@ func (s *Service) ListClaims(ctx context.Context, p Principal, key, persona stri
 	if key != "" && !validPattern(key) {
 		return ClaimList{}, model.Fail(op, KindInvalid, "malformed key pattern")
 	}
-	if persona != "" && !validSegment(persona) {
+	if persona != "" && !model.ValidSegment(persona) {
 		return ClaimList{}, model.Fail(op, KindInvalid, "malformed persona id")
 	}
 	return ownerRead(s, op, p, func(st *state) (ClaimList, error) {

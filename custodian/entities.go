@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"sort"
-	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -14,11 +13,6 @@ import (
 )
 
 const bucketEntities = "entities" // ent_… → Entity
-
-// entityTypes maps each entity type to its class in the graph.
-var entityTypes = map[string]string{
-	"person": "Person", "project": "Project", "goal": "Goal", "event": "Event", "organisation": "Organisation",
-}
 
 // EntityInput creates an entity and, with a name, the claim naming it: the
 // body of [Service.CreateEntity].
@@ -50,7 +44,7 @@ func (s *Service) CreateEntity(ctx context.Context, p Principal, in EntityInput)
 	if err := s.accept(op, &in); err != nil {
 		return EntityCreated{}, err
 	}
-	if _, ok := entityTypes[in.Type]; !ok {
+	if _, ok := model.EntityTypes[in.Type]; !ok {
 		return EntityCreated{}, model.Fail(op, KindInvalid, "type must be person, project, goal, event or organisation")
 	}
 	if in.Key == "" {
@@ -123,43 +117,6 @@ func (s *Service) ListEntities(ctx context.Context, p Principal) ([]Entity, erro
 	})
 }
 
-// KindRelationship is the claim kind of an attributed edge.
-const KindRelationship = "relationship"
-
-// Relationship is the value of a relationship claim.
-type Relationship struct {
-	From     string `json:"from"`
-	To       string `json:"to"`
-	Relation string `json:"relation"`
-}
-
-// relationshipOf returns the edge a relationship claim asserts; ok is false
-// for another kind or a value that is not a well-formed relationship.
-func relationshipOf(c *Claim) (Relationship, bool) {
-	var rel Relationship
-	if c.Kind != KindRelationship || len(c.Value) == 0 {
-		return rel, false
-	}
-	if err := json.Unmarshal(c.Value, &rel); err != nil {
-		return rel, false
-	}
-	if !validNode(rel.From) || !validNode(rel.To) || !validRelation(rel.Relation) {
-		return rel, false
-	}
-	return rel, true
-}
-
-// validNode reports whether n names a node claims can be about.
-func validNode(n string) bool {
-	return n == SubjectSelf || identity.ValidID(n, "ent_")
-}
-
-// validRelation: a lower-case word of at most 64 bytes, as the binding
-// says.
-func validRelation(r string) bool {
-	return validSegment(r) && !strings.Contains(r, ".")
-}
-
 // checkRelationship refuses a claim about a node that does not exist, and a
 // relationship claim whose value is not an edge between self and existing
 // entities. Callers are the owner's writes:
@@ -172,7 +129,7 @@ func (st *state) checkRelationship(op string, c *Claim) error {
 	if c.Kind != KindRelationship {
 		return nil
 	}
-	rel, ok := relationshipOf(c)
+	rel, ok := model.RelationshipOf(c)
 	if !ok {
 		return &Error{Op: op, Kind: KindSchema, Subject: "claim", Violations: []schema.Violation{{
 			Path: "/value", Keyword: "$ref", Message: "must be a relationship: from, to and relation",
@@ -195,7 +152,7 @@ func (st *state) endsVisible(c *Claim, may func(*claimRecord) bool, memo map[str
 	if c.Kind != KindRelationship {
 		return true
 	}
-	rel, ok := relationshipOf(c)
+	rel, ok := model.RelationshipOf(c)
 	return ok && st.nodeVisible(rel.From, may, memo) && st.nodeVisible(rel.To, may, memo)
 }
 

@@ -231,7 +231,7 @@ type CategoryFields struct {
 // them for the owner, those it may read for a consumer.
 func (s *Service) FieldsInCategory(ctx context.Context, p Principal, category, purpose string) (CategoryFields, error) {
 	const op = "field.category"
-	if !validSegment(category) {
+	if !model.ValidSegment(category) {
 		return CategoryFields{}, model.Fail(op, KindInvalid, "malformed category")
 	}
 	fs, warnings, rev, err := s.fieldsFor(op, p, purpose, category+".*", true)

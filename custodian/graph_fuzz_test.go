@@ -42,7 +42,7 @@ func FuzzRelationship(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, value string) {
 		c := &Claim{Kind: KindRelationship, Value: json.RawMessage(value)}
-		rel, ok := relationshipOf(c)
+		rel, ok := model.RelationshipOf(c)
 		if !ok {
 			return
 		}
@@ -51,11 +51,11 @@ func FuzzRelationship(f *testing.F) {
 				t.Fatalf("accepted end %q", n)
 			}
 		}
-		if !validRelation(rel.Relation) || strings.ToLower(rel.Relation) != rel.Relation {
+		if !model.ValidRelation(rel.Relation) || strings.ToLower(rel.Relation) != rel.Relation {
 			t.Fatalf("accepted relation %q", rel.Relation)
 		}
 		raw, _ := json.Marshal(rel)
-		if again, ok := relationshipOf(&Claim{Kind: KindRelationship, Value: raw}); !ok || again != rel {
+		if again, ok := model.RelationshipOf(&Claim{Kind: KindRelationship, Value: raw}); !ok || again != rel {
 			t.Fatalf("%s does not round-trip", raw)
 		}
 	})

@@ -216,7 +216,7 @@ func (st *state) bundleRecords(personas []string) (BundleRecords, []Loss) {
 	for _, c := range recs.Claims {
 		h := c.Versions[len(c.Versions)-1]
 		used[h.Subject] = true
-		if rel, ok := relationshipOf(h); ok {
+		if rel, ok := model.RelationshipOf(h); ok {
 			used[rel.From], used[rel.To] = true, true
 		}
 	}
@@ -237,8 +237,8 @@ func (st *state) bundleRecords(personas []string) (BundleRecords, []Loss) {
 		why := mustStay(sm.Restrictions)
 		if why == "" {
 			for _, parent := range sm.DerivedFrom {
-				if !included[idOfRef(parent)] {
-					why = "a parent stays behind: " + idOfRef(parent)
+				if !included[model.IDOfRef(parent)] {
+					why = "a parent stays behind: " + model.IDOfRef(parent)
 					break
 				}
 			}

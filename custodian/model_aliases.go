@@ -18,6 +18,7 @@ type (
 	Guardrail        = model.Guardrail
 	GuardrailParams  = model.GuardrailParams
 	Kind             = model.Kind
+	Relationship     = model.Relationship
 	Persona          = model.Persona
 	Presentation     = model.Presentation
 	Producer         = model.Producer
@@ -41,6 +42,7 @@ type (
 
 // The model's constants, under the names adapters use.
 const (
+	KindRelationship          = model.KindRelationship
 	AssertionReported         = model.AssertionReported
 	ConfirmationConfirmed     = model.ConfirmationConfirmed
 	ConfirmationDisputed      = model.ConfirmationDisputed

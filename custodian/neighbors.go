@@ -3,7 +3,6 @@ package custodian
 import (
 	"context"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/phc-project/phc/custodian/internal/model"
@@ -54,7 +53,7 @@ func (s *Service) Traverse(ctx context.Context, p Principal, q NeighborQuery) (N
 	if q.Node != SubjectSelf && !identity.ValidID(q.Node, "ent_") {
 		return Neighbors{}, model.Fail(op, KindInvalid, "node must be self or an entity id")
 	}
-	if q.Relation != "" && !validRelation(q.Relation) {
+	if q.Relation != "" && !model.ValidRelation(q.Relation) {
 		return Neighbors{}, model.Fail(op, KindInvalid, "malformed relation")
 	}
 	if q.Depth == 0 {
@@ -174,8 +173,8 @@ func (s *Service) neighbors(ctx context.Context, st *state, p Principal, q Neigh
 		out.NextCursor = strconv.Itoa(offset + q.Limit)
 	}
 	for _, step := range page {
-		r := st.Claims[idOfRef(step.Edge.Label)]
-		rel, _ := relationshipOf(r.Head())
+		r := st.Claims[model.IDOfRef(step.Edge.Label)]
+		rel, _ := model.RelationshipOf(r.Head())
 		out.Edges = append(out.Edges, NeighborEdge{Edge: step.Edge.Label, From: rel.From, To: rel.To, Relation: rel.Relation, Depth: step.Depth})
 		records = append(records, step.Edge.Label)
 		for _, n := range []string{rel.From, rel.To} {
@@ -201,11 +200,6 @@ func parseCursor(s string) (int, bool) {
 		return 0, false
 	}
 	return n, true
-}
-
-func idOfRef(ref string) string {
-	id, _, _ := strings.Cut(ref, "@")
-	return id
 }
 
 // visibility decides, for one caller and one traversal, which nodes and
@@ -274,7 +268,7 @@ func (v *visibility) edge(e graph.Edge) bool {
 	if r == nil || r.Meta.Status != StatusActive || r.Meta.Head != ver {
 		return false
 	}
-	rel, ok := relationshipOf(r.Head())
+	rel, ok := model.RelationshipOf(r.Head())
 	if !ok || rel.From != e.Subject || rel.To != e.Object || (v.relation != "" && rel.Relation != v.relation) {
 		return false
 	}

@@ -93,7 +93,7 @@ func (s *Service) Context(ctx context.Context, p Principal, q ContextQuery) (Con
 	if err := s.rateLimit(op, p, false); err != nil {
 		return ContextResult{}, err
 	}
-	if q.Persona != "" && !validSegment(q.Persona) {
+	if q.Persona != "" && !model.ValidSegment(q.Persona) {
 		return ContextResult{}, model.Fail(op, KindInvalid, "malformed persona id")
 	}
 	st, release, err := s.enter(op, p)

@@ -91,7 +91,7 @@ func (s *Service) UpdatePersona(ctx context.Context, p Principal, id string, in 
 	if err := requireOwner(op, p); err != nil {
 		return Persona{}, 0, err
 	}
-	if !validSegment(id) {
+	if !model.ValidSegment(id) {
 		return Persona{}, 0, model.Fail(op, KindInvalid, "malformed persona id")
 	}
 	if err := s.accept(op, &in); err != nil {
@@ -150,7 +150,7 @@ func (s *Service) DeletePersona(ctx context.Context, p Principal, id string) (Pe
 	if err := requireOwner(op, p); err != nil {
 		return PersonaDeleted{}, err
 	}
-	if !validSegment(id) {
+	if !model.ValidSegment(id) {
 		return PersonaDeleted{}, model.Fail(op, KindInvalid, "malformed persona id")
 	}
 	var out PersonaDeleted

@@ -91,7 +91,7 @@ func (st *state) claimEdges(r *claimRecord) []graph.Edge {
 	}
 	if r.Meta.Kind == KindRelationship {
 		c := r.Head()
-		if rel, ok := relationshipOf(c); ok {
+		if rel, ok := model.RelationshipOf(c); ok {
 			es = append(es, graph.Edge{Subject: rel.From, Predicate: graph.Related, Object: rel.To, Label: c.Ref()})
 		}
 	}
@@ -115,7 +115,7 @@ func entityEdges(e *Entity) []graph.Edge {
 	if e == nil {
 		return nil
 	}
-	return []graph.Edge{{Subject: e.ID, Predicate: graph.Type, Object: graph.NS + entityTypes[e.Type]}}
+	return []graph.Edge{{Subject: e.ID, Predicate: graph.Type, Object: graph.NS + model.EntityTypes[e.Type]}}
 }
 
 // personaEdges: a persona is a node under its opaque key; its id is the
@@ -336,7 +336,7 @@ const bucketInvalidations = "invalidations" // %016x revision-root → invalidat
 // apply marks the record's summaries stale in the view.
 func (inv *invalidation) apply(st *State) {
 	at := inv.At
-	rootID := idOfRef(inv.Root)
+	rootID := model.IDOfRef(inv.Root)
 	for _, e := range inv.Stale {
 		sm := st.Summaries[e.ID]
 		if sm == nil || sm.Status != SummaryCurrent {
@@ -345,7 +345,7 @@ func (inv *invalidation) apply(st *State) {
 		ns := *sm
 		ns.Status = SummaryStale
 		c := CauseParentStale
-		if idOfRef(e.Parent) == rootID {
+		if model.IDOfRef(e.Parent) == rootID {
 			c = inv.Cause
 		}
 		ns.Stale = &Staleness{Parent: e.Parent, Cause: c, Root: inv.Root, RootCause: inv.Cause, Revision: inv.Revision, At: &at}

@@ -141,7 +141,7 @@ func (s *Service) heldRecords(st *state, op, source string, recs quarantine.Reco
 	}
 	for i, raw := range recs.Personas {
 		var pe Persona
-		if err := quarantine.Strict(raw, &pe); err != nil || !validSegment(pe.ID) {
+		if err := quarantine.Strict(raw, &pe); err != nil || !model.ValidSegment(pe.ID) {
 			return nil, model.Fail(op, KindInvalid, fmt.Sprintf("persona %d of the bundle is not a persona", i))
 		}
 		q := &QuarantineRecord{Kind: "persona", Record: pe.ID, Status: StatusQuarantined, Problems: []string{}, Body: raw}
@@ -152,7 +152,7 @@ func (s *Service) heldRecords(st *state, op, source string, recs quarantine.Reco
 	}
 	for i, raw := range recs.Entities {
 		var e Entity
-		if err := quarantine.Strict(raw, &e); err != nil || !identity.ValidID(e.ID, "ent_") || entityTypes[e.Type] == "" {
+		if err := quarantine.Strict(raw, &e); err != nil || !identity.ValidID(e.ID, "ent_") || model.EntityTypes[e.Type] == "" {
 			return nil, model.Fail(op, KindInvalid, fmt.Sprintf("entity %d of the bundle is not an entity", i))
 		}
 		q := &QuarantineRecord{Kind: "entity", Record: e.ID, Status: StatusQuarantined, Problems: []string{}, Body: raw}
@@ -486,7 +486,7 @@ func (st *state) planClaims(op string, personas []string, a *adoption, held []*Q
 		if !entityHere(head.Subject) {
 			return model.Fail(op, KindInvalid, "record "+id+" is about an entity that is neither here nor adopted with it")
 		}
-		if rel, ok := relationshipOf(head); head.Kind == KindRelationship && (!ok || !entityHere(rel.From) || !entityHere(rel.To)) {
+		if rel, ok := model.RelationshipOf(head); head.Kind == KindRelationship && (!ok || !entityHere(rel.From) || !entityHere(rel.To)) {
 			return model.Fail(op, KindInvalid, "record "+id+" relates entities that are neither here nor adopted with it")
 		}
 		ps := personas
