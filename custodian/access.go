@@ -468,7 +468,7 @@ func (s *Service) recipientReadAs(st *state, p Principal, rc *Receipt, decide fu
 			ng := *g
 			at := b.Now
 			ng.SpentAt = &at
-			st.setGrant(&ng)
+			st.SetGrant(&ng)
 			b.Put(engine.BucketGrants, g.ID, &ng)
 			r.Revision = b.NextRevision()
 		}

@@ -232,7 +232,7 @@ func (st *state) restore(op string, b *batch, mode string, content *archiveConte
 		}
 		np := pe
 		np.Node = key
-		st.setPersona(&np)
+		st.SetPersona(&np)
 		b.Put(engine.BucketPersonas, key, &np)
 	}
 	// Versions are re-stamped with revisions in their original order.

@@ -72,7 +72,7 @@ func (s *Service) CreateEntity(ctx context.Context, p Principal, in EntityInput)
 			return model.Wrap(op, KindInternal, err)
 		}
 		e := &Entity{ID: id, Type: in.Type, CreatedAt: b.Now, Revision: b.NextRevision()}
-		st.setEntity(e)
+		st.SetEntity(e)
 		b.Put(bucketEntities, id, e)
 		records := []string{id}
 		out = EntityCreated{Entity: *e, Revision: e.Revision}

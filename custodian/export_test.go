@@ -67,7 +67,7 @@ func (s *Service) BulkGraph(p Principal, people, degree int) ([]string, error) {
 				id, _ := identity.NewID("ent_")
 				ids[i] = id
 				e := &Entity{ID: id, Type: "person", CreatedAt: b.Now, Revision: b.NextRevision()}
-				st.setEntity(e)
+				st.SetEntity(e)
 				b.Put(bucketEntities, id, e)
 				bulkClaim(st, b, fmt.Sprintf("people.p%d.name", i), id, "fact", json.RawMessage(`"Person"`))
 			}
@@ -126,7 +126,7 @@ func (s *Service) BulkSummaries(p Principal, parent string, n int) error {
 					Restrictions: []Restriction{}, Sensitivity: SensitivityStandard, Status: SummaryCurrent,
 					Producer: &ownerAuth, CreatedAt: b.Now, Revision: b.NextRevision()}
 				refs[i] = sm.Ref()
-				st.setSummary(sm)
+				st.SetSummary(sm)
 				b.Put(bucketSummaries, id, sm)
 			}
 			return nil

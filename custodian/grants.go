@@ -103,7 +103,7 @@ func (s *Service) CreateGrant(ctx context.Context, p Principal, d GrantInput) (G
 			ExpiresAt: d.ExpiresAt.UTC(), Usage: d.Usage, Route: d.Route, Requires: d.Requires,
 			CreatedAt: b.Now, Revision: b.NextRevision(), Disclosure: d.Disclosure,
 		}
-		st.setGrant(g)
+		st.SetGrant(g)
 		b.Put(engine.BucketGrants, id, g)
 		b.Receipt(Receipt{Actor: "owner", Operation: "grant.create", Recipient: d.Recipient.ID,
 			Purpose: d.Purpose, Decision: "allow", Records: []string{id}, Revision: g.Revision})
@@ -160,7 +160,7 @@ func (st *state) revokeGrant(b *batch, g *Grant, rev uint64) {
 	ng := *g
 	at := b.Now
 	ng.RevokedAt, ng.RevokedRev = &at, rev
-	st.setGrant(&ng)
+	st.SetGrant(&ng)
 	b.Put(engine.BucketGrants, g.ID, &ng)
 }
 
@@ -284,7 +284,7 @@ func (s *Service) NarrowGrant(ctx context.Context, p Principal, id string, t Gra
 		// The grant is replaced, never changed in place: a read under way
 		// holds the old terms or the new, never a mixture, and setGrant
 		// files it again under its recipient.
-		st.setGrant(&ng)
+		st.SetGrant(&ng)
 		b.Put(engine.BucketGrants, id, &ng)
 		b.Receipt(Receipt{Actor: "owner", Operation: "grant.narrow", Recipient: g.Recipient.ID,
 			Purpose: g.Purpose, Decision: "allow", Records: []string{id}, Revision: rev})

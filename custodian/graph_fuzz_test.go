@@ -23,7 +23,7 @@ func FuzzParseRef(f *testing.F) {
 		if ok && model.VersionRef(id, v) != ref {
 			t.Fatalf("parseRef(%q) = %q, %d; prints back as %q", ref, id, v, model.VersionRef(id, v))
 		}
-		if got := st.summaryByRef(ref); (got != nil) != (ok && id == sm.ID && v == sm.Version) {
+		if got := st.SummaryByRef(ref); (got != nil) != (ok && id == sm.ID && v == sm.Version) {
 			t.Fatalf("summaryByRef(%q) = %v; parseRef says %q %d %v", ref, got, id, v, ok)
 		}
 	})

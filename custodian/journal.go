@@ -25,13 +25,13 @@ func (s *Service) write(op string, p Principal, fn func(st *state, b *batch) err
 // unlock reloads from the store. An error before any of that is returned as
 // it is. Callers hold s.life (shared or exclusive) so that st stays current.
 func (s *Service) commit(st *state, fn func(st *state, b *batch) error) error {
-	return s.eng.Queue(&job{St: st.State, Apply: func(b *batch) error { return fn(st, b) }, Finish: func(b *batch) error { return s.finishJob(st, b) }})
+	return s.eng.Queue(&job{St: st.State, Apply: func(b *batch) error { return fn(st, b) }})
 }
 
 // commitAlone is commit for a job that runs as a group of its own (see
 // job.alone).
 func (s *Service) commitAlone(st *state, fn func(st *state, b *batch) error) error {
-	return s.eng.Queue(&job{St: st.State, Apply: func(b *batch) error { return fn(st, b) }, Finish: func(b *batch) error { return s.finishJob(st, b) }, Alone: true})
+	return s.eng.Queue(&job{St: st.State, Apply: func(b *batch) error { return fn(st, b) }, Alone: true})
 }
 
 // lockBroken locks the vault after a failed commit, if st is still current.

@@ -42,6 +42,17 @@ type (
 
 // The model's constants, under the names adapters use.
 const (
+	SummaryCurrent            = model.SummaryCurrent
+	SummaryStale              = model.SummaryStale
+	SummaryIneligible         = model.SummaryIneligible
+	CauseCorrected            = model.CauseCorrected
+	CauseDeleted              = model.CauseDeleted
+	CauseRetracted            = model.CauseRetracted
+	CauseDisputed             = model.CauseDisputed
+	CausePersonasNarrowed     = model.CausePersonasNarrowed
+	CauseRestrictionsChanged  = model.CauseRestrictionsChanged
+	CauseSensitivityChanged   = model.CauseSensitivityChanged
+	CauseParentStale          = model.CauseParentStale
 	KindRelationship          = model.KindRelationship
 	AssertionReported         = model.AssertionReported
 	ConfirmationConfirmed     = model.ConfirmationConfirmed

@@ -51,7 +51,7 @@ func (s *Service) CreatePersona(ctx context.Context, p Principal, body PersonaIn
 		rev = b.NextRevision()
 		np := in
 		np.Node = key
-		st.setPersona(&np)
+		st.SetPersona(&np)
 		b.Put(engine.BucketPersonas, key, &np)
 		b.Receipt(Receipt{Actor: "owner", Operation: "persona.create", Decision: "allow", Records: []string{in.ID}, Revision: rev})
 		return nil
@@ -117,7 +117,7 @@ func (s *Service) UpdatePersona(ctx context.Context, p Principal, id string, in 
 			np.Guardrails = orEmpty(*in.Guardrails)
 		}
 		rev = b.NextRevision()
-		st.setPersona(&np)
+		st.SetPersona(&np)
 		b.Put(engine.BucketPersonas, np.Node, &np)
 		b.Receipt(Receipt{Actor: "owner", Operation: "persona.update", Decision: "allow", Records: []string{id}, Revision: rev})
 		out = np
@@ -194,13 +194,13 @@ func (s *Service) DeletePersona(ctx context.Context, p Principal, id string) (Pe
 			}
 			ng := *g
 			ng.Selectors.Personas = rest
-			st.setGrant(&ng)
+			st.SetGrant(&ng)
 			b.Put(engine.BucketGrants, gid, &ng)
 			out.GrantsNarrowed = append(out.GrantsNarrowed, gid)
 			b.Receipt(Receipt{Actor: "owner", Operation: "grant.narrow", Recipient: g.Recipient.ID,
 				Purpose: g.Purpose, Decision: "allow", Records: []string{gid, "persona:" + id}, Revision: rev})
 		}
-		st.deletePersona(id)
+		st.DeletePersona(id)
 		b.Del(engine.BucketPersonas, pe.Node)
 		b.Receipt(Receipt{Actor: "owner", Operation: "persona.delete", Decision: "allow",
 			Records: append([]string{id}, out.Claims...), Revision: rev})

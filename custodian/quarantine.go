@@ -616,13 +616,13 @@ func (st *state) adopt(op string, b *batch, a *adoption, identities map[string]s
 	for _, id := range slices.Sorted(maps.Keys(a.newEntities)) {
 		e := a.newEntities[id]
 		e.Revision = rev
-		st.setEntity(e)
+		st.SetEntity(e)
 		b.Put(bucketEntities, e.ID, e)
 	}
 	for _, id := range slices.Sorted(maps.Keys(a.newPersonas)) {
 		pe := a.newPersonas[id]
 		pe.Node, pe.Preferences, pe.Guardrails = personaKeys[id], orEmpty(pe.Preferences), orEmpty(pe.Guardrails)
-		st.setPersona(pe)
+		st.SetPersona(pe)
 		b.Put(engine.BucketPersonas, pe.Node, pe)
 	}
 	for _, q := range a.dropped {
@@ -652,7 +652,7 @@ func (st *state) adopt(op string, b *batch, a *adoption, identities map[string]s
 			sm.Producer = &local
 		}
 		sm.Revision, sm.Origin = rev, a.sumQs[i].BundleID
-		st.setSummary(sm)
+		st.SetSummary(sm)
 		b.Put(bucketSummaries, sm.ID, sm)
 		st.release(b, a.sumQs[i].ID)
 		refs = append(refs, a.sumQs[i].ID, sm.Ref())

@@ -245,7 +245,7 @@ func (st *state) approve(b *batch, r *ContextRequest, maxTier string, personas [
 		CreatedAt: b.Now, Revision: rev, Request: r.ID, MaxTier: maxTier, Requires: requires, Auto: auto,
 		Disclosure: r.Disclosure,
 	}
-	st.setGrant(g)
+	st.SetGrant(g)
 	b.Put(engine.BucketGrants, gid, g)
 	at := b.Now
 	r.Status, r.DecidedAt, r.GrantID = RequestApproved, &at, gid

@@ -274,7 +274,7 @@ func (s *Service) Unlock(ctx context.Context, password []byte, secretKey string)
 	st, err := loadState(s.eng.Store, s.cacheBytes, s.ignoreSnapshot.Load())
 	if err == nil {
 		st.Graph, st.dec, st.Dur = s.eng.Graph, s.dec, engine.NewDurability(s.test.Event)
-		err = engine.Guarded(func() error { return s.syncGraph(st) })
+		err = engine.Guarded(func() error { return s.eng.SyncGraph(st.State) })
 	}
 	if err != nil {
 		s.vault.Lock()

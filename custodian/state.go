@@ -112,7 +112,7 @@ func loadState(store Store, cacheBytes int64, ignoreSnapshot bool) (*state, erro
 				return err
 			}
 			// Invalidations, in the order they were made.
-			if err := engine.LoadEach(tx, bucketInvalidations, func(inv *invalidation) { inv.apply(st.State) }); err != nil {
+			if err := engine.LoadEach(tx, engine.BucketInvalidations, func(inv *engine.Invalidation) { inv.Apply(st.State) }); err != nil {
 				return err
 			}
 			if err := engine.LoadEach(tx, bucketEntities, func(e *Entity) { st.Entities[e.ID] = e }); err != nil {
@@ -141,7 +141,7 @@ func loadState(store Store, cacheBytes int64, ignoreSnapshot bool) (*state, erro
 // issuers and DEC keys and policies), the requests and quarantine, and the
 // Client-Vault state into st.
 func (st *state) loadAccess(tx Tx) error {
-	if err := engine.LoadEach(tx, engine.BucketGrants, func(g *Grant) { st.Grants[g.ID] = g; st.indexGrant(g) }); err != nil {
+	if err := engine.LoadEach(tx, engine.BucketGrants, func(g *Grant) { st.Grants[g.ID] = g; st.IndexGrant(g) }); err != nil {
 		return err
 	}
 	if err := engine.LoadEach(tx, engine.BucketConsumers, func(c *Consumer) { st.Consumers[c.Name] = c }); err != nil {

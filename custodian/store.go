@@ -30,7 +30,6 @@ type (
 	claimIndex  = engine.ClaimIndex
 	claimMeta   = engine.ClaimMeta
 	claimRecord = engine.ClaimRecord
-	jobCtx      = engine.JobCtx
 	servedClaim = engine.ServedClaim
 	snapTuning  = engine.SnapTuning
 	write       = engine.Write

@@ -16,13 +16,6 @@ import (
 
 const bucketSummaries = "summaries" // sum_… → Summary
 
-// Summary statuses.
-const (
-	SummaryCurrent    = "current"
-	SummaryStale      = "stale"
-	SummaryIneligible = "ineligible"
-)
-
 // parseRef splits "id@version".
 func parseRef(ref string) (id string, v int, ok bool) {
 	id, vs, found := strings.Cut(ref, "@")
@@ -37,30 +30,6 @@ func parseRef(ref string) (id string, v int, ok bool) {
 		return "", 0, false
 	}
 	return id, v, true
-}
-
-// summaryByRef returns the summary a ref names, if that version exists.
-// It is on the invalidation walk's path, so it parses without allocating.
-func (st *state) summaryByRef(ref string) *Summary {
-	at := strings.IndexByte(ref, '@')
-	if at < 0 || at+1 == len(ref) {
-		return nil
-	}
-	s := st.Summaries[ref[:at]]
-	if s == nil {
-		return nil
-	}
-	v := 0
-	for _, c := range ref[at+1:] {
-		if c < '0' || c > '9' || v > 1<<30 {
-			return nil
-		}
-		v = v*10 + int(c-'0')
-	}
-	if s.Version != v || ref[at+1] == '0' {
-		return nil
-	}
-	return s
 }
 
 // SummaryInput is the body of POST /phc/v1/summaries: the body of
@@ -152,7 +121,7 @@ func (s *Service) CreateSummary(ctx context.Context, p Principal, in SummaryInpu
 			sm.Status, sm.Ineligible = SummaryIneligible, reason
 		}
 		sm.Revision = b.NextRevision()
-		st.setSummary(sm)
+		st.SetSummary(sm)
 		b.Put(bucketSummaries, id, sm)
 		rc := Receipt{Actor: p.actor(), Operation: op, Decision: "allow",
 			Records: append([]string{sm.Ref()}, sm.DerivedFrom...), Revision: sm.Revision}

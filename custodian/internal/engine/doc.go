@@ -49,6 +49,12 @@
 //     worker that applies the committed deltas off the writes' path
 //     (HoldGraph keeps it still for a check), and the claim metas
 //     snapshot writer.
+//   - The projection: what graph edges each record makes (ClaimEdges,
+//     Projection), the delta a job's changes make (finishJob), the
+//     lineage-driven invalidation of summaries it starts (Invalidation,
+//     applied to the view and stored as one record per change), and the
+//     graph's catch-up at unlock (SyncGraph replays the outbox, or
+//     RebuildGraph replaces the graph). ProjectionVersion numbers it.
 //   - GraphLag and DeltaMerger: how far the graph has followed the view
 //     (the graph is updated off the writes' path, from an outbox), and the
 //     joining of consecutive deltas into one.

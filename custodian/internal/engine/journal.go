@@ -212,9 +212,10 @@ func ReceiptHash(r *model.Receipt) string {
 // Engine runs the view's writes: the journal, which applies queued jobs
 // in order and commits them to the store a group at a time; the graph
 // worker, which follows the store; and the claim metas snapshot writer.
-// The rules give it what only they know: a job's projection (each job's
-// Finish), what to do when a commit or a graph update fails (Broken: lock
-// the vault), and whether a view is still the open one (WhileCurrent).
+// The rules give it what only they know: what to do when a commit or a
+// graph update fails (Broken: lock the vault), and whether a view is still
+// the open one (WhileCurrent). Each job's projection into the graph is
+// the engine's own (finishJob).
 // Make one with New, start it with Start, stop it by closing Stop and
 // waiting for Wg.
 type Engine struct {
@@ -259,10 +260,7 @@ const MaxGroup = 512
 type Job struct {
 	St    *State
 	Apply func(b *Batch) error
-	// finish, if set, computes the projection of what apply changed
-	// (the rules' finishJob).
-	Finish func(b *Batch) error
-	done   chan error
+	done  chan error
 	// alone makes the job a group of its own: every write before it is
 	// committed (and its graph delta handed over) before it runs, and
 	// none after it shares its group.
@@ -552,10 +550,7 @@ func (s *Engine) runJob(st *State, j *Job, b *Batch) (err error, unreadable bool
 		defer CatchUnreadable(&uerr)
 		err = j.Apply(b)
 		if err == nil {
-			if j.Finish == nil {
-				return
-			}
-			if ferr := j.Finish(b); ferr != nil {
+			if ferr := finishJob(s.Graph, st, b); ferr != nil {
 				b.Err = errors.Join(b.Err, ferr)
 			}
 		}

@@ -52,3 +52,22 @@ type Entity struct {
 	CreatedAt time.Time `json:"created_at"`
 	Revision  uint64    `json:"revision"`
 }
+
+// Summary statuses.
+const (
+	SummaryCurrent    = "current"
+	SummaryStale      = "stale"
+	SummaryIneligible = "ineligible"
+)
+
+// Invalidation causes, as GET /phc/v1/summaries/{id} reports them.
+const (
+	CauseCorrected           = "corrected"
+	CauseDeleted             = "deleted"
+	CauseRetracted           = "retracted"
+	CauseDisputed            = "disputed"
+	CausePersonasNarrowed    = "personas_narrowed"
+	CauseRestrictionsChanged = "restrictions_changed"
+	CauseSensitivityChanged  = "sensitivity_changed"
+	CauseParentStale         = "parent_stale"
+)
