@@ -140,12 +140,12 @@ func (s *Service) BulkSummaries(p Principal, parent string, n int) error {
 
 // RollReceipts rolls the receipts older than the retention into a
 // checkpoint now, as the hourly maintenance does.
-func (s *Service) RollReceipts() (uint64, error) { return s.rollReceipts() }
+func (s *Service) RollReceipts() (uint64, error) { return s.eng.RollReceipts() }
 
 // BucketCheckpoints and BucketSets name the checkpoints' and disclosed
 // sets' buckets.
 const (
-	BucketCheckpoints = bucketCheckpoints
+	BucketCheckpoints = engine.BucketCheckpoints
 	BucketSets        = engine.BucketSets
 )
 

@@ -1,9 +1,5 @@
 package custodian
 
-import (
-	"github.com/phc-project/phc/custodian/internal/engine"
-)
-
 // write runs fn for p in the journal (see commit), once the vault is open
 // and p's session current.
 func (s *Service) write(op string, p Principal, fn func(st *state, b *batch) error) error {
@@ -43,13 +39,13 @@ func (s *Service) lockBroken(st *State) {
 	}
 }
 
-// whileCurrentState runs fn with life held shared if st is the open
-// view's, and answers engine.ErrSnapshotStale if it is not.
-func (s *Service) whileCurrentState(st *State, fn func() error) error {
+// withView runs fn with life held shared, on the open view (nil while
+// locked).
+func (s *Service) withView(fn func(st *State) error) error {
 	s.life.RLock()
 	defer s.life.RUnlock()
-	if s.st == nil || s.st.State != st {
-		return engine.ErrSnapshotStale
+	if s.st == nil {
+		return fn(nil)
 	}
-	return fn()
+	return fn(s.st.State)
 }

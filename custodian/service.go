@@ -133,8 +133,6 @@ type Service struct {
 	lastActive atomic.Int64 // unix nanoseconds of the last authenticated request
 	unlocked   atomic.Bool  // mirrors st != nil for lock-free status
 
-	rollMu sync.Mutex // one receipt roll at a time
-
 	// graphSem lets one check, graph rebuild or graph export at a time
 	// use the graph: a rebuild or an export waits in the journal for the
 	// graph, which a check holds outside it.
@@ -175,10 +173,10 @@ func New(cfg Config) (*Service, error) {
 	if s.test.checkChunk == 0 {
 		s.test.checkChunk = defaultCheckChunk
 	}
-	s.eng = engine.New(cfg.Store, cfg.Graph, cfg.Logger, cfg.Clock, s.test.Hooks, s.lockBroken, s.whileCurrentState)
+	keys, _ := cfg.Vault.(KeyDeriver)
+	s.eng = engine.New(engine.Config{Store: cfg.Store, Graph: cfg.Graph, Log: cfg.Logger, Clock: cfg.Clock, Hooks: s.test.Hooks,
+		Keys: keys, Broken: s.lockBroken, WithView: s.withView})
 	s.eng.Start()
-	s.eng.Wg.Add(1)
-	go s.maintain()
 	if s.idle > 0 {
 		s.eng.Wg.Add(1)
 		go s.idleWatch()
@@ -318,7 +316,7 @@ func (s *Service) Unlock(ctx context.Context, password []byte, secretKey string)
 	// The key derivation's 64 MiB and the load's decoding are garbage now:
 	// give the memory back rather than keep it until the heap grows again.
 	go debug.FreeOSMemory()
-	s.unlockRolls.Go(s.rollAll)
+	s.unlockRolls.Go(s.eng.RollAll)
 	return token, nil
 }
 

@@ -85,7 +85,7 @@ func loadState(store Store, cacheBytes int64, ignoreSnapshot bool) (*state, erro
 			if st.Settings, err = engine.LoadSettings(tx); err != nil {
 				return err
 			}
-			if _, err := engine.LoadMetaJSON(tx, metaReceiptFloor, &st.ReceiptFloor); err != nil {
+			if _, err := engine.LoadMetaJSON(tx, engine.MetaReceiptFloor, &st.ReceiptFloor); err != nil {
 				return err
 			}
 			if _, err := engine.LoadMetaJSON(tx, engine.MetaHead, &st.Head); err != nil {

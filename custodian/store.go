@@ -20,13 +20,21 @@ type (
 	Prefixer = engine.Prefixer
 	// Seeker is an optional capability of a [Tx] (see [engine.Seeker]).
 	Seeker = engine.Seeker
+	// KeyDeriver is an optional capability of a [Vault] (see
+	// [engine.KeyDeriver]).
+	KeyDeriver = engine.KeyDeriver
+	// Checkpoint stands for receipts rolled out of the log (see
+	// [engine.Checkpoint]).
+	Checkpoint = engine.Checkpoint
+	// Verification is the result of checking the receipt chain (see
+	// [engine.Verification]).
+	Verification = engine.Verification
 	// Clock tells the time; tests pass a fake (see [engine.Clock]).
 	Clock = engine.Clock
 
 	// State is the view (see [engine.State]); the rules wrap it (state).
 	State       = engine.State
 	batch       = engine.Batch
-	chainHead   = engine.ChainHead
 	claimIndex  = engine.ClaimIndex
 	claimMeta   = engine.ClaimMeta
 	claimRecord = engine.ClaimRecord

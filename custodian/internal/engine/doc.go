@@ -43,6 +43,10 @@
 //     binary form of their snapshot; Intern shares repeated strings.
 //   - DecodeWhere and WithoutGC: the unlock's load, decoding on every core
 //     with the collector held off.
+//   - Receipts kept and rolled: LoadReceipt, the checkpoints that stand
+//     for rolled receipts under a MAC (Checkpoint, CheckpointMAC, with
+//     the vault's KeyDeriver), RollReceipts, and VerifyChain, which
+//     checks the checkpoints and the receipts kept in full as one chain.
 //   - Engine: the running part — the journal's group commit (a job's
 //     Apply, then its Finish, its receipts chained, its writes staged,
 //     the group stored in one transaction and marked durable), the graph
@@ -68,9 +72,9 @@
 //
 //  1. Engine.SnapMu: one claim metas snapshot at a time; held for the
 //     whole snapshot, which then takes life (shared, through
-//     WhileCurrent) and queues a journal job.
-//  2. custodian Service.rollMu: one receipt roll at a time; then life
-//     (shared).
+//     WithView) and queues a journal job.
+//  2. Engine.rollMu: one receipt roll at a time; then life (shared,
+//     through WithView).
 //  3. custodian Service.life (RWMutex): the lock state. Every request
 //     holds it shared while it runs, including its wait for the journal;
 //     Unlock, Lock and Close hold it exclusively. Taken exclusively only
@@ -114,19 +118,20 @@
 //   - DecodeWhere: one decoding worker per GOMAXPROCS and one consumer;
 //     all end before it returns.
 //
-// Engine.Start starts the journal's goroutine (Journal.Run) and the graph
-// worker (graphWorker), both counted in Engine.Wg and ended by closing
-// Engine.Stop. The journal starts a claim metas snapshot (writeSnapshot,
+// Engine.Start starts the journal's goroutine (Journal.Run), the graph
+// worker (graphWorker) and the receipt roller (maintain, which rolls
+// receipts past the owner's retention into checkpoints every hour), all
+// counted in Engine.Wg and ended by closing Engine.Stop. The journal starts a claim metas snapshot (writeSnapshot,
 // in Wg) when a group is durable and one is due; it ends on its own, or
 // gives up once the view is no longer open or Stop is closed. A commit or
 // graph update that fails calls Broken in a goroutine of its own, which
 // locks the vault and ends.
 //
-// The core (package custodian) starts, in New, the engine, the receipt
-// roller (maintain) and, unless IdleLock is negative, the idle watcher
-// (idleWatch), also counted in Engine.Wg; Close closes Stop and waits for
-// Wg. Unlock starts a receipt roll (Service.unlockRolls), which ends on
-// its own. The
+// The core (package custodian) starts, in New, the engine and, unless
+// IdleLock is negative, the idle watcher (idleWatch), also counted in
+// Engine.Wg; Close closes Stop and waits for
+// Wg. Unlock starts a receipt roll (RollAll, in
+// Service.unlockRolls), which ends on its own. The
 // unlock's load of the snapshot decodes its chunks on a worker per
 // GOMAXPROCS, which end before the load does.
 //

@@ -214,7 +214,7 @@ func ReceiptHash(r *model.Receipt) string {
 // worker, which follows the store; and the claim metas snapshot writer.
 // The rules give it what only they know: what to do when a commit or a
 // graph update fails (Broken: lock the vault), and whether a view is still
-// the open one (WhileCurrent). Each job's projection into the graph is
+// the open one (WithView). Each job's projection into the graph is
 // the engine's own (finishJob).
 // Make one with New, start it with Start, stop it by closing Stop and
 // waiting for Wg.
@@ -226,10 +226,13 @@ type Engine struct {
 	Hooks Hooks
 
 	// Broken locks the vault after a failed commit or graph update of
-	// st, if st is still open; WhileCurrent runs fn with the lock state
-	// held shared if st is the open view, else answers ErrSnapshotStale.
-	Broken       func(st *State)
-	WhileCurrent func(st *State, fn func() error) error
+	// st, if st is still open; WithView runs fn with the lock state held
+	// shared, on the open view (nil while locked). Keys, when the vault
+	// derives keys, MACs the receipt checkpoints.
+	Broken   func(st *State)
+	WithView func(fn func(st *State) error) error
+	Keys     KeyDeriver
+	rollMu   sync.Mutex // one receipt roll at a time
 
 	jl     *Journal[*Job] // the single writer (see newJournal)
 	graphQ chan GraphJob  // committed deltas for the graph worker
@@ -274,23 +277,35 @@ func (s *Engine) Queue(j *Job) error {
 	return <-j.done
 }
 
-// New returns an Engine over store and graph; Start starts it. A nil log
-// discards, a nil clock is the system's; hooks are the tests' (zero
-// outside tests).
-func New(store Store, g graph.Graph, log *slog.Logger, clock Clock, hooks Hooks, broken func(st *State), whileCurrent func(st *State, fn func() error) error) *Engine {
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
+// Config is what an Engine runs on, and what the rules give it.
+type Config struct {
+	Store Store
+	Graph graph.Graph
+	Log   *slog.Logger // nil: discard
+	Clock Clock        // nil: the system's
+	Hooks Hooks        // the tests' (zero outside tests)
+	Keys  KeyDeriver   // nil: checkpoints carry no MAC
+	// Broken and WithView are the rules' (see Engine).
+	Broken   func(st *State)
+	WithView func(fn func(st *State) error) error
+}
+
+// New returns an Engine of cfg; Start starts it.
+func New(cfg Config) *Engine {
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
 	}
-	if clock == nil {
-		clock = systemClock{}
+	if cfg.Clock == nil {
+		cfg.Clock = systemClock{}
 	}
+	hooks := cfg.Hooks
 	hooks.Snap = hooks.Snap.OrDefaults()
 	if hooks.MaxApplyEdges == 0 {
 		hooks.MaxApplyEdges = DefaultMaxApplyEdges
 	}
 	e := &Engine{
-		Store: store, Graph: g, Log: log, Clock: clock, Hooks: hooks,
-		Broken: broken, WhileCurrent: whileCurrent,
+		Store: cfg.Store, Graph: cfg.Graph, Log: cfg.Log, Clock: cfg.Clock, Hooks: hooks,
+		Broken: cfg.Broken, WithView: cfg.WithView, Keys: cfg.Keys,
 		graphQ:  make(chan GraphJob, MaxGroup),
 		holds:   map[uint64]GraphHold{},
 		locking: map[*State]int{},
@@ -300,15 +315,27 @@ func New(store Store, g graph.Graph, log *slog.Logger, clock Clock, hooks Hooks,
 	return e
 }
 
-// Start starts the journal's goroutine and the graph worker, counted in
-// Wg; closing Stop ends them.
+// Start starts the journal's goroutine, the graph worker and the receipt
+// roller, counted in Wg; closing Stop ends them.
 func (s *Engine) Start() {
-	s.Wg.Add(2)
+	s.Wg.Add(3)
 	go func() {
 		defer s.Wg.Done()
 		s.jl.Run(s.Stop)
 	}()
 	go s.graphWorker()
+	go s.maintain()
+}
+
+// whileCurrent runs fn with the lock state held shared if st is the open
+// view, and answers ErrSnapshotStale if it is not.
+func (s *Engine) whileCurrent(st *State, fn func() error) error {
+	return s.WithView(func(open *State) error {
+		if open == nil || open != st {
+			return ErrSnapshotStale
+		}
+		return fn()
+	})
 }
 
 // Queued is how many jobs wait for the journal.

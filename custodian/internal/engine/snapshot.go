@@ -625,7 +625,7 @@ func (s *Engine) writeSnapshot(st *State) {
 }
 
 func (s *Engine) SnapshotOf(st *State) error {
-	current := func() bool { return s.WhileCurrent(st, func() error { return nil }) == nil }
+	current := func() bool { return s.whileCurrent(st, func() error { return nil }) == nil }
 	if !current() {
 		return ErrSnapshotStale
 	}
@@ -675,7 +675,7 @@ func (s *Engine) SnapshotOf(st *State) error {
 	}); err != nil {
 		return err
 	}
-	return s.WhileCurrent(st, func() error {
+	return s.whileCurrent(st, func() error {
 		return s.Queue(&Job{St: st, Apply: func(b *Batch) error {
 			if st.Snap.Info != prev {
 				return model.Internalf("snapshot", "another snapshot became current")
