@@ -18,6 +18,7 @@ type (
 	Guardrail        = model.Guardrail
 	GuardrailParams  = model.GuardrailParams
 	Kind             = model.Kind
+	Verification     = model.Verification
 	Relationship     = model.Relationship
 	Persona          = model.Persona
 	Presentation     = model.Presentation

@@ -26,9 +26,6 @@ type (
 	// Checkpoint stands for receipts rolled out of the log (see
 	// [engine.Checkpoint]).
 	Checkpoint = engine.Checkpoint
-	// Verification is the result of checking the receipt chain (see
-	// [engine.Verification]).
-	Verification = engine.Verification
 	// Clock tells the time; tests pass a fake (see [engine.Clock]).
 	Clock = engine.Clock
 

@@ -272,22 +272,11 @@ func LoadReceipt(tx Tx, seq uint64) (model.Receipt, error) {
 	return r, nil
 }
 
-// Verification is the result of checking the receipt chain.
-type Verification struct {
-	OK    bool   `json:"ok"`
-	Count uint64 `json:"count"` // receipts kept in full, checked one by one
-	// Rolled counts the receipts that checkpoints stand for; Checkpoints
-	// counts the checkpoints.
-	Rolled      uint64   `json:"rolled,omitempty"`
-	Checkpoints int      `json:"checkpoints,omitempty"`
-	Problems    []string `json:"problems,omitempty"`
-}
-
 // VerifyChain checks the checkpoints, then the receipts kept in full, as
 // one chain ending at head; mac recomputes a checkpoint's MAC (nil: MACs
 // are not checked).
-func VerifyChain(store Store, head ChainHead, mac func(Checkpoint) (string, error)) Verification {
-	var v Verification
+func VerifyChain(store Store, head ChainHead, mac func(Checkpoint) (string, error)) model.Verification {
+	var v model.Verification
 	problem := func(format string, args ...any) {
 		if len(v.Problems) < 20 {
 			v.Problems = append(v.Problems, fmt.Sprintf(format, args...))

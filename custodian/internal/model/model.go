@@ -420,3 +420,14 @@ type ContextRequest struct {
 // copy has no body (it is in bucketHeldBodies) unless the record was held
 // before the bodies had a bucket of their own.
 type QuarantineRecord = quarantine.Held
+
+// Verification is the result of checking the receipt chain.
+type Verification struct {
+	OK    bool   `json:"ok"`
+	Count uint64 `json:"count"` // receipts kept in full, checked one by one
+	// Rolled counts the receipts that checkpoints stand for; Checkpoints
+	// counts the checkpoints.
+	Rolled      uint64   `json:"rolled,omitempty"`
+	Checkpoints int      `json:"checkpoints,omitempty"`
+	Problems    []string `json:"problems,omitempty"`
+}
