@@ -217,35 +217,6 @@ func (st *state) grantFor(grants []*Grant, p Principal, r *claimRecord, purpose 
 	return nil, qualFailed
 }
 
-// Known restriction types (docs/design.md §4).
-const (
-	RestrictNoExport            = "no_export"
-	RestrictPurposeOnly         = "purpose_only"
-	RestrictExpires             = "expires"
-	RestrictSourceControlled    = "source_controlled"
-	RestrictThirdParty          = "third_party"
-	RestrictNoTraining          = "no_training"
-	RestrictLocalProcessingOnly = "local_processing_only"
-)
-
-// Purpose categories (docs/design.md §4), aligned with W3C DPV purposes:
-// dpv:ServiceProvision, dpv:Personalisation, dpv:ResearchAndDevelopment,
-// dpv:Marketing, the training of AI models, dpv:LegalCompliance and
-// dpv:EnforceSecurity.
-const (
-	CategoryServiceProvision = "service_provision"
-	CategoryPersonalisation  = "personalisation"
-	CategoryResearch         = "research_and_development"
-	CategoryMarketing        = "marketing"
-	CategoryModelTraining    = "model_training"
-	CategoryLegalCompliance  = "legal_compliance"
-	CategorySecurity         = "security"
-)
-
-// PurposeCategories is the closed vocabulary of purpose categories.
-var PurposeCategories = []string{CategoryServiceProvision, CategoryPersonalisation, CategoryResearch,
-	CategoryMarketing, CategoryModelTraining, CategoryLegalCompliance, CategorySecurity}
-
 // notTraining reports whether a use of category is known not to train
 // models: it names a category, and not model training.
 func notTraining(category string) bool {

@@ -14,26 +14,6 @@ import (
 // maxOwnProposals bounds the proposals [Service.OwnProposals] lists.
 const maxOwnProposals = 100
 
-// ProposalStatus is what an app may know of one of its own proposals: its
-// id, whether it is still proposed (waiting for the owner), confirmed,
-// rejected or withdrawn, and when. While it waits, the key it proposed is
-// shown; once decided, nothing of the owner's decision but the outcome is
-// — not the value confirmed, which the owner may have edited, nor the
-// owner's reason for a rejection.
-type ProposalStatus struct {
-	ProposalID string     `json:"proposal_id"`
-	Status     string     `json:"status"`
-	Key        string     `json:"key,omitempty"`
-	ProposedAt time.Time  `json:"proposed_at"`
-	DecidedAt  *time.Time `json:"decided_at,omitempty"`
-}
-
-// OwnProposals is the answer to an app's question about its proposals.
-type OwnProposals struct {
-	Proposals []ProposalStatus `json:"proposals"`
-	Revision  uint64           `json:"revision"`
-}
-
 func statusOf(pr *Proposal) ProposalStatus {
 	ps := ProposalStatus{ProposalID: pr.ID, Status: pr.Status, ProposedAt: pr.ProposedAt, DecidedAt: pr.DecidedAt}
 	if pr.Status == StatusProposed {

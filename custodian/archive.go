@@ -124,19 +124,6 @@ func importDigest(in Input) [sha256.Size]byte {
 	return sum
 }
 
-// ImportResult counts what an import did.
-type ImportResult struct {
-	Imported int `json:"imported"`
-	Skipped  int `json:"skipped"`
-	Removed  int `json:"removed"`
-	// RemovedClaims lists what replace erased.
-	RemovedClaims []string `json:"removed_claims,omitempty"`
-	// Held counts the records of another vault's archive held in the
-	// quarantine (nothing of such an archive is used, or erased, at once).
-	Held     int    `json:"held,omitempty"`
-	Revision uint64 `json:"revision"`
-}
-
 // importLimits bound an import body: an archive may be far larger than an
 // ordinary request.
 var importLimits = schema.Limits{MaxBytes: 64 << 20, MaxDepth: 8, MaxStringBytes: 64 << 20, MaxMembers: 16}

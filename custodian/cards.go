@@ -32,21 +32,6 @@ type CardCodec interface {
 	Open(keys []byte, bundle []byte, signer func(custodianID string) (Card, bool)) (source string, payload []byte, err error)
 }
 
-// Card is a custodian's public identity: its id and its public keys.
-type Card struct {
-	CustodianID string          `json:"custodian_id"`
-	JWKS        json.RawMessage `json:"jwks"`
-	CreatedAt   time.Time       `json:"created_at"`
-}
-
-// PinnedCustodian is another custodian whose card the owner pinned: only
-// bundles it signs can be imported.
-type PinnedCustodian struct {
-	Card
-	PinnedAt time.Time `json:"pinned_at"`
-	Revision uint64    `json:"revision"`
-}
-
 const (
 	bucketKeys       = "custodian_keys" // "self" → vaultKeys
 	bucketCustodians = "custodians"     // pin_… (random: whom the owner trusts is not in the clear) → PinnedCustodian

@@ -13,12 +13,6 @@ import (
 	"github.com/phc-project/phc/schema"
 )
 
-// ClaimRead is one claim as read, with the revision it was read at.
-type ClaimRead struct {
-	Claim    Claim  `json:"claim"`
-	Revision uint64 `json:"revision"`
-}
-
 // GetClaim returns the current version of a claim. The owner sees any claim
 // (a deleted one as its tombstone). A consumer sees it only when one of its
 // grants in force covers it for purpose; otherwise — and when the id does
@@ -137,12 +131,6 @@ func served(r *claimRecord, g *Grant) (*servedClaim, error) {
 	}
 	r.Served.Store(sc)
 	return sc, nil
-}
-
-// ClaimList is a list of claims at a revision.
-type ClaimList struct {
-	Claims   []Claim `json:"claims"`
-	Revision uint64  `json:"revision"`
 }
 
 // ListClaims returns the owner's active claims, optionally only those whose

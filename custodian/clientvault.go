@@ -20,38 +20,6 @@ import (
 // it; once the owner activates the binding, the hook may resolve that
 // reader's references with K. Only the kid is stored, never K.
 
-// Binding states of a vault key.
-const (
-	VaultKeyPending = "pending"
-	VaultKeyActive  = "active"
-	VaultKeyBlocked = "blocked" // shown by a second reader: blocked for both
-	VaultKeyRevoked = "revoked"
-)
-
-// Limits of the Client-Vault v=1 protocol.
-const (
-	MaxVaultKeysPerReader = 5                // bindings a reader may hold (not revoked)
-	MaxResolveRefs        = valueref.MaxRefs // keys in one resolve
-	MaxResolveBody        = valueref.MaxBody // bytes of one resolve body
-	VaultValuesPerDay     = 100              // values resolved per UTC day
-	maxClockSkew          = 5 * time.Minute
-	bucketVaultKeys       = "vault_keys" // vk_… → VaultKey
-	metaVaultQuota        = "vault_quota"
-)
-
-// VaultKey is the binding of one local vault's kid to a reader.
-type VaultKey struct {
-	ID          string     `json:"id"`     // vk_…
-	Kid         string     `json:"kid"`    // base64(SHA-256(K)), as the header carries it
-	Reader      string     `json:"reader"` // the reader it is bound to
-	Status      string     `json:"status"` // pending | active | blocked | revoked
-	FirstSeen   time.Time  `json:"first_seen"`
-	ActivatedAt *time.Time `json:"activated_at,omitempty"`
-	RevokedAt   *time.Time `json:"revoked_at,omitempty"`
-	// BlockedBy is the second reader that showed the kid.
-	BlockedBy string `json:"blocked_by,omitempty"`
-}
-
 // clientVault is the view's Client-Vault state: bindings by kid, each
 // reader's references, and the day's count of resolved values. Records
 // are replaced, never changed, once published.
@@ -72,10 +40,10 @@ func newClientVault() *clientVault {
 
 // loadClientVault reads the bindings, references and quota into st.cv.
 func (st *state) loadClientVault(tx Tx) error {
-	if err := engine.LoadEach(tx, bucketVaultKeys, func(k *VaultKey) { st.cv.keys[k.Kid] = k }); err != nil {
+	if err := engine.LoadEach(tx, model.BucketVaultKeys, func(k *VaultKey) { st.cv.keys[k.Kid] = k }); err != nil {
 		return err
 	}
-	if raw, ok, err := tx.Get(engine.BucketMeta, metaVaultQuota); err != nil {
+	if raw, ok, err := tx.Get(engine.BucketMeta, model.MetaVaultQuota); err != nil {
 		return err
 	} else if ok {
 		if err := json.Unmarshal(raw, &st.cv.quota); err != nil {
@@ -142,7 +110,7 @@ func (s *Service) SeeVaultKey(ctx context.Context, p Principal, kid string) erro
 			nk := *k
 			nk.Status, nk.BlockedBy = VaultKeyBlocked, p.Consumer
 			st.cv.keys[kid] = &nk
-			b.Put(bucketVaultKeys, nk.ID, &nk)
+			b.Put(model.BucketVaultKeys, nk.ID, &nk)
 			rc.Decision, rc.Constraint = "deny", "blocked"
 			rc.Revision = b.NextRevision()
 			b.Receipt(rc)
@@ -167,7 +135,7 @@ func (s *Service) SeeVaultKey(ctx context.Context, p Principal, kid string) erro
 		}
 		k := &VaultKey{ID: id, Kid: kid, Reader: p.Consumer, Status: VaultKeyPending, FirstSeen: b.Now}
 		st.cv.keys[kid] = k
-		b.Put(bucketVaultKeys, id, k)
+		b.Put(model.BucketVaultKeys, id, k)
 		rc.Revision = b.NextRevision()
 		b.Receipt(rc)
 		return nil
@@ -238,7 +206,7 @@ func (s *Service) SetVaultKey(ctx context.Context, p Principal, ref, status stri
 			nk.RevokedAt = &at
 		}
 		st.cv.keys[nk.Kid] = &nk
-		b.Put(bucketVaultKeys, nk.ID, &nk)
+		b.Put(model.BucketVaultKeys, nk.ID, &nk)
 		rev = b.NextRevision()
 		b.Receipt(Receipt{Actor: "owner", Operation: "vault_key." + map[string]string{VaultKeyActive: "activate", VaultKeyRevoked: "revoke"}[status],
 			Recipient: nk.Reader, Decision: "allow", Records: []string{"kid:" + nk.Kid}, Revision: rev})
@@ -246,11 +214,6 @@ func (s *Service) SetVaultKey(ctx context.Context, p Principal, ref, status stri
 		return nil
 	})
 	return out, rev, err
-}
-
-// ResolveResult is the 200 answer of a resolve: one string per key.
-type ResolveResult struct {
-	Values map[string]string `json:"values"`
 }
 
 // ResolveInput is a local vault hook's resolve request (Client-Vault
@@ -368,7 +331,7 @@ func (s *Service) Resolve(ctx context.Context, in ResolveInput) (ResolveResult, 
 		if perr != nil {
 			return deny(bodyError(op, perr))
 		}
-		if d := req.Now.Sub(b.Now); d > maxClockSkew || d < -maxClockSkew {
+		if d := req.Now.Sub(b.Now); d > model.MaxClockSkew || d < -model.MaxClockSkew {
 			at := b.Now.UTC().Truncate(time.Second)
 			return deny(&Error{Op: op, Kind: KindVaultClockSkew, ServerTime: &at})
 		}
@@ -441,7 +404,7 @@ func (st *state) takeVaultQuota(op string, b *batch, n int) *Error {
 	if n > 0 {
 		q.Count += n
 		st.cv.quota = q
-		b.Put(engine.BucketMeta, metaVaultQuota, q)
+		b.Put(engine.BucketMeta, model.MetaVaultQuota, q)
 	}
 	return nil
 }

@@ -26,23 +26,6 @@ type ConsumerInput struct {
 
 func (*ConsumerInput) spec() inputSpec { return inputSpec{} }
 
-// ConsumerView is a consumer as shown: never its secret or hash.
-type ConsumerView struct {
-	Name      string    `json:"name"`
-	Status    string    `json:"status"`
-	CreatedAt time.Time `json:"created_at"`
-	// RegisteredAt is CreatedAt under PCP's name (PCP §4 "Consumer
-	// registration": 201 {name, registered_at}).
-	RegisteredAt time.Time `json:"registered_at"`
-	Revision     uint64    `json:"revision,omitempty"` // of the write that registered it, in AddConsumer's answer
-}
-
-// Consumer statuses.
-const (
-	ConsumerApproved = "approved"
-	ConsumerPending  = "pending"
-)
-
 const (
 	minSecretLen = 16
 	maxSecretLen = 256
@@ -324,19 +307,6 @@ type TokenRequest struct {
 }
 
 func (*TokenRequest) spec() inputSpec { return inputSpec{} }
-
-// TokenIssued carries a new service token. The token is shown once.
-type TokenIssued struct {
-	Token     string    `json:"token"`
-	ExpiresAt time.Time `json:"expires_at"`
-	Scope     []string  `json:"scope"`
-	Mode      string    `json:"mode"`
-	Purpose   string    `json:"purpose,omitempty"`
-	Revision  uint64    `json:"revision"`
-	// Warnings says what was not as asked: a ttl beyond what the owner
-	// allows is clamped, and ExpiresAt is the real expiry.
-	Warnings []string `json:"warnings,omitempty"`
-}
 
 // dummySecretHash makes a check for an unknown consumer cost what a check
 // for a known one costs, so the answer's timing does not say which names

@@ -231,12 +231,6 @@ func (s *Service) AddDECPolicy(ctx context.Context, p Principal, in DECPolicyInp
 	return out, err
 }
 
-// DECTrust is the trust store as the owner lists it.
-type DECTrust struct {
-	Issuers  []DECIssuer `json:"issuers"`
-	Policies []DECPolicy `json:"policies"`
-}
-
 // ListDECTrust returns the pinned issuers and the policies (owner only).
 func (s *Service) ListDECTrust(ctx context.Context, p Principal) (DECTrust, error) {
 	return ownerRead(s, "dec.list", p, func(st *state) (DECTrust, error) {
@@ -327,14 +321,6 @@ func (st *state) purgePresentations(b *batch) {
 	}
 }
 
-// PresentationView is a stored presentation as the owner lists it: ids,
-// never the document.
-type PresentationView struct {
-	Token       string    `json:"token"`
-	Recipient   string    `json:"recipient"`
-	PresentedAt time.Time `json:"presented_at"`
-}
-
 // ListDECPresentations lists the stored presentations (owner only): one per
 // token that presented a document and can still use it.
 func (s *Service) ListDECPresentations(ctx context.Context, p Principal) ([]PresentationView, error) {
@@ -417,13 +403,6 @@ type admission struct {
 	head                string
 	presentedAt, at     time.Time
 	policyRev, trustRev uint64
-}
-
-// Presented is the answer to PresentDEC: the admission under each policy
-// the recipient's grants require.
-type Presented struct {
-	Admissions []dectype.Admission `json:"admissions"`
-	Revision   uint64              `json:"revision"`
 }
 
 // PresentDEC takes a recipient's DEC document, bound to the token it is

@@ -6,25 +6,15 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+
+	"github.com/phc-project/phc/custodian/internal/model"
 )
-
-// ValueChange is one difference between two JSON values: the JSON Pointer
-// (RFC 6901) of the member that differs, its value before (absent when it
-// was added) and after (absent when it was removed).
-type ValueChange struct {
-	Path string          `json:"path"`
-	From json.RawMessage `json:"from,omitempty"`
-	To   json.RawMessage `json:"to,omitempty"`
-}
-
-// maxChanges bounds a diff: past it, the last change is the whole value.
-const maxChanges = 64
 
 // diffValues lists how value b differs from value a: member by member
 // through objects, whole for arrays and scalars. Nil when they are equal.
 func diffValues(a, b json.RawMessage) []ValueChange {
-	va, erra := decodeAny(a)
-	vb, errb := decodeAny(b)
+	va, erra := model.DecodeAny(a)
+	vb, errb := model.DecodeAny(b)
 	if erra != nil || errb != nil {
 		if bytes.Equal(a, b) {
 			return nil
@@ -33,29 +23,21 @@ func diffValues(a, b json.RawMessage) []ValueChange {
 	}
 	var out []ValueChange
 	diffAny("", va, vb, &out)
-	if len(out) > maxChanges {
+	if len(out) > model.MaxChanges {
 		out = []ValueChange{{Path: "", From: a, To: b}}
 	}
 	return out
 }
 
-func decodeAny(raw json.RawMessage) (any, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	err := dec.Decode(&v)
-	return v, err
-}
-
 func diffAny(path string, a, b any, out *[]ValueChange) {
-	if len(*out) > maxChanges {
+	if len(*out) > model.MaxChanges {
 		return
 	}
 	ma, aObj := a.(map[string]any)
 	mb, bObj := b.(map[string]any)
 	if !aObj || !bObj {
 		if !reflect.DeepEqual(a, b) {
-			*out = append(*out, ValueChange{Path: path, From: encodeAny(a), To: encodeAny(b)})
+			*out = append(*out, ValueChange{Path: path, From: model.EncodeAny(a), To: model.EncodeAny(b)})
 		}
 		return
 	}
@@ -75,19 +57,11 @@ func diffAny(path string, a, b any, out *[]ValueChange) {
 		vb, inB := mb[k]
 		switch {
 		case !inA:
-			*out = append(*out, ValueChange{Path: p, To: encodeAny(vb)})
+			*out = append(*out, ValueChange{Path: p, To: model.EncodeAny(vb)})
 		case !inB:
-			*out = append(*out, ValueChange{Path: p, From: encodeAny(va)})
+			*out = append(*out, ValueChange{Path: p, From: model.EncodeAny(va)})
 		default:
 			diffAny(p, va, vb, out)
 		}
 	}
-}
-
-func encodeAny(v any) json.RawMessage {
-	raw, err := json.Marshal(v)
-	if err != nil {
-		return json.RawMessage("null")
-	}
-	return raw
 }

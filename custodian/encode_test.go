@@ -45,7 +45,7 @@ func TestContextResultJSON(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		res := ContextResult{Revision: 5, Claims: []*Claim{&sc.Claim}, raw: []json.RawMessage{sc.Raw}}
+		res := ContextResult{Revision: 5, Claims: []*Claim{&sc.Claim}, Raw: []json.RawMessage{sc.Raw}}
 		got, err := json.Marshal(res)
 		if err != nil {
 			t.Fatal(err)

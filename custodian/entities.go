@@ -27,13 +27,6 @@ type EntityInput struct {
 
 func (*EntityInput) spec() inputSpec { return inputSpec{} }
 
-// EntityCreated is the answer to CreateEntity.
-type EntityCreated struct {
-	Entity   Entity `json:"entity"`
-	Claim    *Claim `json:"claim,omitempty"`
-	Revision uint64 `json:"revision"`
-}
-
 // CreateEntity adds an entity node (owner only), with an optional name
 // claim about it.
 func (s *Service) CreateEntity(ctx context.Context, p Principal, in EntityInput) (EntityCreated, error) {

@@ -13,10 +13,6 @@ import (
 	"github.com/phc-project/phc/internal/pcp"
 )
 
-// PCPVersion is the Personal Context Protocol version the /context facade
-// speaks.
-const PCPVersion = pcp.Version
-
 // Field is a PCP field (see pcp.Field).
 type Field = pcp.Field
 
@@ -88,13 +84,6 @@ func (st *state) fieldsOf(records []*claimRecord, pattern string) []*claimRecord
 	return out
 }
 
-// FieldList is the discovery answer: fields without values.
-type FieldList struct {
-	ContextVersion string  `json:"context_version"`
-	Fields         []Field `json:"fields"`
-	Revision       uint64  `json:"revision"`
-}
-
 // ListFields is PCP discovery: fields without values. The owner sees every
 // field; a consumer sees the fields it may read (see [Service.GetField]),
 // and its discovery is receipted.
@@ -134,14 +123,6 @@ func (s *Service) fieldsFor(op string, p Principal, purpose, pattern string, wit
 		return out, nil
 	})
 	return out.fs, nil, out.rev, err
-}
-
-// FieldRead is one field with its value, at a revision. The field's members
-// are at the top level of its JSON, as PCP clients read them.
-type FieldRead struct {
-	Field
-	Revision uint64   `json:"revision"`
-	Warnings []string `json:"warnings,omitempty"`
 }
 
 // checkFieldID refuses a malformed field id as KindInvalid, before
@@ -219,14 +200,6 @@ func (s *Service) outOfScope(op string, p Principal) error {
 	return refused
 }
 
-// CategoryFields lists the fields of one category, with values.
-type CategoryFields struct {
-	Category string   `json:"category"`
-	Fields   []Field  `json:"fields"`
-	Revision uint64   `json:"revision"`
-	Warnings []string `json:"warnings,omitempty"`
-}
-
 // FieldsInCategory returns the fields of a category with values: all of
 // them for the owner, those it may read for a consumer.
 func (s *Service) FieldsInCategory(ctx context.Context, p Principal, category, purpose string) (CategoryFields, error) {
@@ -240,9 +213,6 @@ func (s *Service) FieldsInCategory(ctx context.Context, p Principal, category, p
 	}
 	return CategoryFields{Category: category, Fields: fs, Revision: rev, Warnings: warnings}, nil
 }
-
-// ContextBundle is every field, with values, grouped by category.
-type ContextBundle = pcp.ContextBundle
 
 // FieldContext returns fields with values grouped by category: all of them
 // for the owner, those it may read for a consumer (absent, not redacted).
@@ -491,19 +461,6 @@ func referenceHint(keys []string, localVaults bool) string {
 		return head + resolve + "; or ask the owner to approve your request with values (disclosure value)"
 	}
 	return head + "ask the owner to approve your request with values (disclosure value), or to turn on local vaults, so that " + resolve
-}
-
-// The outcomes of a field write (PUT /context/fields/{id}, context_set).
-const (
-	WriteCommitted = "committed" // written: the answer carries the field and its revision
-	WritePending   = "pending"   // a proposal waits for the owner: the answer carries its id
-)
-
-// FieldWritten answers a committed field write: the field as written, with
-// status "committed" (which stands in for the field's own status member).
-type FieldWritten struct {
-	FieldRead
-	Status string `json:"status"`
 }
 
 // FieldInput is the body of PUT /context/fields/{id}: the body of

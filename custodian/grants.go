@@ -30,12 +30,6 @@ type GrantInput struct {
 
 func (*GrantInput) spec() inputSpec { return inputSpec{schema: schema.Grant} }
 
-// GrantCreated is the answer to a new grant.
-type GrantCreated struct {
-	ID       string `json:"id"`
-	Revision uint64 `json:"revision"`
-}
-
 // CreateGrant records a sharing decision (owner only). The recipient
 // consumer and every named persona must exist, the expiry must be in the
 // future, and at least one selector must be given.
@@ -176,20 +170,6 @@ type GrantTerms struct {
 }
 
 func (*GrantTerms) spec() inputSpec { return inputSpec{} }
-
-// TermSelectors are the selectors of GrantTerms: nil keeps the grant's.
-type TermSelectors struct {
-	Keys     []string `json:"keys"`
-	Personas []string `json:"personas"`
-	Claims   []string `json:"claims"`
-}
-
-// GrantNarrowed is the answer to NarrowGrant: the grant as it now stands
-// and the revision from which it does.
-type GrantNarrowed struct {
-	Grant    Grant  `json:"grant"`
-	Revision uint64 `json:"revision"`
-}
 
 // narrowHint says what NarrowGrant accepts; every refusal of a wider term
 // ends with it.

@@ -14,37 +14,6 @@ import (
 // Migration bundles (docs/formats/bundle.md): what one custodian hands another. The
 // payload is {"manifest", "records"}; the codec signs and encrypts it.
 
-// BundleVersion is the bundle format this custodian writes.
-const BundleVersion = quarantine.BundleVersion
-
-// BundleManifest describes a bundle: who made it for whom, what it holds
-// and what stayed behind.
-type BundleManifest = quarantine.Manifest
-
-// Loss is a record that did not travel: its id and why, never its value.
-type Loss = quarantine.Loss
-
-// BundleRecords is what a bundle carries: never grants, tokens, consumers,
-// secrets, keys or receipts.
-type BundleRecords struct {
-	Claims     []BundleClaim `json:"claims"`
-	Personas   []Persona     `json:"personas"`
-	Entities   []Entity      `json:"entities"`
-	Summaries  []Summary     `json:"summaries"`
-	Identities []IdentityRef `json:"identities"`
-}
-
-// BundleClaim is one claim with every version and its personas.
-type BundleClaim struct {
-	ID       string   `json:"id"`
-	Personas []string `json:"personas"`
-	Versions []*Claim `json:"versions"`
-}
-
-// IdentityRef names a producer at the source; it stays foreign at the
-// destination until its owner maps it.
-type IdentityRef = quarantine.IdentityRef
-
 // ExportInput is the body of POST /phc/v1/export: the options of
 // [Service.ExportBundle].
 type ExportInput struct {

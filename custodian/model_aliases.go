@@ -1,6 +1,9 @@
 package custodian
 
-import "github.com/phc-project/phc/custodian/internal/model"
+import (
+	"github.com/phc-project/phc/custodian/internal/model"
+	"github.com/phc-project/phc/internal/pcp"
+)
 
 // Types of package model, under the names the rules use.
 type (
@@ -132,3 +135,126 @@ func Describe(err error) WireError { return model.Describe(err) }
 // OIDCRecipient is the recipient name of an OIDC subject at an issuer
 // (model.OIDCRecipient).
 func OIDCRecipient(issuer, subject string) string { return model.OIDCRecipient(issuer, subject) }
+
+// Types of package model, under the names the rules use.
+type (
+	AdvisoryPreferences = model.AdvisoryPreferences
+	AuditEntry          = model.AuditEntry
+	BulkDecision        = model.BulkDecision
+	BulkItem            = model.BulkItem
+	BundleClaim         = model.BundleClaim
+	BundleManifest      = model.BundleManifest
+	BundleRecords       = model.BundleRecords
+	Card                = model.Card
+	CategoryFields      = model.CategoryFields
+	CheckReport         = model.CheckReport
+	ClaimList           = model.ClaimList
+	ClaimRead           = model.ClaimRead
+	ConsumerView        = model.ConsumerView
+	ContextBundle       = model.ContextBundle
+	ContextQuery        = model.ContextQuery
+	ContextResult       = model.ContextResult
+	DECTrust            = model.DECTrust
+	Edits               = model.Edits
+	EntityCreated       = model.EntityCreated
+	Exchanged           = model.Exchanged
+	FieldList           = model.FieldList
+	FieldRead           = model.FieldRead
+	FieldWritten        = model.FieldWritten
+	GrantCreated        = model.GrantCreated
+	GrantNarrowed       = model.GrantNarrowed
+	GraphReport         = model.GraphReport
+	IdentityRef         = model.IdentityRef
+	ImportReport        = model.ImportReport
+	ImportResult        = model.ImportResult
+	Loss                = model.Loss
+	NeighborEdge        = model.NeighborEdge
+	NeighborQuery       = model.NeighborQuery
+	Neighbors           = model.Neighbors
+	OwnProposals        = model.OwnProposals
+	PersonaContext      = model.PersonaContext
+	PersonaDeleted      = model.PersonaDeleted
+	PinnedCustodian     = model.PinnedCustodian
+	PresentationView    = model.PresentationView
+	Presented           = model.Presented
+	ProposalStatus      = model.ProposalStatus
+	Proposed            = model.Proposed
+	QuarantinePage      = model.QuarantinePage
+	QuarantineQuery     = model.QuarantineQuery
+	Readable            = model.Readable
+	ReadablePurpose     = model.ReadablePurpose
+	RequestView         = model.RequestView
+	ResolveResult       = model.ResolveResult
+	ReviewCurrent       = model.ReviewCurrent
+	ReviewItem          = model.ReviewItem
+	ScopeRead           = model.ScopeRead
+	SearchResult        = model.SearchResult
+	Status              = model.Status
+	SummaryRead         = model.SummaryRead
+	SummaryWritten      = model.SummaryWritten
+	TermSelectors       = model.TermSelectors
+	TokenIssued         = model.TokenIssued
+	TokenView           = model.TokenView
+	TrustAdded          = model.TrustAdded
+	ValueChange         = model.ValueChange
+	VaultKey            = model.VaultKey
+	Written             = model.Written
+)
+
+const BundleVersion = model.BundleVersion
+const CategoryLegalCompliance = model.CategoryLegalCompliance
+const CategoryMarketing = model.CategoryMarketing
+const CategoryModelTraining = model.CategoryModelTraining
+const CategoryPersonalisation = model.CategoryPersonalisation
+const CategoryResearch = model.CategoryResearch
+const CategorySecurity = model.CategorySecurity
+const CategoryServiceProvision = model.CategoryServiceProvision
+const ConsumerApproved = model.ConsumerApproved
+const ConsumerPending = model.ConsumerPending
+const MaxDepth = model.MaxDepth
+const MaxResolveBody = model.MaxResolveBody
+const MaxResolveRefs = model.MaxResolveRefs
+const MaxVaultKeysPerReader = model.MaxVaultKeysPerReader
+const NotReadMode = model.NotReadMode
+const NotReadPurpose = model.NotReadPurpose
+const PCPVersion = model.PCPVersion
+const RequestApproved = model.RequestApproved
+const RequestDenied = model.RequestDenied
+const RequestPending = model.RequestPending
+const RestrictExpires = model.RestrictExpires
+const RestrictLocalProcessingOnly = model.RestrictLocalProcessingOnly
+const RestrictNoExport = model.RestrictNoExport
+const RestrictNoTraining = model.RestrictNoTraining
+const RestrictPurposeOnly = model.RestrictPurposeOnly
+const RestrictSourceControlled = model.RestrictSourceControlled
+const RestrictThirdParty = model.RestrictThirdParty
+const StatusBlocked = model.StatusBlocked
+const StatusQuarantined = model.StatusQuarantined
+const VaultKeyActive = model.VaultKeyActive
+const VaultKeyBlocked = model.VaultKeyBlocked
+const VaultKeyPending = model.VaultKeyPending
+const VaultKeyRevoked = model.VaultKeyRevoked
+const VaultValuesPerDay = model.VaultValuesPerDay
+const WriteCommitted = model.WriteCommitted
+const WritePending = model.WritePending
+
+var PurposeCategories = model.PurposeCategories
+
+// PCP's well-known keys and write hints (package pcp), as adapters name
+// them.
+type (
+	// WellKnownKey is a key whose meaning phc knows (see pcp.WellKnownKey).
+	WellKnownKey = pcp.WellKnownKey
+	// Hint is a warning on a field write (see pcp.Hint).
+	Hint = pcp.Hint
+)
+
+// WellKnownKeys is the one table of well-known keys and their default
+// tiers (pcp.WellKnownKeys). A key not at or below any of them defaults to
+// standard. The owner overrides the tier of any field.
+var WellKnownKeys = pcp.WellKnownKeys
+
+// FieldHints returns the hints for a write to field id (pcp.FieldHints). It
+// depends on id alone, never on what the vault holds, so it discloses
+// nothing.
+func FieldHints(id string) []Hint { return pcp.FieldHints(id) }

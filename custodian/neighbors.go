@@ -10,37 +10,6 @@ import (
 	"github.com/phc-project/phc/internal/identity"
 )
 
-// NeighborQuery asks for the relationships around a node.
-type NeighborQuery struct {
-	Node        string // self or ent_…
-	Relation    string // only edges with this relation; empty for all
-	Depth       int    // hops, 1 to MaxDepth; 0 means 1
-	Purpose     string // a consumer's purpose
-	Cursor      string // from a previous page's next_cursor
-	Limit       int    // edges per page, 1 to 500; 0 means 100
-	MinRevision uint64
-}
-
-// MaxDepth bounds a traversal.
-const MaxDepth = 3
-
-// NeighborEdge is one relationship a traversal discloses.
-type NeighborEdge struct {
-	Edge     string `json:"edge"` // the relationship claim's ref
-	From     string `json:"from"`
-	To       string `json:"to"`
-	Relation string `json:"relation"`
-	Depth    int    `json:"depth"`
-}
-
-// Neighbors is one page of a traversal.
-type Neighbors struct {
-	Node       string         `json:"node"`
-	Edges      []NeighborEdge `json:"edges"`
-	NextCursor string         `json:"next_cursor,omitempty"`
-	Revision   uint64         `json:"revision"`
-}
-
 // Traverse walks the relationships around q.Node, breadth first, up to
 // q.Depth hops. An edge is followed and returned only when the caller may
 // see the relationship claim and both of its ends — a node is visible to a

@@ -9,10 +9,6 @@ import (
 	"github.com/phc-project/phc/internal/pcp"
 )
 
-// AuditEntry is one receipt in the shape PCP's audit log uses (see
-// pcp.AuditEntry).
-type AuditEntry = pcp.AuditEntry
-
 // Audit returns the newest receipts, newest first, as PCP audit entries:
 // claim references become the keys they are about (a deleted claim's key is
 // gone, and shows as its id). Owner only.

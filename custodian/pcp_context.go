@@ -7,61 +7,7 @@ import (
 	"time"
 
 	"github.com/phc-project/phc/custodian/internal/model"
-	"github.com/phc-project/phc/internal/pcp"
 )
-
-// ContextQuery asks for context for a purpose.
-type ContextQuery struct {
-	Purpose     string
-	Persona     string // optional: only claims in this persona
-	MinRevision uint64 // optional: the state must include this revision
-}
-
-// ContextResult is the eligible, current context a recipient receives.
-type ContextResult struct {
-	Revision uint64 `json:"revision"`
-	// Claims are shared with the custodian's cache: read them, never
-	// modify them.
-	Claims []*Claim `json:"claims"`
-	// Persona is the persona the read named, when a grant for the purpose
-	// selects it and its guardrails allow the read: its preferences,
-	// labelled advisory.
-	Persona *PersonaContext `json:"persona,omitempty"`
-
-	raw []json.RawMessage // Claims, encoded (from the records' caches)
-}
-
-// PersonaContext is what a recipient receives about the persona its read
-// named: the persona's id and its preferences, which are advisory.
-type PersonaContext struct {
-	ID          string              `json:"id"`
-	Preferences AdvisoryPreferences `json:"preferences"`
-}
-
-// AdvisoryPreferences are a persona's preferences as served: guidance for
-// the response, labelled advisory (never a restriction, never a fact).
-type AdvisoryPreferences struct {
-	Advisory bool     `json:"advisory"`
-	Items    []string `json:"items"`
-}
-
-// MarshalJSON encodes r from the claims' cached encodings: a read of many
-// fields does not encode them again.
-func (r ContextResult) MarshalJSON() ([]byte, error) {
-	if len(r.raw) != len(r.Claims) {
-		type plain ContextResult
-		return json.Marshal(plain(r))
-	}
-	var persona json.RawMessage
-	if r.Persona != nil {
-		pc, err := json.Marshal(r.Persona)
-		if err != nil {
-			return nil, err
-		}
-		persona = pc
-	}
-	return pcp.EncodeContext(r.Revision, r.raw, persona), nil
-}
 
 // Context returns every active claim the consumer p may read for q.Purpose:
 // covered by one of its grants in force for that purpose, inside its token's
@@ -145,7 +91,7 @@ func (s *Service) Context(ctx context.Context, p Principal, q ContextQuery) (Con
 			return nil, nil, nil
 		}
 		out.Claims = make([]*Claim, 0, len(sv))
-		out.raw = make([]json.RawMessage, 0, len(sv))
+		out.Raw = make([]json.RawMessage, 0, len(sv))
 		records = make([]string, 0, len(sv))
 		for _, it := range sv {
 			sc := it.sc
@@ -154,7 +100,7 @@ func (s *Service) Context(ctx context.Context, p Principal, q ContextQuery) (Con
 				at = append(at, len(out.Claims))
 			}
 			out.Claims = append(out.Claims, &sc.Claim)
-			out.raw = append(out.raw, sc.Raw)
+			out.Raw = append(out.Raw, sc.Raw)
 			records = append(records, sc.Claim.Ref())
 		}
 		seen := map[*Grant]bool{}
@@ -186,7 +132,7 @@ func (s *Service) Context(ctx context.Context, p Principal, q ContextQuery) (Con
 			if err != nil {
 				return ContextResult{}, model.Wrap(op, KindInternal, err)
 			}
-			out.Claims[at[i]], out.raw[at[i]] = &c, raw
+			out.Claims[at[i]], out.Raw[at[i]] = &c, raw
 		}
 	}
 	return out, nil

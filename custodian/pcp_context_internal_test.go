@@ -14,7 +14,7 @@ func TestContextResultJSONPersona(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, pc := range []*PersonaContext{nil, {ID: "work", Preferences: AdvisoryPreferences{Advisory: true, Items: []string{"be brief"}}}} {
-		res := ContextResult{Revision: 9, Claims: []*Claim{c}, Persona: pc, raw: []json.RawMessage{raw}}
+		res := ContextResult{Revision: 9, Claims: []*Claim{c}, Persona: pc, Raw: []json.RawMessage{raw}}
 		got, err := json.Marshal(res)
 		if err != nil {
 			t.Fatal(err)

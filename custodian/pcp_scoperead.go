@@ -10,28 +10,6 @@ import (
 	"github.com/phc-project/phc/custodian/internal/model"
 )
 
-// Why a consumer's token reads nothing of a scope (ScopeRead.NotRead).
-const (
-	NotReadMode    = "mode"    // the token does not allow reads
-	NotReadPurpose = "purpose" // the token is bound to another purpose
-)
-
-// ScopeRead is what a consumer may read now of a scope, for a purpose:
-// the fields the scope's patterns cover, with values, in key order.
-type ScopeRead struct {
-	Fields   []Field
-	Warnings []string
-	Revision uint64
-	// NotRead says why nothing was read at all ("" when the read was
-	// made): NotReadMode or NotReadPurpose, which TokenPurpose names.
-	NotRead      string
-	TokenPurpose string
-	// Unreached lists the scope's patterns the token's own scope does not
-	// wholly cover: what they cover beyond it is read by no token of this
-	// scope.
-	Unreached []string
-}
-
 // ReadScope is consumer p's read, for purpose, of the fields scope's key
 // patterns cover (a field covers the keys below it): of each, exactly what
 // a context read (FieldContext) would give, decided and receipted as that

@@ -126,20 +126,6 @@ func (s *Service) UpdatePersona(ctx context.Context, p Principal, id string, in 
 	return out, rev, err
 }
 
-// PersonaDeleted is the answer to DeletePersona.
-type PersonaDeleted struct {
-	ID string `json:"id"`
-	// Claims are the claims taken out of the persona (they stay, in any
-	// other personas they are in).
-	Claims []string `json:"claims"`
-	// GrantsNarrowed no longer select the persona; they keep their other
-	// persona selectors. GrantsRevoked selected no other persona: left
-	// without one they would cover every persona, so they are revoked.
-	GrantsNarrowed []string `json:"grants_narrowed"`
-	GrantsRevoked  []string `json:"grants_revoked"`
-	Revision       uint64   `json:"revision"`
-}
-
 // DeletePersona removes a persona (owner only): it leaves every claim's
 // associations (a new claim meta, no new version; no claim is deleted),
 // every grant's persona selector, and the graph. A grant whose only persona

@@ -19,32 +19,6 @@ import (
 	"github.com/phc-project/phc/graph"
 )
 
-// GraphReport is what [Service.Check] found about the graph.
-type GraphReport struct {
-	OK        bool     `json:"ok"`
-	Edges     int      `json:"edges"`
-	Watermark uint64   `json:"watermark"`
-	Revision  uint64   `json:"revision"`
-	Missing   int      `json:"missing"` // in the store's projection, not in the graph
-	Extra     int      `json:"extra"`   // in the graph, not in the projection
-	Problems  []string `json:"problems"`
-	// Sync says what the last unlock did to bring the graph up to the
-	// store (replayed the outbox, or rebuilt it), if anything.
-	Sync string `json:"sync,omitempty"`
-}
-
-// CheckReport is the answer of phc check.
-type CheckReport struct {
-	OK        bool         `json:"ok"`
-	Graph     GraphReport  `json:"graph"`
-	Receipts  Verification `json:"receipts"`
-	Summaries []string     `json:"summaries"` // current summaries with a parent that is not current
-	// Claims lists the claims whose meta in the view (loaded from the
-	// metas snapshot and the metas written since) differs from their meta
-	// in the store.
-	Claims []string `json:"claims"`
-}
-
 // Check verifies that the graph agrees with the store (every edge the
 // store implies is in it, and nothing else), that no current summary has a
 // parent that is not current, that the view holds every claim as its meta

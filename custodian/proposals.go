@@ -34,13 +34,6 @@ type ProposalInput struct {
 
 func (*ProposalInput) spec() inputSpec { return inputSpec{schema: schema.Proposal} }
 
-// Proposed is the answer to a proposal.
-type Proposed struct {
-	ProposalID string `json:"proposal_id,omitempty"`
-	Status     string `json:"status"`
-	Revision   uint64 `json:"revision"`
-}
-
 // Propose takes an application's memory into the owner's review queue. The
 // document d must match the proposal schema. A consumer needs a token with
 // write mode whose scope covers the key, and a contribute grant in force
@@ -209,20 +202,6 @@ type ConfirmInput struct {
 }
 
 func (*ConfirmInput) spec() inputSpec { return inputSpec{} }
-
-// Edits are what the owner may change while confirming.
-type Edits struct {
-	Value       json.RawMessage `json:"value,omitempty"`
-	Sensitivity string          `json:"sensitivity,omitempty"`
-	ValidFrom   *time.Time      `json:"valid_from,omitempty"`
-	ValidTo     *time.Time      `json:"valid_to,omitempty"`
-}
-
-// Written is the answer to a write that produced a claim version.
-type Written struct {
-	Claim    Claim  `json:"claim"`
-	Revision uint64 `json:"revision"`
-}
 
 // Confirm turns a pending proposal into an active claim (version 1) in the
 // given personas. It records the owner's decision only: the assertion stays

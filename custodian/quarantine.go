@@ -31,19 +31,10 @@ const (
 	bucketHeldBodies = "quarantine_bodies" // qrn_… → the record as imported
 )
 
-// Quarantine statuses.
-const (
-	StatusQuarantined = quarantine.StatusQuarantined
-	StatusBlocked     = quarantine.StatusBlocked // an unknown mandatory restriction: no adopt until the owner removes it
-)
-
 type seenBundle struct {
 	Source     string    `json:"source"`
 	ImportedAt time.Time `json:"imported_at"`
 }
-
-// ImportReport is the answer of an import.
-type ImportReport = quarantine.Report
 
 // ImportBundleInput is the input of an import of a migration bundle: the
 // bundle as its source sealed it (the body of POST /phc/v1/import). It is
@@ -234,12 +225,6 @@ func (s *Service) checkImported(st *state, q *QuarantineRecord, versions []*Clai
 		q.Problems = append(q.Problems, "conflicts with active claim "+r.Meta.ID)
 	}
 }
-
-// QuarantineQuery selects held records (see quarantine.Query).
-type QuarantineQuery = quarantine.Query
-
-// QuarantinePage is a page of held records, oldest first, without bodies.
-type QuarantinePage = quarantine.Page
 
 // ListQuarantine returns a page of the held records (owner only).
 func (s *Service) ListQuarantine(ctx context.Context, p Principal, q QuarantineQuery) (QuarantinePage, error) {

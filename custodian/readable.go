@@ -7,21 +7,6 @@ import (
 	"github.com/phc-project/phc/custodian/internal/model"
 )
 
-// Readable is what one recipient may read right now, purpose by purpose.
-type Readable struct {
-	Recipient string            `json:"recipient"`
-	Purposes  []ReadablePurpose `json:"purposes"`
-	Revision  uint64            `json:"revision"`
-}
-
-// ReadablePurpose is what a context read for Purpose would serve now, and
-// the grants it would be served under.
-type ReadablePurpose struct {
-	Purpose string   `json:"purpose"`
-	Claims  []Claim  `json:"claims"`
-	Grants  []string `json:"grants"`
-}
-
 // ReadableNow tells the owner what recipient (a consumer's name, or an
 // OIDC recipient's as its grants name it) may read right now: for each
 // purpose of its read grants in force, the claims a context read for that

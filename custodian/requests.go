@@ -14,26 +14,6 @@ import (
 	"github.com/phc-project/phc/internal/identity"
 )
 
-// Request statuses.
-const (
-	RequestPending  = "pending"
-	RequestApproved = "approved"
-	RequestDenied   = "denied"
-)
-
-// RequestView is what the requesting consumer sees of its request; Token is
-// set once, on the first answer after approval.
-type RequestView struct {
-	ID        string     `json:"request_id"`
-	Status    string     `json:"status"`
-	Scope     []string   `json:"scope"`
-	Purpose   string     `json:"purpose"`
-	Tier      string     `json:"tier,omitempty"` // the highest tier the scope may reach
-	Token     string     `json:"token,omitempty"`
-	ExpiresAt *time.Time `json:"expires_at,omitempty"`
-	Revision  uint64     `json:"revision"`
-}
-
 // RequestInput is an application's request for context: the body of
 // [Service.RequestContext].
 type RequestInput struct {

@@ -2,7 +2,6 @@ package custodian
 
 import (
 	"context"
-	"encoding/json"
 
 	"github.com/phc-project/phc/custodian/internal/model"
 	"github.com/phc-project/phc/internal/identity"
@@ -30,25 +29,6 @@ type BulkRejectInput struct {
 }
 
 func (*BulkRejectInput) spec() inputSpec { return inputSpec{} }
-
-// BulkItem is the outcome of one proposal of a bulk decision: the claim it
-// became (confirm), or why it was not decided (the constraint code of the
-// error it would have answered alone).
-type BulkItem struct {
-	ProposalID string `json:"proposal_id"`
-	ClaimID    string `json:"claim_id,omitempty"`
-	Version    int    `json:"version,omitempty"`
-	Constraint string `json:"constraint,omitempty"`
-	Error      string `json:"error,omitempty"`
-}
-
-// BulkDecision answers a bulk review decision: one item per id, in the
-// order given, and the revision after it.
-type BulkDecision struct {
-	Decided  int        `json:"decided"`
-	Items    []BulkItem `json:"items"`
-	Revision uint64     `json:"revision"`
-}
 
 // ConfirmBulk confirms up to 1,000 pending proposals into the same
 // personas, as one write: each as Confirm would, with one store commit for
@@ -137,27 +117,6 @@ func (s *Service) decideBulk(op string, p Principal, ids []string, decide func(*
 		return BulkDecision{}, err
 	}
 	return out, nil
-}
-
-// ReviewItem is a proposal in the owner's review queue, with what it would
-// change: when its key (about the same subject) already has an active
-// claim, that claim's current version, how the proposed value differs from
-// it, and Conflict set.
-type ReviewItem struct {
-	Proposal
-	Current  *ReviewCurrent `json:"current,omitempty"`
-	Diff     []ValueChange  `json:"diff,omitempty"`
-	Conflict bool           `json:"conflict,omitempty"`
-}
-
-// ReviewCurrent is the active claim a proposal would supersede.
-type ReviewCurrent struct {
-	ClaimID      string          `json:"claim_id"`
-	Version      int             `json:"version"`
-	Value        json.RawMessage `json:"value"`
-	Sensitivity  string          `json:"sensitivity"`
-	Restrictions []Restriction   `json:"restrictions"`
-	WrittenBy    string          `json:"written_by"`
 }
 
 // current is the active claim a proposal for key about subject would

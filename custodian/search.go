@@ -18,15 +18,6 @@ const (
 	maxSearch      = 50  // results at most
 )
 
-// SearchResult is the answer to a field search: the best matches first,
-// each with its value, as a read of them would return it.
-type SearchResult struct {
-	Query    string   `json:"query"`
-	Fields   []Field  `json:"fields"`
-	Revision uint64   `json:"revision"`
-	Warnings []string `json:"warnings,omitempty"`
-}
-
 // SearchFields finds, among the fields p may read for purpose, those that
 // match query, best first, at most limit of them (0: 10; at most 50). The
 // query is lower-cased and split on white space; a field matches when

@@ -200,16 +200,6 @@ func (s *Service) Close() error {
 	return nil
 }
 
-// Status is what anyone may know about the custodian, plus the counts only
-// the owner may see.
-type Status struct {
-	Initialized bool           `json:"initialized"`
-	Locked      bool           `json:"locked"`
-	FieldCount  *int           `json:"field_count,omitempty"`
-	Categories  map[string]int `json:"categories,omitempty"` // active fields per category, as PCP reports them
-	Revision    uint64         `json:"revision,omitempty"`
-}
-
 // Status reports whether the vault is locked. The counts are filled in only
 // for the owner's session of an unlocked vault.
 func (s *Service) Status(ctx context.Context, p Principal) Status {

@@ -43,12 +43,6 @@ type SummaryInput struct {
 
 func (*SummaryInput) spec() inputSpec { return inputSpec{} }
 
-// SummaryWritten is the answer to CreateSummary.
-type SummaryWritten struct {
-	Summary  Summary `json:"summary"`
-	Revision uint64  `json:"revision"`
-}
-
 const maxParents = 64
 
 // CreateSummary records a summary derived from exact current versions
@@ -319,12 +313,6 @@ func restrictionsAllowSummary(sm *Summary, purpose string, now time.Time) bool {
 		}
 	}
 	return restrictionsAllow(rs, purpose, &Grant{}, now)
-}
-
-// SummaryRead is one summary as read, with the revision it was read at.
-type SummaryRead struct {
-	Summary  Summary `json:"summary"`
-	Revision uint64  `json:"revision"`
 }
 
 // GetSummary returns a summary. The owner sees any, with its status and

@@ -11,19 +11,6 @@ import (
 	"github.com/phc-project/phc/internal/identity"
 )
 
-// TokenView is a service token as the owner sees it: never the token, only
-// the prefix shown when it was issued.
-type TokenView struct {
-	Prefix    string     `json:"prefix"`
-	Consumer  string     `json:"consumer"`
-	Scope     []string   `json:"scope"`
-	Mode      string     `json:"mode"`
-	CreatedAt time.Time  `json:"created_at"`
-	ExpiresAt time.Time  `json:"expires_at"`
-	RevokedAt *time.Time `json:"revoked_at,omitempty"`
-	Active    bool       `json:"active"`
-}
-
 // ListTokens returns every service token, newest first (owner only).
 func (s *Service) ListTokens(ctx context.Context, p Principal) ([]TokenView, error) {
 	return ownerRead(s, "token.list", p, func(st *state) ([]TokenView, error) {

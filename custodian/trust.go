@@ -99,15 +99,6 @@ func (s *Service) AddTrust(ctx context.Context, p Principal, in TrustInput) (Tru
 	return out, err
 }
 
-// TrustAdded is the answer of AddTrust: the new entry, what the issuer's
-// discovery document and key set said, and warnings when they could not be
-// read (the entry is made all the same: an issuer may be down for a while).
-type TrustAdded struct {
-	TrustedIssuer
-	Discovery *identity.Discovery `json:"discovery,omitempty"`
-	Warnings  []string            `json:"warnings,omitempty"`
-}
-
 // IssuerDiscoverer is the optional capability of an [IDTokenVerifier] to
 // fetch an issuer's discovery document and keys when the owner trusts it.
 // An error is an *identity.IDTokenError whose class says what failed.
@@ -179,17 +170,6 @@ const (
 // or built in Go, to the same rules (Request.Check: the size bound and
 // the fixed values), so a hand-built one gets the answer its form gets.
 type ExchangeInput = oidcrecipient.Request
-
-// Exchanged is the RFC 8693 answer of POST /phc/v1/token.
-type Exchanged struct {
-	AccessToken     string `json:"access_token"`
-	IssuedTokenType string `json:"issued_token_type"`
-	TokenType       string `json:"token_type"`
-	ExpiresIn       int64  `json:"expires_in"`
-	Scope           string `json:"scope"`
-	Mode            string `json:"mode"`
-	Revision        uint64 `json:"revision"`
-}
 
 // ExchangeToken takes an RFC 8693 token-exchange request (form-encoded:
 // grant_type, subject_token — an OIDC ID token —, subject_token_type, and

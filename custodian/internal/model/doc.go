@@ -1,8 +1,10 @@
 // Package model holds the records of a person's context as the core keeps
 // them — claims and their versions, personas, grants, consumers and their
 // tokens, access requests, trusted issuers, summaries, entities, the
-// owner's settings — and the domain error type with its one table of
-// statuses and PCP constraint codes (errors.go).
+// owner's settings — the shapes of what the core answers (claims.go,
+// access.go, imports.go), the format of a relationship claim, and the
+// domain error type with its one table of statuses and PCP constraint
+// codes (errors.go).
 //
 // It is data, not rules: the few methods here answer from a record alone
 // (a grant's time window, a token's mode, an error's wire form). What a

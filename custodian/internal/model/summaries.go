@@ -71,3 +71,15 @@ const (
 	CauseSensitivityChanged  = "sensitivity_changed"
 	CauseParentStale         = "parent_stale"
 )
+
+// SummaryWritten is the answer to CreateSummary.
+type SummaryWritten struct {
+	Summary  Summary `json:"summary"`
+	Revision uint64  `json:"revision"`
+}
+
+// SummaryRead is one summary as read, with the revision it was read at.
+type SummaryRead struct {
+	Summary  Summary `json:"summary"`
+	Revision uint64  `json:"revision"`
+}
