@@ -235,7 +235,7 @@ func WithSnapshotTuning(dirtyMin, share, chunkBytes int) func(c *Config) {
 // before it compares the graph, with "claims" between two chunks and with
 // "cut" when a cut waits for a group in flight (nil: none).
 func WithCheckTuning(chunk int, pause func(stage string)) func(c *Config) {
-	return func(c *Config) { c.test.checkChunk, c.test.checkPause = chunk, pause }
+	return func(c *Config) { c.test.CheckChunk, c.test.CheckPause = chunk, pause }
 }
 
 // WithHeldHook makes the graph worker of the Service c configures run fn

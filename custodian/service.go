@@ -170,9 +170,6 @@ func New(cfg Config) (*Service, error) {
 	if s.idle == 0 {
 		s.idle = defaultIdleLock
 	}
-	if s.test.checkChunk == 0 {
-		s.test.checkChunk = defaultCheckChunk
-	}
 	keys, _ := cfg.Vault.(KeyDeriver)
 	s.eng = engine.New(engine.Config{Store: cfg.Store, Graph: cfg.Graph, Log: cfg.Logger, Clock: cfg.Clock, Hooks: s.test.Hooks,
 		Keys: keys, Broken: s.lockBroken, WithView: s.withView})

@@ -45,11 +45,6 @@ type (
 // none (see [engine.DefaultClaimCacheBytes]).
 const DefaultClaimCacheBytes = engine.DefaultClaimCacheBytes
 
-// forEachFrom is [engine.ForEachFrom].
-func forEachFrom(tx Tx, bucket, from string, fn func(key string, value []byte) error) error {
-	return engine.ForEachFrom(tx, bucket, from, fn)
-}
-
 // forEachPrefix is [engine.ForEachPrefix].
 func forEachPrefix(tx Tx, bucket, prefix string, fn func(key string, value []byte) error) error {
 	return engine.ForEachPrefix(tx, bucket, prefix, fn)

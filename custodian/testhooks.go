@@ -9,12 +9,4 @@ type testHooks struct {
 	engine.Hooks
 	// graphWait runs with the operation's name when useGraph has to wait.
 	graphWait func(op string)
-
-	// checkChunk is how many claim metas Check compares under one read
-	// lock of the view (zero: defaultCheckChunk); checkPause, when set,
-	// runs with "graph" before Check compares the graph (held), with
-	// "claims" between chunks, and with "cut" when a cut waits for a group
-	// in flight.
-	checkChunk int
-	checkPause func(stage string)
 }

@@ -43,6 +43,9 @@
 //     binary form of their snapshot; Intern shares repeated strings.
 //   - DecodeWhere and WithoutGC: the unlock's load, decoding on every core
 //     with the collector held off.
+//   - The check's comparisons: CompareGraph (the graph, held, against
+//     the view's projection) and ClaimChunk (a chunk of the store's claim
+//     metas against the view's, at a cut where the two agree).
 //   - Receipts kept and rolled: LoadReceipt, the checkpoints that stand
 //     for rolled receipts under a MAC (Checkpoint, CheckpointMAC, with
 //     the vault's KeyDeriver), RollReceipts, and VerifyChain, which

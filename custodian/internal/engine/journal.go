@@ -303,6 +303,9 @@ func New(cfg Config) *Engine {
 	if hooks.MaxApplyEdges == 0 {
 		hooks.MaxApplyEdges = DefaultMaxApplyEdges
 	}
+	if hooks.CheckChunk == 0 {
+		hooks.CheckChunk = DefaultCheckChunk
+	}
 	e := &Engine{
 		Store: cfg.Store, Graph: cfg.Graph, Log: cfg.Log, Clock: cfg.Clock, Hooks: hooks,
 		Broken: cfg.Broken, WithView: cfg.WithView, Keys: cfg.Keys,
