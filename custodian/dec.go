@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/phc-project/phc/custodian/internal/engine"
 	"github.com/phc-project/phc/custodian/internal/model"
 	"github.com/phc-project/phc/dec/dectype"
 )
@@ -35,10 +36,7 @@ type DECVerifier interface {
 }
 
 // The owner's DEC trust store and admission policies.
-const (
-	bucketDECTrust    = "dec_trust"    // dis_<hash of issuer> → DECIssuer
-	bucketDECPolicies = "dec_policies" // pol_<hash of id> → DECPolicy
-)
+const ()
 
 // DECTrustInput is the input of [Service.PinDECIssuer], the body of POST
 // /phc/v1/dec/trust: {issuer, jwks, revoked?: [{kid, at}]}, a dectype.Pin.
@@ -109,7 +107,7 @@ func (s *Service) PinDECIssuer(ctx context.Context, p Principal, in DECTrustInpu
 		d := &DECIssuer{Issuer: in.Issuer, JWKS: slices.Clone(in.JWKS), Revoked: revoked, PinnedAt: b.Now, Revision: b.NextRevision()}
 		st.DecTrust[in.Issuer] = d
 		key := opaqueKey("dis_", in.Issuer)
-		b.Put(bucketDECTrust, key, d)
+		b.Put(engine.BucketDECTrust, key, d)
 		b.Receipt(Receipt{Actor: "owner", Operation: op, Decision: "allow", Records: []string{key}, Revision: d.Revision})
 		out = *d
 		return nil
@@ -177,7 +175,7 @@ func (s *Service) UnrevokeDECKey(ctx context.Context, p Principal, in DECUnrevok
 		d.Revision = b.NextRevision()
 		st.DecTrust[in.Issuer] = &d
 		key := opaqueKey("dis_", in.Issuer)
-		b.Put(bucketDECTrust, key, &d)
+		b.Put(engine.BucketDECTrust, key, &d)
 		b.Receipt(Receipt{Actor: "owner", Operation: op, Decision: "allow",
 			Records: []string{key, opaqueKey("kid_", in.Issuer+"\x00"+in.Kid)}, Revision: d.Revision})
 		out = d
@@ -223,7 +221,7 @@ func (s *Service) AddDECPolicy(ctx context.Context, p Principal, in DECPolicyInp
 	err = s.write(op, p, func(st *state, b *batch) error {
 		d := &DECPolicy{ID: id, Policy: pol, Revision: b.NextRevision()}
 		st.DecPolicies[id] = d
-		b.Put(bucketDECPolicies, opaqueKey("pol_", id), d)
+		b.Put(engine.BucketDECPolicies, opaqueKey("pol_", id), d)
 		b.Receipt(Receipt{Actor: "owner", Operation: op, Decision: "allow", Records: []string{id}, Revision: d.Revision})
 		out = *d
 		return nil
@@ -284,8 +282,6 @@ func (s *Service) VerifyDEC(ctx context.Context, p Principal, in DECDocumentInpu
 	return v.Verify(in.Document, pins), nil
 }
 
-const bucketDECPresentations = "dec_presentations" // tok_… → Presentation
-
 // presenterSubject is the DEC subject a chain presented by p must name: a
 // registered consumer is {client_id: its name}; an OIDC recipient is
 // {client_id: its subject, issuer: its issuer} — the identity the
@@ -306,7 +302,7 @@ func (st *state) dropPresentation(b *batch, id string) {
 		return
 	}
 	delete(st.Presentations, id)
-	b.Del(bucketDECPresentations, id)
+	b.Del(engine.BucketDECPresentations, id)
 }
 
 // purgePresentations drops every presentation no token can use any more:
@@ -462,7 +458,7 @@ func (s *Service) PresentDEC(ctx context.Context, p Principal, in DECDocumentInp
 		}
 		pres := &Presentation{Token: p.token.ID, Document: slices.Clone(raw), PresentedAt: b.Now, Subject: subject}
 		st.Presentations[p.token.ID] = pres
-		b.Put(bucketDECPresentations, p.token.ID, pres)
+		b.Put(engine.BucketDECPresentations, p.token.ID, pres)
 		seen := map[string]bool{}
 		records := []string{}
 		allAdmitted := true

@@ -7,12 +7,11 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/phc-project/phc/custodian/internal/engine"
 	"github.com/phc-project/phc/custodian/internal/model"
 	"github.com/phc-project/phc/internal/identity"
 	"github.com/phc-project/phc/schema"
 )
-
-const bucketEntities = "entities" // ent_… → Entity
 
 // EntityInput creates an entity and, with a name, the claim naming it: the
 // body of [Service.CreateEntity].
@@ -66,7 +65,7 @@ func (s *Service) CreateEntity(ctx context.Context, p Principal, in EntityInput)
 		}
 		e := &Entity{ID: id, Type: in.Type, CreatedAt: b.Now, Revision: b.NextRevision()}
 		st.SetEntity(e)
-		b.Put(bucketEntities, id, e)
+		b.Put(engine.BucketEntities, id, e)
 		records := []string{id}
 		out = EntityCreated{Entity: *e, Revision: e.Revision}
 		if in.Name != "" {

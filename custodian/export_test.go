@@ -68,7 +68,7 @@ func (s *Service) BulkGraph(p Principal, people, degree int) ([]string, error) {
 				ids[i] = id
 				e := &Entity{ID: id, Type: "person", CreatedAt: b.Now, Revision: b.NextRevision()}
 				st.SetEntity(e)
-				b.Put(bucketEntities, id, e)
+				b.Put(engine.BucketEntities, id, e)
 				bulkClaim(st, b, fmt.Sprintf("people.p%d.name", i), id, "fact", json.RawMessage(`"Person"`))
 			}
 			return nil
@@ -127,7 +127,7 @@ func (s *Service) BulkSummaries(p Principal, parent string, n int) error {
 					Producer: &ownerAuth, CreatedAt: b.Now, Revision: b.NextRevision()}
 				refs[i] = sm.Ref()
 				st.SetSummary(sm)
-				b.Put(bucketSummaries, id, sm)
+				b.Put(engine.BucketSummaries, id, sm)
 			}
 			return nil
 		})

@@ -23,8 +23,6 @@ import (
 // everyone but the owner's quarantine view.
 
 const (
-	bucketQuarantine  = "quarantine"   // qrn_… → QuarantineRecord
-	bucketBundlesSeen = "bundles_seen" // bnd_… → seenBundle
 	// bucketHeldBodies holds each held record's body apart from its
 	// description, so that the view (which holds the descriptions) stays
 	// small whatever was imported: a body is read when it is adopted.
@@ -91,7 +89,7 @@ func (s *Service) ImportBundle(ctx context.Context, p Principal, in ImportBundle
 			rep.Records = append(rep.Records, *held)
 		}
 		st.BundlesSeen[m.BundleID] = true
-		b.Put(bucketBundlesSeen, m.BundleID, seenBundle{Source: m.Source.CustodianID, ImportedAt: b.Now})
+		b.Put(engine.BucketBundlesSeen, m.BundleID, seenBundle{Source: m.Source.CustodianID, ImportedAt: b.Now})
 		rep.Revision = rev
 		b.Receipt(Receipt{Actor: "owner", Operation: op, Decision: "allow", Records: []string{m.BundleID, m.Source.CustodianID}, Revision: rev})
 		return nil
@@ -602,7 +600,7 @@ func (st *state) adopt(op string, b *batch, a *adoption, identities map[string]s
 		e := a.newEntities[id]
 		e.Revision = rev
 		st.SetEntity(e)
-		b.Put(bucketEntities, e.ID, e)
+		b.Put(engine.BucketEntities, e.ID, e)
 	}
 	for _, id := range slices.Sorted(maps.Keys(a.newPersonas)) {
 		pe := a.newPersonas[id]
@@ -638,7 +636,7 @@ func (st *state) adopt(op string, b *batch, a *adoption, identities map[string]s
 		}
 		sm.Revision, sm.Origin = rev, a.sumQs[i].BundleID
 		st.SetSummary(sm)
-		b.Put(bucketSummaries, sm.ID, sm)
+		b.Put(engine.BucketSummaries, sm.ID, sm)
 		st.release(b, a.sumQs[i].ID)
 		refs = append(refs, a.sumQs[i].ID, sm.Ref())
 	}
@@ -767,7 +765,7 @@ func (st *state) hold(b *batch, q *QuarantineRecord) *QuarantineRecord {
 	desc := *q
 	desc.Body = nil
 	st.Quarantine[q.ID] = &desc
-	b.Put(bucketQuarantine, q.ID, &desc)
+	b.Put(engine.BucketQuarantine, q.ID, &desc)
 	b.Put(bucketHeldBodies, q.ID, q.Body)
 	return &desc
 }
@@ -776,7 +774,7 @@ func (st *state) hold(b *batch, q *QuarantineRecord) *QuarantineRecord {
 // writing).
 func (st *state) release(b *batch, id string) {
 	delete(st.Quarantine, id)
-	b.Del(bucketQuarantine, id)
+	b.Del(engine.BucketQuarantine, id)
 	b.Del(bucketHeldBodies, id)
 }
 

@@ -46,8 +46,6 @@ type DecisionInput struct {
 
 func (*DecisionInput) spec() inputSpec { return inputSpec{optional: true} }
 
-const bucketRequests = "requests" // req_… → ContextRequest
-
 // maxPendingRequests bounds the requests one consumer may have waiting.
 const maxPendingRequests = 20
 
@@ -304,7 +302,7 @@ func (s *Service) pollRequest(ctx context.Context, p Principal, id string, mint,
 		nr := *r
 		nr.TokenIssued = true
 		st.Requests[id] = &nr
-		b.Put(bucketRequests, id, &nr)
+		b.Put(engine.BucketRequests, id, &nr)
 		rev := b.NextRevision()
 		b.Receipt(Receipt{Actor: p.actor(), Operation: "token.create", Recipient: r.Consumer, Purpose: r.Purpose,
 			Decision: "allow", Records: []string{tid, r.ID}, Revision: rev})
@@ -486,7 +484,7 @@ func (s *Service) decide(op string, p Principal, id string, approve bool, actor 
 			nr.Status, nr.DecidedAt = RequestDenied, &at
 		}
 		st.Requests[id] = &nr
-		b.Put(bucketRequests, id, &nr)
+		b.Put(engine.BucketRequests, id, &nr)
 		b.Receipt(Receipt{Actor: actor, Operation: op, Recipient: nr.Consumer, Purpose: nr.Purpose,
 			Decision: "allow", Records: records, Revision: rev})
 		out, outRev = nr, rev
@@ -743,7 +741,7 @@ func (st *state) fileDraft(b *batch, p Principal, r *ContextRequest) *ContextReq
 		st.approve(b, r, st.Settings.AutoGrant, st.autoPersonas(p.Consumer, b.Now), rev, requires, true)
 	}
 	st.Requests[r.ID] = r
-	b.Put(bucketRequests, r.ID, r)
+	b.Put(engine.BucketRequests, r.ID, r)
 	b.Receipt(Receipt{Actor: p.actor(), Operation: "request.create", Recipient: p.Consumer, Purpose: r.Purpose,
 		Decision: "allow", Records: []string{r.ID}, Revision: rev})
 	return r

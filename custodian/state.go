@@ -71,89 +71,22 @@ func readSettled[T any](op string, st *state, fn func() (T, error)) (T, error) {
 	return v, nil
 }
 
-// loadState reads the whole canonical store (receipts aside) into memory.
+// loadState reads the whole canonical store (receipts aside) into memory:
+// the engine's view, then what the rules keep beside it.
 func loadState(store Store, cacheBytes int64, ignoreSnapshot bool) (*state, error) {
 	st := newState()
 	st.IgnoreSnapshot = ignoreSnapshot
-	st.Cache = engine.NewClaimCache(store, cacheBytes)
-	err := engine.WithoutGC(func() error {
-		return store.View(func(tx Tx) error {
-			if _, err := engine.LoadMetaJSON(tx, engine.MetaRevision, &st.Revision); err != nil {
-				return err
-			}
-			var err error
-			if st.Settings, err = engine.LoadSettings(tx); err != nil {
-				return err
-			}
-			if _, err := engine.LoadMetaJSON(tx, engine.MetaReceiptFloor, &st.ReceiptFloor); err != nil {
-				return err
-			}
-			if _, err := engine.LoadMetaJSON(tx, engine.MetaHead, &st.Head); err != nil {
-				return err
-			}
-			if err := st.LoadClaims(tx); err != nil {
-				return err
-			}
-			if err := st.LoadPending(tx); err != nil {
-				return err
-			}
-			if err := tx.ForEach(engine.BucketPersonas, func(k string, v []byte) error {
-				p := &Persona{}
-				if err := json.Unmarshal(v, p); err != nil {
-					return fmt.Errorf("persona %s: %w", k, err)
-				}
-				p.Node = k
-				st.Personas[p.ID] = p
-				return nil
-			}); err != nil {
-				return err
-			}
-			if err := engine.LoadEach(tx, bucketSummaries, func(s *Summary) { st.Summaries[s.ID] = s }); err != nil {
-				return err
-			}
-			// Invalidations, in the order they were made.
-			if err := engine.LoadEach(tx, engine.BucketInvalidations, func(inv *engine.Invalidation) { inv.Apply(st.State) }); err != nil {
-				return err
-			}
-			if err := engine.LoadEach(tx, bucketEntities, func(e *Entity) { st.Entities[e.ID] = e }); err != nil {
-				return err
-			}
-			st.ProjectionAt = 1 // a store from before the record
-			if _, err := engine.LoadMetaJSON(tx, engine.MetaGraphProjection, &st.ProjectionAt); err != nil {
-				return err
-			}
-			var floor uint64
-			if ok, err := engine.LoadMetaJSON(tx, engine.MetaGraphFloor, &floor); err != nil {
-				return err
-			} else if ok {
-				st.Lag.SetFloor(floor)
-			}
-			return st.loadAccess(tx)
-		})
-	})
-	if err != nil {
+	if err := engine.Load(st.State, store, cacheBytes, st.loadRules); err != nil {
 		return nil, fmt.Errorf("load: %w", err)
 	}
 	return st, nil
 }
 
-// loadAccess reads who may do what (grants, consumers, tokens, trusted
-// issuers and DEC keys and policies), the requests and quarantine, and the
-// Client-Vault state into st.
-func (st *state) loadAccess(tx Tx) error {
-	if err := engine.LoadEach(tx, engine.BucketGrants, func(g *Grant) { st.Grants[g.ID] = g; st.IndexGrant(g) }); err != nil {
-		return err
-	}
-	if err := engine.LoadEach(tx, engine.BucketConsumers, func(c *Consumer) { st.Consumers[c.Name] = c }); err != nil {
-		return err
-	}
+// loadRules reads what the rules keep beside the view: the app index of
+// proposals, the vault's card keys, the pinned custodians and the
+// Client-Vault state.
+func (st *state) loadRules(tx Tx) error {
 	if err := st.loadAppIndex(tx); err != nil {
-		return err
-	}
-	if err := engine.LoadEach(tx, bucketRequests, func(r *ContextRequest) { st.Requests[r.ID] = r }); err != nil {
-		return err
-	}
-	if err := engine.LoadEach(tx, bucketTrust, func(t *TrustedIssuer) { st.Trust[t.ID] = t }); err != nil {
 		return err
 	}
 	if raw, ok, err := tx.Get(bucketKeys, keysSelf); err != nil {
@@ -163,15 +96,6 @@ func (st *state) loadAccess(tx Tx) error {
 		if err := json.Unmarshal(raw, st.keys); err != nil {
 			return fmt.Errorf("custodian keys: %w", err)
 		}
-	}
-	if err := engine.LoadEach(tx, bucketQuarantine, func(q *QuarantineRecord) { st.Quarantine[q.ID] = q }); err != nil {
-		return err
-	}
-	if err := tx.ForEach(bucketBundlesSeen, func(k string, _ []byte) error {
-		st.BundlesSeen[k] = true
-		return nil
-	}); err != nil {
-		return err
 	}
 	if err := tx.ForEach(bucketCustodians, func(k string, v []byte) error {
 		pc := &pinnedEntry{key: k}
@@ -183,22 +107,5 @@ func (st *state) loadAccess(tx Tx) error {
 	}); err != nil {
 		return err
 	}
-	if err := engine.LoadEach(tx, bucketDECTrust, func(d *DECIssuer) { st.DecTrust[d.Issuer] = d }); err != nil {
-		return err
-	}
-	if err := engine.LoadEach(tx, bucketDECPolicies, func(d *DECPolicy) { st.DecPolicies[d.ID] = d }); err != nil {
-		return err
-	}
-	if err := st.loadClientVault(tx); err != nil {
-		return err
-	}
-	if err := engine.LoadEach(tx, bucketDECPresentations, func(pr *Presentation) { st.Presentations[pr.Token] = pr }); err != nil {
-		return err
-	}
-	return engine.LoadEach(tx, engine.BucketTokens, func(t *ServiceToken) {
-		var h [32]byte
-		copy(h[:], t.Hash)
-		st.Tokens[h] = t
-		st.TokenByID[t.ID] = t
-	})
+	return st.loadClientVault(tx)
 }

@@ -10,11 +10,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/phc-project/phc/custodian/internal/engine"
 	"github.com/phc-project/phc/custodian/internal/model"
 	"github.com/phc-project/phc/internal/identity"
 )
-
-const bucketSummaries = "summaries" // sum_… → Summary
 
 // parseRef splits "id@version".
 func parseRef(ref string) (id string, v int, ok bool) {
@@ -116,7 +115,7 @@ func (s *Service) CreateSummary(ctx context.Context, p Principal, in SummaryInpu
 		}
 		sm.Revision = b.NextRevision()
 		st.SetSummary(sm)
-		b.Put(bucketSummaries, id, sm)
+		b.Put(engine.BucketSummaries, id, sm)
 		rc := Receipt{Actor: p.actor(), Operation: op, Decision: "allow",
 			Records: append([]string{sm.Ref()}, sm.DerivedFrom...), Revision: sm.Revision}
 		if p.kind == PrincipalConsumer {

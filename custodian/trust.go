@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/phc-project/phc/custodian/internal/engine"
 	"github.com/phc-project/phc/custodian/internal/model"
 	"github.com/phc-project/phc/internal/identity"
 	"github.com/phc-project/phc/internal/oidcrecipient"
@@ -24,8 +25,6 @@ import (
 type IDTokenVerifier interface {
 	Verify(ctx context.Context, issuer, audience, rawIDToken string) (VerifiedIDToken, error)
 }
-
-const bucketTrust = "trust" // iss_… → TrustedIssuer
 
 // TrustInput is the body of POST /phc/v1/trust.
 type TrustInput struct {
@@ -91,7 +90,7 @@ func (s *Service) AddTrust(ctx context.Context, p Principal, in TrustInput) (Tru
 		t := &TrustedIssuer{ID: id, Issuer: in.Issuer, Audience: in.Audience, AuthorizedParties: in.AuthorizedParties,
 			CreatedAt: b.Now, Revision: b.NextRevision()}
 		st.Trust[id] = t
-		b.Put(bucketTrust, id, t)
+		b.Put(engine.BucketTrust, id, t)
 		b.Receipt(Receipt{Actor: "owner", Operation: op, Decision: "allow", Records: []string{id}, Revision: t.Revision})
 		out.TrustedIssuer = *t
 		return nil
@@ -135,7 +134,7 @@ func (s *Service) RemoveTrust(ctx context.Context, p Principal, id string) (uint
 		}
 		delete(st.Trust, id)
 		st.purgePresentations(b) // its recipients' tokens are dead
-		b.Del(bucketTrust, id)
+		b.Del(engine.BucketTrust, id)
 		rev = b.NextRevision()
 		b.Receipt(Receipt{Actor: "owner", Operation: op, Decision: "allow", Records: []string{id}, Revision: rev})
 		return nil

@@ -436,3 +436,110 @@ func LoadSettings(tx Tx) (model.Settings, error) {
 	}
 	return set, nil
 }
+
+// Load reads the whole canonical store (receipts aside) into st, a new
+// view (NewView), with the collector held off; more reads, in the same
+// transaction, what the rules keep beside the view.
+func Load(st *State, store Store, cacheBytes int64, more func(tx Tx) error) error {
+	st.Cache = NewClaimCache(store, cacheBytes)
+	return WithoutGC(func() error {
+		return store.View(func(tx Tx) error {
+			if _, err := LoadMetaJSON(tx, MetaRevision, &st.Revision); err != nil {
+				return err
+			}
+			var err error
+			if st.Settings, err = LoadSettings(tx); err != nil {
+				return err
+			}
+			if _, err := LoadMetaJSON(tx, MetaReceiptFloor, &st.ReceiptFloor); err != nil {
+				return err
+			}
+			if _, err := LoadMetaJSON(tx, MetaHead, &st.Head); err != nil {
+				return err
+			}
+			if err := st.LoadClaims(tx); err != nil {
+				return err
+			}
+			if err := st.LoadPending(tx); err != nil {
+				return err
+			}
+			if err := tx.ForEach(BucketPersonas, func(k string, v []byte) error {
+				p := &model.Persona{}
+				if err := json.Unmarshal(v, p); err != nil {
+					return fmt.Errorf("persona %s: %w", k, err)
+				}
+				p.Node = k
+				st.Personas[p.ID] = p
+				return nil
+			}); err != nil {
+				return err
+			}
+			if err := LoadEach(tx, BucketSummaries, func(s *model.Summary) { st.Summaries[s.ID] = s }); err != nil {
+				return err
+			}
+			// Invalidations, in the order they were made.
+			if err := LoadEach(tx, BucketInvalidations, func(inv *Invalidation) { inv.Apply(st) }); err != nil {
+				return err
+			}
+			if err := LoadEach(tx, BucketEntities, func(e *model.Entity) { st.Entities[e.ID] = e }); err != nil {
+				return err
+			}
+			st.ProjectionAt = 1 // a store from before the record
+			if _, err := LoadMetaJSON(tx, MetaGraphProjection, &st.ProjectionAt); err != nil {
+				return err
+			}
+			var floor uint64
+			if ok, err := LoadMetaJSON(tx, MetaGraphFloor, &floor); err != nil {
+				return err
+			} else if ok {
+				st.Lag.SetFloor(floor)
+			}
+			if err := st.loadAccess(tx); err != nil {
+				return err
+			}
+			return more(tx)
+		})
+	})
+}
+
+// loadAccess reads who may do what (grants, consumers, tokens, trusted
+// issuers and DEC keys and policies, presentations), the requests and the
+// quarantine into st.
+func (st *State) loadAccess(tx Tx) error {
+	if err := LoadEach(tx, BucketGrants, func(g *model.Grant) { st.Grants[g.ID] = g; st.IndexGrant(g) }); err != nil {
+		return err
+	}
+	if err := LoadEach(tx, BucketConsumers, func(c *model.Consumer) { st.Consumers[c.Name] = c }); err != nil {
+		return err
+	}
+	if err := LoadEach(tx, BucketRequests, func(r *model.ContextRequest) { st.Requests[r.ID] = r }); err != nil {
+		return err
+	}
+	if err := LoadEach(tx, BucketTrust, func(t *model.TrustedIssuer) { st.Trust[t.ID] = t }); err != nil {
+		return err
+	}
+	if err := LoadEach(tx, BucketQuarantine, func(q *model.QuarantineRecord) { st.Quarantine[q.ID] = q }); err != nil {
+		return err
+	}
+	if err := tx.ForEach(BucketBundlesSeen, func(k string, _ []byte) error {
+		st.BundlesSeen[k] = true
+		return nil
+	}); err != nil {
+		return err
+	}
+	if err := LoadEach(tx, BucketDECTrust, func(d *model.DECIssuer) { st.DecTrust[d.Issuer] = d }); err != nil {
+		return err
+	}
+	if err := LoadEach(tx, BucketDECPolicies, func(d *model.DECPolicy) { st.DecPolicies[d.ID] = d }); err != nil {
+		return err
+	}
+	if err := LoadEach(tx, BucketDECPresentations, func(pr *model.Presentation) { st.Presentations[pr.Token] = pr }); err != nil {
+		return err
+	}
+	return LoadEach(tx, BucketTokens, func(t *model.ServiceToken) {
+		var h [32]byte
+		copy(h[:], t.Hash)
+		st.Tokens[h] = t
+		st.TokenByID[t.ID] = t
+	})
+}
