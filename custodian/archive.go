@@ -108,7 +108,7 @@ type ImportInput struct {
 
 // ImportInput is decoded within the import limits (importLimits), and
 // checked by its digest: its archive is not encoded again.
-func (*ImportInput) spec() inputSpec { return inputSpec{limits: &importLimits, digest: importDigest} }
+func (*ImportInput) Spec() inputSpec { return inputSpec{Limits: &importLimits, Digest: importDigest} }
 
 // importDigest is the SHA-256 of an ImportInput's fields, each after its
 // length.

@@ -10,7 +10,6 @@ import (
 	"github.com/phc-project/phc/custodian/internal/engine"
 	"github.com/phc-project/phc/custodian/internal/model"
 	"github.com/phc-project/phc/internal/identity"
-	"github.com/phc-project/phc/schema"
 )
 
 // GetClaim returns the current version of a claim. The owner sees any claim
@@ -178,24 +177,6 @@ func (s *Service) Versions(ctx context.Context, p Principal, id string) (ClaimLi
 	})
 }
 
-// CorrectionInput is the body of a correction, per the correction schema:
-// the body of [Service.Correct].
-type CorrectionInput struct {
-	Value           json.RawMessage `json:"value,omitzero"`
-	ValidFrom       *time.Time      `json:"valid_from,omitzero"`
-	ValidTo         *time.Time      `json:"valid_to,omitzero"`
-	Sensitivity     string          `json:"sensitivity,omitzero"`
-	Restrictions    []Restriction   `json:"restrictions,omitzero"` // added to those the claim has
-	Remove          []string        `json:"remove_restrictions,omitzero"`
-	Kind            string          `json:"kind,omitzero"`
-	Assertion       string          `json:"assertion,omitzero"`
-	Note            *string         `json:"note,omitzero"`
-	ExpectedVersion int             `json:"expected_version,omitzero"`
-	decoded
-}
-
-func (*CorrectionInput) spec() inputSpec { return inputSpec{schema: schema.Correction} }
-
 // Correct writes a new version of an active claim (owner only); the previous
 // version becomes superseded and recipients see only the new one. With
 // expected_version, a claim whose head has moved on is KindConflict.
@@ -229,12 +210,12 @@ func (s *Service) Correct(ctx context.Context, p Principal, id string, in Correc
 			}
 		}
 		probe := *prev
-		in.apply(&probe)
+		correctionInputApply(&in, &probe)
 		if err := st.checkRelationship(op, &probe); err != nil {
 			return err
 		}
 		nr := st.addVersion(b, r, ownerAuth, "owner", func(c *Claim) {
-			in.apply(c)
+			correctionInputApply(&in, c)
 		})
 		c := nr.Head()
 		b.Receipt(Receipt{Actor: "owner", Operation: "claim.correct", Decision: "allow",
@@ -251,7 +232,7 @@ func (s *Service) Correct(ctx context.Context, p Principal, id string, in Correc
 }
 
 // apply applies a correction's fields to c.
-func (in *CorrectionInput) apply(c *Claim) {
+func correctionInputApply(in *CorrectionInput, c *Claim) {
 	if in.Value != nil {
 		c.Value = in.Value
 	}
@@ -339,15 +320,6 @@ func (s *Service) DeleteClaim(ctx context.Context, p Principal, id string) (uint
 	})
 	return rev, err
 }
-
-// PersonasInput sets a claim's persona associations: the body of
-// [Service.SetPersonas].
-type PersonasInput struct {
-	Personas []string `json:"personas"`
-	decoded
-}
-
-func (*PersonasInput) spec() inputSpec { return inputSpec{} }
 
 // SetPersonas replaces the persona associations of an active claim (owner
 // only). One claim may be in several personas; it is never duplicated.

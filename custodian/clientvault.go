@@ -216,20 +216,6 @@ func (s *Service) SetVaultKey(ctx context.Context, p Principal, ref, status stri
 	return out, rev, err
 }
 
-// ResolveInput is a local vault hook's resolve request (Client-Vault
-// v=1): K as the Authorization header presented it, and the body as
-// valueref.ReadBody read it.
-//
-// It is not an [Input], and [Service.Decode] does not read its body: the
-// protocol answers a body over 64 KB first, but a malformed one only once
-// K is known, with its own codes (bad_request, too_many_refs) and a deny
-// receipt; so the body is read before and judged by Resolve. A body
-// built in Go gets the same judgement (valueref.Request.Check).
-type ResolveInput struct {
-	Bearer string
-	Body   valueref.Body
-}
-
 // bodyError is the domain error of a refused resolve body.
 func bodyError(op string, e *valueref.Error) *Error {
 	if e.Code == valueref.CodeTooManyRefs {

@@ -15,17 +15,6 @@ import (
 	"github.com/phc-project/phc/internal/identity"
 )
 
-// ConsumerInput registers a consumer: a name and the secret it will use to
-// obtain service tokens. It is the body of [Service.AddConsumer] and
-// [Service.RegisterConsumer].
-type ConsumerInput struct {
-	Name   string `json:"name"`
-	Secret string `json:"secret"`
-	decoded
-}
-
-func (*ConsumerInput) spec() inputSpec { return inputSpec{} }
-
 const (
 	minSecretLen = 16
 	maxSecretLen = 256
@@ -291,23 +280,6 @@ func nameTaken(op, name, existing string) *Error {
 	return model.Fail(op, KindConflict, fmt.Sprintf("the name looks like that of the registered app %q: app names must differ by more than case or lookalike characters", existing))
 }
 
-// TokenRequest asks for a service token with a consumer's name and secret.
-// TTL is seconds (a number) or a Go duration ("1h"); Scope is a
-// comma-separated list of key patterns; Mode is read (default), write or
-// read-write. It is the body of [Service.MintServiceToken].
-type TokenRequest struct {
-	Consumer  string          `json:"consumer"`
-	Secret    string          `json:"secret"`
-	Scope     scopeList       `json:"scope"`
-	TTL       json.RawMessage `json:"ttl,omitempty"`
-	Mode      string          `json:"mode,omitempty"`
-	RateLimit *RateLimit      `json:"rate_limit,omitempty"`
-	Purpose   string          `json:"purpose,omitempty"` // the one purpose the token reads under
-	decoded
-}
-
-func (*TokenRequest) spec() inputSpec { return inputSpec{} }
-
 // dummySecretHash makes a check for an unknown consumer cost what a check
 // for a known one costs, so the answer's timing does not say which names
 // exist.
@@ -414,30 +386,6 @@ func (s *Service) MintServiceToken(ctx context.Context, in TokenRequest) (TokenI
 		return nil
 	})
 	return out, err
-}
-
-// scopeList is a scope as a request body gives it: a comma-separated string
-// ("identity.*, addresses.current", PCP §10) or an array of patterns
-// (["identity.full_name", "addresses.current"], PCP §9), held as the string.
-type scopeList string
-
-func (l *scopeList) UnmarshalJSON(raw []byte) error {
-	var str string
-	if err := json.Unmarshal(raw, &str); err == nil {
-		*l = scopeList(str)
-		return nil
-	}
-	var list []string
-	if err := json.Unmarshal(raw, &list); err != nil {
-		return model.Fail("token.create", KindInvalid, "scope must be a string of comma-separated key patterns or an array of them")
-	}
-	for _, p := range list {
-		if strings.Contains(p, ",") {
-			return model.Fail("token.create", KindInvalid, "scope holds a malformed key pattern")
-		}
-	}
-	*l = scopeList(strings.Join(list, ","))
-	return nil
 }
 
 // parseScope splits a comma-separated list of key patterns.

@@ -38,19 +38,6 @@ type DECVerifier interface {
 // The owner's DEC trust store and admission policies.
 const ()
 
-// DECTrustInput is the input of [Service.PinDECIssuer], the body of POST
-// /phc/v1/dec/trust: {issuer, jwks, revoked?: [{kid, at}]}, a dectype.Pin.
-// The pin is embedded: its members are the body's, as they were when the
-// input was the pin itself (dectype.Pin has no methods of its own to
-// promote, and JWKS keeps its JSON as it came), and the strict decoder
-// sees through the embedding to refuse unknown and duplicate members.
-type DECTrustInput struct {
-	dectype.Pin
-	decoded
-}
-
-func (*DECTrustInput) spec() inputSpec { return inputSpec{utf8: true} }
-
 // opaqueKey is a store key for a name chosen outside the custodian: store
 // keys never hold names.
 func opaqueKey(prefix, name string) string {
@@ -135,16 +122,6 @@ func mergeRevocations(old, added []dectype.Revocation) []dectype.Revocation {
 	return out
 }
 
-// DECUnrevokeInput is the input of [Service.UnrevokeDECKey], the body of
-// POST /phc/v1/dec/trust/unrevoke.
-type DECUnrevokeInput struct {
-	Issuer string `json:"issuer"`
-	Kid    string `json:"kid"`
-	decoded
-}
-
-func (*DECUnrevokeInput) spec() inputSpec { return inputSpec{utf8: true} }
-
 // UnrevokeDECKey withdraws the revocation of one pinned issuer's key (owner
 // only): the explicit act that undoes a revocation made by mistake, which
 // re-pinning never does. An issuer not pinned, or a kid it has not revoked,
@@ -183,19 +160,6 @@ func (s *Service) UnrevokeDECKey(ctx context.Context, p Principal, in DECUnrevok
 	})
 	return out, err
 }
-
-// DECPolicyInput is the input of [Service.AddDECPolicy], the body of POST
-// /phc/v1/dec/policies: a policy, as dectype.Policy reads it. The policy
-// is embedded: its members are the body's, as they were when the input
-// was the policy itself (dectype.Policy has no methods of its own to
-// promote; Age reads max_age as before), and the strict decoder sees
-// through the embedding to refuse unknown and duplicate members.
-type DECPolicyInput struct {
-	dectype.Policy
-	decoded
-}
-
-func (*DECPolicyInput) spec() inputSpec { return inputSpec{utf8: true} }
 
 // AddDECPolicy adds (or replaces) an admission policy (owner only).
 func (s *Service) AddDECPolicy(ctx context.Context, p Principal, in DECPolicyInput) (DECPolicy, error) {
@@ -256,16 +220,6 @@ func (st *state) decPins() []dectype.Pin {
 
 // maxDECDocument bounds a DEC document (docs/formats/dec.md: 4 MiB).
 const maxDECDocument = 4 << 20
-
-// DECDocumentInput is the input of [Service.VerifyDEC] and
-// [Service.PresentDEC]: a DEC document, the whole body of POST
-// /phc/v1/dec/verify or /dec/present. It is not an [Input]: an adapter
-// passes the body as it came, not through [Service.Decode], as the
-// verifier reads the bytes itself and its report is about them, a
-// malformed document included (see dectype.RawDocument).
-type DECDocumentInput struct {
-	Document dectype.RawDocument
-}
 
 // VerifyDEC verifies a DEC document against the pinned trust store (owner
 // only): the report of docs/formats/dec.md, three verdicts, never a bare boolean.

@@ -3,6 +3,7 @@ package custodian
 import (
 	"testing"
 
+	"github.com/phc-project/phc/custodian/internal/model"
 	"github.com/phc-project/phc/schema"
 )
 
@@ -20,7 +21,7 @@ func BenchmarkDecodeBody(b *testing.B) {
 	b.Run("proposal/raw", func(b *testing.B) {
 		for b.Loop() {
 			var in ProposalInput
-			if err := s.decodeDoc("propose", schema.Proposal, proposal, &in); err != nil {
+			if err := model.DecodeDoc(s.schema, "propose", schema.Proposal, proposal, &in); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -50,7 +51,7 @@ func BenchmarkDecodeBody(b *testing.B) {
 	b.Run("confirm/raw", func(b *testing.B) {
 		for b.Loop() {
 			var in ConfirmInput
-			if err := decodeStrict("confirm", confirm, &in); err != nil {
+			if err := model.DecodeStrict("confirm", confirm, &in); err != nil {
 				b.Fatal(err)
 			}
 		}

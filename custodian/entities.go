@@ -13,19 +13,6 @@ import (
 	"github.com/phc-project/phc/schema"
 )
 
-// EntityInput creates an entity and, with a name, the claim naming it: the
-// body of [Service.CreateEntity].
-type EntityInput struct {
-	Type        string   `json:"type"`
-	Name        string   `json:"name,omitempty"`
-	Key         string   `json:"key,omitempty"`         // the name claim's key; default "<type>.name"
-	Sensitivity string   `json:"sensitivity,omitempty"` // the name claim's tier; default by key
-	Personas    []string `json:"personas,omitempty"`
-	decoded
-}
-
-func (*EntityInput) spec() inputSpec { return inputSpec{} }
-
 // CreateEntity adds an entity node (owner only), with an optional name
 // claim about it.
 func (s *Service) CreateEntity(ctx context.Context, p Principal, in EntityInput) (EntityCreated, error) {

@@ -244,14 +244,14 @@ func TestMessageNeverHoldsCause(t *testing.T) {
 	}{
 		{"wrap", model.Wrap("commit", KindInternal, errors.New("secret cause "+marker))},
 		{"internalf", model.Internalf("journal", "state %s", marker)},
-		{"decodeStrict unknown field", decodeStrict("confirm", []byte(`{"`+marker+`": 1}`), &in)},
-		{"decodeStrict syntax error", decodeStrict("confirm", []byte(`{"personas": [`), &in)},
-		{"decodeStrict wrong type", decodeStrict("confirm", []byte(`{"personas": "`+marker+`"}`), &in)},
-		{"decodeStrict duplicate", decodeStrict("confirm", []byte(`{"personas": [], "personas": []}`), &in)},
-		{"decodeStrict too large", decodeStrict("confirm", big, &in)},
-		{"decodeDoc syntax error", s.decodeDoc("propose", schema.Proposal, []byte(`{"key": `+marker), &ProposalInput{})},
-		{"decodeDoc too large", s.decodeDoc("propose", schema.Proposal, big, &ProposalInput{})},
-		{"decodeDoc schema", s.decodeDoc("propose", schema.Proposal, []byte(`{"key":"A","value":"`+marker+`","kind":"x","assertion":"y","`+marker+`":1}`), &ProposalInput{})},
+		{"decodeStrict unknown field", model.DecodeStrict("confirm", []byte(`{"`+marker+`": 1}`), &in)},
+		{"decodeStrict syntax error", model.DecodeStrict("confirm", []byte(`{"personas": [`), &in)},
+		{"decodeStrict wrong type", model.DecodeStrict("confirm", []byte(`{"personas": "`+marker+`"}`), &in)},
+		{"decodeStrict duplicate", model.DecodeStrict("confirm", []byte(`{"personas": [], "personas": []}`), &in)},
+		{"decodeStrict too large", model.DecodeStrict("confirm", big, &in)},
+		{"decodeDoc syntax error", model.DecodeDoc(s.schema, "propose", schema.Proposal, []byte(`{"key": `+marker), &ProposalInput{})},
+		{"decodeDoc too large", model.DecodeDoc(s.schema, "propose", schema.Proposal, big, &ProposalInput{})},
+		{"decodeDoc schema", model.DecodeDoc(s.schema, "propose", schema.Proposal, []byte(`{"key":"A","value":"`+marker+`","kind":"x","assertion":"y","`+marker+`":1}`), &ProposalInput{})},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

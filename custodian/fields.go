@@ -463,24 +463,6 @@ func referenceHint(keys []string, localVaults bool) string {
 	return head + "ask the owner to approve your request with values (disclosure value), or to turn on local vaults, so that " + resolve
 }
 
-// FieldInput is the body of PUT /context/fields/{id}: the body of
-// [Service.PutField].
-type FieldInput struct {
-	Value       json.RawMessage `json:"value"`
-	Sensitivity string          `json:"sensitivity,omitempty"`
-	decoded
-}
-
-func (*FieldInput) spec() inputSpec { return inputSpec{} }
-
-// SensitivityInput is the body of [Service.SetSensitivity].
-type SensitivityInput struct {
-	Tier string `json:"tier"`
-	decoded
-}
-
-func (*SensitivityInput) spec() inputSpec { return inputSpec{} }
-
 // PutField writes field id. The owner's write is a new version of the
 // field's claim when there is one, else a new claim (a confirmed, reported
 // fact about the owner, written by the user); the previous value stays as a

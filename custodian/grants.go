@@ -4,31 +4,11 @@ import (
 	"context"
 	"slices"
 	"sort"
-	"time"
 
 	"github.com/phc-project/phc/custodian/internal/engine"
 	"github.com/phc-project/phc/custodian/internal/model"
 	"github.com/phc-project/phc/internal/identity"
-	"github.com/phc-project/phc/schema"
 )
-
-// GrantInput is the body of a new grant, per the grant schema: the body of
-// [Service.CreateGrant].
-type GrantInput struct {
-	Recipient  Recipient `json:"recipient"`
-	Purpose    string    `json:"purpose"`
-	Category   string    `json:"purpose_category,omitzero"`
-	Operations []string  `json:"operations"`
-	Selectors  Selectors `json:"selectors"`
-	ExpiresAt  time.Time `json:"expires_at"`
-	Usage      string    `json:"usage,omitzero"`
-	Route      string    `json:"route,omitzero"`
-	Requires   *Requires `json:"requires,omitzero"`
-	Disclosure string    `json:"disclosure,omitzero"`
-	decoded
-}
-
-func (*GrantInput) spec() inputSpec { return inputSpec{schema: schema.Grant} }
 
 // CreateGrant records a sharing decision (owner only). The recipient
 // consumer and every named persona must exist, the expiry must be in the
@@ -157,19 +137,6 @@ func (st *state) revokeGrant(b *batch, g *Grant, rev uint64) {
 	st.SetGrant(&ng)
 	b.Put(engine.BucketGrants, g.ID, &ng)
 }
-
-// GrantTerms are narrower terms for a grant in force: each one given
-// replaces the grant's own, each one left out keeps it. A list given
-// empty clears that term, which only a grant without it may do. It is the
-// body of [Service.NarrowGrant].
-type GrantTerms struct {
-	Operations []string       `json:"operations,omitzero"` // nil keeps them; empty clears them
-	Selectors  *TermSelectors `json:"selectors,omitzero"`
-	ExpiresAt  *time.Time     `json:"expires_at,omitzero"`
-	decoded
-}
-
-func (*GrantTerms) spec() inputSpec { return inputSpec{} }
 
 // narrowHint says what NarrowGrant accepts; every refusal of a wider term
 // ends with it.

@@ -22,7 +22,7 @@ type ExportInput struct {
 	decoded
 }
 
-func (*ExportInput) spec() inputSpec { return inputSpec{} }
+func (*ExportInput) Spec() inputSpec { return inputSpec{} }
 
 // ExportBundle makes a bundle of this vault's context for the custodian
 // whose card is in.To (owner only): every version of every active claim

@@ -258,3 +258,39 @@ var WellKnownKeys = pcp.WellKnownKeys
 // depends on id alone, never on what the vault holds, so it discloses
 // nothing.
 func FieldHints(id string) []Hint { return pcp.FieldHints(id) }
+
+// Types of package model, under the names the rules use.
+type (
+	BulkConfirmInput      = model.BulkConfirmInput
+	BulkRejectInput       = model.BulkRejectInput
+	ConfirmInput          = model.ConfirmInput
+	ConsumerInput         = model.ConsumerInput
+	CorrectionInput       = model.CorrectionInput
+	DECDocumentInput      = model.DECDocumentInput
+	DECPolicyInput        = model.DECPolicyInput
+	DECTrustInput         = model.DECTrustInput
+	DECUnrevokeInput      = model.DECUnrevokeInput
+	DecisionInput         = model.DecisionInput
+	EntityInput           = model.EntityInput
+	ExchangeInput         = model.ExchangeInput
+	FieldInput            = model.FieldInput
+	GrantInput            = model.GrantInput
+	GrantTerms            = model.GrantTerms
+	Input                 = model.Input
+	PersonaInput          = model.PersonaInput
+	PersonaUpdateInput    = model.PersonaUpdateInput
+	PersonasInput         = model.PersonasInput
+	ProposalInput         = model.ProposalInput
+	QuarantineRejectInput = model.QuarantineRejectInput
+	RejectInput           = model.RejectInput
+	RequestInput          = model.RequestInput
+	ResolveInput          = model.ResolveInput
+	SensitivityInput      = model.SensitivityInput
+	SettingsInput         = model.SettingsInput
+	SummaryInput          = model.SummaryInput
+	TokenRequest          = model.TokenRequest
+	TrustInput            = model.TrustInput
+	UnlockInput           = model.UnlockInput
+	decoded               = model.Decoded
+	inputSpec             = model.InputSpec
+)

@@ -10,20 +10,7 @@ import (
 	"github.com/phc-project/phc/custodian/internal/model"
 	"github.com/phc-project/phc/graph"
 	"github.com/phc-project/phc/internal/identity"
-	"github.com/phc-project/phc/schema"
 )
-
-// PersonaInput is the body of [Service.CreatePersona], per the persona
-// schema.
-type PersonaInput struct {
-	ID          string      `json:"id"`
-	Name        string      `json:"name"`
-	Preferences []string    `json:"preferences,omitzero"`
-	Guardrails  []Guardrail `json:"guardrails,omitzero"`
-	decoded
-}
-
-func (*PersonaInput) spec() inputSpec { return inputSpec{schema: schema.Persona} }
 
 // CreatePersona adds a persona (owner only); an existing id is KindConflict.
 func (s *Service) CreatePersona(ctx context.Context, p Principal, body PersonaInput) (Persona, uint64, error) {
@@ -70,17 +57,6 @@ func (s *Service) ListPersonas(ctx context.Context, p Principal) ([]Persona, err
 		return out, nil
 	})
 }
-
-// PersonaUpdateInput is the body of [Service.UpdatePersona], per the
-// persona_update schema: each member given replaces the persona's.
-type PersonaUpdateInput struct {
-	Name        *string      `json:"name,omitzero"`
-	Preferences *[]string    `json:"preferences,omitzero"`
-	Guardrails  *[]Guardrail `json:"guardrails,omitzero"`
-	decoded
-}
-
-func (*PersonaUpdateInput) spec() inputSpec { return inputSpec{schema: schema.PersonaUpdate} }
 
 // UpdatePersona renames a persona and replaces its preferences or
 // guardrails (owner only). Its id, which claims and grants name, stays. A

@@ -10,29 +10,7 @@ import (
 	"github.com/phc-project/phc/custodian/internal/engine"
 	"github.com/phc-project/phc/custodian/internal/model"
 	"github.com/phc-project/phc/internal/identity"
-	"github.com/phc-project/phc/schema"
 )
-
-// ProposalInput is a proposal document as the binding defines it (the
-// proposal schema): the body of [Service.Propose].
-type ProposalInput struct {
-	Key          string            `json:"key"`
-	Value        json.RawMessage   `json:"value"`
-	Kind         string            `json:"kind"`
-	Assertion    string            `json:"assertion"`
-	Subject      string            `json:"subject,omitzero"`
-	Evidence     []Evidence        `json:"evidence,omitzero"`
-	Reported     map[string]string `json:"reported,omitzero"`
-	ValidFrom    *time.Time        `json:"valid_from,omitzero"`
-	ValidTo      *time.Time        `json:"valid_to,omitzero"`
-	Sensitivity  string            `json:"sensitivity,omitzero"`
-	Restrictions []Restriction     `json:"restrictions,omitzero"`
-	PersonasHint []string          `json:"personas_hint,omitzero"`
-	Note         string            `json:"note,omitzero"`
-	decoded
-}
-
-func (*ProposalInput) spec() inputSpec { return inputSpec{schema: schema.Proposal} }
 
 // Propose takes an application's memory into the owner's review queue. The
 // document d must match the proposal schema. A consumer needs a token with
@@ -193,16 +171,6 @@ func (s *Service) Review(ctx context.Context, p Principal) ([]ReviewItem, error)
 	})
 }
 
-// ConfirmInput is the owner's decision to confirm a proposal: the body of
-// [Service.Confirm].
-type ConfirmInput struct {
-	Personas []string `json:"personas"`
-	Edits    *Edits   `json:"edits,omitempty"`
-	decoded
-}
-
-func (*ConfirmInput) spec() inputSpec { return inputSpec{} }
-
 // Confirm turns a pending proposal into an active claim (version 1) in the
 // given personas. It records the owner's decision only: the assertion stays
 // what the producer said, and no sharing authority is created. Only the
@@ -318,15 +286,6 @@ func writtenByOf(a Authenticated) string {
 	}
 	return a.ID
 }
-
-// RejectInput is the owner's decision to reject a proposal: the body of
-// [Service.Reject], which may be empty.
-type RejectInput struct {
-	Reason string `json:"reason"`
-	decoded
-}
-
-func (*RejectInput) spec() inputSpec { return inputSpec{optional: true} }
 
 // Reject declines a pending proposal and erases its draft value.
 func (s *Service) Reject(ctx context.Context, p Principal, id string, in RejectInput) (uint64, error) {

@@ -171,7 +171,7 @@ func (s *Service) importedVersions(op string, i int, c quarantine.Claim) ([]*Cla
 	var versions []*Claim
 	for j, v := range c.Versions {
 		var cl Claim
-		if err := s.decodeDoc(op, "claim", v, &cl); err != nil {
+		if err := model.DecodeDoc(s.schema, op, "claim", v, &cl); err != nil {
 			if e, ok := err.(*Error); ok && e.Kind == KindSchema {
 				for k := range e.Violations {
 					e.Violations[k].Path = fmt.Sprintf("/claims/%d/versions/%d%s", i, j, e.Violations[k].Path)
@@ -282,7 +282,7 @@ type AdoptInput struct {
 	decoded
 }
 
-func (*AdoptInput) spec() inputSpec { return inputSpec{optional: true, blank: true} }
+func (*AdoptInput) Spec() inputSpec { return inputSpec{Optional: true, Blank: true} }
 
 // AdoptQuarantined makes held claims active claims here, in one revision,
 // with every version and no grant at all (owner only). only, if not empty,
@@ -664,7 +664,7 @@ type UnblockInput struct {
 	decoded
 }
 
-func (*UnblockInput) spec() inputSpec { return inputSpec{} }
+func (*UnblockInput) Spec() inputSpec { return inputSpec{} }
 
 // UnblockQuarantined removes, as its own receipted act, unknown mandatory
 // restrictions from a held claim (owner only); with none left it is

@@ -2,7 +2,6 @@ package custodian
 
 import (
 	"context"
-	"encoding/json"
 	"slices"
 	"sort"
 	"strconv"
@@ -13,38 +12,6 @@ import (
 	"github.com/phc-project/phc/custodian/internal/model"
 	"github.com/phc-project/phc/internal/identity"
 )
-
-// RequestInput is an application's request for context: the body of
-// [Service.RequestContext].
-type RequestInput struct {
-	Scope    scopeList       `json:"scope"`
-	Purpose  string          `json:"purpose"`
-	Category string          `json:"purpose_category,omitempty"`
-	Duration json.RawMessage `json:"duration,omitempty"`
-	Usage    string          `json:"usage,omitempty"`
-	// Disclosure "reference" asks for references in place of values
-	// (docs/formats/reference.md); an app cannot ask for values the owner's settings
-	// give as references.
-	Disclosure string `json:"disclosure,omitempty"`
-	decoded
-}
-
-func (*RequestInput) spec() inputSpec { return inputSpec{} }
-
-// DecisionInput is the body of [Service.DecideRequest], which may be empty.
-type DecisionInput struct {
-	Password string    `json:"password,omitempty"`
-	Requires *Requires `json:"requires,omitempty"` // the grant made also requires this qualification
-	// DropRequires approves without the qualification the consumer's
-	// earlier grants over the scope require (see inheritedRequires).
-	DropRequires bool `json:"drop_requires,omitempty"`
-	// Disclosure sets the grant's disclosure mode (value or
-	// reference) over what the app asked and the tier defaults.
-	Disclosure string `json:"disclosure,omitempty"`
-	decoded
-}
-
-func (*DecisionInput) spec() inputSpec { return inputSpec{optional: true} }
 
 // maxPendingRequests bounds the requests one consumer may have waiting.
 const maxPendingRequests = 20

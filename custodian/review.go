@@ -10,26 +10,6 @@ import (
 // maxBulk bounds the proposals one bulk review decision names.
 const maxBulk = 1000
 
-// BulkConfirmInput is the owner's decision to confirm many proposals into
-// the same personas: the body of [Service.ConfirmBulk].
-type BulkConfirmInput struct {
-	IDs      []string `json:"ids"`
-	Personas []string `json:"personas"`
-	decoded
-}
-
-func (*BulkConfirmInput) spec() inputSpec { return inputSpec{} }
-
-// BulkRejectInput is the owner's decision to reject many proposals: the
-// body of [Service.RejectBulk].
-type BulkRejectInput struct {
-	IDs    []string `json:"ids"`
-	Reason string   `json:"reason"`
-	decoded
-}
-
-func (*BulkRejectInput) spec() inputSpec { return inputSpec{} }
-
 // ConfirmBulk confirms up to 1,000 pending proposals into the same
 // personas, as one write: each as Confirm would, with one store commit for
 // all. A proposal that cannot be confirmed (unknown, already decided, about

@@ -14,25 +14,6 @@ func (s *Service) GetSettings(ctx context.Context, p Principal) (Settings, error
 	return ownerRead(s, "settings.get", p, func(st *state) (Settings, error) { return st.Settings, nil })
 }
 
-// SettingsInput is the body of [Service.PutSettings]: members left out
-// keep their values.
-type SettingsInput struct {
-	AutoGrant         *string            `json:"auto_grant"`
-	UserOnlyWrite     *[]string          `json:"user_only_write"`
-	ReadsPerMinute    *int               `json:"reads_per_minute"`
-	WritesPerMinute   *int               `json:"writes_per_minute"`
-	LiveTokens        *int               `json:"live_tokens_per_app"`
-	PendingProposals  *int               `json:"pending_proposals_per_app"`
-	ElicitedApprovals *bool              `json:"elicited_approvals"`
-	RetentionDays     *int               `json:"receipt_retention_days"`
-	LongLivedTokens   *bool              `json:"long_lived_tokens"`
-	Disclosure        *map[string]string `json:"disclosure"`
-	LocalVaults       *bool              `json:"local_vaults"`
-	decoded
-}
-
-func (*SettingsInput) spec() inputSpec { return inputSpec{} }
-
 // PutSettings changes the owner's settings (owner only): the members given
 // replace their values, the others stay.
 func (s *Service) PutSettings(ctx context.Context, p Principal, in SettingsInput) (Settings, uint64, error) {

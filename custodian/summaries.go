@@ -31,17 +31,6 @@ func parseRef(ref string) (id string, v int, ok bool) {
 	return id, v, true
 }
 
-// SummaryInput is the body of POST /phc/v1/summaries: the body of
-// [Service.CreateSummary].
-type SummaryInput struct {
-	Value       json.RawMessage `json:"value"`
-	DerivedFrom []string        `json:"derived_from"`
-	Purpose     string          `json:"purpose,omitempty"` // a consumer's: the purpose its grants cover the parents for
-	decoded
-}
-
-func (*SummaryInput) spec() inputSpec { return inputSpec{} }
-
 const maxParents = 64
 
 // CreateSummary records a summary derived from exact current versions

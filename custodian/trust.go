@@ -26,16 +26,6 @@ type IDTokenVerifier interface {
 	Verify(ctx context.Context, issuer, audience, rawIDToken string) (VerifiedIDToken, error)
 }
 
-// TrustInput is the body of POST /phc/v1/trust.
-type TrustInput struct {
-	Issuer            string   `json:"issuer"`
-	Audience          string   `json:"audience"`
-	AuthorizedParties []string `json:"authorized_parties,omitempty"`
-	decoded
-}
-
-func (*TrustInput) spec() inputSpec { return inputSpec{} }
-
 // maxAuthorizedParties bounds the additional clients of one trust entry.
 const maxAuthorizedParties = 16
 
@@ -157,18 +147,6 @@ const (
 	exchangedTTL    = 15 * time.Minute
 	maxExchangedTTL = time.Hour
 )
-
-// ExchangeInput is an RFC 8693 token-exchange request (the form-encoded
-// body of POST /phc/v1/token, as oidcrecipient.ParseForm reads it).
-//
-// It is not an [Input]: the body is a form, not JSON, so
-// [Service.Decode] does not read it; an adapter parses it with
-// ParseForm, which refuses at once, as the core always did, what only a
-// form can break (a parameter repeated or unknown, a body over
-// oidcrecipient.MaxForm). ExchangeToken then holds every request, parsed
-// or built in Go, to the same rules (Request.Check: the size bound and
-// the fixed values), so a hand-built one gets the answer its form gets.
-type ExchangeInput = oidcrecipient.Request
 
 // ExchangeToken takes an RFC 8693 token-exchange request (form-encoded:
 // grant_type, subject_token — an OIDC ID token —, subject_token_type, and

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/phc-project/phc/internal/pcp"
+	"github.com/phc-project/phc/schema"
 )
 
 // ClaimRead is one claim as read, with the revision it was read at.
@@ -273,3 +274,30 @@ type CheckReport struct {
 	// in the store.
 	Claims []string `json:"claims"`
 }
+
+// CorrectionInput is the body of a correction, per the correction schema:
+// the body of [Service.Correct].
+type CorrectionInput struct {
+	Value           json.RawMessage `json:"value,omitzero"`
+	ValidFrom       *time.Time      `json:"valid_from,omitzero"`
+	ValidTo         *time.Time      `json:"valid_to,omitzero"`
+	Sensitivity     string          `json:"sensitivity,omitzero"`
+	Restrictions    []Restriction   `json:"restrictions,omitzero"` // added to those the claim has
+	Remove          []string        `json:"remove_restrictions,omitzero"`
+	Kind            string          `json:"kind,omitzero"`
+	Assertion       string          `json:"assertion,omitzero"`
+	Note            *string         `json:"note,omitzero"`
+	ExpectedVersion int             `json:"expected_version,omitzero"`
+	decoded
+}
+
+func (*CorrectionInput) Spec() InputSpec { return InputSpec{schema: schema.Correction} }
+
+// PersonasInput sets a claim's persona associations: the body of
+// [Service.SetPersonas].
+type PersonasInput struct {
+	Personas []string `json:"personas"`
+	decoded
+}
+
+func (*PersonasInput) Spec() InputSpec { return InputSpec{} }

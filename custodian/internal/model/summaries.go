@@ -83,3 +83,14 @@ type SummaryRead struct {
 	Summary  Summary `json:"summary"`
 	Revision uint64  `json:"revision"`
 }
+
+// SummaryInput is the body of POST /phc/v1/summaries: the body of
+// [Service.CreateSummary].
+type SummaryInput struct {
+	Value       json.RawMessage `json:"value"`
+	DerivedFrom []string        `json:"derived_from"`
+	Purpose     string          `json:"purpose,omitempty"` // a consumer's: the purpose its grants cover the parents for
+	decoded
+}
+
+func (*SummaryInput) Spec() InputSpec { return InputSpec{} }
