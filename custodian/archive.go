@@ -152,7 +152,7 @@ func (s *Service) Import(ctx context.Context, p Principal, in ImportInput) (Impo
 	if in.Mode != "merge" && in.Mode != "replace" {
 		return ImportResult{}, model.Fail(op, KindInvalid, "mode must be merge or replace")
 	}
-	if wait := s.reentryFailures.wait("", s.eng.Clock.Now()); wait > 0 {
+	if wait := s.reentryFailures.Wait("", s.eng.Clock.Now()); wait > 0 {
 		return ImportResult{}, &Error{Op: op, Kind: KindRateLimited, RetryAfter: wait}
 	}
 	archive := []byte(in.Archive) // the archive's own JSON object, or
@@ -167,7 +167,7 @@ func (s *Service) Import(ctx context.Context, p Principal, in ImportInput) (Impo
 	plain, err := arch.OpenArchive(archive, []byte(in.Password), in.SecretKey)
 	switch {
 	case errors.Is(err, vault.ErrBadCredentials), errors.Is(err, vault.ErrMalformedSecretKey):
-		s.reentryFailures.note("", s.eng.Clock.Now())
+		s.reentryFailures.Note("", s.eng.Clock.Now())
 		return ImportResult{}, model.Fail(op, KindUnauthenticated, "wrong password or Secret Key for this archive")
 	case errors.Is(err, vault.ErrCorrupt):
 		return ImportResult{}, model.Fail(op, KindInvalid, "not a phc archive")

@@ -281,7 +281,7 @@ func (s *Service) Resolve(ctx context.Context, in ResolveInput) (ResolveResult, 
 	st.Mu.RLock()
 	rate := st.Settings.ReadRate()
 	st.Mu.RUnlock()
-	if wait := s.rates.take(s.eng.Clock.Now(), limit{key: "r:vault:" + kid, rate: rate}); wait > 0 {
+	if wait := s.rates.Take(s.eng.Clock.Now(), limit{Key: "r:vault:" + kid, Rate: rate}); wait > 0 {
 		s.eng.Log.Info("vault resolve rate limited", "kid", kid, "per_minute", rate)
 		return ResolveResult{}, &Error{Op: op, Kind: KindRateLimited, RetryAfter: wait,
 			Public: fmt.Sprintf("more than %d resolves a minute with this vault key; retry after the wait", rate)}

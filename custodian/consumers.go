@@ -88,7 +88,7 @@ func (s *Service) registeredAgain(op string, in ConsumerInput) (ConsumerView, bo
 		return ConsumerView{}, false, nil
 	}
 	now := s.eng.Clock.Now()
-	if wait := max(s.mintFailures.wait(in.Name, now), s.mintFailuresAll.wait("", now)); wait > 0 {
+	if wait := max(s.mintFailures.Wait(in.Name, now), s.mintFailuresAll.Wait("", now)); wait > 0 {
 		return ConsumerView{}, false, &Error{Op: op, Kind: KindRateLimited, RetryAfter: wait}
 	}
 	// VerifySecret compares in constant time; a consumer without a hash
@@ -99,8 +99,8 @@ func (s *Service) registeredAgain(op string, in ConsumerInput) (ConsumerView, bo
 	}
 	ok, err := s.verifySecret(hash, []byte(in.Secret))
 	if err != nil || !ok || noHash {
-		s.mintFailures.note(in.Name, now)
-		s.mintFailuresAll.note("", now)
+		s.mintFailures.Note(in.Name, now)
+		s.mintFailuresAll.Note("", now)
 		return ConsumerView{}, false, nameTaken(op, in.Name, in.Name)
 	}
 	return view, true, nil
@@ -331,7 +331,7 @@ func (s *Service) MintServiceToken(ctx context.Context, in TokenRequest) (TokenI
 	}
 	defer release()
 	now := s.eng.Clock.Now()
-	if wait := max(s.mintFailures.wait(in.Consumer, now), s.mintFailuresAll.wait("", now)); wait > 0 {
+	if wait := max(s.mintFailures.Wait(in.Consumer, now), s.mintFailuresAll.Wait("", now)); wait > 0 {
 		return TokenIssued{}, &Error{Op: op, Kind: KindRateLimited, RetryAfter: wait}
 	}
 	st.Mu.RLock()
@@ -344,8 +344,8 @@ func (s *Service) MintServiceToken(ctx context.Context, in TokenRequest) (TokenI
 	ok, err := s.verifySecret(hash, []byte(in.Secret))
 	if err != nil || !ok || !known || c.Status != ConsumerApproved {
 		now := s.eng.Clock.Now()
-		s.mintFailures.note(in.Consumer, now)
-		s.mintFailuresAll.note("", now)
+		s.mintFailures.Note(in.Consumer, now)
+		s.mintFailuresAll.Note("", now)
 		return TokenIssued{}, model.Fail(op, KindUnauthenticated, "")
 	}
 	token, err := identity.NewToken(identity.ServicePrefix)

@@ -322,11 +322,11 @@ func (s *Service) DecideRequest(ctx context.Context, p Principal, id string, app
 		if s.verifyPassword == nil {
 			return ContextRequest{}, model.Fail(op, KindInvalid, "this custodian cannot check a password")
 		}
-		if wait := s.reentryFailures.wait("", s.eng.Clock.Now()); wait > 0 {
+		if wait := s.reentryFailures.Wait("", s.eng.Clock.Now()); wait > 0 {
 			return ContextRequest{}, &Error{Op: op, Kind: KindRateLimited, RetryAfter: wait}
 		}
 		if err := s.verifyPassword([]byte(in.Password)); err != nil {
-			s.reentryFailures.note("", s.eng.Clock.Now())
+			s.reentryFailures.Note("", s.eng.Clock.Now())
 			return ContextRequest{}, model.Fail(op, KindUnauthenticated, "wrong password")
 		}
 		passwordOK = true

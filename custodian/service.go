@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/phc-project/phc/custodian/internal/engine"
+	"github.com/phc-project/phc/custodian/internal/limits"
 	"github.com/phc-project/phc/custodian/internal/model"
 	"github.com/phc-project/phc/graph"
 	"github.com/phc-project/phc/internal/identity"
@@ -158,11 +159,11 @@ func New(cfg Config) (*Service, error) {
 		cacheBytes:       cfg.ClaimCacheBytes,
 		test:             cfg.test,
 		sessions:         make(map[[32]byte]struct{}),
-		unlockFailures:   newFailures(unlockFailureLimit, unlockFailureWindow),
-		reentryFailures:  newFailures(unlockFailureLimit, unlockFailureWindow),
-		mintFailures:     newFailures(mintFailureLimit, time.Minute),
-		mintFailuresAll:  newFailures(10*mintFailureLimit, time.Minute),
-		exchangeFailures: newFailuresCap(exchangeFailureLimit, time.Minute, exchangeFailureKeys),
+		unlockFailures:   limits.NewFailures(unlockFailureLimit, unlockFailureWindow),
+		reentryFailures:  limits.NewFailures(unlockFailureLimit, unlockFailureWindow),
+		mintFailures:     limits.NewFailures(mintFailureLimit, time.Minute),
+		mintFailuresAll:  limits.NewFailures(10*mintFailureLimit, time.Minute),
+		exchangeFailures: limits.NewFailuresCap(exchangeFailureLimit, time.Minute, exchangeFailureKeys),
 		refusalBudget:    &budget{limit: refusalReceiptsPerMinute},
 		kdf:              make(chan struct{}, runtime.NumCPU()),
 		graphSem:         make(chan struct{}, 1),
@@ -241,14 +242,14 @@ func (s *Service) Unlock(ctx context.Context, password []byte, secretKey string)
 	if s.st != nil {
 		return "", model.Fail(op, KindConflict, "the vault is already unlocked")
 	}
-	if wait := s.unlockFailures.wait("", s.eng.Clock.Now()); wait > 0 {
+	if wait := s.unlockFailures.Wait("", s.eng.Clock.Now()); wait > 0 {
 		return "", &Error{Op: op, Kind: KindRateLimited, RetryAfter: wait}
 	}
 	started := time.Now() // durations for the log, not the clock's time
 	if err := s.vault.Unlock(password, secretKey); err != nil {
 		switch {
 		case errors.Is(err, vault.ErrBadCredentials), errors.Is(err, vault.ErrMalformedSecretKey):
-			s.unlockFailures.note("", s.eng.Clock.Now())
+			s.unlockFailures.Note("", s.eng.Clock.Now())
 			return "", &Error{Op: op, Kind: KindUnauthenticated, Public: "wrong password or Secret Key"}
 		case errors.Is(err, vault.ErrAlreadyUnlocked):
 			return "", model.Fail(op, KindConflict, "the vault is already unlocked")

@@ -280,7 +280,7 @@ func (s *Service) verifyExchange(ctx context.Context, op, idToken string) (Trust
 	if issuer != "" && claimedSub != "" {
 		failKey = model.OIDCRecipient(issuer, claimedSub)
 	}
-	if wait := s.exchangeFailures.wait(failKey, s.eng.Clock.Now()); wait > 0 {
+	if wait := s.exchangeFailures.Wait(failKey, s.eng.Clock.Now()); wait > 0 {
 		return TrustedIssuer{}, VerifiedIDToken{}, &Error{Op: op, Kind: KindRateLimited, RetryAfter: wait}
 	}
 	// The issuer is read from the token only to pick the trust entries to
@@ -317,7 +317,7 @@ func (s *Service) verifyExchange(ctx context.Context, op, idToken string) (Trust
 		break
 	}
 	if sub := tok.Subject; trust.ID == "" || len(sub) > 255 || !utf8.ValidString(sub) {
-		s.exchangeFailures.note(failKey, s.eng.Clock.Now())
+		s.exchangeFailures.Note(failKey, s.eng.Clock.Now())
 		class := oidcrecipient.RefusalClass(issuer, claimedSub, len(candidates), trust.ID != "", err)
 		s.refuseExchange(ctx, class, issuer, claimedSub, candidates)
 		return TrustedIssuer{}, VerifiedIDToken{}, model.Fail(op, KindUnauthenticated, "")
