@@ -5,7 +5,8 @@ import (
 	"github.com/phc-project/phc/internal/pcp"
 )
 
-// Types of package model, under the names the rules use.
+// The records the rules decide over, and the domain error (package model),
+// under the names the rules and the adapters use.
 type (
 	Authenticated    = model.Authenticated
 	Claim            = model.Claim
@@ -21,8 +22,6 @@ type (
 	Guardrail        = model.Guardrail
 	GuardrailParams  = model.GuardrailParams
 	Kind             = model.Kind
-	Verification     = model.Verification
-	Relationship     = model.Relationship
 	Persona          = model.Persona
 	Presentation     = model.Presentation
 	Producer         = model.Producer
@@ -31,112 +30,58 @@ type (
 	RateLimit        = model.RateLimit
 	Receipt          = model.Receipt
 	Recipient        = model.Recipient
+	Relationship     = model.Relationship
 	Requires         = model.Requires
 	Restriction      = model.Restriction
 	Row              = model.Row
 	Selectors        = model.Selectors
 	ServiceToken     = model.ServiceToken
 	Settings         = model.Settings
+	SettingsInput    = model.SettingsInput
 	Staleness        = model.Staleness
 	Summary          = model.Summary
+	SummaryInput     = model.SummaryInput
+	SummaryRead      = model.SummaryRead
+	SummaryWritten   = model.SummaryWritten
 	TrustedIssuer    = model.TrustedIssuer
+	Verification     = model.Verification
 	VerifiedIDToken  = model.VerifiedIDToken
 	WireError        = model.WireError
 )
 
-// The model's constants, under the names adapters use.
-const (
-	SummaryCurrent            = model.SummaryCurrent
-	SummaryStale              = model.SummaryStale
-	SummaryIneligible         = model.SummaryIneligible
-	CauseCorrected            = model.CauseCorrected
-	CauseDeleted              = model.CauseDeleted
-	CauseRetracted            = model.CauseRetracted
-	CauseDisputed             = model.CauseDisputed
-	CausePersonasNarrowed     = model.CausePersonasNarrowed
-	CauseRestrictionsChanged  = model.CauseRestrictionsChanged
-	CauseSensitivityChanged   = model.CauseSensitivityChanged
-	CauseParentStale          = model.CauseParentStale
-	KindRelationship          = model.KindRelationship
-	AssertionReported         = model.AssertionReported
-	ConfirmationConfirmed     = model.ConfirmationConfirmed
-	ConfirmationDisputed      = model.ConfirmationDisputed
-	ConfirmationUnconfirmed   = model.ConfirmationUnconfirmed
-	DisclosureReference       = model.DisclosureReference
-	DisclosureValue           = model.DisclosureValue
-	GuardKeysOnly             = model.GuardKeysOnly
-	GuardLocalProcessingOnly  = model.GuardLocalProcessingOnly
-	GuardMaxSensitivity       = model.GuardMaxSensitivity
-	GuardNoTraining           = model.GuardNoTraining
-	GuardPurposeOnly          = model.GuardPurposeOnly
-	KindApprovalDenied        = model.KindApprovalDenied
-	KindApprovalRequired      = model.KindApprovalRequired
-	KindConflict              = model.KindConflict
-	KindInternal              = model.KindInternal
-	KindInvalid               = model.KindInvalid
-	KindLocked                = model.KindLocked
-	KindMethodNotAllowed      = model.KindMethodNotAllowed
-	KindModeDenied            = model.KindModeDenied
-	KindNotFound              = model.KindNotFound
-	KindPurposeRequired       = model.KindPurposeRequired
-	KindQualificationRequired = model.KindQualificationRequired
-	KindRateLimited           = model.KindRateLimited
-	KindRestrictionBlocked    = model.KindRestrictionBlocked
-	KindSchema                = model.KindSchema
-	KindScopeExceeded         = model.KindScopeExceeded
-	KindSessionRequired       = model.KindSessionRequired
-	KindTooLarge              = model.KindTooLarge
-	KindUnauthenticated       = model.KindUnauthenticated
-	KindUserOnlyWrite         = model.KindUserOnlyWrite
-	KindVaultBadRequest       = model.KindVaultBadRequest
-	KindVaultClockSkew        = model.KindVaultClockSkew
-	KindVaultDisabled         = model.KindVaultDisabled
-	KindVaultExpired          = model.KindVaultExpired
-	KindVaultPending          = model.KindVaultPending
-	KindVaultTooManyRefs      = model.KindVaultTooManyRefs
-	KindVaultUnknownKey       = model.KindVaultUnknownKey
-	KindVaultUnknownRef       = model.KindVaultUnknownRef
-	ModeRead                  = model.ModeRead
-	ModeReadWrite             = model.ModeReadWrite
-	ModeWrite                 = model.ModeWrite
-	OpConfirm                 = model.OpConfirm
-	OpContribute              = model.OpContribute
-	OpRead                    = model.OpRead
-	OpShare                   = model.OpShare
-	SensitivityCritical       = model.SensitivityCritical
-	SensitivityPublic         = model.SensitivityPublic
-	SensitivitySensitive      = model.SensitivitySensitive
-	SensitivityStandard       = model.SensitivityStandard
-	StatusActive              = model.StatusActive
-	StatusConfirmed           = model.StatusConfirmed
-	StatusDeleted             = model.StatusDeleted
-	StatusProposed            = model.StatusProposed
-	StatusRejected            = model.StatusRejected
-	StatusRetracted           = model.StatusRetracted
-	StatusSuperseded          = model.StatusSuperseded
-	StatusWithdrawn           = model.StatusWithdrawn
-	SubjectSelf               = model.SubjectSelf
-	WrittenByUser             = model.WrittenByUser
+// The inputs of the core's methods (package model).
+type (
+	BulkConfirmInput      = model.BulkConfirmInput
+	BulkRejectInput       = model.BulkRejectInput
+	ConfirmInput          = model.ConfirmInput
+	ConsumerInput         = model.ConsumerInput
+	DECDocumentInput      = model.DECDocumentInput
+	DECPolicyInput        = model.DECPolicyInput
+	DECTrustInput         = model.DECTrustInput
+	DECUnrevokeInput      = model.DECUnrevokeInput
+	DecisionInput         = model.DecisionInput
+	EntityInput           = model.EntityInput
+	ExchangeInput         = model.ExchangeInput
+	FieldInput            = model.FieldInput
+	GrantInput            = model.GrantInput
+	GrantTerms            = model.GrantTerms
+	Input                 = model.Input
+	PersonaInput          = model.PersonaInput
+	PersonaUpdateInput    = model.PersonaUpdateInput
+	ProposalInput         = model.ProposalInput
+	QuarantineRejectInput = model.QuarantineRejectInput
+	RejectInput           = model.RejectInput
+	RequestInput          = model.RequestInput
+	ResolveInput          = model.ResolveInput
+	SensitivityInput      = model.SensitivityInput
+	TokenRequest          = model.TokenRequest
+	TrustInput            = model.TrustInput
+	UnlockInput           = model.UnlockInput
+	decoded               = model.Decoded
+	inputSpec             = model.InputSpec
 )
 
-// Operations is every operation a grant can allow (model.Operations).
-var Operations = model.Operations
-
-// Kinds is every Kind, in table order (model.Kinds).
-func Kinds() []Kind { return model.Kinds() }
-
-// KindOf is the Kind of err, KindInternal for errors not the domain's
-// (model.KindOf).
-func KindOf(err error) Kind { return model.KindOf(err) }
-
-// Describe is the wire form of err (model.Describe).
-func Describe(err error) WireError { return model.Describe(err) }
-
-// OIDCRecipient is the recipient name of an OIDC subject at an issuer
-// (model.OIDCRecipient).
-func OIDCRecipient(issuer, subject string) string { return model.OIDCRecipient(issuer, subject) }
-
-// Types of package model, under the names the rules use.
+// The shapes of the core's answers (package model).
 type (
 	AdvisoryPreferences = model.AdvisoryPreferences
 	AuditEntry          = model.AuditEntry
@@ -154,6 +99,7 @@ type (
 	ContextBundle       = model.ContextBundle
 	ContextQuery        = model.ContextQuery
 	ContextResult       = model.ContextResult
+	CorrectionInput     = model.CorrectionInput
 	DECTrust            = model.DECTrust
 	Edits               = model.Edits
 	EntityCreated       = model.EntityCreated
@@ -174,6 +120,7 @@ type (
 	OwnProposals        = model.OwnProposals
 	PersonaContext      = model.PersonaContext
 	PersonaDeleted      = model.PersonaDeleted
+	PersonasInput       = model.PersonasInput
 	PinnedCustodian     = model.PinnedCustodian
 	PresentationView    = model.PresentationView
 	Presented           = model.Presented
@@ -190,8 +137,6 @@ type (
 	ScopeRead           = model.ScopeRead
 	SearchResult        = model.SearchResult
 	Status              = model.Status
-	SummaryRead         = model.SummaryRead
-	SummaryWritten      = model.SummaryWritten
 	TermSelectors       = model.TermSelectors
 	TokenIssued         = model.TokenIssued
 	TokenView           = model.TokenView
@@ -201,44 +146,136 @@ type (
 	Written             = model.Written
 )
 
-const BundleVersion = model.BundleVersion
-const CategoryLegalCompliance = model.CategoryLegalCompliance
-const CategoryMarketing = model.CategoryMarketing
-const CategoryModelTraining = model.CategoryModelTraining
-const CategoryPersonalisation = model.CategoryPersonalisation
-const CategoryResearch = model.CategoryResearch
-const CategorySecurity = model.CategorySecurity
-const CategoryServiceProvision = model.CategoryServiceProvision
-const ConsumerApproved = model.ConsumerApproved
-const ConsumerPending = model.ConsumerPending
-const MaxDepth = model.MaxDepth
-const MaxResolveBody = model.MaxResolveBody
-const MaxResolveRefs = model.MaxResolveRefs
-const MaxVaultKeysPerReader = model.MaxVaultKeysPerReader
-const NotReadMode = model.NotReadMode
-const NotReadPurpose = model.NotReadPurpose
-const PCPVersion = model.PCPVersion
-const RequestApproved = model.RequestApproved
-const RequestDenied = model.RequestDenied
-const RequestPending = model.RequestPending
-const RestrictExpires = model.RestrictExpires
-const RestrictLocalProcessingOnly = model.RestrictLocalProcessingOnly
-const RestrictNoExport = model.RestrictNoExport
-const RestrictNoTraining = model.RestrictNoTraining
-const RestrictPurposeOnly = model.RestrictPurposeOnly
-const RestrictSourceControlled = model.RestrictSourceControlled
-const RestrictThirdParty = model.RestrictThirdParty
-const StatusBlocked = model.StatusBlocked
-const StatusQuarantined = model.StatusQuarantined
-const VaultKeyActive = model.VaultKeyActive
-const VaultKeyBlocked = model.VaultKeyBlocked
-const VaultKeyPending = model.VaultKeyPending
-const VaultKeyRevoked = model.VaultKeyRevoked
-const VaultValuesPerDay = model.VaultValuesPerDay
-const WriteCommitted = model.WriteCommitted
-const WritePending = model.WritePending
+// The model's constants.
+const (
+	AssertionReported           = model.AssertionReported
+	BundleVersion               = model.BundleVersion
+	CategoryLegalCompliance     = model.CategoryLegalCompliance
+	CategoryMarketing           = model.CategoryMarketing
+	CategoryModelTraining       = model.CategoryModelTraining
+	CategoryPersonalisation     = model.CategoryPersonalisation
+	CategoryResearch            = model.CategoryResearch
+	CategorySecurity            = model.CategorySecurity
+	CategoryServiceProvision    = model.CategoryServiceProvision
+	CauseCorrected              = model.CauseCorrected
+	CauseDeleted                = model.CauseDeleted
+	CauseDisputed               = model.CauseDisputed
+	CauseParentStale            = model.CauseParentStale
+	CausePersonasNarrowed       = model.CausePersonasNarrowed
+	CauseRestrictionsChanged    = model.CauseRestrictionsChanged
+	CauseRetracted              = model.CauseRetracted
+	CauseSensitivityChanged     = model.CauseSensitivityChanged
+	ConfirmationConfirmed       = model.ConfirmationConfirmed
+	ConfirmationDisputed        = model.ConfirmationDisputed
+	ConfirmationUnconfirmed     = model.ConfirmationUnconfirmed
+	ConsumerApproved            = model.ConsumerApproved
+	ConsumerPending             = model.ConsumerPending
+	DisclosureReference         = model.DisclosureReference
+	DisclosureValue             = model.DisclosureValue
+	GuardKeysOnly               = model.GuardKeysOnly
+	GuardLocalProcessingOnly    = model.GuardLocalProcessingOnly
+	GuardMaxSensitivity         = model.GuardMaxSensitivity
+	GuardNoTraining             = model.GuardNoTraining
+	GuardPurposeOnly            = model.GuardPurposeOnly
+	KindApprovalDenied          = model.KindApprovalDenied
+	KindApprovalRequired        = model.KindApprovalRequired
+	KindConflict                = model.KindConflict
+	KindInternal                = model.KindInternal
+	KindInvalid                 = model.KindInvalid
+	KindLocked                  = model.KindLocked
+	KindMethodNotAllowed        = model.KindMethodNotAllowed
+	KindModeDenied              = model.KindModeDenied
+	KindNotFound                = model.KindNotFound
+	KindPurposeRequired         = model.KindPurposeRequired
+	KindQualificationRequired   = model.KindQualificationRequired
+	KindRateLimited             = model.KindRateLimited
+	KindRelationship            = model.KindRelationship
+	KindRestrictionBlocked      = model.KindRestrictionBlocked
+	KindSchema                  = model.KindSchema
+	KindScopeExceeded           = model.KindScopeExceeded
+	KindSessionRequired         = model.KindSessionRequired
+	KindTooLarge                = model.KindTooLarge
+	KindUnauthenticated         = model.KindUnauthenticated
+	KindUserOnlyWrite           = model.KindUserOnlyWrite
+	KindVaultBadRequest         = model.KindVaultBadRequest
+	KindVaultClockSkew          = model.KindVaultClockSkew
+	KindVaultDisabled           = model.KindVaultDisabled
+	KindVaultExpired            = model.KindVaultExpired
+	KindVaultPending            = model.KindVaultPending
+	KindVaultTooManyRefs        = model.KindVaultTooManyRefs
+	KindVaultUnknownKey         = model.KindVaultUnknownKey
+	KindVaultUnknownRef         = model.KindVaultUnknownRef
+	MaxDepth                    = model.MaxDepth
+	MaxResolveBody              = model.MaxResolveBody
+	MaxResolveRefs              = model.MaxResolveRefs
+	MaxVaultKeysPerReader       = model.MaxVaultKeysPerReader
+	ModeRead                    = model.ModeRead
+	ModeReadWrite               = model.ModeReadWrite
+	ModeWrite                   = model.ModeWrite
+	NotReadMode                 = model.NotReadMode
+	NotReadPurpose              = model.NotReadPurpose
+	OpConfirm                   = model.OpConfirm
+	OpContribute                = model.OpContribute
+	OpRead                      = model.OpRead
+	OpShare                     = model.OpShare
+	PCPVersion                  = model.PCPVersion
+	RequestApproved             = model.RequestApproved
+	RequestDenied               = model.RequestDenied
+	RequestPending              = model.RequestPending
+	RestrictExpires             = model.RestrictExpires
+	RestrictLocalProcessingOnly = model.RestrictLocalProcessingOnly
+	RestrictNoExport            = model.RestrictNoExport
+	RestrictNoTraining          = model.RestrictNoTraining
+	RestrictPurposeOnly         = model.RestrictPurposeOnly
+	RestrictSourceControlled    = model.RestrictSourceControlled
+	RestrictThirdParty          = model.RestrictThirdParty
+	SensitivityCritical         = model.SensitivityCritical
+	SensitivityPublic           = model.SensitivityPublic
+	SensitivitySensitive        = model.SensitivitySensitive
+	SensitivityStandard         = model.SensitivityStandard
+	StatusActive                = model.StatusActive
+	StatusBlocked               = model.StatusBlocked
+	StatusConfirmed             = model.StatusConfirmed
+	StatusDeleted               = model.StatusDeleted
+	StatusProposed              = model.StatusProposed
+	StatusQuarantined           = model.StatusQuarantined
+	StatusRejected              = model.StatusRejected
+	StatusRetracted             = model.StatusRetracted
+	StatusSuperseded            = model.StatusSuperseded
+	StatusWithdrawn             = model.StatusWithdrawn
+	SubjectSelf                 = model.SubjectSelf
+	SummaryCurrent              = model.SummaryCurrent
+	SummaryIneligible           = model.SummaryIneligible
+	SummaryStale                = model.SummaryStale
+	VaultKeyActive              = model.VaultKeyActive
+	VaultKeyBlocked             = model.VaultKeyBlocked
+	VaultKeyPending             = model.VaultKeyPending
+	VaultKeyRevoked             = model.VaultKeyRevoked
+	VaultValuesPerDay           = model.VaultValuesPerDay
+	WriteCommitted              = model.WriteCommitted
+	WritePending                = model.WritePending
+	WrittenByUser               = model.WrittenByUser
+)
 
+// Operations is every operation a grant can allow (model.Operations).
+var Operations = model.Operations
+
+// PurposeCategories are the purpose categories PCP names (model.PurposeCategories).
 var PurposeCategories = model.PurposeCategories
+
+// Kinds is every Kind, in table order (model.Kinds).
+func Kinds() []Kind { return model.Kinds() }
+
+// KindOf is the Kind of err, KindInternal for errors not the domain's
+// (model.KindOf).
+func KindOf(err error) Kind { return model.KindOf(err) }
+
+// Describe is the wire form of err (model.Describe).
+func Describe(err error) WireError { return model.Describe(err) }
+
+// OIDCRecipient is the recipient name of an OIDC subject at an issuer
+// (model.OIDCRecipient).
+func OIDCRecipient(issuer, subject string) string { return model.OIDCRecipient(issuer, subject) }
 
 // PCP's well-known keys and write hints (package pcp), as adapters name
 // them.
@@ -258,39 +295,3 @@ var WellKnownKeys = pcp.WellKnownKeys
 // depends on id alone, never on what the vault holds, so it discloses
 // nothing.
 func FieldHints(id string) []Hint { return pcp.FieldHints(id) }
-
-// Types of package model, under the names the rules use.
-type (
-	BulkConfirmInput      = model.BulkConfirmInput
-	BulkRejectInput       = model.BulkRejectInput
-	ConfirmInput          = model.ConfirmInput
-	ConsumerInput         = model.ConsumerInput
-	CorrectionInput       = model.CorrectionInput
-	DECDocumentInput      = model.DECDocumentInput
-	DECPolicyInput        = model.DECPolicyInput
-	DECTrustInput         = model.DECTrustInput
-	DECUnrevokeInput      = model.DECUnrevokeInput
-	DecisionInput         = model.DecisionInput
-	EntityInput           = model.EntityInput
-	ExchangeInput         = model.ExchangeInput
-	FieldInput            = model.FieldInput
-	GrantInput            = model.GrantInput
-	GrantTerms            = model.GrantTerms
-	Input                 = model.Input
-	PersonaInput          = model.PersonaInput
-	PersonaUpdateInput    = model.PersonaUpdateInput
-	PersonasInput         = model.PersonasInput
-	ProposalInput         = model.ProposalInput
-	QuarantineRejectInput = model.QuarantineRejectInput
-	RejectInput           = model.RejectInput
-	RequestInput          = model.RequestInput
-	ResolveInput          = model.ResolveInput
-	SensitivityInput      = model.SensitivityInput
-	SettingsInput         = model.SettingsInput
-	SummaryInput          = model.SummaryInput
-	TokenRequest          = model.TokenRequest
-	TrustInput            = model.TrustInput
-	UnlockInput           = model.UnlockInput
-	decoded               = model.Decoded
-	inputSpec             = model.InputSpec
-)
