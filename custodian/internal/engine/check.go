@@ -85,7 +85,7 @@ func (s *Engine) CompareGraph(ctx context.Context, rep *model.GraphReport, want 
 }
 
 // defaultCheckChunk is how many claim metas claimProblems compares under
-// one read lock of the view (testHooks.checkChunk: another).
+// one read lock of the view (Hooks.CheckChunk: another).
 const DefaultCheckChunk = 1024
 
 // claimChunk compares the chunk of claim metas that begins at *from (see

@@ -140,7 +140,7 @@ func (r *ClaimRecord) Versions() []*model.Claim { return must(r.cache.Versions(r
 
 // NewRecord makes the record of a claim whose meta is m (its index fields
 // filled from head), whose head is head and whose versions before it the
-// store may not have yet are older (in any order). setClaim publishes it;
+// store may not have yet are older (in any order). SetClaim publishes it;
 // the caller stores the record's meta.
 func (st *State) NewRecord(m ClaimMeta, head *model.Claim, older []*model.Claim) *ClaimRecord {
 	r := &ClaimRecord{Meta: m, cache: st.Cache}

@@ -8,18 +8,28 @@ import (
 	"github.com/phc-project/phc/graph"
 )
 
+// The graph follows the store off the writes' critical path. The journal
+// commits a group (its delta durable in the outbox with it), answers its
+// writers, and hands the delta to the graph worker, which applies whatever
+// has queued up as one delta: one graph commit for many groups. Until the
+// graph has a delta, the lineage it adds is kept in memory (see dependents),
+// so that invalidation never misses a dependent; traversals, checks and
+// exports first wait for the graph to reach the last delta handed over
+// (awaitGraph). A failed graph update locks the vault; the next unlock
+// replays the outbox.
+
 // DefaultMaxApplyEdges bounds the edges the worker joins into one graph commit:
 // a bbolt transaction of many random keys costs more than linearly (see
 // docs/benchmarks/history.md), so a few large commits beat one huge one. A single delta
 // larger than this is still applied whole.
-const DefaultMaxApplyEdges = 10_000
+const DefaultMaxApplyEdges = 10_000 // tests lower it (Hooks.MaxApplyEdges)
 
 // graphDelay is how long the worker collects deltas after the first one
 // before it commits them to the graph, unless a traversal, check or export
 // is waiting for it (then at once): a graph commit (two fdatasyncs and a
 // write per page) costs about what a hundred owner writes do, and a key
 // written again and again within the delay changes the graph once (see
-// deltaMerger). At a million claims a commit's pages are scattered writes
+// DeltaMerger). At a million claims a commit's pages are scattered writes
 // of their own; 250 ms rather than 50 cut the disk writes per owner write
 // by a sixth (4.8–5.1 → 3.9–4.2 I/Os), 1 s rather than 250 ms (with the
 // store's flush every 2 s rather than 500 ms) by half again (docs/benchmarks/history.md).

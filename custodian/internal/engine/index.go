@@ -49,7 +49,7 @@ func (x *Index[R]) Ascend(fn func(R) bool) { x.t.Scan(fn) }
 func (x *Index[R]) AscendFrom(lo R, fn func(R) bool) { x.t.Ascend(lo, fn) }
 
 // ClaimIndex orders claim records by key, then id (recordLess): the
-// active claims in all, per persona and per tier, kept current by setClaim
+// active claims in all, per persona and per tier, kept current by SetClaim
 // (O(log n) per change), so that a read walks only the keys it can select.
 // Callers hold st.mu: the index needs no lock of its own.
 type ClaimIndex = Index[*ClaimRecord]

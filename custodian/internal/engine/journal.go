@@ -120,7 +120,7 @@ func Apply(tx Tx, w Write) error {
 const (
 	BucketMeta      = "meta"
 	BucketClaims    = "claims"     // id@version → Claim (immutable, or a tombstone after delete)
-	BucketClaimMeta = "claim_meta" // id → claimMeta
+	BucketClaimMeta = "claim_meta" // id → ClaimMeta
 	BucketProposals = "proposals"  // prp_… → Proposal
 	BucketPersonas  = "personas"   // per_… → Persona
 	BucketGrants    = "grants"     // grt_… → Grant
@@ -238,7 +238,7 @@ type Engine struct {
 	graphQ chan GraphJob  // committed deltas for the graph worker
 	// graphHold, while not nil, keeps the graph worker from applying
 	// deltas (it collects them); closed when the last of holds (each one's
-	// cancel, by id) is let go or broken (see holdGraph). locking counts
+	// cancel, by id) is let go or broken (see HoldGraph). locking counts
 	// the locks waiting for the lock state (see Locking).
 	holdMu    sync.Mutex
 	holds     map[uint64]GraphHold

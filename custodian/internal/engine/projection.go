@@ -21,7 +21,7 @@ const (
 	MetaGraphProjection = "graph_projection" // the projectionVersion the graph was built with
 )
 
-// ProjectionVersion numbers what claimEdges and its siblings project. A
+// ProjectionVersion numbers what ClaimEdges and its siblings project. A
 // graph built with another (a store without the record: 1) is rebuilt at
 // unlock. 2: an About edge has no label (it was the claim's head ref, which
 // made every correction two graph writes).
@@ -75,7 +75,7 @@ func (st *State) SetEntity(e *model.Entity) {
 	publish(st, st.Entities, func(j *JobCtx) *map[string]*model.Entity { return &j.Entities }, e.ID, e)
 }
 
-// claimEdges is the projection of one claim record: an active claim is a
+// ClaimEdges is the projection of one claim record: an active claim is a
 // node about its subject, in its personas; a relationship is also an edge
 // between its ends, labelled with its head ref (which a traversal checks is
 // still the head). A new version that keeps the subject, the personas and

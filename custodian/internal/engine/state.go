@@ -62,7 +62,7 @@ type State struct {
 	Entities  map[string]*model.Entity  // ent_… → entity
 
 	// active, byPersona and byTier index the active claims by key (see
-	// index.go); setClaim keeps them current.
+	// index.go); SetClaim keeps them current.
 	Active    *ClaimIndex
 	ByPersona map[string]*ClaimIndex
 	ByTier    map[string]*ClaimIndex

@@ -10,7 +10,7 @@ type Hooks struct {
 	// test's condition could need, and must not block.
 	Event func()
 	// Held runs in the graph worker with the number of deltas it has
-	// collected while the graph is held (see holdGraph).
+	// collected while the graph is held (see HoldGraph).
 	Held func(collected int)
 	// Snap is when the journal starts a claim metas snapshot and how
 	// large its chunks are; MaxApplyEdges bounds a graph commit. Zero:
