@@ -73,14 +73,24 @@ type Bolt struct {
 	fmu     sync.Mutex // one flush at a time; guards flushed
 	omu     sync.Mutex // guards publishing ov, and failed
 	log     *wal
-	seq     uint64                  // the last record written to the log
-	rec     []byte                  // the buffer Updates build their log record in
-	flushed uint64                  // the last record in the file
-	failed  error                   // set when the log or a flush failed: Updates refuse
+	seq     uint64 // the last record written to the log
+	rec     []byte // the buffer Updates build their log record in
+	flushed uint64 // the last record in the file
+	failed  error  // set when the log or a flush failed: Updates refuse
+	tune    tuning
 	ov      atomic.Pointer[overlay] // the writes not yet in the file
 	kick    chan struct{}
 	stop    chan struct{}
 	done    chan struct{}
+}
+
+// tuning is when a store flushes and how large its log segments are. A
+// store opened by OpenBolt has defaultTuning; tests open one with another
+// (export_test.go), never by changing a package variable.
+type tuning struct {
+	flushDelay      time.Duration // see defaultTuning
+	closeFlushBytes int
+	segmentSize     int64
 }
 
 // The flusher copies the log into the file flushDelay after a write finds
@@ -101,15 +111,16 @@ type Bolt struct {
 // halved the disk writes per owner write at 1,000,000 claims (2.7-4.2 →
 // 1.3-1.5) and lowered the daemon's CPU per write by a sixth (interleaved
 // 15 s runs, docs/benchmarks/history.md). At 16 clients flushBytes comes first.
-var flushDelay = 2 * time.Second // tests change it
-
+//
 // closeFlushBytes is the most Close copies from the log into the file (see
 // overlay.bytes): about 400 owner writes at a million claims, each a few
 // pages scattered over the file. When the flusher is behind a slow disk,
 // the overlay holds up to maxOverlayBytes; flushing that at Close took a
 // daemon's stop 30 to 80 s on this project's test VM (the restarted daemon
-// found the store still locked). Tests change it.
-var closeFlushBytes = 1 << 20
+// found the store still locked).
+//
+// segmentSize is the preallocated size of a log segment (see wal.go).
+var defaultTuning = tuning{flushDelay: 2 * time.Second, closeFlushBytes: 1 << 20, segmentSize: 8 << 20}
 
 // errGivenUp is what a flush returns when Close asked it to stop.
 var errGivenUp = errors.New("store: flush given up for Close")
@@ -141,7 +152,10 @@ const (
 // [ErrCorrupt]. Only one process may have the file open: if
 // another holds it, OpenBolt fails after about a second with an error that
 // wraps [berrors.ErrTimeout].
-func OpenBolt(path string, c Cipher) (*Bolt, error) {
+func OpenBolt(path string, c Cipher) (*Bolt, error) { return openBolt(path, c, defaultTuning) }
+
+// openBolt is OpenBolt with tune.
+func openBolt(path string, c Cipher, tune tuning) (*Bolt, error) {
 	if c == nil {
 		return nil, errors.New("store: open: nil cipher")
 	}
@@ -159,7 +173,7 @@ func OpenBolt(path string, c Cipher) (*Bolt, error) {
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
 	prefetch(path)
-	b := &Bolt{db: db, c: c, path: path, kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	b := &Bolt{db: db, c: c, path: path, tune: tune, kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	b.ov.Store(emptyOverlay)
 	if err := narrowMode(path); err != nil {
 		db.Close()
@@ -216,7 +230,7 @@ func (b *Bolt) recover() error {
 	ov.maxSeq = last
 	b.seq, b.flushed = last, applied
 	b.ov.Store(ov)
-	b.log, err = openLog(dir, last+1, applied, segs)
+	b.log, err = openLog(dir, last+1, applied, segs, b.tune.segmentSize)
 	if err != nil {
 		return fmt.Errorf("store: open the log: %w", err)
 	}
@@ -273,7 +287,7 @@ func (b *Bolt) flusher() {
 		case <-b.kick:
 		}
 		if b.ov.Load().bytes < flushBytes {
-			t.Reset(flushDelay)
+			t.Reset(b.tune.flushDelay)
 			select {
 			case <-b.stop:
 				t.Stop()
@@ -537,7 +551,7 @@ func (b *Bolt) Close() error {
 	<-b.done
 	b.wmu.Lock() // no Update is running, and none will run
 	var ferr error
-	if b.ov.Load().bytes <= closeFlushBytes {
+	if b.ov.Load().bytes <= b.tune.closeFlushBytes {
 		ferr = b.flush()
 	}
 	lerr := b.log.close()

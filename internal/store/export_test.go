@@ -37,11 +37,27 @@ func (b *Bolt) Flush() error { return b.flush() }
 // LogDir returns the directory of b's log.
 func (b *Bolt) LogDir() string { return b.path + ".wal" }
 
-// SetSegmentSize sets the size of new log segments until the test ends.
-func SetSegmentSize(t interface{ Cleanup(func()) }, n int64) {
-	old := segmentSize
-	segmentSize = n
-	t.Cleanup(func() { segmentSize = old })
+// Tuning is a store's tuning for a test: zero fields keep the defaults;
+// CloseFlushBytes below zero is zero (Close copies nothing).
+type Tuning struct {
+	FlushDelay      time.Duration
+	SegmentSize     int64
+	CloseFlushBytes int
+}
+
+// OpenBoltTuned is OpenBolt with tune.
+func OpenBoltTuned(path string, c Cipher, tune Tuning) (*Bolt, error) {
+	t := defaultTuning
+	if tune.FlushDelay != 0 {
+		t.flushDelay = tune.FlushDelay
+	}
+	if tune.SegmentSize != 0 {
+		t.segmentSize = tune.SegmentSize
+	}
+	if tune.CloseFlushBytes != 0 {
+		t.closeFlushBytes = max(tune.CloseFlushBytes, 0)
+	}
+	return openBolt(path, c, t)
 }
 
 // Frame returns the log frame of record seq holding one put.
@@ -59,20 +75,6 @@ func ReadSegment(data []byte, first uint64, fn func(seq uint64, op byte, bucket,
 		})
 	})
 	return err
-}
-
-// SetFlushDelay sets the flusher's delay until the test ends.
-func SetFlushDelay(t interface{ Cleanup(func()) }, d time.Duration) {
-	old := flushDelay
-	flushDelay = d
-	t.Cleanup(func() { flushDelay = old })
-}
-
-// SetCloseFlushBytes sets how much Close flushes until the test ends.
-func SetCloseFlushBytes(t interface{ Cleanup(func()) }, n int) {
-	old := closeFlushBytes
-	closeFlushBytes = n
-	t.Cleanup(func() { closeFlushBytes = old })
 }
 
 // FlushGivenUp runs a flush that Close has asked to stop.

@@ -77,14 +77,20 @@ func TestCloseTwice(t *testing.T) {
 
 // mustOpenBolt opens a new Bolt store in t's temporary directory and closes
 // it when t ends.
-func mustOpenBolt(t testing.TB) *store.Bolt {
+func mustOpenBolt(t testing.TB, tune ...store.Tuning) *store.Bolt {
 	t.Helper()
-	return mustReopenBolt(t, filepath.Join(t.TempDir(), "phc.db"), newTestCipher(t))
+	return mustReopenBolt(t, filepath.Join(t.TempDir(), "phc.db"), newTestCipher(t), tune...)
 }
 
-func mustReopenBolt(t testing.TB, path string, c store.Cipher) *store.Bolt {
+// mustReopenBolt opens the store at path, with tune[0] if given, and
+// closes it when the test ends.
+func mustReopenBolt(t testing.TB, path string, c store.Cipher, tune ...store.Tuning) *store.Bolt {
 	t.Helper()
-	b, err := store.OpenBolt(path, c)
+	var tn store.Tuning
+	if len(tune) > 0 {
+		tn = tune[0]
+	}
+	b, err := store.OpenBoltTuned(path, c, tn)
 	if err != nil {
 		t.Fatalf("OpenBolt(%q) = %v", path, err)
 	}

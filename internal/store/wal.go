@@ -34,9 +34,9 @@ import (
 // after it, which the next one overwrites, so the log ends at zeros, or at
 // a frame cut short by a crash (numbered as the next record).
 
-// segmentSize is the preallocated size of a log segment. A record larger
-// than a segment gets a segment of its own, grown to fit. Tests change it.
-var segmentSize int64 = 8 << 20
+// A segment's preallocated size is the store's tuning (segmentSize, 8 MiB
+// by default); a record larger than a segment gets a segment of its own,
+// grown to fit.
 
 const frameHeader = 16
 
@@ -206,6 +206,8 @@ type wal struct {
 	off     int64     // where the next frame goes in f
 	size    int64     // f's allocated size
 	spare   *segment  // a segment whose records are all in the file, to reuse
+
+	segmentSize int64 // a new segment's preallocated size
 }
 
 func segmentName(first uint64) string { return fmt.Sprintf("%016x.seg", first) }
@@ -293,7 +295,7 @@ func replayLog(dir string, applied uint64, fn func(seq uint64, payload []byte) e
 // record zeroed: a frame a crash cut short there would otherwise read as
 // damaged once records follow it in the next segment); of the others, the
 // newest is reused and the rest removed.
-func openLog(dir string, first, applied uint64, segs []segment) (*wal, error) {
+func openLog(dir string, first, applied uint64, segs []segment, segmentSize int64) (*wal, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
@@ -304,7 +306,7 @@ func openLog(dir string, first, applied uint64, segs []segment) (*wal, error) {
 	if err := syncDir(filepath.Dir(dir)); err != nil {
 		return nil, err
 	}
-	w := &wal{dir: dir}
+	w := &wal{dir: dir, segmentSize: segmentSize}
 	w.applied.Store(applied)
 	var done []segment
 	for _, s := range segs {
@@ -373,7 +375,7 @@ func (w *wal) startSegment(first uint64) error {
 	} else {
 		f, err = os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 		if err == nil {
-			err = preallocate(f, segmentSize)
+			err = preallocate(f, w.segmentSize)
 		}
 	}
 	if err != nil {

@@ -13,9 +13,9 @@ import (
 // A key bbolt refuses (> 32 KiB) is refused by Put, not acknowledged by the
 // log to fail every flush and replay after: the store goes on and reopens.
 func TestBoltReviewPoisonRecord(t *testing.T) {
-	store.SetFlushDelay(t, time.Millisecond)
+	tune := store.Tuning{FlushDelay: time.Millisecond}
 	path := filepath.Join(t.TempDir(), "phc.db")
-	s := mustReopenBolt(t, path, newTestCipher(t))
+	s := mustReopenBolt(t, path, newTestCipher(t), tune)
 	err := s.Update(func(tx custodian.Tx) error { return tx.Put("b", strings.Repeat("k", 40000), []byte("v")) })
 	if err == nil {
 		t.Fatal("Update(a key over bbolt's limit) = nil, want an error")
@@ -28,7 +28,7 @@ func TestBoltReviewPoisonRecord(t *testing.T) {
 		t.Fatalf("next Update = %v", err)
 	}
 	t.Logf("Close = %v", s.Close())
-	s2, err := store.OpenBolt(path, newTestCipher(t))
+	s2, err := store.OpenBoltTuned(path, newTestCipher(t), tune)
 	t.Logf("OpenBolt = %v", err)
 	if err != nil {
 		t.Errorf("store bricked by one acknowledged record")

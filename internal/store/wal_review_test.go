@@ -57,15 +57,15 @@ func bigUpdate(t *testing.T, s *store.Bolt) {
 // the records before it: the direct commit leaves an empty record, so
 // replay finds no gap and keeps it.
 func TestBoltReviewDirectGapSilentLoss(t *testing.T) {
-	store.SetFlushDelay(t, time.Hour)
+	tune := store.Tuning{FlushDelay: time.Hour}
 	path := filepath.Join(t.TempDir(), "phc.db")
-	s := mustReopenBolt(t, path, newTestCipher(t))
+	s := mustReopenBolt(t, path, newTestCipher(t), tune)
 	put(t, s, "b", "a", "1") // record 1, log
 	bigUpdate(t, s)          // record 2, direct
 	put(t, s, "b", "a", "3") // record 3, log, same segment after record 1
 	put(t, s, "b", "c", "4") // record 4
 	s.Crash()
-	s = mustReopenBolt(t, path, newTestCipher(t))
+	s = mustReopenBolt(t, path, newTestCipher(t), tune)
 	if got := get(t, s, "b", "a"); got != "3" {
 		t.Errorf("b/a = %q after crash, want 3 (acknowledged)", got)
 	}
@@ -77,9 +77,9 @@ func TestBoltReviewDirectGapSilentLoss(t *testing.T) {
 // The same after later flushes: records written later in that segment are
 // replayed.
 func TestBoltReviewDirectGapAfterFlush(t *testing.T) {
-	store.SetFlushDelay(t, time.Hour)
+	tune := store.Tuning{FlushDelay: time.Hour}
 	path := filepath.Join(t.TempDir(), "phc.db")
-	s := mustReopenBolt(t, path, newTestCipher(t))
+	s := mustReopenBolt(t, path, newTestCipher(t), tune)
 	put(t, s, "b", "a", "1")
 	bigUpdate(t, s)
 	put(t, s, "b", "a", "3")
@@ -88,7 +88,7 @@ func TestBoltReviewDirectGapAfterFlush(t *testing.T) {
 	}
 	put(t, s, "b", "a", "5") // record 4, after a flush
 	s.Crash()
-	s = mustReopenBolt(t, path, newTestCipher(t))
+	s = mustReopenBolt(t, path, newTestCipher(t), tune)
 	if got := get(t, s, "b", "a"); got != "5" {
 		t.Errorf("b/a = %q after crash, want 5 (acknowledged)", got)
 	}
@@ -96,17 +96,16 @@ func TestBoltReviewDirectGapAfterFlush(t *testing.T) {
 
 // The same, then enough records to rotate: the store still opens.
 func TestBoltReviewDirectGapFalseCorrupt(t *testing.T) {
-	store.SetFlushDelay(t, time.Hour)
-	store.SetSegmentSize(t, 4096)
+	tune := store.Tuning{FlushDelay: time.Hour, SegmentSize: 4096}
 	path := filepath.Join(t.TempDir(), "phc.db")
-	s := mustReopenBolt(t, path, newTestCipher(t))
+	s := mustReopenBolt(t, path, newTestCipher(t), tune)
 	put(t, s, "b", "a", "1")
 	bigUpdate(t, s)
 	for i := range 100 {
 		put(t, s, "b", fmt.Sprint(i), string(bytes.Repeat([]byte("x"), 100)))
 	}
 	s.Crash()
-	s2, err := store.OpenBolt(path, newTestCipher(t))
+	s2, err := store.OpenBoltTuned(path, newTestCipher(t), tune)
 	if err != nil {
 		t.Errorf("OpenBolt after a plain crash = %v", err)
 		return
@@ -120,9 +119,9 @@ func TestBoltReviewDirectGapFalseCorrupt(t *testing.T) {
 // A damaged acknowledged record with acknowledged records after it in the
 // same segment fails the open, rather than dropping the later ones.
 func TestBoltReviewDamagedMidSegment(t *testing.T) {
-	store.SetFlushDelay(t, time.Hour)
+	tune := store.Tuning{FlushDelay: time.Hour}
 	path := filepath.Join(t.TempDir(), "phc.db")
-	s := mustReopenBolt(t, path, newTestCipher(t))
+	s := mustReopenBolt(t, path, newTestCipher(t), tune)
 	for i := range 10 {
 		put(t, s, "b", fmt.Sprint(i), "v")
 	}
@@ -134,7 +133,7 @@ func TestBoltReviewDamagedMidSegment(t *testing.T) {
 	n := int(data[0]) + 16
 	data[2*n+17] ^= 0xff
 	os.WriteFile(segs[len(segs)-1], data, 0o600)
-	s2, err := store.OpenBolt(path, newTestCipher(t))
+	s2, err := store.OpenBoltTuned(path, newTestCipher(t), tune)
 	if errors.Is(err, store.ErrCorrupt) {
 		return
 	}
@@ -154,8 +153,8 @@ func TestBoltReviewDamagedMidSegment(t *testing.T) {
 // A View never mixes an old overlay with a newer bbolt file: a count
 // written with its items always matches them.
 func TestBoltReviewViewTornSnapshot(t *testing.T) {
-	store.SetFlushDelay(t, 0)
-	s := mustOpenBolt(t)
+	tune := store.Tuning{FlushDelay: time.Nanosecond}
+	s := mustOpenBolt(t, tune)
 	var stop atomic.Bool
 	var wg sync.WaitGroup
 	wg.Add(1)

@@ -118,13 +118,13 @@ func randomUpdates(t *testing.T, s *store.Bolt, m model, rng *rand.Rand, n int, 
 // across many small log segments, and checks after each reopen that every
 // acknowledged write is there and nothing else.
 func TestBoltLogReplay(t *testing.T) {
-	store.SetSegmentSize(t, 4096)
+	tune := store.Tuning{SegmentSize: 4096}
 	rng := rand.New(rand.NewPCG(1, 2))
 	buckets := []string{"claims", "receipts", "meta"}
 	path := filepath.Join(t.TempDir(), "phc.db")
 	m := model{}
 	seq := 0
-	s := mustReopenBolt(t, path, newTestCipher(t))
+	s := mustReopenBolt(t, path, newTestCipher(t), tune)
 	for round := range 12 {
 		randomUpdates(t, s, m, rng, 40+rng.IntN(80), buckets, &seq)
 		m.check(t, s, buckets)
@@ -135,7 +135,7 @@ func TestBoltLogReplay(t *testing.T) {
 		} else {
 			s.Crash()
 		}
-		s = mustReopenBolt(t, path, newTestCipher(t))
+		s = mustReopenBolt(t, path, newTestCipher(t), tune)
 		m.check(t, s, buckets)
 		// The reopened store keeps the segments of the records its file
 		// lacks; once they are flushed, the next segment drops them (a
@@ -169,9 +169,9 @@ func TestBoltLogReplay(t *testing.T) {
 // reopened store, whose file lacks records of the torn segment (kept until
 // they are flushed), has written the next records in a new segment.
 func TestBoltLogTornTail(t *testing.T) {
-	store.SetFlushDelay(t, time.Hour) // the torn segment's records stay out of the file
+	tune := store.Tuning{FlushDelay: time.Hour} // the torn segment's records stay out of the file
 	path := filepath.Join(t.TempDir(), "phc.db")
-	s := mustReopenBolt(t, path, newTestCipher(t))
+	s := mustReopenBolt(t, path, newTestCipher(t), tune)
 	m := model{}
 	seq := 0
 	randomUpdates(t, s, m, rand.New(rand.NewPCG(3, 4)), 30, []string{"b"}, &seq)
@@ -200,19 +200,19 @@ func TestBoltLogTornTail(t *testing.T) {
 	f.Close()
 
 	// The store goes on writing after the torn record.
-	reopenWriteCrash(t, path, m, "b")
+	reopenWriteCrash(t, path, m, "b", tune)
 }
 
 // reopenWriteCrash reopens the store at path and checks it against m,
 // writes one more value, crashes it, and reopens and checks it again.
-func reopenWriteCrash(t *testing.T, path string, m model, bucket string) *store.Bolt {
+func reopenWriteCrash(t *testing.T, path string, m model, bucket string, tune store.Tuning) *store.Bolt {
 	t.Helper()
-	s := mustReopenBolt(t, path, newTestCipher(t))
+	s := mustReopenBolt(t, path, newTestCipher(t), tune)
 	m.check(t, s, []string{bucket})
 	put(t, s, bucket, "after", "1")
 	m[bucket]["after"] = "1"
 	s.Crash()
-	s = mustReopenBolt(t, path, newTestCipher(t))
+	s = mustReopenBolt(t, path, newTestCipher(t), tune)
 	m.check(t, s, []string{bucket})
 	return s
 }
@@ -221,10 +221,9 @@ func reopenWriteCrash(t *testing.T, path string, m model, bucket string) *store.
 // fails the open (acknowledged writes would be lost) instead of dropping
 // them.
 func TestBoltLogDamaged(t *testing.T) {
-	store.SetSegmentSize(t, 2048)
-	store.SetFlushDelay(t, time.Hour) // nothing reaches the file before the crash
+	tune := store.Tuning{SegmentSize: 2048, FlushDelay: time.Hour} // nothing reaches the file before the crash
 	path := filepath.Join(t.TempDir(), "phc.db")
-	s := mustReopenBolt(t, path, newTestCipher(t))
+	s := mustReopenBolt(t, path, newTestCipher(t), tune)
 	for i := range 60 {
 		if err := s.Update(func(tx custodian.Tx) error {
 			return tx.Put("b", fmt.Sprint(i), bytes.Repeat([]byte("v"), 100))
@@ -249,7 +248,7 @@ func TestBoltLogDamaged(t *testing.T) {
 	if err := os.WriteFile(segs[0], data, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, err = store.OpenBolt(path, newTestCipher(t))
+	_, err = store.OpenBoltTuned(path, newTestCipher(t), tune)
 	if !errors.Is(err, store.ErrCorrupt) {
 		t.Fatalf("OpenBolt over a damaged log = %v, want ErrCorrupt", err)
 	}
@@ -355,8 +354,8 @@ func logEnd(t *testing.T, data []byte, first uint64) int {
 // file, the overlay over it and an Update's own writes — and that its
 // values open on other goroutines until the closure returns.
 func TestBoltForEachLazy(t *testing.T) {
-	store.SetFlushDelay(t, time.Hour)
-	s := mustOpenBolt(t)
+	tune := store.Tuning{FlushDelay: time.Hour}
+	s := mustOpenBolt(t, tune)
 	put := func(k, v string) {
 		if err := s.Update(func(tx custodian.Tx) error { return tx.Put("b", k, []byte(v)) }); err != nil {
 			t.Fatal(err)
@@ -446,11 +445,9 @@ func TestBoltForEachLazy(t *testing.T) {
 // belong to reads them back from it — after a reopen, after a crash of the
 // reopened store, and in its file once flushed.
 func TestBoltCloseLeavesBacklog(t *testing.T) {
-	store.SetSegmentSize(t, 4096)
-	store.SetFlushDelay(t, time.Hour)
-	store.SetCloseFlushBytes(t, 1024)
+	tune := store.Tuning{SegmentSize: 4096, FlushDelay: time.Hour, CloseFlushBytes: 1024}
 	path := filepath.Join(t.TempDir(), "phc.db")
-	s := mustReopenBolt(t, path, newTestCipher(t))
+	s := mustReopenBolt(t, path, newTestCipher(t), tune)
 	m := model{"b": {}}
 	putEach(t, s, m, "b", 60, func(string) string { return strings.Repeat("v", 200) })
 	if err := s.Close(); err != nil {
@@ -469,7 +466,7 @@ func TestBoltCloseLeavesBacklog(t *testing.T) {
 	if n := inFile(); n != 0 {
 		t.Fatalf("the file holds %d of the writes after Close; want none (they are over closeFlushBytes)", n)
 	}
-	s = reopenWriteCrash(t, path, m, "b")
+	s = reopenWriteCrash(t, path, m, "b", tune)
 	if err := s.Flush(); err != nil {
 		t.Fatal(err)
 	}
@@ -479,7 +476,7 @@ func TestBoltCloseLeavesBacklog(t *testing.T) {
 	if n := inFile(); n != len(m["b"]) {
 		t.Fatalf("the file holds %d writes once flushed; want %d", n, len(m["b"]))
 	}
-	s = mustReopenBolt(t, path, newTestCipher(t))
+	s = mustReopenBolt(t, path, newTestCipher(t), tune)
 	m.check(t, s, []string{"b"})
 }
 
@@ -503,21 +500,20 @@ func TestBoltReopenBeforeAnyWrite(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			store.SetFlushDelay(t, time.Hour)
-			store.SetCloseFlushBytes(t, 0)
+			tune := store.Tuning{FlushDelay: time.Hour, CloseFlushBytes: -1}
 			path := filepath.Join(t.TempDir(), "phc.db")
-			s := mustReopenBolt(t, path, newTestCipher(t))
+			s := mustReopenBolt(t, path, newTestCipher(t), tune)
 			m := model{"b": {}}
 			putEach(t, s, m, "b", 5, func(string) string { return strings.Repeat("v", 100) })
 			for range 3 {
 				tt.stop(s)
-				s = mustReopenBolt(t, path, newTestCipher(t))
+				s = mustReopenBolt(t, path, newTestCipher(t), tune)
 				m.check(t, s, []string{"b"})
 			}
 			put(t, s, "b", "after", "1")
 			m["b"]["after"] = "1"
 			tt.stop(s)
-			s = mustReopenBolt(t, path, newTestCipher(t))
+			s = mustReopenBolt(t, path, newTestCipher(t), tune)
 			m.check(t, s, []string{"b"})
 		})
 	}
@@ -530,10 +526,9 @@ func TestBoltReopenBeforeAnyWrite(t *testing.T) {
 // the segment being written the spare, and reused it over records not yet
 // in the file).
 func TestBoltEmptySegmentAfterFlush(t *testing.T) {
-	store.SetSegmentSize(t, 4096)
-	store.SetFlushDelay(t, time.Hour)
+	tune := store.Tuning{SegmentSize: 4096, FlushDelay: time.Hour}
 	path := filepath.Join(t.TempDir(), "phc.db")
-	s := mustReopenBolt(t, path, newTestCipher(t))
+	s := mustReopenBolt(t, path, newTestCipher(t), tune)
 	dir := s.LogDir()
 	m := model{"b": {}}
 	n := 0
@@ -576,7 +571,7 @@ func TestBoltEmptySegmentAfterFlush(t *testing.T) {
 		}
 		return wb.Put([]byte("applied"), binary.BigEndian.AppendUint64(nil, last))
 	})
-	s = mustReopenBolt(t, path, newTestCipher(t))
+	s = mustReopenBolt(t, path, newTestCipher(t), tune)
 	m.check(t, s, []string{"b"})
 	if err := s.Flush(); err != nil {
 		t.Fatal(err)
@@ -586,17 +581,16 @@ func TestBoltEmptySegmentAfterFlush(t *testing.T) {
 	}
 	write()
 	s.Crash()
-	s = mustReopenBolt(t, path, newTestCipher(t))
+	s = mustReopenBolt(t, path, newTestCipher(t), tune)
 	m.check(t, s, []string{"b"})
 }
 
 // TestBoltFlushGivenUp checks that a flush Close asks to stop writes
 // nothing to the file and leaves every write to the log.
 func TestBoltFlushGivenUp(t *testing.T) {
-	store.SetFlushDelay(t, time.Hour)
-	store.SetCloseFlushBytes(t, 0)
+	tune := store.Tuning{FlushDelay: time.Hour, CloseFlushBytes: -1}
 	path := filepath.Join(t.TempDir(), "phc.db")
-	s := mustReopenBolt(t, path, newTestCipher(t))
+	s := mustReopenBolt(t, path, newTestCipher(t), tune)
 	m := model{"b": {}}
 	putMany(t, s, m, "b", 600, func(k string) string { return k }) // more than the 256 puts between two looks at stop
 	if err := s.FlushGivenUp(); err != nil {
@@ -612,7 +606,7 @@ func TestBoltFlushGivenUp(t *testing.T) {
 		}
 		return nil
 	})
-	s = mustReopenBolt(t, path, newTestCipher(t))
+	s = mustReopenBolt(t, path, newTestCipher(t), tune)
 	m.check(t, s, []string{"b"})
 }
 

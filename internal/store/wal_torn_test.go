@@ -13,12 +13,11 @@ import (
 
 // Torn last frame at every cut, in a reused segment holding stale frames.
 func TestBoltReviewTornEveryCut(t *testing.T) {
-	store.SetFlushDelay(t, time.Hour)
-	store.SetSegmentSize(t, 2048)
+	tune := store.Tuning{FlushDelay: time.Hour, SegmentSize: 2048}
 	for cut := 1; cut < 16+40; cut += 3 {
 		t.Run(fmt.Sprint(cut), func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "phc.db")
-			s := mustReopenBolt(t, path, newTestCipher(t))
+			s := mustReopenBolt(t, path, newTestCipher(t), tune)
 			m := map[string]string{}
 			for i := range 200 { // many rotations; spares reused
 				k := fmt.Sprint("k", i%37)
@@ -53,7 +52,7 @@ func TestBoltReviewTornEveryCut(t *testing.T) {
 			f, _ := os.OpenFile(seg, os.O_WRONLY, 0)
 			f.WriteAt(fr, int64(end))
 			f.Close()
-			s = mustReopenBolt(t, path, newTestCipher(t))
+			s = mustReopenBolt(t, path, newTestCipher(t), tune)
 			for k, v := range m {
 				if got := get(t, s, "b", k); got != v {
 					t.Fatalf("%s = %s, want %s", k, got, v)

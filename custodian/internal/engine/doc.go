@@ -124,11 +124,11 @@
 // Engine.Start starts the journal's goroutine (Journal.Run), the graph
 // worker (graphWorker) and the receipt roller (maintain, which rolls
 // receipts past the owner's retention into checkpoints every hour), all
-// counted in Engine.Wg and ended by closing Engine.Stop. The journal starts a claim metas snapshot (writeSnapshot,
-// in Wg) when a group is durable and one is due; it ends on its own, or
-// gives up once the view is no longer open or Stop is closed. A commit or
-// graph update that fails calls Broken in a goroutine of its own, which
-// locks the vault and ends.
+// counted in Engine.Wg and ended by closing Engine.Stop. The journal
+// starts a claim metas snapshot (writeSnapshot, in Wg) when a group is
+// durable and one is due; it ends on its own, or gives up once the view is
+// no longer open or Stop is closed. A commit or graph update that fails
+// calls Broken in a goroutine of its own, which locks the vault and ends.
 //
 // The core (package custodian) starts, in New, the engine and, unless
 // IdleLock is negative, the idle watcher (idleWatch), also counted in
