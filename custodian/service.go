@@ -69,6 +69,10 @@ type Config struct {
 	// (0: DefaultClaimCacheBytes); the rest is read from the store when a
 	// read or write needs it.
 	ClaimCacheBytes int64
+	// LoadGC runs the unlock's load of the view. The daemon holds the
+	// collector off around it (collecting while the view grows mostly
+	// traces what is being built); nil runs the load as it is.
+	LoadGC func(load func() error) error
 	// Cards makes the vault's card keys and reads other custodians'
 	// cards (internal/bundle); nil: this custodian has no card.
 	Cards CardCodec
@@ -102,6 +106,7 @@ type Service struct {
 	dec            DECVerifier
 	cards          CardCodec
 	cacheBytes     int64
+	loadGC         func(load func() error) error
 	test           testHooks
 
 	// idleLooks counts the idle watcher's looks at an unlocked vault.
@@ -157,6 +162,7 @@ func New(cfg Config) (*Service, error) {
 		dec:              cfg.DEC,
 		cards:            cfg.Cards,
 		cacheBytes:       cfg.ClaimCacheBytes,
+		loadGC:           cfg.LoadGC,
 		test:             cfg.test,
 		sessions:         make(map[[32]byte]struct{}),
 		unlockFailures:   limits.NewFailures(unlockFailureLimit, unlockFailureWindow),
@@ -257,7 +263,7 @@ func (s *Service) Unlock(ctx context.Context, password []byte, secretKey string)
 		return "", model.Wrap(op, KindInternal, err)
 	}
 	derived := time.Now()
-	st, err := loadState(s.eng.Store, s.cacheBytes, s.ignoreSnapshot.Load())
+	st, err := loadState(s.eng.Store, s.cacheBytes, s.ignoreSnapshot.Load(), s.loadGC)
 	if err == nil {
 		st.Graph, st.dec, st.Dur = s.eng.Graph, s.dec, engine.NewDurability(s.test.Event)
 		err = engine.Guarded(func() error { return s.eng.SyncGraph(st.State) })

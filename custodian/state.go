@@ -72,11 +72,16 @@ func readSettled[T any](op string, st *state, fn func() (T, error)) (T, error) {
 }
 
 // loadState reads the whole canonical store (receipts aside) into memory:
-// the engine's view, then what the rules keep beside it.
-func loadState(store Store, cacheBytes int64, ignoreSnapshot bool) (*state, error) {
+// the engine's view, then what the rules keep beside it; hold, if not nil,
+// runs the load (see Config.LoadGC).
+func loadState(store Store, cacheBytes int64, ignoreSnapshot bool, hold func(func() error) error) (*state, error) {
 	st := newState()
 	st.IgnoreSnapshot = ignoreSnapshot
-	if err := engine.Load(st.State, store, cacheBytes, st.loadRules); err != nil {
+	load := func() error { return engine.Load(st.State, store, cacheBytes, st.loadRules) }
+	if hold == nil {
+		hold = func(fn func() error) error { return fn() }
+	}
+	if err := hold(load); err != nil {
 		return nil, fmt.Errorf("load: %w", err)
 	}
 	return st, nil

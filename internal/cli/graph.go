@@ -29,7 +29,7 @@ func offline(ctx context.Context, env *Env, dir string, fn func(*custodian.Servi
 	// Warnings only: an offline command prints its result, not the
 	// service's comings and goings.
 	log := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	core, err := daemon.Open(daemon.Options{Dir: dir, Log: log, IdleLock: -1, Offline: true})
+	core, err := daemon.Open(daemon.Options{Dir: dir, Log: log, IdleLock: -1, Offline: true, LoadGC: holdGC})
 	if errors.Is(err, berrors.ErrTimeout) {
 		return errInUse
 	}

@@ -115,7 +115,7 @@ func openDaemon(ctx context.Context, env *Env, log *slog.Logger, dir string, ln 
 	if idle == 0 {
 		idle = -1
 	}
-	core, err := daemon.Open(daemon.Options{Dir: dir, Log: log, IdleLock: idle, Clock: env.Clock})
+	core, err := daemon.Open(daemon.Options{Dir: dir, Log: log, IdleLock: idle, Clock: env.Clock, LoadGC: holdGC})
 	if err != nil {
 		return nil, err
 	}

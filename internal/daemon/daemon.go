@@ -57,6 +57,9 @@ type Options struct {
 	// Clock is custodian.Config.Clock: nil for the system clock (tests
 	// give a fake one).
 	Clock custodian.Clock
+	// LoadGC is custodian.Config.LoadGC: phc's runtime tuning around the
+	// unlock's load (nil: none).
+	LoadGC func(load func() error) error
 }
 
 // Core is an opened data dir and the service on it.
@@ -117,6 +120,7 @@ func (c *Core) config(o Options, validator *schema.Validator) custodian.Config {
 		// What the view keeps of claims' content in memory; the rest is
 		// read from the store when needed.
 		ClaimCacheBytes: claimCacheBytes(),
+		LoadGC:          o.LoadGC,
 		// A second, throwaway vault checks a re-entered password without
 		// touching the lock state of the daemon's own.
 		VerifyPassword: func(pw []byte) error {

@@ -41,8 +41,7 @@
 //   - Index: the ordered indexes over claim records (a B-tree).
 //   - Meta, AppendMeta, ChunkDecoder, WriteChunks: the claim metas and the
 //     binary form of their snapshot; Intern shares repeated strings.
-//   - DecodeWhere and WithoutGC: the unlock's load, decoding on every core
-//     with the collector held off.
+//   - DecodeWhere and Load: the unlock's load, decoding on every core.
 //   - The check's comparisons: CompareGraph (the graph, held, against
 //     the view's projection) and ClaimChunk (a chunk of the store's claim
 //     metas against the view's, at a cut where the two agree).
@@ -105,8 +104,7 @@
 //  9. The store's own locks (internal/store: wmu, fmu, omu), below all of
 //     these.
 //
-// gcHeld (WithoutGC) is taken alone, around a load that holds no other
-// lock of this list.
+// The daemon's gcHeld (internal/cli, around the unlock's load) is taken alone.
 //
 // Atomics that matter: Resident.hd, older and flags (a record's resident
 // versions; published records change only through them); Cache.durable
@@ -140,8 +138,8 @@
 //
 // # Runtime tuning
 //
-// The process's collector is tuned in two places only: WithoutGC, around
-// the unlock's load (GOGC off, with a memory limit as a backstop), and
-// phc serve's steady-state GOGC (internal/cli/gctune.go), which leaves
-// GOGC alone while WithoutGC has set it.
+// The process's collector is tuned in one place, phc's daemon
+// (internal/cli/gctune.go): the steady state's GOGC, and the collector
+// held off around the unlock's load, which the core runs through
+// custodian.Config.LoadGC. The engine tunes nothing itself.
 package engine

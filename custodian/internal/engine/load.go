@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"maps"
 	"runtime"
-	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -130,28 +129,6 @@ func DecodeWhere[T any](tx Tx, bucket string, keep func(key string) bool, decode
 		return err
 	}
 	return addErr
-}
-
-var gcHeld sync.Mutex
-
-// WithoutGC runs fn, which builds a large structure from nothing, with the
-// collector held off unless the heap grows by more than loadHeadroom:
-// collecting while the view grows mostly traces what is being built. The
-// caller collects afterwards (the core's Unlock).
-func WithoutGC(fn func() error) error {
-	const loadHeadroom = 1 << 30
-	gcHeld.Lock() // two loads at once would restore each other's settings
-	defer gcHeld.Unlock()
-	var stats runtime.MemStats
-	runtime.ReadMemStats(&stats)
-	prevLimit := debug.SetMemoryLimit(-1)
-	prevPct := debug.SetGCPercent(-1)
-	debug.SetMemoryLimit(min(prevLimit, int64(stats.HeapSys+stats.StackSys)+loadHeadroom))
-	defer func() {
-		debug.SetGCPercent(prevPct)
-		debug.SetMemoryLimit(prevLimit)
-	}()
-	return fn()
 }
 
 // decodeEach decodes every value of bucket as a T on all cores and calls
@@ -446,67 +423,66 @@ func LoadSettings(tx Tx) (model.Settings, error) {
 }
 
 // Load reads the whole canonical store (receipts aside) into st, a new
-// view (NewView), with the collector held off; more reads, in the same
-// transaction, what the rules keep beside the view.
+// view (NewView); more reads, in the same transaction, what the rules keep
+// beside the view. The daemon holds the collector off around it (see
+// custodian.Config.LoadGC).
 func Load(st *State, store Store, cacheBytes int64, more func(tx Tx) error) error {
 	st.Cache = NewClaimCache(store, cacheBytes)
-	return WithoutGC(func() error {
-		return store.View(func(tx Tx) error {
-			if _, err := LoadMetaJSON(tx, MetaRevision, &st.Revision); err != nil {
-				return err
+	return store.View(func(tx Tx) error {
+		if _, err := LoadMetaJSON(tx, MetaRevision, &st.Revision); err != nil {
+			return err
+		}
+		var err error
+		if st.Settings, err = LoadSettings(tx); err != nil {
+			return err
+		}
+		if _, err := LoadMetaJSON(tx, MetaReceiptFloor, &st.ReceiptFloor); err != nil {
+			return err
+		}
+		if _, err := LoadMetaJSON(tx, MetaHead, &st.Head); err != nil {
+			return err
+		}
+		if err := st.LoadClaims(tx); err != nil {
+			return err
+		}
+		if err := st.LoadPending(tx); err != nil {
+			return err
+		}
+		if err := tx.ForEach(BucketPersonas, func(k string, v []byte) error {
+			p := &model.Persona{}
+			if err := json.Unmarshal(v, p); err != nil {
+				return fmt.Errorf("persona %s: %w", k, err)
 			}
-			var err error
-			if st.Settings, err = LoadSettings(tx); err != nil {
-				return err
-			}
-			if _, err := LoadMetaJSON(tx, MetaReceiptFloor, &st.ReceiptFloor); err != nil {
-				return err
-			}
-			if _, err := LoadMetaJSON(tx, MetaHead, &st.Head); err != nil {
-				return err
-			}
-			if err := st.LoadClaims(tx); err != nil {
-				return err
-			}
-			if err := st.LoadPending(tx); err != nil {
-				return err
-			}
-			if err := tx.ForEach(BucketPersonas, func(k string, v []byte) error {
-				p := &model.Persona{}
-				if err := json.Unmarshal(v, p); err != nil {
-					return fmt.Errorf("persona %s: %w", k, err)
-				}
-				p.Node = k
-				st.Personas[p.ID] = p
-				return nil
-			}); err != nil {
-				return err
-			}
-			if err := LoadEach(tx, BucketSummaries, func(s *model.Summary) { st.Summaries[s.ID] = s }); err != nil {
-				return err
-			}
-			// Invalidations, in the order they were made.
-			if err := LoadEach(tx, BucketInvalidations, func(inv *Invalidation) { inv.Apply(st) }); err != nil {
-				return err
-			}
-			if err := LoadEach(tx, BucketEntities, func(e *model.Entity) { st.Entities[e.ID] = e }); err != nil {
-				return err
-			}
-			st.ProjectionAt = 1 // a store from before the record
-			if _, err := LoadMetaJSON(tx, MetaGraphProjection, &st.ProjectionAt); err != nil {
-				return err
-			}
-			var floor uint64
-			if ok, err := LoadMetaJSON(tx, MetaGraphFloor, &floor); err != nil {
-				return err
-			} else if ok {
-				st.Lag.SetFloor(floor)
-			}
-			if err := st.loadAccess(tx); err != nil {
-				return err
-			}
-			return more(tx)
-		})
+			p.Node = k
+			st.Personas[p.ID] = p
+			return nil
+		}); err != nil {
+			return err
+		}
+		if err := LoadEach(tx, BucketSummaries, func(s *model.Summary) { st.Summaries[s.ID] = s }); err != nil {
+			return err
+		}
+		// Invalidations, in the order they were made.
+		if err := LoadEach(tx, BucketInvalidations, func(inv *Invalidation) { inv.Apply(st) }); err != nil {
+			return err
+		}
+		if err := LoadEach(tx, BucketEntities, func(e *model.Entity) { st.Entities[e.ID] = e }); err != nil {
+			return err
+		}
+		st.ProjectionAt = 1 // a store from before the record
+		if _, err := LoadMetaJSON(tx, MetaGraphProjection, &st.ProjectionAt); err != nil {
+			return err
+		}
+		var floor uint64
+		if ok, err := LoadMetaJSON(tx, MetaGraphFloor, &floor); err != nil {
+			return err
+		} else if ok {
+			st.Lag.SetFloor(floor)
+		}
+		if err := st.loadAccess(tx); err != nil {
+			return err
+		}
+		return more(tx)
 	})
 }
 
