@@ -364,6 +364,27 @@ func (s *Service) SnapshotSettled() {
 	s.eng.SnapMu.Unlock()
 }
 
+// ErasuresSnapshotted reports whether the current claim metas snapshot
+// was cut after every erasure, and none is being written: the erased
+// claims' metas are in no chunk.
+func (s *Service) ErasuresSnapshotted() bool {
+	s.life.RLock()
+	defer s.life.RUnlock()
+	s.st.Mu.RLock()
+	defer s.st.Mu.RUnlock()
+	return !s.st.Snap.Started && s.st.Snap.Erasures == s.st.Snap.Covered
+}
+
+// ErasureSnapshotOnItsWay reports whether a snapshot is being written, or
+// the current one was cut after every erasure.
+func (s *Service) ErasureSnapshotOnItsWay() bool {
+	s.life.RLock()
+	defer s.life.RUnlock()
+	s.st.Mu.RLock()
+	defer s.st.Mu.RUnlock()
+	return s.st.Snap.Started || s.st.Snap.Erasures == s.st.Snap.Covered
+}
+
 // SnapshotStats reports the current snapshot's generation and counts, and
 // how many claims were written since it.
 func (s *Service) SnapshotStats() (gen uint64, chunks, claims, dirty int) {

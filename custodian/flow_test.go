@@ -777,6 +777,12 @@ func TestDeleteErases(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The claims, the proposal and the log of metas lose the erased
+	// content with the deletion's commit; a claim metas snapshot cut
+	// before it (its key, subject and tier) with the snapshot the erasure
+	// makes due at once (TestSnapshotAfterErasure).
+	ts.await(ts.ErasuresSnapshotted)
+	ts.SnapshotSettled()
 
 	dump := ts.store.dump(t)
 	for _, s := range []string{value1, value2, key, note} {

@@ -329,6 +329,41 @@ func TestSnapshotAfterErasure(t *testing.T) {
 	}
 }
 
+// TestSnapshotAfterErasureInFlight: an erasure while a snapshot the
+// journal started is between its cut and its switch (so that it holds the
+// erased claim's key) has the next snapshot start with that one's switch
+// (its own group), with no other write to start it, and the key leaves
+// every chunk.
+func TestSnapshotAfterErasureInFlight(t *testing.T) {
+	// A snapshot is due once two claims are written since the last.
+	ts := newTestService(t, custodian.WithSnapshotTuning(1, 1<<30, 64))
+	w := ts.mustClaim("secret.diagnosis.key", "x")
+	ts.await(ts.ErasuresSnapshotted) // the first snapshot, due at once
+	ts.SnapshotSettled()
+	gen, _, _, _ := ts.SnapshotStats()
+	cut, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	ts.SetSnapshotHook(func() { once.Do(func() { close(cut); <-release }) })
+	t.Cleanup(func() { ts.SetSnapshotHook(nil) })
+	ts.mustClaim("other.key", "y")
+	ts.mustClaim("other.key2", "z") // the journal starts a snapshot
+	<-cut
+	if _, err := ts.DeleteClaim(t.Context(), ts.owner, w.Claim.ID); err != nil {
+		t.Fatal(err)
+	}
+	close(release)
+	ts.await(func() bool { g, _, _, _ := ts.SnapshotStats(); return g > gen })
+	ts.SnapshotSettled() // the snapshot from before the erasure has ended
+	if !ts.ErasureSnapshotOnItsWay() {
+		t.Fatal("the snapshot cut before the erasure became current, and no other is being written: the erased key stays until the next write")
+	}
+	ts.await(ts.ErasuresSnapshotted)
+	ts.SnapshotSettled()
+	if snapshotHolds(t, ts, "secret.diagnosis.key") {
+		t.Error("a snapshot chunk or the log of metas written since still holds the erased claim's key")
+	}
+}
+
 // snapshotHolds reports whether a snapshot chunk or the log of metas
 // written since holds s (the memory store keeps values in the clear).
 func snapshotHolds(t *testing.T, ts *testService, s string) bool {
