@@ -157,8 +157,11 @@ func (s *Service) heldRecords(st *state, op, source string, recs quarantine.Reco
 		if err := quarantine.Strict(raw, &sm); err != nil || sm.ID == "" {
 			return nil, model.Fail(op, KindInvalid, fmt.Sprintf("summary %d of the bundle is not a summary", i))
 		}
-		q := &QuarantineRecord{Kind: "summary", Record: sm.ID, Status: StatusQuarantined, Problems: []string{}, Body: raw}
-		if problems := quarantine.Blocking(judged(sm.Restrictions), knownRestriction); len(problems) > 0 {
+		q := &QuarantineRecord{Kind: "summary", Record: sm.ID, Status: StatusQuarantined, Problems: []string{}, Body: raw,
+			Sensitivity: sm.Sensitivity, Restrictions: restrictionTypes(sm.Restrictions)}
+		problems := quarantine.Blocking(judged(sm.Restrictions), knownRestriction)
+		problems = append(problems, quarantine.NeverSent([]quarantine.Version{{Version: sm.Version, Restrictions: judged(sm.Restrictions)}}, staysWithSource)...)
+		if len(problems) > 0 {
 			q.Status = StatusBlocked
 			q.Problems = append(q.Problems, problems...)
 		}
@@ -195,28 +198,27 @@ func judged(rs []Restriction) []quarantine.Restriction {
 	return out
 }
 
-// checkImported lists a claim's problems: unknown restrictions (mandatory:
-// blocked; advisory: dropped from the head and reported), foreign
-// producers, and a key with an active claim here.
+// checkImported lists a claim's problems and sets what it would be adopted
+// with: every version carries the union of the restrictions of all of
+// them (a later version never lowers what an earlier one carried), less
+// the unknown advisory ones, which are dropped and reported; every
+// version's tier is at least its key's default here. Its problems: unknown
+// mandatory restrictions (blocked), restrictions that keep a record with
+// its source (blocked: it should never have been sent), foreign producers,
+// and a key with an active claim here.
 func (s *Service) checkImported(st *state, q *QuarantineRecord, versions []*Claim, foreign quarantine.Identities, loss *[]Loss) {
 	head := versions[len(versions)-1]
-	vs := make([]quarantine.Version, len(versions))
-	for i, v := range versions {
-		vs[i] = quarantine.Version{Version: v.Version, Restrictions: judged(v.Restrictions)}
-	}
+	vs := judgedVersions(versions)
 	verdict := quarantine.JudgeClaim(head.ID, vs, knownRestriction)
-	kept := head.Restrictions[:0:0]
-	for i, r := range head.Restrictions {
-		if verdict.Keep[i] {
-			kept = append(kept, r)
-		}
-	}
-	head.Restrictions = kept
+	never := quarantine.NeverSent(vs, staysWithSource)
+	protectImported(versions, verdict.Drop)
 	*loss = append(*loss, verdict.Loss...)
-	if verdict.Blocked {
+	if verdict.Blocked || len(never) > 0 {
 		q.Status = StatusBlocked
 	}
 	q.Problems = append(q.Problems, verdict.Problems...)
+	q.Problems = append(q.Problems, never...)
+	q.Sensitivity, q.Restrictions = head.Sensitivity, restrictionTypes(head.Restrictions)
 	a := head.Producer.Authenticated
 	if pr := foreign.Problem(a.Kind + ":" + a.ID); pr != "" {
 		q.Problems = append(q.Problems, pr)
@@ -224,6 +226,49 @@ func (s *Service) checkImported(st *state, q *QuarantineRecord, versions []*Clai
 	if r := st.FieldOf[head.Key]; r != nil && r.Meta.Status == StatusActive {
 		q.Problems = append(q.Problems, "conflicts with active claim "+r.Meta.ID)
 	}
+}
+
+// judgedVersions is what the quarantine judges of a claim's versions.
+func judgedVersions(versions []*Claim) []quarantine.Version {
+	vs := make([]quarantine.Version, len(versions))
+	for i, v := range versions {
+		vs[i] = quarantine.Version{Version: v.Version, Restrictions: judged(v.Restrictions)}
+	}
+	return vs
+}
+
+// protectImported gives every version of an imported claim the union of
+// the restrictions of all its versions, less the advisory ones of the
+// types drop names, and a tier at least its key's default here: a bundle
+// never lowers the protection this custodian gives a key, nor a later
+// version what an earlier one carried.
+func protectImported(versions []*Claim, drop map[string]bool) {
+	var union []Restriction
+	for _, v := range versions {
+		union = mergeRestrictions(union, v.Restrictions)
+	}
+	union = slices.DeleteFunc(union, func(r Restriction) bool { return !r.Mandatory && drop[r.Type] })
+	for _, v := range versions {
+		v.Restrictions = slices.Clone(union)
+		v.Sensitivity = raiseTier(v.Sensitivity, defaultSensitivity(v.Key))
+	}
+}
+
+// staysWithSource reports whether a restriction of type t keeps a record
+// with the custodian that holds it (see mustStay).
+func staysWithSource(t string) bool {
+	return mustStay([]Restriction{{Type: t}}) != ""
+}
+
+// restrictionTypes lists the types of rs, each once.
+func restrictionTypes(rs []Restriction) []string {
+	out := []string{}
+	for _, r := range rs {
+		if !slices.Contains(out, r.Type) {
+			out = append(out, r.Type)
+		}
+	}
+	return out
 }
 
 // ListQuarantine returns a page of the held records (owner only).
@@ -457,11 +502,17 @@ func (st *state) planClaims(op string, personas []string, a *adoption, held []*Q
 	for _, q := range held {
 		id := q.ID
 		if q.Status == StatusBlocked {
-			return model.Fail(op, KindRestrictionBlocked, "record "+id+" is blocked by an unknown mandatory restriction: remove it first")
+			return blockedFail(op, q)
 		}
 		body, err := heldClaim(op, id, bodies[id])
 		if err != nil {
 			return err
+		}
+		// Held before these rules, a record may not carry them yet: the
+		// protection it is adopted with never depends on when it came.
+		protectImported(body.Versions, nil)
+		if never := quarantine.NeverSent(judgedVersions(body.Versions), staysWithSource); len(never) > 0 {
+			return model.Fail(op, KindRestrictionBlocked, "record "+id+" should never have left its source: reject it")
 		}
 		head := body.Versions[len(body.Versions)-1]
 		if st.Claims[head.ID] != nil || adopting[head.ID] {
@@ -506,7 +557,7 @@ func (st *state) planSummaries(op string, all bool, a *adoption, sums []*Quarant
 				continue
 			}
 			if q.Status == StatusBlocked {
-				return model.Fail(op, KindRestrictionBlocked, "record "+q.ID+" is blocked by an unknown mandatory restriction: remove it first")
+				return blockedFail(op, q)
 			}
 			var sm Summary
 			if err := json.Unmarshal(bodies[q.ID], &sm); err != nil {
@@ -520,6 +571,9 @@ func (st *state) planSummaries(op string, all bool, a *adoption, sums []*Quarant
 			}
 			if !st.inheritAdopted(&sm, q.BundleID, adoptedClaims, sumByID) {
 				continue
+			}
+			if mustStay(sm.Restrictions) != "" {
+				return model.Fail(op, KindRestrictionBlocked, "record "+q.ID+" should never have left its source: reject it")
 			}
 			sumByID[sm.ID] = &sm
 			adoptedSums[sm.ID] = sm.Version
@@ -535,6 +589,18 @@ func (st *state) planSummaries(op string, all bool, a *adoption, sums []*Quarant
 		}
 	}
 	return nil
+}
+
+// blockedFail is the refusal to adopt blocked record q, saying what
+// settles it: removing an unknown mandatory restriction, or, for a record
+// that should never have been sent, rejecting it.
+func blockedFail(op string, q *QuarantineRecord) error {
+	for _, pr := range q.Problems {
+		if strings.Contains(pr, "should never have left its source") {
+			return model.Fail(op, KindRestrictionBlocked, "record "+q.ID+" should never have left its source: reject it")
+		}
+	}
+	return model.Fail(op, KindRestrictionBlocked, "record "+q.ID+" is blocked by an unknown mandatory restriction: remove it first")
 }
 
 // inheritAdopted reports whether every parent of summary sm, held from
@@ -730,6 +796,10 @@ func (s *Service) UnblockQuarantined(ctx context.Context, p Principal, id string
 				nq.Status = StatusBlocked
 			}
 		}
+		if len(quarantine.NeverSent(judgedVersions(body.Versions), staysWithSource)) > 0 {
+			nq.Status = StatusBlocked
+		}
+		nq.Restrictions = restrictionTypes(body.Versions[len(body.Versions)-1].Restrictions)
 		out = *st.hold(b, &nq)
 		b.Receipt(Receipt{Actor: "owner", Operation: op, Decision: "allow", Records: append([]string{id}, in.Remove...), Revision: nq.Revision})
 		return nil
