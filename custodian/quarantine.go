@@ -211,7 +211,11 @@ func (s *Service) checkImported(st *state, q *QuarantineRecord, versions []*Clai
 	vs := judgedVersions(versions)
 	verdict := quarantine.JudgeClaim(head.ID, vs, knownRestriction)
 	never := quarantine.NeverSent(vs, staysWithSource)
+	sent := head.Sensitivity
 	protectImported(versions, verdict.Drop)
+	if head.Sensitivity != sent {
+		q.Problems = append(q.Problems, "tier raised from "+sent+" to "+head.Sensitivity+", this custodian's default for the key")
+	}
 	*loss = append(*loss, verdict.Loss...)
 	if verdict.Blocked || len(never) > 0 {
 		q.Status = StatusBlocked

@@ -1,0 +1,284 @@
+package custodian_test
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/phc-project/phc/custodian"
+	"github.com/phc-project/phc/internal/bundle"
+	"github.com/phc-project/phc/internal/httpapi"
+	"github.com/phc-project/phc/internal/identity"
+)
+
+// handSource is a custodian whose keys the test holds, pinned on b, that
+// makes bundles by hand — what a careless or hostile source can send — and
+// talks to b over a real socket.
+type handSource struct {
+	t     *testing.T
+	b     *testService
+	keys  []byte
+	card  custodian.Card
+	cardB custodian.Card
+	srv   *httptest.Server
+}
+
+func newHandSource(t *testing.T, b *testService) *handSource {
+	t.Helper()
+	var codec bundle.Codec
+	keys, err := codec.NewKeys()
+	if err != nil {
+		t.Fatal(err)
+	}
+	card, err := codec.Card(keys, b.clock.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.PinCustodian(t.Context(), b.owner, custodian.CardInput{Card: mustJSON(t, card)}); err != nil {
+		t.Fatal(err)
+	}
+	cardB, err := b.OwnCard(t.Context(), b.owner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(httpapi.New(b.Service, nil))
+	t.Cleanup(srv.Close)
+	return &handSource{t: t, b: b, keys: keys, card: card, cardB: cardB, srv: srv}
+}
+
+// version is version n of claim id: key at tier, with restrictions rs.
+func (h *handSource) version(id string, n int, key, value, tier string, rs ...map[string]any) map[string]any {
+	if rs == nil {
+		rs = []map[string]any{}
+	}
+	return map[string]any{"id": id, "version": n, "key": key, "value": value, "subject": "self",
+		"kind": "fact", "assertion": "reported", "confirmation": map[string]any{"status": "confirmed", "by": "owner"},
+		"producer":    map[string]any{"authenticated": map[string]any{"kind": "owner", "id": "owner"}},
+		"recorded_at": "2026-01-01T00:00:00Z", "sensitivity": tier, "status": "active",
+		"evidence": []any{}, "restrictions": rs, "personas": []any{}}
+}
+
+// bundle seals a bundle for b of claims, each given as its versions.
+func (h *handSource) bundle(claims ...[]map[string]any) []byte {
+	h.t.Helper()
+	cs := []any{}
+	for _, vs := range claims {
+		cs = append(cs, map[string]any{"id": vs[0]["id"], "personas": []string{}, "versions": vs})
+	}
+	recs := mustJSON(h.t, map[string]any{"claims": cs, "personas": []any{}, "entities": []any{}, "summaries": []any{}, "identities": []any{}})
+	sum := sha256.Sum256(recs)
+	id, err := identity.NewID("bnd_")
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	man := map[string]any{"bundle_version": "0.1", "bundle_id": id, "created_at": "2026-01-01T00:00:00Z",
+		"source": map[string]any{"custodian_id": h.card.CustodianID}, "recipient": map[string]any{"custodian_id": h.cardB.CustodianID},
+		"counts": map[string]int{"claims": len(cs)}, "loss_report": []any{}, "records_digest": "sha256:" + hex.EncodeToString(sum[:])}
+	out, err := bundle.Codec{}.Seal(h.keys, h.cardB, mustJSON(h.t, map[string]any{"manifest": man, "records": json.RawMessage(recs)}))
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return out
+}
+
+// do sends a request to b with token, and returns the status and body.
+func (h *handSource) do(method, path, token string, body []byte) (int, []byte) {
+	h.t.Helper()
+	req, _ := http.NewRequest(method, h.srv.URL+path, bytes.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+token)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, out
+}
+
+// importHeld imports sealed over HTTP and returns the quarantine's records
+// by their id at the source, as the owner lists them.
+func (h *handSource) importHeld(sealed []byte) map[string]custodian.QuarantineRecord {
+	h.t.Helper()
+	if st, body := h.do("POST", "/phc/v1/import", h.b.ownerToken, sealed); st != 201 {
+		h.t.Fatalf("import = %d %s", st, body)
+	}
+	st, body := h.do("GET", "/phc/v1/quarantine", h.b.ownerToken, nil)
+	var page custodian.QuarantinePage
+	if st != 200 || json.Unmarshal(body, &page) != nil {
+		h.t.Fatalf("GET /phc/v1/quarantine = %d %s", st, body)
+	}
+	out := map[string]custodian.QuarantineRecord{}
+	for _, r := range page.Records {
+		out[r.Record] = r
+	}
+	return out
+}
+
+func newClaimID(t *testing.T) string {
+	t.Helper()
+	id, err := identity.NewID("clm_")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+// TestBundleCannotLowerTier: a hand-made bundle sends identity.ssn at tier
+// public. The quarantine shows it at this custodian's default for the key
+// (critical), and says it raised it, before adoption; adopted, it is
+// critical, and an approved app with no grant — which the owner's
+// auto_grant of the public tier lets read public fields — reads nothing of
+// it on any route. A claim of an ordinary key sent public is raised to
+// that key's default (standard) alike.
+func TestBundleCannotLowerTier(t *testing.T) {
+	b := newTestService(t, withCards)
+	h := newHandSource(t, b)
+	b.mustConsumer("app")
+	app := b.mustToken("app", "*", "read")
+	b.ownerPut("misc.public", map[string]any{"value": "seen", "sensitivity": "public"})
+	const ssn = "123-45-6789"
+	id := newClaimID(t)
+	colour := newClaimID(t)
+	held := h.importHeld(h.bundle(
+		[]map[string]any{h.version(id, 1, "identity.ssn", ssn, "public")},
+		[]map[string]any{h.version(colour, 1, "misc.colour", "teal", "public")},
+	))
+	for src, want := range map[string]string{id: custodian.SensitivityCritical, colour: custodian.SensitivityStandard} {
+		q := held[src]
+		if q.Sensitivity != want || q.Status != custodian.StatusQuarantined ||
+			!slices.Contains(q.Problems, "tier raised from public to "+want+", this custodian's default for the key") {
+			t.Fatalf("held %s = %+v; want it shown at tier %s before adoption, the raise listed", q.Key, q, want)
+		}
+	}
+	for _, src := range []string{id, colour} {
+		if st, body := h.do("POST", "/phc/v1/quarantine/"+held[src].ID+"/adopt", h.b.ownerToken, nil); st != 200 {
+			t.Fatalf("adopt = %d %s", st, body)
+		}
+	}
+	got, err := b.GetClaim(t.Context(), b.owner, id, "")
+	if err != nil || got.Claim.Sensitivity != custodian.SensitivityCritical {
+		t.Fatalf("adopted identity.ssn = %+v, %v; want tier critical", got.Claim, err)
+	}
+	for _, path := range []string{"/context/fields/identity.ssn", "/context/fields", "/context/context", "/context/fields/category/identity",
+		"/context/search?q=45-67", "/context/search?q=ssn", "/phc/v1/claims/" + id, "/phc/v1/context?purpose=assist", "/context/fields/misc.colour"} {
+		st, body := h.do("GET", path, app, nil)
+		if strings.Contains(string(body), ssn) || strings.Contains(string(body), id) || strings.Contains(string(body), "teal") {
+			t.Errorf("GET %s as an app with no grant = %d %s: it reads an adopted claim sent public", path, st, body)
+		}
+	}
+	// The app does read a public field of this custodian's own.
+	if st, body := h.do("GET", "/context/fields/misc.public", app, nil); st != 200 || !strings.Contains(string(body), "seen") {
+		t.Fatalf("GET /context/fields/misc.public as the app = %d %s; want the public field", st, body)
+	}
+}
+
+// TestBundleRestrictionsUnion: a claim is adopted with the union of the
+// restrictions of every version received: a later version that carries
+// none does not lift an earlier one's, so an app granted for model
+// training does not read a claim whose first version said no_training.
+func TestBundleRestrictionsUnion(t *testing.T) {
+	b := newTestService(t, withCards)
+	h := newHandSource(t, b)
+	b.mustConsumer("app")
+	b.mustGrant(grantSpec{recipient: "app", ops: []string{"read"}, keys: []string{"misc.*"}, category: custodian.CategoryModelTraining})
+	app := b.mustToken("app", "*", "read")
+	id := newClaimID(t)
+	held := h.importHeld(h.bundle([]map[string]any{
+		h.version(id, 1, "misc.colour", "teal", "standard", map[string]any{"type": "no_training", "mandatory": true}),
+		h.version(id, 2, "misc.colour", "ochre", "standard"),
+	}))
+	q := held[id]
+	if !slices.Equal(q.Restrictions, []string{"no_training"}) || q.Status != custodian.StatusQuarantined {
+		t.Fatalf("held = %+v; want restrictions [no_training] shown before adoption", q)
+	}
+	if st, body := h.do("POST", "/phc/v1/quarantine/adopt", h.b.ownerToken, []byte(`{"ids":["`+q.ID+`"]}`)); st != 200 {
+		t.Fatalf("adopt = %d %s", st, body)
+	}
+	got, err := b.GetClaim(t.Context(), b.owner, id, "")
+	if err != nil || got.Claim.Version != 2 || len(got.Claim.Restrictions) != 1 || got.Claim.Restrictions[0].Type != "no_training" {
+		t.Fatalf("adopted head = %+v, %v; want version 2 restricted no_training", got.Claim, err)
+	}
+	if st, body := h.do("GET", "/context/fields/misc.colour", app, nil); st != 404 || strings.Contains(string(body), "ochre") {
+		t.Fatalf("GET /context/fields/misc.colour as an app granted for model training = %d %s; want 404", st, body)
+	}
+}
+
+// TestBundleNeverSent: a claim carrying no_export, source_controlled or
+// third_party — on its only version, or on an earlier one that a later one
+// dropped — should never have left its source. Each is held blocked with
+// the reason listed and its restrictions shown; no adopt takes it (one:
+// restriction_blocked; all: passed over) and no unblock clears it; reject
+// drops it.
+func TestBundleNeverSent(t *testing.T) {
+	b := newTestService(t, withCards)
+	h := newHandSource(t, b)
+	cases := map[string]struct {
+		versions []map[string]any
+		typ      string
+	}{}
+	for i, r := range []map[string]any{
+		{"type": "no_export", "mandatory": true},
+		{"type": "source_controlled", "mandatory": true, "holder": "Example Corp"},
+		{"type": "third_party", "mandatory": false, "holder": "a friend"},
+	} {
+		typ := r["type"].(string)
+		key := "misc.n" + string(rune('a'+i))
+		one := newClaimID(t)
+		cases[one] = struct {
+			versions []map[string]any
+			typ      string
+		}{[]map[string]any{h.version(one, 1, key, "v", "standard", r)}, typ}
+		two := newClaimID(t)
+		cases[two] = struct {
+			versions []map[string]any
+			typ      string
+		}{[]map[string]any{h.version(two, 1, key+"2", "v", "standard", r), h.version(two, 2, key+"2", "w", "standard")}, typ}
+	}
+	var claims [][]map[string]any
+	for _, c := range cases {
+		claims = append(claims, c.versions)
+	}
+	held := h.importHeld(h.bundle(claims...))
+	for id, c := range cases {
+		q := held[id]
+		if q.Status != custodian.StatusBlocked || !slices.Contains(q.Restrictions, c.typ) ||
+			!slices.ContainsFunc(q.Problems, func(p string) bool {
+				return strings.Contains(p, "restriction "+c.typ+": it should never have left its source")
+			}) {
+			t.Errorf("held %s (%s, %d versions) = %+v; want it blocked, the reason listed", id, c.typ, len(c.versions), q)
+			continue
+		}
+		st, body := h.do("POST", "/phc/v1/quarantine/"+q.ID+"/adopt", h.b.ownerToken, nil)
+		if st != 403 || !strings.Contains(string(body), "restriction_blocked") {
+			t.Errorf("adopt %s = %d %s; want 403 restriction_blocked", id, st, body)
+		}
+		st, body = h.do("POST", "/phc/v1/quarantine/"+q.ID+"/unblock", h.b.ownerToken, []byte(`{"remove":["`+c.typ+`"]}`))
+		if st != 400 {
+			t.Errorf("unblock %s of %s = %d %s; want 400", c.typ, id, st, body)
+		}
+	}
+	if st, body := h.do("POST", "/phc/v1/quarantine/adopt", h.b.ownerToken, []byte(`{"all":true}`)); st != 200 || !strings.Contains(string(body), `"adopted":0`) {
+		t.Fatalf("adopt all = %d %s; want nothing adopted", st, body)
+	}
+	for id := range cases {
+		if _, err := b.GetClaim(t.Context(), b.owner, id, ""); custodian.KindOf(err) != custodian.KindNotFound {
+			t.Errorf("claim %s is here: %v", id, err)
+		}
+	}
+	if st, body := h.do("GET", "/phc/v1/quarantine?status=blocked", h.b.ownerToken, nil); st != 200 || strings.Count(string(body), `"status":"blocked"`) != len(cases) {
+		t.Fatalf("blocked records = %d %s; want %d", st, body, len(cases))
+	}
+	if st, body := h.do("POST", "/phc/v1/quarantine/reject", h.b.ownerToken, []byte(`{"all":true}`)); st != 200 {
+		t.Fatalf("reject all = %d %s", st, body)
+	}
+}
