@@ -16,6 +16,7 @@ import (
 	"github.com/phc-project/phc/internal/bundle"
 	"github.com/phc-project/phc/internal/httpapi"
 	"github.com/phc-project/phc/internal/identity"
+	"github.com/phc-project/phc/internal/vault"
 )
 
 // handSource is a custodian whose keys the test holds, pinned on b, that
@@ -280,5 +281,162 @@ func TestBundleNeverSent(t *testing.T) {
 	}
 	if st, body := h.do("POST", "/phc/v1/quarantine/reject", h.b.ownerToken, []byte(`{"all":true}`)); st != 200 {
 		t.Fatalf("reject all = %d %s", st, body)
+	}
+}
+
+// serveHTTP serves ts's API on a real socket and returns a client of it.
+func serveHTTP(t *testing.T, ts *testService) func(method, path, token string, body []byte) (int, []byte) {
+	t.Helper()
+	srv := httptest.NewServer(httpapi.New(ts.Service, nil))
+	t.Cleanup(srv.Close)
+	h := &handSource{t: t, srv: srv}
+	return h.do
+}
+
+// restrictedClaims makes on a one claim for each restriction that keeps a
+// claim with its custodian, on its only version and on an earlier version
+// that a correction lifted, and returns their ids by value.
+func restrictedClaims(t *testing.T, a *testService) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for i, r := range []map[string]any{
+		{"type": "no_export", "mandatory": true},
+		{"type": "source_controlled", "mandatory": true, "holder": "Example Corp"},
+		{"type": "third_party", "mandatory": false, "holder": "a friend"},
+	} {
+		value := "kept-value-" + r["type"].(string)
+		pr := a.mustPropose(a.owner, proposal(t, "misc.kept"+string(rune('a'+i)), value, map[string]any{"restrictions": []any{r}}))
+		out[value] = a.mustConfirm(pr.ProposalID).Claim.ID
+		lifted := "lifted-value-" + r["type"].(string)
+		pr = a.mustPropose(a.owner, proposal(t, "misc.lifted"+string(rune('a'+i)), "first", map[string]any{"restrictions": []any{r}}))
+		id := a.mustConfirm(pr.ProposalID).Claim.ID
+		if _, err := a.Correct(t.Context(), a.owner, id, input[custodian.CorrectionInput](a, mustJSON(t, map[string]any{"value": lifted, "restrictions": []any{}}))); err != nil {
+			t.Fatal(err)
+		}
+		out[lifted] = id
+	}
+	return out
+}
+
+// TestArchiveKeepsRestrictions: the owner's archive (phc backup) is a route
+// out of the vault too. A claim restricted no_export, source_controlled or
+// third_party — on any version — is sealed in it to this custodian's own
+// keys: opened with the vault's password and Secret Key, the archive shows
+// none of it; imported by another vault over HTTP, it is not held there and
+// the answer lists it by id; nothing of it can be adopted. Restored into the
+// custodian that made it, it comes back, restrictions and all.
+func TestArchiveKeepsRestrictions(t *testing.T) {
+	a := newTestService(t, withCards)
+	b := newTestService(t, withCards)
+	doA, doB := serveHTTP(t, a), serveHTTP(t, b)
+	kept := restrictedClaims(t, a)
+	plain := a.mustClaim("misc.plain", "travels").Claim.ID
+	st, archive := doA("GET", "/context/export", a.ownerToken, nil)
+	if st != 200 {
+		t.Fatalf("export = %d %s", st, archive)
+	}
+	opened, err := vault.OpenArchive(archive, []byte(testPassword), a.secretKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for value, id := range kept {
+		if strings.Contains(string(opened), value) || strings.Contains(string(opened), `"id":"`+id+`"`) {
+			t.Errorf("the archive, opened with the password and Secret Key, shows restricted claim %s", id)
+		}
+	}
+	if !strings.Contains(string(opened), "travels") {
+		t.Fatal("the archive lacks the unrestricted claim")
+	}
+
+	// Another vault: the unrestricted claim is held; the restricted ones
+	// are not, and are listed.
+	body := mustJSON(t, map[string]any{"archive": json.RawMessage(archive), "mode": "merge", "password": testPassword, "secret_key": a.secretKey})
+	st, raw := doB("POST", "/context/import", b.ownerToken, body)
+	var res custodian.ImportResult
+	if st != 200 || json.Unmarshal(raw, &res) != nil {
+		t.Fatalf("import into another vault = %d %s", st, raw)
+	}
+	lost := map[string]string{}
+	for _, l := range res.LossReport {
+		lost[l.Record] = l.Reason
+	}
+	for value, id := range kept {
+		if !strings.Contains(lost[id], "stays with the custodian that made the archive") || strings.Contains(string(raw), value) {
+			t.Errorf("restricted claim %s: loss report %q", id, lost[id])
+		}
+	}
+	if res.Held != 1 {
+		t.Fatalf("held = %d; want the one unrestricted claim", res.Held)
+	}
+	if st, raw := doB("POST", "/phc/v1/quarantine/adopt", b.ownerToken, []byte(`{"all":true}`)); st != 200 || !strings.Contains(string(raw), `"adopted":1`) {
+		t.Fatalf("adopt all on the other vault = %d %s", st, raw)
+	}
+	if _, err := b.GetClaim(t.Context(), b.owner, plain, ""); err != nil {
+		t.Fatalf("the unrestricted claim on the other vault: %v", err)
+	}
+	for _, id := range kept {
+		if _, err := b.GetClaim(t.Context(), b.owner, id, ""); custodian.KindOf(err) != custodian.KindNotFound {
+			t.Errorf("restricted claim %s reached the other vault: %v", id, err)
+		}
+	}
+
+	// The same vault: replace erases every claim, and the restore brings
+	// each back, restrictions and all.
+	before := map[string]custodian.Claim{}
+	for _, id := range kept {
+		got, err := a.GetClaim(t.Context(), a.owner, id, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		before[id] = got.Claim
+	}
+	res = custodian.ImportResult{}
+	body = mustJSON(t, map[string]any{"archive": json.RawMessage(archive), "mode": "replace", "password": testPassword, "secret_key": a.secretKey})
+	if st, raw := doA("POST", "/context/import", a.ownerToken, body); st != 200 || json.Unmarshal(raw, &res) != nil || res.Imported != len(kept)+1 || len(res.LossReport) != 0 {
+		t.Fatalf("restore into the same vault = %d %s; want %d claims back", st, raw, len(kept)+1)
+	}
+	for _, id := range kept {
+		got, err := a.GetClaim(t.Context(), a.owner, id, "")
+		if err != nil || got.Claim.Version != before[id].Version || len(got.Claim.Restrictions) != len(before[id].Restrictions) {
+			t.Errorf("restored %s = %+v, %v; want it as it was: %+v", id, got.Claim, err, before[id])
+		}
+	}
+}
+
+// TestOldArchiveNeverSent: an archive sealed with a restricted claim among
+// its claims (as phc made them before, or by hand) is held blocked by
+// another vault, the reason listed, and no adopt takes it.
+func TestOldArchiveNeverSent(t *testing.T) {
+	a := newTestService(t, withCards)
+	b := newTestService(t, withCards)
+	doB := serveHTTP(t, b)
+	pr := a.mustPropose(a.owner, proposal(t, "misc.kept", "kept", map[string]any{"restrictions": []any{map[string]any{"type": "no_export", "mandatory": true}}}))
+	id := a.mustConfirm(pr.ProposalID).Claim.ID
+	got, err := a.GetClaim(t.Context(), a.owner, id, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := mustJSON(t, map[string]any{"format": "phc-export/1", "exported_at": "2026-01-01T00:00:00Z", "personas": []any{},
+		"claims": []any{map[string]any{"personas": []string{}, "versions": []any{got.Claim}}}})
+	archive, err := a.vault.SealArchive(old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := mustJSON(t, map[string]any{"archive": json.RawMessage(archive), "mode": "merge", "password": testPassword, "secret_key": a.secretKey})
+	if st, raw := doB("POST", "/context/import", b.ownerToken, body); st != 200 || !strings.Contains(string(raw), `"held":1`) {
+		t.Fatalf("import = %d %s", st, raw)
+	}
+	st, raw := doB("GET", "/phc/v1/quarantine", b.ownerToken, nil)
+	var page custodian.QuarantinePage
+	if st != 200 || json.Unmarshal(raw, &page) != nil || len(page.Records) != 1 {
+		t.Fatalf("quarantine = %d %s", st, raw)
+	}
+	q := page.Records[0]
+	if q.Status != custodian.StatusBlocked || !slices.Equal(q.Restrictions, []string{"no_export"}) ||
+		!slices.ContainsFunc(q.Problems, func(p string) bool { return strings.Contains(p, "should never have left its source") }) {
+		t.Fatalf("held = %+v; want it blocked, the reason listed", q)
+	}
+	if st, raw := doB("POST", "/phc/v1/quarantine/"+q.ID+"/adopt", b.ownerToken, nil); st != 403 || !strings.Contains(string(raw), "restriction_blocked") {
+		t.Fatalf("adopt = %d %s; want 403 restriction_blocked", st, raw)
 	}
 }
