@@ -294,8 +294,9 @@ func serveHTTP(t *testing.T, ts *testService) func(method, path, token string, b
 }
 
 // restrictedClaims makes on a one claim for each restriction that keeps a
-// claim with its custodian, on its only version and on an earlier version
-// that a correction lifted, and returns their ids by value.
+// claim with its custodian, and one for each such restriction on an
+// earlier version that a correction lifted (only no_export can be lifted
+// locally), and returns their ids by value.
 func restrictedClaims(t *testing.T, a *testService) map[string]string {
 	t.Helper()
 	out := map[string]string{}
@@ -307,11 +308,15 @@ func restrictedClaims(t *testing.T, a *testService) map[string]string {
 		value := "kept-value-" + r["type"].(string)
 		pr := a.mustPropose(a.owner, proposal(t, "misc.kept"+string(rune('a'+i)), value, map[string]any{"restrictions": []any{r}}))
 		out[value] = a.mustConfirm(pr.ProposalID).Claim.ID
+		if r["type"] != "no_export" {
+			continue // it stays with the claim until deleted: no version lifts it
+		}
 		lifted := "lifted-value-" + r["type"].(string)
 		pr = a.mustPropose(a.owner, proposal(t, "misc.lifted"+string(rune('a'+i)), "first", map[string]any{"restrictions": []any{r}}))
 		id := a.mustConfirm(pr.ProposalID).Claim.ID
-		if _, err := a.Correct(t.Context(), a.owner, id, input[custodian.CorrectionInput](a, mustJSON(t, map[string]any{"value": lifted, "restrictions": []any{}}))); err != nil {
-			t.Fatal(err)
+		w, err := a.Correct(t.Context(), a.owner, id, input[custodian.CorrectionInput](a, mustJSON(t, map[string]any{"value": lifted, "remove_restrictions": []any{r["type"]}})))
+		if err != nil || len(w.Claim.Restrictions) != 0 {
+			t.Fatalf("lifting %s = %+v, %v", r["type"], w.Claim.Restrictions, err)
 		}
 		out[lifted] = id
 	}
@@ -438,5 +443,35 @@ func TestOldArchiveNeverSent(t *testing.T) {
 	}
 	if st, raw := doB("POST", "/phc/v1/quarantine/"+q.ID+"/adopt", b.ownerToken, nil); st != 403 || !strings.Contains(string(raw), "restriction_blocked") {
 		t.Fatalf("adopt = %d %s; want 403 restriction_blocked", st, raw)
+	}
+}
+
+// TestBundleKeepsRestrictions: the bundle route. A claim restricted
+// no_export, source_controlled or third_party — on its only version, or on
+// an earlier one a correction lifted — stays behind, named in the loss
+// report by id, never by value; the recipient gets nothing of it.
+func TestBundleKeepsRestrictions(t *testing.T) {
+	a := newTestService(t, withCards)
+	b := newTestService(t, withCards)
+	cardB := pinEach(t, a, b)
+	kept := restrictedClaims(t, a)
+	a.mustClaim("misc.plain", "travels")
+	sealed := mustExport(t, a, cardB)
+	m, recs, err := b.ReadBundle(b.owner, sealed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lost := map[string]string{}
+	for _, l := range m.LossReport {
+		lost[l.Record] = l.Reason
+	}
+	body := string(mustJSON(t, recs))
+	for value, id := range kept {
+		if lost[id] == "" || strings.Contains(body, value) || strings.Contains(body, id) {
+			t.Errorf("restricted claim %s: loss report %q; in the records: %v", id, lost[id], strings.Contains(body, id))
+		}
+	}
+	if len(recs.Claims) != 1 {
+		t.Fatalf("claims in the bundle = %d; want the one unrestricted", len(recs.Claims))
 	}
 }
