@@ -184,11 +184,18 @@ var importLimits = schema.Limits{MaxBytes: 64 << 20, MaxDepth: 8, MaxStringBytes
 // credentials are KindUnauthenticated; an archive that is not one,
 // KindInvalid. in is decoded within the larger import limits
 // (importLimits): an archive may be far larger than an ordinary request.
+// A refused import leaves a deny receipt.
 func (s *Service) Import(ctx context.Context, p Principal, in ImportInput) (ImportResult, error) {
 	const op = "import"
 	if err := requireOwner(op, p); err != nil {
 		return ImportResult{}, err
 	}
+	out, err := s.importArchive(p, in)
+	return out, s.refusedImport(p, op, err)
+}
+
+func (s *Service) importArchive(p Principal, in ImportInput) (ImportResult, error) {
+	const op = "import"
 	arch, ok := s.vault.(Archiver)
 	if !ok {
 		return ImportResult{}, model.Fail(op, KindInvalid, "this custodian cannot import")

@@ -475,3 +475,116 @@ func TestBundleKeepsRestrictions(t *testing.T) {
 		t.Fatalf("claims in the bundle = %d; want the one unrestricted", len(recs.Claims))
 	}
 }
+
+// TestNothingLostQuietly: what does not travel, or does not arrive whole,
+// is said. A bundle's loss report lists the retracted and deleted claims
+// that stay behind; an unknown advisory restriction on an earlier version
+// is dropped and listed by the import, as one on another vault's archive;
+// written_by is mapped like the producer (foreign until mapped, never the
+// owner here by default); a refused import — a damaged or replayed bundle,
+// an archive with wrong credentials — leaves a deny receipt.
+func TestNothingLostQuietly(t *testing.T) {
+	a := newTestService(t, withCards)
+	b := newTestService(t, withCards)
+	cardB := pinEach(t, a, b)
+	doB := serveHTTP(t, b)
+	retracted := a.mustClaim("misc.retracted", "r").Claim.ID
+	if _, err := a.RetractClaim(t.Context(), a.owner, retracted); err != nil {
+		t.Fatal(err)
+	}
+	deleted := a.mustClaim("misc.deleted", "d").Claim.ID
+	if _, err := a.DeleteClaim(t.Context(), a.owner, deleted); err != nil {
+		t.Fatal(err)
+	}
+	pr := a.mustPropose(a.owner, proposal(t, "misc.hinted", "h", map[string]any{"restrictions": []any{map[string]any{"type": "x_hint", "mandatory": false}}}))
+	hinted := a.mustConfirm(pr.ProposalID).Claim.ID
+	if _, err := a.Correct(t.Context(), a.owner, hinted, input[custodian.CorrectionInput](a, []byte(`{"value":"h2","remove_restrictions":["x_hint"]}`))); err != nil {
+		t.Fatal(err)
+	}
+	mapped := a.mustClaim("misc.mapped", "m").Claim.ID
+	sealed := mustExport(t, a, cardB)
+	m, _, err := b.ReadBundle(b.owner, sealed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lost := map[string]string{}
+	for _, l := range m.LossReport {
+		lost[l.Record+" "+l.Dropped] = l.Reason
+	}
+	if lost[retracted+" claim"] != "retracted" || lost[deleted+" claim"] != "deleted" {
+		t.Errorf("bundle loss report = %+v; want the retracted and the deleted claim", m.LossReport)
+	}
+
+	st, raw := doB("POST", "/phc/v1/import", b.ownerToken, sealed)
+	var rep custodian.ImportReport
+	if st != 201 || json.Unmarshal(raw, &rep) != nil {
+		t.Fatalf("import = %d %s", st, raw)
+	}
+	if !slices.ContainsFunc(rep.LossReport, func(l custodian.Loss) bool { return l.Record == hinted && l.Dropped == "restriction x_hint" }) {
+		t.Errorf("import loss report = %+v; want x_hint of %s's first version", rep.LossReport, hinted)
+	}
+	held := map[string]string{}
+	for _, r := range rep.Records {
+		held[r.Record] = r.ID
+	}
+	foreignOwner := "foreign:" + rep.Source + "/owner"
+	if st, raw := doB("POST", "/phc/v1/quarantine/"+held[hinted]+"/adopt", b.ownerToken, nil); st != 200 {
+		t.Fatalf("adopt = %d %s", st, raw)
+	}
+	if st, raw := doB("POST", "/phc/v1/quarantine/"+held[mapped]+"/adopt", b.ownerToken, mustJSON(t, map[string]any{"identities": map[string]string{foreignOwner: "owner"}})); st != 200 {
+		t.Fatalf("adopt mapped = %d %s", st, raw)
+	}
+	for id, want := range map[string]string{hinted: foreignOwner, mapped: custodian.WrittenByUser} {
+		got, err := b.GetClaim(t.Context(), b.owner, id, "")
+		if err != nil || got.Claim.WrittenBy != want {
+			t.Errorf("adopted %s written_by = %q, %v; want %q", id, got.Claim.WrittenBy, err, want)
+		}
+	}
+	vs, err := b.Versions(t.Context(), b.owner, hinted)
+	if err != nil || len(vs.Claims) != 2 {
+		t.Fatalf("versions of %s = %+v, %v", hinted, vs, err)
+	}
+	for _, v := range vs.Claims {
+		if slices.ContainsFunc(v.Restrictions, func(r custodian.Restriction) bool { return r.Type == "x_hint" }) {
+			t.Errorf("the dropped x_hint is still on version %d: %+v", v.Version, v.Restrictions)
+		}
+	}
+
+	// Another vault's archive: an unknown advisory restriction dropped is
+	// listed too.
+	pr = a.mustPropose(a.owner, proposal(t, "misc.archived", "x", map[string]any{"restrictions": []any{map[string]any{"type": "x_hint", "mandatory": false}}}))
+	archived := a.mustConfirm(pr.ProposalID).Claim.ID
+	archive, err := a.Export(t.Context(), a.owner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := mustJSON(t, map[string]any{"archive": json.RawMessage(archive), "mode": "merge", "password": testPassword, "secret_key": a.secretKey})
+	var res custodian.ImportResult
+	if st, raw := doB("POST", "/context/import", b.ownerToken, body); st != 200 || json.Unmarshal(raw, &res) != nil ||
+		!slices.ContainsFunc(res.LossReport, func(l custodian.Loss) bool { return l.Record == archived && l.Dropped == "restriction x_hint" }) {
+		t.Errorf("import of another vault's archive = %d %s; want x_hint of %s in its loss report", st, raw, archived)
+	}
+
+	// Refusals leave receipts.
+	damaged := append([]byte{}, sealed...)
+	damaged[len(damaged)/3] ^= 1
+	for _, tc := range []struct {
+		path       string
+		body       []byte
+		status     int
+		constraint string
+	}{
+		{"/phc/v1/import", sealed, 409, "conflict"},
+		{"/phc/v1/import", damaged, 400, "invalid_request"},
+		{"/context/import", mustJSON(t, map[string]any{"archive": json.RawMessage(archive), "mode": "merge", "password": "not the password", "secret_key": a.secretKey}), 401, "unauthenticated"},
+	} {
+		before := len(b.receipts())
+		if st, raw := doB("POST", tc.path, b.ownerToken, tc.body); st != tc.status {
+			t.Fatalf("POST %s = %d %s; want %d", tc.path, st, raw, tc.status)
+		}
+		rs := b.receipts()
+		if len(rs) != before+1 || rs[len(rs)-1].Decision != "deny" || rs[len(rs)-1].Constraint != tc.constraint {
+			t.Errorf("POST %s refused %s: receipts after = %+v", tc.path, tc.constraint, rs[before:])
+		}
+	}
+}

@@ -96,7 +96,24 @@ func (s *Service) ImportBundle(ctx context.Context, p Principal, in ImportBundle
 		b.Receipt(Receipt{Actor: "owner", Operation: op, Decision: "allow", Records: []string{m.BundleID, m.Source.CustodianID}, Revision: rev})
 		return nil
 	})
-	return rep, err
+	return rep, s.refusedImport(p, op, err)
+}
+
+// refusedImport records, when err refuses an owner's import (a bundle or
+// an archive that is not one, damaged, replayed or malformed, or wrong
+// credentials), a deny receipt with its constraint — never any of the
+// import's content — and returns err. A failure of this custodian's own
+// (internal, locked) leaves none.
+func (s *Service) refusedImport(p Principal, op string, err error) error {
+	e, ok := err.(*Error)
+	if !ok || e.Kind == KindInternal || e.Kind == KindLocked || e.Kind == KindSessionRequired {
+		return err
+	}
+	_ = s.write(op, p, func(st *state, b *batch) error {
+		b.Receipt(denyReceipt(p, op, e))
+		return nil
+	})
+	return err
 }
 
 // heldRecords validates the records of an import from source and returns
@@ -687,6 +704,7 @@ func (st *state) adopt(op string, b *batch, a *adoption, identities map[string]s
 	for _, c := range a.claims {
 		for i, v := range c.versions {
 			v.Producer.Authenticated = localIdentity(c.q.Source, v.Producer.Authenticated, identities)
+			v.WrittenBy = localWriter(c.q.Source, v.WrittenBy, identities)
 			v.Revision, v.Personas, v.Status = rev, nil, StatusSuperseded
 			if i == len(c.versions)-1 {
 				v.Status = StatusActive
@@ -727,6 +745,28 @@ func localIdentity(source string, a Authenticated, mapped map[string]string) Aut
 		return Authenticated{Kind: "consumer", ID: local}
 	}
 	return Authenticated{Kind: "custodian", ID: a.Kind + ":" + a.ID, Issuer: source}
+}
+
+// localWriter is the written_by an adopted version keeps, mapped as its
+// producer is: "user" (the source's owner) or a consumer of the source
+// becomes the local identity the owner mapped it to ("user" for owner, or
+// the consumer's name), or stays foreign (foreign:SOURCE/ID) — never the
+// owner here by default.
+func localWriter(source, writtenBy string, mapped map[string]string) string {
+	id := writtenBy
+	if id == WrittenByUser {
+		id = "owner"
+	}
+	if id == "" {
+		return ""
+	}
+	switch local := mapped[quarantine.ForeignID(source, id)]; {
+	case local == "owner":
+		return WrittenByUser
+	case local != "":
+		return local
+	}
+	return quarantine.ForeignID(source, id)
 }
 
 // UnblockInput is the body of an unblock: the unknown restriction types to
