@@ -169,6 +169,11 @@ func (st *state) bundleRecords(personas []string) (BundleRecords, []Loss) {
 		for i, v := range vs {
 			bc.Versions[i] = v.WithLists()
 		}
+		if r.Meta.DisputedAt != nil {
+			// A disputed claim travels disputed: its head as every
+			// recipient reads it.
+			bc.Versions[len(vs)-1].Confirmation = Confirmation{Status: ConfirmationDisputed, By: "owner", At: r.Meta.DisputedAt}
+		}
 		for _, pe := range r.Meta.Personas {
 			if len(personas) == 0 || slices.Contains(personas, pe) {
 				bc.Personas = append(bc.Personas, pe)

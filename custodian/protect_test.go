@@ -588,3 +588,52 @@ func TestNothingLostQuietly(t *testing.T) {
 		}
 	}
 }
+
+// TestDisputedArrivesDisputed: a claim its owner disputed travels by
+// bundle disputed, the quarantine says so, and adopted it is disputed here:
+// a recipient reads it with confirmation "disputed", never without.
+func TestDisputedArrivesDisputed(t *testing.T) {
+	a := newTestService(t, withCards)
+	b := newTestService(t, withCards)
+	cardB := pinEach(t, a, b)
+	doB := serveHTTP(t, b)
+	id := a.mustClaim("misc.doubt", "maybe").Claim.ID
+	if _, err := a.DisputeClaim(t.Context(), a.owner, id); err != nil {
+		t.Fatal(err)
+	}
+	st, raw := doB("POST", "/phc/v1/import", b.ownerToken, mustExport(t, a, cardB))
+	var rep custodian.ImportReport
+	if st != 201 || json.Unmarshal(raw, &rep) != nil || len(rep.Records) != 1 {
+		t.Fatalf("import = %d %s", st, raw)
+	}
+	q := rep.Records[0]
+	if !slices.Contains(q.Problems, "disputed at its source: it is adopted disputed") {
+		t.Errorf("held = %+v; want it shown disputed", q)
+	}
+	if st, raw := doB("POST", "/phc/v1/quarantine/"+q.ID+"/adopt", b.ownerToken, nil); st != 200 {
+		t.Fatalf("adopt = %d %s", st, raw)
+	}
+	// Disputed after a reload from the store too.
+	if err := b.Lock(t.Context(), b.owner); err != nil {
+		t.Fatal(err)
+	}
+	b.unlock()
+	doB = serveHTTP(t, b)
+	got, err := b.GetClaim(t.Context(), b.owner, id, "")
+	if err != nil || got.Claim.Confirmation.Status != custodian.ConfirmationDisputed {
+		t.Fatalf("adopted = %+v, %v; want it disputed", got.Claim.Confirmation, err)
+	}
+	b.mustConsumer("app")
+	b.mustGrant(grantSpec{recipient: "app", ops: []string{"read"}, keys: []string{"misc.*"}, category: custodian.CategoryPersonalisation})
+	app := b.mustToken("app", "*", "read")
+	if st, raw := doB("GET", "/context/fields/misc.doubt", app, nil); st != 200 || !strings.Contains(string(raw), `"disputed"`) {
+		t.Fatalf("GET /context/fields/misc.doubt as a granted app = %d %s; want it disputed", st, raw)
+	}
+	// The owner settles it here as any dispute.
+	if _, err := b.WithdrawDispute(t.Context(), b.owner, id); err != nil {
+		t.Fatalf("withdraw the dispute here: %v", err)
+	}
+	if got, err := b.GetClaim(t.Context(), b.owner, id, ""); err != nil || got.Claim.Confirmation.Status == custodian.ConfirmationDisputed {
+		t.Fatalf("after the dispute was withdrawn here = %+v, %v", got.Claim.Confirmation, err)
+	}
+}

@@ -240,6 +240,9 @@ func (s *Service) checkImported(st *state, q *QuarantineRecord, versions []*Clai
 	q.Problems = append(q.Problems, verdict.Problems...)
 	q.Problems = append(q.Problems, never...)
 	q.Sensitivity, q.Restrictions = head.Sensitivity, restrictionTypes(head.Restrictions)
+	if head.Confirmation.Status == ConfirmationDisputed {
+		q.Problems = append(q.Problems, "disputed at its source: it is adopted disputed")
+	}
 	a := head.Producer.Authenticated
 	if pr := foreign.Problem(a.Kind + ":" + a.ID); pr != "" {
 		q.Problems = append(q.Problems, pr)
@@ -702,6 +705,18 @@ func (st *state) adopt(op string, b *batch, a *adoption, identities map[string]s
 		refs = append(refs, q.ID)
 	}
 	for _, c := range a.claims {
+		var disputedAt *time.Time
+		if h := c.versions[len(c.versions)-1]; h.Confirmation.Status == ConfirmationDisputed {
+			// Disputed at its source, it is disputed here. The dispute is
+			// the meta's, as for any claim here; what the source's owner
+			// had confirmed before is not known.
+			at := b.Now
+			if h.Confirmation.At != nil {
+				at = h.Confirmation.At.UTC()
+			}
+			disputedAt = &at
+			h.Confirmation = Confirmation{Status: ConfirmationUnconfirmed}
+		}
 		for i, v := range c.versions {
 			v.Producer.Authenticated = localIdentity(c.q.Source, v.Producer.Authenticated, identities)
 			v.WrittenBy = localWriter(c.q.Source, v.WrittenBy, identities)
@@ -713,7 +728,8 @@ func (st *state) adopt(op string, b *batch, a *adoption, identities map[string]s
 		}
 		head := c.versions[len(c.versions)-1]
 		n := len(c.versions)
-		r := st.NewRecord(claimMeta{ID: head.ID, Head: n, Status: StatusActive, Personas: c.personas, Origin: c.q.BundleID}, head, c.versions[:n-1])
+		meta := claimMeta{ID: head.ID, Head: n, Status: StatusActive, Personas: c.personas, Origin: c.q.BundleID, DisputedAt: disputedAt}
+		r := st.NewRecord(meta, head, c.versions[:n-1])
 		st.SetClaim(r)
 		b.Put(engine.BucketClaimMeta, head.ID, r.Meta)
 		st.release(b, c.q.ID)
