@@ -265,13 +265,13 @@ func keptBack(versions []*Claim) string {
 // keys, signed by its own card. Sealed by other keys, they stay out and
 // are listed in out's loss report.
 func (s *Service) openKept(st *state, op string, content *archiveContent, out *ImportResult) error {
-	if len(content.Kept) == 0 {
+	if len(content.Kept) == 0 && len(content.KeptBack) == 0 {
 		return nil
 	}
 	var own Card
 	var plain []byte
-	err := fmt.Errorf("this custodian has no keys")
-	if s.cards != nil && st.keys != nil {
+	err := fmt.Errorf("this custodian has no keys, or the archive kept nothing")
+	if s.cards != nil && st.keys != nil && len(content.Kept) > 0 {
 		if own, err = s.card(st, op); err != nil {
 			return err
 		}
@@ -288,7 +288,7 @@ func (s *Service) openKept(st *state, op string, content *archiveContent, out *I
 	}
 	if err != nil {
 		for _, l := range content.KeptBack {
-			l.Reason += ": sealed for another custodian's keys"
+			l.Reason += ": not sealed for this custodian's keys"
 			out.LossReport = append(out.LossReport, l)
 		}
 		return nil

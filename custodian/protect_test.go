@@ -637,3 +637,24 @@ func TestDisputedArrivesDisputed(t *testing.T) {
 		t.Fatalf("after the dispute was withdrawn here = %+v, %v", got.Claim.Confirmation, err)
 	}
 }
+
+// TestArchiveWithoutKeys: a custodian built without a card codec has no
+// keys to seal what may never leave it: its archive leaves such a claim
+// out, and a restore lists it as lost rather than dropping it quietly.
+func TestArchiveWithoutKeys(t *testing.T) {
+	a := newTestService(t)
+	pr := a.mustPropose(a.owner, proposal(t, "misc.kept", "kept-value", map[string]any{"restrictions": []any{map[string]any{"type": "no_export", "mandatory": true}}}))
+	id := a.mustConfirm(pr.ProposalID).Claim.ID
+	archive, err := a.Export(t.Context(), a.owner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opened, err := vault.OpenArchive(archive, []byte(testPassword), a.secretKey)
+	if err != nil || strings.Contains(string(opened), "kept-value") {
+		t.Fatalf("the archive, opened, shows the no_export claim (%v)", err)
+	}
+	res, err := a.Import(t.Context(), a.owner, custodian.ImportInput{Archive: archive, Mode: "replace", Password: testPassword, SecretKey: a.secretKey})
+	if err != nil || len(res.LossReport) != 1 || res.LossReport[0].Record != id {
+		t.Fatalf("restore = %+v, %v; want %s listed as lost", res, err, id)
+	}
+}
