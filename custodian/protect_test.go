@@ -69,11 +69,20 @@ func (h *handSource) version(id string, n int, key, value, tier string, rs ...ma
 // bundle seals a bundle for b of claims, each given as its versions.
 func (h *handSource) bundle(claims ...[]map[string]any) []byte {
 	h.t.Helper()
+	return h.bundleWith(nil, claims...)
+}
+
+// bundleWith seals a bundle for b of summaries and claims.
+func (h *handSource) bundleWith(summaries []any, claims ...[]map[string]any) []byte {
+	h.t.Helper()
+	if summaries == nil {
+		summaries = []any{}
+	}
 	cs := []any{}
 	for _, vs := range claims {
 		cs = append(cs, map[string]any{"id": vs[0]["id"], "personas": []string{}, "versions": vs})
 	}
-	recs := mustJSON(h.t, map[string]any{"claims": cs, "personas": []any{}, "entities": []any{}, "summaries": []any{}, "identities": []any{}})
+	recs := mustJSON(h.t, map[string]any{"claims": cs, "personas": []any{}, "entities": []any{}, "summaries": summaries, "identities": []any{}})
 	sum := sha256.Sum256(recs)
 	id, err := identity.NewID("bnd_")
 	if err != nil {
@@ -656,5 +665,32 @@ func TestArchiveWithoutKeys(t *testing.T) {
 	res, err := a.Import(t.Context(), a.owner, custodian.ImportInput{Archive: archive, Mode: "replace", Password: testPassword, SecretKey: a.secretKey})
 	if err != nil || len(res.LossReport) != 1 || res.LossReport[0].Record != id {
 		t.Fatalf("restore = %+v, %v; want %s listed as lost", res, err, id)
+	}
+}
+
+// TestBundleNeverSentSummary: a summary carrying no_export should never
+// have left its source either: held blocked, the reason listed, never
+// adopted, even with its parent.
+func TestBundleNeverSentSummary(t *testing.T) {
+	a := newTestService(t)
+	b := newTestService(t, withCards)
+	h := newHandSource(t, b)
+	parent := a.mustClaim("misc.parent", "p").Claim
+	sm := a.mustSummary(a.owner, "a summary", "", parent.ID+"@1")
+	sm.Restrictions = []custodian.Restriction{{Type: "no_export", Mandatory: true}}
+	sm.Origin = ""
+	held := h.importHeld(h.bundleWith([]any{sm}, []map[string]any{h.version(parent.ID, 1, "misc.parent", "p", "standard")}))
+	q := held[sm.ID]
+	if q.Status != custodian.StatusBlocked || !slices.Equal(q.Restrictions, []string{"no_export"}) ||
+		!slices.ContainsFunc(q.Problems, func(p string) bool {
+			return strings.Contains(p, "restriction no_export: it should never have left its source")
+		}) {
+		t.Fatalf("held summary = %+v; want it blocked, the reason listed", q)
+	}
+	if st, raw := h.do("POST", "/phc/v1/quarantine/adopt", b.ownerToken, []byte(`{"ids":["`+held[parent.ID].ID+`","`+q.ID+`"]}`)); st != 403 || !strings.Contains(string(raw), "restriction_blocked") {
+		t.Fatalf("adopt the summary with its parent = %d %s; want 403 restriction_blocked", st, raw)
+	}
+	if st, raw := h.do("POST", "/phc/v1/quarantine/adopt", b.ownerToken, []byte(`{"all":true}`)); st != 200 || !strings.Contains(string(raw), `"adopted":1`) {
+		t.Fatalf("adopt all = %d %s; want the parent alone", st, raw)
 	}
 }
