@@ -32,12 +32,30 @@ type Archiver interface {
 // archiveContent is what an export holds: claims (every version, with
 // their personas, tiers, restrictions and provenance) and personas — never
 // grants, tokens, consumers or receipts.
+//
+// A claim that may never leave this custodian (no_export,
+// source_controlled, third_party on any version) is not among Claims: it
+// is in Kept, sealed by this custodian's own keys to its own card (as a
+// bundle to itself), which no other custodian can open, whatever password
+// and Secret Key it holds. KeptBack names each such claim by id and reason.
+// A restore into this custodian opens Kept and brings them back; any other
+// vault holds the rest and lists them as lost.
 type archiveContent struct {
 	Format     string          `json:"format"`
 	ExportedAt time.Time       `json:"exported_at"`
 	Personas   []Persona       `json:"personas"`
 	Claims     []archivedClaim `json:"claims"`
+	Kept       []byte          `json:"kept,omitempty"`
+	KeptBack   []Loss          `json:"kept_back,omitempty"`
 }
+
+// keptContent is what Kept seals.
+type keptContent struct {
+	Format string          `json:"format"`
+	Claims []archivedClaim `json:"claims"`
+}
+
+const keptFormat = "phc-kept/1"
 
 type archivedClaim struct {
 	Personas []string `json:"personas"`
@@ -55,7 +73,11 @@ func (s *Service) Export(ctx context.Context, p Principal) ([]byte, error) {
 	if !ok {
 		return nil, model.Fail(op, KindInvalid, "this custodian cannot export")
 	}
+	var kept []archivedClaim
+	var keys []byte
+	var own Card
 	content, err := ownerRead(s, op, p, func(st *state) (archiveContent, error) {
+		kept = nil
 		c := archiveContent{Format: exportFormat, ExportedAt: s.eng.Clock.Now(), Personas: []Persona{}, Claims: []archivedClaim{}}
 		for _, pe := range st.Personas {
 			c.Personas = append(c.Personas, *pe)
@@ -70,12 +92,37 @@ func (s *Service) Export(ctx context.Context, p Principal) ([]byte, error) {
 		sort.Strings(ids)
 		for _, id := range ids {
 			r := st.Claims[id]
-			c.Claims = append(c.Claims, archivedClaim{Personas: r.Meta.Personas, Versions: r.Versions()})
+			ac := archivedClaim{Personas: r.Meta.Personas, Versions: r.Versions()}
+			if why := keptBack(ac.Versions); why != "" {
+				c.KeptBack = append(c.KeptBack, Loss{Record: id, Dropped: "claim", Reason: why})
+				kept = append(kept, ac)
+				continue
+			}
+			c.Claims = append(c.Claims, ac)
+		}
+		if len(kept) > 0 && s.cards != nil && st.keys != nil {
+			var err error
+			if own, err = s.card(st, op); err != nil {
+				return c, err
+			}
+			keys = st.keys.Keys
 		}
 		return c, nil
 	})
 	if err != nil {
 		return nil, err
+	}
+	if keys != nil {
+		// Only this custodian's keys open what may never leave it. (A
+		// custodian built without a card codec keeps such claims out of
+		// its archives altogether.)
+		plain, err := json.Marshal(keptContent{Format: keptFormat, Claims: kept})
+		if err != nil {
+			return nil, model.Wrap(op, KindInternal, err)
+		}
+		if content.Kept, err = s.cards.Seal(keys, own, plain); err != nil {
+			return nil, model.Wrap(op, KindInternal, err)
+		}
 	}
 	plain, err := json.Marshal(content)
 	if err != nil {
@@ -137,11 +184,18 @@ var importLimits = schema.Limits{MaxBytes: 64 << 20, MaxDepth: 8, MaxStringBytes
 // credentials are KindUnauthenticated; an archive that is not one,
 // KindInvalid. in is decoded within the larger import limits
 // (importLimits): an archive may be far larger than an ordinary request.
+// A refused import leaves a deny receipt.
 func (s *Service) Import(ctx context.Context, p Principal, in ImportInput) (ImportResult, error) {
 	const op = "import"
 	if err := requireOwner(op, p); err != nil {
 		return ImportResult{}, err
 	}
+	out, err := s.importArchive(p, in)
+	return out, s.refusedImport(p, op, err)
+}
+
+func (s *Service) importArchive(p Principal, in ImportInput) (ImportResult, error) {
+	const op = "import"
 	arch, ok := s.vault.(Archiver)
 	if !ok {
 		return ImportResult{}, model.Fail(op, KindInvalid, "this custodian cannot import")
@@ -187,9 +241,63 @@ func (s *Service) Import(ctx context.Context, p Principal, in ImportInput) (Impo
 	}
 	var out ImportResult
 	err = s.write(op, p, func(st *state, b *batch) error {
+		if err := s.openKept(st, op, &content, &out); err != nil {
+			return err
+		}
 		return st.restore(op, b, in.Mode, &content, &out)
 	})
 	return out, err
+}
+
+// keptBack says why a claim with versions may not leave this custodian by
+// any route, or "": a restriction of any version that keeps it here.
+func keptBack(versions []*Claim) string {
+	for _, v := range versions {
+		if why := mustStay(v.Restrictions); why != "" {
+			return why
+		}
+	}
+	return ""
+}
+
+// openKept adds to content, an archive of this vault, the claims it keeps
+// for this custodian alone: Kept opens only under this custodian's own
+// keys, signed by its own card. Sealed by other keys, they stay out and
+// are listed in out's loss report.
+func (s *Service) openKept(st *state, op string, content *archiveContent, out *ImportResult) error {
+	if len(content.Kept) == 0 && len(content.KeptBack) == 0 {
+		return nil
+	}
+	var own Card
+	var plain []byte
+	err := fmt.Errorf("this custodian has no keys, or the archive kept nothing")
+	if s.cards != nil && st.keys != nil && len(content.Kept) > 0 {
+		if own, err = s.card(st, op); err != nil {
+			return err
+		}
+		_, plain, err = s.cards.Open(st.keys.Keys, content.Kept, func(id string) (Card, bool) {
+			return own, id == own.CustodianID
+		})
+	}
+	var kept keptContent
+	if err == nil {
+		err = json.Unmarshal(plain, &kept)
+	}
+	if err == nil && kept.Format != keptFormat {
+		err = fmt.Errorf("not %s", keptFormat)
+	}
+	if err != nil {
+		for _, l := range content.KeptBack {
+			l.Reason += ": not sealed for this custodian's keys"
+			out.LossReport = append(out.LossReport, l)
+		}
+		return nil
+	}
+	content.Claims = append(content.Claims, kept.Claims...)
+	if err := checkArchive(content); err != nil {
+		return &Error{Op: op, Kind: KindInvalid, Public: "the archive holds a malformed record", Err: err}
+	}
+	return nil
 }
 
 // restore writes content, an archive of this vault, into the view (see
@@ -320,6 +428,13 @@ func (s *Service) holdArchive(p Principal, content *archiveContent) (ImportResul
 	const op = "import"
 	var out ImportResult
 	err := s.write(op, p, func(st *state, b *batch) error {
+		// What may never leave the custodian that made the archive stays
+		// with it, sealed to its keys: listed, never opened here.
+		out.LossReport = nil
+		for _, l := range content.KeptBack {
+			l.Reason += ": it stays with the custodian that made the archive"
+			out.LossReport = append(out.LossReport, l)
+		}
 		var held []*QuarantineRecord
 		for _, pe := range content.Personas {
 			body, err := json.Marshal(pe)
@@ -341,7 +456,7 @@ func (s *Service) holdArchive(p Principal, content *archiveContent) (ImportResul
 			q := &QuarantineRecord{Kind: "claim", Record: head.ID, Key: head.Key, Status: StatusQuarantined, Problems: []string{}}
 			a := head.Producer.Authenticated
 			foreign := map[string]string{a.Kind + ":" + a.ID: quarantine.ForeignID(archiveSource, a.ID)}
-			s.checkImported(st, q, ac.Versions, foreign, &[]Loss{})
+			s.checkImported(st, q, ac.Versions, foreign, &out.LossReport)
 			body, err := json.Marshal(ac)
 			if err != nil {
 				return model.Wrap(op, KindInternal, err)

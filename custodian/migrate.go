@@ -123,16 +123,22 @@ func (st *state) bundleRecords(personas []string) (BundleRecords, []Loss) {
 	loss := []Loss{}
 	included := map[string]bool{} // claim ids, and summary ids, that travel
 	ids := make([]string, 0, len(st.Claims))
+	var left []string // retracted and deleted claims: they stay behind, listed
 	for id, r := range st.Claims {
-		if r.Meta.Status != StatusActive {
-			continue
+		inPersonas := len(personas) == 0 || slices.ContainsFunc(r.Meta.Personas, func(pe string) bool { return slices.Contains(personas, pe) })
+		switch {
+		case !inPersonas: // a deleted claim is in no persona: listed only when all travel
+		case r.Meta.Status == StatusActive:
+			ids = append(ids, id)
+		case r.Meta.Status == StatusRetracted || r.Meta.Status == StatusDeleted:
+			left = append(left, id)
 		}
-		if len(personas) > 0 && !slices.ContainsFunc(r.Meta.Personas, func(pe string) bool { return slices.Contains(personas, pe) }) {
-			continue
-		}
-		ids = append(ids, id)
 	}
 	sort.Strings(ids)
+	sort.Strings(left)
+	for _, id := range left {
+		loss = append(loss, Loss{Record: id, Dropped: "claim", Reason: st.Claims[id].Meta.Status})
+	}
 	idents := map[IdentityRef]bool{}
 	// addIdentity lists a producer once, by its issuer (or kind) and id.
 	addIdentity := func(a Authenticated) {
@@ -162,6 +168,11 @@ func (st *state) bundleRecords(personas []string) (BundleRecords, []Loss) {
 		bc := BundleClaim{ID: id, Personas: []string{}, Versions: make([]*Claim, len(vs))}
 		for i, v := range vs {
 			bc.Versions[i] = v.WithLists()
+		}
+		if r.Meta.DisputedAt != nil {
+			// A disputed claim travels disputed: its head as every
+			// recipient reads it.
+			bc.Versions[len(vs)-1].Confirmation = Confirmation{Status: ConfirmationDisputed, By: "owner", At: r.Meta.DisputedAt}
 		}
 		for _, pe := range r.Meta.Personas {
 			if len(personas) == 0 || slices.Contains(personas, pe) {

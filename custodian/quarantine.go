@@ -94,7 +94,24 @@ func (s *Service) ImportBundle(ctx context.Context, p Principal, in ImportBundle
 		b.Receipt(Receipt{Actor: "owner", Operation: op, Decision: "allow", Records: []string{m.BundleID, m.Source.CustodianID}, Revision: rev})
 		return nil
 	})
-	return rep, err
+	return rep, s.refusedImport(p, op, err)
+}
+
+// refusedImport records, when err refuses an owner's import (a bundle or
+// an archive that is not one, damaged, replayed or malformed, or wrong
+// credentials), a deny receipt with its constraint — never any of the
+// import's content — and returns err. A failure of this custodian's own
+// (internal, locked) leaves none.
+func (s *Service) refusedImport(p Principal, op string, err error) error {
+	e, ok := err.(*Error)
+	if !ok || e.Kind == KindInternal || e.Kind == KindLocked || e.Kind == KindSessionRequired {
+		return err
+	}
+	_ = s.write(op, p, func(st *state, b *batch) error {
+		b.Receipt(denyReceipt(p, op, e))
+		return nil
+	})
+	return err
 }
 
 // heldRecords validates the records of an import from source and returns
@@ -155,8 +172,11 @@ func (s *Service) heldRecords(st *state, op, source string, recs quarantine.Reco
 		if err := quarantine.Strict(raw, &sm); err != nil || sm.ID == "" {
 			return nil, model.Fail(op, KindInvalid, fmt.Sprintf("summary %d of the bundle is not a summary", i))
 		}
-		q := &QuarantineRecord{Kind: "summary", Record: sm.ID, Status: StatusQuarantined, Problems: []string{}, Body: raw}
-		if problems := quarantine.Blocking(judged(sm.Restrictions), knownRestriction); len(problems) > 0 {
+		q := &QuarantineRecord{Kind: "summary", Record: sm.ID, Status: StatusQuarantined, Problems: []string{}, Body: raw,
+			Sensitivity: sm.Sensitivity, Restrictions: restrictionTypes(sm.Restrictions)}
+		problems := quarantine.Blocking(judged(sm.Restrictions), knownRestriction)
+		problems = append(problems, quarantine.NeverSent([]quarantine.Version{{Version: sm.Version, Restrictions: judged(sm.Restrictions)}}, staysWithSource)...)
+		if len(problems) > 0 {
 			q.Status = StatusBlocked
 			q.Problems = append(q.Problems, problems...)
 		}
@@ -193,28 +213,34 @@ func judged(rs []Restriction) []quarantine.Restriction {
 	return out
 }
 
-// checkImported lists a claim's problems: unknown restrictions (mandatory:
-// blocked; advisory: dropped from the head and reported), foreign
-// producers, and a key with an active claim here.
+// checkImported lists a claim's problems and sets what it would be adopted
+// with: every version carries the union of the restrictions of all of
+// them (a later version never lowers what an earlier one carried), less
+// the unknown advisory ones, which are dropped and reported; every
+// version's tier is at least its key's default here. Its problems: unknown
+// mandatory restrictions (blocked), restrictions that keep a record with
+// its source (blocked: it should never have been sent), foreign producers,
+// and a key with an active claim here.
 func (s *Service) checkImported(st *state, q *QuarantineRecord, versions []*Claim, foreign quarantine.Identities, loss *[]Loss) {
 	head := versions[len(versions)-1]
-	vs := make([]quarantine.Version, len(versions))
-	for i, v := range versions {
-		vs[i] = quarantine.Version{Version: v.Version, Restrictions: judged(v.Restrictions)}
-	}
+	vs := judgedVersions(versions)
 	verdict := quarantine.JudgeClaim(head.ID, vs, knownRestriction)
-	kept := head.Restrictions[:0:0]
-	for i, r := range head.Restrictions {
-		if verdict.Keep[i] {
-			kept = append(kept, r)
-		}
+	never := quarantine.NeverSent(vs, staysWithSource)
+	sent := head.Sensitivity
+	protectImported(versions, verdict.Drop)
+	if head.Sensitivity != sent {
+		q.Problems = append(q.Problems, "tier raised from "+sent+" to "+head.Sensitivity+", this custodian's default for the key")
 	}
-	head.Restrictions = kept
 	*loss = append(*loss, verdict.Loss...)
-	if verdict.Blocked {
+	if verdict.Blocked || len(never) > 0 {
 		q.Status = StatusBlocked
 	}
 	q.Problems = append(q.Problems, verdict.Problems...)
+	q.Problems = append(q.Problems, never...)
+	q.Sensitivity, q.Restrictions = head.Sensitivity, restrictionTypes(head.Restrictions)
+	if head.Confirmation.Status == ConfirmationDisputed {
+		q.Problems = append(q.Problems, "disputed at its source: it is adopted disputed")
+	}
 	a := head.Producer.Authenticated
 	if pr := foreign.Problem(a.Kind + ":" + a.ID); pr != "" {
 		q.Problems = append(q.Problems, pr)
@@ -222,6 +248,49 @@ func (s *Service) checkImported(st *state, q *QuarantineRecord, versions []*Clai
 	if r := st.FieldOf[head.Key]; r != nil && r.Meta.Status == StatusActive {
 		q.Problems = append(q.Problems, "conflicts with active claim "+r.Meta.ID)
 	}
+}
+
+// judgedVersions is what the quarantine judges of a claim's versions.
+func judgedVersions(versions []*Claim) []quarantine.Version {
+	vs := make([]quarantine.Version, len(versions))
+	for i, v := range versions {
+		vs[i] = quarantine.Version{Version: v.Version, Restrictions: judged(v.Restrictions)}
+	}
+	return vs
+}
+
+// protectImported gives every version of an imported claim the union of
+// the restrictions of all its versions, less the advisory ones of the
+// types drop names, and a tier at least its key's default here: a bundle
+// never lowers the protection this custodian gives a key, nor a later
+// version what an earlier one carried.
+func protectImported(versions []*Claim, drop map[string]bool) {
+	var union []Restriction
+	for _, v := range versions {
+		union = mergeRestrictions(union, v.Restrictions)
+	}
+	union = slices.DeleteFunc(union, func(r Restriction) bool { return !r.Mandatory && drop[r.Type] })
+	for _, v := range versions {
+		v.Restrictions = slices.Clone(union)
+		v.Sensitivity = raiseTier(v.Sensitivity, defaultSensitivity(v.Key))
+	}
+}
+
+// staysWithSource reports whether a restriction of type t keeps a record
+// with the custodian that holds it (see mustStay).
+func staysWithSource(t string) bool {
+	return mustStay([]Restriction{{Type: t}}) != ""
+}
+
+// restrictionTypes lists the types of rs, each once.
+func restrictionTypes(rs []Restriction) []string {
+	out := []string{}
+	for _, r := range rs {
+		if !slices.Contains(out, r.Type) {
+			out = append(out, r.Type)
+		}
+	}
+	return out
 }
 
 // ListQuarantine returns a page of the held records (owner only).
@@ -455,11 +524,17 @@ func (st *state) planClaims(op string, personas []string, a *adoption, held []*Q
 	for _, q := range held {
 		id := q.ID
 		if q.Status == StatusBlocked {
-			return model.Fail(op, KindRestrictionBlocked, "record "+id+" is blocked by an unknown mandatory restriction: remove it first")
+			return blockedFail(op, q)
 		}
 		body, err := heldClaim(op, id, bodies[id])
 		if err != nil {
 			return err
+		}
+		// Held before these rules, a record may not carry them yet: the
+		// protection it is adopted with never depends on when it came.
+		protectImported(body.Versions, nil)
+		if never := quarantine.NeverSent(judgedVersions(body.Versions), staysWithSource); len(never) > 0 {
+			return model.Fail(op, KindRestrictionBlocked, "record "+id+" should never have left its source: reject it")
 		}
 		head := body.Versions[len(body.Versions)-1]
 		if st.Claims[head.ID] != nil || adopting[head.ID] {
@@ -504,7 +579,7 @@ func (st *state) planSummaries(op string, all bool, a *adoption, sums []*Quarant
 				continue
 			}
 			if q.Status == StatusBlocked {
-				return model.Fail(op, KindRestrictionBlocked, "record "+q.ID+" is blocked by an unknown mandatory restriction: remove it first")
+				return blockedFail(op, q)
 			}
 			var sm Summary
 			if err := json.Unmarshal(bodies[q.ID], &sm); err != nil {
@@ -518,6 +593,9 @@ func (st *state) planSummaries(op string, all bool, a *adoption, sums []*Quarant
 			}
 			if !st.inheritAdopted(&sm, q.BundleID, adoptedClaims, sumByID) {
 				continue
+			}
+			if mustStay(sm.Restrictions) != "" {
+				return model.Fail(op, KindRestrictionBlocked, "record "+q.ID+" should never have left its source: reject it")
 			}
 			sumByID[sm.ID] = &sm
 			adoptedSums[sm.ID] = sm.Version
@@ -533,6 +611,18 @@ func (st *state) planSummaries(op string, all bool, a *adoption, sums []*Quarant
 		}
 	}
 	return nil
+}
+
+// blockedFail is the refusal to adopt blocked record q, saying what
+// settles it: removing an unknown mandatory restriction, or, for a record
+// that should never have been sent, rejecting it.
+func blockedFail(op string, q *QuarantineRecord) error {
+	for _, pr := range q.Problems {
+		if strings.Contains(pr, "should never have left its source") {
+			return model.Fail(op, KindRestrictionBlocked, "record "+q.ID+" should never have left its source: reject it")
+		}
+	}
+	return model.Fail(op, KindRestrictionBlocked, "record "+q.ID+" is blocked by an unknown mandatory restriction: remove it first")
 }
 
 // inheritAdopted reports whether every parent of summary sm, held from
@@ -613,8 +703,21 @@ func (st *state) adopt(op string, b *batch, a *adoption, identities map[string]s
 		refs = append(refs, q.ID)
 	}
 	for _, c := range a.claims {
+		var disputedAt *time.Time
+		if h := c.versions[len(c.versions)-1]; h.Confirmation.Status == ConfirmationDisputed {
+			// Disputed at its source, it is disputed here. The dispute is
+			// the meta's, as for any claim here; what the source's owner
+			// had confirmed before is not known.
+			at := b.Now
+			if h.Confirmation.At != nil {
+				at = h.Confirmation.At.UTC()
+			}
+			disputedAt = &at
+			h.Confirmation = Confirmation{Status: ConfirmationUnconfirmed}
+		}
 		for i, v := range c.versions {
 			v.Producer.Authenticated = localIdentity(c.q.Source, v.Producer.Authenticated, identities)
+			v.WrittenBy = localWriter(c.q.Source, v.WrittenBy, identities)
 			v.Revision, v.Personas, v.Status = rev, nil, StatusSuperseded
 			if i == len(c.versions)-1 {
 				v.Status = StatusActive
@@ -623,7 +726,8 @@ func (st *state) adopt(op string, b *batch, a *adoption, identities map[string]s
 		}
 		head := c.versions[len(c.versions)-1]
 		n := len(c.versions)
-		r := st.NewRecord(claimMeta{ID: head.ID, Head: n, Status: StatusActive, Personas: c.personas, Origin: c.q.BundleID}, head, c.versions[:n-1])
+		meta := claimMeta{ID: head.ID, Head: n, Status: StatusActive, Personas: c.personas, Origin: c.q.BundleID, DisputedAt: disputedAt}
+		r := st.NewRecord(meta, head, c.versions[:n-1])
 		st.SetClaim(r)
 		b.Put(engine.BucketClaimMeta, head.ID, r.Meta)
 		st.release(b, c.q.ID)
@@ -655,6 +759,28 @@ func localIdentity(source string, a Authenticated, mapped map[string]string) Aut
 		return Authenticated{Kind: "consumer", ID: local}
 	}
 	return Authenticated{Kind: "custodian", ID: a.Kind + ":" + a.ID, Issuer: source}
+}
+
+// localWriter is the written_by an adopted version keeps, mapped as its
+// producer is: "user" (the source's owner) or a consumer of the source
+// becomes the local identity the owner mapped it to ("user" for owner, or
+// the consumer's name), or stays foreign (foreign:SOURCE/ID) — never the
+// owner here by default.
+func localWriter(source, writtenBy string, mapped map[string]string) string {
+	id := writtenBy
+	if id == WrittenByUser {
+		id = "owner"
+	}
+	if id == "" {
+		return ""
+	}
+	switch local := mapped[quarantine.ForeignID(source, id)]; {
+	case local == "owner":
+		return WrittenByUser
+	case local != "":
+		return local
+	}
+	return quarantine.ForeignID(source, id)
 }
 
 // UnblockInput is the body of an unblock: the unknown restriction types to
@@ -728,6 +854,10 @@ func (s *Service) UnblockQuarantined(ctx context.Context, p Principal, id string
 				nq.Status = StatusBlocked
 			}
 		}
+		if len(quarantine.NeverSent(judgedVersions(body.Versions), staysWithSource)) > 0 {
+			nq.Status = StatusBlocked
+		}
+		nq.Restrictions = restrictionTypes(body.Versions[len(body.Versions)-1].Restrictions)
 		out = *st.hold(b, &nq)
 		b.Receipt(Receipt{Actor: "owner", Operation: op, Decision: "allow", Records: append([]string{id}, in.Remove...), Revision: nq.Revision})
 		return nil

@@ -27,13 +27,18 @@
 // [Identities] finds the foreign name of a producer. [JudgeClaim] and
 // [Blocking] reconstruct restrictions: an unknown mandatory restriction
 // blocks a record (it may not be adopted until the owner removes it, see
-// [Unblocked]); an unknown advisory one is dropped and reported in the
-// [Loss] report, beside what the source left behind.
+// [Unblocked]); an unknown advisory one, on any version, is dropped and
+// reported in the [Loss] report, beside what the source left behind. A
+// claim is adopted with the union of its versions' restrictions, so no
+// version is judged alone. [NeverSent] blocks a record that carries a
+// restriction keeping it with its source (no_export, source_controlled,
+// third_party): it should never have been sent, and no unblock clears it.
 //
 // # What the owner sees
 //
-// A held record is a [Held]: what it is, where it came from, its status
-// ([StatusQuarantined] or [StatusBlocked]) and its problems in words. The
+// A held record is a [Held]: what it is, where it came from, the tier and
+// restrictions it would be adopted with, its status ([StatusQuarantined]
+// or [StatusBlocked]) and its problems in words. The
 // answer of an import is a [Report].
 //
 // # Bundle format 0.1

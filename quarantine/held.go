@@ -17,14 +17,20 @@ const (
 // Held is one imported record held for the owner: apart from every claim,
 // it answers exactly like an absent record to everyone else.
 type Held struct {
-	ID       string   `json:"id"`
-	BundleID string   `json:"bundle_id"`
-	Source   string   `json:"source"` // the exporting custodian
-	Kind     string   `json:"kind"`   // claim | persona | entity | summary
-	Record   string   `json:"record"` // its id at the source
-	Key      string   `json:"key,omitempty"`
-	Status   string   `json:"status"`
-	Problems []string `json:"problems"`
+	ID       string `json:"id"`
+	BundleID string `json:"bundle_id"`
+	Source   string `json:"source"` // the exporting custodian
+	Kind     string `json:"kind"`   // claim | persona | entity | summary
+	Record   string `json:"record"` // its id at the source
+	Key      string `json:"key,omitempty"`
+	// Sensitivity and Restrictions are what the record would be adopted
+	// with: for a claim, its tier raised to at least the key's default
+	// here, and the types of every restriction any of its versions
+	// carried. The owner sees them before adopting.
+	Sensitivity  string   `json:"sensitivity,omitempty"`
+	Restrictions []string `json:"restrictions,omitempty"`
+	Status       string   `json:"status"`
+	Problems     []string `json:"problems"`
 	// Body is the record as imported (for a claim: its versions and
 	// personas). A vault may keep it apart from the description.
 	Body       json.RawMessage `json:"body,omitempty"`
@@ -85,41 +91,58 @@ type Version struct {
 type Verdict struct {
 	Blocked  bool
 	Problems []string
-	// Keep is, for each restriction of the head version, whether it stays:
-	// an unknown advisory one is dropped and listed in Loss.
-	Keep []bool
+	// Drop lists the unknown restriction types whose advisory instances
+	// are dropped, from every version: each is listed once in Loss.
+	Drop map[string]bool
 	Loss []Loss
 }
 
 // JudgeClaim judges the restrictions of claim id, whose versions are
 // oldest first, against the restriction types known says this custodian
 // knows. An unknown mandatory restriction blocks the claim (on any
-// version: adoption keeps every version); an unknown advisory one on the
-// head is dropped, and reported.
+// version: adoption keeps every version); an unknown advisory one, on any
+// version, is dropped and reported once. The restrictions a claim is
+// adopted with are the union over its versions (a later version never
+// lowers what an earlier one carried), so none of them is judged alone.
 func JudgeClaim(id string, versions []Version, known func(string) bool) Verdict {
-	head := versions[len(versions)-1]
-	v := Verdict{Keep: make([]bool, len(head.Restrictions))}
-	for i, r := range head.Restrictions {
-		switch {
-		case known(r.Type):
-			v.Keep[i] = true
-		case r.Mandatory:
-			v.Keep[i] = true
-			v.Blocked = true
-			v.Problems = append(v.Problems, blockedBy(r.Type))
-		default:
-			v.Loss = append(v.Loss, Loss{Record: id, Dropped: "restriction " + r.Type, Reason: "unknown advisory restriction"})
-		}
-	}
-	for _, ver := range versions[:len(versions)-1] {
+	v := Verdict{Drop: map[string]bool{}}
+	last := len(versions) - 1
+	for i, ver := range versions {
 		for _, r := range ver.Restrictions {
-			if !known(r.Type) && r.Mandatory {
+			switch {
+			case known(r.Type):
+			case r.Mandatory:
 				v.Blocked = true
-				v.Problems = append(v.Problems, fmt.Sprintf("%s (version %d)", blockedBy(r.Type), ver.Version))
+				pr := blockedBy(r.Type)
+				if i != last {
+					pr = fmt.Sprintf("%s (version %d)", pr, ver.Version)
+				}
+				v.Problems = append(v.Problems, pr)
+			case !v.Drop[r.Type]:
+				v.Drop[r.Type] = true
+				v.Loss = append(v.Loss, Loss{Record: id, Dropped: "restriction " + r.Type, Reason: "unknown advisory restriction"})
 			}
 		}
 	}
 	return v
+}
+
+// NeverSent returns the problems of a claim whose versions carry a
+// restriction that stays says keeps a record with its source (no_export,
+// source_controlled, third_party): a source must never have sent it, so it
+// is blocked, and no unblock removes a restriction this custodian knows.
+func NeverSent(versions []Version, stays func(string) bool) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, ver := range versions {
+		for _, r := range ver.Restrictions {
+			if stays(r.Type) && !seen[r.Type] {
+				seen[r.Type] = true
+				out = append(out, fmt.Sprintf("blocked: restriction %s: it should never have left its source (version %d)", r.Type, ver.Version))
+			}
+		}
+	}
+	return out
 }
 
 // Blocking returns the problems of a record (a summary, say) with

@@ -84,22 +84,50 @@ func TestJudgeClaim(t *testing.T) {
 	known := func(t string) bool { return t == "no_export" }
 	v := quarantine.JudgeClaim("clm_1", []quarantine.Version{
 		{Version: 1, Restrictions: []quarantine.Restriction{{Type: "x_old", Mandatory: true}, {Type: "x_gone"}}},
-		{Version: 2, Restrictions: []quarantine.Restriction{{Type: "no_export", Mandatory: true}, {Type: "x_hint"}, {Type: "x_must", Mandatory: true}}},
+		{Version: 2, Restrictions: []quarantine.Restriction{{Type: "no_export", Mandatory: true}, {Type: "x_hint"}, {Type: "x_must", Mandatory: true}, {Type: "x_gone"}}},
 	}, known)
 	want := quarantine.Verdict{
 		Blocked:  true,
-		Problems: []string{"blocked: unknown mandatory restriction x_must", "blocked: unknown mandatory restriction x_old (version 1)"},
-		Keep:     []bool{true, false, true},
-		Loss:     []quarantine.Loss{{Record: "clm_1", Dropped: "restriction x_hint", Reason: "unknown advisory restriction"}},
+		Problems: []string{"blocked: unknown mandatory restriction x_old (version 1)", "blocked: unknown mandatory restriction x_must"},
+		// An advisory restriction of an earlier version is in the union
+		// adopted too: dropped, and reported once.
+		Drop: map[string]bool{"x_gone": true, "x_hint": true},
+		Loss: []quarantine.Loss{
+			{Record: "clm_1", Dropped: "restriction x_gone", Reason: "unknown advisory restriction"},
+			{Record: "clm_1", Dropped: "restriction x_hint", Reason: "unknown advisory restriction"},
+		},
 	}
 	if diff := cmp.Diff(want, v); diff != "" {
 		t.Fatalf("JudgeClaim (-want +got):\n%s", diff)
 	}
-	if got := quarantine.Unblocked(v.Problems, []string{"x_old"}); !slices.Equal(got, v.Problems[:1]) {
-		t.Fatalf("Unblocked(x_old) = %q; want %q", got, v.Problems[:1])
+	if got := quarantine.Unblocked(v.Problems, []string{"x_old"}); !slices.Equal(got, v.Problems[1:]) {
+		t.Fatalf("Unblocked(x_old) = %q; want %q", got, v.Problems[1:])
 	}
-	if got := quarantine.Blocking([]quarantine.Restriction{{Type: "x_must", Mandatory: true}, {Type: "x_hint"}, {Type: "no_export", Mandatory: true}}, known); !slices.Equal(got, v.Problems[:1]) {
-		t.Fatalf("Blocking = %q; want %q", got, v.Problems[:1])
+	if got := quarantine.Blocking([]quarantine.Restriction{{Type: "x_must", Mandatory: true}, {Type: "x_hint"}, {Type: "no_export", Mandatory: true}}, known); !slices.Equal(got, v.Problems[1:]) {
+		t.Fatalf("Blocking = %q; want %q", got, v.Problems[1:])
+	}
+}
+
+// TestNeverSent: a restriction that keeps a record with its source, on any
+// version, is a problem once per type; no unblock settles it.
+func TestNeverSent(t *testing.T) {
+	stays := func(t string) bool { return t == "no_export" || t == "third_party" }
+	got := quarantine.NeverSent([]quarantine.Version{
+		{Version: 1, Restrictions: []quarantine.Restriction{{Type: "third_party"}, {Type: "no_training", Mandatory: true}}},
+		{Version: 2, Restrictions: []quarantine.Restriction{{Type: "no_export", Mandatory: true}, {Type: "third_party"}}},
+	}, stays)
+	want := []string{
+		"blocked: restriction third_party: it should never have left its source (version 1)",
+		"blocked: restriction no_export: it should never have left its source (version 2)",
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("NeverSent = %q; want %q", got, want)
+	}
+	if left := quarantine.Unblocked(got, []string{"no_export", "third_party"}); !slices.Equal(left, got) {
+		t.Fatalf("Unblocked settled %q", slices.DeleteFunc(got, func(p string) bool { return slices.Contains(left, p) }))
+	}
+	if got := quarantine.NeverSent([]quarantine.Version{{Version: 1}}, stays); got != nil {
+		t.Fatalf("NeverSent of an unrestricted claim = %q", got)
 	}
 }
 

@@ -99,6 +99,11 @@ func runRestore(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	defer func() {
+		for _, l := range out.LossReport {
+			fmt.Fprintf(env.Stdout, "  lost: %s %s: %s\n", printable(l.Dropped), printable(l.Record), printable(l.Reason))
+		}
+	}()
 	if out.Held > 0 {
 		fmt.Fprintf(env.Stdout, "this backup was made by another vault: its %d records are held in the quarantine, not used yet.\n", out.Held)
 		fmt.Fprintln(env.Stdout, "Look at them with phc quarantine, and make them yours with phc quarantine adopt --all.")

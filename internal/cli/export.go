@@ -119,7 +119,7 @@ func runImport(ctx context.Context, env *Env, args []string) error {
 		if r.Key != "" {
 			fmt.Fprintf(env.Stdout, " (%s)", printable(r.Key))
 		}
-		fmt.Fprintln(env.Stdout)
+		fmt.Fprintln(env.Stdout, protection(r))
 		for _, p := range r.Problems {
 			fmt.Fprintf(env.Stdout, "    %s\n", printable(p))
 		}
@@ -237,12 +237,25 @@ func runQuarantine(ctx context.Context, env *Env, args []string) error {
 		if r.Key != "" {
 			fmt.Fprintf(env.Stdout, " (%s)", printable(r.Key))
 		}
-		fmt.Fprintln(env.Stdout)
+		fmt.Fprintln(env.Stdout, protection(r))
 		for _, p := range r.Problems {
 			fmt.Fprintf(env.Stdout, "  %s\n", printable(p))
 		}
 	}
 	return nil
+}
+
+// protection says what a held record would be adopted with: its tier
+// and restrictions (", tier standard, restricted no_training"), or "".
+func protection(r custodian.QuarantineRecord) string {
+	var out string
+	if r.Sensitivity != "" {
+		out += ", tier " + printable(r.Sensitivity)
+	}
+	if len(r.Restrictions) > 0 {
+		out += ", restricted " + printable(strings.Join(r.Restrictions, " "))
+	}
+	return out
 }
 
 // progress reports on w, every so many bytes, how much of r was read.

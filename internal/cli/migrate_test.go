@@ -72,6 +72,12 @@ func TestMigrationBetweenDaemons(t *testing.T) {
 	if !strings.Contains(outB.String(), "4 records held") { // two claims, the summary and the persona
 		t.Fatalf("phc import said:\n%s", outB.String())
 	}
+	// The owner sees what each record would be adopted with.
+	outB.Reset()
+	run(envB, errB, "quarantine")
+	if !strings.Contains(outB.String(), "(work.tools), tier standard, restricted purpose_only\n") || !strings.Contains(outB.String(), "(work.lang), tier standard\n") {
+		t.Fatalf("phc quarantine said:\n%s", outB.String())
+	}
 	// Held: nothing reads as present to B's app, by any route.
 	b.constraint(404, "not_found", "GET", "/context/fields/work.lang", app, nil)
 	var ctx struct {

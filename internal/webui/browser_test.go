@@ -603,6 +603,10 @@ func TestConsoleInBrowser(t *testing.T) {
 		if len(rows) != 2 {
 			t.Fatalf("the quarantine shows %q; want the two claims", rows)
 		}
+		// Each shows the tier and restrictions it would be adopted with.
+		if prot := eval[[]string](b, `[...document.querySelectorAll('#held td.protection')].map(c => c.textContent.trim())`); !slices.Equal(prot, []string{"standard", "standard"}) {
+			t.Fatalf("the quarantine shows protections %q; want standard for both", prot)
+		}
 		b.shot("quarantine")
 		held := map[string]string{}
 		for _, r := range rows {

@@ -19,8 +19,13 @@ type ImportResult struct {
 	RemovedClaims []string `json:"removed_claims,omitempty"`
 	// Held counts the records of another vault's archive held in the
 	// quarantine (nothing of such an archive is used, or erased, at once).
-	Held     int    `json:"held,omitempty"`
-	Revision uint64 `json:"revision"`
+	Held int `json:"held,omitempty"`
+	// LossReport lists, by id and reason (never a value), what of another
+	// vault's archive did not come: claims that stay with the custodian
+	// that made it (no_export, source_controlled, third_party), and unknown
+	// advisory restrictions dropped.
+	LossReport []quarantine.Loss `json:"loss_report,omitempty"`
+	Revision   uint64            `json:"revision"`
 }
 
 // Card is a custodian's public identity: its id and its public keys.
