@@ -2,8 +2,6 @@ package custodian
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,7 +14,6 @@ import (
 	"github.com/phc-project/phc/internal/identity"
 	"github.com/phc-project/phc/internal/vault"
 	"github.com/phc-project/phc/quarantine"
-	"github.com/phc-project/phc/schema"
 )
 
 // Archiver is the optional capability of a Vault to seal the owner's export
@@ -141,39 +138,6 @@ func (s *Service) Export(ctx context.Context, p Principal) ([]byte, error) {
 	}
 	return sealed, nil
 }
-
-// ImportInput is the body of an import.
-type ImportInput struct {
-	// Archive is the archive as GET /context/export answered it: that JSON
-	// object, the same JSON as a string, or it base64-encoded.
-	Archive   json.RawMessage `json:"archive"`
-	Mode      string          `json:"mode"` // merge | replace
-	Password  string          `json:"password"`
-	SecretKey string          `json:"secret_key"`
-	decoded
-}
-
-// ImportInput is decoded within the import limits (importLimits), and
-// checked by its digest: its archive is not encoded again.
-func (*ImportInput) Spec() inputSpec { return inputSpec{Limits: &importLimits, Digest: importDigest} }
-
-// importDigest is the SHA-256 of an ImportInput's fields, each after its
-// length.
-func importDigest(in Input) [sha256.Size]byte {
-	i := in.(*ImportInput)
-	h := sha256.New()
-	for _, f := range [][]byte{i.Archive, []byte(i.Mode), []byte(i.Password), []byte(i.SecretKey)} {
-		h.Write(binary.BigEndian.AppendUint64(nil, uint64(len(f))))
-		h.Write(f)
-	}
-	var sum [sha256.Size]byte
-	h.Sum(sum[:0])
-	return sum
-}
-
-// importLimits bound an import body: an archive may be far larger than an
-// ordinary request.
-var importLimits = schema.Limits{MaxBytes: 64 << 20, MaxDepth: 8, MaxStringBytes: 64 << 20, MaxMembers: 16}
 
 // Import opens an archive with the exporting vault's password and Secret
 // Key and loads its claims and personas (owner only). merge adds the claims

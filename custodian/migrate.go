@@ -14,16 +14,6 @@ import (
 // Migration bundles (docs/formats/bundle.md): what one custodian hands another. The
 // payload is {"manifest", "records"}; the codec signs and encrypts it.
 
-// ExportInput is the body of POST /phc/v1/export: the options of
-// [Service.ExportBundle].
-type ExportInput struct {
-	To       json.RawMessage `json:"to"`
-	Personas []string        `json:"personas,omitempty"`
-	decoded
-}
-
-func (*ExportInput) Spec() inputSpec { return inputSpec{} }
-
 // ExportBundle makes a bundle of this vault's context for the custodian
 // whose card is in.To (owner only): every version of every active claim
 // (of the personas named, if any), personas, entities, summaries whose

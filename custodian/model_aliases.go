@@ -51,6 +51,10 @@ type (
 
 // The inputs of the core's methods (package model).
 type (
+	AdoptInput            = model.AdoptInput
+	ExportInput           = model.ExportInput
+	ImportInput           = model.ImportInput
+	UnblockInput          = model.UnblockInput
 	BulkConfirmInput      = model.BulkConfirmInput
 	BulkRejectInput       = model.BulkRejectInput
 	ConfirmInput          = model.ConfirmInput
@@ -77,8 +81,6 @@ type (
 	TokenRequest          = model.TokenRequest
 	TrustInput            = model.TrustInput
 	UnlockInput           = model.UnlockInput
-	decoded               = model.Decoded
-	inputSpec             = model.InputSpec
 )
 
 // The shapes of the core's answers (package model).

@@ -338,21 +338,6 @@ func (s *Service) RejectQuarantined(ctx context.Context, p Principal, ids []stri
 	return n, rev, err
 }
 
-// AdoptInput is the body of an adopt: which held records (bulk form), the
-// personas to put them in (default: those of the source that exist here),
-// and foreign identities mapped to local ones ("foreign:cus_…/tutor" →
-// "tutor", a consumer here, or "owner"). The empty body of the
-// single-record route, or one of white space only, is the zero AdoptInput.
-type AdoptInput struct {
-	IDs        []string          `json:"ids,omitempty"`
-	All        bool              `json:"all,omitempty"`
-	Personas   []string          `json:"personas,omitempty"`
-	Identities map[string]string `json:"identities,omitempty"`
-	decoded
-}
-
-func (*AdoptInput) Spec() inputSpec { return inputSpec{Optional: true, Blank: true} }
-
 // AdoptQuarantined makes held claims active claims here, in one revision,
 // with every version and no grant at all (owner only). only, if not empty,
 // is the one record of the single-record route; in's ids and all select
@@ -782,15 +767,6 @@ func localWriter(source, writtenBy string, mapped map[string]string) string {
 	}
 	return quarantine.ForeignID(source, id)
 }
-
-// UnblockInput is the body of an unblock: the unknown restriction types to
-// remove from a blocked record.
-type UnblockInput struct {
-	Remove []string `json:"remove"`
-	decoded
-}
-
-func (*UnblockInput) Spec() inputSpec { return inputSpec{} }
 
 // UnblockQuarantined removes, as its own receipted act, unknown mandatory
 // restrictions from a held claim (owner only); with none left it is

@@ -291,7 +291,7 @@ type CorrectionInput struct {
 	decoded
 }
 
-func (*CorrectionInput) Spec() InputSpec { return InputSpec{schema: schema.Correction} }
+func (*CorrectionInput) spec() inputSpec { return inputSpec{schema: schema.Correction} }
 
 // PersonasInput sets a claim's persona associations: the body of
 // [Service.SetPersonas].
@@ -300,4 +300,4 @@ type PersonasInput struct {
 	decoded
 }
 
-func (*PersonasInput) Spec() InputSpec { return InputSpec{} }
+func (*PersonasInput) spec() inputSpec { return inputSpec{} }

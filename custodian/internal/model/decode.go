@@ -37,36 +37,36 @@ var limits = schema.DefaultLimits()
 // checked by Request.Check; and CardInput is another custodian's signed
 // card, read by the card codec as it came.
 type Input interface {
-	Spec() InputSpec
-	DecodedState() *decoded
+	spec() inputSpec
+	decodedState() *decoded
 }
 
-// InputSpec says how an input type is decoded.
-type InputSpec struct {
+// inputSpec says how an input type is decoded.
+type inputSpec struct {
 	// schema names the binding's JSON Schema the body must match, or is
 	// "" for a body of fixed Go shape (the strict decoder).
 	schema string
 	// optional lets an empty body stand for the zero input; blank lets
 	// a body of white space only stand for it too.
-	Optional, Blank bool
+	optional, blank bool
 	// utf8 refuses an input built or changed by hand with a string that
 	// is not UTF-8, as its body is refused, where encoding would mend it
 	// (see decoded): the DEC inputs, whose methods always refused one.
 	utf8 bool
 	// limits bound a fixed-shape body in place of the core's (nil: the
 	// core's): an import's, whose archive is far larger.
-	Limits *schema.Limits
+	limits *schema.Limits
 	// digest, when set, stands for a fixed-shape input's encoding in the
 	// check of accept (see decoded): for an input that carries a large
 	// document whose JSON encoding would cost more than hashing it, and
 	// whose fields always encode (no time, no number to range-check).
-	Digest func(Input) [sha256.Size]byte
+	digest func(Input) [sha256.Size]byte
 }
 
 // within returns the limits a fixed-shape body of sp is decoded within.
-func (sp InputSpec) within() schema.Limits {
-	if sp.Limits != nil {
-		return *sp.Limits
+func (sp inputSpec) within() schema.Limits {
+	if sp.limits != nil {
+		return *sp.limits
 	}
 	return limits
 }
@@ -101,11 +101,7 @@ type decoded struct {
 	err error             // Decode's refusal, answered by the method given the input
 }
 
-// Decoded is decoded, for input types outside this package (the core's
-// import and migration inputs) to embed.
-type Decoded = decoded
-
-func (d *decoded) DecodedState() *decoded { return d }
+func (d *decoded) decodedState() *decoded { return d }
 
 // DecodeInput is [Service.Decode] with the binding's validator sv.
 func DecodeInput(sv *schema.Validator, op string, raw []byte, in Input) error {
@@ -113,9 +109,9 @@ func DecodeInput(sv *schema.Validator, op string, raw []byte, in Input) error {
 		return Fail(op, KindInternal, "no input to decode into")
 	}
 	reflect.ValueOf(in).Elem().SetZero()
-	d := in.DecodedState()
-	sp := in.Spec()
-	if sp.Optional && (len(raw) == 0 || sp.Blank && len(bytes.TrimSpace(raw)) == 0) {
+	d := in.decodedState()
+	sp := in.spec()
+	if sp.optional && (len(raw) == 0 || sp.blank && len(bytes.TrimSpace(raw)) == 0) {
 		return nil // the zero input, checked by its method
 	}
 	var (
@@ -124,7 +120,7 @@ func DecodeInput(sv *schema.Validator, op string, raw []byte, in Input) error {
 	)
 	if sp.schema != "" {
 		enc, err = decodeDocEnc(sv, op, sp.schema, raw, in)
-	} else if err = decodeStrictWithin(op, raw, sp.within(), in); err == nil && sp.Digest == nil {
+	} else if err = decodeStrictWithin(op, raw, sp.within(), in); err == nil && sp.digest == nil {
 		enc, err = encodeDecoded(op, in)
 	}
 	if err != nil {
@@ -132,8 +128,8 @@ func DecodeInput(sv *schema.Validator, op string, raw []byte, in Input) error {
 		d.err = err
 		return err
 	}
-	if sp.Digest != nil {
-		d.sum = sp.Digest(in)
+	if sp.digest != nil {
+		d.sum = sp.digest(in)
 	} else {
 		d.enc = string(enc)
 	}
@@ -143,7 +139,7 @@ func DecodeInput(sv *schema.Validator, op string, raw []byte, in Input) error {
 
 // AcceptInput is accept with the binding's validator sv.
 func AcceptInput(sv *schema.Validator, op string, in Input) error {
-	d := in.DecodedState()
+	d := in.decodedState()
 	if d.err != nil {
 		if e, ok := errors.AsType[*Error](d.err); ok {
 			c := *e
@@ -152,15 +148,15 @@ func AcceptInput(sv *schema.Validator, op string, in Input) error {
 		}
 		return d.err
 	}
-	sp := in.Spec()
-	if d.ok && sp.Digest != nil && sp.Digest(in) == d.sum {
+	sp := in.spec()
+	if d.ok && sp.digest != nil && sp.digest(in) == d.sum {
 		return nil
 	}
 	enc, err := encodeDecoded(op, in)
 	if err != nil {
 		return err
 	}
-	if d.ok && sp.Digest == nil && string(enc) == d.enc {
+	if d.ok && sp.digest == nil && string(enc) == d.enc {
 		return nil
 	}
 	// Built or changed by hand: decoded as the same body would be.
@@ -281,7 +277,7 @@ type UnlockInput struct {
 	decoded
 }
 
-func (*UnlockInput) Spec() InputSpec { return InputSpec{} }
+func (*UnlockInput) spec() inputSpec { return inputSpec{} }
 
 // QuarantineRejectInput names the quarantined records to reject, or all
 // of them (see [Service.RejectQuarantined]).
@@ -291,4 +287,4 @@ type QuarantineRejectInput struct {
 	decoded
 }
 
-func (*QuarantineRejectInput) Spec() InputSpec { return InputSpec{} }
+func (*QuarantineRejectInput) spec() inputSpec { return inputSpec{} }

@@ -1,6 +1,8 @@
 package model
 
 import (
+	"crypto/sha256"
+	"encoding/binary"
 	"encoding/json"
 	"strings"
 	"time"
@@ -22,7 +24,7 @@ type EntityInput struct {
 	decoded
 }
 
-func (*EntityInput) Spec() InputSpec { return InputSpec{} }
+func (*EntityInput) spec() inputSpec { return inputSpec{} }
 
 // ResolveInput is a local vault hook's resolve request (Client-Vault
 // v=1): K as the Authorization header presented it, and the body as
@@ -46,7 +48,7 @@ type BulkConfirmInput struct {
 	decoded
 }
 
-func (*BulkConfirmInput) Spec() InputSpec { return InputSpec{} }
+func (*BulkConfirmInput) spec() inputSpec { return inputSpec{} }
 
 // BulkRejectInput is the owner's decision to reject many proposals: the
 // body of [Service.RejectBulk].
@@ -56,7 +58,7 @@ type BulkRejectInput struct {
 	decoded
 }
 
-func (*BulkRejectInput) Spec() InputSpec { return InputSpec{} }
+func (*BulkRejectInput) spec() inputSpec { return inputSpec{} }
 
 // FieldInput is the body of PUT /context/fields/{id}: the body of
 // [Service.PutField].
@@ -66,7 +68,7 @@ type FieldInput struct {
 	decoded
 }
 
-func (*FieldInput) Spec() InputSpec { return InputSpec{} }
+func (*FieldInput) spec() inputSpec { return inputSpec{} }
 
 // SensitivityInput is the body of [Service.SetSensitivity].
 type SensitivityInput struct {
@@ -74,7 +76,7 @@ type SensitivityInput struct {
 	decoded
 }
 
-func (*SensitivityInput) Spec() InputSpec { return InputSpec{} }
+func (*SensitivityInput) spec() inputSpec { return inputSpec{} }
 
 // TrustInput is the body of POST /phc/v1/trust.
 type TrustInput struct {
@@ -84,7 +86,7 @@ type TrustInput struct {
 	decoded
 }
 
-func (*TrustInput) Spec() InputSpec { return InputSpec{} }
+func (*TrustInput) spec() inputSpec { return inputSpec{} }
 
 // ExchangeInput is an RFC 8693 token-exchange request (the form-encoded
 // body of POST /phc/v1/token, as oidcrecipient.ParseForm reads it).
@@ -108,7 +110,7 @@ type PersonaInput struct {
 	decoded
 }
 
-func (*PersonaInput) Spec() InputSpec { return InputSpec{schema: schema.Persona} }
+func (*PersonaInput) spec() inputSpec { return inputSpec{schema: schema.Persona} }
 
 // PersonaUpdateInput is the body of [Service.UpdatePersona], per the
 // persona_update schema: each member given replaces the persona's.
@@ -119,7 +121,7 @@ type PersonaUpdateInput struct {
 	decoded
 }
 
-func (*PersonaUpdateInput) Spec() InputSpec { return InputSpec{schema: schema.PersonaUpdate} }
+func (*PersonaUpdateInput) spec() inputSpec { return inputSpec{schema: schema.PersonaUpdate} }
 
 // RequestInput is an application's request for context: the body of
 // [Service.RequestContext].
@@ -136,7 +138,7 @@ type RequestInput struct {
 	decoded
 }
 
-func (*RequestInput) Spec() InputSpec { return InputSpec{} }
+func (*RequestInput) spec() inputSpec { return inputSpec{} }
 
 // DecisionInput is the body of [Service.DecideRequest], which may be empty.
 type DecisionInput struct {
@@ -151,7 +153,7 @@ type DecisionInput struct {
 	decoded
 }
 
-func (*DecisionInput) Spec() InputSpec { return InputSpec{Optional: true} }
+func (*DecisionInput) spec() inputSpec { return inputSpec{optional: true} }
 
 // GrantInput is the body of a new grant, per the grant schema: the body of
 // [Service.CreateGrant].
@@ -169,7 +171,7 @@ type GrantInput struct {
 	decoded
 }
 
-func (*GrantInput) Spec() InputSpec { return InputSpec{schema: schema.Grant} }
+func (*GrantInput) spec() inputSpec { return inputSpec{schema: schema.Grant} }
 
 // GrantTerms are narrower terms for a grant in force: each one given
 // replaces the grant's own, each one left out keeps it. A list given
@@ -182,7 +184,7 @@ type GrantTerms struct {
 	decoded
 }
 
-func (*GrantTerms) Spec() InputSpec { return InputSpec{} }
+func (*GrantTerms) spec() inputSpec { return inputSpec{} }
 
 // ProposalInput is a proposal document as the binding defines it (the
 // proposal schema): the body of [Service.Propose].
@@ -203,7 +205,7 @@ type ProposalInput struct {
 	decoded
 }
 
-func (*ProposalInput) Spec() InputSpec { return InputSpec{schema: schema.Proposal} }
+func (*ProposalInput) spec() inputSpec { return inputSpec{schema: schema.Proposal} }
 
 // ConfirmInput is the owner's decision to confirm a proposal: the body of
 // [Service.Confirm].
@@ -213,7 +215,7 @@ type ConfirmInput struct {
 	decoded
 }
 
-func (*ConfirmInput) Spec() InputSpec { return InputSpec{} }
+func (*ConfirmInput) spec() inputSpec { return inputSpec{} }
 
 // RejectInput is the owner's decision to reject a proposal: the body of
 // [Service.Reject], which may be empty.
@@ -222,7 +224,7 @@ type RejectInput struct {
 	decoded
 }
 
-func (*RejectInput) Spec() InputSpec { return InputSpec{Optional: true} }
+func (*RejectInput) spec() inputSpec { return inputSpec{optional: true} }
 
 // DECTrustInput is the input of [Service.PinDECIssuer], the body of POST
 // /phc/v1/dec/trust: {issuer, jwks, revoked?: [{kid, at}]}, a dectype.Pin.
@@ -235,7 +237,7 @@ type DECTrustInput struct {
 	decoded
 }
 
-func (*DECTrustInput) Spec() InputSpec { return InputSpec{utf8: true} }
+func (*DECTrustInput) spec() inputSpec { return inputSpec{utf8: true} }
 
 // DECUnrevokeInput is the input of [Service.UnrevokeDECKey], the body of
 // POST /phc/v1/dec/trust/unrevoke.
@@ -245,7 +247,7 @@ type DECUnrevokeInput struct {
 	decoded
 }
 
-func (*DECUnrevokeInput) Spec() InputSpec { return InputSpec{utf8: true} }
+func (*DECUnrevokeInput) spec() inputSpec { return inputSpec{utf8: true} }
 
 // DECPolicyInput is the input of [Service.AddDECPolicy], the body of POST
 // /phc/v1/dec/policies: a policy, as dectype.Policy reads it. The policy
@@ -258,7 +260,7 @@ type DECPolicyInput struct {
 	decoded
 }
 
-func (*DECPolicyInput) Spec() InputSpec { return InputSpec{utf8: true} }
+func (*DECPolicyInput) spec() inputSpec { return inputSpec{utf8: true} }
 
 // DECDocumentInput is the input of [Service.VerifyDEC] and
 // [Service.PresentDEC]: a DEC document, the whole body of POST
@@ -279,7 +281,7 @@ type ConsumerInput struct {
 	decoded
 }
 
-func (*ConsumerInput) Spec() InputSpec { return InputSpec{} }
+func (*ConsumerInput) spec() inputSpec { return inputSpec{} }
 
 // TokenRequest asks for a service token with a consumer's name and secret.
 // TTL is seconds (a number) or a Go duration ("1h"); Scope is a
@@ -296,7 +298,7 @@ type TokenRequest struct {
 	decoded
 }
 
-func (*TokenRequest) Spec() InputSpec { return InputSpec{} }
+func (*TokenRequest) spec() inputSpec { return inputSpec{} }
 
 // scopeList is a scope as a request body gives it: a comma-separated string
 // ("identity.*, addresses.current", PCP §10) or an array of patterns
@@ -321,3 +323,74 @@ func (l *scopeList) UnmarshalJSON(raw []byte) error {
 	*l = scopeList(strings.Join(list, ","))
 	return nil
 }
+
+// ImportInput is the body of an import.
+type ImportInput struct {
+	// Archive is the archive as GET /context/export answered it: that JSON
+	// object, the same JSON as a string, or it base64-encoded.
+	Archive   json.RawMessage `json:"archive"`
+	Mode      string          `json:"mode"` // merge | replace
+	Password  string          `json:"password"`
+	SecretKey string          `json:"secret_key"`
+	decoded
+}
+
+// ImportInput is decoded within the import limits (importLimits), and
+// checked by its digest: its archive is not encoded again. The spec holds
+// a copy of the limits: what a caller does with it changes no other.
+func (*ImportInput) spec() inputSpec {
+	lim := importLimits
+	return inputSpec{limits: &lim, digest: importDigest}
+}
+
+// importDigest is the SHA-256 of an ImportInput's fields, each after its
+// length.
+func importDigest(in Input) [sha256.Size]byte {
+	i := in.(*ImportInput)
+	h := sha256.New()
+	for _, f := range [][]byte{i.Archive, []byte(i.Mode), []byte(i.Password), []byte(i.SecretKey)} {
+		h.Write(binary.BigEndian.AppendUint64(nil, uint64(len(f))))
+		h.Write(f)
+	}
+	var sum [sha256.Size]byte
+	h.Sum(sum[:0])
+	return sum
+}
+
+// importLimits bound an import body: an archive may be far larger than an
+// ordinary request.
+var importLimits = schema.Limits{MaxBytes: 64 << 20, MaxDepth: 8, MaxStringBytes: 64 << 20, MaxMembers: 16}
+
+// ExportInput is the body of POST /phc/v1/export: the options of
+// [Service.ExportBundle].
+type ExportInput struct {
+	To       json.RawMessage `json:"to"`
+	Personas []string        `json:"personas,omitempty"`
+	decoded
+}
+
+func (*ExportInput) spec() inputSpec { return inputSpec{} }
+
+// AdoptInput is the body of an adopt: which held records (bulk form), the
+// personas to put them in (default: those of the source that exist here),
+// and foreign identities mapped to local ones ("foreign:cus_…/tutor" →
+// "tutor", a consumer here, or "owner"). The empty body of the
+// single-record route, or one of white space only, is the zero AdoptInput.
+type AdoptInput struct {
+	IDs        []string          `json:"ids,omitempty"`
+	All        bool              `json:"all,omitempty"`
+	Personas   []string          `json:"personas,omitempty"`
+	Identities map[string]string `json:"identities,omitempty"`
+	decoded
+}
+
+func (*AdoptInput) spec() inputSpec { return inputSpec{optional: true, blank: true} }
+
+// UnblockInput is the body of an unblock: the unknown restriction types to
+// remove from a blocked record.
+type UnblockInput struct {
+	Remove []string `json:"remove"`
+	decoded
+}
+
+func (*UnblockInput) spec() inputSpec { return inputSpec{} }

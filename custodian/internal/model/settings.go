@@ -168,4 +168,4 @@ type SettingsInput struct {
 	decoded
 }
 
-func (*SettingsInput) Spec() InputSpec { return InputSpec{} }
+func (*SettingsInput) spec() inputSpec { return inputSpec{} }

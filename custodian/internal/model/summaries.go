@@ -93,4 +93,4 @@ type SummaryInput struct {
 	decoded
 }
 
-func (*SummaryInput) Spec() InputSpec { return InputSpec{} }
+func (*SummaryInput) spec() inputSpec { return inputSpec{} }
