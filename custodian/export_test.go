@@ -345,7 +345,7 @@ func (s *Service) WriteSnapshotWith(afterCut func()) error {
 		s.eng.SnapAfterCut.Store(&afterCut)
 		defer s.eng.SnapAfterCut.Store(hook)
 	}
-	err := s.eng.SnapshotOf(st.State)
+	err := s.eng.SnapshotOf(st.view)
 	if err != nil {
 		st.Mu.Lock()
 		st.Snap.End()

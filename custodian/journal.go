@@ -21,31 +21,31 @@ func (s *Service) write(op string, p Principal, fn func(st *state, b *batch) err
 // unlock reloads from the store. An error before any of that is returned as
 // it is. Callers hold s.life (shared or exclusive) so that st stays current.
 func (s *Service) commit(st *state, fn func(st *state, b *batch) error) error {
-	return s.eng.Queue(&job{St: st.State, Apply: func(b *batch) error { return fn(st, b) }})
+	return s.eng.Queue(&job{St: st.view, Apply: func(b *batch) error { return fn(st, b) }})
 }
 
 // commitAlone is commit for a job that runs as a group of its own (see
 // job.alone).
 func (s *Service) commitAlone(st *state, fn func(st *state, b *batch) error) error {
-	return s.eng.Queue(&job{St: st.State, Apply: func(b *batch) error { return fn(st, b) }, Alone: true})
+	return s.eng.Queue(&job{St: st.view, Apply: func(b *batch) error { return fn(st, b) }, Alone: true})
 }
 
 // lockBroken locks the vault after a failed commit, if st is still current.
-func (s *Service) lockBroken(st *State) {
+func (s *Service) lockBroken(st *view) {
 	s.lockLife(st) // a stale st breaks no check of the state open now
 	defer s.life.Unlock()
-	if s.st != nil && s.st.State == st {
+	if s.st != nil && s.st.view == st {
 		s.lockLocked()
 	}
 }
 
 // withView runs fn with life held shared, on the open view (nil while
 // locked).
-func (s *Service) withView(fn func(st *State) error) error {
+func (s *Service) withView(fn func(st *view) error) error {
 	s.life.RLock()
 	defer s.life.RUnlock()
 	if s.st == nil {
 		return fn(nil)
 	}
-	return fn(s.st.State)
+	return fn(s.st.view)
 }

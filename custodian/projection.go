@@ -55,7 +55,7 @@ func (s *Service) Check(ctx context.Context, p Principal) (CheckReport, error) {
 		rep.Summaries = st.summaryProblems()
 		want = st.Projection()
 		rep.Graph = GraphReport{Revision: st.Revision, Sync: st.GraphSync}
-		held, letGo = s.eng.HoldGraph(ctx, st.State)
+		held, letGo = s.eng.HoldGraph(ctx, st.view)
 		return nil
 	})
 	release()
@@ -107,11 +107,11 @@ func (s *Service) RebuildGraph(ctx context.Context, p Principal) (uint64, error)
 		if err := st.awaitGraph(op); err != nil {
 			return err
 		}
-		if err := s.eng.RebuildGraph(st.State); err != nil {
+		if err := s.eng.RebuildGraph(st.view); err != nil {
 			// The graph may be half built: nothing may use it until the
 			// next unlock rebuilds it (its watermark is 0).
 			st.Broken = true
-			go s.lockBroken(st.State)
+			go s.lockBroken(st.view)
 			return model.Wrap(op, KindInternal, err)
 		}
 		rev = st.Revision
@@ -207,7 +207,7 @@ func (s *Service) claimProblems(ctx context.Context, op string, p Principal, st 
 			release()
 			return nil, model.Fail(op, KindConflict, "the vault was locked and unlocked during the check: run it again")
 		}
-		if done, err = s.eng.ClaimChunk(op, st.State, ids, &from, &problems); err != nil {
+		if done, err = s.eng.ClaimChunk(op, st.view, ids, &from, &problems); err != nil {
 			release()
 			return nil, err
 		}

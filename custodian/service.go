@@ -266,7 +266,7 @@ func (s *Service) Unlock(ctx context.Context, password []byte, secretKey string)
 	st, err := loadState(s.eng.Store, s.cacheBytes, s.ignoreSnapshot.Load(), s.loadGC)
 	if err == nil {
 		st.Graph, st.dec, st.Dur = s.eng.Graph, s.dec, engine.NewDurability(s.test.Event)
-		err = engine.Guarded(func() error { return s.eng.SyncGraph(st.State) })
+		err = engine.Guarded(func() error { return s.eng.SyncGraph(st.view) })
 	}
 	if err != nil {
 		s.vault.Lock()
@@ -340,7 +340,7 @@ func (s *Service) Lock(ctx context.Context, p Principal) error {
 // comparing the graph gives up, rather than keep the lock (and every
 // request behind it, such as a traversal waiting for the graph with life
 // shared) waiting for as long as the comparison takes.
-func (s *Service) lockLife(st *State) { s.eng.Locking(st, s.life.Lock) }
+func (s *Service) lockLife(st *view) { s.eng.Locking(st, s.life.Lock) }
 
 // lockLocked locks with s.life held exclusively.
 func (s *Service) lockLocked() {

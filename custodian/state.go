@@ -12,7 +12,7 @@ import (
 // the rules keep — the vault's card keys, the pinned custodians, the DEC
 // verifier and its admission cache, the Client-Vault state.
 type state struct {
-	*State
+	*view
 	keys       *vaultKeys              // the vault's own card keys (nil until made)
 	custodians map[string]*pinnedEntry // custodian_id → pin
 	dec        DECVerifier             // the Service's, for admission on reads
@@ -25,7 +25,7 @@ type state struct {
 
 func newState() *state {
 	return &state{
-		State:      engine.NewView(),
+		view:       engine.NewView(),
 		custodians: make(map[string]*pinnedEntry),
 		admCache:   make(map[admissionKey]admission),
 		cv:         newClientVault(),
@@ -77,7 +77,7 @@ func readSettled[T any](op string, st *state, fn func() (T, error)) (T, error) {
 func loadState(store Store, cacheBytes int64, ignoreSnapshot bool, hold func(func() error) error) (*state, error) {
 	st := newState()
 	st.IgnoreSnapshot = ignoreSnapshot
-	load := func() error { return engine.Load(st.State, store, cacheBytes, st.loadRules) }
+	load := func() error { return engine.Load(st.view, store, cacheBytes, st.loadRules) }
 	if hold == nil {
 		hold = func(fn func() error) error { return fn() }
 	}

@@ -29,8 +29,9 @@ type (
 	// Clock tells the time; tests pass a fake (see [engine.Clock]).
 	Clock = engine.Clock
 
-	// State is the view (see [engine.State]); the rules wrap it (state).
-	State       = engine.State
+	// view is the engine's view (see [engine.State]); the rules wrap it
+	// (state). Unexported: adapters never name it.
+	view        = engine.State
 	batch       = engine.Batch
 	claimIndex  = engine.ClaimIndex
 	claimMeta   = engine.ClaimMeta
