@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/phc-project/phc/custodian/internal/engine"
+	"github.com/phc-project/phc/custodian/internal/model"
 )
 
 // TestEncodeReceipt: the single-pass encoding equals encoding/json's, and
@@ -45,7 +46,8 @@ func TestContextResultJSON(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		res := ContextResult{Revision: 5, Claims: []*Claim{&sc.Claim}, Raw: []json.RawMessage{sc.Raw}}
+		res := ContextResult{Revision: 5}
+		model.AppendContextClaim(&res, &sc.Claim, sc.Raw)
 		got, err := json.Marshal(res)
 		if err != nil {
 			t.Fatal(err)

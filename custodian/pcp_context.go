@@ -91,7 +91,6 @@ func (s *Service) Context(ctx context.Context, p Principal, q ContextQuery) (Con
 			return nil, nil, nil
 		}
 		out.Claims = make([]*Claim, 0, len(sv))
-		out.Raw = make([]json.RawMessage, 0, len(sv))
 		records = make([]string, 0, len(sv))
 		for _, it := range sv {
 			sc := it.sc
@@ -99,8 +98,7 @@ func (s *Service) Context(ctx context.Context, p Principal, q ContextQuery) (Con
 				wants = append(wants, refWant{claim: sc.Claim.ID, version: sc.Claim.Version, grant: it.g.ID, purpose: q.Purpose})
 				at = append(at, len(out.Claims))
 			}
-			out.Claims = append(out.Claims, &sc.Claim)
-			out.Raw = append(out.Raw, sc.Raw)
+			model.AppendContextClaim(&out, &sc.Claim, sc.Raw)
 			records = append(records, sc.Claim.Ref())
 		}
 		seen := map[*Grant]bool{}
@@ -132,7 +130,7 @@ func (s *Service) Context(ctx context.Context, p Principal, q ContextQuery) (Con
 			if err != nil {
 				return ContextResult{}, model.Wrap(op, KindInternal, err)
 			}
-			out.Claims[at[i]], out.Raw[at[i]] = &c, raw
+			model.SetContextClaim(&out, at[i], &c, raw)
 		}
 	}
 	return out, nil

@@ -3,6 +3,8 @@ package custodian
 import (
 	"encoding/json"
 	"testing"
+
+	"github.com/phc-project/phc/custodian/internal/model"
 )
 
 // TestContextResultJSONPersona: with a persona and without, the encoding
@@ -14,7 +16,8 @@ func TestContextResultJSONPersona(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, pc := range []*PersonaContext{nil, {ID: "work", Preferences: AdvisoryPreferences{Advisory: true, Items: []string{"be brief"}}}} {
-		res := ContextResult{Revision: 9, Claims: []*Claim{c}, Persona: pc, Raw: []json.RawMessage{raw}}
+		res := ContextResult{Revision: 9, Persona: pc}
+		model.AppendContextClaim(&res, c, raw)
 		got, err := json.Marshal(res)
 		if err != nil {
 			t.Fatal(err)

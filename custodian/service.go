@@ -71,7 +71,9 @@ type Config struct {
 	ClaimCacheBytes int64
 	// LoadGC runs the unlock's load of the view. The daemon holds the
 	// collector off around it (collecting while the view grows mostly
-	// traces what is being built); nil runs the load as it is.
+	// traces what is being built); nil runs the load as it is. It must
+	// run load exactly once (the unlock fails otherwise), holding nothing
+	// of the Service's: the unlock holds the lock state meanwhile.
 	LoadGC func(load func() error) error
 	// Cards makes the vault's card keys and reads other custodians'
 	// cards (internal/bundle); nil: this custodian has no card.

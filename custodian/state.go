@@ -2,6 +2,7 @@ package custodian
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -77,11 +78,22 @@ func readSettled[T any](op string, st *state, fn func() (T, error)) (T, error) {
 func loadState(store Store, cacheBytes int64, ignoreSnapshot bool, hold func(func() error) error) (*state, error) {
 	st := newState()
 	st.IgnoreSnapshot = ignoreSnapshot
-	load := func() error { return engine.Load(st.view, store, cacheBytes, st.loadRules) }
+	loads := 0
+	load := func() error {
+		if loads++; loads > 1 {
+			return errors.New("the load ran twice")
+		}
+		return engine.Load(st.view, store, cacheBytes, st.loadRules)
+	}
 	if hold == nil {
 		hold = func(fn func() error) error { return fn() }
 	}
-	if err := hold(load); err != nil {
+	err := hold(load)
+	if err == nil && loads != 1 {
+		// A view never loaded would be committed over the store's.
+		err = errors.New("Config.LoadGC returned without running the load")
+	}
+	if err != nil {
 		return nil, fmt.Errorf("load: %w", err)
 	}
 	return st, nil

@@ -141,7 +141,7 @@ type ContextResult struct {
 	// labelled advisory.
 	Persona *PersonaContext `json:"persona,omitempty"`
 
-	Raw []json.RawMessage `json:"-"` // Claims, encoded (from the records' caches); MarshalJSON writes them as claims
+	raw []json.RawMessage // Claims, encoded (from the records' caches); MarshalJSON writes them as claims
 }
 
 // PersonaContext is what a recipient receives about the persona its read
@@ -159,9 +159,22 @@ type AdvisoryPreferences struct {
 }
 
 // MarshalJSON encodes r from the claims' cached encodings: a read of many
+// AppendContextClaim adds c, whose encoding is raw, to r's claims. The
+// encodings are the core's to set: an adapter (which cannot import this
+// package) only encodes r.
+func AppendContextClaim(r *ContextResult, c *Claim, raw json.RawMessage) {
+	r.Claims = append(r.Claims, c)
+	r.raw = append(r.raw, raw)
+}
+
+// SetContextClaim replaces r's claim i by c, whose encoding is raw.
+func SetContextClaim(r *ContextResult, i int, c *Claim, raw json.RawMessage) {
+	r.Claims[i], r.raw[i] = c, raw
+}
+
 // fields does not encode them again.
 func (r ContextResult) MarshalJSON() ([]byte, error) {
-	if len(r.Raw) != len(r.Claims) {
+	if len(r.raw) != len(r.Claims) {
 		type plain ContextResult
 		return json.Marshal(plain(r))
 	}
@@ -173,7 +186,7 @@ func (r ContextResult) MarshalJSON() ([]byte, error) {
 		}
 		persona = pc
 	}
-	return pcp.EncodeContext(r.Revision, r.Raw, persona), nil
+	return pcp.EncodeContext(r.Revision, r.raw, persona), nil
 }
 
 // Why a consumer's token reads nothing of a scope (ScopeRead.NotRead).
