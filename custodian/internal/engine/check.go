@@ -14,7 +14,7 @@ import (
 	"github.com/phc-project/phc/graph"
 )
 
-// compareGraph compares the graph, held at rep.Revision, with want, the
+// CompareGraph compares the graph, held at rep.Revision, with want, the
 // view's projection at that revision (sorted): both sorted, then walked
 // side by side.
 func (s *Engine) CompareGraph(ctx context.Context, rep *model.GraphReport, want []graph.Edge, touch func()) {
@@ -84,11 +84,11 @@ func (s *Engine) CompareGraph(ctx context.Context, rep *model.GraphReport, want 
 	rep.OK = len(rep.Problems) == 0
 }
 
-// defaultCheckChunk is how many claim metas claimProblems compares under
+// DefaultCheckChunk is how many claim metas claimProblems compares under
 // one read lock of the view (Hooks.CheckChunk: another).
 const DefaultCheckChunk = 1024
 
-// claimChunk compares the chunk of claim metas that begins at *from (see
+// ClaimChunk compares the chunk of claim metas that begins at *from (see
 // claimProblems), moves *from past it, and reports whether it was the
 // last. ids are the claims the view held when the check began, sorted,
 // from *from on.

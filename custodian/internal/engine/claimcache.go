@@ -119,7 +119,7 @@ func Guarded(fn func() error) (err error) {
 	return fn()
 }
 
-// catchUnreadable, deferred, turns an unreadable panic into *err.
+// CatchUnreadable, deferred, turns an unreadable panic into *err.
 func CatchUnreadable(err *error) {
 	if v := recover(); v != nil {
 		u, ok := v.(unreadable)

@@ -28,8 +28,8 @@
 //     LazyRanger, Prefixer, Seeker), which internal/store implements and
 //     the core names through aliases.
 //   - Journal: the single writer's queue. Jobs queue from any goroutine;
-//     one goroutine takes them in order and hands them to the core's
-//     commit a group at a time (one store commit, one fsync). Queued
+//     one goroutine takes them in order and hands them to the Engine's
+//     group commit (commitGroup) a group at a time (one store commit, one fsync). Queued
 //     counts the jobs waiting. Write and Apply are a group's store
 //     operations.
 //   - Durability: which groups are committed. The journal applies a group
@@ -50,7 +50,7 @@
 //     the vault's KeyDeriver), RollReceipts, and VerifyChain, which
 //     checks the checkpoints and the receipts kept in full as one chain.
 //   - Engine: the running part — the journal's group commit (a job's
-//     Apply, then its Finish, its receipts chained, its writes staged,
+//     Apply, then its projection (finishJob), its receipts chained, its writes staged,
 //     the group stored in one transaction and marked durable), the graph
 //     worker that applies the committed deltas off the writes' path
 //     (HoldGraph keeps it still for a check), and the claim metas
@@ -68,9 +68,10 @@
 // # Lock order
 //
 // Locks are taken in this order, never the reverse; a lock marked leaf is
-// never held while another is taken. The first five are the core's, held
-// around the engine's; they are listed here so that the order is written
-// in one place.
+// never held while another is taken. The lock state (3) and the
+// admission cache are the core's (package custodian); the rest are the
+// engine's. They are listed here so that the order is written in one
+// place.
 //
 //  1. Engine.SnapMu: one claim metas snapshot at a time; held for the
 //     whole snapshot, which then takes life (shared, through
@@ -85,26 +86,27 @@
 //     waiting.
 //     Holding it exclusively, the lock waits for the graph (GraphLag.Wait):
 //     the graph worker takes no lock above GraphLag.mu.
-//  4. State.mu (RWMutex): the view. Readers hold it shared;
+//  4. State.Mu (RWMutex): the view. Readers hold it shared;
 //     the journal's goroutine holds it exclusively while it applies a
 //     group's jobs and stages the group's writes, and releases it before
 //     the store commit. A store View may run under it (a claim read back
 //     by the Cache, the check's cut); a store Update never does.
 //  5. Engine.holdMu (the graph's holds), custodian state.admMu
-//     (admission cache, under State.mu shared), the rate limiters' and failure
+//     (admission cache, under State.Mu shared), the rate limiters' and failure
 //     counters' mutexes: leaves.
-//  6. Cache.mu: the eviction queue; leaf. Taken under State.mu (a record
+//  6. Cache.mu: the eviction queue; leaf. Taken under State.Mu (a record
 //     published: Admit) or under it shared (a head read back); never
 //     while the store is read.
 //  7. Durability.mu with Durability.cond: leaf; may be taken under
-//     State.mu. Await waits on cond, holding nothing else but what its
-//     caller holds: life shared (never State.mu).
-//  8. GraphLag.mu with GraphLag.cond: leaf; may be taken under State.mu.
+//     State.Mu. Await waits on cond, holding nothing else but what its
+//     caller holds: life shared (never State.Mu).
+//  8. GraphLag.mu with GraphLag.cond: leaf; may be taken under State.Mu.
 //     Wait waits on cond; Applied and Fail signal it.
 //  9. The store's own locks (internal/store: wmu, fmu, omu), below all of
 //     these.
 //
-// The daemon's gcHeld (internal/cli, around the unlock's load) is taken alone.
+// phc's gcHeld (internal/cli/gctune.go, around the unlock's load) is
+// taken alone.
 //
 // Atomics that matter: Resident.hd, older and flags (a record's resident
 // versions; published records change only through them); Cache.durable
@@ -138,8 +140,8 @@
 //
 // # Runtime tuning
 //
-// The process's collector is tuned in one place, phc's daemon
-// (internal/cli/gctune.go): the steady state's GOGC, and the collector
+// The process's collector is tuned in one place, phc's command line
+// (internal/cli/gctune.go, passed through daemon.Options.LoadGC): the steady state's GOGC, and the collector
 // held off around the unlock's load, which the core runs through
 // custodian.Config.LoadGC. The engine tunes nothing itself.
 package engine

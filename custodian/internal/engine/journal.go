@@ -247,7 +247,7 @@ type Engine struct {
 	graphHold chan struct{}
 
 	SnapMu sync.Mutex // one claim metas snapshot at a time
-	// snapAfterCut, when set (tests), runs between a snapshot's cut and
+	// SnapAfterCut, when set (tests), runs between a snapshot's cut and
 	// its switch, without locks held.
 	SnapAfterCut atomic.Pointer[func()]
 
@@ -264,7 +264,7 @@ type Job struct {
 	St    *State
 	Apply func(b *Batch) error
 	done  chan error
-	// alone makes the job a group of its own: every write before it is
+	// Alone makes the job a group of its own: every write before it is
 	// committed (and its graph delta handed over) before it runs, and
 	// none after it shares its group.
 	Alone bool

@@ -373,7 +373,7 @@ const (
 	BucketPending    = "proposals_pending" // prp_… → {} while the proposal waits
 	metaPendingIndex = "pending_index"     // set once bucketPending is complete
 
-	// bucketByApp indexes every proposal an app made by its consumer
+	// BucketByApp indexes every proposal an app made by its consumer
 	// record: "con_…/prp_…" → {}. An app asking how its proposals stand
 	// reads its own, never every proposal; an app that takes a removed
 	// app's name has another record, and inherits none.

@@ -44,7 +44,7 @@ func (st *State) SetGrant(g *model.Grant) {
 	st.IndexGrant(g)
 }
 
-// indexGrant files g under its recipient.
+// IndexGrant files g under its recipient.
 func (st *State) IndexGrant(g *model.Grant) {
 	m := st.GrantsBy[g.Recipient.Name()]
 	if m == nil {
@@ -58,7 +58,7 @@ func (st *State) SetPersona(p *model.Persona) {
 	publish(st, st.Personas, func(j *JobCtx) *map[string]*model.Persona { return &j.Personas }, p.ID, p)
 }
 
-// deletePersona takes persona id out of the view (its node leaves the
+// DeletePersona takes persona id out of the view (its node leaves the
 // graph at the end of the write).
 func (st *State) DeletePersona(id string) {
 	if st.Job != nil {
@@ -142,7 +142,7 @@ func grantEdges(g *model.Grant) []graph.Edge {
 	return []graph.Edge{{Subject: g.ID, Predicate: graph.Type, Object: graph.NS + "Grant"}}
 }
 
-// projection is the whole graph the view implies, sorted.
+// Projection is the whole graph the view implies, sorted.
 func (st *State) Projection() []graph.Edge {
 	var es []graph.Edge
 	for _, r := range st.Claims {
@@ -310,7 +310,7 @@ func invalidate(g graph.Graph, st *State, b *Batch, root, cause string) error {
 	return nil
 }
 
-// invalidation is the stored record of one change's invalidation closure.
+// Invalidation is the stored record of one change's invalidation closure.
 type Invalidation struct {
 	Revision uint64       `json:"revision"`
 	At       time.Time    `json:"at"`
@@ -412,7 +412,7 @@ func (s *Engine) RebuildGraph(st *State) error {
 	return nil
 }
 
-// summaryByRef returns the summary a ref names, if that version exists.
+// SummaryByRef returns the summary a ref names, if that version exists.
 // It is on the invalidation walk's path, so it parses without allocating.
 func (st *State) SummaryByRef(ref string) *model.Summary {
 	at := strings.IndexByte(ref, '@')

@@ -37,13 +37,13 @@ import (
 const (
 	BucketMetaSnap = "claim_meta_snap" // generation/chunk → metas, binary
 	BucketMetaLog  = "claim_meta_log"  // %016x sequence → claim id, '\n', its meta written since the snapshot (or dirtyGone)
-	// metaSnapshotLog records the current snapshot of a build with the log
+	// MetaSnapshotLog records the current snapshot of a build with the log
 	// (this one); metaLogRevision is the store revision as of its last
 	// group: a store whose revision is past it was written by a build
 	// that does not keep the log.
 	MetaSnapshotLog = "claim_meta_snapshot_log"
 	MetaLogRevision = "claim_meta_log_revision"
-	// metaSnapshotErased is set by an erasure and removed by the first
+	// MetaSnapshotErased is set by an erasure and removed by the first
 	// snapshot cut after it: the current snapshot may hold an erased
 	// claim's key, subject, tier and kind. An unlock that finds it (a crash
 	// came before that snapshot) writes one at once.
@@ -98,23 +98,23 @@ type snapState struct {
 	LastGen uint64       // the highest generation the store records
 	// The log's entries are logFirst up to logNext (excluded).
 	LogFirst, LogNext uint64
-	// legacy are the claim ids a build before the log listed in
+	// Legacy are the claim ids a build before the log listed in
 	// bucketMetaDirty: the next snapshot removes them.
 	Legacy []string
-	// erasing are the claims the group being written erased (see
+	// Erasing are the claims the group being written erased (see
 	// eraseWrittenSince).
 	Erasing map[string]bool
 	Started bool // a snapshot is being written for this state
-	// ended, while started, is closed when that snapshot ends: made
+	// Ended, while started, is closed when that snapshot ends: made
 	// current (its goroutine holds snapMu until that is stored) or given
 	// up. A test's snapshot waits on it for its turn.
 	Ended chan struct{}
-	// erasures counts the claims erased; covered, those erased before
+	// Erasures counts the claims erased; covered, those erased before
 	// the current snapshot's cut. A snapshot from before an erasure
 	// holds the claim's key, subject, tier and kind: the next is due at
 	// once.
 	Erasures, Covered uint64
-	// failedAt is how many metas were written since the snapshot when
+	// FailedAt is how many metas were written since the snapshot when
 	// one last failed: the next waits for as many more.
 	FailedAt int
 }

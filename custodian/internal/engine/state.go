@@ -21,12 +21,12 @@ type State struct {
 	Broken   bool // a commit failed; nothing may be served
 	Revision uint64
 	Head     ChainHead
-	// receiptFloor is the first receipt kept in full; those before it are
+	// ReceiptFloor is the first receipt kept in full; those before it are
 	// rolled into checkpoints.
 	ReceiptFloor uint64
 	Settings     model.Settings
 
-	// applied counts the journal's groups applied to the view (under mu);
+	// Applied counts the journal's groups applied to the view (under mu);
 	// dur tracks which of them are committed. Reads that are not
 	// receipted wait for theirs (see awaitDurable).
 	Applied uint64
@@ -52,7 +52,7 @@ type State struct {
 
 	Presentations map[string]*model.Presentation // tok_… → the DEC document presented with it
 
-	// bySubject indexes the active claims about entities (ent_…) by
+	// BySubject indexes the active claims about entities (ent_…) by
 	// subject, for deciding which nodes a recipient may see. Claims about
 	// self are in active already; indexing them again would cost a map
 	// entry per claim of the vault.
@@ -61,42 +61,42 @@ type State struct {
 	Summaries map[string]*model.Summary // sum_… → summary
 	Entities  map[string]*model.Entity  // ent_… → entity
 
-	// active, byPersona and byTier index the active claims by key (see
+	// Active, byPersona and byTier index the active claims by key (see
 	// index.go); SetClaim keeps them current.
 	Active    *ClaimIndex
 	ByPersona map[string]*ClaimIndex
 	ByTier    map[string]*ClaimIndex
-	// fieldOf holds each key's field: of its active claims about the
+	// FieldOf holds each key's field: of its active claims about the
 	// owner, the one written last (see field).
 	FieldOf map[string]*ClaimRecord
-	// categories counts the active claims per category (first key segment).
+	// Categories counts the active claims per category (first key segment).
 	Categories map[string]int
 
-	// upgrades is what a store from before an index or a field lacks
+	// Upgrades is what a store from before an index or a field lacks
 	// (bucketPending, bucketByApp, the claim metas' index fields), found by
 	// the load; the unlock's commit writes it.
 	Upgrades []Write
-	// loadNotes says what the load found and worked around (a snapshot
+	// LoadNotes says what the load found and worked around (a snapshot
 	// it could not read); the unlock logs them.
 	LoadNotes []string
-	// snap is the claim metas snapshot and what was written since.
+	// Snap is the claim metas snapshot and what was written since.
 	// ignoreSnapshot makes the load read every meta (tests compare).
 	Snap           snapState
 	IgnoreSnapshot bool
 
-	// sets remembers the disclosed sets known to be stored (journal only).
+	// Sets remembers the disclosed sets known to be stored (journal only).
 	Sets *knownSets
 
-	// graph is the Service's graph, for reads on the view.
+	// Graph is the Service's graph, for reads on the view.
 	Graph graph.Graph
 
-	// job is the journal's record of the write being applied (nil
+	// Job is the journal's record of the write being applied (nil
 	// outside the journal); see finishJob.
 	Job *JobCtx
-	// lag says how far the graph has followed this view (see graphsync.go).
+	// Lag says how far the graph has followed this view (see graphsync.go).
 	Lag       *GraphLag
 	GraphSync string // what the unlock did to the graph, for Check
-	// projectionAt is the projectionVersion recorded in the store; the
+	// ProjectionAt is the projectionVersion recorded in the store; the
 	// first commit after the unlock (which rebuilt a graph of another)
 	// records the current one.
 	ProjectionAt int
@@ -156,7 +156,7 @@ type ClaimRecord struct {
 	// the journal group that published the record.
 	Resident[model.Claim]
 
-	// served caches the JSON of the head as a recipient last received it,
+	// Served caches the JSON of the head as a recipient last received it,
 	// and field the head as a PCP field. A record is replaced, never
 	// changed, so the caches cannot go stale; the cache drops them with
 	// the head (Evicted).
