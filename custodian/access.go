@@ -112,7 +112,7 @@ func refusedInPurpose(r rune) bool {
 	return false
 }
 
-// covers reports whether the selectors of g cover claim record r.
+// grantCovers reports whether the selectors of g cover claim record r.
 func grantCovers(g *Grant, r *claimRecord) bool {
 	sel := g.Selectors
 	if len(sel.Keys) == 0 && len(sel.Personas) == 0 && len(sel.Claims) == 0 {

@@ -210,12 +210,12 @@ func (s *Service) Correct(ctx context.Context, p Principal, id string, in Correc
 			}
 		}
 		probe := *prev
-		correctionInputApply(&in, &probe)
+		applyCorrection(&in, &probe)
 		if err := st.checkRelationship(op, &probe); err != nil {
 			return err
 		}
 		nr := st.addVersion(b, r, ownerAuth, "owner", func(c *Claim) {
-			correctionInputApply(&in, c)
+			applyCorrection(&in, c)
 		})
 		c := nr.Head()
 		b.Receipt(Receipt{Actor: "owner", Operation: "claim.correct", Decision: "allow",
@@ -231,8 +231,8 @@ func (s *Service) Correct(ctx context.Context, p Principal, id string, in Correc
 	return out, err
 }
 
-// apply applies a correction's fields to c.
-func correctionInputApply(in *CorrectionInput, c *Claim) {
+// applyCorrection applies a correction's fields to c.
+func applyCorrection(in *CorrectionInput, c *Claim) {
 	if in.Value != nil {
 		c.Value = in.Value
 	}
@@ -381,12 +381,12 @@ func (st *state) erase(b *batch, r *claimRecord) {
 		b.Put(engine.BucketClaims, engine.VersionKey(v.ID, v.Version), t)
 	}
 	// The tombstones stay resident until they are committed (see
-	// claimcache.go).
+	// internal/engine/claimcache.go).
 	nr := st.NewRecord(m, tombs[len(tombs)-1], tombs[:len(tombs)-1])
 	st.SetClaim(nr)
 	b.Put(engine.BucketClaimMeta, nr.Meta.ID, nr.Meta)
 	// The metas snapshot may hold the claim's key: the next replaces it,
-	// after a crash too (see metaSnapshotErased).
+	// after a crash too (see engine.MetaSnapshotErased).
 	st.Snap.Erasures++
 	// So may the metas written since: they go with the group's commit.
 	if st.Snap.Erasing == nil {

@@ -229,7 +229,7 @@ func (s *Service) NarrowGrant(ctx context.Context, p Principal, id string, t Gra
 			ng.MadeWith = &made
 		}
 		// The grant is replaced, never changed in place: a read under way
-		// holds the old terms or the new, never a mixture, and setGrant
+		// holds the old terms or the new, never a mixture, and SetGrant
 		// files it again under its recipient.
 		st.SetGrant(&ng)
 		b.Put(engine.BucketGrants, id, &ng)

@@ -4,7 +4,7 @@ import (
 	"slices"
 )
 
-// allows reports whether g allows a read for purpose under grant gr of the
+// guardrailAllows reports whether g allows a read for purpose under grant gr of the
 // claim c; c nil asks about the read as a whole (claim-level guardrails
 // then allow). An unknown type allows nothing.
 func guardrailAllows(g Guardrail, c *Claim, purpose string, gr *Grant) bool {

@@ -19,7 +19,7 @@ import (
 // parent that is not current, that the view holds every claim as its meta
 // in the store says, and the receipt chain (owner only). Only the
 // summaries and the projection of the view are taken in the journal. The
-// graph is compared outside it, held where it was (see holdGraph), and so
+// graph is compared outside it, held where it was (see engine.HoldGraph), and so
 // are the claims, whose metas it reads from the store (minutes at millions
 // of claims on a cold file; see claimProblems): writes go on meanwhile.
 func (s *Service) Check(ctx context.Context, p Principal) (CheckReport, error) {

@@ -338,7 +338,7 @@ func (s *Service) Lock(ctx context.Context, p Principal) error {
 
 // lockLife takes life exclusively for a lock or a stop of st (nil:
 // whatever state is open). First it breaks every hold of the graph taken
-// in st (see holdGraph), and any asked for until it has life: a check
+// in st (see engine.HoldGraph), and any asked for until it has life: a check
 // comparing the graph gives up, rather than keep the lock (and every
 // request behind it, such as a traversal waiting for the graph with life
 // shared) waiting for as long as the comparison takes.

@@ -49,7 +49,7 @@ func ownerRead[T any](s *Service, op string, p Principal, fn func(st *state) (T,
 }
 
 // readSettled runs fn under st's read lock and returns its result once
-// what fn saw is durable (see awaitDurable). An error from fn is returned at
+// what fn saw is durable (see AwaitDurable). An error from fn is returned at
 // once: it discloses nothing.
 func readSettled[T any](op string, st *state, fn func() (T, error)) (T, error) {
 	var g uint64

@@ -10,7 +10,7 @@ import (
 	"github.com/phc-project/phc/custodian/internal/model"
 )
 
-// DefaultClaimCacheBytes is the claim cache's budget when Config leaves it
+// DefaultClaimCacheBytes is the claim cache's budget when custodian.Config leaves it
 // zero: about 100,000 typical heads.
 const DefaultClaimCacheBytes = 64 << 20
 

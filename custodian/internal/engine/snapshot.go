@@ -570,7 +570,7 @@ func loadMarker(tx Tx, key string) (uint64, error) {
 // it erased (a replace import erases every claim in one job); an older
 // build's copies go by id. Should the log be unreadable, they are left to
 // the snapshot the erasures make due, with a warning. The group also sets
-// metaSnapshotErased, so that a crash before that snapshot does not lose it.
+// MetaSnapshotErased, so that a crash before that snapshot does not lose it.
 func (s *Engine) eraseWrittenSince(st *State, writes []Write) []Write {
 	erased := st.Snap.Erasing
 	st.Snap.Erasing = nil

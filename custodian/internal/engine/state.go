@@ -28,7 +28,7 @@ type State struct {
 
 	// Applied counts the journal's groups applied to the view (under mu);
 	// dur tracks which of them are committed. Reads that are not
-	// receipted wait for theirs (see awaitDurable).
+	// receipted wait for theirs (see AwaitDurable).
 	Applied uint64
 	Dur     *Durability
 
