@@ -196,6 +196,18 @@ func (st *state) bundleRecords(personas []string) (BundleRecords, []Loss) {
 		}
 	}
 	sort.Slice(recs.Entities, func(i, j int) bool { return recs.Entities[i].ID < recs.Entities[j].ID })
+	loss = st.bundleSummaries(&recs, included, loss, addIdentity)
+	sort.Slice(recs.Identities, func(i, j int) bool {
+		a, b := recs.Identities[i], recs.Identities[j]
+		return a.SourceIssuer+"\x00"+a.SourceID < b.SourceIssuer+"\x00"+b.SourceID
+	})
+	return recs, loss
+}
+
+// bundleSummaries adds to recs the summaries that travel with the claims
+// included (adding to it those that do), and to loss those that stay
+// behind, with why.
+func (st *state) bundleSummaries(recs *BundleRecords, included map[string]bool, loss []Loss, addIdentity func(Authenticated)) []Loss {
 	// Summaries in order of creation, so that a summary of summaries
 	// comes after its parents.
 	sums := make([]*Summary, 0, len(st.Summaries))
@@ -225,9 +237,5 @@ func (st *state) bundleRecords(personas []string) (BundleRecords, []Loss) {
 			addIdentity(*sm.Producer)
 		}
 	}
-	sort.Slice(recs.Identities, func(i, j int) bool {
-		a, b := recs.Identities[i], recs.Identities[j]
-		return a.SourceIssuer+"\x00"+a.SourceID < b.SourceIssuer+"\x00"+b.SourceID
-	})
-	return recs, loss
+	return loss
 }
