@@ -11,6 +11,7 @@ import (
 
 	"github.com/phc-project/phc/custodian/internal/engine"
 	"github.com/phc-project/phc/custodian/internal/model"
+	"github.com/phc-project/phc/schema"
 )
 
 // coversKey reports whether scope pattern p covers key. A scope (of a
@@ -83,7 +84,7 @@ const maxPurposeLen = 200
 // validPurpose reports whether p is a purpose as the grant binding defines
 // it: free text of 1–200 characters of valid UTF-8 that neither begins nor
 // ends with a space and holds none of the characters that could make what
-// the owner sees differ from what was sent (refusedInPurpose). A purpose is
+// the owner sees differ from what was sent (schema.Disguises). A purpose is
 // shown literally everywhere, never interpreted.
 func validPurpose(p string) bool {
 	if p == "" || !utf8.ValidString(p) || utf8.RuneCountInString(p) > maxPurposeLen {
@@ -92,24 +93,7 @@ func validPurpose(p string) bool {
 	if p[0] == ' ' || p[len(p)-1] == ' ' {
 		return false
 	}
-	return !strings.ContainsFunc(p, refusedInPurpose)
-}
-
-// refusedInPurpose reports whether r may not appear in a purpose: a C0 or
-// C1 control, a line or paragraph separator, or a bidirectional formatting
-// character (the marks LRM, RLM and ALM, the embeddings and overrides
-// U+202A–U+202E, the isolates U+2066–U+2069), which could reorder or hide
-// what an approval shows. common.json's purpose pattern says the same.
-func refusedInPurpose(r rune) bool {
-	switch {
-	case r < 0x20, r >= 0x7f && r <= 0x9f:
-		return true
-	case r == 0x061c, r == 0x200e, r == 0x200f, r == 0x2028, r == 0x2029:
-		return true
-	case r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069:
-		return true
-	}
-	return false
+	return !strings.ContainsFunc(p, schema.Disguises)
 }
 
 // grantCovers reports whether the selectors of g cover claim record r.

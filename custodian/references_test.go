@@ -5,13 +5,14 @@ import (
 	"time"
 
 	"github.com/phc-project/phc/internal/valueref"
+	"github.com/phc-project/phc/schema"
 )
 
 // TestMaskHidesWhatPurposesRefuse: a reference's display leaves out every
-// character a purpose may not hold (refusedInPurpose), and the brackets.
+// character a purpose may not hold (schema.Disguises), and the brackets.
 func TestMaskHidesWhatPurposesRefuse(t *testing.T) {
 	for r := rune(0); r < 0x30000; r++ {
-		if want := refusedInPurpose(r) || r == '⟦' || r == '⟧'; valueref.Hidden(r) != want {
+		if want := schema.Disguises(r) || r == '⟦' || r == '⟧'; valueref.Hidden(r) != want {
 			t.Errorf("valueref.Hidden(%U) = %v; want %v", r, !want, want)
 		}
 	}

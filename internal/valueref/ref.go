@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/phc-project/phc/schema"
 )
 
 // Reference brackets and the mask of a display.
@@ -164,20 +166,7 @@ func Mask(s string) string {
 }
 
 // Hidden reports whether a display leaves r out: the reference brackets,
-// a C0 or C1 control or DEL, a line or paragraph separator, or a
-// bidirectional formatting character (the marks LRM, RLM and ALM, the
-// embeddings and overrides U+202A–U+202E, the isolates U+2066–U+2069),
-// which could reorder or hide what the display shows.
+// or a character that disguises what is shown (schema.Disguises).
 func Hidden(r rune) bool {
-	switch {
-	case r == '⟦', r == '⟧':
-		return true
-	case r < 0x20, r >= 0x7f && r <= 0x9f:
-		return true
-	case r == 0x061c, r == 0x200e, r == 0x200f, r == 0x2028, r == 0x2029:
-		return true
-	case r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069:
-		return true
-	}
-	return false
+	return r == '⟦' || r == '⟧' || schema.Disguises(r)
 }
