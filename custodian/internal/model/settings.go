@@ -70,32 +70,25 @@ func (s Settings) Retention() time.Duration {
 	return time.Duration(days) * 24 * time.Hour
 }
 
-func (s Settings) ReadRate() int {
-	if s.ReadsPerMinute > 0 {
-		return s.ReadsPerMinute
-	}
-	return defaultReadsPerMinute
-}
+// ReadRate is a service token's reads per minute under s.
+func (s Settings) ReadRate() int { return positiveOr(s.ReadsPerMinute, defaultReadsPerMinute) }
 
-func (s Settings) WriteRate() int {
-	if s.WritesPerMinute > 0 {
-		return s.WritesPerMinute
-	}
-	return defaultWritesPerMinute
-}
+// WriteRate is a service token's writes per minute under s.
+func (s Settings) WriteRate() int { return positiveOr(s.WritesPerMinute, defaultWritesPerMinute) }
 
-func (s Settings) LiveTokenCap() int {
-	if s.LiveTokens > 0 {
-		return s.LiveTokens
-	}
-	return defaultLiveTokens
-}
+// LiveTokenCap is how many live service tokens one app (a consumer, or
+// an OIDC subject) may hold.
+func (s Settings) LiveTokenCap() int { return positiveOr(s.LiveTokens, defaultLiveTokens) }
 
-func (s Settings) PendingCap() int {
-	if s.PendingProposals > 0 {
-		return s.PendingProposals
+// PendingCap is how many proposals one app may have waiting for the owner.
+func (s Settings) PendingCap() int { return positiveOr(s.PendingProposals, defaultPendingProposals) }
+
+// positiveOr is v when the owner set it (above zero), else the default d.
+func positiveOr(v, d int) int {
+	if v > 0 {
+		return v
 	}
-	return defaultPendingProposals
+	return d
 }
 
 // autoGranted reports whether tier is granted to every approved consumer.
