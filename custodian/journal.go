@@ -12,7 +12,7 @@ func (s *Service) write(op string, p Principal, fn func(st *state, b *batch) err
 }
 
 // commit queues fn for the journal and waits until it is durable. fn runs
-// alone against st with st.mu held for writing. It should validate before
+// alone against st with st.Mu held for writing. It should validate before
 // it mutates st: an error from fn discards what it staged in b, but cannot
 // undo what it changed in st. So an error from fn after it changed the view
 // — took a revision, staged a write or a receipt, or published a record —
@@ -25,7 +25,7 @@ func (s *Service) commit(st *state, fn func(st *state, b *batch) error) error {
 }
 
 // commitAlone is commit for a job that runs as a group of its own (see
-// job.alone).
+// engine.Job.Alone).
 func (s *Service) commitAlone(st *state, fn func(st *state, b *batch) error) error {
 	return s.eng.Queue(&job{St: st.view, Apply: func(b *batch) error { return fn(st, b) }, Alone: true})
 }
