@@ -447,7 +447,17 @@ func wantKind(t *testing.T, what string, err error, want custodian.Kind) {
 // the one the unlock starts queues a journal job of its own when done, which
 // a test that counts queued jobs must not meet.
 func (ts *testService) snapshotSettled() {
-	ts.await(func() bool { return !ts.SnapshotRunning() })
+	for {
+		ts.await(func() bool { return !ts.SnapshotRunning() })
+		// The snapshot is current once its switch is applied, but its
+		// goroutine holds the snapshot lock until the switch's group is
+		// stored: a store pause or failure set before then would catch
+		// that group instead of the test's.
+		ts.SnapshotSettled()
+		if !ts.SnapshotRunning() {
+			return
+		}
+	}
 }
 
 // event records that something happened in the service that a test may
