@@ -172,12 +172,12 @@ func (st *state) readGrant(grants []*Grant, p Principal, r *claimRecord, purpose
 // grantFor is readGrant, and when no grant serves only because a grant's
 // qualification is not met, the codes of the conditions it failed.
 func (st *state) grantFor(grants []*Grant, p Principal, r *claimRecord, purpose string, now time.Time) (*Grant, []string) {
-	if p.token == nil || !p.token.CanRead() || r.Meta.Status != StatusActive {
+	if p.Token() == nil || !p.Token().CanRead() || r.Meta.Status != StatusActive {
 		return nil, nil
 	}
 	// Key and tier are in the record: a claim no grant selects is passed
 	// over without reading its content from the store.
-	if !matchAny(p.token.Scope, r.Meta.Key) {
+	if !matchAny(p.Token().Scope, r.Meta.Key) {
 		return nil, nil
 	}
 	var qualFailed []string
@@ -345,11 +345,11 @@ func raiseTier(a, b string) string {
 // unrevoked and unexpired, and its consumer is registered and approved.
 // Callers hold st.mu.
 func (st *state) live(p Principal, now time.Time) bool {
-	if p.kind != PrincipalConsumer || p.token == nil {
+	if p.Kind() != PrincipalConsumer || p.Token() == nil {
 		return false
 	}
-	t := st.TokenByID[p.token.ID]
-	return t == p.token && st.tokenLive(t, now)
+	t := st.TokenByID[p.Token().ID]
+	return t == p.Token() && st.tokenLive(t, now)
 }
 
 // tokenLive is the one rule of a service token's life, which

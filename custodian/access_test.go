@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/phc-project/phc/custodian/internal/engine"
+	"github.com/phc-project/phc/custodian/internal/model"
 )
 
 func TestMatchKey(t *testing.T) {
@@ -334,12 +335,9 @@ func TestReadGrant(t *testing.T) {
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	all := &Grant{ID: "grt_ALL", Purpose: "assist", Operations: []string{OpRead}, ExpiresAt: now.Add(time.Hour),
 		Selectors: Selectors{Keys: []string{"*"}}}
-	reader := Principal{kind: PrincipalConsumer, Consumer: "app",
-		token: &ServiceToken{Consumer: "app", Mode: ModeRead, Scope: []string{"*"}}}
+	reader := model.ConsumerPrincipal("app", &ServiceToken{Consumer: "app", Mode: ModeRead, Scope: []string{"*"}}, "")
 	withToken := func(mode string, scope ...string) Principal {
-		p := reader
-		p.token = &ServiceToken{Consumer: "app", Mode: mode, Scope: scope}
-		return p
+		return model.ConsumerPrincipal("app", &ServiceToken{Consumer: "app", Mode: mode, Scope: scope}, "")
 	}
 	retracted := record(idA, "identity.full_name", SensitivityStandard)
 	retracted.Meta.Status = StatusDeleted
@@ -369,7 +367,7 @@ func TestReadGrant(t *testing.T) {
 		{"token inside scope", withToken(ModeRead, "identity.*"), record(idA, "identity.full_name", SensitivityStandard), "assist", []*Grant{all}, true},
 		{"write-only token", withToken(ModeWrite, "*"), record(idA, "identity.full_name", SensitivityStandard), "assist", []*Grant{all}, false},
 		{"read-write token", withToken(ModeReadWrite, "*"), record(idA, "identity.full_name", SensitivityStandard), "assist", []*Grant{all}, true},
-		{"no token", Principal{kind: PrincipalConsumer, Consumer: "app"}, record(idA, "identity.full_name", SensitivityStandard), "assist", []*Grant{all}, false},
+		{"no token", model.ConsumerPrincipal("app", nil, ""), record(idA, "identity.full_name", SensitivityStandard), "assist", []*Grant{all}, false},
 		{"restriction blocks", reader, restricted, "assist", []*Grant{all}, false},
 	}
 	for _, tt := range tests {

@@ -27,7 +27,7 @@ func statusOf(pr *Proposal) ProposalStatus {
 // takes a deleted app's name inherits none of its proposals.
 func ownedBy(pr *Proposal, p Principal, since time.Time) bool {
 	a := pr.Producer.Authenticated
-	return p.kind == PrincipalConsumer && a.Kind == "consumer" && a.ID == p.Consumer && !pr.ProposedAt.Before(since)
+	return p.Kind() == PrincipalConsumer && a.Kind == "consumer" && a.ID == p.Consumer && !pr.ProposedAt.Before(since)
 }
 
 // consumerSince is when consumer name's record was created: what was
@@ -58,7 +58,7 @@ func (s *Service) OwnProposals(ctx context.Context, p Principal, id string) (Own
 		return OwnProposals{}, err
 	}
 	defer release()
-	if p.kind != PrincipalConsumer {
+	if p.Kind() != PrincipalConsumer {
 		return OwnProposals{}, model.Fail(op, KindInvalid, "only an app asks how its proposals stand; the owner reviews them")
 	}
 	// Wait until what the view has applied is durable, so that the store
@@ -137,10 +137,10 @@ func (s *Service) WithdrawProposal(ctx context.Context, p Principal, id string) 
 		return ProposalStatus{}, err
 	}
 	defer release()
-	if p.kind != PrincipalConsumer {
+	if p.Kind() != PrincipalConsumer {
 		return ProposalStatus{}, model.Fail(op, KindInvalid, "only the app that made a proposal withdraws it; the owner rejects it")
 	}
-	if !p.token.CanWrite() {
+	if !p.Token().CanWrite() {
 		return ProposalStatus{}, s.refuse(st, p, op, model.Fail(op, KindModeDenied, "the token does not allow writes"))
 	}
 	since, err := readSettled(op, st, func() (time.Time, error) { return st.consumerSince(p.Consumer), nil })
@@ -166,7 +166,7 @@ func (s *Service) WithdrawProposal(ctx context.Context, p Principal, id string) 
 		rev := b.NextRevision()
 		decided := pr.Decided(StatusWithdrawn, b.Now)
 		st.decide(b, &decided)
-		b.Receipt(Receipt{Actor: p.actor(), Operation: op, Recipient: p.Consumer, Decision: "allow", Records: []string{id}, Revision: rev})
+		b.Receipt(Receipt{Actor: p.Actor(), Operation: op, Recipient: p.Consumer, Decision: "allow", Records: []string{id}, Revision: rev})
 		out = statusOf(&decided)
 		return nil
 	})

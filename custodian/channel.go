@@ -71,12 +71,12 @@ func (s *Service) AuthenticateOn(ctx context.Context, ch Channel, bearer string)
 	}
 	p, err := s.Authenticate(ctx, bearer)
 	if model.KindOf(err) == KindLocked && ch.answersLocked() && identity.LooksLikeToken(bearer, identity.ServicePrefix) {
-		return Principal{kind: PrincipalSealed, binding: tokenBinding(bearer)}, nil
+		return model.SealedPrincipal(tokenBinding(bearer)), nil
 	}
 	if err != nil {
 		return Principal{}, err
 	}
-	if p.kind == PrincipalOwner && !ch.acceptsOwner() {
+	if p.Kind() == PrincipalOwner && !ch.acceptsOwner() {
 		return Principal{}, model.Fail(op, KindUnauthenticated, "")
 	}
 	return p, nil
@@ -135,9 +135,3 @@ func tokenBinding(bearer string) string {
 	h := identity.HashToken(bearer)
 	return "token:" + hex.EncodeToString(h[:16])
 }
-
-// SessionBinding is what a session opened by p (an MCP session, say) is
-// bound to: the same service token, before and after a lock, so that a
-// session id presented with another credential is refused. It is empty
-// for any other principal.
-func (p Principal) SessionBinding() string { return p.binding }

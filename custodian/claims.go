@@ -30,7 +30,7 @@ func (s *Service) GetClaim(ctx context.Context, p Principal, id, purpose string)
 		return ClaimRead{}, err
 	}
 	defer release()
-	switch p.kind {
+	switch p.Kind() {
 	case PrincipalOwner:
 		return readSettled(op, st, func() (ClaimRead, error) {
 			r, ok := st.Claims[id]
@@ -43,20 +43,20 @@ func (s *Service) GetClaim(ctx context.Context, p Principal, id, purpose string)
 	default:
 		return ClaimRead{}, model.Fail(op, KindUnauthenticated, "")
 	}
-	if purpose, err = p.readPurpose(op, purpose); err != nil {
+	if purpose, err = p.ReadPurpose(op, purpose); err != nil {
 		return ClaimRead{}, err
 	}
 	if !validPurpose(purpose) {
 		return ClaimRead{}, model.Fail(op, KindInvalid, model.ErrPurpose)
 	}
-	if !p.token.CanRead() {
+	if !p.Token().CanRead() {
 		return ClaimRead{}, s.refuse(st, p, "claim.read", model.Fail(op, KindModeDenied, "the token does not allow reads"))
 	}
 	var (
 		out  ClaimRead
 		want *refWant
 	)
-	rc := Receipt{Actor: p.actor(), Operation: "claim.read", Recipient: p.Consumer, Purpose: purpose}
+	rc := Receipt{Actor: p.Actor(), Operation: "claim.read", Recipient: p.Consumer, Purpose: purpose}
 	disclosed, err := s.recipientRead(st, p, rc, func(st *state, now time.Time) (records []string, used []*Grant, refused *Error) {
 		out, want = ClaimRead{}, nil
 		r, ok := st.Claims[id]

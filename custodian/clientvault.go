@@ -75,7 +75,7 @@ func (s *Service) LocalVaults() bool {
 // is stored.
 func (s *Service) SeeVaultKey(ctx context.Context, p Principal, kid string) error {
 	const op = "vault_key.see"
-	if p.kind != PrincipalConsumer {
+	if p.Kind() != PrincipalConsumer {
 		return nil
 	}
 	if !valueref.ValidKid(kid) {
@@ -104,7 +104,7 @@ func (s *Service) SeeVaultKey(ctx context.Context, p Principal, kid string) erro
 		if settled(st) || !st.live(p, b.Now) {
 			return nil
 		}
-		rc := Receipt{Actor: p.actor(), Operation: "vault_key.bind", Recipient: p.Consumer, Decision: "allow", Records: []string{"kid:" + kid}}
+		rc := Receipt{Actor: p.Actor(), Operation: "vault_key.bind", Recipient: p.Consumer, Decision: "allow", Records: []string{"kid:" + kid}}
 		if k := st.cv.keys[kid]; k != nil && !st.staleKey(k) {
 			// One kid, one reader: shown by a second, it is blocked for both.
 			nk := *k

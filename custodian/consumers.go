@@ -173,7 +173,7 @@ func (s *Service) addConsumer(op string, p Principal, in ConsumerInput, status s
 			}
 		}
 		b.Put(engine.BucketConsumers, id, c)
-		b.Receipt(Receipt{Actor: p.actor(), Operation: op, Recipient: c.Name, Decision: "allow", Records: records, Revision: rev})
+		b.Receipt(Receipt{Actor: p.Actor(), Operation: op, Recipient: c.Name, Decision: "allow", Records: records, Revision: rev})
 		out = ConsumerView{Name: c.Name, Status: c.Status, CreatedAt: c.CreatedAt, RegisteredAt: c.CreatedAt, Revision: rev}
 		return nil
 	})

@@ -241,7 +241,7 @@ func (s *Service) VerifyDEC(ctx context.Context, p Principal, in DECDocumentInpu
 // {client_id: its subject, issuer: its issuer} — the identity the
 // custodian authenticated, never one the presenter claims.
 func (st *state) presenterSubject(p Principal) dectype.Subject {
-	if t := p.token; t != nil && t.Trust != "" {
+	if t := p.Token(); t != nil && t.Trust != "" {
 		if tr := st.Trust[t.Trust]; tr != nil {
 			return dectype.Subject{ClientID: strings.TrimPrefix(p.Consumer, model.OIDCRecipient(tr.Issuer, "")), Issuer: tr.Issuer}
 		}
@@ -298,10 +298,10 @@ func (st *state) qualified(p Principal, g *Grant, now time.Time) (bool, []string
 	if pol == nil {
 		return false, []string{"unknown_policy"}, ""
 	}
-	if p.token == nil {
+	if p.Token() == nil {
 		return false, []string{"no_presentation"}, ""
 	}
-	pres := st.Presentations[p.token.ID]
+	pres := st.Presentations[p.Token().ID]
 	if pres == nil {
 		return false, []string{"no_presentation"}, ""
 	}
@@ -314,7 +314,7 @@ func (st *state) qualified(p Principal, g *Grant, now time.Time) (bool, []string
 	// Verifying a chain costs up to 1,000 signatures: an answer is reused
 	// for a minute, unless the presentation, the policy or the trust store
 	// changed (a revocation takes effect at once; max_age within a minute).
-	key := admissionKey{token: p.token.ID, policy: pol.ID}
+	key := admissionKey{token: p.Token().ID, policy: pol.ID}
 	trustRev := uint64(0)
 	for _, d := range st.DecTrust {
 		trustRev = max(trustRev, d.Revision)
@@ -399,20 +399,20 @@ func (s *Service) PresentDEC(ctx context.Context, p Principal, in DECDocumentInp
 		head := report.Head
 		subject, want := report.Subject, st.presenterSubject(p)
 		if subject == nil || *subject != want {
-			st.dropPresentation(b, p.token.ID)
+			st.dropPresentation(b, p.Token().ID)
 			refused = &Error{Op: op, Kind: KindQualificationRequired,
 				Public: "the document is not about the presenting recipient: its subject must be " + subjectText(want)}
 			records := []string{"subject:not_presenter"}
 			if head != "" {
 				records = append(records, "head:"+head)
 			}
-			b.Receipt(Receipt{Actor: p.actor(), Operation: op, Recipient: p.Consumer, Decision: "deny",
+			b.Receipt(Receipt{Actor: p.Actor(), Operation: op, Recipient: p.Consumer, Decision: "deny",
 				Constraint: KindQualificationRequired.Row().Constraint, Records: records, Revision: b.NextRevision()})
 			return nil
 		}
-		pres := &Presentation{Token: p.token.ID, Document: slices.Clone(raw), PresentedAt: b.Now, Subject: subject}
-		st.Presentations[p.token.ID] = pres
-		b.Put(engine.BucketDECPresentations, p.token.ID, pres)
+		pres := &Presentation{Token: p.Token().ID, Document: slices.Clone(raw), PresentedAt: b.Now, Subject: subject}
+		st.Presentations[p.Token().ID] = pres
+		b.Put(engine.BucketDECPresentations, p.Token().ID, pres)
 		seen := map[string]bool{}
 		records := []string{}
 		allAdmitted := true
@@ -436,7 +436,7 @@ func (s *Service) PresentDEC(ctx context.Context, p Principal, in DECDocumentInp
 			allAdmitted = allAdmitted && admitted
 		}
 		out.Revision = b.NextRevision()
-		rc := Receipt{Actor: p.actor(), Operation: op, Recipient: p.Consumer, Decision: "allow", Records: records, Revision: out.Revision}
+		rc := Receipt{Actor: p.Actor(), Operation: op, Recipient: p.Consumer, Decision: "allow", Records: records, Revision: out.Revision}
 		if !allAdmitted {
 			rc.Decision, rc.Constraint = "deny", KindQualificationRequired.Row().Constraint
 		}

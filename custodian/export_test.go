@@ -39,7 +39,7 @@ func ReceiptHash(r *Receipt) string { return engine.ReceiptHash(r) }
 
 // ForgedOwner is an owner principal that no session backs, as code outside
 // the package could never build.
-func ForgedOwner() Principal { return Principal{kind: PrincipalOwner} }
+func ForgedOwner() Principal { return model.OwnerPrincipal([32]byte{}) }
 
 // CommitUnencodable commits a job that changes the view (it takes a
 // revision) and stages a value that cannot be encoded.

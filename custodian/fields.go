@@ -100,9 +100,9 @@ func (s *Service) ListFields(ctx context.Context, p Principal, purpose string) (
 // those it may read for a consumer, as a decided and receipted recipient
 // read (see consumerFields).
 func (s *Service) fieldsFor(op string, p Principal, purpose, pattern string, withValue bool) ([]Field, []string, uint64, error) {
-	if p.kind == PrincipalConsumer {
+	if p.Kind() == PrincipalConsumer {
 		var err error
-		if purpose, err = p.readPurpose(op, purpose); err != nil {
+		if purpose, err = p.ReadPurpose(op, purpose); err != nil {
 			return nil, nil, 0, err
 		}
 		return s.consumerFields(op, p, purpose, pattern, withValue)
@@ -157,7 +157,7 @@ func (s *Service) GetField(ctx context.Context, p Principal, id, purpose string)
 	if err := checkFieldID(op, id); err != nil {
 		return FieldRead{}, err
 	}
-	if p.kind == PrincipalConsumer && p.token != nil && p.token.CanRead() && !matchAny(p.token.Scope, id) {
+	if p.Kind() == PrincipalConsumer && p.Token() != nil && p.Token().CanRead() && !matchAny(p.Token().Scope, id) {
 		return FieldRead{}, s.outOfScope(op, p)
 	}
 	fs, warnings, rev, err := s.fieldsFor(op, p, purpose, id, true)
@@ -165,10 +165,10 @@ func (s *Service) GetField(ctx context.Context, p Principal, id, purpose string)
 		return FieldRead{}, err
 	}
 	if len(fs) == 0 {
-		if p.kind == PrincipalConsumer {
-			purpose, _ = p.readPurpose(op, purpose) // fieldsFor accepted it
+		if p.Kind() == PrincipalConsumer {
+			purpose, _ = p.ReadPurpose(op, purpose) // fieldsFor accepted it
 		}
-		if p.kind == PrincipalConsumer && tierRank[defaultSensitivity(id)] >= tierRank[SensitivitySensitive] {
+		if p.Kind() == PrincipalConsumer && tierRank[defaultSensitivity(id)] >= tierRank[SensitivitySensitive] {
 			return FieldRead{}, s.approvalNeeded(op, p, id, purpose)
 		}
 		return FieldRead{}, model.NotFound(op)
@@ -243,7 +243,7 @@ func (st *state) fieldGrant(p Principal, r *claimRecord, purpose string, now tim
 // fieldGrantOf is fieldGrant without the check of a relationship's ends.
 func (st *state) fieldGrantOf(p Principal, r *claimRecord, purpose string, now time.Time, grants []*Grant) (*Grant, bool) {
 	c := r.Head()
-	if p.token == nil || !p.token.CanRead() || !matchAny(p.token.Scope, c.Key) {
+	if p.Token() == nil || !p.Token().CanRead() || !matchAny(p.Token().Scope, c.Key) {
 		return nil, false
 	}
 	// The auto_grant is no decision about any purpose: a purpose the app
@@ -326,10 +326,10 @@ func (s *Service) consumerFieldsWhere(op string, p Principal, purpose, pattern s
 		return nil, nil, 0, err
 	}
 	defer release()
-	if !p.token.CanRead() {
+	if !p.Token().CanRead() {
 		return nil, nil, 0, s.refuse(st, p, op, model.Fail(op, KindModeDenied, "the token does not allow reads"))
 	}
-	rc := Receipt{Actor: p.actor(), Operation: op, Recipient: p.Consumer, Purpose: purpose}
+	rc := Receipt{Actor: p.Actor(), Operation: op, Recipient: p.Consumer, Purpose: purpose}
 	var (
 		wants []refWant
 		at    []int // the index in fs of each want
@@ -491,7 +491,7 @@ func (s *Service) PutField(ctx context.Context, p Principal, id string, in Field
 			return FieldWritten{}, nil, model.Fail(op, KindInvalid, "unknown sensitivity tier")
 		}
 	}
-	switch p.kind {
+	switch p.Kind() {
 	case PrincipalOwner:
 		out, err := s.ownerPutField(op, p, id, in)
 		return out, nil, err
@@ -578,9 +578,9 @@ func (s *Service) agentPutField(op string, p Principal, id string, in FieldInput
 	}
 	defer release()
 	switch {
-	case !p.token.CanWrite():
+	case !p.Token().CanWrite():
 		return FieldWritten{}, nil, s.refuse(st, p, op, model.Fail(op, KindModeDenied, "the token does not allow writes"))
-	case !matchAny(p.token.Scope, id):
+	case !matchAny(p.Token().Scope, id):
 		return FieldWritten{}, nil, s.refuse(st, p, op, model.Fail(op, KindScopeExceeded, "the key is outside the token's scope"))
 	}
 	var (
@@ -627,7 +627,7 @@ func (s *Service) agentPutField(op string, p Principal, id string, in FieldInput
 		// reads this key, a tier auto_grant lets it read). Everything else —
 		// a write-only token, a field the app cannot read, whether or not it
 		// exists, a contribute grant alone — is a proposal for the owner.
-		readBack := p.token.CanRead() && st.Settings.AutoGranted(known)
+		readBack := p.Token().CanRead() && st.Settings.AutoGranted(known)
 		// Its own: written by this app — under this name, and since this
 		// consumer record exists (a removed app's namesake inherits
 		// nothing) — under the auto_grant policy.
@@ -639,7 +639,7 @@ func (s *Service) agentPutField(op string, p Principal, id string, in FieldInput
 			w.Sensitivity = tier
 			r, records := st.writeField(b, id, w, author, "auto_grant")
 			c := r.Head()
-			b.Receipt(Receipt{Actor: p.actor(), Operation: op, Recipient: p.Consumer, Decision: "allow",
+			b.Receipt(Receipt{Actor: p.Actor(), Operation: op, Recipient: p.Consumer, Decision: "allow",
 				Records: append(records, c.Ref()), Revision: c.Revision})
 			out = FieldWritten{FieldRead: FieldRead{Field: fieldView(r, true), Revision: c.Revision}, Status: WriteCommitted}
 			return nil
@@ -658,7 +658,7 @@ func (s *Service) agentPutField(op string, p Principal, id string, in FieldInput
 			ProposedAt: b.Now, Revision: b.NextRevision(),
 		}
 		st.filePending(b, pr)
-		b.Receipt(Receipt{Actor: p.actor(), Operation: "proposal.create", Recipient: p.Consumer, Decision: "allow",
+		b.Receipt(Receipt{Actor: p.Actor(), Operation: "proposal.create", Recipient: p.Consumer, Decision: "allow",
 			Records: []string{pid}, Revision: pr.Revision})
 		pending = &Proposed{ProposalID: pid, Status: WritePending, Revision: pr.Revision}
 		return nil

@@ -14,10 +14,10 @@ import (
 // the indexes: its cost follows what the grants select, not the vault.
 // Callers hold mu and check every candidate.
 func (st *state) candidates(p Principal, grants []*Grant, purpose string, withAuto bool) []*claimRecord {
-	if p.token == nil {
+	if p.Token() == nil {
 		return nil
 	}
-	scope := scopePatterns(p.token.Scope)
+	scope := scopePatterns(p.Token().Scope)
 	var out []*claimRecord
 	add := func(r *claimRecord) bool {
 		out = append(out, r)

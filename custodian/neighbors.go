@@ -61,7 +61,7 @@ func (s *Service) Traverse(ctx context.Context, p Principal, q NeighborQuery) (N
 	if err := st.awaitGraph(op); err != nil {
 		return Neighbors{}, err
 	}
-	switch p.kind {
+	switch p.Kind() {
 	case PrincipalOwner:
 		return readSettled(op, st, func() (Neighbors, error) {
 			out, _, _, ok, err := s.neighbors(ctx, st, p, q, offset, s.eng.Clock.Now())
@@ -77,18 +77,18 @@ func (s *Service) Traverse(ctx context.Context, p Principal, q NeighborQuery) (N
 	default:
 		return Neighbors{}, model.Fail(op, KindUnauthenticated, "")
 	}
-	if q.Purpose, err = p.readPurpose(op, q.Purpose); err != nil {
+	if q.Purpose, err = p.ReadPurpose(op, q.Purpose); err != nil {
 		return Neighbors{}, err
 	}
 	if !validPurpose(q.Purpose) {
 		return Neighbors{}, model.Fail(op, KindInvalid, model.ErrPurpose)
 	}
-	if !p.token.CanRead() {
+	if !p.Token().CanRead() {
 		return Neighbors{}, s.refuse(st, p, "graph.read", model.Fail(op, KindModeDenied, "the token does not allow reads"))
 	}
 	var out Neighbors
 	var failure error
-	rc := Receipt{Actor: p.actor(), Operation: "graph.read", Recipient: p.Consumer, Purpose: q.Purpose}
+	rc := Receipt{Actor: p.Actor(), Operation: "graph.read", Recipient: p.Consumer, Purpose: q.Purpose}
 	disclosed, err := s.recipientRead(st, p, rc, func(st *state, now time.Time) ([]string, []*Grant, *Error) {
 		out, failure = Neighbors{}, nil
 		if !st.live(p, now) {
@@ -189,7 +189,7 @@ type visibility struct {
 func (st *state) visibility(p Principal, purpose, relation string, now time.Time) *visibility {
 	v := &visibility{st: st, p: p, purpose: purpose, relation: relation, now: now,
 		nodes: map[string]bool{}, why: map[string]*Claim{}, grant: map[string]*Grant{}}
-	if p.kind == PrincipalConsumer {
+	if p.Kind() == PrincipalConsumer {
 		v.grants = st.grantsFor(p.Consumer, OpRead, now)
 	}
 	return v
@@ -211,7 +211,7 @@ func (v *visibility) nodeUncached(n string) bool {
 	if n != SubjectSelf && v.st.Entities[n] == nil {
 		return false
 	}
-	if v.p.kind == PrincipalOwner {
+	if v.p.Kind() == PrincipalOwner {
 		return true
 	}
 	var g *Grant
@@ -241,7 +241,7 @@ func (v *visibility) edge(e graph.Edge) bool {
 	if !ok || rel.From != e.Subject || rel.To != e.Object || (v.relation != "" && rel.Relation != v.relation) {
 		return false
 	}
-	if v.p.kind == PrincipalOwner {
+	if v.p.Kind() == PrincipalOwner {
 		return true
 	}
 	g := v.st.readGrant(v.grants, v.p, r, v.purpose, v.now)

@@ -20,17 +20,17 @@ import (
 // returned. A MinRevision this custodian has not reached is KindConflict.
 func (s *Service) Context(ctx context.Context, p Principal, q ContextQuery) (ContextResult, error) {
 	const op = "context"
-	if p.kind != PrincipalConsumer {
+	if p.Kind() != PrincipalConsumer {
 		switch {
 		case p.IsOwner():
 			return ContextResult{}, model.Fail(op, KindInvalid, "context is for recipients; the owner lists claims")
-		case p.kind == PrincipalSealed:
+		case p.Kind() == PrincipalSealed:
 			return ContextResult{}, model.Fail(op, KindLocked, "")
 		}
 		return ContextResult{}, model.Fail(op, KindUnauthenticated, "")
 	}
 	var err error
-	if q.Purpose, err = p.readPurpose(op, q.Purpose); err != nil {
+	if q.Purpose, err = p.ReadPurpose(op, q.Purpose); err != nil {
 		return ContextResult{}, err
 	}
 	if !validPurpose(q.Purpose) {
@@ -47,7 +47,7 @@ func (s *Service) Context(ctx context.Context, p Principal, q ContextQuery) (Con
 		return ContextResult{}, err
 	}
 	defer release()
-	if !p.token.CanRead() {
+	if !p.Token().CanRead() {
 		return ContextResult{}, s.refuse(st, p, "context.read", model.Fail(op, KindModeDenied, "the token does not allow reads"))
 	}
 	if err := st.reached(op, q.MinRevision); err != nil {
@@ -59,7 +59,7 @@ func (s *Service) Context(ctx context.Context, p Principal, q ContextQuery) (Con
 		wants  []refWant
 		at     []int // the index in out.Claims of each want
 	)
-	rc := Receipt{Actor: p.actor(), Operation: "context.read", Recipient: p.Consumer, Purpose: q.Purpose}
+	rc := Receipt{Actor: p.Actor(), Operation: "context.read", Recipient: p.Consumer, Purpose: q.Purpose}
 	_, err = s.recipientRead(st, p, rc, func(st *state, now time.Time) (records []string, used []*Grant, _ *Error) {
 		out, encErr, wants, at = ContextResult{Revision: st.Revision, Claims: []*Claim{}}, nil, nil, nil
 		if !st.live(p, now) {

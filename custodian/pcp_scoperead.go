@@ -22,9 +22,9 @@ import (
 func (s *Service) ReadScope(ctx context.Context, p Principal, scope []string, purpose string) (ScopeRead, error) {
 	const op = "field.context"
 	switch {
-	case p.kind == PrincipalSealed:
+	case p.Kind() == PrincipalSealed:
 		return ScopeRead{}, model.Fail(op, KindLocked, "")
-	case p.kind != PrincipalConsumer || p.token == nil:
+	case p.Kind() != PrincipalConsumer || p.Token() == nil:
 		return ScopeRead{}, model.Fail(op, KindInvalid, "a scope is read by a registered consumer, with its service token")
 	case len(scope) == 0:
 		return ScopeRead{}, model.Fail(op, KindInvalid, "scope is required")
@@ -36,17 +36,17 @@ func (s *Service) ReadScope(ctx context.Context, p Principal, scope []string, pu
 			return ScopeRead{}, model.Fail(op, KindInvalid, "scope holds a malformed key pattern")
 		}
 	}
-	out := ScopeRead{Fields: []Field{}, TokenPurpose: p.token.Purpose}
+	out := ScopeRead{Fields: []Field{}, TokenPurpose: p.Token().Purpose}
 	for _, pat := range scope {
-		if !scopeCovers(p.token.Scope, pat) {
+		if !scopeCovers(p.Token().Scope, pat) {
 			out.Unreached = append(out.Unreached, pat)
 		}
 	}
 	switch {
-	case !p.token.CanRead():
+	case !p.Token().CanRead():
 		out.NotRead = NotReadMode
 		return out, nil
-	case p.token.Purpose != "" && p.token.Purpose != purpose:
+	case p.Token().Purpose != "" && p.Token().Purpose != purpose:
 		out.NotRead = NotReadPurpose
 		return out, nil
 	}

@@ -28,10 +28,10 @@ func (s *Service) Propose(ctx context.Context, p Principal, d ProposalInput) (Pr
 	}
 	defer release()
 	producer := Authenticated{Kind: "owner", ID: "owner"}
-	switch p.kind {
+	switch p.Kind() {
 	case PrincipalOwner:
 	case PrincipalConsumer:
-		if !p.token.CanWrite() {
+		if !p.Token().CanWrite() {
 			return Proposed{}, s.refuse(st, p, "proposal.create", model.Fail(op, KindModeDenied, "the token does not allow writes"))
 		}
 		producer = Authenticated{Kind: "consumer", ID: p.Consumer}
@@ -41,7 +41,7 @@ func (s *Service) Propose(ctx context.Context, p Principal, d ProposalInput) (Pr
 	if err := s.accept(op, &d); err != nil {
 		return Proposed{}, err
 	}
-	if p.kind == PrincipalConsumer && !matchAny(p.token.Scope, d.Key) {
+	if p.Kind() == PrincipalConsumer && !matchAny(p.Token().Scope, d.Key) {
 		return Proposed{}, s.refuse(st, p, "proposal.create", model.Fail(op, KindScopeExceeded, "the key is outside the token's scope"))
 	}
 	if d.Subject == "" {
@@ -52,17 +52,17 @@ func (s *Service) Propose(ctx context.Context, p Principal, d ProposalInput) (Pr
 		refused *Error
 	)
 	err = s.commit(st, func(st *state, b *batch) error {
-		if p.kind == PrincipalConsumer && d.Subject == SubjectSelf && st.userOnly(d.Key) {
+		if p.Kind() == PrincipalConsumer && d.Subject == SubjectSelf && st.userOnly(d.Key) {
 			refused = model.Fail(op, KindUserOnlyWrite, "")
 			b.Receipt(denyReceipt(p, "proposal.create", refused))
 			return nil
 		}
-		if p.kind == PrincipalConsumer && !mayContribute(st.grantsFor(p.Consumer, OpContribute, b.Now), d.Key) {
+		if p.Kind() == PrincipalConsumer && !mayContribute(st.grantsFor(p.Consumer, OpContribute, b.Now), d.Key) {
 			refused = model.Fail(op, KindScopeExceeded, "no contribute grant covers this key")
 			b.Receipt(denyReceipt(p, "proposal.create", refused))
 			return nil
 		}
-		if p.kind == PrincipalConsumer {
+		if p.Kind() == PrincipalConsumer {
 			if err := st.tooManyProposals(op, p.Consumer); err != nil {
 				return err
 			}
@@ -88,7 +88,7 @@ func (s *Service) Propose(ctx context.Context, p Principal, d ProposalInput) (Pr
 			ProposedAt: b.Now, Revision: b.NextRevision(),
 		}
 		st.filePending(b, pr)
-		b.Receipt(Receipt{Actor: p.actor(), Operation: "proposal.create", Decision: "allow", Records: []string{id}, Revision: pr.Revision})
+		b.Receipt(Receipt{Actor: p.Actor(), Operation: "proposal.create", Decision: "allow", Records: []string{id}, Revision: pr.Revision})
 		out = Proposed{ProposalID: id, Status: StatusProposed, Revision: pr.Revision}
 		return nil
 	})

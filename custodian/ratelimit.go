@@ -8,7 +8,7 @@ package custodian
 // app's live-token quota (tooManyTokens), which so bounds the app's total.
 // Callers must not hold s.life.
 func (s *Service) rateLimit(op string, p Principal, write bool) error {
-	if p.kind != PrincipalConsumer || p.token == nil {
+	if p.Kind() != PrincipalConsumer || p.Token() == nil {
 		return nil
 	}
 	s.life.RLock()
@@ -25,7 +25,7 @@ func (s *Service) rateLimit(op string, p Principal, write bool) error {
 	if write {
 		rate, kind = set.WriteRate(), "w:"
 	}
-	if t := p.token.RateLimit; t != nil {
+	if t := p.Token().RateLimit; t != nil {
 		own := t.Reads
 		if write {
 			own = t.Writes
@@ -34,7 +34,7 @@ func (s *Service) rateLimit(op string, p Principal, write bool) error {
 			rate = own
 		}
 	}
-	if wait := s.rates.Take(s.eng.Clock.Now(), limit{Key: kind + "token:" + p.token.ID, Rate: rate}); wait > 0 {
+	if wait := s.rates.Take(s.eng.Clock.Now(), limit{Key: kind + "token:" + p.Token().ID, Rate: rate}); wait > 0 {
 		return &Error{Op: op, Kind: KindRateLimited, RetryAfter: wait}
 	}
 	return nil

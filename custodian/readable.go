@@ -26,8 +26,8 @@ func (s *Service) ReadableNow(ctx context.Context, p Principal, recipient string
 		if c, ok := st.Consumers[recipient]; ok && c.Status != ConsumerApproved {
 			return out, nil
 		}
-		reader := Principal{kind: PrincipalConsumer, Consumer: recipient,
-			token: &ServiceToken{Consumer: recipient, Scope: []string{"*"}, Mode: ModeRead}}
+		reader := model.ConsumerPrincipal(recipient,
+			&ServiceToken{Consumer: recipient, Scope: []string{"*"}, Mode: ModeRead}, "")
 		grants := st.grantsFor(recipient, OpRead, now)
 		purposes := map[string]bool{}
 		for _, g := range grants {
@@ -60,7 +60,7 @@ func (s *Service) ReadableNow(ctx context.Context, p Principal, recipient string
 // false once the vault has locked (which ends every session), or for any
 // other principal.
 func (s *Service) SessionOpen(p Principal) bool {
-	if p.kind != PrincipalOwner {
+	if p.Kind() != PrincipalOwner {
 		return false
 	}
 	s.life.RLock()
@@ -68,6 +68,6 @@ func (s *Service) SessionOpen(p Principal) bool {
 	if s.st == nil {
 		return false
 	}
-	_, ok := s.sessions[p.session]
+	_, ok := s.sessions[p.Session()]
 	return ok
 }

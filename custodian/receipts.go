@@ -10,7 +10,7 @@ import (
 
 // denyReceipt is the receipt of a refused request of p.
 func denyReceipt(p Principal, operation string, err *Error) Receipt {
-	return Receipt{Actor: p.actor(), Operation: operation, Recipient: p.Consumer,
+	return Receipt{Actor: p.Actor(), Operation: operation, Recipient: p.Consumer,
 		Decision: "deny", Constraint: err.Kind.Row().Constraint}
 }
 

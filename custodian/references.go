@@ -13,25 +13,11 @@ import (
 	"github.com/phc-project/phc/internal/valueref"
 )
 
-// WithDisclosure returns p asking for the disclosure mode d on its reads
-// ("" or "value": as the owner decided; "reference": references even
-// where the owner would give the value). A reader may ask for a reference
-// in place of a value, never for a value the owner chose to give as a
-// reference.
-func (p Principal) WithDisclosure(d string) (Principal, error) {
-	switch d {
-	case "", DisclosureValue, DisclosureReference:
-		p.disclosure = d
-		return p, nil
-	}
-	return p, model.Fail("read", KindInvalid, "disclosure is value or reference")
-}
-
 // referenceMode reports whether claim c, served to p under g (nil: the
 // owner's auto_grant), goes as a reference: the grant's disclosure, else
 // the owner's setting for the claim's tier, says so, or p asked for one.
 func (st *state) referenceMode(p Principal, g *Grant, c *Claim) bool {
-	if p.disclosure == DisclosureReference {
+	if p.Disclosure() == DisclosureReference {
 		return true
 	}
 	mode := st.Settings.DisclosureFor(c.Sensitivity)

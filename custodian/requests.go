@@ -30,9 +30,9 @@ func (st *state) requestTier(p Principal, scope []string, now time.Time) string 
 	grants := st.grantsFor(p.Consumer, OpRead, now)
 	// What the app may read with any token it may mint: a read token of
 	// scope *, which sees nothing it could not see anyway.
-	wide := *p.token
+	wide := *p.Token()
 	wide.Scope, wide.Mode = []string{"*"}, ModeRead
-	p.token = &wide
+	p, _ = model.ConsumerPrincipal(p.Consumer, &wide, p.SessionBinding()).WithDisclosure(p.Disclosure())
 	sees := func(r *claimRecord) bool {
 		if _, ok := st.fieldGrant(p, r, "", now, grants); ok {
 			return true
@@ -83,10 +83,10 @@ func (s *Service) RequestContext(ctx context.Context, ch Channel, p Principal, i
 
 func (s *Service) requestContext(ctx context.Context, p Principal, in RequestInput, mint bool) (RequestView, error) {
 	const op = "request.create"
-	if p.kind == PrincipalSealed {
+	if p.Kind() == PrincipalSealed {
 		return RequestView{}, model.Fail(op, KindLocked, "")
 	}
-	if p.kind != PrincipalConsumer || p.token.Trust != "" {
+	if p.Kind() != PrincipalConsumer || p.Token().Trust != "" {
 		return RequestView{}, model.Fail(op, KindInvalid, "requests are made by registered consumers, with their service token")
 	}
 	if err := s.rateLimit(op, p, true); err != nil {
@@ -125,7 +125,10 @@ func (s *Service) requestContext(ctx context.Context, p Principal, in RequestInp
 		return RequestView{}, model.Fail(op, KindInvalid, "disclosure may only ask for references; values are the owner's decision")
 	}
 	if in.Disclosure != "" {
-		p.disclosure = in.Disclosure
+		var err error
+		if p, err = p.WithDisclosure(in.Disclosure); err != nil {
+			return RequestView{}, err
+		}
 	}
 	var out RequestView
 	joined := false
@@ -213,10 +216,10 @@ func (s *Service) PollRequest(ctx context.Context, ch Channel, p Principal, id s
 // p asked again, as a new request would bring one).
 func (s *Service) pollRequest(ctx context.Context, p Principal, id string, mint, again bool) (RequestView, error) {
 	const op = "request.get"
-	if p.kind == PrincipalSealed {
+	if p.Kind() == PrincipalSealed {
 		return RequestView{}, model.Fail(op, KindLocked, "")
 	}
-	if p.kind != PrincipalConsumer {
+	if p.Kind() != PrincipalConsumer {
 		return RequestView{}, model.Fail(op, KindInvalid, "requests are polled by the consumer that made them")
 	}
 	if !identity.ValidID(id, "req_") {
@@ -271,7 +274,7 @@ func (s *Service) pollRequest(ctx context.Context, p Principal, id string, mint,
 		st.Requests[id] = &nr
 		b.Put(engine.BucketRequests, id, &nr)
 		rev := b.NextRevision()
-		b.Receipt(Receipt{Actor: p.actor(), Operation: "token.create", Recipient: r.Consumer, Purpose: r.Purpose,
+		b.Receipt(Receipt{Actor: p.Actor(), Operation: "token.create", Recipient: r.Consumer, Purpose: r.Purpose,
 			Decision: "allow", Records: []string{tid, r.ID}, Revision: rev})
 		out.Token, out.Revision = token, rev
 		return nil
@@ -364,16 +367,16 @@ func (s *Service) DecideByUser(ctx context.Context, p Principal, id string, appr
 	if approve {
 		op = "request.approve"
 	}
-	if p.kind == PrincipalSealed {
+	if p.Kind() == PrincipalSealed {
 		return RequestView{}, model.Fail(op, KindLocked, "")
 	}
-	if p.kind != PrincipalConsumer {
+	if p.Kind() != PrincipalConsumer {
 		return RequestView{}, model.Fail(op, KindInvalid, "only the app whose host asked may relay the answer")
 	}
 	if !identity.ValidID(id, "req_") {
 		return RequestView{}, model.Fail(op, KindInvalid, "malformed request id")
 	}
-	r, rev, err := s.decide(op, p, id, approve, "user-via:"+p.actor(), func(st *state, r *ContextRequest) error {
+	r, rev, err := s.decide(op, p, id, approve, "user-via:"+p.Actor(), func(st *state, r *ContextRequest) error {
 		if r.Consumer != p.Consumer {
 			return model.NotFound(op)
 		}
@@ -407,7 +410,7 @@ func (s *Service) decide(op string, p Principal, id string, approve bool, actor 
 		if !ok {
 			return model.NotFound(op)
 		}
-		if p.kind == PrincipalConsumer && (!st.live(p, b.Now) || r.Consumer != p.Consumer) {
+		if p.Kind() == PrincipalConsumer && (!st.live(p, b.Now) || r.Consumer != p.Consumer) {
 			return model.NotFound(op)
 		}
 		if r.Status != RequestPending {
@@ -425,7 +428,7 @@ func (s *Service) decide(op string, p Principal, id string, approve bool, actor 
 				for _, q := range all {
 					records = append(records, "requires_dropped:"+q)
 				}
-			case !ok && p.kind == PrincipalConsumer:
+			case !ok && p.Kind() == PrincipalConsumer:
 				return &Error{Op: op, Kind: KindApprovalRequired, RequestID: r.ID,
 					Public: "the app's earlier grants over this scope require different qualifications: the owner decides"}
 			case !ok:
@@ -562,7 +565,7 @@ func (s *Service) approvalNeeded(op string, p Principal, key, purpose string) er
 			}
 		}
 		switch {
-		case p.token.Trust != "":
+		case p.Token().Trust != "":
 			// An OIDC recipient files no request (requestContext refuses
 			// it): only a grant from the owner serves it.
 			answer = &Error{Op: op, Kind: KindApprovalRequired,
@@ -593,7 +596,7 @@ func (s *Service) approvalNeeded(op string, p Principal, key, purpose string) er
 				asked = unstatedPurpose
 			}
 			dur := model.DefaultTokenTTL
-			if left := p.token.ExpiresAt.Sub(b.Now); left < dur {
+			if left := p.Token().ExpiresAt.Sub(b.Now); left < dur {
 				dur = max(left, time.Minute)
 			}
 			r, err := st.fileRequest(b, p, []string{key}, asked, "", dur, "multi")
@@ -682,7 +685,7 @@ func (st *state) draftRequest(p Principal, scope []string, purpose, category str
 	r := &ContextRequest{ID: id, Consumer: p.Consumer, Scope: scope, Purpose: purpose, Category: category,
 		Duration: int64(dur / time.Second), Usage: usage, Tier: st.requestTier(p, scope, now),
 		Status: RequestPending, CreatedAt: now}
-	if p.disclosure == DisclosureReference {
+	if p.Disclosure() == DisclosureReference {
 		r.Disclosure = DisclosureReference
 	}
 	return r, nil
@@ -709,7 +712,7 @@ func (st *state) fileDraft(b *batch, p Principal, r *ContextRequest) *ContextReq
 	}
 	st.Requests[r.ID] = r
 	b.Put(engine.BucketRequests, r.ID, r)
-	b.Receipt(Receipt{Actor: p.actor(), Operation: "request.create", Recipient: p.Consumer, Purpose: r.Purpose,
+	b.Receipt(Receipt{Actor: p.Actor(), Operation: "request.create", Recipient: p.Consumer, Purpose: r.Purpose,
 		Decision: "allow", Records: []string{r.ID}, Revision: rev})
 	return r
 }

@@ -63,9 +63,9 @@ func (s *Service) SearchFields(ctx context.Context, p Principal, query, purpose 
 		return out
 	}
 	out := SearchResult{Query: query, Fields: []Field{}}
-	if p.kind == PrincipalConsumer {
+	if p.Kind() == PrincipalConsumer {
 		var err error
-		if purpose, err = p.readPurpose(op, purpose); err != nil {
+		if purpose, err = p.ReadPurpose(op, purpose); err != nil {
 			return SearchResult{}, err
 		}
 		out.Fields, out.Warnings, out.Revision, err = s.consumerFieldsWhere(op, p, purpose, "*", true, pick)

@@ -211,7 +211,7 @@ func (s *Service) Close() error {
 func (s *Service) Status(ctx context.Context, p Principal) Status {
 	// A sealed principal (a token taken unchecked while the vault was
 	// locked) stays locked out until its session is opened again.
-	st := Status{Initialized: true, Locked: !s.unlocked.Load() || p.kind == PrincipalSealed}
+	st := Status{Initialized: true, Locked: !s.unlocked.Load() || p.Kind() == PrincipalSealed}
 	if !p.IsOwner() || st.Locked {
 		return st
 	}
@@ -421,7 +421,7 @@ func (s *Service) Authenticate(ctx context.Context, bearer string) (Principal, e
 		h := identity.HashToken(bearer)
 		if _, ok := s.sessions[h]; ok {
 			s.touch()
-			return Principal{kind: PrincipalOwner, session: h}, nil
+			return model.OwnerPrincipal(h), nil
 		}
 	case identity.LooksLikeToken(bearer, identity.ServicePrefix):
 		st := s.st
@@ -429,7 +429,7 @@ func (s *Service) Authenticate(ctx context.Context, bearer string) (Principal, e
 		defer st.Mu.RUnlock()
 		h := identity.HashToken(bearer)
 		if t, ok := st.Tokens[h]; ok && t.RevokedAt == nil && s.eng.Clock.Now().Before(t.ExpiresAt) {
-			p := Principal{kind: PrincipalConsumer, Consumer: t.Consumer, token: t, binding: tokenBinding(bearer)}
+			p := model.ConsumerPrincipal(t.Consumer, t, tokenBinding(bearer))
 			if st.live(p, s.eng.Clock.Now()) {
 				s.touch()
 				return p, nil
@@ -444,12 +444,12 @@ func (s *Service) Authenticate(ctx context.Context, bearer string) (Principal, e
 // KindUnauthenticated for an owner principal whose session has ended.
 func (s *Service) enter(op string, p Principal) (st *state, release func(), err error) {
 	s.life.RLock()
-	if s.st == nil || p.kind == PrincipalSealed {
+	if s.st == nil || p.Kind() == PrincipalSealed {
 		s.life.RUnlock()
 		return nil, nil, model.Fail(op, KindLocked, "")
 	}
-	if p.kind == PrincipalOwner {
-		if _, ok := s.sessions[p.session]; !ok {
+	if p.Kind() == PrincipalOwner {
+		if _, ok := s.sessions[p.Session()]; !ok {
 			s.life.RUnlock()
 			return nil, nil, model.Fail(op, KindUnauthenticated, "")
 		}
@@ -459,7 +459,7 @@ func (s *Service) enter(op string, p Principal) (st *state, release func(), err 
 
 // requireOwner fails with KindSessionRequired unless p is the owner.
 func requireOwner(op string, p Principal) error {
-	if p.kind == PrincipalSealed {
+	if p.Kind() == PrincipalSealed {
 		return model.Fail(op, KindLocked, "")
 	}
 	if !p.IsOwner() {

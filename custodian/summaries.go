@@ -60,7 +60,7 @@ func (s *Service) CreateSummary(ctx context.Context, p Principal, in SummaryInpu
 		seen[ref] = true
 	}
 	producer := ownerAuth
-	switch p.kind {
+	switch p.Kind() {
 	case PrincipalOwner:
 	case PrincipalConsumer:
 		if !validPurpose(in.Purpose) {
@@ -78,12 +78,12 @@ func (s *Service) CreateSummary(ctx context.Context, p Principal, in SummaryInpu
 		return SummaryWritten{}, err
 	}
 	defer release()
-	if p.kind == PrincipalConsumer && !p.token.CanWrite() {
+	if p.Kind() == PrincipalConsumer && !p.Token().CanWrite() {
 		return SummaryWritten{}, s.refuse(st, p, op, model.Fail(op, KindModeDenied, "the token does not allow writes"))
 	}
 	var out SummaryWritten
 	err = s.commit(st, func(st *state, b *batch) error {
-		if p.kind == PrincipalConsumer && !st.live(p, b.Now) {
+		if p.Kind() == PrincipalConsumer && !st.live(p, b.Now) {
 			return model.Fail(op, KindUnauthenticated, "")
 		}
 		parents, err := st.summaryParents(op, p, in.DerivedFrom, in.Purpose, b.Now)
@@ -105,9 +105,9 @@ func (s *Service) CreateSummary(ctx context.Context, p Principal, in SummaryInpu
 		sm.Revision = b.NextRevision()
 		st.SetSummary(sm)
 		b.Put(engine.BucketSummaries, id, sm)
-		rc := Receipt{Actor: p.actor(), Operation: op, Decision: "allow",
+		rc := Receipt{Actor: p.Actor(), Operation: op, Decision: "allow",
 			Records: append([]string{sm.Ref()}, sm.DerivedFrom...), Revision: sm.Revision}
-		if p.kind == PrincipalConsumer {
+		if p.Kind() == PrincipalConsumer {
 			rc.Recipient, rc.Purpose = p.Consumer, in.Purpose
 		}
 		b.Receipt(rc)
@@ -126,7 +126,7 @@ type parent struct {
 // summaryParents resolves refs to current parents p may derive from.
 func (st *state) summaryParents(op string, p Principal, refs []string, purpose string, now time.Time) ([]parent, error) {
 	var grants []*Grant
-	if p.kind == PrincipalConsumer {
+	if p.Kind() == PrincipalConsumer {
 		grants = st.grantsFor(p.Consumer, OpRead, now)
 	}
 	out := make([]parent, 0, len(refs))
@@ -134,7 +134,7 @@ func (st *state) summaryParents(op string, p Principal, refs []string, purpose s
 		id, v, _ := parseRef(ref)
 		if strings.HasPrefix(id, "sum_") {
 			sm := st.Summaries[id]
-			if sm == nil || (p.kind == PrincipalConsumer && !st.summaryVisible(p, sm, purpose, now, grants, nil)) {
+			if sm == nil || (p.Kind() == PrincipalConsumer && !st.summaryVisible(p, sm, purpose, now, grants, nil)) {
 				return nil, model.NotFound(op)
 			}
 			if sm.Version != v || sm.Status != SummaryCurrent {
@@ -145,7 +145,7 @@ func (st *state) summaryParents(op string, p Principal, refs []string, purpose s
 		}
 		r := st.Claims[id]
 		if r == nil || r.Meta.Status != StatusActive ||
-			(p.kind == PrincipalConsumer && st.recipientGrant(grants, p, r, purpose, now, nil) == nil) {
+			(p.Kind() == PrincipalConsumer && st.recipientGrant(grants, p, r, purpose, now, nil) == nil) {
 			return nil, model.NotFound(op)
 		}
 		if r.Meta.Head != v {
@@ -249,7 +249,7 @@ func (st *state) summaryVisibleDepth(p Principal, sm *Summary, purpose string, n
 	// What an application wrote is its own word about the parents, which
 	// the custodian cannot check: it is served back to that application
 	// only, never passed on to another (the owner's summaries are).
-	if p.kind == PrincipalConsumer && sm.Producer != nil && sm.Producer.Kind == "consumer" && sm.Producer.ID != p.Consumer {
+	if p.Kind() == PrincipalConsumer && sm.Producer != nil && sm.Producer.Kind == "consumer" && sm.Producer.ID != p.Consumer {
 		return false
 	}
 	for _, ref := range sm.DerivedFrom {
@@ -264,7 +264,7 @@ func (st *state) summaryVisibleDepth(p Principal, sm *Summary, purpose string, n
 		if r == nil || r.Meta.Status != StatusActive || r.Meta.Head != v {
 			return false // a parent changed: never serve what was derived from it
 		}
-		if p.kind == PrincipalOwner {
+		if p.Kind() == PrincipalOwner {
 			continue
 		}
 		g := st.recipientGrant(grants, p, r, purpose, now, nil)
@@ -323,7 +323,7 @@ func (s *Service) GetSummary(ctx context.Context, p Principal, id, purpose strin
 	if err := st.reached(op, minRevision); err != nil {
 		return SummaryRead{}, err
 	}
-	switch p.kind {
+	switch p.Kind() {
 	case PrincipalOwner:
 		return readSettled(op, st, func() (SummaryRead, error) {
 			sm, ok := st.Summaries[id]
@@ -336,17 +336,17 @@ func (s *Service) GetSummary(ctx context.Context, p Principal, id, purpose strin
 	default:
 		return SummaryRead{}, model.Fail(op, KindUnauthenticated, "")
 	}
-	if purpose, err = p.readPurpose(op, purpose); err != nil {
+	if purpose, err = p.ReadPurpose(op, purpose); err != nil {
 		return SummaryRead{}, err
 	}
 	if !validPurpose(purpose) {
 		return SummaryRead{}, model.Fail(op, KindInvalid, model.ErrPurpose)
 	}
-	if !p.token.CanRead() {
+	if !p.Token().CanRead() {
 		return SummaryRead{}, s.refuse(st, p, "summary.read", model.Fail(op, KindModeDenied, "the token does not allow reads"))
 	}
 	var out SummaryRead
-	rc := Receipt{Actor: p.actor(), Operation: "summary.read", Recipient: p.Consumer, Purpose: purpose}
+	rc := Receipt{Actor: p.Actor(), Operation: "summary.read", Recipient: p.Consumer, Purpose: purpose}
 	disclosed, err := s.recipientRead(st, p, rc, func(st *state, now time.Time) ([]string, []*Grant, *Error) {
 		out = SummaryRead{}
 		sm, ok := st.Summaries[id]
