@@ -1,9 +1,6 @@
 package custodian
 
 import (
-	"bytes"
-	"encoding/json"
-	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -56,25 +53,7 @@ func validPattern(p string) bool {
 	if p == "*" {
 		return true
 	}
-	return validKey(strings.TrimSuffix(p, ".*"))
-}
-
-// validKey reports whether k is a dot-notation key of 1–16 segments, each
-// [a-z0-9][a-z0-9_-]{0,63}, at most 256 bytes in all.
-func validKey(k string) bool {
-	if k == "" || len(k) > 256 {
-		return false
-	}
-	segs := strings.Split(k, ".")
-	if len(segs) > 16 {
-		return false
-	}
-	for _, s := range segs {
-		if !model.ValidSegment(s) {
-			return false
-		}
-	}
-	return true
+	return model.ValidKey(strings.TrimSuffix(p, ".*"))
 }
 
 // maxPurposeLen is the longest purpose, in characters (code points, as
@@ -182,13 +161,13 @@ func (st *state) grantFor(grants []*Grant, p Principal, r *claimRecord, purpose 
 	}
 	var qualFailed []string
 	for _, g := range grants {
-		if g.Purpose != purpose || !grantCovers(g, r) || tierRank[r.Meta.Tier] > tierRank[g.EffectiveTier()] {
+		if g.Purpose != purpose || !grantCovers(g, r) || model.TierRank[r.Meta.Tier] > model.TierRank[g.EffectiveTier()] {
 			continue
 		}
 		if !restrictionsAllow(r.Head().Restrictions, purpose, g, now) || !st.guardrailsAllow(g, r, purpose) {
 			continue
 		}
-		if g.Requires != nil && tierRank[r.Meta.Tier] >= tierRank[SensitivitySensitive] {
+		if g.Requires != nil && model.TierRank[r.Meta.Tier] >= model.TierRank[SensitivitySensitive] {
 			if ok, failed, _ := st.qualified(p, g, now); !ok {
 				if qualFailed == nil {
 					qualFailed = failed
@@ -205,39 +184,6 @@ func (st *state) grantFor(grants []*Grant, p Principal, r *claimRecord, purpose 
 // models: it names a category, and not model training.
 func notTraining(category string) bool {
 	return category != "" && category != CategoryModelTraining
-}
-
-func knownRestriction(t string) bool {
-	switch t {
-	case RestrictNoExport, RestrictPurposeOnly, RestrictExpires, RestrictSourceControlled,
-		RestrictThirdParty, RestrictNoTraining, RestrictLocalProcessingOnly:
-		return true
-	}
-	return false
-}
-
-// mergeRestrictions is what a new version carries: every restriction of
-// the one it replaces (prev), then each of add that prev lacks. Nothing is
-// dropped: only the owner's explicit removal takes a restriction away.
-func mergeRestrictions(prev, add []Restriction) []Restriction {
-	out := append(make([]Restriction, 0, len(prev)+len(add)), prev...)
-	for _, r := range add {
-		if !slices.ContainsFunc(out, func(o Restriction) bool { return sameRestriction(o, r) }) {
-			out = append(out, r)
-		}
-	}
-	return out
-}
-
-// sameRestriction reports whether a and b are the same restriction (type,
-// force, holder and parameters).
-func sameRestriction(a, b Restriction) bool {
-	if a.Type != b.Type || a.Mandatory != b.Mandatory || a.Holder != b.Holder || len(a.Params) != len(b.Params) {
-		return false
-	}
-	pa, _ := json.Marshal(a.Params)
-	pb, _ := json.Marshal(b.Params)
-	return bytes.Equal(pa, pb)
 }
 
 // restrictionsAllow reports whether a claim with rs may be read for purpose
@@ -303,7 +249,7 @@ func defaultSensitivity(key string) string {
 	tier := SensitivityStandard
 	for _, r := range tierRoots {
 		if underKey(r.root, key) {
-			tier = raiseTier(tier, r.tier)
+			tier = model.RaiseTier(tier, r.tier)
 		}
 	}
 	return tier
@@ -319,25 +265,15 @@ func patternTier(p string) string {
 	}
 	prefix, isPrefix := strings.CutSuffix(p, ".*")
 	if !isPrefix {
-		return raiseTier(defaultSensitivity(p), patternTier(p+".*"))
+		return model.RaiseTier(defaultSensitivity(p), patternTier(p+".*"))
 	}
 	tier := SensitivityStandard
 	for _, r := range tierRoots {
 		if underKey(r.root, prefix) || strings.HasPrefix(r.root, prefix+".") {
-			tier = raiseTier(tier, r.tier)
+			tier = model.RaiseTier(tier, r.tier)
 		}
 	}
 	return tier
-}
-
-var tierRank = map[string]int{SensitivityPublic: 0, SensitivityStandard: 1, SensitivitySensitive: 2, SensitivityCritical: 3}
-
-// raiseTier returns the stricter of two tiers.
-func raiseTier(a, b string) string {
-	if tierRank[b] > tierRank[a] {
-		return b
-	}
-	return a
 }
 
 // live reports whether consumer principal p may still act at now: its token

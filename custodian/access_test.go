@@ -108,8 +108,8 @@ func TestValidKey(t *testing.T) {
 		{"é", false},
 	}
 	for _, tt := range tests {
-		if got := validKey(tt.key); got != tt.want {
-			t.Errorf("validKey(%q) = %v; want %v", tt.key, got, tt.want)
+		if got := model.ValidKey(tt.key); got != tt.want {
+			t.Errorf("model.ValidKey(%q) = %v; want %v", tt.key, got, tt.want)
 		}
 	}
 }
@@ -322,12 +322,12 @@ func TestRestrictionsAllow(t *testing.T) {
 	}
 	for _, typ := range []string{RestrictNoExport, RestrictPurposeOnly, RestrictExpires, RestrictSourceControlled,
 		RestrictThirdParty, RestrictNoTraining, RestrictLocalProcessingOnly} {
-		if !knownRestriction(typ) {
-			t.Errorf("knownRestriction(%q) = false; want true", typ)
+		if !model.KnownRestriction(typ) {
+			t.Errorf("model.KnownRestriction(%q) = false; want true", typ)
 		}
 	}
-	if knownRestriction("x-future") {
-		t.Errorf("knownRestriction(%q) = true; want false", "x-future")
+	if model.KnownRestriction("x-future") {
+		t.Errorf("model.KnownRestriction(%q) = true; want false", "x-future")
 	}
 }
 
@@ -406,8 +406,8 @@ func TestDefaultSensitivityAndRaiseTier(t *testing.T) {
 		{SensitivityPublic, SensitivityCritical, SensitivityCritical},
 	}
 	for _, tt := range raise {
-		if got := raiseTier(tt.a, tt.b); got != tt.want {
-			t.Errorf("raiseTier(%q, %q) = %q; want %q", tt.a, tt.b, got, tt.want)
+		if got := model.RaiseTier(tt.a, tt.b); got != tt.want {
+			t.Errorf("model.RaiseTier(%q, %q) = %q; want %q", tt.a, tt.b, got, tt.want)
 		}
 	}
 }

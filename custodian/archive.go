@@ -40,10 +40,10 @@ type Archiver interface {
 type archiveContent struct {
 	Format     string          `json:"format"`
 	ExportedAt time.Time       `json:"exported_at"`
-	Personas   []Persona       `json:"personas"`
+	Personas   []model.Persona `json:"personas"`
 	Claims     []archivedClaim `json:"claims"`
 	Kept       []byte          `json:"kept,omitempty"`
-	KeptBack   []Loss          `json:"kept_back,omitempty"`
+	KeptBack   []model.Loss    `json:"kept_back,omitempty"`
 }
 
 // keptContent is what Kept seals.
@@ -55,8 +55,8 @@ type keptContent struct {
 const keptFormat = "phc-kept/1"
 
 type archivedClaim struct {
-	Personas []string `json:"personas"`
-	Versions []*Claim `json:"versions"`
+	Personas []string       `json:"personas"`
+	Versions []*model.Claim `json:"versions"`
 }
 
 const exportFormat = "phc-export/1"
@@ -64,25 +64,25 @@ const exportFormat = "phc-export/1"
 // Export seals every claim that is not deleted (all versions) and every
 // persona into an archive only the holder of this vault's password and
 // Secret Key can open (owner only).
-func (s *Service) Export(ctx context.Context, p Principal) ([]byte, error) {
+func (s *Service) Export(ctx context.Context, p model.Principal) ([]byte, error) {
 	const op = "export"
 	arch, ok := s.vault.(Archiver)
 	if !ok {
-		return nil, model.Fail(op, KindInvalid, "this custodian cannot export")
+		return nil, model.Fail(op, model.KindInvalid, "this custodian cannot export")
 	}
 	var kept []archivedClaim
 	var keys []byte
-	var own Card
+	var own model.Card
 	content, err := ownerRead(s, op, p, func(st *state) (archiveContent, error) {
 		kept = nil
-		c := archiveContent{Format: exportFormat, ExportedAt: s.eng.Clock.Now(), Personas: []Persona{}, Claims: []archivedClaim{}}
+		c := archiveContent{Format: exportFormat, ExportedAt: s.eng.Clock.Now(), Personas: []model.Persona{}, Claims: []archivedClaim{}}
 		for _, pe := range st.Personas {
 			c.Personas = append(c.Personas, *pe)
 		}
 		sort.Slice(c.Personas, func(i, j int) bool { return c.Personas[i].ID < c.Personas[j].ID })
 		ids := make([]string, 0, len(st.Claims))
 		for id, r := range st.Claims {
-			if r.Meta.Status == StatusActive {
+			if r.Meta.Status == model.StatusActive {
 				ids = append(ids, id)
 			}
 		}
@@ -91,7 +91,7 @@ func (s *Service) Export(ctx context.Context, p Principal) ([]byte, error) {
 			r := st.Claims[id]
 			ac := archivedClaim{Personas: r.Meta.Personas, Versions: r.Versions()}
 			if why := keptBack(ac.Versions); why != "" {
-				c.KeptBack = append(c.KeptBack, Loss{Record: id, Dropped: "claim", Reason: why})
+				c.KeptBack = append(c.KeptBack, model.Loss{Record: id, Dropped: "claim", Reason: why})
 				kept = append(kept, ac)
 				continue
 			}
@@ -115,22 +115,22 @@ func (s *Service) Export(ctx context.Context, p Principal) ([]byte, error) {
 		// its archives altogether.)
 		plain, err := json.Marshal(keptContent{Format: keptFormat, Claims: kept})
 		if err != nil {
-			return nil, model.Wrap(op, KindInternal, err)
+			return nil, model.Wrap(op, model.KindInternal, err)
 		}
 		if content.Kept, err = s.cards.Seal(keys, own, plain); err != nil {
-			return nil, model.Wrap(op, KindInternal, err)
+			return nil, model.Wrap(op, model.KindInternal, err)
 		}
 	}
 	plain, err := json.Marshal(content)
 	if err != nil {
-		return nil, model.Wrap(op, KindInternal, err)
+		return nil, model.Wrap(op, model.KindInternal, err)
 	}
 	sealed, err := arch.SealArchive(plain)
 	if err != nil {
-		return nil, model.Wrap(op, KindInternal, err)
+		return nil, model.Wrap(op, model.KindInternal, err)
 	}
-	if err := s.write(op, p, func(st *state, b *batch) error {
-		b.Receipt(Receipt{Actor: "owner", Operation: op, Decision: "allow", Revision: st.Revision,
+	if err := s.write(op, p, func(st *state, b *engine.Batch) error {
+		b.Receipt(model.Receipt{Actor: "owner", Operation: op, Decision: "allow", Revision: st.Revision,
 			Records: []string{fmt.Sprintf("claims:%d", len(content.Claims))}})
 		return nil
 	}); err != nil {
@@ -149,29 +149,29 @@ func (s *Service) Export(ctx context.Context, p Principal) ([]byte, error) {
 // KindInvalid. in is decoded within the larger import limits
 // (importLimits): an archive may be far larger than an ordinary request.
 // A refused import leaves a deny receipt.
-func (s *Service) Import(ctx context.Context, p Principal, in ImportInput) (ImportResult, error) {
+func (s *Service) Import(ctx context.Context, p model.Principal, in model.ImportInput) (model.ImportResult, error) {
 	const op = "import"
-	if err := requireOwner(op, p); err != nil {
-		return ImportResult{}, err
+	if err := p.RequireOwner(op); err != nil {
+		return model.ImportResult{}, err
 	}
 	out, err := s.importArchive(p, in)
 	return out, s.refusedImport(p, op, err)
 }
 
-func (s *Service) importArchive(p Principal, in ImportInput) (ImportResult, error) {
+func (s *Service) importArchive(p model.Principal, in model.ImportInput) (model.ImportResult, error) {
 	const op = "import"
 	arch, ok := s.vault.(Archiver)
 	if !ok {
-		return ImportResult{}, model.Fail(op, KindInvalid, "this custodian cannot import")
+		return model.ImportResult{}, model.Fail(op, model.KindInvalid, "this custodian cannot import")
 	}
 	if err := s.accept(op, &in); err != nil {
-		return ImportResult{}, err
+		return model.ImportResult{}, err
 	}
 	if in.Mode != "merge" && in.Mode != "replace" {
-		return ImportResult{}, model.Fail(op, KindInvalid, "mode must be merge or replace")
+		return model.ImportResult{}, model.Fail(op, model.KindInvalid, "mode must be merge or replace")
 	}
 	if wait := s.reentryFailures.Wait("", s.eng.Clock.Now()); wait > 0 {
-		return ImportResult{}, &Error{Op: op, Kind: KindRateLimited, RetryAfter: wait}
+		return model.ImportResult{}, &model.Error{Op: op, Kind: model.KindRateLimited, RetryAfter: wait}
 	}
 	archive := []byte(in.Archive) // the archive's own JSON object, or
 	var text string
@@ -186,25 +186,25 @@ func (s *Service) importArchive(p Principal, in ImportInput) (ImportResult, erro
 	switch {
 	case errors.Is(err, vault.ErrBadCredentials), errors.Is(err, vault.ErrMalformedSecretKey):
 		s.reentryFailures.Note("", s.eng.Clock.Now())
-		return ImportResult{}, model.Fail(op, KindUnauthenticated, "wrong password or Secret Key for this archive")
+		return model.ImportResult{}, model.Fail(op, model.KindUnauthenticated, "wrong password or Secret Key for this archive")
 	case errors.Is(err, vault.ErrCorrupt):
-		return ImportResult{}, model.Fail(op, KindInvalid, "not a phc archive")
+		return model.ImportResult{}, model.Fail(op, model.KindInvalid, "not a phc archive")
 	case err != nil:
-		return ImportResult{}, model.Wrap(op, KindInternal, err)
+		return model.ImportResult{}, model.Wrap(op, model.KindInternal, err)
 	}
 	var content archiveContent
 	if err := json.Unmarshal(plain, &content); err != nil || content.Format != exportFormat {
-		return ImportResult{}, model.Fail(op, KindInvalid, "the archive holds no phc export")
+		return model.ImportResult{}, model.Fail(op, model.KindInvalid, "the archive holds no phc export")
 	}
 	if err := checkArchive(&content); err != nil {
-		return ImportResult{}, &Error{Op: op, Kind: KindInvalid, Public: "the archive holds a malformed record", Err: err}
+		return model.ImportResult{}, &model.Error{Op: op, Kind: model.KindInvalid, Public: "the archive holds a malformed record", Err: err}
 	}
 	if !arch.OwnArchive(archive) {
 		// Another vault's archive: a migration, not a restore.
 		return s.holdArchive(p, &content)
 	}
-	var out ImportResult
-	err = s.write(op, p, func(st *state, b *batch) error {
+	var out model.ImportResult
+	err = s.write(op, p, func(st *state, b *engine.Batch) error {
 		if err := s.openKept(st, op, &content, &out); err != nil {
 			return err
 		}
@@ -215,7 +215,7 @@ func (s *Service) importArchive(p Principal, in ImportInput) (ImportResult, erro
 
 // keptBack says why a claim with versions may not leave this custodian by
 // any route, or "": a restriction of any version that keeps it here.
-func keptBack(versions []*Claim) string {
+func keptBack(versions []*model.Claim) string {
 	for _, v := range versions {
 		if why := mustStay(v.Restrictions); why != "" {
 			return why
@@ -228,18 +228,18 @@ func keptBack(versions []*Claim) string {
 // for this custodian alone: Kept opens only under this custodian's own
 // keys, signed by its own card. Sealed by other keys, they stay out and
 // are listed in out's loss report.
-func (s *Service) openKept(st *state, op string, content *archiveContent, out *ImportResult) error {
+func (s *Service) openKept(st *state, op string, content *archiveContent, out *model.ImportResult) error {
 	if len(content.Kept) == 0 && len(content.KeptBack) == 0 {
 		return nil
 	}
-	var own Card
+	var own model.Card
 	var plain []byte
 	err := fmt.Errorf("this custodian has no keys, or the archive kept nothing")
 	if s.cards != nil && st.keys != nil && len(content.Kept) > 0 {
 		if own, err = s.card(st, op); err != nil {
 			return err
 		}
-		_, plain, err = s.cards.Open(st.keys.Keys, content.Kept, func(id string) (Card, bool) {
+		_, plain, err = s.cards.Open(st.keys.Keys, content.Kept, func(id string) (model.Card, bool) {
 			return own, id == own.CustodianID
 		})
 	}
@@ -259,7 +259,7 @@ func (s *Service) openKept(st *state, op string, content *archiveContent, out *I
 	}
 	content.Claims = append(content.Claims, kept.Claims...)
 	if err := checkArchive(content); err != nil {
-		return &Error{Op: op, Kind: KindInvalid, Public: "the archive holds a malformed record", Err: err}
+		return &model.Error{Op: op, Kind: model.KindInvalid, Public: "the archive holds a malformed record", Err: err}
 	}
 	return nil
 }
@@ -268,10 +268,10 @@ func (s *Service) openKept(st *state, op string, content *archiveContent, out *I
 // [Service.Import]): in mode "replace" after erasing every active claim,
 // in mode "merge" skipping the claims the vault holds. Versions are
 // re-stamped with revisions in their original order.
-func (st *state) restore(op string, b *batch, mode string, content *archiveContent, out *ImportResult) error {
+func (st *state) restore(op string, b *engine.Batch, mode string, content *archiveContent, out *model.ImportResult) error {
 	if mode == "replace" {
 		for _, r := range st.Claims {
-			if r.Meta.Status == StatusActive {
+			if r.Meta.Status == model.StatusActive {
 				out.RemovedClaims = append(out.RemovedClaims, r.Meta.ID)
 			}
 		}
@@ -287,7 +287,7 @@ func (st *state) restore(op string, b *batch, mode string, content *archiveConte
 		}
 		key, err := identity.NewID("per_") // opaque, as in CreatePersona
 		if err != nil {
-			return model.Wrap(op, KindInternal, err)
+			return model.Wrap(op, model.KindInternal, err)
 		}
 		np := pe
 		np.Node = key
@@ -296,7 +296,7 @@ func (st *state) restore(op string, b *batch, mode string, content *archiveConte
 	}
 	// Versions are re-stamped with revisions in their original order.
 	type ver struct {
-		c     *Claim
+		c     *model.Claim
 		claim int
 	}
 	var all []ver
@@ -332,11 +332,11 @@ func (st *state) restore(op string, b *batch, mode string, content *archiveConte
 			}
 		}
 		for _, v := range ac.Versions {
-			v.Personas, v.Status = nil, StatusActive
+			v.Personas, v.Status = nil, model.StatusActive
 			b.Put(engine.BucketClaims, engine.VersionKey(id, v.Version), v)
 		}
 		n := len(ac.Versions)
-		r := st.NewRecord(claimMeta{ID: id, Head: n, Status: StatusActive, Personas: personas}, ac.Versions[n-1], ac.Versions[:n-1])
+		r := st.NewRecord(engine.ClaimMeta{ID: id, Head: n, Status: model.StatusActive, Personas: personas}, ac.Versions[n-1], ac.Versions[:n-1])
 		st.SetClaim(r)
 		b.Put(engine.BucketClaimMeta, id, r.Meta)
 		out.Imported++
@@ -345,7 +345,7 @@ func (st *state) restore(op string, b *batch, mode string, content *archiveConte
 		b.NextRevision()
 	}
 	out.Revision = st.Revision
-	b.Receipt(Receipt{Actor: "owner", Operation: op, Decision: "allow", Revision: out.Revision,
+	b.Receipt(model.Receipt{Actor: "owner", Operation: op, Decision: "allow", Revision: out.Revision,
 		Records: append([]string{fmt.Sprintf("imported:%d", out.Imported), fmt.Sprintf("skipped:%d", out.Skipped), fmt.Sprintf("removed:%d", out.Removed)}, out.RemovedClaims...)})
 	return nil
 }
@@ -369,10 +369,10 @@ func checkArchive(c *archiveContent) error {
 		}
 		seen[id] = true
 		for i, v := range ac.Versions {
-			if v == nil || v.ID != id || v.Version != i+1 || !validKey(v.Key) || len(v.Value) == 0 || !json.Valid(v.Value) {
+			if v == nil || v.ID != id || v.Version != i+1 || !model.ValidKey(v.Key) || len(v.Value) == 0 || !json.Valid(v.Value) {
 				return fmt.Errorf("claim %s version %d", id, i+1)
 			}
-			if _, ok := tierRank[v.Sensitivity]; !ok {
+			if _, ok := model.TierRank[v.Sensitivity]; !ok {
 				return fmt.Errorf("claim %s tier", id)
 			}
 		}
@@ -388,10 +388,10 @@ func checkArchive(c *archiveContent) error {
 // holdArchive holds another vault's archive in the quarantine, as an
 // import of a bundle does: nothing of it is read, used or erased until the
 // owner adopts it. Its producers stay foreign to "archive".
-func (s *Service) holdArchive(p Principal, content *archiveContent) (ImportResult, error) {
+func (s *Service) holdArchive(p model.Principal, content *archiveContent) (model.ImportResult, error) {
 	const op = "import"
-	var out ImportResult
-	err := s.write(op, p, func(st *state, b *batch) error {
+	var out model.ImportResult
+	err := s.write(op, p, func(st *state, b *engine.Batch) error {
 		// What may never leave the custodian that made the archive stays
 		// with it, sealed to its keys: listed, never opened here.
 		out.LossReport = nil
@@ -399,13 +399,13 @@ func (s *Service) holdArchive(p Principal, content *archiveContent) (ImportResul
 			l.Reason += ": it stays with the custodian that made the archive"
 			out.LossReport = append(out.LossReport, l)
 		}
-		var held []*QuarantineRecord
+		var held []*model.QuarantineRecord
 		for _, pe := range content.Personas {
 			body, err := json.Marshal(pe)
 			if err != nil {
-				return model.Wrap(op, KindInternal, err)
+				return model.Wrap(op, model.KindInternal, err)
 			}
-			q := &QuarantineRecord{Kind: "persona", Record: pe.ID, Status: StatusQuarantined, Problems: []string{}, Body: body}
+			q := &model.QuarantineRecord{Kind: "persona", Record: pe.ID, Status: model.StatusQuarantined, Problems: []string{}, Body: body}
 			if st.Personas[pe.ID] != nil {
 				q.Problems = append(q.Problems, "a persona with this id exists here: adopting keeps the local one")
 			}
@@ -417,13 +417,13 @@ func (s *Service) holdArchive(p Principal, content *archiveContent) (ImportResul
 				ac.Versions[i].Personas = []string{}
 			}
 			head := ac.Versions[len(ac.Versions)-1]
-			q := &QuarantineRecord{Kind: "claim", Record: head.ID, Key: head.Key, Status: StatusQuarantined, Problems: []string{}}
+			q := &model.QuarantineRecord{Kind: "claim", Record: head.ID, Key: head.Key, Status: model.StatusQuarantined, Problems: []string{}}
 			a := head.Producer.Authenticated
 			foreign := map[string]string{a.Kind + ":" + a.ID: quarantine.ForeignID(archiveSource, a.ID)}
 			s.checkImported(st, q, ac.Versions, foreign, &out.LossReport)
 			body, err := json.Marshal(ac)
 			if err != nil {
-				return model.Wrap(op, KindInternal, err)
+				return model.Wrap(op, model.KindInternal, err)
 			}
 			q.Body = body
 			held = append(held, q)
@@ -431,7 +431,7 @@ func (s *Service) holdArchive(p Principal, content *archiveContent) (ImportResul
 		for _, q := range held {
 			var err error
 			if q.ID, err = identity.NewID("qrn_"); err != nil {
-				return model.Wrap(op, KindInternal, err)
+				return model.Wrap(op, model.KindInternal, err)
 			}
 		}
 		rev := b.NextRevision()
@@ -440,7 +440,7 @@ func (s *Service) holdArchive(p Principal, content *archiveContent) (ImportResul
 			st.hold(b, q)
 		}
 		out.Held, out.Revision = len(held), rev
-		b.Receipt(Receipt{Actor: "owner", Operation: op, Decision: "allow", Revision: rev,
+		b.Receipt(model.Receipt{Actor: "owner", Operation: op, Decision: "allow", Revision: rev,
 			Records: []string{"another vault's archive", fmt.Sprintf("held:%d", out.Held)}})
 		return nil
 	})

@@ -106,7 +106,7 @@ type CardInput struct {
 // not one, this custodian's own, or an id pinned already is refused.
 func (s *Service) PinCustodian(ctx context.Context, p Principal, in CardInput) (PinnedCustodian, error) {
 	const op = "custodian.pin"
-	if err := requireOwner(op, p); err != nil {
+	if err := p.RequireOwner(op); err != nil {
 		return PinnedCustodian{}, err
 	}
 	if s.cards == nil {
@@ -154,7 +154,7 @@ func (s *Service) ListCustodians(ctx context.Context, p Principal) ([]PinnedCust
 // refused from the returned revision on.
 func (s *Service) UnpinCustodian(ctx context.Context, p Principal, id string) (uint64, error) {
 	const op = "custodian.unpin"
-	if err := requireOwner(op, p); err != nil {
+	if err := p.RequireOwner(op); err != nil {
 		return 0, err
 	}
 	if !strings.HasPrefix(id, "cus_") || len(id) > 64 {

@@ -182,7 +182,7 @@ func (s *Service) Versions(ctx context.Context, p Principal, id string) (ClaimLi
 // expected_version, a claim whose head has moved on is KindConflict.
 func (s *Service) Correct(ctx context.Context, p Principal, id string, in CorrectionInput) (Written, error) {
 	const op = "claim.correct"
-	if err := requireOwner(op, p); err != nil {
+	if err := p.RequireOwner(op); err != nil {
 		return Written{}, err
 	}
 	if !identity.ValidID(id, "clm_") {
@@ -214,7 +214,7 @@ func (s *Service) Correct(ctx context.Context, p Principal, id string, in Correc
 		if err := st.checkRelationship(op, &probe); err != nil {
 			return err
 		}
-		nr := st.addVersion(b, r, ownerAuth, "owner", func(c *Claim) {
+		nr := st.addVersion(b, r, model.OwnerAuth, "owner", func(c *Claim) {
 			applyCorrection(&in, c)
 		})
 		c := nr.Head()
@@ -245,7 +245,7 @@ func applyCorrection(in *CorrectionInput, c *Claim) {
 	if in.Sensitivity != "" {
 		c.Sensitivity = in.Sensitivity
 	}
-	c.Restrictions = mergeRestrictions(slices.DeleteFunc(slices.Clone(c.Restrictions), func(r Restriction) bool {
+	c.Restrictions = model.MergeRestrictions(slices.DeleteFunc(slices.Clone(c.Restrictions), func(r Restriction) bool {
 		return slices.Contains(in.Remove, r.Type)
 	}), in.Restrictions)
 	if in.Kind != "" {
@@ -258,9 +258,6 @@ func applyCorrection(in *CorrectionInput, c *Claim) {
 		c.Note = *in.Note
 	}
 }
-
-// ownerAuth is the owner as the authenticated producer of what it writes.
-var ownerAuth = Authenticated{Kind: "owner", ID: "owner"}
 
 // addVersion writes the next version of active claim r, as written by
 // author and confirmed by confirmedBy ("owner", or "auto_grant" when the
@@ -297,7 +294,7 @@ func (st *state) addVersion(b *batch, r *claimRecord, author Authenticated, conf
 // recorded, and the claim leaves every persona.
 func (s *Service) DeleteClaim(ctx context.Context, p Principal, id string) (uint64, error) {
 	const op = "claim.delete"
-	if err := requireOwner(op, p); err != nil {
+	if err := p.RequireOwner(op); err != nil {
 		return 0, err
 	}
 	if !identity.ValidID(id, "clm_") {
@@ -325,7 +322,7 @@ func (s *Service) DeleteClaim(ctx context.Context, p Principal, id string) (uint
 // only). One claim may be in several personas; it is never duplicated.
 func (s *Service) SetPersonas(ctx context.Context, p Principal, id string, in PersonasInput) (Written, error) {
 	const op = "claim.personas"
-	if err := requireOwner(op, p); err != nil {
+	if err := p.RequireOwner(op); err != nil {
 		return Written{}, err
 	}
 	if !identity.ValidID(id, "clm_") {
@@ -435,7 +432,7 @@ func (s *Service) setDispute(p Principal, op, id string, disputed bool) (Written
 // take it (absent, or in the wrong state), edit changes the meta, and the
 // receipt names the claim's head.
 func (s *Service) markClaim(op string, p Principal, id string, check func(r *claimRecord) error, edit func(m *claimMeta, now time.Time)) (Written, error) {
-	if err := requireOwner(op, p); err != nil {
+	if err := p.RequireOwner(op); err != nil {
 		return Written{}, err
 	}
 	if !identity.ValidID(id, "clm_") {

@@ -168,7 +168,7 @@ func (s *Service) VaultKeys(ctx context.Context, p Principal) ([]VaultKey, error
 // cannot be activated; a revoked one stays revoked.
 func (s *Service) SetVaultKey(ctx context.Context, p Principal, ref, status string) (VaultKey, uint64, error) {
 	const op = "vault_key.set"
-	if err := requireOwner(op, p); err != nil {
+	if err := p.RequireOwner(op); err != nil {
 		return VaultKey{}, 0, err
 	}
 	if status != VaultKeyActive && status != VaultKeyRevoked {
@@ -424,7 +424,7 @@ func (st *state) refAllowed(reader string, r *claimRecord, m *mintedRef, now tim
 		if g.RevokedAt != nil || !now.Before(g.ExpiresAt) || (g.SpentAt != nil && g.ID != m.Grant) || g.Purpose != m.Purpose {
 			continue
 		}
-		if !g.AllowsOp(OpRead) || !grantCovers(g, r) || tierRank[c.Sensitivity] > tierRank[g.EffectiveTier()] {
+		if !g.AllowsOp(OpRead) || !grantCovers(g, r) || model.TierRank[c.Sensitivity] > model.TierRank[g.EffectiveTier()] {
 			continue
 		}
 		if restrictionsAllow(c.Restrictions, m.Purpose, g, now) && st.guardrailsAllow(g, r, m.Purpose) {

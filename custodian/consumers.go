@@ -24,7 +24,7 @@ const (
 // registers is approved at once. Only an Argon2id hash of the secret is kept.
 func (s *Service) AddConsumer(ctx context.Context, p Principal, in ConsumerInput) (ConsumerView, error) {
 	const op = "consumer.add"
-	if err := requireOwner(op, p); err != nil {
+	if err := p.RequireOwner(op); err != nil {
 		return ConsumerView{}, err
 	}
 	if err := s.accept(op, &in); err != nil {
@@ -184,7 +184,7 @@ func (s *Service) addConsumer(op string, p Principal, in ConsumerInput, status s
 // approved consumer is KindConflict; an unknown one KindNotFound.
 func (s *Service) ApproveConsumer(ctx context.Context, p Principal, name string) (ConsumerView, error) {
 	const op = "consumer.approve"
-	if err := requireOwner(op, p); err != nil {
+	if err := p.RequireOwner(op); err != nil {
 		return ConsumerView{}, err
 	}
 	if !validConsumerName(name) {
@@ -224,7 +224,7 @@ func (s *Service) ApproveConsumer(ctx context.Context, p Principal, name string)
 // later consumer of the same name inherits nothing.
 func (s *Service) DeleteConsumer(ctx context.Context, p Principal, name string) (uint64, error) {
 	const op = "consumer.delete"
-	if err := requireOwner(op, p); err != nil {
+	if err := p.RequireOwner(op); err != nil {
 		return 0, err
 	}
 	if !validConsumerName(name) {

@@ -58,7 +58,7 @@ func (s *Service) decVerifier(op string) (DECVerifier, error) {
 // revoked twice stays revoked from the earlier moment.
 func (s *Service) PinDECIssuer(ctx context.Context, p Principal, in DECTrustInput) (DECIssuer, error) {
 	const op = "dec.trust"
-	if err := requireOwner(op, p); err != nil {
+	if err := p.RequireOwner(op); err != nil {
 		return DECIssuer{}, err
 	}
 	v, err := s.decVerifier(op)
@@ -128,7 +128,7 @@ func mergeRevocations(old, added []dectype.Revocation) []dectype.Revocation {
 // is KindNotFound. The receipt names the pin and the kid by opaque ids.
 func (s *Service) UnrevokeDECKey(ctx context.Context, p Principal, in DECUnrevokeInput) (DECIssuer, error) {
 	const op = "dec.unrevoke"
-	if err := requireOwner(op, p); err != nil {
+	if err := p.RequireOwner(op); err != nil {
 		return DECIssuer{}, err
 	}
 	if err := s.accept(op, &in); err != nil {
@@ -164,7 +164,7 @@ func (s *Service) UnrevokeDECKey(ctx context.Context, p Principal, in DECUnrevok
 // AddDECPolicy adds (or replaces) an admission policy (owner only).
 func (s *Service) AddDECPolicy(ctx context.Context, p Principal, in DECPolicyInput) (DECPolicy, error) {
 	const op = "dec.policy"
-	if err := requireOwner(op, p); err != nil {
+	if err := p.RequireOwner(op); err != nil {
 		return DECPolicy{}, err
 	}
 	v, err := s.decVerifier(op)

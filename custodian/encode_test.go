@@ -68,7 +68,7 @@ func TestContextBundleJSON(t *testing.T) {
 	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	rec := func(id, key, value string) *claimRecord {
 		v := &Claim{ID: id, Version: 1, Key: key, Value: json.RawMessage(value), Subject: "self", RecordedAt: at,
-			Sensitivity: "standard", WrittenBy: "user", Producer: Producer{Authenticated: ownerAuth}}
+			Sensitivity: "standard", WrittenBy: "user", Producer: Producer{Authenticated: model.OwnerAuth}}
 		return testRecord(claimMeta{ID: id, Head: 1, Status: StatusActive}, v)
 	}
 	a, b2, c := rec("clm_A", "work.a", `"x<y"`), rec("clm_B", "work.b", `{"n":1}`), rec("clm_C", "aé\u2028.c", `[1,2]`)

@@ -17,7 +17,7 @@ import (
 // claim about it.
 func (s *Service) CreateEntity(ctx context.Context, p Principal, in EntityInput) (EntityCreated, error) {
 	const op = "entity.create"
-	if err := requireOwner(op, p); err != nil {
+	if err := p.RequireOwner(op); err != nil {
 		return EntityCreated{}, err
 	}
 	if err := s.accept(op, &in); err != nil {
@@ -29,7 +29,7 @@ func (s *Service) CreateEntity(ctx context.Context, p Principal, in EntityInput)
 	if in.Key == "" {
 		in.Key = in.Type + ".name"
 	}
-	if !validKey(in.Key) {
+	if !model.ValidKey(in.Key) {
 		return EntityCreated{}, model.Fail(op, KindInvalid, "malformed key")
 	}
 	if in.Name != "" && (!utf8.ValidString(in.Name) || len(in.Name) > 1024) {
@@ -37,7 +37,7 @@ func (s *Service) CreateEntity(ctx context.Context, p Principal, in EntityInput)
 	}
 	if in.Sensitivity == "" {
 		in.Sensitivity = defaultSensitivity(in.Key)
-	} else if _, ok := tierRank[in.Sensitivity]; !ok {
+	} else if _, ok := model.TierRank[in.Sensitivity]; !ok {
 		return EntityCreated{}, model.Fail(op, KindInvalid, "unknown sensitivity tier")
 	}
 	var out EntityCreated
@@ -65,7 +65,7 @@ func (s *Service) CreateEntity(ctx context.Context, p Principal, in EntityInput)
 			c := &Claim{
 				ID: cid, Version: 1, Key: in.Key, Value: value, Subject: id, Kind: "fact",
 				Assertion: AssertionReported, Confirmation: Confirmation{Status: ConfirmationConfirmed, By: "owner", At: &at},
-				Producer: Producer{Authenticated: ownerAuth}, Evidence: []Evidence{}, RecordedAt: at,
+				Producer: Producer{Authenticated: model.OwnerAuth}, Evidence: []Evidence{}, RecordedAt: at,
 				Sensitivity: in.Sensitivity, Restrictions: []Restriction{}, WrittenBy: WrittenByUser,
 			}
 			r := st.newClaim(b, c, personas)

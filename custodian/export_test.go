@@ -102,7 +102,7 @@ func bulkClaim(st *state, b *batch, key, subject, kind string, value json.RawMes
 	return st.newClaim(b, &Claim{
 		ID: cid, Version: 1, Key: key, Value: value, Subject: subject, Kind: kind, Assertion: AssertionReported,
 		Confirmation: Confirmation{Status: ConfirmationConfirmed, By: "owner", At: &at},
-		Producer:     Producer{Authenticated: ownerAuth}, Evidence: []Evidence{}, RecordedAt: at,
+		Producer:     Producer{Authenticated: model.OwnerAuth}, Evidence: []Evidence{}, RecordedAt: at,
 		Sensitivity: SensitivityStandard, Restrictions: []Restriction{}, WrittenBy: WrittenByUser,
 	}, []string{})
 }
@@ -124,7 +124,7 @@ func (s *Service) BulkSummaries(p Principal, parent string, n int) error {
 				id, _ := identity.NewID("sum_")
 				sm := &Summary{ID: id, Version: 1, Value: json.RawMessage(`"s"`), DerivedFrom: []string{from},
 					Restrictions: []Restriction{}, Sensitivity: SensitivityStandard, Status: SummaryCurrent,
-					Producer: &ownerAuth, CreatedAt: b.Now, Revision: b.NextRevision()}
+					Producer: &model.OwnerAuth, CreatedAt: b.Now, Revision: b.NextRevision()}
 				refs[i] = sm.Ref()
 				st.SetSummary(sm)
 				b.Put(engine.BucketSummaries, id, sm)
@@ -216,7 +216,7 @@ func (s *Service) CommitFailingAfterChange(p Principal, key string) error {
 // The grammars of keys, key patterns and purposes as the core checks them,
 // for the test that holds them to the schema's.
 var (
-	ValidKey     = validKey
+	ValidKey     = model.ValidKey
 	ValidPattern = validPattern
 	ValidPurpose = validPurpose
 )

@@ -130,7 +130,7 @@ func (s *Service) fieldsFor(op string, p Principal, purpose, pattern string, wit
 // (PCP §2), so a key without a period is a format error on every route
 // that takes a field id, never a missing field.
 func checkFieldID(op, id string) error {
-	if !validKey(id) {
+	if !model.ValidKey(id) {
 		return model.Fail(op, KindInvalid, "malformed field id")
 	}
 	if !strings.Contains(id, ".") {
@@ -168,7 +168,7 @@ func (s *Service) GetField(ctx context.Context, p Principal, id, purpose string)
 		if p.Kind() == PrincipalConsumer {
 			purpose, _ = p.ReadPurpose(op, purpose) // fieldsFor accepted it
 		}
-		if p.Kind() == PrincipalConsumer && tierRank[defaultSensitivity(id)] >= tierRank[SensitivitySensitive] {
+		if p.Kind() == PrincipalConsumer && model.TierRank[defaultSensitivity(id)] >= model.TierRank[SensitivitySensitive] {
 			return FieldRead{}, s.approvalNeeded(op, p, id, purpose)
 		}
 		return FieldRead{}, model.NotFound(op)
@@ -192,7 +192,7 @@ func (s *Service) outOfScope(op string, p Principal) error {
 		if !st.live(p, b.Now) {
 			refused = model.Fail(op, KindUnauthenticated, "")
 		}
-		b.Receipt(denyReceipt(p, op, refused))
+		b.Receipt(model.DenyReceipt(p, op, refused))
 		return nil
 	}); err != nil {
 		return err
@@ -487,7 +487,7 @@ func (s *Service) PutField(ctx context.Context, p Principal, id string, in Field
 		return FieldWritten{}, nil, model.Fail(op, KindInvalid, "value is required")
 	}
 	if in.Sensitivity != "" {
-		if _, ok := tierRank[in.Sensitivity]; !ok {
+		if _, ok := model.TierRank[in.Sensitivity]; !ok {
 			return FieldWritten{}, nil, model.Fail(op, KindInvalid, "unknown sensitivity tier")
 		}
 	}
@@ -506,7 +506,7 @@ func (s *Service) PutField(ctx context.Context, p Principal, id string, in Field
 func (s *Service) ownerPutField(op string, p Principal, id string, in FieldInput) (FieldWritten, error) {
 	var out FieldWritten
 	err := s.write(op, p, func(st *state, b *batch) error {
-		r, records := st.writeField(b, id, in, ownerAuth, "owner")
+		r, records := st.writeField(b, id, in, model.OwnerAuth, "owner")
 		c := r.Head()
 		b.Receipt(Receipt{Actor: "owner", Operation: op, Decision: "allow",
 			Records: append(records, c.Ref()), Revision: c.Revision})
@@ -592,7 +592,7 @@ func (s *Service) agentPutField(op string, p Principal, id string, in FieldInput
 	err = s.commit(st, func(st *state, b *batch) error {
 		deny := func(e *Error) error {
 			refused = e
-			b.Receipt(denyReceipt(p, op, e))
+			b.Receipt(model.DenyReceipt(p, op, e))
 			return nil
 		}
 		if !st.live(p, b.Now) {
@@ -609,14 +609,14 @@ func (s *Service) agentPutField(op string, p Principal, id string, in FieldInput
 		if cur != nil {
 			_, visible = st.fieldGrant(p, cur, "", b.Now, st.grantsFor(p.Consumer, OpRead, b.Now))
 		}
-		known := raiseTier(defaultSensitivity(id), in.Sensitivity)
+		known := model.RaiseTier(defaultSensitivity(id), in.Sensitivity)
 		if visible {
-			known = raiseTier(known, cur.Meta.Tier)
+			known = model.RaiseTier(known, cur.Meta.Tier)
 		}
 		// The tier written is never lower than the field's own.
 		tier := known
 		if cur != nil {
-			tier = raiseTier(tier, cur.Meta.Tier)
+			tier = model.RaiseTier(tier, cur.Meta.Tier)
 		}
 		// PCP auto-approves a public or standard write: here where the
 		// owner's auto_grant covers the tier, and nothing is replaced that
@@ -633,7 +633,7 @@ func (s *Service) agentPutField(op string, p Principal, id string, in FieldInput
 		// nothing) — under the auto_grant policy.
 		mine := cur == nil || (visible && cur.Head().Producer.Authenticated == author && cur.Head().Confirmation.By == "auto_grant" &&
 			!cur.Head().RecordedAt.Before(st.consumerSince(p.Consumer)))
-		confirm := readBack && mine && st.Settings.AutoGranted(tier) && tierRank[tier] <= tierRank[SensitivityStandard]
+		confirm := readBack && mine && st.Settings.AutoGranted(tier) && model.TierRank[tier] <= model.TierRank[SensitivityStandard]
 		if confirm {
 			w := in
 			w.Sensitivity = tier
@@ -673,7 +673,7 @@ func (s *Service) agentPutField(op string, p Principal, id string, in FieldInput
 // with the tier changed).
 func (s *Service) SetSensitivity(ctx context.Context, p Principal, id string, in SensitivityInput) (FieldRead, error) {
 	const op = "field.sensitivity"
-	if err := requireOwner(op, p); err != nil {
+	if err := p.RequireOwner(op); err != nil {
 		return FieldRead{}, err
 	}
 	if err := checkFieldID(op, id); err != nil {
@@ -682,7 +682,7 @@ func (s *Service) SetSensitivity(ctx context.Context, p Principal, id string, in
 	if err := s.accept(op, &in); err != nil {
 		return FieldRead{}, err
 	}
-	if _, ok := tierRank[in.Tier]; !ok {
+	if _, ok := model.TierRank[in.Tier]; !ok {
 		return FieldRead{}, model.Fail(op, KindInvalid, "tier must be public, standard, sensitive or critical")
 	}
 	var out FieldRead
@@ -712,7 +712,7 @@ func (s *Service) SetSensitivity(ctx context.Context, p Principal, id string, in
 // only), as DeleteClaim does for one.
 func (s *Service) DeleteField(ctx context.Context, p Principal, id string) (uint64, error) {
 	const op = "field.delete"
-	if err := requireOwner(op, p); err != nil {
+	if err := p.RequireOwner(op); err != nil {
 		return 0, err
 	}
 	if err := checkFieldID(op, id); err != nil {

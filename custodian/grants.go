@@ -15,7 +15,7 @@ import (
 // future, and at least one selector must be given.
 func (s *Service) CreateGrant(ctx context.Context, p Principal, d GrantInput) (GrantCreated, error) {
 	const op = "grant.create"
-	if err := requireOwner(op, p); err != nil {
+	if err := p.RequireOwner(op); err != nil {
 		return GrantCreated{}, err
 	}
 	if err := s.accept(op, &d); err != nil {
@@ -104,7 +104,7 @@ func (s *Service) ListGrants(ctx context.Context, p Principal) ([]Grant, error) 
 // grant authorises nothing.
 func (s *Service) RevokeGrant(ctx context.Context, p Principal, id string) (uint64, error) {
 	const op = "grant.revoke"
-	if err := requireOwner(op, p); err != nil {
+	if err := p.RequireOwner(op); err != nil {
 		return 0, err
 	}
 	if !identity.ValidID(id, "grt_") {
@@ -152,7 +152,7 @@ const narrowHint = "a grant can only be narrowed: operations a subset of its own
 // grant.
 func (s *Service) NarrowGrant(ctx context.Context, p Principal, id string, t GrantTerms) (GrantNarrowed, error) {
 	const op = "grant.narrow"
-	if err := requireOwner(op, p); err != nil {
+	if err := p.RequireOwner(op); err != nil {
 		return GrantNarrowed{}, err
 	}
 	if !identity.ValidID(id, "grt_") {

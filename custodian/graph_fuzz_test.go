@@ -9,7 +9,7 @@ import (
 	"github.com/phc-project/phc/custodian/internal/model"
 )
 
-// FuzzParseRef: parseRef accepts exactly the refs it can print back, and
+// FuzzParseRef: model.ParseRef accepts exactly the refs it can print back, and
 // summaryByRef agrees with it on every input.
 func FuzzParseRef(f *testing.F) {
 	for _, s := range []string{"clm_AAAAAAAAAAAAAAAAAAAAAAAAAA@1", "sum_AAAAAAAAAAAAAAAAAAAAAAAAAA@12", "clm_A@0", "@", "sum_AAAAAAAAAAAAAAAAAAAAAAAAAA@", "x@01", "clm_AAAAAAAAAAAAAAAAAAAAAAAAAA@99999999999"} {
@@ -19,12 +19,12 @@ func FuzzParseRef(f *testing.F) {
 	sm := &Summary{ID: "sum_AAAAAAAAAAAAAAAAAAAAAAAAAA", Version: 12}
 	st.Summaries[sm.ID] = sm
 	f.Fuzz(func(t *testing.T, ref string) {
-		id, v, ok := parseRef(ref)
+		id, v, ok := model.ParseRef(ref)
 		if ok && model.VersionRef(id, v) != ref {
-			t.Fatalf("parseRef(%q) = %q, %d; prints back as %q", ref, id, v, model.VersionRef(id, v))
+			t.Fatalf("model.ParseRef(%q) = %q, %d; prints back as %q", ref, id, v, model.VersionRef(id, v))
 		}
 		if got := st.SummaryByRef(ref); (got != nil) != (ok && id == sm.ID && v == sm.Version) {
-			t.Fatalf("summaryByRef(%q) = %v; parseRef says %q %d %v", ref, got, id, v, ok)
+			t.Fatalf("summaryByRef(%q) = %v; model.ParseRef says %q %d %v", ref, got, id, v, ok)
 		}
 	})
 }

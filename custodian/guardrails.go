@@ -2,6 +2,8 @@ package custodian
 
 import (
 	"slices"
+
+	"github.com/phc-project/phc/custodian/internal/model"
 )
 
 // guardrailAllows reports whether g allows a read for purpose under grant gr of the
@@ -24,7 +26,7 @@ func guardrailAllows(g Guardrail, c *Claim, purpose string, gr *Grant) bool {
 		if c == nil {
 			return true
 		}
-		return g.Params != nil && tierRank[c.Sensitivity] <= tierRank[g.Params.Tier] && g.Params.Tier != ""
+		return g.Params != nil && model.TierRank[c.Sensitivity] <= model.TierRank[g.Params.Tier] && g.Params.Tier != ""
 	case GuardKeysOnly:
 		if c == nil {
 			return true

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/phc-project/phc/custodian/internal/engine"
 	"github.com/phc-project/phc/custodian/internal/model"
 	"github.com/phc-project/phc/internal/identity"
 	"github.com/phc-project/phc/quarantine"
@@ -20,46 +21,46 @@ import (
 // parents all travel, and the producers' identities. A claim restricted
 // no_export, source_controlled or third_party stays behind, and so does a
 // summary of it; the manifest's loss report lists each by id and reason.
-func (s *Service) ExportBundle(ctx context.Context, p Principal, in ExportInput) ([]byte, BundleManifest, error) {
+func (s *Service) ExportBundle(ctx context.Context, p model.Principal, in model.ExportInput) ([]byte, model.BundleManifest, error) {
 	const op = "export.bundle"
-	if err := requireOwner(op, p); err != nil {
-		return nil, BundleManifest{}, err
+	if err := p.RequireOwner(op); err != nil {
+		return nil, model.BundleManifest{}, err
 	}
 	if s.cards == nil {
-		return nil, BundleManifest{}, model.Fail(op, KindInvalid, "this custodian cannot make bundles")
+		return nil, model.BundleManifest{}, model.Fail(op, model.KindInvalid, "this custodian cannot make bundles")
 	}
 	if err := s.accept(op, &in); err != nil {
-		return nil, BundleManifest{}, err
+		return nil, model.BundleManifest{}, err
 	}
 	if len(in.To) == 0 {
-		return nil, BundleManifest{}, model.Fail(op, KindInvalid, "to (the recipient custodian's card) is required")
+		return nil, model.BundleManifest{}, model.Fail(op, model.KindInvalid, "to (the recipient custodian's card) is required")
 	}
 	to, err := s.cards.ParseCard(in.To)
 	if err != nil {
-		return nil, BundleManifest{}, model.Fail(op, KindInvalid, err.Error())
+		return nil, model.BundleManifest{}, model.Fail(op, model.KindInvalid, err.Error())
 	}
 	id, err := identity.NewID("bnd_")
 	if err != nil {
-		return nil, BundleManifest{}, model.Wrap(op, KindInternal, err)
+		return nil, model.BundleManifest{}, model.Wrap(op, model.KindInternal, err)
 	}
 	var keys []byte
-	var man BundleManifest
-	var recs BundleRecords
-	err = s.write(op, p, func(st *state, b *batch) error {
+	var man model.BundleManifest
+	var recs model.BundleRecords
+	err = s.write(op, p, func(st *state, b *engine.Batch) error {
 		own, err := s.card(st, op)
 		if err != nil {
 			return err
 		}
 		if own.CustodianID == to.CustodianID {
-			return model.Fail(op, KindInvalid, "to is this custodian's own card: export to the custodian that is to import")
+			return model.Fail(op, model.KindInvalid, "to is this custodian's own card: export to the custodian that is to import")
 		}
 		for _, pe := range in.Personas {
 			if st.Personas[pe] == nil {
-				return model.Fail(op, KindInvalid, "unknown persona "+pe)
+				return model.Fail(op, model.KindInvalid, "unknown persona "+pe)
 			}
 		}
 		recs, man.LossReport = st.bundleRecords(in.Personas)
-		man.BundleVersion, man.BundleID, man.CreatedAt = BundleVersion, id, b.Now.UTC()
+		man.BundleVersion, man.BundleID, man.CreatedAt = model.BundleVersion, id, b.Now.UTC()
 		man.Source.CustodianID, man.Recipient.CustodianID = own.CustodianID, to.CustodianID
 		versions := 0
 		for _, c := range recs.Claims {
@@ -68,38 +69,38 @@ func (s *Service) ExportBundle(ctx context.Context, p Principal, in ExportInput)
 		man.Counts = map[string]int{"claims": len(recs.Claims), "versions": versions, "personas": len(recs.Personas),
 			"entities": len(recs.Entities), "summaries": len(recs.Summaries), "identities": len(recs.Identities), "lost": len(man.LossReport)}
 		keys = st.keys.Keys
-		b.Receipt(Receipt{Actor: "owner", Operation: op, Decision: "allow", Records: []string{id, to.CustodianID}, Revision: st.Revision})
+		b.Receipt(model.Receipt{Actor: "owner", Operation: op, Decision: "allow", Records: []string{id, to.CustodianID}, Revision: st.Revision})
 		return nil
 	})
 	if err != nil {
-		return nil, BundleManifest{}, err
+		return nil, model.BundleManifest{}, err
 	}
 	body, err := json.Marshal(recs)
 	if err != nil {
-		return nil, BundleManifest{}, model.Wrap(op, KindInternal, err)
+		return nil, model.BundleManifest{}, model.Wrap(op, model.KindInternal, err)
 	}
 	man.RecordsDigest = quarantine.Digest(body)
 	payload, err := json.Marshal(quarantine.Payload{Manifest: man, Records: body})
 	if err != nil {
-		return nil, BundleManifest{}, model.Wrap(op, KindInternal, err)
+		return nil, model.BundleManifest{}, model.Wrap(op, model.KindInternal, err)
 	}
 	sealed, err := s.cards.Seal(keys, to, payload)
 	if err != nil {
-		return nil, BundleManifest{}, model.Wrap(op, KindInternal, err)
+		return nil, model.BundleManifest{}, model.Wrap(op, model.KindInternal, err)
 	}
 	return sealed, man, nil
 }
 
 // mustStay says why a record with these restrictions may not leave this
 // custodian, or "".
-func mustStay(rs []Restriction) string {
+func mustStay(rs []model.Restriction) string {
 	for _, r := range rs {
 		switch r.Type {
-		case RestrictNoExport:
+		case model.RestrictNoExport:
 			return "no_export"
-		case RestrictSourceControlled:
+		case model.RestrictSourceControlled:
 			return "source_controlled: its holder is not the person"
-		case RestrictThirdParty:
+		case model.RestrictThirdParty:
 			return "third_party: it is about someone else"
 		}
 	}
@@ -108,9 +109,9 @@ func mustStay(rs []Restriction) string {
 
 // bundleRecords collects what a bundle of personas (all, if none) holds,
 // and what stays behind.
-func (st *state) bundleRecords(personas []string) (BundleRecords, []Loss) {
-	recs := BundleRecords{Claims: []BundleClaim{}, Personas: []Persona{}, Entities: []Entity{}, Summaries: []Summary{}, Identities: []IdentityRef{}}
-	loss := []Loss{}
+func (st *state) bundleRecords(personas []string) (model.BundleRecords, []model.Loss) {
+	recs := model.BundleRecords{Claims: []model.BundleClaim{}, Personas: []model.Persona{}, Entities: []model.Entity{}, Summaries: []model.Summary{}, Identities: []model.IdentityRef{}}
+	loss := []model.Loss{}
 	included := map[string]bool{} // claim ids, and summary ids, that travel
 	ids := make([]string, 0, len(st.Claims))
 	var left []string // retracted and deleted claims: they stay behind, listed
@@ -118,21 +119,21 @@ func (st *state) bundleRecords(personas []string) (BundleRecords, []Loss) {
 		inPersonas := len(personas) == 0 || slices.ContainsFunc(r.Meta.Personas, func(pe string) bool { return slices.Contains(personas, pe) })
 		switch {
 		case !inPersonas: // a deleted claim is in no persona: listed only when all travel
-		case r.Meta.Status == StatusActive:
+		case r.Meta.Status == model.StatusActive:
 			ids = append(ids, id)
-		case r.Meta.Status == StatusRetracted || r.Meta.Status == StatusDeleted:
+		case r.Meta.Status == model.StatusRetracted || r.Meta.Status == model.StatusDeleted:
 			left = append(left, id)
 		}
 	}
 	sort.Strings(ids)
 	sort.Strings(left)
 	for _, id := range left {
-		loss = append(loss, Loss{Record: id, Dropped: "claim", Reason: st.Claims[id].Meta.Status})
+		loss = append(loss, model.Loss{Record: id, Dropped: "claim", Reason: st.Claims[id].Meta.Status})
 	}
-	idents := map[IdentityRef]bool{}
+	idents := map[model.IdentityRef]bool{}
 	// addIdentity lists a producer once, by its issuer (or kind) and id.
-	addIdentity := func(a Authenticated) {
-		ref := IdentityRef{SourceIssuer: a.Issuer, SourceID: a.ID, Display: a.Kind + ":" + a.ID}
+	addIdentity := func(a model.Authenticated) {
+		ref := model.IdentityRef{SourceIssuer: a.Issuer, SourceID: a.ID, Display: a.Kind + ":" + a.ID}
 		if ref.SourceIssuer == "" {
 			ref.SourceIssuer = "phc:" + a.Kind
 		}
@@ -151,18 +152,18 @@ func (st *state) bundleRecords(personas []string) (BundleRecords, []Loss) {
 			}
 		}
 		if why != "" {
-			loss = append(loss, Loss{Record: id, Dropped: "claim", Reason: why})
+			loss = append(loss, model.Loss{Record: id, Dropped: "claim", Reason: why})
 			continue
 		}
 		included[id] = true
-		bc := BundleClaim{ID: id, Personas: []string{}, Versions: make([]*Claim, len(vs))}
+		bc := model.BundleClaim{ID: id, Personas: []string{}, Versions: make([]*model.Claim, len(vs))}
 		for i, v := range vs {
 			bc.Versions[i] = v.WithLists()
 		}
 		if r.Meta.DisputedAt != nil {
 			// A disputed claim travels disputed: its head as every
 			// recipient reads it.
-			bc.Versions[len(vs)-1].Confirmation = Confirmation{Status: ConfirmationDisputed, By: "owner", At: r.Meta.DisputedAt}
+			bc.Versions[len(vs)-1].Confirmation = model.Confirmation{Status: model.ConfirmationDisputed, By: "owner", At: r.Meta.DisputedAt}
 		}
 		for _, pe := range r.Meta.Personas {
 			if len(personas) == 0 || slices.Contains(personas, pe) {
@@ -207,10 +208,10 @@ func (st *state) bundleRecords(personas []string) (BundleRecords, []Loss) {
 // bundleSummaries adds to recs the summaries that travel with the claims
 // included (adding to it those that do), and to loss those that stay
 // behind, with why.
-func (st *state) bundleSummaries(recs *BundleRecords, included map[string]bool, loss []Loss, addIdentity func(Authenticated)) []Loss {
+func (st *state) bundleSummaries(recs *model.BundleRecords, included map[string]bool, loss []model.Loss, addIdentity func(model.Authenticated)) []model.Loss {
 	// Summaries in order of creation, so that a summary of summaries
 	// comes after its parents.
-	sums := make([]*Summary, 0, len(st.Summaries))
+	sums := make([]*model.Summary, 0, len(st.Summaries))
 	for _, sm := range st.Summaries {
 		sums = append(sums, sm)
 	}
@@ -226,7 +227,7 @@ func (st *state) bundleSummaries(recs *BundleRecords, included map[string]bool, 
 			}
 		}
 		if why != "" {
-			loss = append(loss, Loss{Record: sm.ID, Dropped: "summary", Reason: why})
+			loss = append(loss, model.Loss{Record: sm.ID, Dropped: "summary", Reason: why})
 			continue
 		}
 		included[sm.ID] = true

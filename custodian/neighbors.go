@@ -229,7 +229,7 @@ func (v *visibility) nodeUncached(n string) bool {
 // edge: the relationship claim must be active at the labelled version, of
 // the relation asked for, and readable by the caller.
 func (v *visibility) edge(e graph.Edge) bool {
-	id, ver, ok := parseRef(e.Label)
+	id, ver, ok := model.ParseRef(e.Label)
 	if !ok {
 		return false
 	}

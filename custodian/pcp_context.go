@@ -153,7 +153,7 @@ func (st *state) readPersona(op string, grants []*Grant, persona, purpose string
 		}
 		named = true
 		if personaReadAllowed(pe, purpose, g) {
-			return &PersonaContext{ID: pe.ID, Preferences: AdvisoryPreferences{Advisory: true, Items: orEmpty(pe.Preferences)}}, g, nil
+			return &PersonaContext{ID: pe.ID, Preferences: AdvisoryPreferences{Advisory: true, Items: model.OrEmpty(pe.Preferences)}}, g, nil
 		}
 	}
 	if named {

@@ -1,11 +1,13 @@
 package custodian
 
+import "github.com/phc-project/phc/custodian/internal/model"
+
 // tierRoots are the keys whose subtrees default to a tier above standard:
 // the well-known keys of such a tier, and their synonyms.
 var tierRoots = func() []struct{ root, tier string } {
 	var out []struct{ root, tier string }
 	for _, k := range WellKnownKeys {
-		if tierRank[k.Tier] <= tierRank[SensitivityStandard] {
+		if model.TierRank[k.Tier] <= model.TierRank[SensitivityStandard] {
 			continue
 		}
 		for _, root := range append([]string{k.Key}, k.Synonyms...) {

@@ -15,7 +15,7 @@ import (
 // CreatePersona adds a persona (owner only); an existing id is KindConflict.
 func (s *Service) CreatePersona(ctx context.Context, p Principal, body PersonaInput) (Persona, uint64, error) {
 	const op = "persona.create"
-	if err := requireOwner(op, p); err != nil {
+	if err := p.RequireOwner(op); err != nil {
 		return Persona{}, 0, err
 	}
 	if err := s.accept(op, &body); err != nil {
@@ -33,7 +33,7 @@ func (s *Service) CreatePersona(ctx context.Context, p Principal, body PersonaIn
 		if err != nil {
 			return model.Wrap(op, KindInternal, err)
 		}
-		in.Preferences, in.Guardrails = orEmpty(in.Preferences), orEmpty(in.Guardrails)
+		in.Preferences, in.Guardrails = model.OrEmpty(in.Preferences), model.OrEmpty(in.Guardrails)
 		in.CreatedAt = b.Now
 		rev = b.NextRevision()
 		np := in
@@ -64,7 +64,7 @@ func (s *Service) ListPersonas(ctx context.Context, p Principal) ([]Persona, err
 // next read.
 func (s *Service) UpdatePersona(ctx context.Context, p Principal, id string, in PersonaUpdateInput) (Persona, uint64, error) {
 	const op = "persona.update"
-	if err := requireOwner(op, p); err != nil {
+	if err := p.RequireOwner(op); err != nil {
 		return Persona{}, 0, err
 	}
 	if !model.ValidSegment(id) {
@@ -87,10 +87,10 @@ func (s *Service) UpdatePersona(ctx context.Context, p Principal, id string, in 
 			np.Name = *in.Name
 		}
 		if in.Preferences != nil {
-			np.Preferences = orEmpty(*in.Preferences)
+			np.Preferences = model.OrEmpty(*in.Preferences)
 		}
 		if in.Guardrails != nil {
-			np.Guardrails = orEmpty(*in.Guardrails)
+			np.Guardrails = model.OrEmpty(*in.Guardrails)
 		}
 		rev = b.NextRevision()
 		st.SetPersona(&np)
@@ -109,7 +109,7 @@ func (s *Service) UpdatePersona(ctx context.Context, p Principal, id string, in 
 // revision, receipted with ids only.
 func (s *Service) DeletePersona(ctx context.Context, p Principal, id string) (PersonaDeleted, error) {
 	const op = "persona.delete"
-	if err := requireOwner(op, p); err != nil {
+	if err := p.RequireOwner(op); err != nil {
 		return PersonaDeleted{}, err
 	}
 	if !model.ValidSegment(id) {

@@ -24,7 +24,7 @@ import (
 // of claims on a cold file; see claimProblems): writes go on meanwhile.
 func (s *Service) Check(ctx context.Context, p Principal) (CheckReport, error) {
 	const op = "check"
-	if err := requireOwner(op, p); err != nil {
+	if err := p.RequireOwner(op); err != nil {
 		return CheckReport{}, err
 	}
 	// The vault stays open only for the journal's part, then for each
@@ -91,7 +91,7 @@ func (s *Service) Check(ctx context.Context, p Principal) (CheckReport, error) {
 // the revision it reflects.
 func (s *Service) RebuildGraph(ctx context.Context, p Principal) (uint64, error) {
 	const op = "graph.rebuild"
-	if err := requireOwner(op, p); err != nil {
+	if err := p.RequireOwner(op); err != nil {
 		return 0, err
 	}
 	doneGraph, err := s.useGraph(ctx, op)
@@ -101,7 +101,7 @@ func (s *Service) RebuildGraph(ctx context.Context, p Principal) (uint64, error)
 	defer doneGraph()
 	var rev uint64
 	err = s.write(op, p, func(st *state, b *batch) error {
-		if err := requireOwner(op, p); err != nil {
+		if err := p.RequireOwner(op); err != nil {
 			return err
 		}
 		if err := st.awaitGraph(op); err != nil {
@@ -124,7 +124,7 @@ func (s *Service) RebuildGraph(ctx context.Context, p Principal) (uint64, error)
 // ExportGraph writes the graph as N-Quads (owner only).
 func (s *Service) ExportGraph(ctx context.Context, p Principal, w io.Writer) error {
 	const op = "graph.export"
-	if err := requireOwner(op, p); err != nil {
+	if err := p.RequireOwner(op); err != nil {
 		return err
 	}
 	doneGraph, err := s.useGraph(ctx, op)

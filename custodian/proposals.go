@@ -54,12 +54,12 @@ func (s *Service) Propose(ctx context.Context, p Principal, d ProposalInput) (Pr
 	err = s.commit(st, func(st *state, b *batch) error {
 		if p.Kind() == PrincipalConsumer && d.Subject == SubjectSelf && st.userOnly(d.Key) {
 			refused = model.Fail(op, KindUserOnlyWrite, "")
-			b.Receipt(denyReceipt(p, "proposal.create", refused))
+			b.Receipt(model.DenyReceipt(p, "proposal.create", refused))
 			return nil
 		}
 		if p.Kind() == PrincipalConsumer && !mayContribute(st.grantsFor(p.Consumer, OpContribute, b.Now), d.Key) {
 			refused = model.Fail(op, KindScopeExceeded, "no contribute grant covers this key")
-			b.Receipt(denyReceipt(p, "proposal.create", refused))
+			b.Receipt(model.DenyReceipt(p, "proposal.create", refused))
 			return nil
 		}
 		if p.Kind() == PrincipalConsumer {
@@ -68,9 +68,9 @@ func (s *Service) Propose(ctx context.Context, p Principal, d ProposalInput) (Pr
 			}
 		}
 		// A proposal never lowers the tier of the field it would change.
-		tier := raiseTier(defaultSensitivity(d.Key), d.Sensitivity)
+		tier := model.RaiseTier(defaultSensitivity(d.Key), d.Sensitivity)
 		if f := st.field(d.Key); f != nil && d.Subject == SubjectSelf {
-			tier = raiseTier(tier, f.Meta.Tier)
+			tier = model.RaiseTier(tier, f.Meta.Tier)
 		}
 		id, err := identity.NewOrderedID("prp_", b.Now)
 		if err != nil {
@@ -80,10 +80,10 @@ func (s *Service) Propose(ctx context.Context, p Principal, d ProposalInput) (Pr
 			ID: id, Status: StatusProposed, Key: d.Key, Value: d.Value, Subject: d.Subject,
 			Kind: d.Kind, Assertion: d.Assertion,
 			Producer:  Producer{Authenticated: producer, Reported: d.Reported},
-			Evidence:  orEmpty(d.Evidence),
+			Evidence:  model.OrEmpty(d.Evidence),
 			ValidFrom: d.ValidFrom, ValidTo: d.ValidTo,
 			Sensitivity:  tier,
-			Restrictions: orEmpty(d.Restrictions),
+			Restrictions: model.OrEmpty(d.Restrictions),
 			PersonasHint: d.PersonasHint, Note: d.Note,
 			ProposedAt: b.Now, Revision: b.NextRevision(),
 		}
@@ -107,13 +107,6 @@ func mayContribute(grants []*Grant, key string) bool {
 		}
 	}
 	return false
-}
-
-func orEmpty[T any](s []T) []T {
-	if s == nil {
-		return []T{}
-	}
-	return s
 }
 
 // Review returns the owner's queue: every pending proposal, in the order
@@ -163,7 +156,7 @@ func (s *Service) Review(ctx context.Context, p Principal) ([]ReviewItem, error)
 			}
 			c := r.Head()
 			items[i].Current = &ReviewCurrent{ClaimID: c.ID, Version: c.Version, Value: c.Value,
-				Sensitivity: c.Sensitivity, Restrictions: orEmpty(c.Restrictions), WrittenBy: c.WrittenBy}
+				Sensitivity: c.Sensitivity, Restrictions: model.OrEmpty(c.Restrictions), WrittenBy: c.WrittenBy}
 			items[i].Diff = diffValues(c.Value, pr.Value)
 			items[i].Conflict = true
 		}
@@ -178,7 +171,7 @@ func (s *Service) Review(ctx context.Context, p Principal) ([]ReviewItem, error)
 // of all.
 func (s *Service) Confirm(ctx context.Context, p Principal, id string, in ConfirmInput) (Written, error) {
 	const op = "confirm"
-	if err := requireOwner(op, p); err != nil {
+	if err := p.RequireOwner(op); err != nil {
 		return Written{}, err
 	}
 	if !identity.ValidID(id, "prp_") {
@@ -188,7 +181,7 @@ func (s *Service) Confirm(ctx context.Context, p Principal, id string, in Confir
 		return Written{}, err
 	}
 	if in.Edits != nil && in.Edits.Sensitivity != "" {
-		if _, ok := tierRank[in.Edits.Sensitivity]; !ok {
+		if _, ok := model.TierRank[in.Edits.Sensitivity]; !ok {
 			return Written{}, model.Fail(op, KindInvalid, "unknown sensitivity tier")
 		}
 	}
@@ -259,8 +252,8 @@ func (st *state) confirmIn(op string, b *batch, pr *Proposal, in ConfirmInput) (
 		rec = st.addVersion(b, f, c.Producer.Authenticated, "owner", func(v *Claim) {
 			v.Value, v.Kind, v.Assertion, v.Producer = c.Value, c.Kind, c.Assertion, c.Producer
 			v.Evidence, v.ValidFrom, v.ValidTo, v.Note = c.Evidence, c.ValidFrom, c.ValidTo, c.Note
-			v.Restrictions = mergeRestrictions(v.Restrictions, c.Restrictions)
-			v.Sensitivity = raiseTier(v.Sensitivity, c.Sensitivity)
+			v.Restrictions = model.MergeRestrictions(v.Restrictions, c.Restrictions)
+			v.Sensitivity = model.RaiseTier(v.Sensitivity, c.Sensitivity)
 			v.WrittenBy = c.WrittenBy
 		})
 		if merged := mergePersonas(rec.Meta.Personas, personas); len(merged) != len(rec.Meta.Personas) {
@@ -290,7 +283,7 @@ func writtenByOf(a Authenticated) string {
 // Reject declines a pending proposal and erases its draft value.
 func (s *Service) Reject(ctx context.Context, p Principal, id string, in RejectInput) (uint64, error) {
 	const op = "reject"
-	if err := requireOwner(op, p); err != nil {
+	if err := p.RequireOwner(op); err != nil {
 		return 0, err
 	}
 	if !identity.ValidID(id, "prp_") {

@@ -51,26 +51,26 @@ type ImportBundleInput struct {
 // mandatory restriction makes a record blocked; an unknown advisory one is
 // dropped and reported; a producer stays a foreign identity; a key that has
 // an active claim here is reported as a conflict.
-func (s *Service) ImportBundle(ctx context.Context, p Principal, in ImportBundleInput) (ImportReport, error) {
+func (s *Service) ImportBundle(ctx context.Context, p model.Principal, in ImportBundleInput) (model.ImportReport, error) {
 	const op = "import.bundle"
-	if err := requireOwner(op, p); err != nil {
-		return ImportReport{}, err
+	if err := p.RequireOwner(op); err != nil {
+		return model.ImportReport{}, err
 	}
-	var rep ImportReport
-	err := s.write(op, p, func(st *state, b *batch) error {
+	var rep model.ImportReport
+	err := s.write(op, p, func(st *state, b *engine.Batch) error {
 		m, payload, err := s.readManifest(st, op, in.Bundle)
 		if err != nil {
 			return err
 		}
 		if _, seen := st.BundlesSeen[m.BundleID]; seen {
-			return model.Fail(op, KindConflict, "this bundle was imported already ("+m.BundleID+")")
+			return model.Fail(op, model.KindConflict, "this bundle was imported already ("+m.BundleID+")")
 		}
 		recs, err := quarantine.ParseRecords(payload)
 		if err != nil {
-			return model.Fail(op, KindInvalid, err.Error())
+			return model.Fail(op, model.KindInvalid, err.Error())
 		}
-		rep = ImportReport{BundleID: m.BundleID, Source: m.Source.CustodianID, LossReport: append([]Loss{}, m.LossReport...),
-			Records: []QuarantineRecord{}, Counts: map[string]int{}}
+		rep = model.ImportReport{BundleID: m.BundleID, Source: m.Source.CustodianID, LossReport: append([]model.Loss{}, m.LossReport...),
+			Records: []model.QuarantineRecord{}, Counts: map[string]int{}}
 		held, err := s.heldRecords(st, op, m.Source.CustodianID, recs, &rep.LossReport)
 		if err != nil {
 			return err
@@ -78,7 +78,7 @@ func (s *Service) ImportBundle(ctx context.Context, p Principal, in ImportBundle
 		// Every id first: nothing may fail once the view changes.
 		for _, q := range held {
 			if q.ID, err = identity.NewID("qrn_"); err != nil {
-				return model.Wrap(op, KindInternal, err)
+				return model.Wrap(op, model.KindInternal, err)
 			}
 		}
 		rev := b.NextRevision()
@@ -91,7 +91,7 @@ func (s *Service) ImportBundle(ctx context.Context, p Principal, in ImportBundle
 		st.BundlesSeen[m.BundleID] = true
 		b.Put(engine.BucketBundlesSeen, m.BundleID, seenBundle{Source: m.Source.CustodianID, ImportedAt: b.Now})
 		rep.Revision = rev
-		b.Receipt(Receipt{Actor: "owner", Operation: op, Decision: "allow", Records: []string{m.BundleID, m.Source.CustodianID}, Revision: rev})
+		b.Receipt(model.Receipt{Actor: "owner", Operation: op, Decision: "allow", Records: []string{m.BundleID, m.Source.CustodianID}, Revision: rev})
 		return nil
 	})
 	return rep, s.refusedImport(p, op, err)
@@ -102,13 +102,13 @@ func (s *Service) ImportBundle(ctx context.Context, p Principal, in ImportBundle
 // credentials), a deny receipt with its constraint — never any of the
 // import's content — and returns err. A failure of this custodian's own
 // (internal, locked) leaves none.
-func (s *Service) refusedImport(p Principal, op string, err error) error {
-	e, ok := err.(*Error)
-	if !ok || e.Kind == KindInternal || e.Kind == KindLocked || e.Kind == KindSessionRequired {
+func (s *Service) refusedImport(p model.Principal, op string, err error) error {
+	e, ok := err.(*model.Error)
+	if !ok || e.Kind == model.KindInternal || e.Kind == model.KindLocked || e.Kind == model.KindSessionRequired {
 		return err
 	}
-	_ = s.write(op, p, func(st *state, b *batch) error {
-		b.Receipt(denyReceipt(p, op, e))
+	_ = s.write(op, p, func(st *state, b *engine.Batch) error {
+		b.Receipt(model.DenyReceipt(p, op, e))
 		return nil
 	})
 	return err
@@ -117,67 +117,67 @@ func (s *Service) refusedImport(p Principal, op string, err error) error {
 // heldRecords validates the records of an import from source and returns
 // what the quarantine is to hold of them, each with its problems (without
 // ids yet); what the import drops is added to loss.
-func (s *Service) heldRecords(st *state, op, source string, recs quarantine.Records, loss *[]Loss) ([]*QuarantineRecord, error) {
+func (s *Service) heldRecords(st *state, op, source string, recs quarantine.Records, loss *[]model.Loss) ([]*model.QuarantineRecord, error) {
 	foreign := quarantine.MapIdentities(source, recs.Identities)
-	var held []*QuarantineRecord
+	var held []*model.QuarantineRecord
 	claimIDs := map[string]bool{}
 	for i, c := range recs.Claims {
-		q := &QuarantineRecord{Kind: "claim", Record: c.ID, Status: StatusQuarantined, Problems: []string{}}
+		q := &model.QuarantineRecord{Kind: "claim", Record: c.ID, Status: model.StatusQuarantined, Problems: []string{}}
 		versions, err := s.importedVersions(op, i, c)
 		if err != nil {
 			return nil, err
 		}
 		if len(versions) == 0 || !identity.ValidID(c.ID, "clm_") || claimIDs[c.ID] {
-			return nil, model.Fail(op, KindInvalid, fmt.Sprintf("claim %d of the bundle has no versions, a malformed id or one another claim of it has", i))
+			return nil, model.Fail(op, model.KindInvalid, fmt.Sprintf("claim %d of the bundle has no versions, a malformed id or one another claim of it has", i))
 		}
 		claimIDs[c.ID] = true
 		for j, v := range versions {
 			if v.ID != c.ID || v.Version != j+1 {
-				return nil, model.Fail(op, KindInvalid, fmt.Sprintf("claim %d of the bundle: version %d is not version %d of the claim", i, j+1, j+1))
+				return nil, model.Fail(op, model.KindInvalid, fmt.Sprintf("claim %d of the bundle: version %d is not version %d of the claim", i, j+1, j+1))
 			}
 		}
 		q.Key = versions[len(versions)-1].Key
 		s.checkImported(st, q, versions, foreign, loss)
 		body, err := json.Marshal(archivedClaim{Personas: c.Personas, Versions: versions})
 		if err != nil {
-			return nil, model.Wrap(op, KindInternal, err)
+			return nil, model.Wrap(op, model.KindInternal, err)
 		}
 		q.Body = body
 		held = append(held, q)
 	}
 	for i, raw := range recs.Personas {
-		var pe Persona
+		var pe model.Persona
 		if err := quarantine.Strict(raw, &pe); err != nil || !model.ValidSegment(pe.ID) {
-			return nil, model.Fail(op, KindInvalid, fmt.Sprintf("persona %d of the bundle is not a persona", i))
+			return nil, model.Fail(op, model.KindInvalid, fmt.Sprintf("persona %d of the bundle is not a persona", i))
 		}
-		q := &QuarantineRecord{Kind: "persona", Record: pe.ID, Status: StatusQuarantined, Problems: []string{}, Body: raw}
+		q := &model.QuarantineRecord{Kind: "persona", Record: pe.ID, Status: model.StatusQuarantined, Problems: []string{}, Body: raw}
 		if st.Personas[pe.ID] != nil {
 			q.Problems = append(q.Problems, "a persona with this id exists here: adopting keeps the local one")
 		}
 		held = append(held, q)
 	}
 	for i, raw := range recs.Entities {
-		var e Entity
+		var e model.Entity
 		if err := quarantine.Strict(raw, &e); err != nil || !identity.ValidID(e.ID, "ent_") || model.EntityTypes[e.Type] == "" {
-			return nil, model.Fail(op, KindInvalid, fmt.Sprintf("entity %d of the bundle is not an entity", i))
+			return nil, model.Fail(op, model.KindInvalid, fmt.Sprintf("entity %d of the bundle is not an entity", i))
 		}
-		q := &QuarantineRecord{Kind: "entity", Record: e.ID, Status: StatusQuarantined, Problems: []string{}, Body: raw}
+		q := &model.QuarantineRecord{Kind: "entity", Record: e.ID, Status: model.StatusQuarantined, Problems: []string{}, Body: raw}
 		if st.Entities[e.ID] != nil {
 			q.Problems = append(q.Problems, "this entity exists here already")
 		}
 		held = append(held, q)
 	}
 	for i, raw := range recs.Summaries {
-		var sm Summary
+		var sm model.Summary
 		if err := quarantine.Strict(raw, &sm); err != nil || sm.ID == "" {
-			return nil, model.Fail(op, KindInvalid, fmt.Sprintf("summary %d of the bundle is not a summary", i))
+			return nil, model.Fail(op, model.KindInvalid, fmt.Sprintf("summary %d of the bundle is not a summary", i))
 		}
-		q := &QuarantineRecord{Kind: "summary", Record: sm.ID, Status: StatusQuarantined, Problems: []string{}, Body: raw,
+		q := &model.QuarantineRecord{Kind: "summary", Record: sm.ID, Status: model.StatusQuarantined, Problems: []string{}, Body: raw,
 			Sensitivity: sm.Sensitivity, Restrictions: restrictionTypes(sm.Restrictions)}
-		problems := quarantine.Blocking(judged(sm.Restrictions), knownRestriction)
+		problems := quarantine.Blocking(judged(sm.Restrictions), model.KnownRestriction)
 		problems = append(problems, quarantine.NeverSent([]quarantine.Version{{Version: sm.Version, Restrictions: judged(sm.Restrictions)}}, staysWithSource)...)
 		if len(problems) > 0 {
-			q.Status = StatusBlocked
+			q.Status = model.StatusBlocked
 			q.Problems = append(q.Problems, problems...)
 		}
 		held = append(held, q)
@@ -187,12 +187,12 @@ func (s *Service) heldRecords(st *state, op, source string, recs quarantine.Reco
 
 // importedVersions validates each version of claim i of an import with the
 // schema; a violation's path names it in the bundle's records.
-func (s *Service) importedVersions(op string, i int, c quarantine.Claim) ([]*Claim, error) {
-	var versions []*Claim
+func (s *Service) importedVersions(op string, i int, c quarantine.Claim) ([]*model.Claim, error) {
+	var versions []*model.Claim
 	for j, v := range c.Versions {
-		var cl Claim
+		var cl model.Claim
 		if err := model.DecodeDoc(s.schema, op, "claim", v, &cl); err != nil {
-			if e, ok := err.(*Error); ok && e.Kind == KindSchema {
+			if e, ok := err.(*model.Error); ok && e.Kind == model.KindSchema {
 				for k := range e.Violations {
 					e.Violations[k].Path = fmt.Sprintf("/claims/%d/versions/%d%s", i, j, e.Violations[k].Path)
 				}
@@ -205,7 +205,7 @@ func (s *Service) importedVersions(op string, i int, c quarantine.Claim) ([]*Cla
 }
 
 // judged is what the quarantine judges of restrictions rs.
-func judged(rs []Restriction) []quarantine.Restriction {
+func judged(rs []model.Restriction) []quarantine.Restriction {
 	out := make([]quarantine.Restriction, len(rs))
 	for i, r := range rs {
 		out[i] = quarantine.Restriction{Type: r.Type, Mandatory: r.Mandatory}
@@ -221,10 +221,10 @@ func judged(rs []Restriction) []quarantine.Restriction {
 // mandatory restrictions (blocked), restrictions that keep a record with
 // its source (blocked: it should never have been sent), foreign producers,
 // and a key with an active claim here.
-func (s *Service) checkImported(st *state, q *QuarantineRecord, versions []*Claim, foreign quarantine.Identities, loss *[]Loss) {
+func (s *Service) checkImported(st *state, q *model.QuarantineRecord, versions []*model.Claim, foreign quarantine.Identities, loss *[]model.Loss) {
 	head := versions[len(versions)-1]
 	vs := judgedVersions(versions)
-	verdict := quarantine.JudgeClaim(head.ID, vs, knownRestriction)
+	verdict := quarantine.JudgeClaim(head.ID, vs, model.KnownRestriction)
 	never := quarantine.NeverSent(vs, staysWithSource)
 	sent := head.Sensitivity
 	protectImported(versions, verdict.Drop)
@@ -233,25 +233,25 @@ func (s *Service) checkImported(st *state, q *QuarantineRecord, versions []*Clai
 	}
 	*loss = append(*loss, verdict.Loss...)
 	if verdict.Blocked || len(never) > 0 {
-		q.Status = StatusBlocked
+		q.Status = model.StatusBlocked
 	}
 	q.Problems = append(q.Problems, verdict.Problems...)
 	q.Problems = append(q.Problems, never...)
 	q.Sensitivity, q.Restrictions = head.Sensitivity, restrictionTypes(head.Restrictions)
-	if head.Confirmation.Status == ConfirmationDisputed {
+	if head.Confirmation.Status == model.ConfirmationDisputed {
 		q.Problems = append(q.Problems, "disputed at its source: it is adopted disputed")
 	}
 	a := head.Producer.Authenticated
 	if pr := foreign.Problem(a.Kind + ":" + a.ID); pr != "" {
 		q.Problems = append(q.Problems, pr)
 	}
-	if r := st.FieldOf[head.Key]; r != nil && r.Meta.Status == StatusActive {
+	if r := st.FieldOf[head.Key]; r != nil && r.Meta.Status == model.StatusActive {
 		q.Problems = append(q.Problems, "conflicts with active claim "+r.Meta.ID)
 	}
 }
 
 // judgedVersions is what the quarantine judges of a claim's versions.
-func judgedVersions(versions []*Claim) []quarantine.Version {
+func judgedVersions(versions []*model.Claim) []quarantine.Version {
 	vs := make([]quarantine.Version, len(versions))
 	for i, v := range versions {
 		vs[i] = quarantine.Version{Version: v.Version, Restrictions: judged(v.Restrictions)}
@@ -264,26 +264,26 @@ func judgedVersions(versions []*Claim) []quarantine.Version {
 // types drop names, and a tier at least its key's default here: a bundle
 // never lowers the protection this custodian gives a key, nor a later
 // version what an earlier one carried.
-func protectImported(versions []*Claim, drop map[string]bool) {
-	var union []Restriction
+func protectImported(versions []*model.Claim, drop map[string]bool) {
+	var union []model.Restriction
 	for _, v := range versions {
-		union = mergeRestrictions(union, v.Restrictions)
+		union = model.MergeRestrictions(union, v.Restrictions)
 	}
-	union = slices.DeleteFunc(union, func(r Restriction) bool { return !r.Mandatory && drop[r.Type] })
+	union = slices.DeleteFunc(union, func(r model.Restriction) bool { return !r.Mandatory && drop[r.Type] })
 	for _, v := range versions {
 		v.Restrictions = slices.Clone(union)
-		v.Sensitivity = raiseTier(v.Sensitivity, defaultSensitivity(v.Key))
+		v.Sensitivity = model.RaiseTier(v.Sensitivity, defaultSensitivity(v.Key))
 	}
 }
 
 // staysWithSource reports whether a restriction of type t keeps a record
 // with the custodian that holds it (see mustStay).
 func staysWithSource(t string) bool {
-	return mustStay([]Restriction{{Type: t}}) != ""
+	return mustStay([]model.Restriction{{Type: t}}) != ""
 }
 
 // restrictionTypes lists the types of rs, each once.
-func restrictionTypes(rs []Restriction) []string {
+func restrictionTypes(rs []model.Restriction) []string {
 	out := []string{}
 	for _, r := range rs {
 		if !slices.Contains(out, r.Type) {
@@ -294,28 +294,28 @@ func restrictionTypes(rs []Restriction) []string {
 }
 
 // ListQuarantine returns a page of the held records (owner only).
-func (s *Service) ListQuarantine(ctx context.Context, p Principal, q QuarantineQuery) (QuarantinePage, error) {
+func (s *Service) ListQuarantine(ctx context.Context, p model.Principal, q model.QuarantineQuery) (model.QuarantinePage, error) {
 	const op = "quarantine.list"
 	if err := q.Check(); err != nil {
-		return QuarantinePage{}, model.Fail(op, KindInvalid, err.Error())
+		return model.QuarantinePage{}, model.Fail(op, model.KindInvalid, err.Error())
 	}
-	return ownerRead(s, op, p, func(st *state) (QuarantinePage, error) {
+	return ownerRead(s, op, p, func(st *state) (model.QuarantinePage, error) {
 		return q.Select(maps.Values(st.Quarantine)), nil
 	})
 }
 
 // RejectQuarantined drops held records (owner only): ids, or all of them.
-func (s *Service) RejectQuarantined(ctx context.Context, p Principal, ids []string, all bool) (int, uint64, error) {
+func (s *Service) RejectQuarantined(ctx context.Context, p model.Principal, ids []string, all bool) (int, uint64, error) {
 	const op = "quarantine.reject"
-	if err := requireOwner(op, p); err != nil {
+	if err := p.RequireOwner(op); err != nil {
 		return 0, 0, err
 	}
 	if !all && len(ids) == 0 {
-		return 0, 0, model.Fail(op, KindInvalid, "ids, or all, is required")
+		return 0, 0, model.Fail(op, model.KindInvalid, "ids, or all, is required")
 	}
 	var n int
 	var rev uint64
-	err := s.write(op, p, func(st *state, b *batch) error {
+	err := s.write(op, p, func(st *state, b *engine.Batch) error {
 		if all {
 			ids = ids[:0]
 			for id := range st.Quarantine {
@@ -332,7 +332,7 @@ func (s *Service) RejectQuarantined(ctx context.Context, p Principal, ids []stri
 			st.release(b, id)
 		}
 		n, rev = len(ids), b.NextRevision()
-		b.Receipt(Receipt{Actor: "owner", Operation: op, Decision: "allow", Records: ids, Revision: rev})
+		b.Receipt(model.Receipt{Actor: "owner", Operation: op, Decision: "allow", Records: ids, Revision: rev})
 		return nil
 	})
 	return n, rev, err
@@ -345,9 +345,9 @@ func (s *Service) RejectQuarantined(ctx context.Context, p Principal, ids []stri
 // claim whose id exists here already or whose subject does not, and a
 // summary whose parents are neither here nor adopted with it; all passes
 // over blocked records and such summaries (they stay held).
-func (s *Service) AdoptQuarantined(ctx context.Context, p Principal, only string, in AdoptInput) (int, uint64, error) {
+func (s *Service) AdoptQuarantined(ctx context.Context, p model.Principal, only string, in model.AdoptInput) (int, uint64, error) {
 	const op = "quarantine.adopt"
-	if err := requireOwner(op, p); err != nil {
+	if err := p.RequireOwner(op); err != nil {
 		return 0, 0, err
 	}
 	if err := s.accept(op, &in); err != nil {
@@ -355,11 +355,11 @@ func (s *Service) AdoptQuarantined(ctx context.Context, p Principal, only string
 	}
 	if only != "" {
 		if in.All || len(in.IDs) > 0 {
-			return 0, 0, model.Fail(op, KindInvalid, "ids and all belong to the bulk route, POST /phc/v1/quarantine/adopt")
+			return 0, 0, model.Fail(op, model.KindInvalid, "ids and all belong to the bulk route, POST /phc/v1/quarantine/adopt")
 		}
 		in.IDs = []string{only}
 	} else if !in.All && len(in.IDs) == 0 {
-		return 0, 0, model.Fail(op, KindInvalid, "ids, or all, is required")
+		return 0, 0, model.Fail(op, model.KindInvalid, "ids, or all, is required")
 	}
 	copies, err := s.readHeld(op, p, in.IDs, in.All)
 	if err != nil {
@@ -367,7 +367,7 @@ func (s *Service) AdoptQuarantined(ctx context.Context, p Principal, only string
 	}
 	var n int
 	var rev uint64
-	err = s.write(op, p, func(st *state, b *batch) error {
+	err = s.write(op, p, func(st *state, b *engine.Batch) error {
 		ids, bodies, err := st.adoptedBodies(op, in, copies)
 		if err != nil {
 			return err
@@ -386,12 +386,12 @@ func (s *Service) AdoptQuarantined(ctx context.Context, p Principal, only string
 // id as copies holds them: every record in.IDs names, or with in.All every
 // record held when the bodies were read that is not blocked (a record held
 // or changed since stays for a later adopt).
-func (st *state) adoptedBodies(op string, in AdoptInput, copies map[string]heldCopy) ([]string, map[string]json.RawMessage, error) {
+func (st *state) adoptedBodies(op string, in model.AdoptInput, copies map[string]heldCopy) ([]string, map[string]json.RawMessage, error) {
 	ids := in.IDs
 	if in.All {
 		ids = ids[:0]
 		for id, q := range st.Quarantine {
-			if c, ok := copies[id]; ok && c.rev == q.Revision && q.Status != StatusBlocked {
+			if c, ok := copies[id]; ok && c.rev == q.Revision && q.Status != model.StatusBlocked {
 				ids = append(ids, id)
 			}
 		}
@@ -405,7 +405,7 @@ func (st *state) adoptedBodies(op string, in AdoptInput, copies map[string]heldC
 		}
 		c, ok := copies[id]
 		if !ok || c.rev != q.Revision {
-			return nil, nil, model.Fail(op, KindConflict, "record "+id+" changed while it was being adopted: adopt it again")
+			return nil, nil, model.Fail(op, model.KindConflict, "record "+id+" changed while it was being adopted: adopt it again")
 		}
 		bodies[id] = c.body
 	}
@@ -416,17 +416,17 @@ func (st *state) adoptedBodies(op string, in AdoptInput, copies map[string]heldC
 // personas that are new here, held records that add nothing new, claims
 // with their versions and personas, and summaries.
 type adoption struct {
-	newEntities map[string]*Entity
-	newPersonas map[string]*Persona
-	dropped     []*QuarantineRecord
+	newEntities map[string]*model.Entity
+	newPersonas map[string]*model.Persona
+	dropped     []*model.QuarantineRecord
 	claims      []adoptedClaim
-	summaries   []*Summary
-	sumQs       []*QuarantineRecord // the held record of each summary
+	summaries   []*model.Summary
+	sumQs       []*model.QuarantineRecord // the held record of each summary
 }
 
 type adoptedClaim struct {
-	q        *QuarantineRecord
-	versions []*Claim
+	q        *model.QuarantineRecord
+	versions []*model.Claim
 	personas []string
 }
 
@@ -434,25 +434,25 @@ type adoptedClaim struct {
 // Entities and personas come first: the claims adopted with them may be
 // about those entities and in those personas; summaries last, after the
 // claims they derive from.
-func (st *state) planAdoption(op string, in AdoptInput, ids []string, bodies map[string]json.RawMessage) (*adoption, error) {
-	a := &adoption{newEntities: map[string]*Entity{}, newPersonas: map[string]*Persona{}}
-	var claims, sums []*QuarantineRecord
+func (st *state) planAdoption(op string, in model.AdoptInput, ids []string, bodies map[string]json.RawMessage) (*adoption, error) {
+	a := &adoption{newEntities: map[string]*model.Entity{}, newPersonas: map[string]*model.Persona{}}
+	var claims, sums []*model.QuarantineRecord
 	for _, id := range ids {
 		q := st.Quarantine[id]
 		switch q.Kind {
 		case "entity":
-			var e Entity
+			var e model.Entity
 			if err := json.Unmarshal(bodies[id], &e); err != nil {
-				return nil, model.Wrap(op, KindInternal, err)
+				return nil, model.Wrap(op, model.KindInternal, err)
 			}
 			if st.Entities[e.ID] == nil {
 				a.newEntities[e.ID] = &e
 			}
 			a.dropped = append(a.dropped, q)
 		case "persona":
-			var pe Persona
+			var pe model.Persona
 			if err := json.Unmarshal(bodies[id], &pe); err != nil {
-				return nil, model.Wrap(op, KindInternal, err)
+				return nil, model.Wrap(op, model.KindInternal, err)
 			}
 			if st.Personas[pe.ID] == nil {
 				a.newPersonas[pe.ID] = &pe
@@ -480,7 +480,7 @@ func (st *state) planAdoption(op string, in AdoptInput, ids []string, bodies map
 // checkAdoptionInput checks the personas and identity mappings of an
 // adopt; it returns the personas (nil: those of the source that exist
 // here).
-func (st *state) checkAdoptionInput(op string, in AdoptInput) ([]string, error) {
+func (st *state) checkAdoptionInput(op string, in model.AdoptInput) ([]string, error) {
 	var personas []string
 	if in.Personas != nil {
 		var err error
@@ -490,10 +490,10 @@ func (st *state) checkAdoptionInput(op string, in AdoptInput) ([]string, error) 
 	}
 	for foreignID, local := range in.Identities {
 		if !strings.HasPrefix(foreignID, "foreign:cus_") && !strings.HasPrefix(foreignID, "foreign:"+archiveSource+"/") {
-			return nil, model.Fail(op, KindInvalid, "identities maps foreign:cus_…/id (or foreign:archive/id) names")
+			return nil, model.Fail(op, model.KindInvalid, "identities maps foreign:cus_…/id (or foreign:archive/id) names")
 		}
 		if local != "owner" && st.Consumers[local] == nil {
-			return nil, model.Fail(op, KindInvalid, "identities maps to a consumer of this custodian, or owner")
+			return nil, model.Fail(op, model.KindInvalid, "identities maps to a consumer of this custodian, or owner")
 		}
 	}
 	return personas, nil
@@ -503,12 +503,12 @@ func (st *state) checkAdoptionInput(op string, in AdoptInput) ([]string, error) 
 // here nor adopted twice, its subject (and a relationship's ends) here or
 // adopted with it. Each goes into personas, or with nil into those of the
 // source that exist here.
-func (st *state) planClaims(op string, personas []string, a *adoption, held []*QuarantineRecord, bodies map[string]json.RawMessage) error {
-	entityHere := func(n string) bool { return n == SubjectSelf || st.Entities[n] != nil || a.newEntities[n] != nil }
+func (st *state) planClaims(op string, personas []string, a *adoption, held []*model.QuarantineRecord, bodies map[string]json.RawMessage) error {
+	entityHere := func(n string) bool { return n == model.SubjectSelf || st.Entities[n] != nil || a.newEntities[n] != nil }
 	adopting := map[string]bool{}
 	for _, q := range held {
 		id := q.ID
-		if q.Status == StatusBlocked {
+		if q.Status == model.StatusBlocked {
 			return blockedFail(op, q)
 		}
 		body, err := heldClaim(op, id, bodies[id])
@@ -519,18 +519,18 @@ func (st *state) planClaims(op string, personas []string, a *adoption, held []*Q
 		// protection it is adopted with never depends on when it came.
 		protectImported(body.Versions, nil)
 		if never := quarantine.NeverSent(judgedVersions(body.Versions), staysWithSource); len(never) > 0 {
-			return model.Fail(op, KindRestrictionBlocked, "record "+id+" should never have left its source: reject it")
+			return model.Fail(op, model.KindRestrictionBlocked, "record "+id+" should never have left its source: reject it")
 		}
 		head := body.Versions[len(body.Versions)-1]
 		if st.Claims[head.ID] != nil || adopting[head.ID] {
-			return model.Fail(op, KindConflict, "record "+id+": claim "+head.ID+" exists here already, or is adopted twice")
+			return model.Fail(op, model.KindConflict, "record "+id+": claim "+head.ID+" exists here already, or is adopted twice")
 		}
 		adopting[head.ID] = true
 		if !entityHere(head.Subject) {
-			return model.Fail(op, KindInvalid, "record "+id+" is about an entity that is neither here nor adopted with it")
+			return model.Fail(op, model.KindInvalid, "record "+id+" is about an entity that is neither here nor adopted with it")
 		}
-		if rel, ok := model.RelationshipOf(head); head.Kind == KindRelationship && (!ok || !entityHere(rel.From) || !entityHere(rel.To)) {
-			return model.Fail(op, KindInvalid, "record "+id+" relates entities that are neither here nor adopted with it")
+		if rel, ok := model.RelationshipOf(head); head.Kind == model.KindRelationship && (!ok || !entityHere(rel.From) || !entityHere(rel.To)) {
+			return model.Fail(op, model.KindInvalid, "record "+id+" relates entities that are neither here nor adopted with it")
 		}
 		ps := personas
 		if personas == nil {
@@ -549,13 +549,13 @@ func (st *state) planClaims(op string, personas []string, a *adoption, held []*Q
 // planSummaries checks the held summaries of an adopt: each needs its
 // parents here, or adopted with it (claims of this adopt, or summaries
 // before it). In an adopt of all, one whose parents are not stays held.
-func (st *state) planSummaries(op string, all bool, a *adoption, sums []*QuarantineRecord, bodies map[string]json.RawMessage) error {
-	adoptedClaims := map[string][]*Claim{} // id → versions
+func (st *state) planSummaries(op string, all bool, a *adoption, sums []*model.QuarantineRecord, bodies map[string]json.RawMessage) error {
+	adoptedClaims := map[string][]*model.Claim{} // id → versions
 	for _, c := range a.claims {
 		adoptedClaims[c.versions[0].ID] = c.versions
 	}
-	sumByID := map[string]*Summary{}
-	slices.SortFunc(sums, func(x, y *QuarantineRecord) int { return strings.Compare(x.Record, y.Record) })
+	sumByID := map[string]*model.Summary{}
+	slices.SortFunc(sums, func(x, y *model.QuarantineRecord) int { return strings.Compare(x.Record, y.Record) })
 	adoptedSums := map[string]int{}
 	for progress := true; progress; {
 		progress = false
@@ -563,24 +563,24 @@ func (st *state) planSummaries(op string, all bool, a *adoption, sums []*Quarant
 			if q == nil {
 				continue
 			}
-			if q.Status == StatusBlocked {
+			if q.Status == model.StatusBlocked {
 				return blockedFail(op, q)
 			}
-			var sm Summary
+			var sm model.Summary
 			if err := json.Unmarshal(bodies[q.ID], &sm); err != nil {
-				return model.Wrap(op, KindInternal, err)
+				return model.Wrap(op, model.KindInternal, err)
 			}
 			if !identity.ValidID(sm.ID, "sum_") || sm.Version < 1 || len(sm.DerivedFrom) == 0 {
-				return model.Fail(op, KindInvalid, "record "+q.ID+" is not a well-formed summary")
+				return model.Fail(op, model.KindInvalid, "record "+q.ID+" is not a well-formed summary")
 			}
 			if st.Summaries[sm.ID] != nil || adoptedSums[sm.ID] > 0 {
-				return model.Fail(op, KindConflict, "record "+q.ID+": summary "+sm.ID+" exists here already, or is adopted twice")
+				return model.Fail(op, model.KindConflict, "record "+q.ID+": summary "+sm.ID+" exists here already, or is adopted twice")
 			}
 			if !st.inheritAdopted(&sm, q.BundleID, adoptedClaims, sumByID) {
 				continue
 			}
 			if mustStay(sm.Restrictions) != "" {
-				return model.Fail(op, KindRestrictionBlocked, "record "+q.ID+" should never have left its source: reject it")
+				return model.Fail(op, model.KindRestrictionBlocked, "record "+q.ID+" should never have left its source: reject it")
 			}
 			sumByID[sm.ID] = &sm
 			adoptedSums[sm.ID] = sm.Version
@@ -591,7 +591,7 @@ func (st *state) planSummaries(op string, all bool, a *adoption, sums []*Quarant
 	if !all {
 		for _, q := range sums {
 			if q != nil {
-				return model.Fail(op, KindInvalid, "record "+q.ID+" is a summary whose parents are neither here nor adopted with it")
+				return model.Fail(op, model.KindInvalid, "record "+q.ID+" is a summary whose parents are neither here nor adopted with it")
 			}
 		}
 	}
@@ -601,13 +601,13 @@ func (st *state) planSummaries(op string, all bool, a *adoption, sums []*Quarant
 // blockedFail is the refusal to adopt blocked record q, saying what
 // settles it: removing an unknown mandatory restriction, or, for a record
 // that should never have been sent, rejecting it.
-func blockedFail(op string, q *QuarantineRecord) error {
+func blockedFail(op string, q *model.QuarantineRecord) error {
 	for _, pr := range q.Problems {
 		if strings.Contains(pr, "should never have left its source") {
-			return model.Fail(op, KindRestrictionBlocked, "record "+q.ID+" should never have left its source: reject it")
+			return model.Fail(op, model.KindRestrictionBlocked, "record "+q.ID+" should never have left its source: reject it")
 		}
 	}
-	return model.Fail(op, KindRestrictionBlocked, "record "+q.ID+" is blocked by an unknown mandatory restriction: remove it first")
+	return model.Fail(op, model.KindRestrictionBlocked, "record "+q.ID+" is blocked by an unknown mandatory restriction: remove it first")
 }
 
 // inheritAdopted reports whether every parent of summary sm, held from
@@ -615,11 +615,11 @@ func blockedFail(op string, q *QuarantineRecord) error {
 // bundle), and if so sets what sm inherits from them: a summary from
 // elsewhere never derives from what this custodian held before, and what
 // it inherits is computed here, not taken as sent.
-func (st *state) inheritAdopted(sm *Summary, bundle string, adoptedClaims map[string][]*Claim, sumByID map[string]*Summary) bool {
-	restr := append([]Restriction{}, sm.Restrictions...)
-	tier := tierRank[sm.Sensitivity]
+func (st *state) inheritAdopted(sm *model.Summary, bundle string, adoptedClaims map[string][]*model.Claim, sumByID map[string]*model.Summary) bool {
+	restr := append([]model.Restriction{}, sm.Restrictions...)
+	tier := model.TierRank[sm.Sensitivity]
 	for _, ref := range sm.DerivedFrom {
-		pid, v, ok := parseRef(ref)
+		pid, v, ok := model.ParseRef(ref)
 		switch {
 		case !ok || pid == sm.ID:
 			return false
@@ -632,7 +632,7 @@ func (st *state) inheritAdopted(sm *Summary, bundle string, adoptedClaims map[st
 				return false
 			}
 			restr = append(restr, vs[v-1].Restrictions...)
-			tier = max(tier, tierRank[vs[v-1].Sensitivity])
+			tier = max(tier, model.TierRank[vs[v-1].Sensitivity])
 		default:
 			ps := sumByID[pid]
 			if here := st.Summaries[pid]; ps == nil && here != nil && here.Origin == bundle {
@@ -642,17 +642,17 @@ func (st *state) inheritAdopted(sm *Summary, bundle string, adoptedClaims map[st
 				return false
 			}
 			restr = append(restr, ps.Restrictions...)
-			tier = max(tier, tierRank[ps.Sensitivity])
+			tier = max(tier, model.TierRank[ps.Sensitivity])
 		}
 	}
 	sm.Restrictions = dedupeRestrictions(restr)
-	for name, rank := range tierRank {
+	for name, rank := range model.TierRank {
 		if rank == tier {
 			sm.Sensitivity = name
 		}
 	}
-	if sm.Status != SummaryCurrent && sm.Status != SummaryStale && sm.Status != SummaryIneligible {
-		sm.Status = SummaryStale
+	if sm.Status != model.SummaryCurrent && sm.Status != model.SummaryStale && sm.Status != model.SummaryIneligible {
+		sm.Status = model.SummaryStale
 	}
 	return true
 }
@@ -660,12 +660,12 @@ func (st *state) inheritAdopted(sm *Summary, bundle string, adoptedClaims map[st
 // adopt applies adoption a in one revision (with mu held for writing),
 // producers mapped as identities says, and returns the number of records
 // adopted and the revision.
-func (st *state) adopt(op string, b *batch, a *adoption, identities map[string]string) (int, uint64, error) {
+func (st *state) adopt(op string, b *engine.Batch, a *adoption, identities map[string]string) (int, uint64, error) {
 	personaKeys := map[string]string{}
 	for id := range a.newPersonas {
 		key, err := identity.NewID("per_")
 		if err != nil {
-			return 0, 0, model.Wrap(op, KindInternal, err)
+			return 0, 0, model.Wrap(op, model.KindInternal, err)
 		}
 		personaKeys[id] = key
 	}
@@ -679,7 +679,7 @@ func (st *state) adopt(op string, b *batch, a *adoption, identities map[string]s
 	}
 	for _, id := range slices.Sorted(maps.Keys(a.newPersonas)) {
 		pe := a.newPersonas[id]
-		pe.Node, pe.Preferences, pe.Guardrails = personaKeys[id], orEmpty(pe.Preferences), orEmpty(pe.Guardrails)
+		pe.Node, pe.Preferences, pe.Guardrails = personaKeys[id], model.OrEmpty(pe.Preferences), model.OrEmpty(pe.Guardrails)
 		st.SetPersona(pe)
 		b.Put(engine.BucketPersonas, pe.Node, pe)
 	}
@@ -689,7 +689,7 @@ func (st *state) adopt(op string, b *batch, a *adoption, identities map[string]s
 	}
 	for _, c := range a.claims {
 		var disputedAt *time.Time
-		if h := c.versions[len(c.versions)-1]; h.Confirmation.Status == ConfirmationDisputed {
+		if h := c.versions[len(c.versions)-1]; h.Confirmation.Status == model.ConfirmationDisputed {
 			// Disputed at its source, it is disputed here. The dispute is
 			// the meta's, as for any claim here; what the source's owner
 			// had confirmed before is not known.
@@ -698,20 +698,20 @@ func (st *state) adopt(op string, b *batch, a *adoption, identities map[string]s
 				at = h.Confirmation.At.UTC()
 			}
 			disputedAt = &at
-			h.Confirmation = Confirmation{Status: ConfirmationUnconfirmed}
+			h.Confirmation = model.Confirmation{Status: model.ConfirmationUnconfirmed}
 		}
 		for i, v := range c.versions {
 			v.Producer.Authenticated = localIdentity(c.q.Source, v.Producer.Authenticated, identities)
 			v.WrittenBy = localWriter(c.q.Source, v.WrittenBy, identities)
-			v.Revision, v.Personas, v.Status = rev, nil, StatusSuperseded
+			v.Revision, v.Personas, v.Status = rev, nil, model.StatusSuperseded
 			if i == len(c.versions)-1 {
-				v.Status = StatusActive
+				v.Status = model.StatusActive
 			}
 			b.Put(engine.BucketClaims, engine.VersionKey(v.ID, v.Version), v)
 		}
 		head := c.versions[len(c.versions)-1]
 		n := len(c.versions)
-		meta := claimMeta{ID: head.ID, Head: n, Status: StatusActive, Personas: c.personas, Origin: c.q.BundleID, DisputedAt: disputedAt}
+		meta := engine.ClaimMeta{ID: head.ID, Head: n, Status: model.StatusActive, Personas: c.personas, Origin: c.q.BundleID, DisputedAt: disputedAt}
 		r := st.NewRecord(meta, head, c.versions[:n-1])
 		st.SetClaim(r)
 		b.Put(engine.BucketClaimMeta, head.ID, r.Meta)
@@ -729,21 +729,21 @@ func (st *state) adopt(op string, b *batch, a *adoption, identities map[string]s
 		st.release(b, a.sumQs[i].ID)
 		refs = append(refs, a.sumQs[i].ID, sm.Ref())
 	}
-	b.Receipt(Receipt{Actor: "owner", Operation: op, Decision: "allow", Records: refs, Revision: rev})
+	b.Receipt(model.Receipt{Actor: "owner", Operation: op, Decision: "allow", Records: refs, Revision: rev})
 	return len(a.claims) + len(a.dropped) + len(a.summaries), rev, nil
 }
 
 // localIdentity is the producer an adopted version keeps: the local
 // identity the owner mapped its foreign one to, or the foreign one — the
 // source custodian as issuer, the source's producer as id.
-func localIdentity(source string, a Authenticated, mapped map[string]string) Authenticated {
+func localIdentity(source string, a model.Authenticated, mapped map[string]string) model.Authenticated {
 	switch local := mapped[quarantine.ForeignID(source, a.ID)]; {
 	case local == "owner":
-		return ownerAuth
+		return model.OwnerAuth
 	case local != "":
-		return Authenticated{Kind: "consumer", ID: local}
+		return model.Authenticated{Kind: "consumer", ID: local}
 	}
-	return Authenticated{Kind: "custodian", ID: a.Kind + ":" + a.ID, Issuer: source}
+	return model.Authenticated{Kind: "custodian", ID: a.Kind + ":" + a.ID, Issuer: source}
 }
 
 // localWriter is the written_by an adopted version keeps, mapped as its
@@ -753,7 +753,7 @@ func localIdentity(source string, a Authenticated, mapped map[string]string) Aut
 // owner here by default.
 func localWriter(source, writtenBy string, mapped map[string]string) string {
 	id := writtenBy
-	if id == WrittenByUser {
+	if id == model.WrittenByUser {
 		id = "owner"
 	}
 	if id == "" {
@@ -761,7 +761,7 @@ func localWriter(source, writtenBy string, mapped map[string]string) string {
 	}
 	switch local := mapped[quarantine.ForeignID(source, id)]; {
 	case local == "owner":
-		return WrittenByUser
+		return model.WrittenByUser
 	case local != "":
 		return local
 	}
@@ -772,78 +772,78 @@ func localWriter(source, writtenBy string, mapped map[string]string) string {
 // restrictions from a held claim (owner only); with none left it is
 // quarantined again and may be adopted. Only restrictions this custodian
 // does not know can be removed here: a known one travels with the record.
-func (s *Service) UnblockQuarantined(ctx context.Context, p Principal, id string, in UnblockInput) (QuarantineRecord, error) {
+func (s *Service) UnblockQuarantined(ctx context.Context, p model.Principal, id string, in model.UnblockInput) (model.QuarantineRecord, error) {
 	const op = "quarantine.unblock"
-	if err := requireOwner(op, p); err != nil {
-		return QuarantineRecord{}, err
+	if err := p.RequireOwner(op); err != nil {
+		return model.QuarantineRecord{}, err
 	}
 	if err := s.accept(op, &in); err != nil {
-		return QuarantineRecord{}, err
+		return model.QuarantineRecord{}, err
 	}
 	if len(in.Remove) == 0 {
-		return QuarantineRecord{}, model.Fail(op, KindInvalid, "remove (the unknown restriction types to remove) is required")
+		return model.QuarantineRecord{}, model.Fail(op, model.KindInvalid, "remove (the unknown restriction types to remove) is required")
 	}
 	copies, err := s.readHeld(op, p, []string{id}, false)
 	if err != nil {
-		return QuarantineRecord{}, err
+		return model.QuarantineRecord{}, err
 	}
-	var out QuarantineRecord
-	err = s.write(op, p, func(st *state, b *batch) error {
+	var out model.QuarantineRecord
+	err = s.write(op, p, func(st *state, b *engine.Batch) error {
 		q := st.Quarantine[id]
 		if q == nil {
 			return model.NotFound(op)
 		}
 		if q.Kind != "claim" {
-			return model.Fail(op, KindInvalid, "only a held claim carries restrictions to remove here")
+			return model.Fail(op, model.KindInvalid, "only a held claim carries restrictions to remove here")
 		}
 		c, ok := copies[id]
 		if !ok || c.rev != q.Revision {
-			return model.Fail(op, KindConflict, "record "+id+" changed meanwhile: try again")
+			return model.Fail(op, model.KindConflict, "record "+id+" changed meanwhile: try again")
 		}
 		body, err := heldClaim(op, id, c.body)
 		if err != nil {
 			return err
 		}
 		for _, t := range in.Remove {
-			if knownRestriction(t) {
-				return model.Fail(op, KindInvalid, "restriction "+t+" is one this custodian knows: it travels with the record")
+			if model.KnownRestriction(t) {
+				return model.Fail(op, model.KindInvalid, "restriction "+t+" is one this custodian knows: it travels with the record")
 			}
-			if !slices.ContainsFunc(body.Versions, func(v *Claim) bool {
-				return slices.ContainsFunc(v.Restrictions, func(r Restriction) bool { return r.Type == t })
+			if !slices.ContainsFunc(body.Versions, func(v *model.Claim) bool {
+				return slices.ContainsFunc(v.Restrictions, func(r model.Restriction) bool { return r.Type == t })
 			}) {
-				return model.Fail(op, KindInvalid, "the record has no restriction "+t)
+				return model.Fail(op, model.KindInvalid, "the record has no restriction "+t)
 			}
 		}
 		for _, v := range body.Versions {
-			v.Restrictions = slices.DeleteFunc(v.Restrictions, func(r Restriction) bool { return slices.Contains(in.Remove, r.Type) })
+			v.Restrictions = slices.DeleteFunc(v.Restrictions, func(r model.Restriction) bool { return slices.Contains(in.Remove, r.Type) })
 		}
 		nb, err := json.Marshal(body)
 		if err != nil {
-			return model.Wrap(op, KindInternal, err)
+			return model.Wrap(op, model.KindInternal, err)
 		}
 		nq := *q
 		nq.Body, nq.Revision = nb, b.NextRevision()
 		nq.Problems = quarantine.Unblocked(q.Problems, in.Remove)
-		nq.Status = StatusQuarantined
+		nq.Status = model.StatusQuarantined
 		for _, v := range body.Versions {
-			if len(quarantine.Blocking(judged(v.Restrictions), knownRestriction)) > 0 {
-				nq.Status = StatusBlocked
+			if len(quarantine.Blocking(judged(v.Restrictions), model.KnownRestriction)) > 0 {
+				nq.Status = model.StatusBlocked
 			}
 		}
 		if len(quarantine.NeverSent(judgedVersions(body.Versions), staysWithSource)) > 0 {
-			nq.Status = StatusBlocked
+			nq.Status = model.StatusBlocked
 		}
 		nq.Restrictions = restrictionTypes(body.Versions[len(body.Versions)-1].Restrictions)
 		out = *st.hold(b, &nq)
-		b.Receipt(Receipt{Actor: "owner", Operation: op, Decision: "allow", Records: append([]string{id}, in.Remove...), Revision: nq.Revision})
+		b.Receipt(model.Receipt{Actor: "owner", Operation: op, Decision: "allow", Records: append([]string{id}, in.Remove...), Revision: nq.Revision})
 		return nil
 	})
 	return out, err
 }
 
 // dedupeRestrictions keeps the first restriction of each type.
-func dedupeRestrictions(rs []Restriction) []Restriction {
-	out := make([]Restriction, 0, len(rs))
+func dedupeRestrictions(rs []model.Restriction) []model.Restriction {
+	out := make([]model.Restriction, 0, len(rs))
 	seen := map[string]bool{}
 	for _, r := range rs {
 		if !seen[r.Type] {
@@ -859,7 +859,7 @@ func dedupeRestrictions(rs []Restriction) []Restriction {
 func heldClaim(op, id string, raw json.RawMessage) (archivedClaim, error) {
 	var body archivedClaim
 	if err := json.Unmarshal(raw, &body); err != nil || len(body.Versions) == 0 {
-		return archivedClaim{}, model.Wrap(op, KindInternal, fmt.Errorf("quarantine %s: %v", id, err))
+		return archivedClaim{}, model.Wrap(op, model.KindInternal, fmt.Errorf("quarantine %s: %v", id, err))
 	}
 	return body, nil
 }
@@ -867,7 +867,7 @@ func heldClaim(op, id string, raw json.RawMessage) (archivedClaim, error) {
 // hold publishes held record q (with mu held for writing): its
 // description in the view and the store, its body in the store only. It
 // returns the view's copy.
-func (st *state) hold(b *batch, q *QuarantineRecord) *QuarantineRecord {
+func (st *state) hold(b *engine.Batch, q *model.QuarantineRecord) *model.QuarantineRecord {
 	desc := *q
 	desc.Body = nil
 	st.Quarantine[q.ID] = &desc
@@ -878,7 +878,7 @@ func (st *state) hold(b *batch, q *QuarantineRecord) *QuarantineRecord {
 
 // release drops held record id, adopted or rejected (with mu held for
 // writing).
-func (st *state) release(b *batch, id string) {
+func (st *state) release(b *engine.Batch, id string) {
 	delete(st.Quarantine, id)
 	b.Del(engine.BucketQuarantine, id)
 	b.Del(bucketHeldBodies, id)
@@ -895,7 +895,7 @@ type heldCopy struct {
 // what the view says of them is durable (so that the store holds them).
 // A record the view does not hold is left out; the write that uses the
 // copies checks that each record is still at the revision read.
-func (s *Service) readHeld(op string, p Principal, ids []string, all bool) (map[string]heldCopy, error) {
+func (s *Service) readHeld(op string, p model.Principal, ids []string, all bool) (map[string]heldCopy, error) {
 	copies, err := ownerRead(s, op, p, func(st *state) (map[string]heldCopy, error) {
 		out := map[string]heldCopy{}
 		add := func(id string) {
@@ -916,7 +916,7 @@ func (s *Service) readHeld(op string, p Principal, ids []string, all bool) (map[
 	if err != nil {
 		return nil, err
 	}
-	err = s.eng.Store.View(func(tx Tx) error {
+	err = s.eng.Store.View(func(tx engine.Tx) error {
 		for id, c := range copies {
 			if c.body != nil {
 				continue // held before the bodies had a bucket
@@ -935,7 +935,7 @@ func (s *Service) readHeld(op string, p Principal, ids []string, all bool) (map[
 		return nil
 	})
 	if err != nil {
-		return nil, model.Wrap(op, KindInternal, err)
+		return nil, model.Wrap(op, model.KindInternal, err)
 	}
 	return copies, nil
 }
@@ -944,29 +944,29 @@ func (s *Service) readHeld(op string, p Principal, ids []string, all bool) (map[
 // checks its manifest against what it holds (quarantine.Open); it returns
 // the manifest and the records' JSON. Every refusal is KindInvalid and
 // says what to do.
-func (s *Service) readManifest(st *state, op string, raw []byte) (BundleManifest, []byte, error) {
+func (s *Service) readManifest(st *state, op string, raw []byte) (model.BundleManifest, []byte, error) {
 	if s.cards == nil || st.keys == nil {
-		return BundleManifest{}, nil, model.Fail(op, KindInvalid, "this custodian cannot read bundles")
+		return model.BundleManifest{}, nil, model.Fail(op, model.KindInvalid, "this custodian cannot read bundles")
 	}
 	own, err := s.card(st, op)
 	if err != nil {
-		return BundleManifest{}, nil, err
+		return model.BundleManifest{}, nil, err
 	}
-	source, payload, err := s.cards.Open(st.keys.Keys, raw, func(id string) (Card, bool) {
+	source, payload, err := s.cards.Open(st.keys.Keys, raw, func(id string) (model.Card, bool) {
 		pc := st.custodians[id]
 		if pc == nil {
-			return Card{}, false
+			return model.Card{}, false
 		}
 		return pc.Card, true
 	})
 	if err != nil {
-		return BundleManifest{}, nil, model.Fail(op, KindInvalid, err.Error())
+		return model.BundleManifest{}, nil, model.Fail(op, model.KindInvalid, err.Error())
 	}
 	// Signed by a pinned custodian, but still checked: strict members,
 	// the manifest first.
 	m, records, err := quarantine.Open(payload, source, own.CustodianID)
 	if err != nil {
-		return m, nil, model.Fail(op, KindInvalid, err.Error())
+		return m, nil, model.Fail(op, model.KindInvalid, err.Error())
 	}
 	return m, records, nil
 }

@@ -8,17 +8,11 @@ import (
 	"github.com/phc-project/phc/custodian/internal/model"
 )
 
-// denyReceipt is the receipt of a refused request of p.
-func denyReceipt(p Principal, operation string, err *Error) Receipt {
-	return Receipt{Actor: p.Actor(), Operation: operation, Recipient: p.Consumer,
-		Decision: "deny", Constraint: err.Kind.Row().Constraint}
-}
-
 // refuse records that p's request was refused with err, and returns err
 // (or the journal's error, if the receipt could not be recorded).
 func (s *Service) refuse(st *state, p Principal, operation string, err *Error) error {
 	if cerr := s.commit(st, func(st *state, b *batch) error {
-		b.Receipt(denyReceipt(p, operation, err))
+		b.Receipt(model.DenyReceipt(p, operation, err))
 		return nil
 	}); cerr != nil {
 		return cerr
@@ -30,7 +24,7 @@ func (s *Service) refuse(st *state, p Principal, operation string, err *Error) e
 // (1–1000; 0 means 100). Owner only.
 func (s *Service) Receipts(ctx context.Context, p Principal, limit int) ([]Receipt, error) {
 	const op = "receipts"
-	if err := requireOwner(op, p); err != nil {
+	if err := p.RequireOwner(op); err != nil {
 		return nil, err
 	}
 	limit = limitOrDefault(limit)
@@ -77,7 +71,7 @@ func (s *Service) Receipts(ctx context.Context, p Principal, limit int) ([]Recei
 // the store records. Owner only. A broken chain is a result, not an error.
 func (s *Service) VerifyReceipts(ctx context.Context, p Principal) (Verification, error) {
 	const op = "receipts.verify"
-	if err := requireOwner(op, p); err != nil {
+	if err := p.RequireOwner(op); err != nil {
 		return Verification{}, err
 	}
 	st, release, err := s.enter(op, p)

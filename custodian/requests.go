@@ -47,22 +47,22 @@ func (st *state) requestTier(p Principal, scope []string, now time.Time) string 
 	tier := SensitivityPublic
 	for _, pat := range scope {
 		if pat == "*" || strings.HasSuffix(pat, ".*") {
-			tier = raiseTier(tier, patternTier(pat))
+			tier = model.RaiseTier(tier, patternTier(pat))
 			continue
 		}
 		for _, r := range tierRoots {
 			if strings.HasPrefix(r.root, pat+".") {
-				tier = raiseTier(tier, r.tier)
+				tier = model.RaiseTier(tier, r.tier)
 			}
 		}
 		if r := st.field(pat); r != nil && sees(r) {
-			tier = raiseTier(tier, r.Meta.Tier)
+			tier = model.RaiseTier(tier, r.Meta.Tier)
 		} else {
-			tier = raiseTier(tier, defaultSensitivity(pat))
+			tier = model.RaiseTier(tier, defaultSensitivity(pat))
 		}
 		for _, r := range st.fields(pat + ".*") {
 			if sees(r) {
-				tier = raiseTier(tier, r.Meta.Tier)
+				tier = model.RaiseTier(tier, r.Meta.Tier)
 			}
 		}
 	}
@@ -311,7 +311,7 @@ func (s *Service) DecideRequest(ctx context.Context, p Principal, id string, app
 	if approve {
 		op = "request.approve"
 	}
-	if err := requireOwner(op, p); err != nil {
+	if err := p.RequireOwner(op); err != nil {
 		return ContextRequest{}, err
 	}
 	if !identity.ValidID(id, "req_") {
@@ -606,7 +606,7 @@ func (s *Service) approvalNeeded(op string, p Principal, key, purpose string) er
 			answer = &Error{Op: op, Kind: KindApprovalRequired, RequestID: r.ID,
 				Public: "the owner's approval is required; the vault asked the owner: poll request_id"}
 		}
-		b.Receipt(denyReceipt(p, op, answer))
+		b.Receipt(model.DenyReceipt(p, op, answer))
 		return nil
 	})
 	if err != nil {

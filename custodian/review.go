@@ -17,7 +17,7 @@ const maxBulk = 1000
 // confirmed. Owner only.
 func (s *Service) ConfirmBulk(ctx context.Context, p Principal, in BulkConfirmInput) (BulkDecision, error) {
 	const op = "review.confirm"
-	if err := requireOwner(op, p); err != nil {
+	if err := p.RequireOwner(op); err != nil {
 		return BulkDecision{}, err
 	}
 	if err := s.accept(op, &in); err != nil {
@@ -33,7 +33,7 @@ func (s *Service) ConfirmBulk(ctx context.Context, p Principal, in BulkConfirmIn
 // write. Owner only.
 func (s *Service) RejectBulk(ctx context.Context, p Principal, in BulkRejectInput) (BulkDecision, error) {
 	const op = "review.reject"
-	if err := requireOwner(op, p); err != nil {
+	if err := p.RequireOwner(op); err != nil {
 		return BulkDecision{}, err
 	}
 	if err := s.accept(op, &in); err != nil {

@@ -456,14 +456,3 @@ func (s *Service) enter(op string, p Principal) (st *state, release func(), err 
 	}
 	return s.st, s.life.RUnlock, nil
 }
-
-// requireOwner fails with KindSessionRequired unless p is the owner.
-func requireOwner(op string, p Principal) error {
-	if p.Kind() == PrincipalSealed {
-		return model.Fail(op, KindLocked, "")
-	}
-	if !p.IsOwner() {
-		return model.Fail(op, KindSessionRequired, "")
-	}
-	return nil
-}

@@ -18,7 +18,7 @@ func (s *Service) GetSettings(ctx context.Context, p Principal) (Settings, error
 // replace their values, the others stay.
 func (s *Service) PutSettings(ctx context.Context, p Principal, in SettingsInput) (Settings, uint64, error) {
 	const op = "settings.put"
-	if err := requireOwner(op, p); err != nil {
+	if err := p.RequireOwner(op); err != nil {
 		return Settings{}, 0, err
 	}
 	if err := s.accept(op, &in); err != nil {
@@ -46,7 +46,7 @@ func (s *Service) PutSettings(ctx context.Context, p Principal, in SettingsInput
 	}
 	if in.Disclosure != nil {
 		for tier, mode := range *in.Disclosure {
-			if _, ok := tierRank[tier]; !ok || (mode != DisclosureValue && mode != DisclosureReference) {
+			if _, ok := model.TierRank[tier]; !ok || (mode != DisclosureValue && mode != DisclosureReference) {
 				return Settings{}, 0, model.Fail(op, KindInvalid, "disclosure maps a tier (public, standard, sensitive, critical) to value or reference")
 			}
 		}

@@ -37,7 +37,7 @@ func newState() *state {
 // result is returned once what it saw is durable.
 func ownerRead[T any](s *Service, op string, p Principal, fn func(st *state) (T, error)) (T, error) {
 	var zero T
-	if err := requireOwner(op, p); err != nil {
+	if err := p.RequireOwner(op); err != nil {
 		return zero, err
 	}
 	st, release, err := s.enter(op, p)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -14,22 +13,6 @@ import (
 	"github.com/phc-project/phc/custodian/internal/model"
 	"github.com/phc-project/phc/internal/identity"
 )
-
-// parseRef splits "id@version".
-func parseRef(ref string) (id string, v int, ok bool) {
-	id, vs, found := strings.Cut(ref, "@")
-	if !found || len(vs) == 0 || len(vs) > 9 || vs[0] == '0' || strings.Trim(vs, "0123456789") != "" {
-		return "", 0, false
-	}
-	v, err := strconv.Atoi(vs)
-	if err != nil || v < 1 {
-		return "", 0, false
-	}
-	if !identity.ValidID(id, "clm_") && !identity.ValidID(id, "sum_") {
-		return "", 0, false
-	}
-	return id, v, true
-}
 
 const maxParents = 64
 
@@ -51,7 +34,7 @@ func (s *Service) CreateSummary(ctx context.Context, p Principal, in SummaryInpu
 	}
 	seen := map[string]bool{}
 	for _, ref := range in.DerivedFrom {
-		if _, _, ok := parseRef(ref); !ok {
+		if _, _, ok := model.ParseRef(ref); !ok {
 			return SummaryWritten{}, model.Fail(op, KindInvalid, "derived_from holds a malformed ref (clm_…@n or sum_…@n)")
 		}
 		if seen[ref] {
@@ -59,7 +42,7 @@ func (s *Service) CreateSummary(ctx context.Context, p Principal, in SummaryInpu
 		}
 		seen[ref] = true
 	}
-	producer := ownerAuth
+	producer := model.OwnerAuth
 	switch p.Kind() {
 	case PrincipalOwner:
 	case PrincipalConsumer:
@@ -131,7 +114,7 @@ func (st *state) summaryParents(op string, p Principal, refs []string, purpose s
 	}
 	out := make([]parent, 0, len(refs))
 	for _, ref := range refs {
-		id, v, _ := parseRef(ref)
+		id, v, _ := model.ParseRef(ref)
 		if strings.HasPrefix(id, "sum_") {
 			sm := st.Summaries[id]
 			if sm == nil || (p.Kind() == PrincipalConsumer && !st.summaryVisible(p, sm, purpose, now, grants, nil)) {
@@ -164,7 +147,7 @@ func inherit(parents []parent) ([]Restriction, string) {
 	seen := map[string]bool{}
 	tier := SensitivityPublic
 	for _, p := range parents {
-		tier = raiseTier(tier, p.sensitivity)
+		tier = model.RaiseTier(tier, p.sensitivity)
 		for _, r := range p.restrictions {
 			k, _ := json.Marshal(r)
 			if !seen[string(k)] {
@@ -211,7 +194,7 @@ func ineligibleReason(parents []parent, now time.Time) string {
 					return "an inherited expires restriction has passed"
 				}
 			default:
-				if !knownRestriction(r.Type) && r.Mandatory {
+				if !model.KnownRestriction(r.Type) && r.Mandatory {
 					return "an inherited mandatory restriction is unknown"
 				}
 			}
@@ -253,7 +236,7 @@ func (st *state) summaryVisibleDepth(p Principal, sm *Summary, purpose string, n
 		return false
 	}
 	for _, ref := range sm.DerivedFrom {
-		id, v, _ := parseRef(ref)
+		id, v, _ := model.ParseRef(ref)
 		if ps := st.Summaries[id]; ps != nil {
 			if ps.Version != v || !st.summaryVisibleDepth(p, ps, purpose, now, grants, used, memo) {
 				return false
@@ -404,7 +387,7 @@ func (st *state) summaryProblems() []string {
 			continue
 		}
 		for _, ref := range sm.DerivedFrom {
-			id, v, _ := parseRef(ref)
+			id, v, _ := model.ParseRef(ref)
 			ok := false
 			if ps := st.Summaries[id]; ps != nil {
 				ok = ps.Version == v && ps.Status == SummaryCurrent

@@ -43,7 +43,7 @@ const minRevokePrefix = len(identity.ServicePrefix) + 1
 // KindConflict and revokes nothing; one that matches none is KindNotFound.
 func (s *Service) RevokeToken(ctx context.Context, p Principal, prefix string) (uint64, error) {
 	const op = "token.revoke"
-	if err := requireOwner(op, p); err != nil {
+	if err := p.RequireOwner(op); err != nil {
 		return 0, err
 	}
 	if len(prefix) < minRevokePrefix || len(prefix) > 64 || !identity.LooksLikeTokenPrefix(prefix, identity.ServicePrefix) {

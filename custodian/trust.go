@@ -33,7 +33,7 @@ const maxAuthorizedParties = 16
 // audience pair is listed once (KindConflict).
 func (s *Service) AddTrust(ctx context.Context, p Principal, in TrustInput) (TrustAdded, error) {
 	const op = "trust.add"
-	if err := requireOwner(op, p); err != nil {
+	if err := p.RequireOwner(op); err != nil {
 		return TrustAdded{}, err
 	}
 	if err := s.accept(op, &in); err != nil {
@@ -111,7 +111,7 @@ func (s *Service) ListTrust(ctx context.Context, p Principal) ([]TrustedIssuer, 
 // returned revision on, every token exchanged for its ID tokens is dead.
 func (s *Service) RemoveTrust(ctx context.Context, p Principal, id string) (uint64, error) {
 	const op = "trust.remove"
-	if err := requireOwner(op, p); err != nil {
+	if err := p.RequireOwner(op); err != nil {
 		return 0, err
 	}
 	if !identity.ValidID(id, "iss_") {

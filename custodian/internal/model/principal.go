@@ -97,6 +97,18 @@ func (p Principal) ReadPurpose(op, asked string) (string, error) {
 	return "", Fail(op, KindScopeExceeded, "this token is bound to another purpose: leave the purpose out, or mint a token for the purpose you name")
 }
 
+// RequireOwner fails with KindSessionRequired unless p is the owner (and
+// with KindLocked for a sealed principal).
+func (p Principal) RequireOwner(op string) error {
+	if p.kind == PrincipalSealed {
+		return Fail(op, KindLocked, "")
+	}
+	if p.kind != PrincipalOwner {
+		return Fail(op, KindSessionRequired, "")
+	}
+	return nil
+}
+
 // Actor is the receipt form of the principal.
 func (p Principal) Actor() string {
 	switch p.kind {
