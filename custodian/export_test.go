@@ -10,7 +10,6 @@ import (
 	"github.com/phc-project/phc/custodian/internal/engine"
 	"github.com/phc-project/phc/custodian/internal/model"
 	"github.com/phc-project/phc/internal/identity"
-	"github.com/phc-project/phc/quarantine"
 )
 
 // This file exports internals to the external tests (package custodian_test).
@@ -151,29 +150,7 @@ const (
 
 // ReadBundle opens a bundle as the import will (owner only), for tests.
 func (s *Service) ReadBundle(p Principal, raw []byte) (BundleManifest, BundleRecords, error) {
-	type out struct {
-		m BundleManifest
-		r BundleRecords
-	}
-	o, err := ownerRead(s, "import", p, func(st *state) (out, error) {
-		m, r, err := s.readBundle(st, "import", raw)
-		return out{m, r}, err
-	})
-	return o.m, o.r, err
-}
-
-// readBundle is readManifest with the records decoded, for tests (the
-// import holds records undecoded).
-func (s *Service) readBundle(st *state, op string, raw []byte) (BundleManifest, BundleRecords, error) {
-	m, body, err := s.readManifest(st, op, raw)
-	if err != nil {
-		return m, BundleRecords{}, err
-	}
-	var recs BundleRecords
-	if err := quarantine.Strict(body, &recs); err != nil {
-		return m, BundleRecords{}, model.Fail(op, KindInvalid, "the bundle's records are not in the bundle format 0.1")
-	}
-	return m, recs, nil
+	return s.mig.ReadBundle(p, raw)
 }
 
 // HeldBytesInView counts the bytes of held records' bodies the view keeps

@@ -12,6 +12,7 @@ import (
 
 	"github.com/phc-project/phc/custodian/internal/engine"
 	"github.com/phc-project/phc/custodian/internal/limits"
+	"github.com/phc-project/phc/custodian/internal/migration"
 	"github.com/phc-project/phc/custodian/internal/model"
 	"github.com/phc-project/phc/graph"
 	"github.com/phc-project/phc/internal/identity"
@@ -145,6 +146,8 @@ type Service struct {
 	// use the graph: a rebuild or an export waits in the journal for the
 	// graph, which a check holds outside it.
 	graphSem chan struct{}
+
+	mig *migration.Migration // bundles, archives, the quarantine
 }
 
 // New returns a Service over cfg. The vault starts as it is (normally
@@ -182,6 +185,7 @@ func New(cfg Config) (*Service, error) {
 	keys, _ := cfg.Vault.(KeyDeriver)
 	s.eng = engine.New(engine.Config{Store: cfg.Store, Graph: cfg.Graph, Log: cfg.Logger, Clock: cfg.Clock, Hooks: s.test.Hooks,
 		Keys: keys, Broken: s.lockBroken, WithView: s.withView})
+	s.mig = s.newMigration(cfg)
 	s.eng.Start()
 	if s.idle > 0 {
 		s.eng.Wg.Add(1)

@@ -1,4 +1,4 @@
-package custodian
+package migration
 
 import (
 	"context"
@@ -64,18 +64,18 @@ const exportFormat = "phc-export/1"
 // Export seals every claim that is not deleted (all versions) and every
 // persona into an archive only the holder of this vault's password and
 // Secret Key can open (owner only).
-func (s *Service) Export(ctx context.Context, p model.Principal) ([]byte, error) {
+func (m *Migration) Export(ctx context.Context, p model.Principal) ([]byte, error) {
 	const op = "export"
-	arch, ok := s.vault.(Archiver)
+	arch, ok := m.vault, m.vault != nil
 	if !ok {
 		return nil, model.Fail(op, model.KindInvalid, "this custodian cannot export")
 	}
 	var kept []archivedClaim
 	var keys []byte
 	var own model.Card
-	content, err := ownerRead(s, op, p, func(st *state) (archiveContent, error) {
+	content, err := ownerRead(m, op, p, func(st *state) (archiveContent, error) {
 		kept = nil
-		c := archiveContent{Format: exportFormat, ExportedAt: s.eng.Clock.Now(), Personas: []model.Persona{}, Claims: []archivedClaim{}}
+		c := archiveContent{Format: exportFormat, ExportedAt: m.clock.Now(), Personas: []model.Persona{}, Claims: []archivedClaim{}}
 		for _, pe := range st.Personas {
 			c.Personas = append(c.Personas, *pe)
 		}
@@ -97,12 +97,12 @@ func (s *Service) Export(ctx context.Context, p model.Principal) ([]byte, error)
 			}
 			c.Claims = append(c.Claims, ac)
 		}
-		if len(kept) > 0 && s.cards != nil && st.keys != nil {
+		if len(kept) > 0 && m.cards != nil && st.core.Keys() != nil {
 			var err error
-			if own, err = s.card(st, op); err != nil {
+			if own, err = st.core.Card(op); err != nil {
 				return c, err
 			}
-			keys = st.keys.Keys
+			keys = st.core.Keys()
 		}
 		return c, nil
 	})
@@ -117,7 +117,7 @@ func (s *Service) Export(ctx context.Context, p model.Principal) ([]byte, error)
 		if err != nil {
 			return nil, model.Wrap(op, model.KindInternal, err)
 		}
-		if content.Kept, err = s.cards.Seal(keys, own, plain); err != nil {
+		if content.Kept, err = m.cards.Seal(keys, own, plain); err != nil {
 			return nil, model.Wrap(op, model.KindInternal, err)
 		}
 	}
@@ -129,7 +129,7 @@ func (s *Service) Export(ctx context.Context, p model.Principal) ([]byte, error)
 	if err != nil {
 		return nil, model.Wrap(op, model.KindInternal, err)
 	}
-	if err := s.write(op, p, func(st *state, b *engine.Batch) error {
+	if err := m.write(op, p, func(st *state, b *engine.Batch) error {
 		b.Receipt(model.Receipt{Actor: "owner", Operation: op, Decision: "allow", Revision: st.Revision,
 			Records: []string{fmt.Sprintf("claims:%d", len(content.Claims))}})
 		return nil
@@ -149,28 +149,28 @@ func (s *Service) Export(ctx context.Context, p model.Principal) ([]byte, error)
 // KindInvalid. in is decoded within the larger import limits
 // (importLimits): an archive may be far larger than an ordinary request.
 // A refused import leaves a deny receipt.
-func (s *Service) Import(ctx context.Context, p model.Principal, in model.ImportInput) (model.ImportResult, error) {
+func (m *Migration) Import(ctx context.Context, p model.Principal, in model.ImportInput) (model.ImportResult, error) {
 	const op = "import"
 	if err := p.RequireOwner(op); err != nil {
 		return model.ImportResult{}, err
 	}
-	out, err := s.importArchive(p, in)
-	return out, s.refusedImport(p, op, err)
+	out, err := m.importArchive(p, in)
+	return out, m.refusedImport(p, op, err)
 }
 
-func (s *Service) importArchive(p model.Principal, in model.ImportInput) (model.ImportResult, error) {
+func (m *Migration) importArchive(p model.Principal, in model.ImportInput) (model.ImportResult, error) {
 	const op = "import"
-	arch, ok := s.vault.(Archiver)
+	arch, ok := m.vault, m.vault != nil
 	if !ok {
 		return model.ImportResult{}, model.Fail(op, model.KindInvalid, "this custodian cannot import")
 	}
-	if err := s.accept(op, &in); err != nil {
+	if err := model.AcceptInput(m.schema, op, &in); err != nil {
 		return model.ImportResult{}, err
 	}
 	if in.Mode != "merge" && in.Mode != "replace" {
 		return model.ImportResult{}, model.Fail(op, model.KindInvalid, "mode must be merge or replace")
 	}
-	if wait := s.reentryFailures.Wait("", s.eng.Clock.Now()); wait > 0 {
+	if wait := m.reentry.Wait("", m.clock.Now()); wait > 0 {
 		return model.ImportResult{}, &model.Error{Op: op, Kind: model.KindRateLimited, RetryAfter: wait}
 	}
 	archive := []byte(in.Archive) // the archive's own JSON object, or
@@ -185,7 +185,7 @@ func (s *Service) importArchive(p model.Principal, in model.ImportInput) (model.
 	plain, err := arch.OpenArchive(archive, []byte(in.Password), in.SecretKey)
 	switch {
 	case errors.Is(err, vault.ErrBadCredentials), errors.Is(err, vault.ErrMalformedSecretKey):
-		s.reentryFailures.Note("", s.eng.Clock.Now())
+		m.reentry.Note("", m.clock.Now())
 		return model.ImportResult{}, model.Fail(op, model.KindUnauthenticated, "wrong password or Secret Key for this archive")
 	case errors.Is(err, vault.ErrCorrupt):
 		return model.ImportResult{}, model.Fail(op, model.KindInvalid, "not a phc archive")
@@ -201,11 +201,11 @@ func (s *Service) importArchive(p model.Principal, in model.ImportInput) (model.
 	}
 	if !arch.OwnArchive(archive) {
 		// Another vault's archive: a migration, not a restore.
-		return s.holdArchive(p, &content)
+		return m.holdArchive(p, &content)
 	}
 	var out model.ImportResult
-	err = s.write(op, p, func(st *state, b *engine.Batch) error {
-		if err := s.openKept(st, op, &content, &out); err != nil {
+	err = m.write(op, p, func(st *state, b *engine.Batch) error {
+		if err := m.openKept(st, op, &content, &out); err != nil {
 			return err
 		}
 		return st.restore(op, b, in.Mode, &content, &out)
@@ -228,18 +228,18 @@ func keptBack(versions []*model.Claim) string {
 // for this custodian alone: Kept opens only under this custodian's own
 // keys, signed by its own card. Sealed by other keys, they stay out and
 // are listed in out's loss report.
-func (s *Service) openKept(st *state, op string, content *archiveContent, out *model.ImportResult) error {
+func (m *Migration) openKept(st *state, op string, content *archiveContent, out *model.ImportResult) error {
 	if len(content.Kept) == 0 && len(content.KeptBack) == 0 {
 		return nil
 	}
 	var own model.Card
 	var plain []byte
 	err := fmt.Errorf("this custodian has no keys, or the archive kept nothing")
-	if s.cards != nil && st.keys != nil && len(content.Kept) > 0 {
-		if own, err = s.card(st, op); err != nil {
+	if m.cards != nil && st.core.Keys() != nil && len(content.Kept) > 0 {
+		if own, err = st.core.Card(op); err != nil {
 			return err
 		}
-		_, plain, err = s.cards.Open(st.keys.Keys, content.Kept, func(id string) (model.Card, bool) {
+		_, plain, err = m.cards.Open(st.core.Keys(), content.Kept, func(id string) (model.Card, bool) {
 			return own, id == own.CustodianID
 		})
 	}
@@ -388,10 +388,10 @@ func checkArchive(c *archiveContent) error {
 // holdArchive holds another vault's archive in the quarantine, as an
 // import of a bundle does: nothing of it is read, used or erased until the
 // owner adopts it. Its producers stay foreign to "archive".
-func (s *Service) holdArchive(p model.Principal, content *archiveContent) (model.ImportResult, error) {
+func (m *Migration) holdArchive(p model.Principal, content *archiveContent) (model.ImportResult, error) {
 	const op = "import"
 	var out model.ImportResult
-	err := s.write(op, p, func(st *state, b *engine.Batch) error {
+	err := m.write(op, p, func(st *state, b *engine.Batch) error {
 		// What may never leave the custodian that made the archive stays
 		// with it, sealed to its keys: listed, never opened here.
 		out.LossReport = nil
@@ -420,7 +420,7 @@ func (s *Service) holdArchive(p model.Principal, content *archiveContent) (model
 			q := &model.QuarantineRecord{Kind: "claim", Record: head.ID, Key: head.Key, Status: model.StatusQuarantined, Problems: []string{}}
 			a := head.Producer.Authenticated
 			foreign := map[string]string{a.Kind + ":" + a.ID: quarantine.ForeignID(archiveSource, a.ID)}
-			s.checkImported(st, q, ac.Versions, foreign, &out.LossReport)
+			m.checkImported(st, q, ac.Versions, foreign, &out.LossReport)
 			body, err := json.Marshal(ac)
 			if err != nil {
 				return model.Wrap(op, model.KindInternal, err)

@@ -1,4 +1,4 @@
-package custodian
+package migration
 
 import (
 	"context"
@@ -21,21 +21,21 @@ import (
 // parents all travel, and the producers' identities. A claim restricted
 // no_export, source_controlled or third_party stays behind, and so does a
 // summary of it; the manifest's loss report lists each by id and reason.
-func (s *Service) ExportBundle(ctx context.Context, p model.Principal, in model.ExportInput) ([]byte, model.BundleManifest, error) {
+func (m *Migration) ExportBundle(ctx context.Context, p model.Principal, in model.ExportInput) ([]byte, model.BundleManifest, error) {
 	const op = "export.bundle"
 	if err := p.RequireOwner(op); err != nil {
 		return nil, model.BundleManifest{}, err
 	}
-	if s.cards == nil {
+	if m.cards == nil {
 		return nil, model.BundleManifest{}, model.Fail(op, model.KindInvalid, "this custodian cannot make bundles")
 	}
-	if err := s.accept(op, &in); err != nil {
+	if err := model.AcceptInput(m.schema, op, &in); err != nil {
 		return nil, model.BundleManifest{}, err
 	}
 	if len(in.To) == 0 {
 		return nil, model.BundleManifest{}, model.Fail(op, model.KindInvalid, "to (the recipient custodian's card) is required")
 	}
-	to, err := s.cards.ParseCard(in.To)
+	to, err := m.cards.ParseCard(in.To)
 	if err != nil {
 		return nil, model.BundleManifest{}, model.Fail(op, model.KindInvalid, err.Error())
 	}
@@ -46,8 +46,8 @@ func (s *Service) ExportBundle(ctx context.Context, p model.Principal, in model.
 	var keys []byte
 	var man model.BundleManifest
 	var recs model.BundleRecords
-	err = s.write(op, p, func(st *state, b *engine.Batch) error {
-		own, err := s.card(st, op)
+	err = m.write(op, p, func(st *state, b *engine.Batch) error {
+		own, err := st.core.Card(op)
 		if err != nil {
 			return err
 		}
@@ -68,7 +68,7 @@ func (s *Service) ExportBundle(ctx context.Context, p model.Principal, in model.
 		}
 		man.Counts = map[string]int{"claims": len(recs.Claims), "versions": versions, "personas": len(recs.Personas),
 			"entities": len(recs.Entities), "summaries": len(recs.Summaries), "identities": len(recs.Identities), "lost": len(man.LossReport)}
-		keys = st.keys.Keys
+		keys = st.core.Keys()
 		b.Receipt(model.Receipt{Actor: "owner", Operation: op, Decision: "allow", Records: []string{id, to.CustodianID}, Revision: st.Revision})
 		return nil
 	})
@@ -84,7 +84,7 @@ func (s *Service) ExportBundle(ctx context.Context, p model.Principal, in model.
 	if err != nil {
 		return nil, model.BundleManifest{}, model.Wrap(op, model.KindInternal, err)
 	}
-	sealed, err := s.cards.Seal(keys, to, payload)
+	sealed, err := m.cards.Seal(keys, to, payload)
 	if err != nil {
 		return nil, model.BundleManifest{}, model.Wrap(op, model.KindInternal, err)
 	}

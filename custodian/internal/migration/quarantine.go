@@ -1,4 +1,4 @@
-package custodian
+package migration
 
 import (
 	"context"
@@ -51,27 +51,27 @@ type ImportBundleInput struct {
 // mandatory restriction makes a record blocked; an unknown advisory one is
 // dropped and reported; a producer stays a foreign identity; a key that has
 // an active claim here is reported as a conflict.
-func (s *Service) ImportBundle(ctx context.Context, p model.Principal, in ImportBundleInput) (model.ImportReport, error) {
+func (m *Migration) ImportBundle(ctx context.Context, p model.Principal, in ImportBundleInput) (model.ImportReport, error) {
 	const op = "import.bundle"
 	if err := p.RequireOwner(op); err != nil {
 		return model.ImportReport{}, err
 	}
 	var rep model.ImportReport
-	err := s.write(op, p, func(st *state, b *engine.Batch) error {
-		m, payload, err := s.readManifest(st, op, in.Bundle)
+	err := m.write(op, p, func(st *state, b *engine.Batch) error {
+		man, payload, err := m.readManifest(st, op, in.Bundle)
 		if err != nil {
 			return err
 		}
-		if _, seen := st.BundlesSeen[m.BundleID]; seen {
-			return model.Fail(op, model.KindConflict, "this bundle was imported already ("+m.BundleID+")")
+		if _, seen := st.BundlesSeen[man.BundleID]; seen {
+			return model.Fail(op, model.KindConflict, "this bundle was imported already ("+man.BundleID+")")
 		}
 		recs, err := quarantine.ParseRecords(payload)
 		if err != nil {
 			return model.Fail(op, model.KindInvalid, err.Error())
 		}
-		rep = model.ImportReport{BundleID: m.BundleID, Source: m.Source.CustodianID, LossReport: append([]model.Loss{}, m.LossReport...),
+		rep = model.ImportReport{BundleID: man.BundleID, Source: man.Source.CustodianID, LossReport: append([]model.Loss{}, man.LossReport...),
 			Records: []model.QuarantineRecord{}, Counts: map[string]int{}}
-		held, err := s.heldRecords(st, op, m.Source.CustodianID, recs, &rep.LossReport)
+		held, err := m.heldRecords(st, op, man.Source.CustodianID, recs, &rep.LossReport)
 		if err != nil {
 			return err
 		}
@@ -83,18 +83,18 @@ func (s *Service) ImportBundle(ctx context.Context, p model.Principal, in Import
 		}
 		rev := b.NextRevision()
 		for _, q := range held {
-			q.BundleID, q.Source, q.ImportedAt, q.Revision = m.BundleID, m.Source.CustodianID, b.Now, rev
+			q.BundleID, q.Source, q.ImportedAt, q.Revision = man.BundleID, man.Source.CustodianID, b.Now, rev
 			held := st.hold(b, q)
 			rep.Counts[q.Status]++
 			rep.Records = append(rep.Records, *held)
 		}
-		st.BundlesSeen[m.BundleID] = true
-		b.Put(engine.BucketBundlesSeen, m.BundleID, seenBundle{Source: m.Source.CustodianID, ImportedAt: b.Now})
+		st.BundlesSeen[man.BundleID] = true
+		b.Put(engine.BucketBundlesSeen, man.BundleID, seenBundle{Source: man.Source.CustodianID, ImportedAt: b.Now})
 		rep.Revision = rev
-		b.Receipt(model.Receipt{Actor: "owner", Operation: op, Decision: "allow", Records: []string{m.BundleID, m.Source.CustodianID}, Revision: rev})
+		b.Receipt(model.Receipt{Actor: "owner", Operation: op, Decision: "allow", Records: []string{man.BundleID, man.Source.CustodianID}, Revision: rev})
 		return nil
 	})
-	return rep, s.refusedImport(p, op, err)
+	return rep, m.refusedImport(p, op, err)
 }
 
 // refusedImport records, when err refuses an owner's import (a bundle or
@@ -102,12 +102,12 @@ func (s *Service) ImportBundle(ctx context.Context, p model.Principal, in Import
 // credentials), a deny receipt with its constraint — never any of the
 // import's content — and returns err. A failure of this custodian's own
 // (internal, locked) leaves none.
-func (s *Service) refusedImport(p model.Principal, op string, err error) error {
+func (m *Migration) refusedImport(p model.Principal, op string, err error) error {
 	e, ok := err.(*model.Error)
 	if !ok || e.Kind == model.KindInternal || e.Kind == model.KindLocked || e.Kind == model.KindSessionRequired {
 		return err
 	}
-	_ = s.write(op, p, func(st *state, b *engine.Batch) error {
+	_ = m.write(op, p, func(st *state, b *engine.Batch) error {
 		b.Receipt(model.DenyReceipt(p, op, e))
 		return nil
 	})
@@ -117,13 +117,13 @@ func (s *Service) refusedImport(p model.Principal, op string, err error) error {
 // heldRecords validates the records of an import from source and returns
 // what the quarantine is to hold of them, each with its problems (without
 // ids yet); what the import drops is added to loss.
-func (s *Service) heldRecords(st *state, op, source string, recs quarantine.Records, loss *[]model.Loss) ([]*model.QuarantineRecord, error) {
+func (m *Migration) heldRecords(st *state, op, source string, recs quarantine.Records, loss *[]model.Loss) ([]*model.QuarantineRecord, error) {
 	foreign := quarantine.MapIdentities(source, recs.Identities)
 	var held []*model.QuarantineRecord
 	claimIDs := map[string]bool{}
 	for i, c := range recs.Claims {
 		q := &model.QuarantineRecord{Kind: "claim", Record: c.ID, Status: model.StatusQuarantined, Problems: []string{}}
-		versions, err := s.importedVersions(op, i, c)
+		versions, err := m.importedVersions(op, i, c)
 		if err != nil {
 			return nil, err
 		}
@@ -137,7 +137,7 @@ func (s *Service) heldRecords(st *state, op, source string, recs quarantine.Reco
 			}
 		}
 		q.Key = versions[len(versions)-1].Key
-		s.checkImported(st, q, versions, foreign, loss)
+		m.checkImported(st, q, versions, foreign, loss)
 		body, err := json.Marshal(archivedClaim{Personas: c.Personas, Versions: versions})
 		if err != nil {
 			return nil, model.Wrap(op, model.KindInternal, err)
@@ -187,11 +187,11 @@ func (s *Service) heldRecords(st *state, op, source string, recs quarantine.Reco
 
 // importedVersions validates each version of claim i of an import with the
 // schema; a violation's path names it in the bundle's records.
-func (s *Service) importedVersions(op string, i int, c quarantine.Claim) ([]*model.Claim, error) {
+func (m *Migration) importedVersions(op string, i int, c quarantine.Claim) ([]*model.Claim, error) {
 	var versions []*model.Claim
 	for j, v := range c.Versions {
 		var cl model.Claim
-		if err := model.DecodeDoc(s.schema, op, "claim", v, &cl); err != nil {
+		if err := model.DecodeDoc(m.schema, op, "claim", v, &cl); err != nil {
 			if e, ok := err.(*model.Error); ok && e.Kind == model.KindSchema {
 				for k := range e.Violations {
 					e.Violations[k].Path = fmt.Sprintf("/claims/%d/versions/%d%s", i, j, e.Violations[k].Path)
@@ -221,13 +221,13 @@ func judged(rs []model.Restriction) []quarantine.Restriction {
 // mandatory restrictions (blocked), restrictions that keep a record with
 // its source (blocked: it should never have been sent), foreign producers,
 // and a key with an active claim here.
-func (s *Service) checkImported(st *state, q *model.QuarantineRecord, versions []*model.Claim, foreign quarantine.Identities, loss *[]model.Loss) {
+func (m *Migration) checkImported(st *state, q *model.QuarantineRecord, versions []*model.Claim, foreign quarantine.Identities, loss *[]model.Loss) {
 	head := versions[len(versions)-1]
 	vs := judgedVersions(versions)
 	verdict := quarantine.JudgeClaim(head.ID, vs, model.KnownRestriction)
 	never := quarantine.NeverSent(vs, staysWithSource)
 	sent := head.Sensitivity
-	protectImported(versions, verdict.Drop)
+	protectImported(versions, verdict.Drop, m.defaultTier)
 	if head.Sensitivity != sent {
 		q.Problems = append(q.Problems, "tier raised from "+sent+" to "+head.Sensitivity+", this custodian's default for the key")
 	}
@@ -264,7 +264,7 @@ func judgedVersions(versions []*model.Claim) []quarantine.Version {
 // types drop names, and a tier at least its key's default here: a bundle
 // never lowers the protection this custodian gives a key, nor a later
 // version what an earlier one carried.
-func protectImported(versions []*model.Claim, drop map[string]bool) {
+func protectImported(versions []*model.Claim, drop map[string]bool, defaultTier func(string) string) {
 	var union []model.Restriction
 	for _, v := range versions {
 		union = model.MergeRestrictions(union, v.Restrictions)
@@ -272,7 +272,7 @@ func protectImported(versions []*model.Claim, drop map[string]bool) {
 	union = slices.DeleteFunc(union, func(r model.Restriction) bool { return !r.Mandatory && drop[r.Type] })
 	for _, v := range versions {
 		v.Restrictions = slices.Clone(union)
-		v.Sensitivity = model.RaiseTier(v.Sensitivity, defaultSensitivity(v.Key))
+		v.Sensitivity = model.RaiseTier(v.Sensitivity, defaultTier(v.Key))
 	}
 }
 
@@ -294,18 +294,18 @@ func restrictionTypes(rs []model.Restriction) []string {
 }
 
 // ListQuarantine returns a page of the held records (owner only).
-func (s *Service) ListQuarantine(ctx context.Context, p model.Principal, q model.QuarantineQuery) (model.QuarantinePage, error) {
+func (m *Migration) ListQuarantine(ctx context.Context, p model.Principal, q model.QuarantineQuery) (model.QuarantinePage, error) {
 	const op = "quarantine.list"
 	if err := q.Check(); err != nil {
 		return model.QuarantinePage{}, model.Fail(op, model.KindInvalid, err.Error())
 	}
-	return ownerRead(s, op, p, func(st *state) (model.QuarantinePage, error) {
+	return ownerRead(m, op, p, func(st *state) (model.QuarantinePage, error) {
 		return q.Select(maps.Values(st.Quarantine)), nil
 	})
 }
 
 // RejectQuarantined drops held records (owner only): ids, or all of them.
-func (s *Service) RejectQuarantined(ctx context.Context, p model.Principal, ids []string, all bool) (int, uint64, error) {
+func (m *Migration) RejectQuarantined(ctx context.Context, p model.Principal, ids []string, all bool) (int, uint64, error) {
 	const op = "quarantine.reject"
 	if err := p.RequireOwner(op); err != nil {
 		return 0, 0, err
@@ -315,7 +315,7 @@ func (s *Service) RejectQuarantined(ctx context.Context, p model.Principal, ids 
 	}
 	var n int
 	var rev uint64
-	err := s.write(op, p, func(st *state, b *engine.Batch) error {
+	err := m.write(op, p, func(st *state, b *engine.Batch) error {
 		if all {
 			ids = ids[:0]
 			for id := range st.Quarantine {
@@ -345,12 +345,12 @@ func (s *Service) RejectQuarantined(ctx context.Context, p model.Principal, ids 
 // claim whose id exists here already or whose subject does not, and a
 // summary whose parents are neither here nor adopted with it; all passes
 // over blocked records and such summaries (they stay held).
-func (s *Service) AdoptQuarantined(ctx context.Context, p model.Principal, only string, in model.AdoptInput) (int, uint64, error) {
+func (m *Migration) AdoptQuarantined(ctx context.Context, p model.Principal, only string, in model.AdoptInput) (int, uint64, error) {
 	const op = "quarantine.adopt"
 	if err := p.RequireOwner(op); err != nil {
 		return 0, 0, err
 	}
-	if err := s.accept(op, &in); err != nil {
+	if err := model.AcceptInput(m.schema, op, &in); err != nil {
 		return 0, 0, err
 	}
 	if only != "" {
@@ -361,13 +361,13 @@ func (s *Service) AdoptQuarantined(ctx context.Context, p model.Principal, only 
 	} else if !in.All && len(in.IDs) == 0 {
 		return 0, 0, model.Fail(op, model.KindInvalid, "ids, or all, is required")
 	}
-	copies, err := s.readHeld(op, p, in.IDs, in.All)
+	copies, err := m.readHeld(op, p, in.IDs, in.All)
 	if err != nil {
 		return 0, 0, err
 	}
 	var n int
 	var rev uint64
-	err = s.write(op, p, func(st *state, b *engine.Batch) error {
+	err = m.write(op, p, func(st *state, b *engine.Batch) error {
 		ids, bodies, err := st.adoptedBodies(op, in, copies)
 		if err != nil {
 			return err
@@ -517,7 +517,7 @@ func (st *state) planClaims(op string, personas []string, a *adoption, held []*m
 		}
 		// Held before these rules, a record may not carry them yet: the
 		// protection it is adopted with never depends on when it came.
-		protectImported(body.Versions, nil)
+		protectImported(body.Versions, nil, st.defaultTier)
 		if never := quarantine.NeverSent(judgedVersions(body.Versions), staysWithSource); len(never) > 0 {
 			return model.Fail(op, model.KindRestrictionBlocked, "record "+id+" should never have left its source: reject it")
 		}
@@ -772,23 +772,23 @@ func localWriter(source, writtenBy string, mapped map[string]string) string {
 // restrictions from a held claim (owner only); with none left it is
 // quarantined again and may be adopted. Only restrictions this custodian
 // does not know can be removed here: a known one travels with the record.
-func (s *Service) UnblockQuarantined(ctx context.Context, p model.Principal, id string, in model.UnblockInput) (model.QuarantineRecord, error) {
+func (m *Migration) UnblockQuarantined(ctx context.Context, p model.Principal, id string, in model.UnblockInput) (model.QuarantineRecord, error) {
 	const op = "quarantine.unblock"
 	if err := p.RequireOwner(op); err != nil {
 		return model.QuarantineRecord{}, err
 	}
-	if err := s.accept(op, &in); err != nil {
+	if err := model.AcceptInput(m.schema, op, &in); err != nil {
 		return model.QuarantineRecord{}, err
 	}
 	if len(in.Remove) == 0 {
 		return model.QuarantineRecord{}, model.Fail(op, model.KindInvalid, "remove (the unknown restriction types to remove) is required")
 	}
-	copies, err := s.readHeld(op, p, []string{id}, false)
+	copies, err := m.readHeld(op, p, []string{id}, false)
 	if err != nil {
 		return model.QuarantineRecord{}, err
 	}
 	var out model.QuarantineRecord
-	err = s.write(op, p, func(st *state, b *engine.Batch) error {
+	err = m.write(op, p, func(st *state, b *engine.Batch) error {
 		q := st.Quarantine[id]
 		if q == nil {
 			return model.NotFound(op)
@@ -895,8 +895,8 @@ type heldCopy struct {
 // what the view says of them is durable (so that the store holds them).
 // A record the view does not hold is left out; the write that uses the
 // copies checks that each record is still at the revision read.
-func (s *Service) readHeld(op string, p model.Principal, ids []string, all bool) (map[string]heldCopy, error) {
-	copies, err := ownerRead(s, op, p, func(st *state) (map[string]heldCopy, error) {
+func (m *Migration) readHeld(op string, p model.Principal, ids []string, all bool) (map[string]heldCopy, error) {
+	copies, err := ownerRead(m, op, p, func(st *state) (map[string]heldCopy, error) {
 		out := map[string]heldCopy{}
 		add := func(id string) {
 			if q := st.Quarantine[id]; q != nil {
@@ -916,7 +916,7 @@ func (s *Service) readHeld(op string, p model.Principal, ids []string, all bool)
 	if err != nil {
 		return nil, err
 	}
-	err = s.eng.Store.View(func(tx engine.Tx) error {
+	err = m.store.View(func(tx engine.Tx) error {
 		for id, c := range copies {
 			if c.body != nil {
 				continue // held before the bodies had a bucket
@@ -944,29 +944,45 @@ func (s *Service) readHeld(op string, p model.Principal, ids []string, all bool)
 // checks its manifest against what it holds (quarantine.Open); it returns
 // the manifest and the records' JSON. Every refusal is KindInvalid and
 // says what to do.
-func (s *Service) readManifest(st *state, op string, raw []byte) (model.BundleManifest, []byte, error) {
-	if s.cards == nil || st.keys == nil {
+func (m *Migration) readManifest(st *state, op string, raw []byte) (model.BundleManifest, []byte, error) {
+	if m.cards == nil || st.core.Keys() == nil {
 		return model.BundleManifest{}, nil, model.Fail(op, model.KindInvalid, "this custodian cannot read bundles")
 	}
-	own, err := s.card(st, op)
+	own, err := st.core.Card(op)
 	if err != nil {
 		return model.BundleManifest{}, nil, err
 	}
-	source, payload, err := s.cards.Open(st.keys.Keys, raw, func(id string) (model.Card, bool) {
-		pc := st.custodians[id]
-		if pc == nil {
-			return model.Card{}, false
-		}
-		return pc.Card, true
-	})
+	source, payload, err := m.cards.Open(st.core.Keys(), raw, st.core.Pinned)
 	if err != nil {
 		return model.BundleManifest{}, nil, model.Fail(op, model.KindInvalid, err.Error())
 	}
 	// Signed by a pinned custodian, but still checked: strict members,
 	// the manifest first.
-	m, records, err := quarantine.Open(payload, source, own.CustodianID)
+	man, records, err := quarantine.Open(payload, source, own.CustodianID)
 	if err != nil {
-		return m, nil, model.Fail(op, model.KindInvalid, err.Error())
+		return man, nil, model.Fail(op, model.KindInvalid, err.Error())
 	}
-	return m, records, nil
+	return man, records, nil
+}
+
+// ReadBundle opens a bundle made for this custodian as ImportBundle does,
+// and decodes its records, holding nothing (owner only).
+func (m *Migration) ReadBundle(p model.Principal, raw []byte) (model.BundleManifest, model.BundleRecords, error) {
+	const op = "import"
+	type out struct {
+		m model.BundleManifest
+		r model.BundleRecords
+	}
+	o, err := ownerRead(m, op, p, func(st *state) (out, error) {
+		man, body, err := m.readManifest(st, op, raw)
+		if err != nil {
+			return out{m: man}, err
+		}
+		var recs model.BundleRecords
+		if err := quarantine.Strict(body, &recs); err != nil {
+			return out{m: man}, model.Fail(op, model.KindInvalid, "the bundle's records are not in the bundle format 0.1")
+		}
+		return out{man, recs}, nil
+	})
+	return o.m, o.r, err
 }
