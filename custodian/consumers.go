@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/phc-project/phc/custodian/internal/admission"
 	"github.com/phc-project/phc/custodian/internal/engine"
 	"github.com/phc-project/phc/custodian/internal/model"
 	"github.com/phc-project/phc/internal/identity"
@@ -378,7 +379,7 @@ func (s *Service) MintServiceToken(ctx context.Context, in TokenRequest) (TokenI
 		t.Consumer, t.Scope, t.Mode, t.RateLimit, t.Purpose = in.Consumer, scope, mode, in.RateLimit, in.Purpose
 		t.CreatedAt, t.ExpiresAt = b.Now, b.Now.Add(ttl)
 		st.putToken(b, t)
-		st.purgePresentations(b) // a new token: the old ones' documents may go
+		admission.PurgePresentations(st.view, b) // a new token: the old ones' documents may go
 		rev := b.NextRevision()
 		b.Receipt(Receipt{Actor: "consumer:" + in.Consumer, Operation: "token.create", Recipient: in.Consumer,
 			Purpose: in.Purpose, Decision: "allow", Records: []string{id}, Revision: rev})

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/phc-project/phc/custodian/internal/admission"
 	"github.com/phc-project/phc/custodian/internal/engine"
 	"github.com/phc-project/phc/custodian/internal/model"
 	"github.com/phc-project/phc/internal/identity"
@@ -268,7 +269,7 @@ func (s *Service) pollRequest(ctx context.Context, p Principal, id string, mint,
 		t.Consumer, t.Scope, t.Mode, t.CreatedAt, t.ExpiresAt = r.Consumer, r.Scope, ModeRead, b.Now, g.ExpiresAt
 		t.Purpose = r.Purpose // it reads under the purpose it was approved for
 		st.putToken(b, t)
-		st.purgePresentations(b)
+		admission.PurgePresentations(st.view, b)
 		nr := *r
 		nr.TokenIssued = true
 		st.Requests[id] = &nr

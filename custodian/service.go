@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/phc-project/phc/custodian/internal/admission"
 	"github.com/phc-project/phc/custodian/internal/engine"
 	"github.com/phc-project/phc/custodian/internal/limits"
 	"github.com/phc-project/phc/custodian/internal/migration"
@@ -271,7 +272,7 @@ func (s *Service) Unlock(ctx context.Context, password []byte, secretKey string)
 	derived := time.Now()
 	st, err := loadState(s.eng.Store, s.cacheBytes, s.ignoreSnapshot.Load(), s.loadGC)
 	if err == nil {
-		st.Graph, st.dec, st.Dur = s.eng.Graph, s.dec, engine.NewDurability(s.test.Event)
+		st.Graph, st.adm, st.Dur = s.eng.Graph, admission.NewCache(s.dec), engine.NewDurability(s.test.Event)
 		err = engine.Guarded(func() error { return s.eng.SyncGraph(st.view) })
 	}
 	if err != nil {

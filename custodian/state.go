@@ -4,8 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sync"
 
+	"github.com/phc-project/phc/custodian/internal/admission"
 	"github.com/phc-project/phc/custodian/internal/engine"
 )
 
@@ -16,9 +16,7 @@ type state struct {
 	*view
 	keys       *vaultKeys              // the vault's own card keys (nil until made)
 	custodians map[string]*pinnedEntry // custodian_id → pin
-	dec        DECVerifier             // the Service's, for admission on reads
-	admMu      sync.Mutex              // guards admCache (readers share mu)
-	admCache   map[admissionKey]admission
+	adm        *admission.Cache        // the DEC verifier and its admission answers, for reads
 	// cv is the Client-Vault state: vault key bindings, each reader's
 	// value references, the day's resolved values (clientvault.go).
 	cv *clientVault
@@ -28,7 +26,7 @@ func newState() *state {
 	return &state{
 		view:       engine.NewView(),
 		custodians: make(map[string]*pinnedEntry),
-		admCache:   make(map[admissionKey]admission),
+		adm:        admission.NewCache(nil),
 		cv:         newClientVault(),
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/phc-project/phc/custodian/internal/admission"
 	"github.com/phc-project/phc/custodian/internal/engine"
 	"github.com/phc-project/phc/custodian/internal/model"
 	"github.com/phc-project/phc/internal/identity"
@@ -95,7 +96,7 @@ func (st *state) revokeToken(b *batch, t *ServiceToken) {
 	at := b.Now
 	nt.RevokedAt = &at
 	st.putToken(b, &nt)
-	st.dropPresentation(b, t.ID)
+	admission.DropPresentation(st.view, b, t.ID)
 }
 
 // tooManyTokens is KindRateLimited when app (a consumer, or an OIDC

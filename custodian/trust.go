@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/phc-project/phc/custodian/internal/admission"
 	"github.com/phc-project/phc/custodian/internal/engine"
 	"github.com/phc-project/phc/custodian/internal/model"
 	"github.com/phc-project/phc/internal/identity"
@@ -123,7 +124,7 @@ func (s *Service) RemoveTrust(ctx context.Context, p Principal, id string) (uint
 			return model.NotFound(op)
 		}
 		delete(st.Trust, id)
-		st.purgePresentations(b) // its recipients' tokens are dead
+		admission.PurgePresentations(st.view, b) // its recipients' tokens are dead
 		b.Del(engine.BucketTrust, id)
 		rev = b.NextRevision()
 		b.Receipt(Receipt{Actor: "owner", Operation: op, Decision: "allow", Records: []string{id}, Revision: rev})
@@ -204,7 +205,7 @@ func (s *Service) ExchangeToken(ctx context.Context, in ExchangeInput) (Exchange
 		t.Consumer, t.Scope, t.Mode, t.Trust = name, scope, mode, trust.ID
 		t.CreatedAt, t.ExpiresAt = b.Now, b.Now.Add(min(ttl, maxExchangedTTL))
 		st.putToken(b, t)
-		st.purgePresentations(b)
+		admission.PurgePresentations(st.view, b)
 		rev := b.NextRevision()
 		b.Receipt(Receipt{Actor: "oidc:" + trust.ID, Operation: op, Recipient: name, Decision: "allow", Records: []string{id, trust.ID}, Revision: rev})
 		out = Exchanged{AccessToken: token, IssuedTokenType: oidcrecipient.TokenTypeAccessToken, TokenType: "Bearer",

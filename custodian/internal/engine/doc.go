@@ -68,10 +68,10 @@
 // # Lock order
 //
 // Locks are taken in this order, never the reverse; a lock marked leaf is
-// never held while another is taken. The lock state (3) and the
-// admission cache are the core's (package custodian); the rest are the
-// engine's. They are listed here so that the order is written in one
-// place.
+// never held while another is taken. The lock state (3) is the core's
+// (package custodian), the admission cache's lock (5) its DEC glue's
+// (custodian/internal/admission); the rest are the engine's. They are
+// listed here so that the order is written in one place.
 //
 //  1. Engine.SnapMu: one claim metas snapshot at a time; held for the
 //     whole snapshot, which then takes life (shared, through
@@ -91,7 +91,7 @@
 //     group's jobs and stages the group's writes, and releases it before
 //     the store commit. A store View may run under it (a claim read back
 //     by the Cache, the check's cut); a store Update never does.
-//  5. Engine.holdMu (the graph's holds), custodian state.admMu
+//  5. Engine.holdMu (the graph's holds), admission Cache.mu
 //     (admission cache, under State.Mu shared), the rate limiters' and failure
 //     counters' mutexes: leaves.
 //  6. Cache.mu: the eviction queue; leaf. Taken under State.Mu (a record
