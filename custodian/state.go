@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/phc-project/phc/custodian/internal/engine"
+	"github.com/phc-project/phc/custodian/internal/localvault"
 )
 
 // state is the view as the rules see it: the engine's State, and what only
@@ -20,8 +21,8 @@ type state struct {
 	admMu      sync.Mutex              // guards admCache (readers share mu)
 	admCache   map[admissionKey]admission
 	// cv is the Client-Vault state: vault key bindings, each reader's
-	// value references, the day's resolved values (clientvault.go).
-	cv *clientVault
+	// value references, the day's resolved values (package localvault).
+	cv *localvault.State
 }
 
 func newState() *state {
@@ -29,7 +30,7 @@ func newState() *state {
 		view:       engine.NewView(),
 		custodians: make(map[string]*pinnedEntry),
 		admCache:   make(map[admissionKey]admission),
-		cv:         newClientVault(),
+		cv:         localvault.New(),
 	}
 }
 
@@ -124,5 +125,5 @@ func (st *state) loadRules(tx Tx) error {
 	}); err != nil {
 		return err
 	}
-	return st.loadClientVault(tx)
+	return st.cv.Load(tx)
 }
