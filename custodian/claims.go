@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/phc-project/phc/custodian/internal/engine"
+	"github.com/phc-project/phc/custodian/internal/localvault"
 	"github.com/phc-project/phc/custodian/internal/model"
 	"github.com/phc-project/phc/internal/identity"
 )
@@ -54,7 +55,7 @@ func (s *Service) GetClaim(ctx context.Context, p Principal, id, purpose string)
 	}
 	var (
 		out  ClaimRead
-		want *refWant
+		want *localvault.Want
 	)
 	rc := Receipt{Actor: p.Actor(), Operation: "claim.read", Recipient: p.Consumer, Purpose: purpose}
 	disclosed, err := s.recipientRead(st, p, rc, func(st *state, now time.Time) (records []string, used []*Grant, refused *Error) {
@@ -75,7 +76,7 @@ func (s *Service) GetClaim(ctx context.Context, p Principal, id, purpose string)
 		}
 		out = ClaimRead{Claim: recipientView(r, g), Revision: st.Revision}
 		if st.referenceMode(p, g, &out.Claim) {
-			want = &refWant{claim: out.Claim.ID, version: out.Claim.Version, grant: g.ID, purpose: purpose}
+			want = &localvault.Want{Claim: out.Claim.ID, Version: out.Claim.Version, Grant: g.ID, Purpose: purpose}
 		}
 		records = []string{out.Claim.Ref()}
 		if g.Requires != nil {
@@ -92,11 +93,11 @@ func (s *Service) GetClaim(ctx context.Context, p Principal, id, purpose string)
 		return ClaimRead{}, model.NotFound(op)
 	}
 	if want != nil {
-		texts, err := s.references(st, p.Consumer, []refWant{*want})
+		texts, err := s.references(st, p.Consumer, []localvault.Want{*want})
 		if err != nil {
 			return ClaimRead{}, err
 		}
-		out.Claim = asReference(out.Claim, texts[want.claim])
+		out.Claim = localvault.AsReference(out.Claim, texts[want.Claim])
 	}
 	return out, nil
 }

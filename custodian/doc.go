@@ -37,7 +37,7 @@
 // packages named for them. The PCP facade is in the files pcp_*.go
 // (context reads, scope reads, the audit log, well-known keys), with PCP's
 // vocabulary in internal/pcp. Value references and Client-Vault v=1 are
-// references.go and clientvault.go, with the reference format and the
+// references.go and internal/localvault, with the reference format and the
 // resolve wire in internal/valueref. OIDC recipients are trust.go, with
 // the token exchange's plumbing in internal/oidcrecipient. Imports are
 // quarantine.go (hold, adopt, reject, unblock), with the bundle format and

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/phc-project/phc/custodian/internal/engine"
+	"github.com/phc-project/phc/custodian/internal/localvault"
 	"github.com/phc-project/phc/custodian/internal/model"
 	"github.com/phc-project/phc/internal/identity"
 	"github.com/phc-project/phc/internal/pcp"
@@ -331,7 +332,7 @@ func (s *Service) consumerFieldsWhere(op string, p Principal, purpose, pattern s
 	}
 	rc := Receipt{Actor: p.Actor(), Operation: op, Recipient: p.Consumer, Purpose: purpose}
 	var (
-		wants []refWant
+		wants []localvault.Want
 		at    []int // the index in fs of each want
 	)
 	asked := purpose // "" only for a token bound to no purpose, reading without naming one
@@ -389,7 +390,7 @@ func (s *Service) consumerFieldsWhere(op string, p Principal, purpose, pattern s
 					if g != nil {
 						gid = g.ID
 					}
-					wants = append(wants, refWant{claim: r.Meta.ID, version: r.Head().Version, grant: gid, purpose: purpose})
+					wants = append(wants, localvault.Want{Claim: r.Meta.ID, Version: r.Head().Version, Grant: gid, Purpose: purpose})
 					at = append(at, len(fs))
 				}
 			}
@@ -426,7 +427,7 @@ func (s *Service) consumerFieldsWhere(op string, p Principal, purpose, pattern s
 // asReferences replaces the value of field fs[at[i]] by the reference that
 // stands for it for reader, for each wants[i], and returns the warning
 // that tells the reader how to obtain the values (referenceHint).
-func (s *Service) asReferences(op string, st *state, reader string, fs []Field, wants []refWant, at []int) (string, error) {
+func (s *Service) asReferences(op string, st *state, reader string, fs []Field, wants []localvault.Want, at []int) (string, error) {
 	texts, err := s.references(st, reader, wants)
 	if err != nil {
 		return "", err
@@ -434,7 +435,7 @@ func (s *Service) asReferences(op string, st *state, reader string, fs []Field, 
 	keys := make([]string, 0, len(wants))
 	for i, w := range wants {
 		f := fs[at[i]]
-		f.Value, _ = json.Marshal(texts[w.claim])
+		f.Value, _ = json.Marshal(texts[w.Claim])
 		if err := f.CacheJSON(); err != nil {
 			return "", model.Wrap(op, KindInternal, err)
 		}

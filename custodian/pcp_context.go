@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/phc-project/phc/custodian/internal/localvault"
 	"github.com/phc-project/phc/custodian/internal/model"
 )
 
@@ -56,7 +57,7 @@ func (s *Service) Context(ctx context.Context, p Principal, q ContextQuery) (Con
 	var (
 		out    ContextResult
 		encErr error
-		wants  []refWant
+		wants  []localvault.Want
 		at     []int // the index in out.Claims of each want
 	)
 	rc := Receipt{Actor: p.Actor(), Operation: "context.read", Recipient: p.Consumer, Purpose: q.Purpose}
@@ -95,7 +96,7 @@ func (s *Service) Context(ctx context.Context, p Principal, q ContextQuery) (Con
 		for _, it := range sv {
 			sc := it.sc
 			if st.referenceMode(p, it.g, &sc.Claim) {
-				wants = append(wants, refWant{claim: sc.Claim.ID, version: sc.Claim.Version, grant: it.g.ID, purpose: q.Purpose})
+				wants = append(wants, localvault.Want{Claim: sc.Claim.ID, Version: sc.Claim.Version, Grant: it.g.ID, Purpose: q.Purpose})
 				at = append(at, len(out.Claims))
 			}
 			model.AppendContextClaim(&out, &sc.Claim, sc.Raw)
@@ -125,7 +126,7 @@ func (s *Service) Context(ctx context.Context, p Principal, q ContextQuery) (Con
 			return ContextResult{}, err
 		}
 		for i, w := range wants {
-			c := asReference(*out.Claims[at[i]], texts[w.claim])
+			c := localvault.AsReference(*out.Claims[at[i]], texts[w.Claim])
 			raw, err := json.Marshal(&c)
 			if err != nil {
 				return ContextResult{}, model.Wrap(op, KindInternal, err)

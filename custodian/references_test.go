@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/phc-project/phc/custodian/internal/localvault"
 	"github.com/phc-project/phc/internal/valueref"
 	"github.com/phc-project/phc/schema"
 )
@@ -26,7 +27,7 @@ func TestRefAllowedNeedsALiveReader(t *testing.T) {
 	st := newState()
 	st.Settings.AutoGrant = SensitivityStandard
 	r := record("clm_A", "preferences.music", SensitivityStandard)
-	m := &mintedRef{Key: "MUSIC_1", Claim: "clm_A", Version: 1, MintedAt: now.Add(-time.Hour)}
+	m := &localvault.Ref{Key: "MUSIC_1", Claim: "clm_A", Version: 1, MintedAt: now.Add(-time.Hour)}
 	st.Consumers["app"] = &Consumer{ID: "con_A", Name: "app", Status: ConsumerApproved, CreatedAt: now.Add(-2 * time.Hour)}
 	for _, tc := range []struct {
 		reader string

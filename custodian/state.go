@@ -7,6 +7,7 @@ import (
 
 	"github.com/phc-project/phc/custodian/internal/admission"
 	"github.com/phc-project/phc/custodian/internal/engine"
+	"github.com/phc-project/phc/custodian/internal/localvault"
 )
 
 // state is the view as the rules see it: the engine's State, and what only
@@ -18,8 +19,8 @@ type state struct {
 	custodians map[string]*pinnedEntry // custodian_id → pin
 	adm        *admission.Cache        // the DEC verifier and its admission answers, for reads
 	// cv is the Client-Vault state: vault key bindings, each reader's
-	// value references, the day's resolved values (clientvault.go).
-	cv *clientVault
+	// value references, the day's resolved values (package localvault).
+	cv *localvault.State
 }
 
 func newState() *state {
@@ -27,7 +28,7 @@ func newState() *state {
 		view:       engine.NewView(),
 		custodians: make(map[string]*pinnedEntry),
 		adm:        admission.NewCache(nil),
-		cv:         newClientVault(),
+		cv:         localvault.New(),
 	}
 }
 
@@ -122,5 +123,5 @@ func (st *state) loadRules(tx Tx) error {
 	}); err != nil {
 		return err
 	}
-	return st.loadClientVault(tx)
+	return st.cv.Load(tx)
 }
