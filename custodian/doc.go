@@ -39,9 +39,12 @@
 // vocabulary in internal/pcp. Value references and Client-Vault v=1 are
 // references.go and internal/localvault, with the reference format and the
 // resolve wire in internal/valueref. OIDC recipients are trust.go, with
-// the token exchange's plumbing in internal/oidcrecipient. Imports are
-// quarantine.go (hold, adopt, reject, unblock), with the bundle format and
-// the judgement of imported records in package quarantine.
+// the token exchange's plumbing in internal/oidcrecipient. Migration
+// bundles, archives and the quarantine (hold, adopt, reject, unblock) are
+// custodian/internal/migration, with the bundle format and the judgement
+// of imported records in package quarantine. DEC admission (presentations,
+// the trust store, the admission cache) is custodian/internal/admission;
+// whether a read needs a qualification is decided here (dec.go).
 //
 // # Caveats
 //
