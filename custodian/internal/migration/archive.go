@@ -1,10 +1,15 @@
 package migration
 
 import (
+	"cmp"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -27,12 +32,14 @@ type Archiver interface {
 }
 
 // archiveContent is what an export holds: claims (every version, with
-// their personas, tiers, restrictions and provenance) and personas — never
-// grants, tokens, consumers or receipts.
+// their personas, tiers, restrictions and provenance, retracted or
+// disputed as they are), personas, entities, and summaries with their
+// lineage — never grants, tokens, consumers or receipts.
 //
 // A claim that may never leave this custodian (no_export,
-// source_controlled, third_party on any version) is not among Claims: it
-// is in Kept, sealed by this custodian's own keys to its own card (as a
+// source_controlled, third_party on any version), and a summary that
+// carries such a restriction or derives from such a claim, is not among
+// Claims or Summaries: it is in Kept, sealed by this custodian's own keys to its own card (as a
 // bundle to itself), which no other custodian can open, whatever password
 // and Secret Key it holds. KeptBack names each such claim by id and reason.
 // A restore into this custodian opens Kept and brings them back; any other
@@ -42,14 +49,17 @@ type archiveContent struct {
 	ExportedAt time.Time       `json:"exported_at"`
 	Personas   []model.Persona `json:"personas"`
 	Claims     []archivedClaim `json:"claims"`
+	Entities   []model.Entity  `json:"entities,omitempty"`
+	Summaries  []model.Summary `json:"summaries,omitempty"`
 	Kept       []byte          `json:"kept,omitempty"`
 	KeptBack   []model.Loss    `json:"kept_back,omitempty"`
 }
 
 // keptContent is what Kept seals.
 type keptContent struct {
-	Format string          `json:"format"`
-	Claims []archivedClaim `json:"claims"`
+	Format    string          `json:"format"`
+	Claims    []archivedClaim `json:"claims"`
+	Summaries []model.Summary `json:"summaries,omitempty"`
 }
 
 const keptFormat = "phc-kept/1"
@@ -57,47 +67,31 @@ const keptFormat = "phc-kept/1"
 type archivedClaim struct {
 	Personas []string       `json:"personas"`
 	Versions []*model.Claim `json:"versions"`
+	// Status is the claim's, when it is not active (retracted); DisputedAt
+	// is when the owner disputed it, if it is disputed.
+	Status     string     `json:"status,omitempty"`
+	DisputedAt *time.Time `json:"disputed_at,omitempty"`
 }
 
 const exportFormat = "phc-export/1"
 
-// Export seals every claim that is not deleted (all versions) and every
-// persona into an archive only the holder of this vault's password and
-// Secret Key can open (owner only).
+// Export seals every claim that is not deleted (all versions, retracted
+// and disputed as they are), every persona, entity and summary into an
+// archive only the holder of this vault's password and Secret Key can open
+// (owner only).
 func (m *Migration) Export(ctx context.Context, p model.Principal) ([]byte, error) {
 	const op = "export"
 	arch, ok := m.vault, m.vault != nil
 	if !ok {
 		return nil, model.Fail(op, model.KindInvalid, "this custodian cannot export")
 	}
-	var kept []archivedClaim
+	var kept keptContent
 	var keys []byte
 	var own model.Card
 	content, err := ownerRead(m, op, p, func(st *state) (archiveContent, error) {
-		kept = nil
-		c := archiveContent{Format: exportFormat, ExportedAt: m.clock.Now(), Personas: []model.Persona{}, Claims: []archivedClaim{}}
-		for _, pe := range st.Personas {
-			c.Personas = append(c.Personas, *pe)
-		}
-		sort.Slice(c.Personas, func(i, j int) bool { return c.Personas[i].ID < c.Personas[j].ID })
-		ids := make([]string, 0, len(st.Claims))
-		for id, r := range st.Claims {
-			if r.Meta.Status == model.StatusActive {
-				ids = append(ids, id)
-			}
-		}
-		sort.Strings(ids)
-		for _, id := range ids {
-			r := st.Claims[id]
-			ac := archivedClaim{Personas: r.Meta.Personas, Versions: r.Versions()}
-			if why := keptBack(ac.Versions); why != "" {
-				c.KeptBack = append(c.KeptBack, model.Loss{Record: id, Dropped: "claim", Reason: why})
-				kept = append(kept, ac)
-				continue
-			}
-			c.Claims = append(c.Claims, ac)
-		}
-		if len(kept) > 0 && m.cards != nil && st.core.Keys() != nil {
+		var c archiveContent
+		c, kept = st.archive(m.clock.Now())
+		if (len(kept.Claims) > 0 || len(kept.Summaries) > 0) && m.cards != nil && st.core.Keys() != nil {
 			var err error
 			if own, err = st.core.Card(op); err != nil {
 				return c, err
@@ -113,7 +107,8 @@ func (m *Migration) Export(ctx context.Context, p model.Principal) ([]byte, erro
 		// Only this custodian's keys open what may never leave it. (A
 		// custodian built without a card codec keeps such claims out of
 		// its archives altogether.)
-		plain, err := json.Marshal(keptContent{Format: keptFormat, Claims: kept})
+		kept.Format = keptFormat
+		plain, err := json.Marshal(kept)
 		if err != nil {
 			return nil, model.Wrap(op, model.KindInternal, err)
 		}
@@ -131,12 +126,69 @@ func (m *Migration) Export(ctx context.Context, p model.Principal) ([]byte, erro
 	}
 	if err := m.write(op, p, func(st *state, b *engine.Batch) error {
 		b.Receipt(model.Receipt{Actor: "owner", Operation: op, Decision: "allow", Revision: st.Revision,
-			Records: []string{fmt.Sprintf("claims:%d", len(content.Claims))}})
+			Records: []string{fmt.Sprintf("claims:%d", len(content.Claims)), fmt.Sprintf("entities:%d", len(content.Entities)),
+				fmt.Sprintf("summaries:%d", len(content.Summaries))}})
 		return nil
 	}); err != nil {
 		return nil, err
 	}
 	return sealed, nil
+}
+
+// archive is what an export of the view holds (c), and what of it only
+// this custodian's keys may open (kept): the claims that may never leave
+// it, and the summaries that carry such a restriction or derive from such
+// a claim (or from such a summary).
+func (st *state) archive(now time.Time) (c archiveContent, kept keptContent) {
+	c = archiveContent{Format: exportFormat, ExportedAt: now, Personas: []model.Persona{}, Claims: []archivedClaim{},
+		Entities: []model.Entity{}, Summaries: []model.Summary{}}
+	for _, pe := range st.Personas {
+		c.Personas = append(c.Personas, *pe)
+	}
+	sort.Slice(c.Personas, func(i, j int) bool { return c.Personas[i].ID < c.Personas[j].ID })
+	for _, e := range st.Entities {
+		c.Entities = append(c.Entities, *e)
+	}
+	sort.Slice(c.Entities, func(i, j int) bool { return c.Entities[i].ID < c.Entities[j].ID })
+	ids := make([]string, 0, len(st.Claims))
+	for id, r := range st.Claims {
+		if r.Meta.Status == model.StatusActive || r.Meta.Status == model.StatusRetracted {
+			ids = append(ids, id)
+		}
+	}
+	sort.Strings(ids)
+	stays := map[string]bool{} // claims and summaries kept for this custodian
+	for _, id := range ids {
+		r := st.Claims[id]
+		ac := archivedClaim{Personas: r.Meta.Personas, Versions: r.Versions(), DisputedAt: r.Meta.DisputedAt}
+		if r.Meta.Status != model.StatusActive {
+			ac.Status = r.Meta.Status
+		}
+		if why := keptBack(ac.Versions); why != "" {
+			c.KeptBack = append(c.KeptBack, model.Loss{Record: id, Dropped: "claim", Reason: why})
+			kept.Claims, stays[id] = append(kept.Claims, ac), true
+			continue
+		}
+		c.Claims = append(c.Claims, ac)
+	}
+	// In order of creation, so that a summary of summaries comes after
+	// its parents.
+	sums := slices.SortedFunc(maps.Values(st.Summaries), func(a, b *model.Summary) int { return cmp.Compare(a.Revision, b.Revision) })
+	for _, sm := range sums {
+		why := mustStay(sm.Restrictions)
+		for _, parent := range sm.DerivedFrom {
+			if why == "" && stays[model.IDOfRef(parent)] {
+				why = "a parent stays with this custodian: " + model.IDOfRef(parent)
+			}
+		}
+		if why != "" {
+			c.KeptBack = append(c.KeptBack, model.Loss{Record: sm.ID, Dropped: "summary", Reason: why})
+			kept.Summaries, stays[sm.ID] = append(kept.Summaries, *sm), true
+			continue
+		}
+		c.Summaries = append(c.Summaries, *sm)
+	}
+	return c, kept
 }
 
 // Import opens an archive with the exporting vault's password and Secret
@@ -201,7 +253,7 @@ func (m *Migration) importArchive(p model.Principal, in model.ImportInput) (mode
 	}
 	if !arch.OwnArchive(archive) {
 		// Another vault's archive: a migration, not a restore.
-		return m.holdArchive(p, &content)
+		return m.holdArchive(p, &content, archiveID(plain))
 	}
 	var out model.ImportResult
 	err = m.write(op, p, func(st *state, b *engine.Batch) error {
@@ -258,6 +310,7 @@ func (m *Migration) openKept(st *state, op string, content *archiveContent, out 
 		return nil
 	}
 	content.Claims = append(content.Claims, kept.Claims...)
+	content.Summaries = append(content.Summaries, kept.Summaries...)
 	if err := checkArchive(content); err != nil {
 		return &model.Error{Op: op, Kind: model.KindInvalid, Public: "the archive holds a malformed record", Err: err}
 	}
@@ -293,6 +346,14 @@ func (st *state) restore(op string, b *engine.Batch, mode string, content *archi
 		np.Node = key
 		st.SetPersona(&np)
 		b.Put(engine.BucketPersonas, key, &np)
+	}
+	for _, e := range content.Entities {
+		if st.Entities[e.ID] == nil {
+			ne := e
+			st.SetEntity(&ne)
+			b.Put(engine.BucketEntities, ne.ID, &ne)
+			out.Entities++
+		}
 	}
 	// Versions are re-stamped with revisions in their original order.
 	type ver struct {
@@ -331,27 +392,44 @@ func (st *state) restore(op string, b *engine.Batch, mode string, content *archi
 				b.Del(engine.BucketClaims, engine.VersionKey(id, v))
 			}
 		}
+		status := model.StatusActive
+		if ac.Status == model.StatusRetracted {
+			status = ac.Status
+		}
 		for _, v := range ac.Versions {
 			v.Personas, v.Status = nil, model.StatusActive
 			b.Put(engine.BucketClaims, engine.VersionKey(id, v.Version), v)
 		}
 		n := len(ac.Versions)
-		r := st.NewRecord(engine.ClaimMeta{ID: id, Head: n, Status: model.StatusActive, Personas: personas}, ac.Versions[n-1], ac.Versions[:n-1])
+		meta := engine.ClaimMeta{ID: id, Head: n, Status: status, Personas: personas, DisputedAt: ac.DisputedAt}
+		r := st.NewRecord(meta, ac.Versions[n-1], ac.Versions[:n-1])
 		st.SetClaim(r)
 		b.Put(engine.BucketClaimMeta, id, r.Meta)
 		out.Imported++
 	}
-	if len(all) == 0 && out.Removed == 0 {
+	// Summaries after the claims they derive from, in order of creation.
+	for _, sm := range content.Summaries {
+		if st.Summaries[sm.ID] == nil {
+			ns := sm
+			ns.Revision = b.NextRevision()
+			st.SetSummary(&ns)
+			b.Put(engine.BucketSummaries, ns.ID, &ns)
+			out.Summaries++
+		}
+	}
+	if len(all) == 0 && out.Removed == 0 && out.Entities == 0 && out.Summaries == 0 {
 		b.NextRevision()
 	}
 	out.Revision = st.Revision
 	b.Receipt(model.Receipt{Actor: "owner", Operation: op, Decision: "allow", Revision: out.Revision,
-		Records: append([]string{fmt.Sprintf("imported:%d", out.Imported), fmt.Sprintf("skipped:%d", out.Skipped), fmt.Sprintf("removed:%d", out.Removed)}, out.RemovedClaims...)})
+		Records: append([]string{fmt.Sprintf("imported:%d", out.Imported), fmt.Sprintf("skipped:%d", out.Skipped), fmt.Sprintf("removed:%d", out.Removed),
+			fmt.Sprintf("entities:%d", out.Entities), fmt.Sprintf("summaries:%d", out.Summaries)}, out.RemovedClaims...)})
 	return nil
 }
 
 // checkArchive validates what an archive holds before any of it is used:
-// ids, keys, version sequences, tiers and persona ids.
+// ids, keys, version sequences, tiers, states, persona ids, entities, and
+// summaries with their lineage.
 func checkArchive(c *archiveContent) error {
 	for _, pe := range c.Personas {
 		if !model.ValidSegment(pe.ID) {
@@ -381,17 +459,45 @@ func checkArchive(c *archiveContent) error {
 				return fmt.Errorf("claim %s persona", id)
 			}
 		}
+		if ac.Status != "" && ac.Status != model.StatusRetracted {
+			return fmt.Errorf("claim %s status", id)
+		}
+	}
+	for _, e := range c.Entities {
+		if !identity.ValidID(e.ID, "ent_") || model.EntityTypes[e.Type] == "" || seen[e.ID] {
+			return fmt.Errorf("entity")
+		}
+		seen[e.ID] = true
+	}
+	for _, sm := range c.Summaries {
+		if !identity.ValidID(sm.ID, "sum_") || sm.Version < 1 || len(sm.DerivedFrom) == 0 || seen[sm.ID] {
+			return fmt.Errorf("summary")
+		}
+		seen[sm.ID] = true
+		if _, ok := model.TierRank[sm.Sensitivity]; !ok {
+			return fmt.Errorf("summary %s tier", sm.ID)
+		}
+		for _, ref := range sm.DerivedFrom {
+			if _, _, ok := model.ParseRef(ref); !ok {
+				return fmt.Errorf("summary %s lineage", sm.ID)
+			}
+		}
 	}
 	return nil
 }
 
 // holdArchive holds another vault's archive in the quarantine, as an
 // import of a bundle does: nothing of it is read, used or erased until the
-// owner adopts it. Its producers stay foreign to "archive".
-func (m *Migration) holdArchive(p model.Principal, content *archiveContent) (model.ImportResult, error) {
+// owner adopts it. Its producers stay foreign to "archive". An archive
+// held once is refused after (by id, its digest): restoring the same
+// backup twice holds nothing twice.
+func (m *Migration) holdArchive(p model.Principal, content *archiveContent, id string) (model.ImportResult, error) {
 	const op = "import"
 	var out model.ImportResult
 	err := m.write(op, p, func(st *state, b *engine.Batch) error {
+		if st.BundlesSeen[id] {
+			return model.Fail(op, model.KindConflict, "this archive was brought in already ("+id+"): its records are in the quarantine, or were adopted or rejected")
+		}
 		// What may never leave the custodian that made the archive stays
 		// with it, sealed to its keys: listed, never opened here.
 		out.LossReport = nil
@@ -399,52 +505,97 @@ func (m *Migration) holdArchive(p model.Principal, content *archiveContent) (mod
 			l.Reason += ": it stays with the custodian that made the archive"
 			out.LossReport = append(out.LossReport, l)
 		}
-		var held []*model.QuarantineRecord
-		for _, pe := range content.Personas {
-			body, err := json.Marshal(pe)
-			if err != nil {
-				return model.Wrap(op, model.KindInternal, err)
-			}
-			q := &model.QuarantineRecord{Kind: "persona", Record: pe.ID, Status: model.StatusQuarantined, Problems: []string{}, Body: body}
-			if st.Personas[pe.ID] != nil {
-				q.Problems = append(q.Problems, "a persona with this id exists here: adopting keeps the local one")
-			}
-			held = append(held, q)
-		}
-		for _, ac := range content.Claims {
-			for i, v := range ac.Versions {
-				ac.Versions[i] = v.WithLists()
-				ac.Versions[i].Personas = []string{}
-			}
-			head := ac.Versions[len(ac.Versions)-1]
-			q := &model.QuarantineRecord{Kind: "claim", Record: head.ID, Key: head.Key, Status: model.StatusQuarantined, Problems: []string{}}
-			a := head.Producer.Authenticated
-			foreign := map[string]string{a.Kind + ":" + a.ID: quarantine.ForeignID(archiveSource, a.ID)}
-			m.checkImported(st, q, ac.Versions, foreign, &out.LossReport)
-			body, err := json.Marshal(ac)
-			if err != nil {
-				return model.Wrap(op, model.KindInternal, err)
-			}
-			q.Body = body
-			held = append(held, q)
+		held, err := m.heldArchive(st, content, &out.LossReport)
+		if err != nil {
+			return err
 		}
 		for _, q := range held {
-			var err error
 			if q.ID, err = identity.NewID("qrn_"); err != nil {
 				return model.Wrap(op, model.KindInternal, err)
 			}
 		}
 		rev := b.NextRevision()
 		for _, q := range held {
-			q.Source, q.ImportedAt, q.Revision = archiveSource, b.Now, rev
+			q.BundleID, q.Source, q.ImportedAt, q.Revision = id, archiveSource, b.Now, rev
 			st.hold(b, q)
 		}
+		st.BundlesSeen[id] = true
+		b.Put(engine.BucketBundlesSeen, id, seenBundle{Source: archiveSource, ImportedAt: b.Now})
 		out.Held, out.Revision = len(held), rev
 		b.Receipt(model.Receipt{Actor: "owner", Operation: op, Decision: "allow", Revision: rev,
-			Records: []string{"another vault's archive", fmt.Sprintf("held:%d", out.Held)}})
+			Records: []string{"another vault's archive", id, fmt.Sprintf("held:%d", out.Held)}})
 		return nil
 	})
 	return out, err
+}
+
+// heldArchive returns what the quarantine is to hold of another vault's
+// archive (without ids yet): its personas, entities, claims (retracted and
+// disputed as they were) and summaries, each with its problems; what it
+// drops is added to loss.
+func (m *Migration) heldArchive(st *state, content *archiveContent, loss *[]model.Loss) ([]*model.QuarantineRecord, error) {
+	const op = "import"
+	var held []*model.QuarantineRecord
+	hold := func(kind, record string, v any, exists bool, problem string) (*model.QuarantineRecord, error) {
+		body, err := json.Marshal(v)
+		if err != nil {
+			return nil, model.Wrap(op, model.KindInternal, err)
+		}
+		q := &model.QuarantineRecord{Kind: kind, Record: record, Status: model.StatusQuarantined, Problems: []string{}, Body: body}
+		if exists {
+			q.Problems = append(q.Problems, problem)
+		}
+		held = append(held, q)
+		return q, nil
+	}
+	for _, pe := range content.Personas {
+		if _, err := hold("persona", pe.ID, pe, st.Personas[pe.ID] != nil, "a persona with this id exists here: adopting keeps the local one"); err != nil {
+			return nil, err
+		}
+	}
+	for _, e := range content.Entities {
+		if _, err := hold("entity", e.ID, e, st.Entities[e.ID] != nil, "this entity exists here already"); err != nil {
+			return nil, err
+		}
+	}
+	for _, ac := range content.Claims {
+		for i, v := range ac.Versions {
+			ac.Versions[i] = v.WithLists()
+			ac.Versions[i].Personas = []string{}
+		}
+		head := ac.Versions[len(ac.Versions)-1]
+		if ac.DisputedAt != nil {
+			head.Confirmation = model.Confirmation{Status: model.ConfirmationDisputed, By: "owner", At: ac.DisputedAt}
+		}
+		q := &model.QuarantineRecord{Kind: "claim", Record: head.ID, Key: head.Key, Status: model.StatusQuarantined, Problems: []string{}}
+		a := head.Producer.Authenticated
+		foreign := map[string]string{a.Kind + ":" + a.ID: quarantine.ForeignID(archiveSource, a.ID)}
+		m.checkImported(st, q, ac.Versions, foreign, loss)
+		if ac.Status == model.StatusRetracted {
+			q.Problems = append(q.Problems, "retracted at its source: it is adopted retracted")
+		}
+		body, err := json.Marshal(ac)
+		if err != nil {
+			return nil, model.Wrap(op, model.KindInternal, err)
+		}
+		q.Body = body
+		held = append(held, q)
+	}
+	for _, sm := range content.Summaries {
+		sm.Origin = "" // the making vault's bookkeeping
+		body, err := json.Marshal(sm)
+		if err != nil {
+			return nil, model.Wrap(op, model.KindInternal, err)
+		}
+		held = append(held, heldSummary(sm, body))
+	}
+	return held, nil
+}
+
+// archiveID names an archive by the digest of what it holds.
+func archiveID(plain []byte) string {
+	sum := sha256.Sum256(plain)
+	return "arc_" + hex.EncodeToString(sum[:16])
 }
 
 // archiveSource is the source of the records of another vault's archive.

@@ -172,17 +172,24 @@ func (m *Migration) heldRecords(st *state, op, source string, recs quarantine.Re
 		if err := quarantine.Strict(raw, &sm); err != nil || sm.ID == "" {
 			return nil, model.Fail(op, model.KindInvalid, fmt.Sprintf("summary %d of the bundle is not a summary", i))
 		}
-		q := &model.QuarantineRecord{Kind: "summary", Record: sm.ID, Status: model.StatusQuarantined, Problems: []string{}, Body: raw,
-			Sensitivity: sm.Sensitivity, Restrictions: restrictionTypes(sm.Restrictions)}
-		problems := quarantine.Blocking(judged(sm.Restrictions), model.KnownRestriction)
-		problems = append(problems, quarantine.NeverSent([]quarantine.Version{{Version: sm.Version, Restrictions: judged(sm.Restrictions)}}, staysWithSource)...)
-		if len(problems) > 0 {
-			q.Status = model.StatusBlocked
-			q.Problems = append(q.Problems, problems...)
-		}
-		held = append(held, q)
+		held = append(held, heldSummary(sm, raw))
 	}
 	return held, nil
+}
+
+// heldSummary is the held record of summary sm, as raw holds it: blocked
+// by an unknown mandatory restriction, or by one that should have kept it
+// with its source.
+func heldSummary(sm model.Summary, raw json.RawMessage) *model.QuarantineRecord {
+	q := &model.QuarantineRecord{Kind: "summary", Record: sm.ID, Status: model.StatusQuarantined, Problems: []string{}, Body: raw,
+		Sensitivity: sm.Sensitivity, Restrictions: restrictionTypes(sm.Restrictions)}
+	problems := quarantine.Blocking(judged(sm.Restrictions), model.KnownRestriction)
+	problems = append(problems, quarantine.NeverSent([]quarantine.Version{{Version: sm.Version, Restrictions: judged(sm.Restrictions)}}, staysWithSource)...)
+	if len(problems) > 0 {
+		q.Status = model.StatusBlocked
+		q.Problems = append(q.Problems, problems...)
+	}
+	return q
 }
 
 // importedVersions validates each version of claim i of an import with the
@@ -428,6 +435,7 @@ type adoptedClaim struct {
 	q        *model.QuarantineRecord
 	versions []*model.Claim
 	personas []string
+	status   string // the claim's: active, or retracted (as an archive held it)
 }
 
 // planAdoption checks every record of an adopt before anything changes.
@@ -541,7 +549,11 @@ func (st *state) planClaims(op string, personas []string, a *adoption, held []*m
 				}
 			}
 		}
-		a.claims = append(a.claims, adoptedClaim{q: q, versions: body.Versions, personas: ps})
+		status := model.StatusActive
+		if body.Status == model.StatusRetracted {
+			status = body.Status
+		}
+		a.claims = append(a.claims, adoptedClaim{q: q, versions: body.Versions, personas: ps, status: status})
 	}
 	return nil
 }
@@ -625,7 +637,7 @@ func (st *state) inheritAdopted(sm *model.Summary, bundle string, adoptedClaims 
 			return false
 		case strings.HasPrefix(pid, "clm_"):
 			vs := adoptedClaims[pid]
-			if r := st.Claims[pid]; vs == nil && r != nil && r.Meta.Origin == bundle {
+			if r := st.Claims[pid]; vs == nil && r != nil && bundle != "" && r.Meta.Origin == bundle {
 				vs = r.Versions() // adopted earlier from the same bundle
 			}
 			if len(vs) < v || v < 1 {
@@ -635,7 +647,7 @@ func (st *state) inheritAdopted(sm *model.Summary, bundle string, adoptedClaims 
 			tier = max(tier, model.TierRank[vs[v-1].Sensitivity])
 		default:
 			ps := sumByID[pid]
-			if here := st.Summaries[pid]; ps == nil && here != nil && here.Origin == bundle {
+			if here := st.Summaries[pid]; ps == nil && here != nil && bundle != "" && here.Origin == bundle {
 				ps = here // adopted earlier from the same bundle
 			}
 			if ps == nil || ps.Version < v {
@@ -711,7 +723,7 @@ func (st *state) adopt(op string, b *engine.Batch, a *adoption, identities map[s
 		}
 		head := c.versions[len(c.versions)-1]
 		n := len(c.versions)
-		meta := engine.ClaimMeta{ID: head.ID, Head: n, Status: model.StatusActive, Personas: c.personas, Origin: c.q.BundleID, DisputedAt: disputedAt}
+		meta := engine.ClaimMeta{ID: head.ID, Head: n, Status: c.status, Personas: c.personas, Origin: c.q.BundleID, DisputedAt: disputedAt}
 		r := st.NewRecord(meta, head, c.versions[:n-1])
 		st.SetClaim(r)
 		b.Put(engine.BucketClaimMeta, head.ID, r.Meta)

@@ -12,9 +12,13 @@ import (
 
 // ImportResult counts what an import did.
 type ImportResult struct {
-	Imported int `json:"imported"`
-	Skipped  int `json:"skipped"`
+	Imported int `json:"imported"` // claims
+	Skipped  int `json:"skipped"`  // claims held here already
 	Removed  int `json:"removed"`
+	// Entities and Summaries count the entities and summaries restored
+	// (those held here already are kept as they are).
+	Entities  int `json:"entities,omitempty"`
+	Summaries int `json:"summaries,omitempty"`
 	// RemovedClaims lists what replace erased.
 	RemovedClaims []string `json:"removed_claims,omitempty"`
 	// Held counts the records of another vault's archive held in the

@@ -1,0 +1,133 @@
+package custodian_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/phc-project/phc/custodian"
+)
+
+// TestBackupHoldsEverything: the owner's backup holds everything the owner
+// made — personas, entities, relationships, summaries and their lineage,
+// retracted and disputed claims — and a new vault that brings it in (held,
+// then adopted) ends with all of it back, in the same states; bringing the
+// same backup in again holds nothing twice, and restoring it into the vault
+// that made it doubles nothing.
+func TestBackupHoldsEverything(t *testing.T) {
+	a := newTestService(t, withCards)
+	b := newTestService(t, withCards)
+	doA, doB := serveHTTP(t, a), serveHTTP(t, b)
+	ctx := t.Context()
+
+	a.mustPersona("home")
+	ana, err := a.CreateEntity(ctx, a.owner, input[custodian.EntityInput](a, []byte(`{"type": "person", "name": "Ana"}`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sister := a.mustPropose(a.owner, proposal(t, "relationships.sister", map[string]string{"from": "self", "to": ana.Entity.ID, "relation": "sister"},
+		map[string]any{"kind": "relationship"}))
+	a.mustConfirm(sister.ProposalID)
+	plant := a.mustClaim("home.plant", "fern", "home").Claim
+	disputed := a.mustClaim("home.city", "Lisbon", "home").Claim
+	if _, err := a.DisputeClaim(ctx, a.owner, disputed.ID); err != nil {
+		t.Fatal(err)
+	}
+	retracted := a.mustClaim("home.old_address", "12 Rua Nova").Claim
+	if _, err := a.RetractClaim(ctx, a.owner, retracted.ID); err != nil {
+		t.Fatal(err)
+	}
+	sum := a.mustSummary(a.owner, "a fern at home", "", ref(plant))
+
+	st, archive := doA("GET", "/context/export", a.ownerToken, nil)
+	if st != 200 {
+		t.Fatalf("export = %d %s", st, archive)
+	}
+	body := mustJSON(t, map[string]any{"archive": json.RawMessage(archive), "mode": "merge", "password": testPassword, "secret_key": a.secretKey})
+
+	// A new vault holds all of it, then adopts all of it.
+	st, raw := doB("POST", "/context/import", b.ownerToken, body)
+	var res custodian.ImportResult
+	if st != 200 || json.Unmarshal(raw, &res) != nil {
+		t.Fatalf("import into a new vault = %d %s", st, raw)
+	}
+	// persona, entity, 5 claims (Ana's name, the relationship, plant,
+	// disputed, retracted), summary
+	if res.Held != 8 {
+		t.Fatalf("held = %d; want 8 (persona, entity, five claims, summary): %s", res.Held, raw)
+	}
+	if st, raw := doB("POST", "/phc/v1/quarantine/adopt", b.ownerToken, []byte(`{"all":true}`)); st != 200 || !strings.Contains(string(raw), `"adopted":8`) {
+		t.Fatalf("adopt all = %d %s", st, raw)
+	}
+	if ents, err := b.ListEntities(ctx, b.owner); err != nil || len(ents) != 1 || ents[0].ID != ana.Entity.ID {
+		t.Errorf("entities on the new vault = %+v, %v; want %s", ents, err, ana.Entity.ID)
+	}
+	got, err := b.GetClaim(ctx, b.owner, disputed.ID, "")
+	if err != nil || got.Claim.Confirmation.Status != custodian.ConfirmationDisputed {
+		t.Errorf("disputed claim on the new vault = %+v, %v; want it disputed", got.Claim.Confirmation, err)
+	}
+	got, err = b.GetClaim(ctx, b.owner, retracted.ID, "")
+	if err != nil || got.Claim.Status != custodian.StatusRetracted {
+		t.Errorf("retracted claim on the new vault = %q, %v; want it retracted", got.Claim.Status, err)
+	}
+	if got, err := b.GetClaim(ctx, b.owner, plant.ID, ""); err != nil || len(got.Claim.Personas) != 1 || got.Claim.Personas[0] != "home" {
+		t.Errorf("claim in persona home on the new vault = %+v, %v", got.Claim.Personas, err)
+	}
+	s := b.summary(sum.ID)
+	if len(s.DerivedFrom) != 1 || s.DerivedFrom[0] != ref(plant) {
+		t.Errorf("summary lineage on the new vault = %v; want [%s]", s.DerivedFrom, ref(plant))
+	}
+	if rep, err := b.Check(ctx, b.owner); err != nil || !rep.OK {
+		t.Fatalf("Check on the new vault = %+v, %v", rep, err)
+	}
+
+	// The same backup again holds nothing twice.
+	if st, raw := doB("POST", "/context/import", b.ownerToken, body); st != 409 {
+		t.Fatalf("the same backup again = %d %s; want 409", st, raw)
+	}
+	if page, err := b.ListQuarantine(ctx, b.owner, custodian.QuarantineQuery{}); err != nil || len(page.Records) != 0 {
+		t.Fatalf("quarantine after the second import = %+v, %v; want empty", page.Records, err)
+	}
+
+	// Restored into the vault that made it, nothing doubles.
+	res = custodian.ImportResult{}
+	if st, raw := doA("POST", "/context/import", a.ownerToken, body); st != 200 || json.Unmarshal(raw, &res) != nil ||
+		res.Imported != 0 || res.Entities != 0 || res.Summaries != 0 {
+		t.Fatalf("restore into the same vault = %d %s; want nothing added", st, raw)
+	}
+}
+
+// TestBackupRestoresStates: restored with replace into the vault that
+// made it, a backup brings back retracted and disputed claims as they were.
+func TestBackupRestoresStates(t *testing.T) {
+	a := newTestService(t, withCards)
+	doA := serveHTTP(t, a)
+	ctx := t.Context()
+	disputed := a.mustClaim("home.city", "Lisbon").Claim
+	if _, err := a.DisputeClaim(ctx, a.owner, disputed.ID); err != nil {
+		t.Fatal(err)
+	}
+	retracted := a.mustClaim("home.old_address", "12 Rua Nova").Claim
+	if _, err := a.RetractClaim(ctx, a.owner, retracted.ID); err != nil {
+		t.Fatal(err)
+	}
+	st, archive := doA("GET", "/context/export", a.ownerToken, nil)
+	if st != 200 {
+		t.Fatalf("export = %d %s", st, archive)
+	}
+	body := mustJSON(t, map[string]any{"archive": json.RawMessage(archive), "mode": "replace", "password": testPassword, "secret_key": a.secretKey})
+	if st, raw := doA("POST", "/context/import", a.ownerToken, body); st != 200 {
+		t.Fatalf("restore = %d %s", st, raw)
+	}
+	got, err := a.GetClaim(ctx, a.owner, disputed.ID, "")
+	if err != nil || got.Claim.Confirmation.Status != custodian.ConfirmationDisputed {
+		t.Errorf("disputed claim after the restore = %+v, %v", got.Claim.Confirmation, err)
+	}
+	got, err = a.GetClaim(ctx, a.owner, retracted.ID, "")
+	if err != nil || got.Claim.Status != custodian.StatusRetracted {
+		t.Errorf("retracted claim after the restore = %q, %v", got.Claim.Status, err)
+	}
+	if rep, err := a.Check(ctx, a.owner); err != nil || !rep.OK {
+		t.Fatalf("Check = %+v, %v", rep, err)
+	}
+}
