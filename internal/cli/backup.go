@@ -13,7 +13,7 @@ import (
 )
 
 // runBackup saves this vault's own backup: phc backup FILE writes the
-// archive of GET /context/export (claims, every version, and personas,
+// archive of GET /context/export (claims, every version, personas, entities and summaries,
 // sealed under the vault's password and Secret Key) to FILE, mode 0600.
 func runBackup(ctx context.Context, env *Env, args []string) error {
 	var c common
@@ -112,6 +112,9 @@ func runRestore(ctx context.Context, env *Env, args []string) error {
 	fmt.Fprintf(env.Stdout, "restored: %d claims added, %d skipped (already here, or deleted here: --replace brings those back)", out.Imported, out.Skipped)
 	if *replace {
 		fmt.Fprintf(env.Stdout, ", %d erased first", out.Removed)
+	}
+	if out.Entities > 0 || out.Summaries > 0 {
+		fmt.Fprintf(env.Stdout, "; %d entities and %d summaries added", out.Entities, out.Summaries)
 	}
 	fmt.Fprintf(env.Stdout, " (revision %d)\n", out.Revision)
 	return nil

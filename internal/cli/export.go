@@ -136,17 +136,18 @@ func runQuarantine(ctx context.Context, env *Env, args []string) error {
 	var c common
 	if len(args) > 0 && args[0] == "adopt" {
 		fs := newFlags(env, "quarantine adopt", &c)
-		all := fs.Bool("all", false, "adopt every held claim")
+		all := fs.Bool("all", false, "adopt every held record")
 		var personas, maps multiFlag
 		fs.Var(&personas, "persona", "put the adopted claims in this persona (repeat; default: their personas that exist here)")
 		fs.Var(&maps, "map", "map a foreign identity to a local one: foreign:cus_…/ID=CONSUMER (or =owner); repeat")
-		if err := parse(fs, args[1:]); err != nil {
+		ids, err := idsAndFlags(fs, args[1:]) // IDs before the flags, or after
+		if err != nil {
 			return err
 		}
-		if *all == (fs.NArg() > 0) {
+		if *all == (len(ids) > 0) {
 			return usageError("usage: phc quarantine adopt ID… | --all [--persona P …] [--map foreign:cus_…/ID=NAME …]")
 		}
-		in := custodian.AdoptInput{IDs: fs.Args(), All: *all, Personas: personas}
+		in := custodian.AdoptInput{IDs: ids, All: *all, Personas: personas}
 		if len(maps) > 0 {
 			m := map[string]string{}
 			for _, kv := range maps {
@@ -166,7 +167,7 @@ func runQuarantine(ctx context.Context, env *Env, args []string) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(env.Stdout, "adopted %d claims: they are active, and no one reads them until you grant it\n", out.Adopted)
+		fmt.Fprintf(env.Stdout, "adopted %d records (revision %d): its claims are active now, and read by whoever your grants and auto_grant already let read them (phc grant list; phc settings get auto_grant)\n", out.Adopted, out.Revision)
 		return nil
 	}
 	if len(args) > 0 && args[0] == "unblock" {

@@ -126,7 +126,7 @@ var helpEntries = []helpEntry{
 	{path: "settings set", summary: "change settings: each NAME takes its VALUE (default puts it back)", usage: "NAME VALUE [NAME VALUE …]",
 		example: []string{"phc settings set reads_per_minute 120 long_lived_tokens true", "phc settings set disclosure.critical value", "phc settings set auto_grant none"}},
 	{path: "card", summary: "print this custodian's public card, for another custodian to pin", usage: "[--out FILE]", example: []string{"phc card --out my-card.json"}},
-	{path: "backup", summary: "save this vault's claims and personas to a file (mode 0600)", usage: "FILE [--force]", example: []string{"phc backup phc-backup.json"}},
+	{path: "backup", summary: "save what this vault's owner made (claims, personas, entities, summaries) to a file (mode 0600)", usage: "FILE [--force]", example: []string{"phc backup phc-backup.json"}},
 	{path: "restore", summary: "load a backup made by phc backup (merge, or --replace)", usage: "FILE [--replace] [--secret-key-file KEYFILE]",
 		example: []string{"phc restore phc-backup.json"}},
 	{path: "export", summary: "make a signed, encrypted migration bundle for another custodian", usage: "--to CARD.json [--persona P …] [--out FILE]",
