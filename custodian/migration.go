@@ -6,6 +6,7 @@ import (
 	"github.com/phc-project/phc/custodian/internal/engine"
 	"github.com/phc-project/phc/custodian/internal/migration"
 	"github.com/phc-project/phc/custodian/internal/model"
+	"github.com/phc-project/phc/quarantine/importer"
 )
 
 // Migration bundles, archives and the quarantine are package migration's
@@ -19,6 +20,12 @@ type (
 	// ImportBundleInput is the input of an import of a migration bundle
 	// (see [migration.ImportBundleInput]).
 	ImportBundleInput = migration.ImportBundleInput
+	// ImportMemoriesInput is one batch of an import from another memory
+	// system (see [migration.ImportMemoriesInput]).
+	ImportMemoriesInput = migration.ImportMemoriesInput
+	// ImportExportInput is an import of another memory system's export
+	// (see [migration.ImportExportInput]).
+	ImportExportInput = migration.ImportExportInput
 )
 
 func (s *Service) newMigration(cfg Config) *migration.Migration {
@@ -88,6 +95,18 @@ func (s *Service) ExportBundle(ctx context.Context, p Principal, in ExportInput)
 // [migration.Migration.ImportBundle]).
 func (s *Service) ImportBundle(ctx context.Context, p Principal, in ImportBundleInput) (ImportReport, error) {
 	return s.mig.ImportBundle(ctx, p, in)
+}
+
+// ImportMemories holds a batch of memories imported from another system
+// (see [migration.Migration.ImportMemories]).
+func (s *Service) ImportMemories(ctx context.Context, p Principal, in ImportMemoriesInput) (int, uint64, error) {
+	return s.mig.ImportMemories(ctx, p, in)
+}
+
+// ImportExport holds another memory system's export in the quarantine
+// (see [migration.Migration.ImportExport]).
+func (s *Service) ImportExport(ctx context.Context, p Principal, in ImportExportInput) (importer.Result, error) {
+	return s.mig.ImportExport(ctx, p, in)
 }
 
 // ListQuarantine returns a page of the held records (see

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/phc-project/phc/custodian"
+	"github.com/phc-project/phc/quarantine/importer"
 )
 
 // runExport makes a migration bundle for another custodian, from its card:
@@ -93,12 +94,18 @@ func (m *multiFlag) Set(s string) error { *m = append(*m, s); return nil }
 func runImport(ctx context.Context, env *Env, args []string) error {
 	var c common
 	fs := newFlags(env, "import", &c)
-	file, ok, err := parseOne(fs, args)
+	from := fs.String("from", "", "the export's source: "+strings.Join(importer.Names(), ", ")+" (default: detected; a bundle if none)")
+	mapFile := fs.String("map", "", "a key map: a JSON file from the source's category to a key (or {\"key\", \"kind\"})")
+	files, err := idsAndFlags(fs, args)
 	if err != nil {
 		return err
 	}
-	if !ok {
-		return usageError("usage: phc import BUNDLE (made by phc export --to this custodian's card)")
+	if len(files) != 1 {
+		return usageError("usage: phc import BUNDLE | phc import [--from SOURCE] [--map FILE] EXPORT (a file, a zip, or a folder)")
+	}
+	file := files[0]
+	if *from != "" || *mapFile != "" || isMemoryExport(file) {
+		return importExport(ctx, env, c, *from, *mapFile, file)
 	}
 	raw, err := os.ReadFile(file)
 	if err != nil {

@@ -131,7 +131,7 @@ var helpEntries = []helpEntry{
 		example: []string{"phc restore phc-backup.json"}},
 	{path: "export", summary: "make a signed, encrypted migration bundle for another custodian", usage: "--to CARD.json [--persona P …] [--out FILE]",
 		example: []string{"phc export --to their-card.json --out bundle.jwe"}},
-	{path: "import", summary: "hold a migration bundle from a pinned custodian in the quarantine", usage: "BUNDLE", example: []string{"phc import bundle.jwe"}},
+	{path: "import", summary: "hold a migration bundle, or another memory system's export, in the quarantine", usage: "BUNDLE | [--from SOURCE] [--map FILE] EXPORT", example: []string{"phc import bundle.jwe", "phc import --from mem0 mem0-export.json"}},
 	{path: "quarantine", summary: "list held imports (the default), adopt, unblock or reject them", usage: "[--status S] [--problem TEXT]",
 		example: []string{"phc quarantine", "phc quarantine adopt --all"}},
 	{path: "quarantine adopt", summary: "make held records yours", usage: "ID… | --all [--persona P …] [--map foreign:cus_…/ID=NAME …]",

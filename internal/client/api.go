@@ -6,11 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"net/url"
 	"strconv"
 
 	"github.com/phc-project/phc/custodian"
 	"github.com/phc-project/phc/dec/dectype"
+	"github.com/phc-project/phc/quarantine/importer"
 )
 
 // The answers the daemon wraps around the core's views. Each is the JSON
@@ -431,6 +433,28 @@ func (c *Client) ExportBundle(ctx context.Context, in custodian.ExportInput) (*B
 func (c *Client) ImportBundle(ctx context.Context, bundle []byte) (custodian.ImportReport, error) {
 	var out custodian.ImportReport
 	err := c.do(ctx, "POST", "/phc/v1/import", rawBody(bundle), &out)
+	return out, err
+}
+
+// ImportExport sends another memory system's export, size bytes read
+// from export, to be held in the quarantine (owner): from names its source
+// ("auto" detects it), name is its file name, mapping a key map (nil:
+// none).
+func (c *Client) ImportExport(ctx context.Context, from, name string, mapping importer.Map, export io.Reader, size int64) (importer.Result, error) {
+	v := url.Values{"from": {from}}
+	if name != "" {
+		v.Set("name", name)
+	}
+	h := http.Header{}
+	if mapping != nil {
+		raw, err := json.Marshal(mapping)
+		if err != nil {
+			return importer.Result{}, err
+		}
+		h.Set(importer.MapHeader, string(raw))
+	}
+	var out importer.Result
+	err := c.do(ctx, "POST", "/phc/v1/import?"+v.Encode(), streamBody{r: export, n: size, header: h}, &out)
 	return out, err
 }
 

@@ -116,6 +116,14 @@ func IsConstraint(err error, constraint string) bool {
 // read (a bundle, a card, a DEC document), not a value to encode.
 type rawBody []byte
 
+// streamBody is a request body read from r as it is sent (n bytes), with
+// extra request headers.
+type streamBody struct {
+	r      io.Reader
+	n      int64
+	header http.Header
+}
+
 // do sends a request with an optional body (nil, a rawBody, or a value
 // encoded as JSON) and decodes a JSON answer into out, unless out is nil.
 func (c *Client) do(ctx context.Context, method, path string, body, out any) error {
@@ -149,6 +157,8 @@ func (c *Client) send(ctx context.Context, method, path string, body any) (*http
 	case nil:
 	case rawBody:
 		rd = bytes.NewReader(b)
+	case streamBody:
+		rd = b.r
 	default:
 		raw, err := json.Marshal(body)
 		if err != nil {
@@ -162,6 +172,13 @@ func (c *Client) send(ctx context.Context, method, path string, body any) (*http
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
+	}
+	if b, ok := body.(streamBody); ok {
+		req.ContentLength = b.n
+		req.Header.Set("Content-Type", "application/octet-stream")
+		for k, v := range b.header {
+			req.Header[k] = v
+		}
 	}
 	if c.Token != "" {
 		if c.CheckToken != nil {

@@ -101,8 +101,12 @@ func bulkDeadlines(w http.ResponseWriter) {
 const maxManifestHeader = 32 << 10
 
 func (s *Server) importBundle(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
+	if r.URL.Query().Has("from") {
+		return s.importMemories(w, r, p)
+	}
 	bulkDeadlines(w)
 	defer releaseMemory()
+	r.Body = http.MaxBytesReader(w, r.Body, MaxBundle)
 	raw, err := readBody(r)
 	if err != nil {
 		return err

@@ -21,6 +21,9 @@ const (
 	MaxImport = 64 << 20
 	// MaxBundle bounds a migration bundle (POST /phc/v1/import).
 	MaxBundle = 256 << 20
+	// MaxExport bounds another memory system's export (POST
+	// /phc/v1/import?from=…), which is streamed, never held.
+	MaxExport = 1 << 30
 )
 
 // access is the credential a route needs before the core is called; the
@@ -44,7 +47,7 @@ type route struct {
 }
 
 // bodyLimits raises the body bound of the routes that take large bodies.
-var bodyLimits = map[string]int64{"POST /context/import": MaxImport, "POST /phc/v1/import": MaxBundle, "POST /phc/v1/dec/verify": 5 << 20, "POST /phc/v1/dec/present": 5 << 20}
+var bodyLimits = map[string]int64{"POST /context/import": MaxImport, "POST /phc/v1/import": MaxExport, "POST /phc/v1/dec/verify": 5 << 20, "POST /phc/v1/dec/present": 5 << 20}
 
 // Server is the HTTP face of a custodian.Service. It implements
 // http.Handler.

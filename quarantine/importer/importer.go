@@ -64,8 +64,8 @@ func (in *Input) Reader() io.Reader { return io.NewSectionReader(in.R, 0, in.Siz
 // Drop is a record of the source the import leaves out, and why, by
 // location (never its content).
 type Drop struct {
-	Location string // where in the export: a file, a record id, a JSON pointer
-	Reason   string
+	Location string `json:"location"` // where in the export: a file, a record id, a JSON pointer
+	Reason   string `json:"reason"`
 }
 
 var sources = map[string]Source{}

@@ -215,3 +215,13 @@ func Run(ctx context.Context, src Source, in *Input, m Map, now time.Time, batch
 	sum.Took = time.Since(started)
 	return sum, nil
 }
+
+// Result is the answer of an import (POST /phc/v1/import?from=…).
+type Result struct {
+	ImportID string `json:"import_id"`
+	Summary
+	TookMS int64 `json:"took_ms"`
+}
+
+// MapHeader carries a key map (a [Map] as JSON) with an import over HTTP.
+const MapHeader = "PHC-Import-Map"

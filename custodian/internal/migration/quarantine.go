@@ -3,7 +3,9 @@ package migration
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"slices"
 	"sort"
@@ -14,6 +16,7 @@ import (
 	"github.com/phc-project/phc/custodian/internal/model"
 	"github.com/phc-project/phc/internal/identity"
 	"github.com/phc-project/phc/quarantine"
+	"github.com/phc-project/phc/quarantine/importer"
 )
 
 // The quarantine: an imported bundle's records (read and judged by package
@@ -95,6 +98,108 @@ func (m *Migration) ImportBundle(ctx context.Context, p model.Principal, in Impo
 		return nil
 	})
 	return rep, m.refusedImport(p, op, err)
+}
+
+// ImportMemoriesInput is one batch of an import from another memory
+// system (package quarantine/importer reads the export): candidate claims
+// in the binding, produced by the importing owner.
+type ImportMemoriesInput struct {
+	// ImportID names the import (imp_…); every batch of one import has
+	// the same, so that the owner can tell them apart and adopt them
+	// together.
+	ImportID string
+	// Source is the memory system's name (mem0, chatgpt, …).
+	Source  string
+	Records quarantine.Records
+}
+
+// ImportMemories holds a batch of memories imported from another system
+// in the quarantine (owner only), each checked as a bundle's claims are:
+// validated with the schema, its tier raised to this custodian's default
+// for its key, a key that has an active claim here reported as a conflict.
+// It returns how many it holds and the revision.
+func (m *Migration) ImportMemories(ctx context.Context, p model.Principal, in ImportMemoriesInput) (int, uint64, error) {
+	const op = "import.memories"
+	if err := p.RequireOwner(op); err != nil {
+		return 0, 0, err
+	}
+	if !identity.ValidID(in.ImportID, "imp_") || !model.ValidSegment(in.Source) {
+		return 0, 0, model.Fail(op, model.KindInvalid, "an import names its id (imp_…) and its source")
+	}
+	if len(in.Records.Personas)+len(in.Records.Entities)+len(in.Records.Summaries) > 0 {
+		return 0, 0, model.Fail(op, model.KindInvalid, "an import of memories holds claims only")
+	}
+	var n int
+	var rev uint64
+	err := m.write(op, p, func(st *state, b *engine.Batch) error {
+		var loss []model.Loss
+		held, err := m.heldRecords(st, op, in.Source, in.Records, &loss)
+		if err != nil {
+			return err
+		}
+		for _, q := range held {
+			if q.ID, err = identity.NewID("qrn_"); err != nil {
+				return model.Wrap(op, model.KindInternal, err)
+			}
+		}
+		rev = b.NextRevision()
+		for _, q := range held {
+			q.BundleID, q.Source, q.ImportedAt, q.Revision = in.ImportID, in.Source, b.Now, rev
+			st.hold(b, q)
+		}
+		n = len(held)
+		b.Receipt(model.Receipt{Actor: "owner", Operation: op, Decision: "allow", Revision: rev,
+			Records: []string{in.ImportID, in.Source, fmt.Sprintf("held:%d", n)}})
+		return nil
+	})
+	return n, rev, m.refusedImport(p, op, err)
+}
+
+// ImportExportInput is an import of another memory system's export:
+// its source (from; "" detects it), its file name, the export itself and
+// a key map.
+type ImportExportInput struct {
+	From   string
+	Name   string
+	Export io.ReaderAt
+	Size   int64
+	Map    importer.Map
+}
+
+// importBatch is how many memories one write of an import holds.
+const importBatch = 500
+
+// ImportExport reads another memory system's export with its source's
+// reader (package quarantine/importer) and holds its memories in the
+// quarantine, in batches under one import id (owner only): checked whole
+// first, so that a hostile or malformed export is refused with nothing
+// held. A refusal leaves a deny receipt.
+func (m *Migration) ImportExport(ctx context.Context, p model.Principal, in ImportExportInput) (importer.Result, error) {
+	const op = "import.memories"
+	if err := p.RequireOwner(op); err != nil {
+		return importer.Result{}, err
+	}
+	started := time.Now() // a duration for the answer, not the clock's time
+	exp := &importer.Input{Name: in.Name, R: in.Export, Size: in.Size, Limits: importer.DefaultLimits}
+	src, err := importer.Lookup(in.From, exp)
+	if err != nil {
+		return importer.Result{}, m.refusedImport(p, op, model.Fail(op, model.KindInvalid, err.Error()))
+	}
+	id, err := identity.NewID("imp_")
+	if err != nil {
+		return importer.Result{}, model.Wrap(op, model.KindInternal, err)
+	}
+	sum, err := importer.Run(ctx, src, exp, in.Map, m.clock.Now(), importBatch, func(recs quarantine.Records) error {
+		_, _, err := m.ImportMemories(ctx, p, ImportMemoriesInput{ImportID: id, Source: src.Name(), Records: recs})
+		return err
+	}, nil)
+	if errors.Is(err, importer.ErrRefused) {
+		return importer.Result{}, m.refusedImport(p, op, model.Fail(op, model.KindInvalid, err.Error()))
+	}
+	if err != nil {
+		return importer.Result{}, err
+	}
+	return importer.Result{ImportID: id, Summary: sum, TookMS: time.Since(started).Milliseconds()}, nil
 }
 
 // refusedImport records, when err refuses an owner's import (a bundle or
@@ -713,8 +818,10 @@ func (st *state) adopt(op string, b *engine.Batch, a *adoption, identities map[s
 			h.Confirmation = model.Confirmation{Status: model.ConfirmationUnconfirmed}
 		}
 		for i, v := range c.versions {
-			v.Producer.Authenticated = localIdentity(c.q.Source, v.Producer.Authenticated, identities)
-			v.WrittenBy = localWriter(c.q.Source, v.WrittenBy, identities)
+			if !importedMemory(c.q) {
+				v.Producer.Authenticated = localIdentity(c.q.Source, v.Producer.Authenticated, identities)
+				v.WrittenBy = localWriter(c.q.Source, v.WrittenBy, identities)
+			}
 			v.Revision, v.Personas, v.Status = rev, nil, model.StatusSuperseded
 			if i == len(c.versions)-1 {
 				v.Status = model.StatusActive
@@ -744,6 +851,11 @@ func (st *state) adopt(op string, b *engine.Batch, a *adoption, identities map[s
 	b.Receipt(model.Receipt{Actor: "owner", Operation: op, Decision: "allow", Records: refs, Revision: rev})
 	return len(a.claims) + len(a.dropped) + len(a.summaries), rev, nil
 }
+
+// importedMemory reports whether q was imported from another memory
+// system by this vault's owner (an import's id is imp_…): its producer is
+// the owner here already, and stays so.
+func importedMemory(q *model.QuarantineRecord) bool { return strings.HasPrefix(q.BundleID, "imp_") }
 
 // localIdentity is the producer an adopted version keeps: the local
 // identity the owner mapped its foreign one to, or the foreign one — the

@@ -1,0 +1,133 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestImportMemories: phc import --from mem0 holds a mem0 export's
+// memories in the quarantine — none readable by an app granted "*" until
+// the owner adopts them — with what the person stated reported, the rest
+// inferred, the owner as producer, a --map key and the credential
+// dropped; a hostile export is refused with nothing held and a deny
+// receipt; the format is detected when --from is left out.
+func TestImportMemories(t *testing.T) {
+	t.Parallel()
+	h := startHarness(t, "")
+	env, out, errb := testEnv(t, map[string]string{"PHC_PASSWORD": testPassword, "PHC_HOME": h.dir})
+	run := func(want int, args ...string) string {
+		t.Helper()
+		out.Reset()
+		errb.Reset()
+		if code := Run(t.Context(), env, args); code != want {
+			t.Fatalf("phc %s = %d; want %d\n%s%s", strings.Join(args, " "), code, want, out.String(), errb.String())
+		}
+		return out.String() + errb.String()
+	}
+	app := h.consumerFor("app", "*", "read", "assist")
+	h.grant("app", "assist", "read", map[string]any{"keys": []string{"*"}})
+	dir := t.TempDir()
+	mapFile := filepath.Join(dir, "map.json")
+	if err := os.WriteFile(mapFile, []byte(`{"travel": {"key": "preferences.travel", "kind": "preference"}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	export := filepath.Join(repoRoot, "quarantine", "importer", "testdata", "mem0", "results.json")
+
+	said := run(0, "import", "--from", "mem0", "--map", mapFile, export)
+	for _, want := range []string{"mem0: 4 memories seen, 2 held in the quarantine", "dropped: mem0 memory 7d3e5e20-3b4c-4e90-9c83-2c3f4a5b6c7d: holds a credential"} {
+		if !strings.Contains(said, want) {
+			t.Fatalf("phc import said:\n%s\nwant %q", said, want)
+		}
+	}
+	if strings.Contains(said, "sk-proj") {
+		t.Fatalf("phc import quotes the credential:\n%s", said)
+	}
+
+	// Held, nothing of it reaches the app.
+	readAll := func() string {
+		var all strings.Builder
+		for _, path := range []string{"/phc/v1/context?purpose=assist", "/phc/v1/search?purpose=assist&q=window", "/context/fields?purpose=assist"} {
+			status, raw := h.do("GET", path, app, nil)
+			fmt.Fprintf(&all, "%s %d %s\n", path, status, raw)
+		}
+		return all.String()
+	}
+	if got := readAll(); strings.Contains(got, "window seats") || strings.Contains(got, "vegetarian") {
+		t.Fatalf("a held memory reached the app before adoption:\n%s", got)
+	}
+	said = run(0, "quarantine")
+	if !strings.Contains(said, "(preferences.travel.5b1c3c0e-1f2a-4c7e-9a61-0a1d2e3f4a5b)") || !strings.Contains(said, "from mem0") {
+		t.Fatalf("phc quarantine said:\n%s", said)
+	}
+
+	run(0, "quarantine", "adopt", "--all")
+	var claims struct {
+		Claims []struct {
+			Key       string `json:"key"`
+			Kind      string `json:"kind"`
+			Assertion string `json:"assertion"`
+			Producer  struct {
+				Authenticated struct{ Kind string } `json:"authenticated"`
+				Reported      struct{ App string }  `json:"reported"`
+			} `json:"producer"`
+		} `json:"claims"`
+	}
+	h.must(200, "GET", "/phc/v1/claims", h.owner, nil, &claims)
+	got := map[string]string{}
+	for _, c := range claims.Claims {
+		got[c.Key] = c.Kind + " " + c.Assertion + " " + c.Producer.Authenticated.Kind + " " + c.Producer.Reported.App
+	}
+	want := map[string]string{
+		"preferences.travel.5b1c3c0e-1f2a-4c7e-9a61-0a1d2e3f4a5b": "preference reported owner mem0",
+		"imported.mem0.food.6c2d4d1f-2a3b-4d8f-8b72-1b2e3f4a5b6c": "fact inferred owner mem0",
+	}
+	for k, w := range want {
+		if got[k] != w {
+			t.Errorf("claim %s = %q; want %q (all: %v)", k, got[k], w, got)
+		}
+	}
+	if got := readAll(); !strings.Contains(got, "window seats") {
+		t.Fatalf("the adopted memory does not reach the app its grant covers:\n%s", got)
+	}
+
+	// Hostile: refused whole, nothing held, a deny receipt.
+	deep := filepath.Join(dir, "deep.json")
+	body := `[{"id": "a", "memory": "fine", "user_id": "u"}, {"id": "b", "memory": "x", "user_id": "u", "metadata": ` +
+		strings.Repeat("[", 100_000) + strings.Repeat("]", 100_000) + `}]`
+	if err := os.WriteFile(deep, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if said := run(1, "import", "--from", "mem0", deep); !strings.Contains(said, "nested more than") {
+		t.Fatalf("phc import of a deep export said:\n%s", said)
+	}
+	var page struct {
+		Records []json.RawMessage `json:"records"`
+	}
+	h.must(200, "GET", "/phc/v1/quarantine", h.owner, nil, &page)
+	if len(page.Records) != 0 {
+		t.Fatalf("a refused export left %d records held", len(page.Records))
+	}
+	var receipts struct {
+		Receipts []struct {
+			Operation, Decision, Constraint string
+		} `json:"receipts"`
+	}
+	h.must(200, "GET", "/phc/v1/receipts?limit=5", h.owner, nil, &receipts)
+	denied := false
+	for _, r := range receipts.Receipts {
+		denied = denied || (r.Operation == "import.memories" && r.Decision == "deny")
+	}
+	if !denied {
+		t.Fatalf("no deny receipt for the refused import: %+v", receipts.Receipts)
+	}
+
+	// Detected without --from (a second import of the same memories holds
+	// them again: an import is not a bundle).
+	if said := run(0, "import", export); !strings.Contains(said, "mem0: 4 memories seen, 2 held") {
+		t.Fatalf("phc import without --from said:\n%s", said)
+	}
+}
