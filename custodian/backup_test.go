@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/phc-project/phc/custodian"
+	"github.com/phc-project/phc/schema"
 )
 
 // TestBackupHoldsEverything: the owner's backup holds everything the owner
@@ -129,5 +130,35 @@ func TestBackupRestoresStates(t *testing.T) {
 	}
 	if rep, err := a.Check(ctx, a.owner); err != nil || !rep.OK {
 		t.Fatalf("Check = %+v, %v", rep, err)
+	}
+}
+
+// TestBundleDocumentsValidate: what a bundle holds — its manifest and its
+// records, as phc makes them — passes the bundle schemas that phc validate
+// checks documents against.
+func TestBundleDocumentsValidate(t *testing.T) {
+	a := newTestService(t, withCards)
+	b := newTestService(t, withCards)
+	cardB := pinEach(t, a, b)
+	a.mustPersona("home")
+	if _, err := a.CreateEntity(t.Context(), a.owner, input[custodian.EntityInput](a, []byte(`{"type": "person", "name": "Ana"}`))); err != nil {
+		t.Fatal(err)
+	}
+	c := a.mustClaim("home.plant", "fern", "home").Claim
+	a.mustSummary(a.owner, "a fern", "", ref(c))
+	sealed := mustExport(t, a, cardB)
+	man, recs, err := b.ReadBundle(b.owner, sealed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := schema.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, doc := range map[string]any{schema.BundleManifest: man, schema.BundleRecords: recs} {
+		raw := mustJSON(t, doc)
+		if _, vs, err := v.DecodeValid(name, raw, schema.DefaultLimits()); err != nil || vs != nil {
+			t.Errorf("%s = %v, %v\n%s", name, vs, err, raw)
+		}
 	}
 }

@@ -20,7 +20,17 @@ const (
 	Persona    = "persona"    // body of POST /phc/v1/personas
 	// PersonaUpdate is the body of PUT /phc/v1/personas/{id}.
 	PersonaUpdate = "persona_update"
+	// The documents of migration (docs/formats/bundle.md): a bundle's
+	// signed payload, its manifest and its records (also what an import
+	// yields), and a record held in the quarantine.
+	BundlePayload  = "bundle_payload"
+	BundleManifest = "bundle_manifest"
+	BundleRecords  = "bundle_records"
+	Held           = "held"
 )
+
+// Names lists the documents a Validator knows.
+var Names = []string{Proposal, Claim, Correction, Grant, Persona, PersonaUpdate, BundlePayload, BundleManifest, BundleRecords, Held}
 
 // baseURL is the base of the $id of every schema file of binding 0.1; the
 // proposal schema, for example, is baseURL + "proposal.json". Nothing is
@@ -47,7 +57,7 @@ func New() (*Validator, error) {
 		return nil, err
 	}
 	v := &Validator{schemas: make(map[string]*jsonschema.Schema)}
-	for _, name := range []string{Proposal, Claim, Correction, Grant, Persona, PersonaUpdate} {
+	for _, name := range Names {
 		sch, err := c.Compile(baseURL + name + ".json")
 		if err != nil {
 			return nil, fmt.Errorf("schema: compiling %s: %w", name, err)

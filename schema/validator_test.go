@@ -477,7 +477,8 @@ func TestEmbeddedSchemasAreStrictJSON(t *testing.T) {
 	for _, e := range entries {
 		names = append(names, e.Name())
 	}
-	want := []string{"claim.json", "common.json", "correction.json", "grant.json", "persona.json", "persona_update.json", "proposal.json"}
+	want := []string{"bundle_manifest.json", "bundle_payload.json", "bundle_records.json", "claim.json", "common.json", "correction.json",
+		"grant.json", "held.json", "persona.json", "persona_update.json", "proposal.json"}
 	if !slices.Equal(names, want) {
 		t.Errorf("embedded schema files = %v; want %v", names, want)
 	}

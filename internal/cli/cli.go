@@ -90,6 +90,7 @@ func commands() []command {
 		{"vault-keys", runVaultKeys},
 		{"hook", runHook},
 		{"check", runCheck},
+		{"validate", runValidate},
 		{"graph", runGraph},
 		{"conformance", runConformance},
 		{"bench", runBench},

@@ -159,6 +159,7 @@ var helpEntries = []helpEntry{
 	{path: "mcp-config", summary: "print a ready MCP host config for an app, with a long-lived token", usage: "--consumer NAME --secret S [--host claude-desktop|claude-code|cursor|vscode] [--purpose P]",
 		example: []string{"phc mcp-config --consumer tutor --secret tutor-secret-0123456789 --host cursor"}},
 	{path: "check", summary: "verify that the graph agrees with the store, and the receipt chain", usage: "[--json]", example: []string{"phc check"}},
+	{path: "validate", summary: "check a document (a claim, a bundle's manifest or records, a held record, …) against the binding, with no daemon", usage: "FILE [--as NAME]", example: []string{"phc validate manifest.json", "phc validate - --as claim < claim.json"}},
 	{path: "graph", summary: "rebuild the graph from the store, or export it", group: true, example: []string{"phc graph export --format prov-jsonld"}},
 	{path: "graph rebuild", summary: "rebuild the graph from the store", example: []string{"phc graph rebuild"}},
 	{path: "graph export", summary: "export the graph (N-Quads or PROV-O JSON-LD)", usage: "[--format nquads|prov-jsonld] [--out FILE]",
