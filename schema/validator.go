@@ -184,3 +184,39 @@ func (s *Schema) Validate(doc any) []Violation {
 	}
 	return violations(verr)
 }
+
+// Kind tells which document of [Names] doc (as [Decode] returns it) is
+// from its members, or "" when it cannot.
+func Kind(doc any) string {
+	m, ok := doc.(map[string]any)
+	if !ok {
+		return ""
+	}
+	has := func(keys ...string) bool {
+		for _, k := range keys {
+			if _, ok := m[k]; !ok {
+				return false
+			}
+		}
+		return true
+	}
+	switch {
+	case has("manifest", "records"):
+		return BundlePayload
+	case has("bundle_version"):
+		return BundleManifest
+	case has("claims"):
+		return BundleRecords
+	case has("bundle_id", "problems"):
+		return Held
+	case has("assertion", "producer"), has("recorded_at"):
+		return Claim
+	case has("key", "value"):
+		return Proposal
+	case has("recipient", "purpose"):
+		return Grant
+	case has("id", "name"):
+		return Persona
+	}
+	return ""
+}

@@ -47,7 +47,7 @@ func runValidate(ctx context.Context, env *Env, args []string) error {
 	}
 	name := *as
 	if name == "" {
-		if name = documentKind(doc); name == "" {
+		if name = schema.Kind(doc); name == "" {
 			return &exitError{code: 1, err: fmt.Errorf("%s: cannot tell which document this is: name it with --as (%s)", printable(files[0]), strings.Join(schema.Names, ", "))}
 		}
 	}
@@ -92,39 +92,4 @@ func readDocument(env *Env, file string) ([]byte, error) {
 		return nil, errors.New("the document is over 64 MiB")
 	}
 	return raw, nil
-}
-
-// documentKind tells a document of the binding from its members, or "".
-func documentKind(doc any) string {
-	m, ok := doc.(map[string]any)
-	if !ok {
-		return ""
-	}
-	has := func(keys ...string) bool {
-		for _, k := range keys {
-			if _, ok := m[k]; !ok {
-				return false
-			}
-		}
-		return true
-	}
-	switch {
-	case has("manifest", "records"):
-		return schema.BundlePayload
-	case has("bundle_version"):
-		return schema.BundleManifest
-	case has("claims"):
-		return schema.BundleRecords
-	case has("bundle_id", "problems"):
-		return schema.Held
-	case has("assertion", "producer"), has("recorded_at"):
-		return schema.Claim
-	case has("key", "value"):
-		return schema.Proposal
-	case has("recipient", "purpose"):
-		return schema.Grant
-	case has("id", "name"):
-		return schema.Persona
-	}
-	return ""
 }

@@ -772,6 +772,29 @@ func TestConsoleInBrowser(t *testing.T) {
 		}
 	})
 
+	t.Run("validate", func(t *testing.T) {
+		b := b.with(t)
+		b.do(chromedp.Navigate(ui + "/validate"))
+		b.do(chromedp.WaitVisible(chromedp.ID("document")))
+		b.do(chromedp.SendKeys(chromedp.ID("document"), `{"key": "a.b", "value": 1, "kind": "fact", "assertion": "made-up"}`))
+		if got := b.submit("#validate", "#verdict"); !strings.Contains(got, "Not a valid proposal") {
+			t.Fatalf("the pasted document's verdict is %q", got)
+		}
+		if got := b.text("#violations"); !strings.Contains(got, "/assertion") || !strings.Contains(got, "enum") {
+			t.Errorf("the violations show %q", got)
+		}
+		b.shot("validate")
+		file := filepath.Join(t.TempDir(), "persona.json")
+		if err := os.WriteFile(file, []byte(`{"id": "work", "name": "Work"}`), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		b.do(chromedp.Navigate(ui+"/validate"), chromedp.WaitVisible(chromedp.ID("file")))
+		b.do(chromedp.SetUploadFiles("#file", []string{file}))
+		if got := b.submit("#validate", "#verdict"); !strings.Contains(got, "A valid persona") {
+			t.Fatalf("the uploaded document's verdict is %q", got)
+		}
+	})
+
 	t.Run("lock", func(t *testing.T) {
 		b := b.with(t)
 		b.do(chromedp.Navigate(ui + "/review"))

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/phc-project/phc/custodian"
+	"github.com/phc-project/phc/schema"
 )
 
 // Paths and names the console uses.
@@ -82,6 +83,10 @@ type Server struct {
 	mu       sync.Mutex
 	sessions map[[32]byte]*session // by the SHA-256 of the session's path name
 	links    map[[32]byte]link     // by the link code's SHA-256
+
+	validOnce sync.Once // compiles valid, for the validate page
+	valid     *schema.Validator
+	validErr  error
 }
 
 // New returns the console for svc. log receives error details; nil
@@ -154,6 +159,8 @@ func (s *Server) routes() {
 		"POST /quarantine/{id}/reject": s.rejectHeld,
 		"GET /settings":                s.settings,
 		"POST /settings":               s.saveSettings,
+		"GET /validate":                s.validatePage,
+		"POST /validate":               s.validate,
 	} {
 		method, path, _ := strings.Cut(pattern, " ")
 		s.mux.Handle(method+" "+sessionRoot+"{sid}"+path, s.wrap(h))
@@ -190,7 +197,13 @@ func (s *Server) wrap(h handler) http.Handler {
 			return
 		}
 		if r.Method != http.MethodGet {
-			if err := r.ParseForm(); err != nil {
+			parse := r.ParseForm
+			if strings.HasPrefix(r.Header.Get("Content-Type"), "multipart/form-data") {
+				// A body is at most maxForm: every part stays in memory, none
+				// goes to a temporary file.
+				parse = func() error { return r.ParseMultipartForm(maxForm + 1) }
+			}
+			if err := parse(); err != nil {
 				s.fail(w, r, sess, formError(err))
 				return
 			}
