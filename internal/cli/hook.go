@@ -33,8 +33,10 @@ func runHook(ctx context.Context, env *Env, args []string) error {
 		return runHookSeen(ctx, env, rest)
 	case "install":
 		return runHookInstall(ctx, env, rest)
+	case "capture":
+		return runHookCapture(ctx, env, rest)
 	}
-	return usageError("usage: phc hook resolve|seen|header|install claude-code [--server URL] [--profile NAME]")
+	return usageError("usage: phc hook resolve|seen|header|capture|install claude-code [--server URL] [--profile NAME]")
 }
 
 // runHookSeen records the references in a JSON document on standard input
@@ -81,6 +83,9 @@ type hookFlags struct {
 	// install's --settings.
 	approve  *bool
 	settings *string
+	// capture is phc hook install's --capture-token-file: a Stop hook
+	// that proposes what a completion selects, with that token.
+	capture *string
 }
 
 func newHookFlags(env *Env, name string) (*hookFlags, func(args []string) error) {
@@ -93,6 +98,7 @@ func newHookFlags(env *Env, name string) (*hookFlags, func(args []string) error)
 		h.approve = fs.Bool("approve", false, `allow the call once its references resolve (default: "ask", the person approves it as usual)`)
 	case "hook install":
 		h.settings = fs.String("settings", "", "Claude Code's settings file (default: ~/.claude/settings.json)")
+		h.capture = fs.String("capture-token-file", "", "also add the Stop hook phc hook capture, proposing with the write token in this file")
 	}
 	return h, func(args []string) error { return parse(fs, args) }
 }
@@ -257,7 +263,7 @@ func runHookInstall(ctx context.Context, env *Env, args []string) error {
 		return parseFlags(args)
 	}
 	if client != "claude-code" {
-		return usageError("usage: phc hook install claude-code [--settings FILE] [--server URL] [--profile NAME]")
+		return usageError("usage: phc hook install claude-code [--settings FILE] [--server URL] [--profile NAME] [--capture-token-file FILE]")
 	}
 	h, parseFlags := newHookFlags(env, "hook install")
 	if err := parseFlags(rest); err != nil {
@@ -306,10 +312,22 @@ func runHookInstall(ctx context.Context, env *Env, args []string) error {
 	// that a reference's first sighting is when the model got it.
 	seenCommand := strings.Replace(command, " hook resolve ", " hook seen ", 1)
 	var added []string
-	for _, want := range []struct{ event, matcher, command string }{
+	wants := []struct{ event, matcher, command string }{
 		{"PreToolUse", "Write|Edit|Bash", command},
 		{"PostToolUse", "mcp__.*", seenCommand},
-	} {
+	}
+	if *h.capture != "" {
+		tf, err := filepath.Abs(*h.capture)
+		if err != nil {
+			return err
+		}
+		if _, err := os.Stat(tf); err != nil {
+			return fmt.Errorf("--capture-token-file: %w (write the app's token there first: phc token --consumer NAME --secret S --mode write --ttl 8760h)", err)
+		}
+		wants = append(wants, struct{ event, matcher, command string }{"Stop", "",
+			shellQuote(bin) + " hook capture --data " + shellQuote(data) + " --token-file " + shellQuote(tf)})
+	}
+	for _, want := range wants {
 		list, _ := hooks[want.event].([]any)
 		if hooks[want.event] != nil && list == nil {
 			return fmt.Errorf("%s: hooks.%s is not a list; not changed", settings, want.event)
