@@ -314,6 +314,10 @@ func (r *gptReader) once(mem Memory) error {
 	if mem.Text == "" || r.seen[k] {
 		return nil
 	}
+	if len(mem.Text) > r.in.Limits.MaxTextBytes {
+		r.drop(Drop{Location: mem.Refs[len(mem.Refs)-1], Reason: fmt.Sprintf("a statement of %d bytes, over the %d a memory may hold: left out", len(mem.Text), r.in.Limits.MaxTextBytes)})
+		return nil
+	}
 	r.seen[k] = true
 	return r.emit(mem)
 }

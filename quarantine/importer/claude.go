@@ -335,6 +335,10 @@ func (r *claudeReader) candidates(base Memory, sts []proseStatement) error {
 		if !st.At.IsZero() {
 			mem.At, mem.RawTime = st.At, st.RawTime
 		}
+		if len(mem.Text) > r.in.Limits.MaxTextBytes {
+			r.drop(Drop{Location: strings.Join(mem.Refs, " "), Reason: "a statement over the size a memory may hold: left out"})
+			continue
+		}
 		if err := r.emit(mem); err != nil {
 			return err
 		}
