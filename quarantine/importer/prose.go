@@ -249,17 +249,21 @@ func proseSentences(text string) []string {
 
 // proseDated matches a statement that begins with its date: "[2025-03-04]
 // - text", "[2025-03-04]. text", "2025-03-04: text".
-var proseDated = regexp.MustCompile(`^(?:\[([^\]]{4,40})\]|(\d{4}-\d{2}-\d{2}))\s*[-–—:.]?\s+(\S.*)$`)
+var proseDated = regexp.MustCompile(`^(?:\[([^\]]{1,40})\]|(\d{4}-\d{2}-\d{2}))\s*([-–—:.]?)\s+(\S.*)$`)
 
 // proseDate splits a leading date off s, when s has one ParseTime reads.
+// A bracketed placeholder in the date's place ("[unknown] - text") is
+// split off too, leaving no time.
 func proseDate(s string) (rest string, at time.Time, raw string) {
 	m := proseDated.FindStringSubmatch(s)
 	if m == nil {
 		return s, time.Time{}, ""
 	}
-	d := m[1] + m[2]
-	if t, r, ok := ParseTime(d); ok {
-		return m[3], t, r
+	if t, r, ok := ParseTime(m[1] + m[2]); ok {
+		return m[4], t, r
+	}
+	if m[1] != "" && m[3] != "" && m[3] != "." && m[3] != ":" {
+		return m[4], time.Time{}, ""
 	}
 	return s, time.Time{}, ""
 }
