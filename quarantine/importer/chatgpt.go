@@ -81,7 +81,7 @@ func (chatgpt) Detect(name string, head []byte) bool {
 		}
 		// conversations.json alone in view: ChatGPT's unless Claude's
 		// files or records show.
-		return zipHeadHas(names, []string{"conversations.json"}) && !zipHeadHas(names, claudeFiles, claudeFolders...) &&
+		return zipHeadHas(names, []string{"conversations.json"}) && !claudeZip(names) &&
 			!bytes.Contains(head, []byte(`"chat_messages"`))
 	}
 	h := bytes.TrimSpace(head)

@@ -57,15 +57,25 @@ func init() { Register(claude{}) }
 
 func (claude) Name() string { return "claude" }
 
-var (
-	claudeFiles   = []string{"users.json", "projects.json", "memories.json"}
-	claudeFolders = []string{"projects/", "memories/"}
-)
+// claudeZip reports whether the entry names of a zip's head show a
+// claude.ai export: users.json, memories or projects (a Claude Code
+// folder, whose ~/.claude/projects/ holds no such JSON, is not one).
+func claudeZip(names []string) bool {
+	if zipHeadHas(names, []string{"CLAUDE.md", "CLAUDE.local.md"}, ".claude/") {
+		return false
+	}
+	for _, n := range names {
+		if k := claudeKind(n); k == "memories" || k == "projects" || path.Base(n) == "users.json" {
+			return true
+		}
+	}
+	return false
+}
 
 func (claude) Detect(name string, head []byte) bool {
 	if IsZip(head) {
 		names := zipHeadNames(head)
-		if zipHeadHas(names, claudeFiles, claudeFolders...) {
+		if claudeZip(names) {
 			return true
 		}
 		return zipHeadHas(names, []string{"conversations.json"}) && !zipHeadHas(names, chatgptFiles) &&
