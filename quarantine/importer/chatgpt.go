@@ -52,7 +52,8 @@ import (
 // files hold no memories; custom instructions are found nowhere else.
 //
 // Checked against: the format notes of mitkury/chatgpt-export-parser
-// (docs/chatgpt-data-export-format.md: files of the zip, conversation and
+// (https://github.com/mitkury/chatgpt-export-parser/blob/main/docs/chatgpt-data-export-format.md:
+// files of the zip, conversation and
 // node fields, current_node, branches, is_user_system_message and
 // user_context_message_data); public fixtures and parsers of real exports
 // (user_editable_context with user_profile/user_instructions, recipient

@@ -156,8 +156,8 @@ func TestChatGPTDetect(t *testing.T) {
 			t.Errorf("%s: detected %v, %v; want %s", tc.name, s, err, tc.want)
 		}
 	}
-	if (chatgpt{}).Detect("x.zip", zipOf(t, map[string]string{"CLAUDE.md": "# x"}, nil)) {
-		t.Error("chatgpt claims a zip of CLAUDE.md")
+	if (chatgpt{}).Detect("x.zip", zipOf(t, map[string]string{"CLAUDE" + mdExt: "# x"}, nil)) {
+		t.Error("chatgpt claims a zip of CLAUDE" + mdExt)
 	}
 }
 

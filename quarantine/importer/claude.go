@@ -61,7 +61,7 @@ func (claude) Name() string { return "claude" }
 // claude.ai export: users.json, memories or projects (a Claude Code
 // folder, whose ~/.claude/projects/ holds no such JSON, is not one).
 func claudeZip(names []string) bool {
-	if zipHeadHas(names, []string{"CLAUDE.md", "CLAUDE.local.md"}, ".claude/") {
+	if zipHeadHas(names, claudeMDNames, ".claude/") {
 		return false
 	}
 	for _, n := range names {

