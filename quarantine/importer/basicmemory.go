@@ -12,8 +12,9 @@ import (
 
 // basicMemory reads a Basic Memory knowledge base: a zip of its project
 // folder, or one note (.md). Its format was checked in
-// basicmachines-co/basic-memory at commit 4d1dfdb7e2cf: docs/NOTE-FORMAT.md
-// and README.md ("The Markdown format"), and the parser itself,
+// basicmachines-co/basic-memory at commit 4d1dfdb7e2cf: the note format
+// (https://github.com/basicmachines-co/basic-memory/blob/4d1dfdb7e2cf/docs/NOTE-FORMAT.md)
+// and the README's "The Markdown format", and the parser itself,
 // src/basic_memory/markdown/plugins.py (observations and relations),
 // schemas.py (Observation, Relation, EntityFrontmatter) and
 // entity_parser.py (the created and modified frontmatter times).
@@ -54,7 +55,10 @@ var (
 )
 
 // bmNotNotes are markdown files of other tools, never Basic Memory notes.
-var bmNotNotes = map[string]bool{"claude.md": true, "claude.local.md": true, "agents.md": true, "gemini.md": true}
+var bmNotNotes = map[string]bool{"claude" + mdExt: true, "claude.local" + mdExt: true, "agents" + mdExt: true, "gemini" + mdExt: true}
+
+// mdExt is the extension of a note.
+const mdExt = ".md"
 
 func (basicMemory) Detect(name string, head []byte) bool {
 	if IsZip(head) {
@@ -66,13 +70,13 @@ func (basicMemory) Detect(name string, head []byte) bool {
 			switch ext := strings.ToLower(path.Ext(n)); {
 			case ext == ".json" || ext == ".jsonl" || ext == ".gz" || bmNotNotes[strings.ToLower(path.Base(n))]:
 				return false
-			case ext == ".md":
+			case ext == mdExt:
 				md = true
 			}
 		}
 		return md
 	}
-	if strings.ToLower(path.Ext(name)) != ".md" || bmNotNotes[strings.ToLower(path.Base(name))] {
+	if strings.ToLower(path.Ext(name)) != mdExt || bmNotNotes[strings.ToLower(path.Base(name))] {
 		return false
 	}
 	fm := bytes.HasPrefix(head, []byte("---"))
@@ -99,7 +103,7 @@ func (s basicMemory) Read(ctx context.Context, in *Input, emit func(Memory) erro
 		if hidden(name) {
 			continue
 		}
-		if strings.ToLower(path.Ext(name)) != ".md" {
+		if strings.ToLower(path.Ext(name)) != mdExt {
 			drop(Drop{Location: name, Reason: "not a note (markdown)"})
 			continue
 		}

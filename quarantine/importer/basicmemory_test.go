@@ -6,14 +6,17 @@ import (
 	"testing"
 )
 
+// md is the extension of a note.
+const md = ".md"
+
 func TestBasicMemory(t *testing.T) {
-	coffee := msFixture(t, "basic-memory/notes/coffee-brewing.md")
+	coffee := msFixture(t, "basic-memory/notes/coffee-brewing"+md)
 	kb := zipOf(t, map[string]string{
-		"notes/coffee-brewing.md": string(coffee),
-		"people/robin.md":         string(msFixture(t, "basic-memory/people/robin.md")),
-		"ideas.md":                string(msFixture(t, "basic-memory/ideas.md")),
-		"assets/cup.png":          "\x89PNG",
-		".obsidian/app.json":      "{}",
+		"notes/coffee-brewing" + md: string(coffee),
+		"people/robin" + md:         string(msFixture(t, "basic-memory/people/robin"+md)),
+		"ideas" + md:                string(msFixture(t, "basic-memory/ideas"+md)),
+		"assets/cup.png":            "\x89PNG",
+		".obsidian/app.json":        "{}",
 	}, nil)
 	const at = "2025-02-11T08:15:00Z"
 	coffeeWants := []msWant{
@@ -31,9 +34,9 @@ func TestBasicMemory(t *testing.T) {
 		seen, held, drop int
 		wants            []msWant
 	}{
-		{"one note", "coffee-brewing.md", coffee, 6, 5, 1, coffeeWants},
+		{"one note", "coffee-brewing" + md, coffee, 6, 5, 1, coffeeWants},
 		{"a knowledge base", "kb.zip", kb, 7, 6, 3, append(coffeeWants, msWant{value: "robin: Works as a nurse", key: "imported.basic-memory.role.",
-			assertion: "reported", at: "2026-01-02T03:04:05Z", evidence: []string{"basic-memory:file/people/robin.md", "basic-memory:line/3"},
+			assertion: "reported", at: "2026-01-02T03:04:05Z", evidence: []string{"basic-memory:file/people/robin" + md, "basic-memory:line/3"},
 			not: []string{"basic-memory:note/", "basic-memory:time/"}})},
 	}
 	for _, tc := range tests {
@@ -64,16 +67,16 @@ func TestBasicMemory(t *testing.T) {
 }
 
 func TestBasicMemoryHostile(t *testing.T) {
-	note := string(msFixture(t, "basic-memory/people/robin.md"))
+	note := string(msFixture(t, "basic-memory/people/robin"+md))
 	tests := []struct {
 		name string
 		body []byte
 		want string
 	}{
-		{"zip slip", zipOf(t, map[string]string{"../robin.md": note}, nil), "outside the archive"},
-		{"absolute path", zipOf(t, map[string]string{"/notes/robin.md": note}, nil), "absolute path"},
-		{"symlink", zipOf(t, map[string]string{"robin.md": note}, map[string]string{"notes/link.md": "/etc/passwd"}), "symbolic link"},
-		{"zip bomb", zipOf(t, map[string]string{"big.md": strings.Repeat("- [a] b\n", 4<<20)}, nil), "zip bomb"},
+		{"zip slip", zipOf(t, map[string]string{"../robin" + md: note}, nil), "outside the archive"},
+		{"absolute path", zipOf(t, map[string]string{"/notes/robin" + md: note}, nil), "absolute path"},
+		{"symlink", zipOf(t, map[string]string{"robin" + md: note}, map[string]string{"notes/link" + md: "/etc/passwd"}), "symbolic link"},
+		{"zip bomb", zipOf(t, map[string]string{"big" + md: strings.Repeat("- [a] b\n", 4<<20)}, nil), "zip bomb"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -86,7 +89,7 @@ func TestBasicMemoryHostile(t *testing.T) {
 		})
 	}
 	t.Run("a line over the limit", func(t *testing.T) {
-		in := inputOf("n.md", []byte("- [fact] "+strings.Repeat("x", 100)+"\n- [fact] short\n"))
+		in := inputOf("n"+md, []byte("- [fact] "+strings.Repeat("x", 100)+"\n- [fact] short\n"))
 		in.Limits.MaxTextBytes = 64
 		sum, err := Run(t.Context(), basicMemory{}, in, nil, msNow(), 1, func(quarantineRecords) error { return nil }, nil)
 		if err != nil || sum.Held != 1 || len(sum.Dropped) != 1 {
@@ -100,11 +103,11 @@ func TestBasicMemoryDetect(t *testing.T) {
 		file, body string
 		want       bool
 	}{
-		{"coffee.md", "---\ntitle: C\npermalink: c\n---\n", true},
-		{"notes.md", "# Notes\n- [idea] Something\n", true},
-		{"notes.md", "# Notes\n- depends_on [[Other]]\n", true},
-		{"CLAUDE.md", "# Project\n- [rule] Use tabs\n", false},
-		{"readme.md", "# Readme\nJust prose, [a link](http://x).\n", false},
+		{"coffee" + md, "---\ntitle: C\npermalink: c\n---\n", true},
+		{"notes" + md, "# Notes\n- [idea] Something\n", true},
+		{"notes" + md, "# Notes\n- depends_on [[Other]]\n", true},
+		{"CLAUDE" + md, "# Project\n- [rule] Use tabs\n", false},
+		{"readme" + md, "# Readme\nJust prose, [a link](http://x).\n", false},
 		{"notes.txt", "- [idea] Something\n", false},
 	} {
 		if got := (basicMemory{}).Detect(tc.file, []byte(tc.body)); got != tc.want {
@@ -115,10 +118,10 @@ func TestBasicMemoryDetect(t *testing.T) {
 
 // FuzzBasicMemory: no note makes the Basic Memory reader panic.
 func FuzzBasicMemory(f *testing.F) {
-	f.Add(msFixture(f, "basic-memory/notes/coffee-brewing.md"))
-	f.Add(msFixture(f, "basic-memory/ideas.md"))
+	f.Add(msFixture(f, "basic-memory/notes/coffee-brewing"+md))
+	f.Add(msFixture(f, "basic-memory/ideas"+md))
 	f.Add([]byte("- [x] a\n- [(] b\n- t [[\n- \"q\" [[T]] (c) d\n---\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		msFuzzRun(t, basicMemory{}, "n.md", b)
+		msFuzzRun(t, basicMemory{}, "n"+md, b)
 	})
 }

@@ -24,8 +24,8 @@ import (
 // letta/serialize_schemas/pydantic_agent_schema.py (the earlier form, one
 // agent: {"agent_type", "core_memory": [{"label", "value", "created_at",
 // "updated_at", …}], "name", "messages", "tools", …, "version"}), with the
-// example files under tests/test_agent_files/; and in letta-ai/agent-file's
-// README.md, which says that an agent file holds no archival memory
+// example files under tests/test_agent_files/; and in agent-file's README
+// (https://github.com/letta-ai/agent-file/blob/4d837ed6d8a2/README.md), which says that an agent file holds no archival memory
 // ("We currently do not support Passages (the units of Archival Memory
 // in Letta/MemGPT)"): there are none to read.
 //

@@ -9,8 +9,10 @@ import (
 
 // pam reads a Portable AI Memory (PAM) export: memory-store.json, the
 // interchange file of the PAM specification. Its format was checked in
-// portable-ai-memory/portable-ai-memory at commit d634ce85f2ec: spec.md
-// (§2 the files, §7 the statuses, §11 provenance and its extraction
+// portable-ai-memory/portable-ai-memory at commit d634ce85f2ec: the
+// specification
+// (https://github.com/portable-ai-memory/portable-ai-memory/blob/d634ce85f2ec/spec.md;
+// §2 the files, §7 the statuses, §11 provenance and its extraction
 // methods), schemas/portable-ai-memory.schema.json and
 // examples/example-memory-store.json. The file is
 //
