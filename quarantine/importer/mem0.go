@@ -35,7 +35,8 @@ func (mem0) Detect(name string, head []byte) bool {
 		return false
 	}
 	return bytes.Contains(h, []byte(`"memory"`)) && (bytes.Contains(h, []byte(`"hash"`)) || bytes.Contains(h, []byte(`"user_id"`))) &&
-		!bytes.Contains(h, []byte(`"app_name"`)) // an OpenMemory export names its apps
+		!bytes.Contains(h, []byte(`"app_name"`)) && // an OpenMemory export names its apps
+		!bytes.Contains(h, []byte(`"category_ids"`)) // and links its categories
 }
 
 type mem0Memory struct {
