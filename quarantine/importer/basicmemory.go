@@ -57,9 +57,6 @@ var (
 // bmNotNotes are markdown files of other tools, never Basic Memory notes.
 var bmNotNotes = map[string]bool{"claude" + mdExt: true, "claude.local" + mdExt: true, "agents" + mdExt: true, "gemini" + mdExt: true}
 
-// mdExt is the extension of a note.
-const mdExt = ".md"
-
 func (basicMemory) Detect(name string, head []byte) bool {
 	if IsZip(head) {
 		md := false

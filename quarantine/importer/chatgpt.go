@@ -76,7 +76,7 @@ var conversationsFile = regexp.MustCompile(`^conversations(?:-\d{1,6})?\.json$`)
 
 func (chatgpt) Detect(name string, head []byte) bool {
 	if IsZip(head) {
-		names := zipHeadNames(head)
+		names := ZipHeadNames(head)
 		if zipHeadHas(names, chatgptFiles) {
 			return true
 		}

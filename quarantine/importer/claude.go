@@ -64,6 +64,9 @@ func claudeZip(names []string) bool {
 	if zipHeadHas(names, claudeMDNames, ".claude/") {
 		return false
 	}
+	if zipHeadHas(names, []string{"memories.jsonl.gz"}) && !zipHeadHas(names, []string{"conversations.json", "users.json"}) {
+		return false // OpenMemory's export: memories.json beside memories.jsonl.gz
+	}
 	for _, n := range names {
 		if k := claudeKind(n); k == "memories" || k == "projects" || path.Base(n) == "users.json" {
 			return true
@@ -74,7 +77,7 @@ func claudeZip(names []string) bool {
 
 func (claude) Detect(name string, head []byte) bool {
 	if IsZip(head) {
-		names := zipHeadNames(head)
+		names := ZipHeadNames(head)
 		if claudeZip(names) {
 			return true
 		}
@@ -85,12 +88,14 @@ func (claude) Detect(name string, head []byte) bool {
 	if len(h) == 0 || (h[0] != '[' && h[0] != '{') {
 		return false
 	}
-	for _, k := range []string{`"chat_messages"`, `"conversations_memory"`, `"project_memories"`, `"prompt_template"`} {
+	for _, k := range []string{`"chat_messages"`, `"conversations_memory"`, `"project_memories"`} {
 		if bytes.Contains(h, []byte(k)) {
 			return true
 		}
 	}
-	return false
+	// projects.json: a project's instructions beside its docs (a Letta
+	// agent file has prompt_template too, in its tool rules).
+	return bytes.Contains(h, []byte(`"prompt_template"`)) && bytes.Contains(h, []byte(`"docs"`)) && !bytes.Contains(h, []byte(`"agents"`))
 }
 
 type claudeConversation struct {

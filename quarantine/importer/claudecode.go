@@ -60,7 +60,7 @@ var claudeMDNames = []string{"CLAUDE" + mdExt, "CLAUDE.local" + mdExt}
 
 func (claudeCode) Detect(name string, head []byte) bool {
 	if IsZip(head) {
-		return zipHeadHas(zipHeadNames(head), claudeMDNames, ".claude/")
+		return zipHeadHas(ZipHeadNames(head), claudeMDNames, ".claude/")
 	}
 	n := strings.ReplaceAll(name, `\`, "/")
 	b := path.Base(n)

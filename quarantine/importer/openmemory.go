@@ -66,10 +66,10 @@ var openmemoryMarks = [][]byte{[]byte(`"category_ids"`), []byte(`"status_history
 func (openmemory) Detect(name string, head []byte) bool {
 	if IsZip(head) {
 		names := ZipHeadNames(head)
-		if hasZipEntry(names, "conversations.json") {
+		if zipHeadHas(names, []string{"conversations.json"}) {
 			return false
 		}
-		return hasZipEntry(names, "memories.jsonl.gz") || (len(names) > 0 && path.Base(names[0]) == "memories.json")
+		return zipHeadHas(names, []string{"memories.jsonl.gz"}) || (len(names) > 0 && path.Base(names[0]) == "memories.json")
 	}
 	if isGzip(head) {
 		base := strings.ToLower(path.Base(name))

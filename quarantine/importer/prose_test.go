@@ -59,11 +59,11 @@ func TestMemoryDump(t *testing.T) {
 
 func TestZipHeadNames(t *testing.T) {
 	z := zipOf(t, map[string]string{"a/CLAUDE" + mdExt: "x", "users.json": "[]"}, nil)
-	names := zipHeadNames(z)
+	names := ZipHeadNames(z)
 	if len(names) != 2 || !zipHeadHas(names, []string{"claude" + mdExt}) || !zipHeadHas(names, nil, "a/") {
 		t.Fatalf("names %q", names)
 	}
-	if zipHeadNames([]byte("PK\x03\x04 short")) != nil {
+	if ZipHeadNames([]byte("PK\x03\x04 short")) != nil {
 		t.Error("a truncated header named an entry")
 	}
 }

@@ -204,14 +204,3 @@ func ZipHeadNames(head []byte) []string {
 		i = at + 30 + n
 	}
 }
-
-// hasZipEntry reports whether names holds an entry whose last element is
-// base.
-func hasZipEntry(names []string, base string) bool {
-	for _, n := range names {
-		if path.Base(n) == base {
-			return true
-		}
-	}
-	return false
-}

@@ -2,37 +2,12 @@ package importer
 
 import (
 	"bufio"
-	"bytes"
-	"encoding/binary"
 	"encoding/json"
 	"io"
 	"path"
 	"strings"
 	"time"
 )
-
-// zipHeadNames lists the entry names a zip archive's first bytes show:
-// each local file header ("PK\x03\x04") in head names its entry. It is
-// what Detect can know of a zip export without opening it.
-func zipHeadNames(head []byte) []string {
-	var names []string
-	sig := []byte("PK\x03\x04")
-	for i := 0; i < len(head); {
-		j := bytes.Index(head[i:], sig)
-		if j < 0 {
-			break
-		}
-		p := i + j
-		if p+30 <= len(head) {
-			n := int(binary.LittleEndian.Uint16(head[p+26:]))
-			if n > 0 && p+30+n <= len(head) {
-				names = append(names, string(head[p+30:p+30+n]))
-			}
-		}
-		i = p + len(sig)
-	}
-	return names
-}
 
 // zipHeadHas reports whether one of names has one of bases as its last
 // element, or begins with (or holds a folder named by) one of prefixes
