@@ -509,15 +509,9 @@ func (m *Migration) holdArchive(p model.Principal, content *archiveContent, id s
 		if err != nil {
 			return err
 		}
-		for _, q := range held {
-			if q.ID, err = identity.NewID("qrn_"); err != nil {
-				return model.Wrap(op, model.KindInternal, err)
-			}
-		}
-		rev := b.NextRevision()
-		for _, q := range held {
-			q.BundleID, q.Source, q.ImportedAt, q.Revision = id, archiveSource, b.Now, rev
-			st.hold(b, q)
+		rev, err := st.holdAll(op, b, held, id, archiveSource)
+		if err != nil {
+			return err
 		}
 		st.BundlesSeen[id] = true
 		b.Put(engine.BucketBundlesSeen, id, seenBundle{Source: archiveSource, ImportedAt: b.Now})

@@ -78,18 +78,13 @@ func (m *Migration) ImportBundle(ctx context.Context, p model.Principal, in Impo
 		if err != nil {
 			return err
 		}
-		// Every id first: nothing may fail once the view changes.
-		for _, q := range held {
-			if q.ID, err = identity.NewID("qrn_"); err != nil {
-				return model.Wrap(op, model.KindInternal, err)
-			}
+		rev, err := st.holdAll(op, b, held, man.BundleID, man.Source.CustodianID)
+		if err != nil {
+			return err
 		}
-		rev := b.NextRevision()
 		for _, q := range held {
-			q.BundleID, q.Source, q.ImportedAt, q.Revision = man.BundleID, man.Source.CustodianID, b.Now, rev
-			held := st.hold(b, q)
 			rep.Counts[q.Status]++
-			rep.Records = append(rep.Records, *held)
+			rep.Records = append(rep.Records, *st.Quarantine[q.ID])
 		}
 		st.BundlesSeen[man.BundleID] = true
 		b.Put(engine.BucketBundlesSeen, man.BundleID, seenBundle{Source: man.Source.CustodianID, ImportedAt: b.Now})
@@ -137,15 +132,8 @@ func (m *Migration) ImportMemories(ctx context.Context, p model.Principal, in Im
 		if err != nil {
 			return err
 		}
-		for _, q := range held {
-			if q.ID, err = identity.NewID("qrn_"); err != nil {
-				return model.Wrap(op, model.KindInternal, err)
-			}
-		}
-		rev = b.NextRevision()
-		for _, q := range held {
-			q.BundleID, q.Source, q.ImportedAt, q.Revision = in.ImportID, in.Source, b.Now, rev
-			st.hold(b, q)
+		if rev, err = st.holdAll(op, b, held, in.ImportID, in.Source); err != nil {
+			return err
 		}
 		n = len(held)
 		b.Receipt(model.Receipt{Actor: "owner", Operation: op, Decision: "allow", Revision: rev,
@@ -986,6 +974,24 @@ func heldClaim(op, id string, raw json.RawMessage) (archivedClaim, error) {
 		return archivedClaim{}, model.Wrap(op, model.KindInternal, fmt.Errorf("quarantine %s: %v", id, err))
 	}
 	return body, nil
+}
+
+// holdAll holds records held in one revision, from import (a bundle's,
+// an archive's or an import's id) and source, and returns the revision.
+// Every id is made first: nothing may fail once the view changes.
+func (st *state) holdAll(op string, b *engine.Batch, held []*model.QuarantineRecord, from, source string) (uint64, error) {
+	for _, q := range held {
+		var err error
+		if q.ID, err = identity.NewID("qrn_"); err != nil {
+			return 0, model.Wrap(op, model.KindInternal, err)
+		}
+	}
+	rev := b.NextRevision()
+	for _, q := range held {
+		q.BundleID, q.Source, q.ImportedAt, q.Revision = from, source, b.Now, rev
+		st.hold(b, q)
+	}
+	return rev, nil
 }
 
 // hold publishes held record q (with mu held for writing): its
