@@ -131,3 +131,97 @@ func TestImportMemories(t *testing.T) {
 		t.Fatalf("phc import without --from said:\n%s", said)
 	}
 }
+
+// TestImportEverySource: a fixture of every source, imported through the
+// daemon as a user would (a file, or a folder), is held — and none of it
+// reaches an app granted "*" by any read route until the owner adopts it.
+func TestImportEverySource(t *testing.T) {
+	t.Parallel()
+	h := startHarness(t, "")
+	env, out, errb := testEnv(t, map[string]string{"PHC_PASSWORD": testPassword, "PHC_HOME": h.dir})
+	app := h.consumerFor("app", "*", "read", "assist")
+	h.grant("app", "assist", "read", map[string]any{"keys": []string{"*"}})
+	data := filepath.Join(repoRoot, "quarantine", "importer", "testdata")
+	imports := []struct{ from, path string }{
+		{"mem0", "mem0/results.json"},
+		{"openmemory", "openmemory/memories.json"},
+		{"openmemory", "openmemory/memories.jsonl"},
+		{"chatgpt", "chatgpt"},
+		{"claude", "claude"},
+		{"claude-code", "claude-code"},
+		{"letta", "letta/companion.af"},
+		{"letta", "letta/helper-v1.af"},
+		{"basic-memory", "basic-memory"},
+		{"cognee", "cognee/main_dataset_export.json"},
+		{"pam", "pam/memory-store.json"},
+	}
+	held := map[string]int{}
+	for _, im := range imports {
+		out.Reset()
+		errb.Reset()
+		if code := Run(t.Context(), env, []string{"import", "--from", im.from, filepath.Join(data, im.path)}); code != 0 {
+			t.Fatalf("phc import --from %s %s = %d\n%s%s", im.from, im.path, code, out, errb)
+		}
+		var n int
+		if _, err := fmt.Sscanf(out.String()[strings.Index(out.String(), "seen, ")+len("seen, "):], "%d held", &n); err != nil || n == 0 {
+			t.Fatalf("phc import --from %s %s held nothing:\n%s", im.from, im.path, out)
+		}
+		held[im.from] += n
+	}
+	var page struct {
+		Records []struct {
+			Source string `json:"source"`
+			Record string `json:"record"`
+		} `json:"records"`
+		Total int `json:"total"`
+	}
+	h.must(200, "GET", "/phc/v1/quarantine?limit=1000", h.owner, nil, &page)
+	total := 0
+	for _, n := range held {
+		total += n
+	}
+	if page.Total != total {
+		t.Fatalf("the quarantine holds %d records; the imports said %d (%v)", page.Total, total, held)
+	}
+	// The app, granted everything, reads nothing of it on any route: the
+	// lists are empty, and a held claim's id answers as an absent one.
+	for _, path := range []string{"/phc/v1/context?purpose=assist", "/context/context?purpose=assist", "/context/search?purpose=assist&q=a",
+		"/phc/v1/graph/neighbors/self?purpose=assist&depth=3", "/context/fields?purpose=assist"} {
+		status, raw := h.do("GET", path, app, nil)
+		nothing := status == 200 || (strings.Contains(path, "/graph/") && status == 404) // a node without a readable claim is absent
+		if !nothing || strings.Contains(string(raw), "clm_") || strings.Contains(string(raw), "sum_") {
+			t.Errorf("GET %s as the app = %d %s; want nothing held", path, status, raw)
+		}
+	}
+	absentStatus, absent := h.do("GET", "/phc/v1/claims/clm_AAAAAAAAAAAAAAAAAAAAAAAAAA?purpose=assist", app, nil)
+	for _, r := range page.Records {
+		if !strings.HasPrefix(r.Record, "clm_") {
+			continue
+		}
+		status, raw := h.do("GET", "/phc/v1/claims/"+r.Record+"?purpose=assist", app, nil)
+		if status != absentStatus || !sameExceptIDs(raw, absent) {
+			t.Errorf("GET held claim %s as the app = %d %s; an absent one = %d %s", r.Record, status, raw, absentStatus, absent)
+		}
+	}
+	var claims struct {
+		Claims []json.RawMessage `json:"claims"`
+	}
+	h.must(200, "GET", "/phc/v1/claims", h.owner, nil, &claims)
+	if len(claims.Claims) != 0 {
+		t.Fatalf("the owner's claims before adoption: %d; want none", len(claims.Claims))
+	}
+}
+
+// sameExceptIDs reports whether two error answers are the same but for
+// their request ids.
+func sameExceptIDs(a, b []byte) bool {
+	var x, y map[string]any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return string(a) == string(b)
+	}
+	delete(x, "request_id")
+	delete(y, "request_id")
+	ja, _ := json.Marshal(x)
+	jb, _ := json.Marshal(y)
+	return string(ja) == string(jb)
+}
