@@ -2,6 +2,7 @@ package custodian_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -160,5 +161,47 @@ func TestBundleDocumentsValidate(t *testing.T) {
 		if _, vs, err := v.DecodeValid(name, raw, schema.DefaultLimits()); err != nil || vs != nil {
 			t.Errorf("%s = %v, %v\n%s", name, vs, err, raw)
 		}
+	}
+}
+
+// TestAdoptAllInChunks: an adopt of all takes the quarantine a chunk at a
+// time — personas and entities, then claims, then summaries — and a
+// summary adopted in a later chunk than its parents still derives from
+// them: everything arrives, as one adopt of fewer records would.
+func TestAdoptAllInChunks(t *testing.T) {
+	a := newTestService(t, withCards)
+	b := newTestService(t, withCards)
+	cardB := pinEach(t, a, b)
+	a.mustPersona("home")
+	const n = 2100 // over one chunk
+	var first, last custodian.Claim
+	for i := range n {
+		c := a.mustClaim(fmt.Sprintf("home.item%04d", i), i, "home").Claim
+		if i == 0 {
+			first = c
+		}
+		last = c
+	}
+	sum := a.mustSummary(a.owner, "the first and the last", "", ref(first), ref(last))
+	sealed := mustExport(t, a, cardB)
+	if _, err := b.ImportBundle(t.Context(), b.owner, custodian.ImportBundleInput{Bundle: sealed}); err != nil {
+		t.Fatal(err)
+	}
+	got, _, err := b.AdoptQuarantined(t.Context(), b.owner, "", custodian.AdoptInput{All: true})
+	if err != nil || got != n+2 { // the claims, the persona, the summary
+		t.Fatalf("adopt all = %d, %v; want %d", got, err, n+2)
+	}
+	claims, err := b.ListClaims(t.Context(), b.owner, "", "home")
+	if err != nil || len(claims.Claims) != n {
+		t.Fatalf("claims in home on B = %d, %v; want %d", len(claims.Claims), err, n)
+	}
+	if s := b.summary(sum.ID); len(s.DerivedFrom) != 2 {
+		t.Fatalf("the summary on B derives from %v", s.DerivedFrom)
+	}
+	if page, err := b.ListQuarantine(t.Context(), b.owner, custodian.QuarantineQuery{}); err != nil || page.Total != 0 {
+		t.Fatalf("held after adopting all: %d, %v", page.Total, err)
+	}
+	if rep, err := b.Check(t.Context(), b.owner); err != nil || !rep.OK {
+		t.Fatalf("Check = %+v, %v", rep, err)
 	}
 }

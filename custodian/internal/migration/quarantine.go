@@ -1,6 +1,7 @@
 package migration
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -461,7 +462,61 @@ func (m *Migration) AdoptQuarantined(ctx context.Context, p model.Principal, onl
 	} else if !in.All && len(in.IDs) == 0 {
 		return 0, 0, model.Fail(op, model.KindInvalid, "ids, or all, is required")
 	}
-	copies, err := m.readHeld(op, p, in.IDs, in.All)
+	if in.All {
+		return m.adoptAll(op, p, in)
+	}
+	return m.adoptSome(op, p, in, in.IDs)
+}
+
+// adoptChunk is how many held records one write of an adopt of all takes:
+// the bodies it reads and the claims it writes stay bounded, whatever the
+// quarantine holds.
+const adoptChunk = 2000
+
+// adoptAll adopts every held record that is not blocked, a chunk at a
+// time, each chunk in one revision: personas and entities first, then
+// claims, then summaries, so that each finds what it needs adopted in an
+// earlier chunk or its own. It returns the records adopted and the last
+// revision. A record held after it began stays for a later adopt.
+func (m *Migration) adoptAll(op string, p model.Principal, in model.AdoptInput) (int, uint64, error) {
+	ids, err := ownerRead(m, op, p, func(st *state) ([]string, error) {
+		var ids []string
+		for id, q := range st.Quarantine {
+			if q.Status != model.StatusBlocked {
+				ids = append(ids, id)
+			}
+		}
+		rank := map[string]int{"persona": 0, "entity": 1, "claim": 2, "summary": 3}
+		slices.SortFunc(ids, func(a, b string) int {
+			qa, qb := st.Quarantine[a], st.Quarantine[b]
+			return cmp.Or(cmp.Compare(rank[qa.Kind], rank[qb.Kind]), strings.Compare(a, b))
+		})
+		return ids, nil
+	})
+	if err != nil {
+		return 0, 0, err
+	}
+	total, last := 0, uint64(0)
+	for len(ids) > 0 {
+		chunk := ids[:min(adoptChunk, len(ids))]
+		ids = ids[len(chunk):]
+		n, rev, err := m.adoptSome(op, p, in, chunk)
+		if err != nil {
+			return total, last, err
+		}
+		total += n
+		if n > 0 {
+			last = rev
+		}
+	}
+	return total, last, nil
+}
+
+// adoptSome adopts the held records ids in one revision (with in.All,
+// those of them that are not blocked, passing over summaries whose parents
+// are neither here nor adopted with them).
+func (m *Migration) adoptSome(op string, p model.Principal, in model.AdoptInput, ids []string) (int, uint64, error) {
+	copies, err := m.readHeld(op, p, ids, false)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -484,14 +539,14 @@ func (m *Migration) AdoptQuarantined(ctx context.Context, p model.Principal, onl
 
 // adoptedBodies returns the records an adopt takes, and their bodies by
 // id as copies holds them: every record in.IDs names, or with in.All every
-// record held when the bodies were read that is not blocked (a record held
-// or changed since stays for a later adopt).
+// record of copies still held as it was read and not blocked (a record
+// held or changed since stays for a later adopt).
 func (st *state) adoptedBodies(op string, in model.AdoptInput, copies map[string]heldCopy) ([]string, map[string]json.RawMessage, error) {
 	ids := in.IDs
 	if in.All {
 		ids = ids[:0]
-		for id, q := range st.Quarantine {
-			if c, ok := copies[id]; ok && c.rev == q.Revision && q.Status != model.StatusBlocked {
+		for id, c := range copies {
+			if q := st.Quarantine[id]; q != nil && c.rev == q.Revision && q.Status != model.StatusBlocked {
 				ids = append(ids, id)
 			}
 		}
