@@ -30,6 +30,15 @@ func assets() fs.FS {
 
 // funcs are the template helpers: formatting only.
 var funcs = template.FuncMap{
+	// unmapped is the foreign identity a held record's problem names, or
+	// "" for any other problem.
+	"unmapped": func(problem string) string {
+		f, _ := strings.CutPrefix(problem, unmappedPrefix)
+		if f == problem {
+			return ""
+		}
+		return f
+	},
 	"json": func(raw json.RawMessage) string {
 		if len(raw) == 0 {
 			return ""

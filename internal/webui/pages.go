@@ -740,6 +740,10 @@ func (s *Server) receipts(w http.ResponseWriter, r *http.Request, sess *session)
 
 // ---- quarantine ----
 
+// unmappedPrefix begins the problem of a held record whose producer is
+// foreign (package quarantine).
+const unmappedPrefix = "identity unmapped: "
+
 func (s *Server) quarantine(w http.ResponseWriter, r *http.Request, sess *session) error {
 	pg, err := s.svc.ListQuarantine(ctx(r), sess.p, custodian.QuarantineQuery{Limit: 1000})
 	if err != nil {
@@ -749,28 +753,54 @@ func (s *Server) quarantine(w http.ResponseWriter, r *http.Request, sess *sessio
 	if err != nil {
 		return err
 	}
-	s.render(w, http.StatusOK, "quarantine", sess, map[string]any{"Page": pg, "Personas": personas})
+	consumers, err := s.svc.ListConsumers(ctx(r), sess.p)
+	if err != nil {
+		return err
+	}
+	// The foreign identities the held records name, each once, for the
+	// owner to map to a local one chosen from a list.
+	var foreign []string
+	for _, q := range pg.Records {
+		for _, pr := range q.Problems {
+			if f, ok := strings.CutPrefix(pr, unmappedPrefix); ok && !slices.Contains(foreign, f) {
+				foreign = append(foreign, f)
+			}
+		}
+	}
+	slices.Sort(foreign)
+	var locals []string
+	for _, c := range consumers {
+		locals = append(locals, c.Name)
+	}
+	s.render(w, http.StatusOK, "quarantine", sess, map[string]any{"Page": pg, "Personas": personas, "Foreign": foreign, "Locals": locals})
 	return nil
 }
 
-func (s *Server) adopt(w http.ResponseWriter, r *http.Request, sess *session) error {
+// adoptInput reads an adopt's personas and identity mappings from the
+// form: each map field is "foreign:…=local", or "" to leave it foreign.
+func adoptInput(r *http.Request) (custodian.AdoptInput, error) {
 	in := custodian.AdoptInput{Personas: formList(r, "personas")}
-	// Identity mappings, one a line: foreign:…=local name.
-	for _, line := range strings.Split(r.PostForm.Get("identities"), "\n") {
-		if line = strings.TrimSpace(line); line == "" {
-			continue
-		}
-		from, to, ok := strings.Cut(line, "=")
-		if !ok {
-			return invalid("an identity mapping is foreign:…=NAME, one a line")
+	for _, m := range formList(r, "map") {
+		from, to, ok := strings.Cut(m, "=")
+		if !ok || !strings.HasPrefix(from, "foreign:") || to == "" {
+			return in, invalid("an identity mapping is foreign:…=NAME")
 		}
 		if in.Identities == nil {
 			in.Identities = map[string]string{}
 		}
-		in.Identities[strings.TrimSpace(from)] = strings.TrimSpace(to)
+		in.Identities[from] = to
 	}
 	if len(in.Personas) == 0 {
 		in.Personas = nil // none chosen: the source's personas that exist here
+	}
+	return in, nil
+}
+
+// adopt adopts one held record (the row's form).
+func (s *Server) adopt(w http.ResponseWriter, r *http.Request, sess *session) error {
+	in, err := adoptInput(r)
+	if err != nil {
+		return err
 	}
 	n, _, err := s.svc.AdoptQuarantined(ctx(r), sess.p, r.PathValue("id"), in)
 	if err != nil {
@@ -779,8 +809,40 @@ func (s *Server) adopt(w http.ResponseWriter, r *http.Request, sess *session) er
 	return s.done(w, r, sess, "/quarantine", fmt.Sprintf("Adopted %d record(s).", n))
 }
 
+// adoptMany adopts the records selected, or all that are not blocked.
+func (s *Server) adoptMany(w http.ResponseWriter, r *http.Request, sess *session) error {
+	in, err := adoptInput(r)
+	if err != nil {
+		return err
+	}
+	in.IDs, in.All = formList(r, "ids"), r.PostForm.Get("all") != ""
+	if in.All {
+		in.IDs = nil
+	} else if len(in.IDs) == 0 {
+		return invalid("select the records to adopt, or adopt all")
+	}
+	n, _, err := s.svc.AdoptQuarantined(ctx(r), sess.p, "", in)
+	if err != nil {
+		return err
+	}
+	return s.done(w, r, sess, "/quarantine", fmt.Sprintf("Adopted %d record(s).", n))
+}
+
 func (s *Server) rejectHeld(w http.ResponseWriter, r *http.Request, sess *session) error {
 	n, _, err := s.svc.RejectQuarantined(ctx(r), sess.p, []string{r.PathValue("id")}, false)
+	if err != nil {
+		return err
+	}
+	return s.done(w, r, sess, "/quarantine", fmt.Sprintf("Rejected %d record(s).", n))
+}
+
+// rejectMany rejects the records selected.
+func (s *Server) rejectMany(w http.ResponseWriter, r *http.Request, sess *session) error {
+	ids := formList(r, "ids")
+	if len(ids) == 0 {
+		return invalid("select the records to reject")
+	}
+	n, _, err := s.svc.RejectQuarantined(ctx(r), sess.p, ids, false)
 	if err != nil {
 		return err
 	}

@@ -156,6 +156,8 @@ func (s *Server) routes() {
 		"GET /receipts":                s.receipts,
 		"GET /quarantine":              s.quarantine,
 		"POST /quarantine/{id}/adopt":  s.adopt,
+		"POST /quarantine/adopt":       s.adoptMany,
+		"POST /quarantine/reject":      s.rejectMany,
 		"POST /quarantine/{id}/reject": s.rejectHeld,
 		"GET /settings":                s.settings,
 		"POST /settings":               s.saveSettings,
