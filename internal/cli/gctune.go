@@ -15,6 +15,13 @@ import (
 // heap is larger than the headroom, and GOGC=100 applies as usual.
 const gcHeadroom = 64 << 20
 
+// bulkHeadroom is how far above the live heap the daemon's memory may
+// grow: tuneGC sets the runtime's soft memory limit to the live heap plus
+// this after every collection, so that bulk work (an import of 100,000
+// memories, an adopt of all of them) collects its garbage before it
+// doubles the heap, and the process stays within this of what it holds.
+const bulkHeadroom = 128 << 20
+
 var tuneOnce sync.Once
 
 // gcSentinel is a 40-byte object with a pointer: never a tiny allocation.
@@ -34,6 +41,7 @@ func tuneGC() {
 		if os.Getenv("GOGC") != "" {
 			return
 		}
+		limit := os.Getenv("GOMEMLIMIT") == "" // one set by hand wins
 		samples := []metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/gc/gogc:percent"}}
 		set := -1 // the GOGC this tuner set last
 		var arm func()
@@ -54,6 +62,9 @@ func tuneGC() {
 						debug.SetGCPercent(pct)
 					}
 					set = pct
+					if limit {
+						debug.SetMemoryLimit(int64(live) + bulkHeadroom)
+					}
 				}
 				arm()
 			})
@@ -79,7 +90,14 @@ func holdGC(load func() error) error {
 	runtime.ReadMemStats(&stats)
 	prevLimit := debug.SetMemoryLimit(-1)
 	prevPct := debug.SetGCPercent(-1)
-	debug.SetMemoryLimit(min(prevLimit, int64(stats.HeapSys+stats.StackSys)+loadHeadroom))
+	target := int64(stats.HeapSys+stats.StackSys) + loadHeadroom
+	if os.Getenv("GOMEMLIMIT") != "" {
+		target = min(prevLimit, target) // the limit set by hand still holds
+	}
+	// Otherwise the limit is tuneGC's, the live heap before the load plus
+	// bulkHeadroom: the load's view may grow past it. tuneGC moves it to
+	// the new live heap at the next collection.
+	debug.SetMemoryLimit(target)
 	defer func() {
 		debug.SetGCPercent(prevPct)
 		debug.SetMemoryLimit(prevLimit)
