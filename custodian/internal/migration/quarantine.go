@@ -480,6 +480,11 @@ const adoptChunk = 2000
 // revision. A record held after it began stays for a later adopt.
 func (m *Migration) adoptAll(op string, p model.Principal, in model.AdoptInput) (int, uint64, error) {
 	ids, err := ownerRead(m, op, p, func(st *state) ([]string, error) {
+		// The personas and mappings are checked once, up front: an adopt
+		// of all of an empty quarantine refuses them as any adopt does.
+		if _, err := st.checkAdoptionInput(op, in); err != nil {
+			return nil, err
+		}
 		var ids []string
 		for id, q := range st.Quarantine {
 			if q.Status != model.StatusBlocked {
