@@ -139,24 +139,14 @@ func (s chatgpt) Read(ctx context.Context, in *Input, emit func(Memory) error, d
 	if err != nil {
 		return err
 	}
-	found := false
-	for _, name := range z.Files() {
-		if !conversationsFile.MatchString(path.Base(name)) {
-			continue
-		}
-		found = true
-		f, err := z.Open(name)
-		if err != nil {
-			return err
-		}
+	found, err := z.Each(func(name string) bool { return conversationsFile.MatchString(path.Base(name)) }, func(name string, f io.Reader) error {
 		r.file = name
-		err = r.stream(f)
-		f.Close()
-		if err != nil {
-			return err
-		}
+		return r.stream(f)
+	})
+	if err != nil {
+		return err
 	}
-	if !found {
+	if found == 0 {
 		return refused("the archive has no conversations.json: not a ChatGPT export")
 	}
 	return nil

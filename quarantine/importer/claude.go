@@ -156,24 +156,13 @@ func (s claude) Read(ctx context.Context, in *Input, emit func(Memory) error, dr
 	if err != nil {
 		return err
 	}
-	found := false
-	for _, name := range z.Files() {
-		kind := claudeKind(name)
-		if kind == "" {
-			continue
-		}
-		found = true
-		f, err := z.Open(name)
-		if err != nil {
-			return err
-		}
-		err = r.file(name, kind, f)
-		f.Close()
-		if err != nil {
-			return err
-		}
+	found, err := z.Each(func(name string) bool { return claudeKind(name) != "" }, func(name string, f io.Reader) error {
+		return r.file(name, claudeKind(name), f)
+	})
+	if err != nil {
+		return err
 	}
-	if !found {
+	if found == 0 {
 		return refused("the archive has no conversations.json, memories.json or projects: not a claude.ai export")
 	}
 	return nil

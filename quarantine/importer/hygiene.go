@@ -109,6 +109,28 @@ func (z *Zip) Open(name string) (io.ReadCloser, error) {
 	return nil, fs.ErrNotExist
 }
 
+// Each calls fn with each file of the archive that pick picks, in the
+// archive's order, and returns how many it picked.
+func (z *Zip) Each(pick func(name string) bool, fn func(name string, r io.Reader) error) (int, error) {
+	n := 0
+	for _, name := range z.Files() {
+		if !pick(name) {
+			continue
+		}
+		n++
+		f, err := z.Open(name)
+		if err != nil {
+			return n, err
+		}
+		err = fn(name, f)
+		f.Close()
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
 // limitedEntry fails once an entry yields more than it declared.
 type limitedEntry struct {
 	r    io.Reader
