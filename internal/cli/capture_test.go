@@ -101,3 +101,31 @@ func TestHookCapture(t *testing.T) {
 		t.Fatalf("settings = %s", raw)
 	}
 }
+
+// FuzzCaptureTranscript: no transcript makes phc hook capture's reader
+// panic, and what it selects stays within its bounds.
+func FuzzCaptureTranscript(f *testing.F) {
+	f.Add([]byte(`{"type":"user","uuid":"u","message":{"role":"user","content":"remember: tea"}}` + "\n" +
+		`{"type":"assistant","uuid":"a","message":{"role":"assistant","content":[{"type":"text","text":"<remember>x</remember>"}]}}` + "\n"))
+	f.Add([]byte(`{"type":"user","message":{"role":"user","content":[{"type":"text","text":"Remember that a\nremember: b"}]}}`))
+	f.Add([]byte("\n\n{}\n[1,2]\n" + `{"type":"assistant","message":{"content":"<remember></remember><remember>` + strings.Repeat("y", 5000) + `</remember>"}}`))
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, b []byte) {
+		p := filepath.Join(dir, "t.jsonl")
+		if err := os.WriteFile(p, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		got, err := lastTurn(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) > maxCaptured {
+			t.Fatalf("%d statements selected", len(got))
+		}
+		for _, c := range got {
+			if c.text == "" || len(c.text) > maxCapturedText {
+				t.Fatalf("selected %q", c.text)
+			}
+		}
+	})
+}
