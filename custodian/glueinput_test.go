@@ -22,7 +22,7 @@ func TestHandBuiltInputsAsStrictAsBodies(t *testing.T) {
 	in := custodian.AdoptInput{IDs: ids}
 	var decoded custodian.AdoptInput
 	bodyErr := ts.Decode("quarantine.adopt", mustJSON(t, in), &decoded)
-	_, _, err := ts.AdoptQuarantined(t.Context(), ts.owner, "", in)
+	_, _, err := counts(ts.AdoptQuarantined(t.Context(), ts.owner, "", in))
 	if want, got := custodian.Describe(bodyErr).Constraint, custodian.Describe(err).Constraint; bodyErr == nil || got != want {
 		t.Fatalf("AdoptQuarantined(10,001 ids) = %v (%s); the body gets %v (%s)", err, got, bodyErr, want)
 	}
@@ -67,7 +67,7 @@ func TestFoldedInputsAnswerRefusalsInOrder(t *testing.T) {
 		{"quarantine.adopt", func(p custodian.Principal) (error, error) {
 			var in custodian.AdoptInput
 			derr := ts.Decode("test", []byte(malformed), &in)
-			_, _, err := ts.AdoptQuarantined(ctx, p, "", in)
+			_, _, err := counts(ts.AdoptQuarantined(ctx, p, "", in))
 			return derr, err
 		}},
 		{"quarantine.unblock", func(p custodian.Principal) (error, error) {

@@ -286,18 +286,18 @@ func TestAdoptBundle(t *testing.T) {
 		}
 	}
 	foreignOwner := "foreign:" + rep.Source + "/owner"
-	_, _, err = b.AdoptQuarantined(t.Context(), b.owner, langQ, custodian.AdoptInput{Identities: map[string]string{foreignOwner: "nobody"}})
+	_, _, err = counts(b.AdoptQuarantined(t.Context(), b.owner, langQ, custodian.AdoptInput{Identities: map[string]string{foreignOwner: "nobody"}}))
 	wantKind(t, "a mapping to an unknown consumer", err, custodian.KindInvalid)
-	_, _, err = b.AdoptQuarantined(t.Context(), reader, langQ, custodian.AdoptInput{})
+	_, _, err = counts(b.AdoptQuarantined(t.Context(), reader, langQ, custodian.AdoptInput{}))
 	wantKind(t, "adopt by a recipient", err, custodian.KindSessionRequired)
-	n, _, err := b.AdoptQuarantined(t.Context(), b.owner, langQ, custodian.AdoptInput{Identities: map[string]string{foreignOwner: "owner"}})
+	n, _, err := counts(b.AdoptQuarantined(t.Context(), b.owner, langQ, custodian.AdoptInput{Identities: map[string]string{foreignOwner: "owner"}}))
 	if err != nil || n != 1 {
 		t.Fatalf("adopt one = %d, %v", n, err)
 	}
 	// The editor claim, the persona "work" (B has one: kept) and the
 	// summary of work.lang, whose parent was adopted before from the same
 	// bundle.
-	n, _, err = b.AdoptQuarantined(t.Context(), b.owner, "", custodian.AdoptInput{All: true})
+	n, _, err = counts(b.AdoptQuarantined(t.Context(), b.owner, "", custodian.AdoptInput{All: true}))
 	if err != nil || n != 3 {
 		t.Fatalf("adopt all = %d, %v", n, err)
 	}
@@ -346,7 +346,7 @@ func FuzzQuarantineAdopt(f *testing.F) {
 		if err := ts.Decode("quarantine.adopt", raw, &in); err != nil {
 			return
 		}
-		n, _, err := ts.AdoptQuarantined(t.Context(), ts.owner, "", in)
+		n, _, err := counts(ts.AdoptQuarantined(t.Context(), ts.owner, "", in))
 		if err == nil && n != 0 {
 			t.Fatalf("adopted %d records from an empty quarantine", n)
 		}
@@ -370,7 +370,7 @@ func TestAdoptBringsPersonasAndEntities(t *testing.T) {
 	if _, err := b.ImportBundle(t.Context(), b.owner, custodian.ImportBundleInput{Bundle: sealed}); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := b.AdoptQuarantined(t.Context(), b.owner, "", custodian.AdoptInput{All: true}); err != nil {
+	if _, _, err := counts(b.AdoptQuarantined(t.Context(), b.owner, "", custodian.AdoptInput{All: true})); err != nil {
 		t.Fatal(err)
 	}
 	ps, err := b.ListPersonas(t.Context(), b.owner)
@@ -419,9 +419,9 @@ func TestBlockedRecord(t *testing.T) {
 		t.Fatalf("loss report = %+v, want x_hint dropped", rep.LossReport)
 	}
 	id := rep.Records[0].ID
-	_, _, err = b.AdoptQuarantined(t.Context(), b.owner, id, custodian.AdoptInput{})
+	_, _, err = counts(b.AdoptQuarantined(t.Context(), b.owner, id, custodian.AdoptInput{}))
 	wantKind(t, "adopt a blocked record", err, custodian.KindRestrictionBlocked)
-	if n, _, err := b.AdoptQuarantined(t.Context(), b.owner, "", custodian.AdoptInput{All: true}); err != nil || n != 0 {
+	if n, _, err := counts(b.AdoptQuarantined(t.Context(), b.owner, "", custodian.AdoptInput{All: true})); err != nil || n != 0 {
 		t.Fatalf("adopt --all passing over a blocked record = %d, %v", n, err)
 	}
 	_, err = b.UnblockQuarantined(t.Context(), b.owner, id, custodian.UnblockInput{Remove: []string{"no_export"}})
@@ -430,7 +430,7 @@ func TestBlockedRecord(t *testing.T) {
 	if err != nil || q.Status != custodian.StatusQuarantined {
 		t.Fatalf("unblock = %+v, %v", q, err)
 	}
-	if n, _, err := b.AdoptQuarantined(t.Context(), b.owner, id, custodian.AdoptInput{}); err != nil || n != 1 {
+	if n, _, err := counts(b.AdoptQuarantined(t.Context(), b.owner, id, custodian.AdoptInput{})); err != nil || n != 1 {
 		t.Fatalf("adopt after unblock = %d, %v", n, err)
 	}
 	ops := map[string]bool{}
@@ -533,7 +533,7 @@ func TestHeldRecordsAnswerAsAbsent(t *testing.T) {
 			}
 		}
 		if len(adopt) > 0 {
-			if _, _, err := b.AdoptQuarantined(t.Context(), b.owner, "", custodian.AdoptInput{IDs: adopt}); err != nil {
+			if _, _, err := counts(b.AdoptQuarantined(t.Context(), b.owner, "", custodian.AdoptInput{IDs: adopt})); err != nil {
 				rt.Fatal(err)
 			}
 		}

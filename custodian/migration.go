@@ -2,6 +2,7 @@ package custodian
 
 import (
 	"context"
+	"time"
 
 	"github.com/phc-project/phc/custodian/internal/engine"
 	"github.com/phc-project/phc/custodian/internal/migration"
@@ -74,6 +75,10 @@ func (t migrationTx) CheckPersonas(op string, ids []string) ([]string, error) {
 	return t.st.checkPersonas(op, ids)
 }
 
+func (t migrationTx) Readers(claims []*claimRecord, now time.Time) map[string]int {
+	return t.st.readersOf(claims, now)
+}
+
 // Export seals the owner's archive (see [migration.Migration.Export]).
 func (s *Service) Export(ctx context.Context, p Principal) ([]byte, error) {
 	return s.mig.Export(ctx, p)
@@ -123,7 +128,7 @@ func (s *Service) RejectQuarantined(ctx context.Context, p Principal, ids []stri
 
 // AdoptQuarantined makes held records claims here (see
 // [migration.Migration.AdoptQuarantined]).
-func (s *Service) AdoptQuarantined(ctx context.Context, p Principal, only string, in AdoptInput) (int, uint64, error) {
+func (s *Service) AdoptQuarantined(ctx context.Context, p Principal, only string, in AdoptInput) (Adopted, error) {
 	return s.mig.AdoptQuarantined(ctx, p, only, in)
 }
 

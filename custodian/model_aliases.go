@@ -8,6 +8,7 @@ import (
 // The records the rules decide over, and the domain error (package model),
 // under the names the rules and the adapters use.
 type (
+	Adopted          = model.Adopted
 	Authenticated    = model.Authenticated
 	Claim            = model.Claim
 	Confirmation     = model.Confirmation

@@ -2,7 +2,9 @@ package custodian
 
 import (
 	"context"
+	"slices"
 	"sort"
+	"time"
 
 	"github.com/phc-project/phc/custodian/internal/model"
 )
@@ -54,6 +56,32 @@ func (s *Service) ReadableNow(ctx context.Context, p Principal, recipient string
 		}
 		return out, nil
 	})
+}
+
+// readersOf counts, for each approved app that may read some of claims at
+// now — by a read grant in force for one of its purposes, or by the
+// owner's auto_grant — how many of them it reads. Callers hold st.Mu.
+func (st *state) readersOf(claims []*claimRecord, now time.Time) map[string]int {
+	out := map[string]int{}
+	for name, c := range st.Consumers {
+		if c.Status != ConsumerApproved {
+			continue
+		}
+		reader := model.ConsumerPrincipal(name, &ServiceToken{Consumer: name, Scope: []string{"*"}, Mode: ModeRead}, "")
+		grants := st.grantsFor(name, OpRead, now)
+		purposes := []string{""} // the auto_grant
+		for _, g := range grants {
+			if !slices.Contains(purposes, g.Purpose) {
+				purposes = append(purposes, g.Purpose)
+			}
+		}
+		for _, r := range claims {
+			if slices.ContainsFunc(purposes, func(pu string) bool { _, ok := st.fieldGrant(reader, r, pu, now, grants); return ok }) {
+				out[name]++
+			}
+		}
+	}
+	return out
 }
 
 // SessionOpen reports whether p is an owner session that is still open:

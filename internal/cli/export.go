@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/phc-project/phc/custodian"
@@ -144,9 +146,9 @@ func runQuarantine(ctx context.Context, env *Env, args []string) error {
 	if len(args) > 0 && args[0] == "adopt" {
 		fs := newFlags(env, "quarantine adopt", &c)
 		all := fs.Bool("all", false, "adopt every held record")
-		var personas, maps multiFlag
+		var personas, mappings multiFlag
 		fs.Var(&personas, "persona", "put the adopted claims in this persona (repeat; default: their personas that exist here)")
-		fs.Var(&maps, "map", "map a foreign identity to a local one: foreign:cus_…/ID=CONSUMER (or =owner); repeat")
+		fs.Var(&mappings, "map", "map a foreign identity to a local one: foreign:cus_…/ID=CONSUMER (or =owner); repeat")
 		ids, err := idsAndFlags(fs, args[1:]) // IDs before the flags, or after
 		if err != nil {
 			return err
@@ -155,9 +157,9 @@ func runQuarantine(ctx context.Context, env *Env, args []string) error {
 			return usageError("usage: phc quarantine adopt ID… | --all [--persona P …] [--map foreign:cus_…/ID=NAME …]")
 		}
 		in := custodian.AdoptInput{IDs: ids, All: *all, Personas: personas}
-		if len(maps) > 0 {
+		if len(mappings) > 0 {
 			m := map[string]string{}
-			for _, kv := range maps {
+			for _, kv := range mappings {
 				k, v, ok := strings.Cut(kv, "=")
 				if !ok {
 					return usageError("--map takes foreign:cus_…/ID=NAME")
@@ -174,7 +176,15 @@ func runQuarantine(ctx context.Context, env *Env, args []string) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(env.Stdout, "adopted %d records (revision %d): its claims are active now, and read by whoever your grants and auto_grant already let read them (phc grant list; phc settings get auto_grant)\n", out.Adopted, out.Revision)
+		fmt.Fprintf(env.Stdout, "adopted %d records (revision %d)", out.Adopted, out.Revision)
+		if len(out.ReadBy) == 0 {
+			fmt.Fprintln(env.Stdout, ": no app reads them until you grant it")
+			return nil
+		}
+		fmt.Fprintln(env.Stdout, "; read now, by a grant in force or by auto_grant, by:")
+		for _, app := range slices.Sorted(maps.Keys(out.ReadBy)) {
+			fmt.Fprintf(env.Stdout, "  %s: %d of the adopted claims\n", printable(app), out.ReadBy[app])
+		}
 		return nil
 	}
 	if len(args) > 0 && args[0] == "unblock" {

@@ -64,7 +64,10 @@ func TestImportMemories(t *testing.T) {
 		t.Fatalf("phc quarantine said:\n%s", said)
 	}
 
-	run(0, "quarantine", "adopt", "--all")
+	// The adopt says who reads what it adopted now: the app, by its grant.
+	if said := run(0, "quarantine", "adopt", "--all"); !strings.Contains(said, "adopted 2 records") || !strings.Contains(said, "app: 2 of the adopted claims") {
+		t.Fatalf("phc quarantine adopt --all said:\n%s", said)
+	}
 	var claims struct {
 		Claims []struct {
 			Key       string `json:"key"`

@@ -39,10 +39,7 @@ type VaultKeySet struct {
 }
 
 // Adopted is the answer to POST /phc/v1/quarantine/adopt.
-type Adopted struct {
-	Adopted  int    `json:"adopted"`
-	Revision uint64 `json:"revision"`
-}
+type Adopted = custodian.Adopted
 
 // Rejected is the answer to POST /phc/v1/quarantine/reject.
 type Rejected struct {

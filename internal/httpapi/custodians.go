@@ -177,11 +177,11 @@ func (s *Server) adoptQuarantined(w http.ResponseWriter, r *http.Request, p cust
 	if err := s.body(r, "quarantine.adopt", &in); err != nil {
 		return err
 	}
-	n, rev, err := s.svc.AdoptQuarantined(r.Context(), p, r.PathValue("id"), in)
+	out, err := s.svc.AdoptQuarantined(r.Context(), p, r.PathValue("id"), in)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"adopted": n, "revision": rev})
+	writeJSON(w, http.StatusOK, out)
 	return nil
 }
 

@@ -3,6 +3,7 @@ package webui
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
@@ -802,11 +803,11 @@ func (s *Server) adopt(w http.ResponseWriter, r *http.Request, sess *session) er
 	if err != nil {
 		return err
 	}
-	n, _, err := s.svc.AdoptQuarantined(ctx(r), sess.p, r.PathValue("id"), in)
+	out, err := s.svc.AdoptQuarantined(ctx(r), sess.p, r.PathValue("id"), in)
 	if err != nil {
 		return err
 	}
-	return s.done(w, r, sess, "/quarantine", fmt.Sprintf("Adopted %d record(s).", n))
+	return s.done(w, r, sess, "/quarantine", adoptedMessage(out))
 }
 
 // adoptMany adopts the records selected, or all that are not blocked.
@@ -821,11 +822,25 @@ func (s *Server) adoptMany(w http.ResponseWriter, r *http.Request, sess *session
 	} else if len(in.IDs) == 0 {
 		return invalid("select the records to adopt, or adopt all")
 	}
-	n, _, err := s.svc.AdoptQuarantined(ctx(r), sess.p, "", in)
+	out, err := s.svc.AdoptQuarantined(ctx(r), sess.p, "", in)
 	if err != nil {
 		return err
 	}
-	return s.done(w, r, sess, "/quarantine", fmt.Sprintf("Adopted %d record(s).", n))
+	return s.done(w, r, sess, "/quarantine", adoptedMessage(out))
+}
+
+// adoptedMessage says what an adopt did and who reads the adopted claims
+// now.
+func adoptedMessage(out custodian.Adopted) string {
+	msg := fmt.Sprintf("Adopted %d record(s).", out.Adopted)
+	if len(out.ReadBy) == 0 {
+		return msg + " No app reads them until you grant it."
+	}
+	var who []string
+	for _, app := range slices.Sorted(maps.Keys(out.ReadBy)) {
+		who = append(who, fmt.Sprintf("%s (%d)", app, out.ReadBy[app]))
+	}
+	return msg + " Read now by: " + strings.Join(who, ", ") + "."
 }
 
 func (s *Server) rejectHeld(w http.ResponseWriter, r *http.Request, sess *session) error {

@@ -13,6 +13,8 @@
 package migration
 
 import (
+	"time"
+
 	"github.com/phc-project/phc/custodian/internal/engine"
 	"github.com/phc-project/phc/custodian/internal/limits"
 	"github.com/phc-project/phc/custodian/internal/model"
@@ -47,6 +49,10 @@ type Tx interface {
 	// CheckPersonas checks that personas ids exist, and returns them
 	// deduplicated.
 	CheckPersonas(op string, ids []string) ([]string, error)
+	// Readers counts, for each approved app that may read some of claims
+	// at now (by a read grant in force, or by the owner's auto_grant), how
+	// many of them it reads.
+	Readers(claims []*engine.ClaimRecord, now time.Time) map[string]int
 }
 
 // Codec makes and reads custodian cards and seals and opens migration

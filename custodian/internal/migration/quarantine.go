@@ -446,26 +446,27 @@ func (m *Migration) RejectQuarantined(ctx context.Context, p model.Principal, id
 // claim whose id exists here already or whose subject does not, and a
 // summary whose parents are neither here nor adopted with it; all passes
 // over blocked records and such summaries (they stay held).
-func (m *Migration) AdoptQuarantined(ctx context.Context, p model.Principal, only string, in model.AdoptInput) (int, uint64, error) {
+func (m *Migration) AdoptQuarantined(ctx context.Context, p model.Principal, only string, in model.AdoptInput) (model.Adopted, error) {
 	const op = "quarantine.adopt"
 	if err := p.RequireOwner(op); err != nil {
-		return 0, 0, err
+		return model.Adopted{}, err
 	}
 	if err := model.AcceptInput(m.schema, op, &in); err != nil {
-		return 0, 0, err
+		return model.Adopted{}, err
 	}
 	if only != "" {
 		if in.All || len(in.IDs) > 0 {
-			return 0, 0, model.Fail(op, model.KindInvalid, "ids and all belong to the bulk route, POST /phc/v1/quarantine/adopt")
+			return model.Adopted{}, model.Fail(op, model.KindInvalid, "ids and all belong to the bulk route, POST /phc/v1/quarantine/adopt")
 		}
 		in.IDs = []string{only}
 	} else if !in.All && len(in.IDs) == 0 {
-		return 0, 0, model.Fail(op, model.KindInvalid, "ids, or all, is required")
+		return model.Adopted{}, model.Fail(op, model.KindInvalid, "ids, or all, is required")
 	}
+	out := model.Adopted{ReadBy: map[string]int{}}
 	if in.All {
-		return m.adoptAll(op, p, in)
+		return out, m.adoptAll(op, p, in, &out)
 	}
-	return m.adoptSome(op, p, in, in.IDs)
+	return out, m.adoptSome(op, p, in, in.IDs, &out)
 }
 
 // adoptChunk is how many held records one write of an adopt of all takes:
@@ -476,9 +477,9 @@ const adoptChunk = 2000
 // adoptAll adopts every held record that is not blocked, a chunk at a
 // time, each chunk in one revision: personas and entities first, then
 // claims, then summaries, so that each finds what it needs adopted in an
-// earlier chunk or its own. It returns the records adopted and the last
-// revision. A record held after it began stays for a later adopt.
-func (m *Migration) adoptAll(op string, p model.Principal, in model.AdoptInput) (int, uint64, error) {
+// earlier chunk or its own. It adds to out what each chunk adopted. A
+// record held after it began stays for a later adopt.
+func (m *Migration) adoptAll(op string, p model.Principal, in model.AdoptInput, out *model.Adopted) error {
 	ids, err := ownerRead(m, op, p, func(st *state) ([]string, error) {
 		// The personas and mappings are checked once, up front: an adopt
 		// of all of an empty quarantine refuses them as any adopt does.
@@ -499,35 +500,28 @@ func (m *Migration) adoptAll(op string, p model.Principal, in model.AdoptInput) 
 		return ids, nil
 	})
 	if err != nil {
-		return 0, 0, err
+		return err
 	}
-	total, last := 0, uint64(0)
 	for len(ids) > 0 {
 		chunk := ids[:min(adoptChunk, len(ids))]
 		ids = ids[len(chunk):]
-		n, rev, err := m.adoptSome(op, p, in, chunk)
-		if err != nil {
-			return total, last, err
-		}
-		total += n
-		if n > 0 {
-			last = rev
+		if err := m.adoptSome(op, p, in, chunk, out); err != nil {
+			return err
 		}
 	}
-	return total, last, nil
+	return nil
 }
 
 // adoptSome adopts the held records ids in one revision (with in.All,
 // those of them that are not blocked, passing over summaries whose parents
-// are neither here nor adopted with them).
-func (m *Migration) adoptSome(op string, p model.Principal, in model.AdoptInput, ids []string) (int, uint64, error) {
+// are neither here nor adopted with them), and adds to out what it
+// adopted, its revision and who reads the adopted claims now.
+func (m *Migration) adoptSome(op string, p model.Principal, in model.AdoptInput, ids []string, out *model.Adopted) error {
 	copies, err := m.readHeld(op, p, ids, false)
 	if err != nil {
-		return 0, 0, err
+		return err
 	}
-	var n int
-	var rev uint64
-	err = m.write(op, p, func(st *state, b *engine.Batch) error {
+	return m.write(op, p, func(st *state, b *engine.Batch) error {
 		ids, bodies, err := st.adoptedBodies(op, in, copies)
 		if err != nil {
 			return err
@@ -536,10 +530,20 @@ func (m *Migration) adoptSome(op string, p model.Principal, in model.AdoptInput,
 		if err != nil {
 			return err
 		}
-		n, rev, err = st.adopt(op, b, a, in.Identities)
-		return err
+		n, rev, err := st.adopt(op, b, a, in.Identities)
+		if err != nil {
+			return err
+		}
+		out.Adopted, out.Revision = out.Adopted+n, rev
+		claims := make([]*engine.ClaimRecord, 0, len(a.claims))
+		for _, c := range a.claims {
+			claims = append(claims, st.Claims[c.versions[0].ID])
+		}
+		for app, k := range st.core.Readers(claims, b.Now) {
+			out.ReadBy[app] += k
+		}
+		return nil
 	})
-	return n, rev, err
 }
 
 // adoptedBodies returns the records an adopt takes, and their bodies by

@@ -32,6 +32,16 @@ type ImportResult struct {
 	Revision   uint64            `json:"revision"`
 }
 
+// Adopted is what an adopt did: how many held records it adopted, at
+// which revision (the last, when it took several writes), and which
+// approved apps read how many of the adopted claims right now — by a read
+// grant in force, or by the owner's auto_grant.
+type Adopted struct {
+	Adopted  int            `json:"adopted"`
+	Revision uint64         `json:"revision"`
+	ReadBy   map[string]int `json:"read_by"`
+}
+
 // Card is a custodian's public identity: its id and its public keys.
 type Card struct {
 	CustodianID string          `json:"custodian_id"`
