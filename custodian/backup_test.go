@@ -1,8 +1,13 @@
 package custodian_test
 
 import (
+	"archive/zip"
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 
@@ -208,3 +213,82 @@ func TestAdoptAllInChunks(t *testing.T) {
 
 // counts is an adopt's answer as its counts.
 func counts(a custodian.Adopted, err error) (int, uint64, error) { return a.Adopted, a.Revision, err }
+
+// TestBundleInParts: a bundle in parts carries what a whole bundle does —
+// claims split over the parts, the other records in the last — and is
+// held whole; with a part missing, twice, or of another bundle it is
+// refused with nothing held, and imported again it is refused.
+func TestBundleInParts(t *testing.T) {
+	a := newTestService(t, withCards)
+	b := newTestService(t, withCards)
+	cardB := pinEach(t, a, b)
+	a.mustPersona("home")
+	var claims []custodian.Claim
+	for i := range 5 {
+		claims = append(claims, a.mustClaim(fmt.Sprintf("home.item%d", i), i, "home").Claim)
+	}
+	a.mustSummary(a.owner, "first and last", "", ref(claims[0]), ref(claims[4]))
+	export := func() map[string][]byte {
+		var buf bytes.Buffer
+		man, err := a.ExportBundleParts(t.Context(), a.owner, input[custodian.ExportInput](a, mustJSON(t, map[string]any{"to": cardB, "part_claims": 2})), &buf)
+		if err != nil || man.Counts["parts"] != 3 || man.Counts["claims"] != 5 {
+			t.Fatalf("ExportBundleParts = %+v, %v; want 3 parts of 5 claims", man.Counts, err)
+		}
+		zr, err := zip.NewReader(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		parts := map[string][]byte{}
+		for _, f := range zr.File {
+			rc, _ := f.Open()
+			raw, _ := io.ReadAll(rc)
+			rc.Close()
+			parts[f.Name] = raw
+		}
+		return parts
+	}
+	zipOf := func(parts map[string][]byte) custodian.ImportPartsInput {
+		var buf bytes.Buffer
+		zw := zip.NewWriter(&buf)
+		for _, name := range slices.Sorted(maps.Keys(parts)) {
+			w, _ := zw.Create(name)
+			w.Write(parts[name])
+		}
+		zw.Close()
+		return custodian.ImportPartsInput{Parts: bytes.NewReader(buf.Bytes()), Size: int64(buf.Len())}
+	}
+	held := func() int {
+		page, err := b.ListQuarantine(t.Context(), b.owner, custodian.QuarantineQuery{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return page.Total
+	}
+	parts, other := export(), export()
+	refusals := map[string]map[string][]byte{
+		"missing": {"part-0001.jwe": parts["part-0001.jwe"], "part-0003.jwe": parts["part-0003.jwe"]},
+		"twice":   {"part-0001.jwe": parts["part-0001.jwe"], "part-0002.jwe": parts["part-0002.jwe"], "part-0003.jwe": parts["part-0002.jwe"]},
+		"foreign": {"part-0001.jwe": parts["part-0001.jwe"], "part-0002.jwe": other["part-0002.jwe"], "part-0003.jwe": parts["part-0003.jwe"]},
+	}
+	for name, ps := range refusals {
+		if _, err := b.ImportBundleParts(t.Context(), b.owner, zipOf(ps)); custodian.KindOf(err) != custodian.KindInvalid || held() != 0 {
+			t.Fatalf("%s: ImportBundleParts = %v, %d held; want invalid, nothing held", name, err, held())
+		}
+	}
+	rep, err := b.ImportBundleParts(t.Context(), b.owner, zipOf(parts))
+	if err != nil || held() != 7 { // 5 claims, the persona, the summary
+		t.Fatalf("ImportBundleParts = %+v, %v; %d held, want 7", rep.Counts, err, held())
+	}
+	if _, err := b.ImportBundleParts(t.Context(), b.owner, zipOf(parts)); custodian.KindOf(err) != custodian.KindConflict {
+		t.Fatalf("the same bundle again = %v; want conflict", err)
+	}
+	if _, err := b.ImportBundle(t.Context(), b.owner, custodian.ImportBundleInput{Bundle: parts["part-0001.jwe"]}); custodian.KindOf(err) != custodian.KindInvalid {
+		t.Fatalf("one part alone as a bundle = %v; want invalid", err)
+	}
+	if n, _, err := counts(b.AdoptQuarantined(t.Context(), b.owner, "", custodian.AdoptInput{All: true})); err != nil || n != 7 {
+		t.Fatalf("adopt all = %d, %v", n, err)
+	}
+	if rep, err := b.Check(t.Context(), b.owner); err != nil || !rep.OK {
+		t.Fatalf("Check = %+v, %v", rep, err)
+	}
+}

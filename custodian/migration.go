@@ -2,6 +2,7 @@ package custodian
 
 import (
 	"context"
+	"io"
 	"time"
 
 	"github.com/phc-project/phc/custodian/internal/engine"
@@ -27,6 +28,9 @@ type (
 	// ImportExportInput is an import of another memory system's export
 	// (see [migration.ImportExportInput]).
 	ImportExportInput = migration.ImportExportInput
+	// ImportPartsInput is an import of a bundle in parts (see
+	// [migration.ImportPartsInput]).
+	ImportPartsInput = migration.ImportPartsInput
 )
 
 func (s *Service) newMigration(cfg Config) *migration.Migration {
@@ -94,6 +98,18 @@ func (s *Service) Import(ctx context.Context, p Principal, in ImportInput) (Impo
 // [migration.Migration.ExportBundle]).
 func (s *Service) ExportBundle(ctx context.Context, p Principal, in ExportInput) ([]byte, BundleManifest, error) {
 	return s.mig.ExportBundle(ctx, p, in)
+}
+
+// ExportBundleParts writes a bundle in parts to w (see
+// [migration.Migration.ExportBundleParts]).
+func (s *Service) ExportBundleParts(ctx context.Context, p Principal, in ExportInput, w io.Writer) (BundleManifest, error) {
+	return s.mig.ExportBundleParts(ctx, p, in, w)
+}
+
+// ImportBundleParts holds a bundle in parts (see
+// [migration.Migration.ImportBundleParts]).
+func (s *Service) ImportBundleParts(ctx context.Context, p Principal, in ImportPartsInput) (ImportReport, error) {
+	return s.mig.ImportBundleParts(ctx, p, in)
 }
 
 // ImportBundle holds a bundle's records in the quarantine (see

@@ -13,6 +13,21 @@ import (
 // BundleVersion is the bundle format this package reads and phc writes.
 const BundleVersion = "0.1"
 
+// PartsVersion is the format of a bundle in parts: several payloads, each
+// signed and sealed on its own, under one bundle id (see [Part]).
+const PartsVersion = "0.2"
+
+// MaxParts bounds the parts of one bundle.
+const MaxParts = 10000
+
+// Part places one payload of a bundle in parts: the index-th (1-based) of
+// count. Every part carries the whole bundle's manifest, but for
+// records_digest, which is over its own records.
+type Part struct {
+	Index int `json:"index"`
+	Count int `json:"count"`
+}
+
 // Manifest describes a bundle: who made it for whom, what it holds and
 // what stayed behind.
 type Manifest struct {
@@ -51,6 +66,7 @@ type IdentityRef struct {
 // as the bytes its digest is over.
 type Payload struct {
 	Manifest Manifest        `json:"manifest"`
+	Part     *Part           `json:"part,omitempty"` // a bundle in parts (format 0.2) only
 	Records  json.RawMessage `json:"records"`
 }
 
@@ -96,25 +112,58 @@ func Digest(records []byte) string {
 // [ParseRecords]). Every refusal is an [*Error]; the manifest is returned
 // with it once it decoded.
 func Open(payload []byte, signer, recipient string) (Manifest, []byte, error) {
+	m, part, records, err := OpenPart(payload, signer, recipient)
+	if err == nil && part != nil {
+		return m, nil, refuse("this is one part of a bundle in parts: import all its parts together (a zip of them)")
+	}
+	return m, records, err
+}
+
+// OpenPart is [Open] for a payload that may be one part of a bundle in
+// parts (format 0.2): it returns the part too (nil for a bundle of one
+// payload, format 0.1).
+func OpenPart(payload []byte, signer, recipient string) (Manifest, *Part, []byte, error) {
 	var p Payload
 	if err := Strict(payload, &p); err != nil {
-		return Manifest{}, nil, refuse("the bundle's content is not a manifest and records")
+		return Manifest{}, nil, nil, refuse("the bundle's content is not a manifest and records")
 	}
+	m, err := openPayload(p, signer, recipient)
+	return m, p.Part, p.Records, err
+}
+
+func openPayload(p Payload, signer, recipient string) (Manifest, error) {
 	m := p.Manifest
 	switch {
-	case m.BundleVersion != BundleVersion:
-		return m, nil, refuse("bundle_version " + m.BundleVersion + " is not one this custodian reads (0.1)")
+	case m.BundleVersion == BundleVersion && p.Part != nil, m.BundleVersion == PartsVersion && p.Part == nil:
+		return m, refuse("bundle_version " + m.BundleVersion + " does not match the payload's parts")
+	case m.BundleVersion != BundleVersion && m.BundleVersion != PartsVersion:
+		return m, refuse("bundle_version " + m.BundleVersion + " is not one this custodian reads (0.1, or 0.2 in parts)")
+	case p.Part != nil && (p.Part.Count < 1 || p.Part.Count > MaxParts || p.Part.Index < 1 || p.Part.Index > p.Part.Count):
+		return m, refuse("the part's index and count are out of range")
 	case m.Source.CustodianID != signer:
-		return m, nil, refuse("the manifest names another source than the signature")
+		return m, refuse("the manifest names another source than the signature")
 	case m.Recipient.CustodianID != recipient:
-		return m, nil, refuse("the bundle is for another custodian")
+		return m, refuse("the bundle is for another custodian")
 	case !identity.ValidID(m.BundleID, "bnd_"):
-		return m, nil, refuse("the manifest's bundle_id is malformed")
+		return m, refuse("the manifest's bundle_id is malformed")
 	}
 	if m.RecordsDigest != Digest(p.Records) {
-		return m, nil, refuse("records_digest does not match the records")
+		return m, refuse("records_digest does not match the records")
 	}
-	return m, p.Records, nil
+	return m, nil
+}
+
+// SamePart reports whether part b belongs to the bundle of part a (the
+// same bundle, count and manifest but for the records' digest), or says
+// why not.
+func SamePart(a, b Manifest, pa, pb Part) error {
+	a.RecordsDigest, b.RecordsDigest = "", ""
+	ja, _ := json.Marshal(a)
+	jb, _ := json.Marshal(b)
+	if pa.Count != pb.Count || !bytes.Equal(ja, jb) {
+		return refuse("the parts are not of one bundle: their manifests or counts differ")
+	}
+	return nil
 }
 
 // ParseRecords decodes the records of a bundle that [Open] returned, with

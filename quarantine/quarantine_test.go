@@ -60,7 +60,8 @@ func TestOpenRefuses(t *testing.T) {
 	}{
 		{"not json", []byte(`{`), "not a manifest and records"},
 		{"extra member", []byte(`{"manifest":{},"records":{},"x":1}`), "not a manifest and records"},
-		{"version", payload(t, records, func(m *quarantine.Manifest) { m.BundleVersion = "0.2" }), "bundle_version 0.2 is not one"},
+		{"version", payload(t, records, func(m *quarantine.Manifest) { m.BundleVersion = "0.3" }), "bundle_version 0.3 is not one"},
+		{"parts version without a part", payload(t, records, func(m *quarantine.Manifest) { m.BundleVersion = "0.2" }), "does not match the payload's parts"},
 		{"source", payload(t, records, func(m *quarantine.Manifest) { m.Source.CustodianID = recipient }), "another source than the signature"},
 		{"recipient", payload(t, records, func(m *quarantine.Manifest) { m.Recipient.CustodianID = source }), "for another custodian"},
 		{"bundle id", payload(t, records, func(m *quarantine.Manifest) { m.BundleID = "bnd_x" }), "bundle_id is malformed"},

@@ -23,11 +23,12 @@ func runExport(ctx context.Context, env *Env, args []string) error {
 	out := fs.String("out", "", "write the bundle to this file (mode 0600) instead of stdout")
 	var personas multiFlag
 	fs.Var(&personas, "persona", "export only the claims of this persona (repeat for several)")
+	partClaims := fs.Int("part-claims", 0, "make a bundle in parts of at most this many claims each: a zip archive, for a vault too large for one bundle")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
 	if *to == "" || fs.NArg() != 0 {
-		return usageError("usage: phc export --to CARD.json [--persona P …] [--out FILE]")
+		return usageError("usage: phc export --to CARD.json [--persona P …] [--part-claims N] [--out FILE]")
 	}
 	card, err := os.ReadFile(*to)
 	if err != nil {
@@ -42,7 +43,7 @@ func runExport(ctx context.Context, env *Env, args []string) error {
 	}
 	cl.HTTP.Timeout = bulkTimeout
 	fmt.Fprintln(env.Stderr, "making the bundle (the daemon collects, signs and encrypts it first) …")
-	bundle, err := cl.ExportBundle(ctx, custodian.ExportInput{To: card, Personas: personas})
+	bundle, err := cl.ExportBundle(ctx, custodian.ExportInput{To: card, Personas: personas, PartClaims: *partClaims})
 	if err != nil {
 		return err
 	}
@@ -75,6 +76,9 @@ func runExport(ctx context.Context, env *Env, args []string) error {
 	fmt.Fprintf(env.Stderr, "bundle %s for %s: %d bytes; %d claims (%d versions), %d personas, %d entities, %d summaries, %d identities\n",
 		printable(man.BundleID), printable(man.Recipient), n, man.Counts["claims"], man.Counts["versions"], man.Counts["personas"],
 		man.Counts["entities"], man.Counts["summaries"], man.Counts["identities"])
+	if parts := man.Counts["parts"]; parts > 0 {
+		fmt.Fprintf(env.Stderr, "in %d parts, a zip archive: the other custodian imports it whole (phc import FILE)\n", parts)
+	}
 	if lost := man.Counts["lost"]; lost > 0 {
 		fmt.Fprintf(env.Stderr, "%d records stay behind:\n", lost)
 		if man.LossReport != nil {
@@ -108,6 +112,9 @@ func runImport(ctx context.Context, env *Env, args []string) error {
 	file := files[0]
 	if *from != "" || *mapFile != "" || isMemoryExport(file) {
 		return importExport(ctx, env, c, *from, *mapFile, file)
+	}
+	if isZipFile(file) {
+		return importParts(ctx, env, c, file)
 	}
 	raw, err := os.ReadFile(file)
 	if err != nil {

@@ -127,3 +127,48 @@ func openExport(file string) (*os.File, int64, error) {
 	}
 	return tmp, size, nil
 }
+
+// isZipFile reports whether file begins a zip archive (a bundle in parts,
+// when no importer claims it).
+func isZipFile(file string) bool {
+	f, err := os.Open(file)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	head := make([]byte, 4)
+	_, err = io.ReadFull(f, head)
+	return err == nil && importer.IsZip(head)
+}
+
+// importParts sends a bundle in parts (the zip archive phc export
+// --part-claims wrote) to the daemon, which holds it whole or not at all.
+func importParts(ctx context.Context, env *Env, c common, file string) error {
+	f, err := os.Open(file)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	cl, err := ownerBulkClient(env, c)
+	if err != nil {
+		return err
+	}
+	rep, err := cl.ImportBundleParts(ctx, &progress{r: f, w: env.Stderr, total: st.Size(), every: 64 << 20}, st.Size())
+	if err != nil {
+		return err
+	}
+	held := 0
+	for _, n := range rep.Counts {
+		held += n
+	}
+	fmt.Fprintf(env.Stdout, "bundle %s from %s, in parts: %d records held in the quarantine (%d blocked); nothing is readable until you adopt it (phc quarantine)\n",
+		printable(rep.BundleID), printable(rep.Source), held, rep.Counts["blocked"])
+	for _, l := range rep.LossReport {
+		fmt.Fprintf(env.Stdout, "  lost: %s %s: %s\n", l.Dropped, printable(l.Record), printable(l.Reason))
+	}
+	return nil
+}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"reflect"
@@ -167,4 +168,49 @@ func TestMigrationBetweenDaemons(t *testing.T) {
 	}
 	// B's grant on * now covers the adopted claims.
 	b.must(200, "GET", "/context/fields/work.lang", app, nil, nil)
+}
+
+// TestMigrationInParts: phc export --part-claims writes a bundle in parts
+// (a zip archive of separately sealed parts) that phc import holds whole.
+func TestMigrationInParts(t *testing.T) {
+	t.Parallel()
+	a := startHarness(t, "")
+	b := startHarness(t, "")
+	envA, _, errA := testEnv(t, map[string]string{"PHC_PASSWORD": testPassword, "PHC_HOME": a.dir})
+	envB, outB, errB := testEnv(t, map[string]string{"PHC_PASSWORD": testPassword, "PHC_HOME": b.dir})
+	dir := t.TempDir()
+	cardA, cardB, bundle := filepath.Join(dir, "a.json"), filepath.Join(dir, "b.json"), filepath.Join(dir, "bundle.zip")
+	run := func(env *Env, errb fmt.Stringer, args ...string) {
+		t.Helper()
+		if code := Run(t.Context(), env, args); code != 0 {
+			t.Fatalf("phc %s = %d\n%s", strings.Join(args, " "), code, errb.String())
+		}
+	}
+	run(envA, errA, "card", "--out", cardA)
+	run(envB, errB, "card", "--out", cardB)
+	run(envB, errB, "trust", "custodian", cardA)
+	for i := range 5 {
+		var pr struct {
+			ID string `json:"proposal_id"`
+		}
+		a.must(201, "POST", "/phc/v1/proposals", a.owner, map[string]any{"key": fmt.Sprintf("work.item%d", i), "value": i, "kind": "fact", "assertion": "reported"}, &pr)
+		a.must(200, "POST", "/phc/v1/proposals/"+pr.ID+"/confirm", a.owner, map[string]any{"personas": []string{}}, nil)
+	}
+	run(envA, errA, "export", "--to", cardB, "--part-claims", "2", "--out", bundle)
+	if !strings.Contains(errA.String(), "in 3 parts, a zip archive") {
+		t.Fatalf("phc export said:\n%s", errA)
+	}
+	run(envB, errB, "import", bundle)
+	if !strings.Contains(outB.String(), "in parts: 5 records held") {
+		t.Fatalf("phc import said:\n%s", outB)
+	}
+	outB.Reset()
+	run(envB, errB, "quarantine", "adopt", "--all")
+	var claims struct {
+		Claims []json.RawMessage `json:"claims"`
+	}
+	b.must(200, "GET", "/phc/v1/claims?key=work.*", b.owner, nil, &claims)
+	if len(claims.Claims) != 5 {
+		t.Fatalf("claims on B after adopting the bundle in parts: %d; want 5", len(claims.Claims))
+	}
 }

@@ -72,7 +72,7 @@ func TestValidate(t *testing.T) {
 	records := write("records.json", recs)
 	claim := write("claim.json", []byte(recs.Claims[0].Versions[0]))
 
-	badManifest := write("manifest.json", map[string]any{"bundle_version": "0.2", "bundle_id": "bnd_x", "created_at": "yesterday",
+	badManifest := write("manifest.json", map[string]any{"bundle_version": "0.9", "bundle_id": "bnd_x", "created_at": "yesterday",
 		"source": map[string]string{"custodian_id": "cus_x"}, "recipient": map[string]string{}, "counts": map[string]int{},
 		"loss_report": []any{}, "records_digest": "sha256:00"})
 
@@ -85,7 +85,7 @@ func TestValidate(t *testing.T) {
 		{[]string{"validate", records}, 0, []string{"a valid bundle_records"}},
 		{[]string{"validate", claim}, 0, []string{"a valid claim"}},
 		{[]string{"validate", "--as", "held", claim}, 1, []string{"not a valid held", "/bundle_id  required"}},
-		{[]string{"validate", badManifest}, 1, []string{"not a valid bundle_manifest", "/bundle_version  const", "/bundle_id  pattern",
+		{[]string{"validate", badManifest}, 1, []string{"not a valid bundle_manifest", "/bundle_version  enum", "/bundle_id  pattern",
 			"/created_at  ", "/recipient/custodian_id  required", "/records_digest  pattern"}},
 		{[]string{"validate", "--as", "nonsense", claim}, 2, []string{"--as is one of"}},
 	}

@@ -433,6 +433,15 @@ func (c *Client) ImportBundle(ctx context.Context, bundle []byte) (custodian.Imp
 	return out, err
 }
 
+// ImportBundleParts sends a bundle in parts — the zip archive of its
+// parts, size bytes read from parts — to be held in the quarantine
+// (owner).
+func (c *Client) ImportBundleParts(ctx context.Context, parts io.Reader, size int64) (custodian.ImportReport, error) {
+	var out custodian.ImportReport
+	err := c.do(ctx, "POST", "/phc/v1/import?parts=zip", streamBody{r: parts, n: size}, &out)
+	return out, err
+}
+
 // ImportExport sends another memory system's export, size bytes read
 // from export, to be held in the quarantine (owner): from names its source
 // ("auto" detects it), name is its file name, mapping a key map (nil:

@@ -59,6 +59,9 @@ func (s *Server) exportBundle(w http.ResponseWriter, r *http.Request, p custodia
 	if err := s.body(r, "export.bundle", &in); err != nil {
 		return err
 	}
+	if in.PartClaims != 0 {
+		return s.exportParts(w, r, p, in)
+	}
 	sealed, man, err := s.svc.ExportBundle(r.Context(), p, in)
 	if err != nil {
 		return err
@@ -103,6 +106,9 @@ const maxManifestHeader = 32 << 10
 func (s *Server) importBundle(w http.ResponseWriter, r *http.Request, p custodian.Principal) error {
 	if r.URL.Query().Has("from") {
 		return s.importMemories(w, r, p)
+	}
+	if r.URL.Query().Get("parts") == "zip" {
+		return s.importParts(w, r, p)
 	}
 	bulkDeadlines(w)
 	defer releaseMemory()

@@ -24,6 +24,9 @@ const (
 	// MaxExport bounds another memory system's export (POST
 	// /phc/v1/import?from=…), which is streamed, never held.
 	MaxExport = 1 << 30
+	// MaxParts bounds a bundle in parts (POST /phc/v1/import?parts=zip),
+	// which is streamed, never held.
+	MaxParts = 64 << 30
 )
 
 // access is the credential a route needs before the core is called; the
@@ -47,7 +50,7 @@ type route struct {
 }
 
 // bodyLimits raises the body bound of the routes that take large bodies.
-var bodyLimits = map[string]int64{"POST /context/import": MaxImport, "POST /phc/v1/import": MaxExport, "POST /phc/v1/dec/verify": 5 << 20, "POST /phc/v1/dec/present": 5 << 20}
+var bodyLimits = map[string]int64{"POST /context/import": MaxImport, "POST /phc/v1/import": MaxParts, "POST /phc/v1/dec/verify": 5 << 20, "POST /phc/v1/dec/present": 5 << 20}
 
 // Server is the HTTP face of a custodian.Service. It implements
 // http.Handler.

@@ -56,7 +56,7 @@ func TestConsoleValidate(t *testing.T) {
 		mw := multipart.NewWriter(&buf)
 		mw.WriteField("csrf", csrf)
 		fw, _ := mw.CreateFormFile("file", "manifest.json")
-		io.WriteString(fw, `{"bundle_version": "0.2"}`)
+		io.WriteString(fw, `{"bundle_version": "0.9"}`)
 		mw.Close()
 		req, _ := http.NewRequest("POST", ui+"/validate", &buf)
 		req.Header.Set("Content-Type", mw.FormDataContentType())

@@ -1,8 +1,12 @@
 package migration
 
 import (
+	"archive/zip"
+	"cmp"
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
 	"slices"
 	"sort"
 
@@ -23,25 +27,12 @@ import (
 // summary of it; the manifest's loss report lists each by id and reason.
 func (m *Migration) ExportBundle(ctx context.Context, p model.Principal, in model.ExportInput) ([]byte, model.BundleManifest, error) {
 	const op = "export.bundle"
-	if err := p.RequireOwner(op); err != nil {
+	to, id, err := m.exportStart(op, p, &in)
+	if err != nil {
 		return nil, model.BundleManifest{}, err
 	}
-	if m.cards == nil {
-		return nil, model.BundleManifest{}, model.Fail(op, model.KindInvalid, "this custodian cannot make bundles")
-	}
-	if err := model.AcceptInput(m.schema, op, &in); err != nil {
-		return nil, model.BundleManifest{}, err
-	}
-	if len(in.To) == 0 {
-		return nil, model.BundleManifest{}, model.Fail(op, model.KindInvalid, "to (the recipient custodian's card) is required")
-	}
-	to, err := m.cards.ParseCard(in.To)
-	if err != nil {
-		return nil, model.BundleManifest{}, model.Fail(op, model.KindInvalid, err.Error())
-	}
-	id, err := identity.NewID("bnd_")
-	if err != nil {
-		return nil, model.BundleManifest{}, model.Wrap(op, model.KindInternal, err)
+	if in.PartClaims != 0 {
+		return nil, model.BundleManifest{}, model.Fail(op, model.KindInvalid, "part_claims asks for a bundle in parts: use the parts export")
 	}
 	var keys []byte
 	var man model.BundleManifest
@@ -91,6 +82,117 @@ func (m *Migration) ExportBundle(ctx context.Context, p model.Principal, in mode
 	return sealed, man, nil
 }
 
+// exportStart checks an export's caller and input, and returns the
+// recipient's card and the new bundle's id.
+func (m *Migration) exportStart(op string, p model.Principal, in *model.ExportInput) (model.Card, string, error) {
+	if err := p.RequireOwner(op); err != nil {
+		return model.Card{}, "", err
+	}
+	if m.cards == nil {
+		return model.Card{}, "", model.Fail(op, model.KindInvalid, "this custodian cannot make bundles")
+	}
+	if err := model.AcceptInput(m.schema, op, in); err != nil {
+		return model.Card{}, "", err
+	}
+	if len(in.To) == 0 {
+		return model.Card{}, "", model.Fail(op, model.KindInvalid, "to (the recipient custodian's card) is required")
+	}
+	if in.PartClaims < 0 || in.PartClaims > 1_000_000 {
+		return model.Card{}, "", model.Fail(op, model.KindInvalid, "part_claims is 1 to 1,000,000")
+	}
+	to, err := m.cards.ParseCard(in.To)
+	if err != nil {
+		return model.Card{}, "", model.Fail(op, model.KindInvalid, err.Error())
+	}
+	id, err := identity.NewID("bnd_")
+	if err != nil {
+		return model.Card{}, "", model.Wrap(op, model.KindInternal, err)
+	}
+	return to, id, nil
+}
+
+// ExportBundleParts makes a bundle in parts (format 0.2) for the custodian
+// whose card is in.To (owner only): what [Migration.ExportBundle] would
+// hold, at most in.PartClaims claims a part (20,000 if 0), the other
+// records in the last part, each part signed and sealed on its own and
+// written to w as the entry part-NNNN.jwe of a zip archive. It runs in
+// the journal (writes wait), one part at a time in memory.
+func (m *Migration) ExportBundleParts(ctx context.Context, p model.Principal, in model.ExportInput, w io.Writer) (model.BundleManifest, error) {
+	const op = "export.bundle"
+	to, id, err := m.exportStart(op, p, &in)
+	if err != nil {
+		return model.BundleManifest{}, err
+	}
+	per := cmp.Or(in.PartClaims, 20_000)
+	var man model.BundleManifest
+	err = m.write(op, p, func(st *state, b *engine.Batch) error {
+		own, err := st.core.Card(op)
+		if err != nil {
+			return err
+		}
+		if own.CustodianID == to.CustodianID {
+			return model.Fail(op, model.KindInvalid, "to is this custodian's own card: export to the custodian that is to import")
+		}
+		for _, pe := range in.Personas {
+			if st.Personas[pe] == nil {
+				return model.Fail(op, model.KindInvalid, "unknown persona "+pe)
+			}
+		}
+		plan := st.planBundle(in.Personas)
+		count := max(1, (len(plan.ids)+per-1)/per)
+		if count > quarantine.MaxParts {
+			return model.Fail(op, model.KindInvalid, "that many parts (over 10,000): ask for more claims a part")
+		}
+		man = model.BundleManifest{BundleVersion: quarantine.PartsVersion, BundleID: id, CreatedAt: b.Now.UTC(), LossReport: plan.loss}
+		man.Source.CustodianID, man.Recipient.CustodianID = own.CustodianID, to.CustodianID
+		man.Counts = map[string]int{"claims": len(plan.ids), "versions": plan.versions, "personas": len(plan.recs.Personas), "parts": count,
+			"entities": len(plan.recs.Entities), "summaries": len(plan.recs.Summaries), "identities": len(plan.recs.Identities), "lost": len(plan.loss)}
+		if err := m.writeParts(op, st, w, plan, in.Personas, per, count, man, to); err != nil {
+			return err
+		}
+		b.Receipt(model.Receipt{Actor: "owner", Operation: op, Decision: "allow", Records: []string{id, to.CustodianID, fmt.Sprintf("parts:%d", count)}, Revision: st.Revision})
+		return nil
+	})
+	return man, err
+}
+
+// writeParts seals plan in count parts of per claims and writes them to w
+// as a zip archive.
+func (m *Migration) writeParts(op string, st *state, w io.Writer, plan bundlePlan, personas []string, per, count int, man model.BundleManifest, to model.Card) error {
+	zw := zip.NewWriter(w)
+	for i := range count {
+		recs := model.BundleRecords{Claims: st.bundleClaims(plan.ids[min(i*per, len(plan.ids)):min((i+1)*per, len(plan.ids))], personas),
+			Personas: []model.Persona{}, Entities: []model.Entity{}, Summaries: []model.Summary{}, Identities: plan.recs.Identities}
+		if i == count-1 {
+			recs.Personas, recs.Entities, recs.Summaries = plan.recs.Personas, plan.recs.Entities, plan.recs.Summaries
+		}
+		body, err := json.Marshal(recs)
+		if err != nil {
+			return model.Wrap(op, model.KindInternal, err)
+		}
+		man.RecordsDigest = quarantine.Digest(body)
+		payload, err := json.Marshal(quarantine.Payload{Manifest: man, Part: &quarantine.Part{Index: i + 1, Count: count}, Records: body})
+		if err != nil {
+			return model.Wrap(op, model.KindInternal, err)
+		}
+		sealed, err := m.cards.Seal(st.core.Keys(), to, payload)
+		if err != nil {
+			return model.Wrap(op, model.KindInternal, err)
+		}
+		f, err := zw.CreateHeader(&zip.FileHeader{Name: fmt.Sprintf("part-%04d.jwe", i+1), Method: zip.Store})
+		if err == nil {
+			_, err = f.Write(sealed)
+		}
+		if err != nil {
+			return model.Wrap(op, model.KindInternal, err)
+		}
+	}
+	if err := zw.Close(); err != nil {
+		return model.Wrap(op, model.KindInternal, err)
+	}
+	return nil
+}
+
 // mustStay says why a record with these restrictions may not leave this
 // custodian, or "".
 func mustStay(rs []model.Restriction) string {
@@ -110,8 +212,29 @@ func mustStay(rs []model.Restriction) string {
 // bundleRecords collects what a bundle of personas (all, if none) holds,
 // and what stays behind.
 func (st *state) bundleRecords(personas []string) (model.BundleRecords, []model.Loss) {
-	recs := model.BundleRecords{Claims: []model.BundleClaim{}, Personas: []model.Persona{}, Entities: []model.Entity{}, Summaries: []model.Summary{}, Identities: []model.IdentityRef{}}
-	loss := []model.Loss{}
+	plan := st.planBundle(personas)
+	plan.recs.Claims = st.bundleClaims(plan.ids, personas)
+	return plan.recs, plan.loss
+}
+
+// bundlePlan is what a bundle holds without its claims' versions: the
+// ids of the claims that travel, in order, with their count of versions,
+// and its other records whole (personas, entities, summaries and
+// identities are few beside the claims).
+type bundlePlan struct {
+	ids      []string
+	versions int
+	recs     model.BundleRecords // Claims empty
+	loss     []model.Loss
+}
+
+// planBundle plans a bundle of personas (all, if none): it reads each
+// claim's versions to judge it, and keeps none of them.
+func (st *state) planBundle(personas []string) bundlePlan {
+	plan := bundlePlan{recs: model.BundleRecords{Claims: []model.BundleClaim{}, Personas: []model.Persona{}, Entities: []model.Entity{},
+		Summaries: []model.Summary{}, Identities: []model.IdentityRef{}}, loss: []model.Loss{}}
+	recs := &plan.recs
+	loss := plan.loss
 	included := map[string]bool{} // claim ids, and summary ids, that travel
 	ids := make([]string, 0, len(st.Claims))
 	var left []string // retracted and deleted claims: they stay behind, listed
@@ -143,8 +266,7 @@ func (st *state) bundleRecords(personas []string) (model.BundleRecords, []model.
 		}
 	}
 	for _, id := range ids {
-		r := st.Claims[id]
-		vs := r.Versions()
+		vs := st.Claims[id].Versions()
 		why := ""
 		for _, v := range vs {
 			if why = mustStay(v.Restrictions); why != "" {
@@ -156,6 +278,50 @@ func (st *state) bundleRecords(personas []string) (model.BundleRecords, []model.
 			continue
 		}
 		included[id] = true
+		plan.ids = append(plan.ids, id)
+		plan.versions += len(vs)
+		for _, v := range vs {
+			addIdentity(v.Producer.Authenticated)
+		}
+	}
+	for _, pe := range st.Personas {
+		if len(personas) == 0 || slices.Contains(personas, pe.ID) {
+			recs.Personas = append(recs.Personas, *pe)
+		}
+	}
+	sort.Slice(recs.Personas, func(i, j int) bool { return recs.Personas[i].ID < recs.Personas[j].ID })
+	// Every entity, or with a persona filter only those the claims that
+	// travel are about or relate.
+	used := map[string]bool{}
+	for _, id := range plan.ids {
+		h := st.Claims[id].Head()
+		used[h.Subject] = true
+		if rel, ok := model.RelationshipOf(h); ok {
+			used[rel.From], used[rel.To] = true, true
+		}
+	}
+	for _, e := range st.Entities {
+		if len(personas) == 0 || used[e.ID] {
+			recs.Entities = append(recs.Entities, *e)
+		}
+	}
+	sort.Slice(recs.Entities, func(i, j int) bool { return recs.Entities[i].ID < recs.Entities[j].ID })
+	plan.loss = st.bundleSummaries(recs, included, loss, addIdentity)
+	sort.Slice(recs.Identities, func(i, j int) bool {
+		a, b := recs.Identities[i], recs.Identities[j]
+		return a.SourceIssuer+"\x00"+a.SourceID < b.SourceIssuer+"\x00"+b.SourceID
+	})
+	return plan
+}
+
+// bundleClaims is what a bundle of personas (all, if none) holds of the
+// claims ids: every version, a disputed one disputed, with the personas
+// that travel.
+func (st *state) bundleClaims(ids, personas []string) []model.BundleClaim {
+	out := make([]model.BundleClaim, 0, len(ids))
+	for _, id := range ids {
+		r := st.Claims[id]
+		vs := r.Versions()
 		bc := model.BundleClaim{ID: id, Personas: []string{}, Versions: make([]*model.Claim, len(vs))}
 		for i, v := range vs {
 			bc.Versions[i] = v.WithLists()
@@ -170,39 +336,9 @@ func (st *state) bundleRecords(personas []string) (model.BundleRecords, []model.
 				bc.Personas = append(bc.Personas, pe)
 			}
 		}
-		recs.Claims = append(recs.Claims, bc)
-		for _, v := range vs {
-			addIdentity(v.Producer.Authenticated)
-		}
+		out = append(out, bc)
 	}
-	for _, pe := range st.Personas {
-		if len(personas) == 0 || slices.Contains(personas, pe.ID) {
-			recs.Personas = append(recs.Personas, *pe)
-		}
-	}
-	sort.Slice(recs.Personas, func(i, j int) bool { return recs.Personas[i].ID < recs.Personas[j].ID })
-	// Every entity, or with a persona filter only those the claims that
-	// travel are about or relate.
-	used := map[string]bool{}
-	for _, c := range recs.Claims {
-		h := c.Versions[len(c.Versions)-1]
-		used[h.Subject] = true
-		if rel, ok := model.RelationshipOf(h); ok {
-			used[rel.From], used[rel.To] = true, true
-		}
-	}
-	for _, e := range st.Entities {
-		if len(personas) == 0 || used[e.ID] {
-			recs.Entities = append(recs.Entities, *e)
-		}
-	}
-	sort.Slice(recs.Entities, func(i, j int) bool { return recs.Entities[i].ID < recs.Entities[j].ID })
-	loss = st.bundleSummaries(&recs, included, loss, addIdentity)
-	sort.Slice(recs.Identities, func(i, j int) bool {
-		a, b := recs.Identities[i], recs.Identities[j]
-		return a.SourceIssuer+"\x00"+a.SourceID < b.SourceIssuer+"\x00"+b.SourceID
-	})
-	return recs, loss
+	return out
 }
 
 // bundleSummaries adds to recs the summaries that travel with the claims

@@ -96,6 +96,150 @@ func (m *Migration) ImportBundle(ctx context.Context, p model.Principal, in Impo
 	return rep, m.refusedImport(p, op, err)
 }
 
+// ImportPartsInput is an import of a bundle in parts: the zip archive of
+// its parts (part-NNNN.jwe), as [Migration.ExportBundleParts] wrote it.
+type ImportPartsInput struct {
+	Parts io.ReaderAt
+	Size  int64
+}
+
+// maxPartsReport bounds the held records an import in parts lists in its
+// report (phc quarantine lists them all).
+const maxPartsReport = 1000
+
+// ImportBundleParts imports a bundle in parts (owner only): every part is
+// opened and checked first — each signed by the same pinned custodian for
+// this one, all of one bundle, each index once, none missing, the bundle
+// not imported before — so that a bundle with a part missing, replayed or
+// foreign is refused whole with nothing held; then each part is held in a
+// write of its own, as [Migration.ImportBundle] holds a bundle. One part
+// at a time is in memory.
+func (m *Migration) ImportBundleParts(ctx context.Context, p model.Principal, in ImportPartsInput) (model.ImportReport, error) {
+	const op = "import.bundle"
+	if err := p.RequireOwner(op); err != nil {
+		return model.ImportReport{}, err
+	}
+	lim := importer.DefaultLimits
+	lim.MaxBytes, lim.MaxEntries, lim.MaxEntryBytes, lim.MaxRatio = 1<<40, quarantine.MaxParts, 256<<20, 2
+	z, err := importer.OpenZip(&importer.Input{Name: "bundle", R: in.Parts, Size: in.Size, Limits: lim})
+	if err != nil {
+		return model.ImportReport{}, m.refusedImport(p, op, model.Fail(op, model.KindInvalid, err.Error()))
+	}
+	names := z.Files()
+	man, err := m.checkParts(op, p, z, names)
+	if err != nil {
+		return model.ImportReport{}, m.refusedImport(p, op, err)
+	}
+	rep := model.ImportReport{BundleID: man.BundleID, Source: man.Source.CustodianID, LossReport: append([]model.Loss{}, man.LossReport...),
+		Records: []model.QuarantineRecord{}, Counts: map[string]int{}}
+	for i, name := range names {
+		raw, err := readPart(z, name)
+		if err != nil {
+			return rep, err
+		}
+		err = m.write(op, p, func(st *state, b *engine.Batch) error {
+			if _, seen := st.BundlesSeen[man.BundleID]; seen && i == 0 {
+				return model.Fail(op, model.KindConflict, "this bundle was imported already ("+man.BundleID+")")
+			}
+			_, _, payload, err := m.openPart(st, op, raw)
+			if err != nil {
+				return err
+			}
+			recs, err := quarantine.ParseRecords(payload)
+			if err != nil {
+				return model.Fail(op, model.KindInvalid, err.Error())
+			}
+			held, err := m.heldRecords(st, op, man.Source.CustodianID, recs, &rep.LossReport)
+			if err != nil {
+				return err
+			}
+			rev, err := st.holdAll(op, b, held, man.BundleID, man.Source.CustodianID)
+			if err != nil {
+				return err
+			}
+			for _, q := range held {
+				rep.Counts[q.Status]++
+				if len(rep.Records) < maxPartsReport {
+					rep.Records = append(rep.Records, *st.Quarantine[q.ID])
+				}
+			}
+			if i == 0 {
+				st.BundlesSeen[man.BundleID] = true
+				b.Put(engine.BucketBundlesSeen, man.BundleID, seenBundle{Source: man.Source.CustodianID, ImportedAt: b.Now})
+			}
+			rep.Revision = rev
+			b.Receipt(model.Receipt{Actor: "owner", Operation: op, Decision: "allow", Revision: rev,
+				Records: []string{man.BundleID, man.Source.CustodianID, fmt.Sprintf("part:%d/%d", i+1, len(names))}})
+			return nil
+		})
+		if err != nil {
+			return rep, m.refusedImport(p, op, err)
+		}
+	}
+	return rep, nil
+}
+
+// checkParts opens every part of z and checks that they make one whole
+// bundle for this custodian, not imported before; it returns the bundle's
+// manifest.
+func (m *Migration) checkParts(op string, p model.Principal, z *importer.Zip, names []string) (model.BundleManifest, error) {
+	if len(names) == 0 {
+		return model.BundleManifest{}, model.Fail(op, model.KindInvalid, "the archive holds no parts")
+	}
+	var first model.BundleManifest
+	var firstPart quarantine.Part
+	seen := map[int]bool{}
+	for i, name := range names {
+		raw, err := readPart(z, name)
+		if err != nil {
+			return first, err
+		}
+		op2, err := ownerRead(m, op, p, func(st *state) (openedPart, error) {
+			man, part, _, err := m.openPart(st, op, raw)
+			if err == nil && st.BundlesSeen[man.BundleID] {
+				err = model.Fail(op, model.KindConflict, "this bundle was imported already ("+man.BundleID+")")
+			}
+			return openedPart{man, part}, err
+		})
+		man, part := op2.man, op2.part
+		if err != nil {
+			return first, err
+		}
+		if part == nil {
+			return first, model.Fail(op, model.KindInvalid, "part "+name+" is a whole bundle, not a part: import it alone")
+		}
+		if i == 0 {
+			first, firstPart = man, *part
+		} else if err := quarantine.SamePart(first, man, firstPart, *part); err != nil {
+			return first, model.Fail(op, model.KindInvalid, err.Error())
+		}
+		if seen[part.Index] {
+			return first, model.Fail(op, model.KindInvalid, fmt.Sprintf("part %d of the bundle is there twice", part.Index))
+		}
+		seen[part.Index] = true
+	}
+	if len(seen) != firstPart.Count {
+		return first, model.Fail(op, model.KindInvalid, fmt.Sprintf("the bundle has %d parts; %d are here: import them all together", firstPart.Count, len(seen)))
+	}
+	return first, nil
+}
+
+// openedPart is a part's manifest and place, once opened.
+type openedPart struct {
+	man  model.BundleManifest
+	part *quarantine.Part
+}
+
+// readPart reads part name of z.
+func readPart(z *importer.Zip, name string) ([]byte, error) {
+	f, err := z.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(f)
+}
+
 // ImportMemoriesInput is one batch of an import from another memory
 // system (package quarantine/importer reads the export): candidate claims
 // in the binding, produced by the importing owner.
@@ -1139,24 +1283,36 @@ func (m *Migration) readHeld(op string, p model.Principal, ids []string, all boo
 // the manifest and the records' JSON. Every refusal is KindInvalid and
 // says what to do.
 func (m *Migration) readManifest(st *state, op string, raw []byte) (model.BundleManifest, []byte, error) {
+	man, part, records, err := m.openPart(st, op, raw)
+	if err == nil && part != nil {
+		err = model.Fail(op, model.KindInvalid, "this is one part of a bundle in parts: import all its parts together (the zip of them)")
+	}
+	return man, records, err
+}
+
+// openPart opens a bundle, or one part of a bundle in parts, made for
+// this custodian by a pinned one and checks its manifest
+// (quarantine.OpenPart); it returns the manifest, the part (nil for a
+// whole bundle) and the records' JSON.
+func (m *Migration) openPart(st *state, op string, raw []byte) (model.BundleManifest, *quarantine.Part, []byte, error) {
 	if m.cards == nil || st.core.Keys() == nil {
-		return model.BundleManifest{}, nil, model.Fail(op, model.KindInvalid, "this custodian cannot read bundles")
+		return model.BundleManifest{}, nil, nil, model.Fail(op, model.KindInvalid, "this custodian cannot read bundles")
 	}
 	own, err := st.core.Card(op)
 	if err != nil {
-		return model.BundleManifest{}, nil, err
+		return model.BundleManifest{}, nil, nil, err
 	}
 	source, payload, err := m.cards.Open(st.core.Keys(), raw, st.core.Pinned)
 	if err != nil {
-		return model.BundleManifest{}, nil, model.Fail(op, model.KindInvalid, err.Error())
+		return model.BundleManifest{}, nil, nil, model.Fail(op, model.KindInvalid, err.Error())
 	}
 	// Signed by a pinned custodian, but still checked: strict members,
 	// the manifest first.
-	man, records, err := quarantine.Open(payload, source, own.CustodianID)
+	man, part, records, err := quarantine.OpenPart(payload, source, own.CustodianID)
 	if err != nil {
-		return man, nil, model.Fail(op, model.KindInvalid, err.Error())
+		return man, nil, nil, model.Fail(op, model.KindInvalid, err.Error())
 	}
-	return man, records, nil
+	return man, part, records, nil
 }
 
 // ReadBundle opens a bundle made for this custodian as ImportBundle does,

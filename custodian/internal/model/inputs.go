@@ -366,6 +366,10 @@ var importLimits = schema.Limits{MaxBytes: 64 << 20, MaxDepth: 8, MaxStringBytes
 type ExportInput struct {
 	To       json.RawMessage `json:"to"`
 	Personas []string        `json:"personas,omitempty"`
+	// PartClaims, if not 0, asks for a bundle in parts (format 0.2) of at
+	// most this many claims each (1 to 1,000,000), each part signed and
+	// sealed on its own: what a vault too large for one bundle sends.
+	PartClaims int `json:"part_claims,omitempty"`
 	decoded
 }
 
