@@ -38,17 +38,9 @@ func (m *Migration) ExportBundle(ctx context.Context, p model.Principal, in mode
 	var man model.BundleManifest
 	var recs model.BundleRecords
 	err = m.write(op, p, func(st *state, b *engine.Batch) error {
-		own, err := st.core.Card(op)
+		own, err := st.exportChecks(op, to, in.Personas)
 		if err != nil {
 			return err
-		}
-		if own.CustodianID == to.CustodianID {
-			return model.Fail(op, model.KindInvalid, "to is this custodian's own card: export to the custodian that is to import")
-		}
-		for _, pe := range in.Personas {
-			if st.Personas[pe] == nil {
-				return model.Fail(op, model.KindInvalid, "unknown persona "+pe)
-			}
 		}
 		recs, man.LossReport = st.bundleRecords(in.Personas)
 		man.BundleVersion, man.BundleID, man.CreatedAt = model.BundleVersion, id, b.Now.UTC()
@@ -111,6 +103,25 @@ func (m *Migration) exportStart(op string, p model.Principal, in *model.ExportIn
 	return to, id, nil
 }
 
+// exportChecks returns this custodian's own card for an export to to of
+// personas (all, if none), once it checked that to is another custodian
+// and that each persona exists.
+func (st *state) exportChecks(op string, to model.Card, personas []string) (model.Card, error) {
+	own, err := st.core.Card(op)
+	if err != nil {
+		return own, err
+	}
+	if own.CustodianID == to.CustodianID {
+		return own, model.Fail(op, model.KindInvalid, "to is this custodian's own card: export to the custodian that is to import")
+	}
+	for _, pe := range personas {
+		if st.Personas[pe] == nil {
+			return own, model.Fail(op, model.KindInvalid, "unknown persona "+pe)
+		}
+	}
+	return own, nil
+}
+
 // ExportBundleParts makes a bundle in parts (format 0.2) for the custodian
 // whose card is in.To (owner only): what [Migration.ExportBundle] would
 // hold, at most in.PartClaims claims a part (20,000 if 0), the other
@@ -126,17 +137,9 @@ func (m *Migration) ExportBundleParts(ctx context.Context, p model.Principal, in
 	per := cmp.Or(in.PartClaims, 20_000)
 	var man model.BundleManifest
 	err = m.write(op, p, func(st *state, b *engine.Batch) error {
-		own, err := st.core.Card(op)
+		own, err := st.exportChecks(op, to, in.Personas)
 		if err != nil {
 			return err
-		}
-		if own.CustodianID == to.CustodianID {
-			return model.Fail(op, model.KindInvalid, "to is this custodian's own card: export to the custodian that is to import")
-		}
-		for _, pe := range in.Personas {
-			if st.Personas[pe] == nil {
-				return model.Fail(op, model.KindInvalid, "unknown persona "+pe)
-			}
 		}
 		plan := st.planBundle(in.Personas)
 		count := max(1, (len(plan.ids)+per-1)/per)

@@ -69,23 +69,11 @@ func (m *Migration) ImportBundle(ctx context.Context, p model.Principal, in Impo
 		if _, seen := st.BundlesSeen[man.BundleID]; seen {
 			return model.Fail(op, model.KindConflict, "this bundle was imported already ("+man.BundleID+")")
 		}
-		recs, err := quarantine.ParseRecords(payload)
-		if err != nil {
-			return model.Fail(op, model.KindInvalid, err.Error())
-		}
 		rep = model.ImportReport{BundleID: man.BundleID, Source: man.Source.CustodianID, LossReport: append([]model.Loss{}, man.LossReport...),
 			Records: []model.QuarantineRecord{}, Counts: map[string]int{}}
-		held, err := m.heldRecords(st, op, man.Source.CustodianID, recs, &rep.LossReport)
+		rev, err := m.holdBundle(st, op, b, man, payload, &rep, -1)
 		if err != nil {
 			return err
-		}
-		rev, err := st.holdAll(op, b, held, man.BundleID, man.Source.CustodianID)
-		if err != nil {
-			return err
-		}
-		for _, q := range held {
-			rep.Counts[q.Status]++
-			rep.Records = append(rep.Records, *st.Quarantine[q.ID])
 		}
 		st.BundlesSeen[man.BundleID] = true
 		b.Put(engine.BucketBundlesSeen, man.BundleID, seenBundle{Source: man.Source.CustodianID, ImportedAt: b.Now})
@@ -145,23 +133,9 @@ func (m *Migration) ImportBundleParts(ctx context.Context, p model.Principal, in
 			if err != nil {
 				return err
 			}
-			recs, err := quarantine.ParseRecords(payload)
-			if err != nil {
-				return model.Fail(op, model.KindInvalid, err.Error())
-			}
-			held, err := m.heldRecords(st, op, man.Source.CustodianID, recs, &rep.LossReport)
+			rev, err := m.holdBundle(st, op, b, man, payload, &rep, maxPartsReport)
 			if err != nil {
 				return err
-			}
-			rev, err := st.holdAll(op, b, held, man.BundleID, man.Source.CustodianID)
-			if err != nil {
-				return err
-			}
-			for _, q := range held {
-				rep.Counts[q.Status]++
-				if len(rep.Records) < maxPartsReport {
-					rep.Records = append(rep.Records, *st.Quarantine[q.ID])
-				}
 			}
 			if i == 0 {
 				st.BundlesSeen[man.BundleID] = true
@@ -333,6 +307,31 @@ func (m *Migration) ImportExport(ctx context.Context, p model.Principal, in Impo
 		return importer.Result{}, err
 	}
 	return importer.Result{ImportID: id, Summary: sum, TookMS: time.Since(started).Milliseconds()}, nil
+}
+
+// holdBundle holds the records of a bundle (or of one part of it) with
+// manifest man, and adds them to rep: their counts, and the records
+// themselves up to max in all (-1: every one). It returns the revision.
+func (m *Migration) holdBundle(st *state, op string, b *engine.Batch, man model.BundleManifest, payload []byte, rep *model.ImportReport, max int) (uint64, error) {
+	recs, err := quarantine.ParseRecords(payload)
+	if err != nil {
+		return 0, model.Fail(op, model.KindInvalid, err.Error())
+	}
+	held, err := m.heldRecords(st, op, man.Source.CustodianID, recs, &rep.LossReport)
+	if err != nil {
+		return 0, err
+	}
+	rev, err := st.holdAll(op, b, held, man.BundleID, man.Source.CustodianID)
+	if err != nil {
+		return 0, err
+	}
+	for _, q := range held {
+		rep.Counts[q.Status]++
+		if max < 0 || len(rep.Records) < max {
+			rep.Records = append(rep.Records, *st.Quarantine[q.ID])
+		}
+	}
+	return rev, nil
 }
 
 // refusedImport records, when err refuses an owner's import (a bundle or
