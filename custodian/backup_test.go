@@ -292,3 +292,27 @@ func TestBundleInParts(t *testing.T) {
 		t.Fatalf("Check = %+v, %v", rep, err)
 	}
 }
+
+// TestImportedMemoriesTravel: memories imported from another system and
+// adopted are claims like any other: written by the owner, they travel in
+// a bundle that another custodian holds.
+func TestImportedMemoriesTravel(t *testing.T) {
+	a := newTestService(t, withCards)
+	b := newTestService(t, withCards)
+	cardB := pinEach(t, a, b)
+	export := []byte(`[{"id": "m-1", "memory": "Prefers tea", "user_id": "u", "metadata": {"attributed_to": "user"}}]`)
+	if _, err := a.ImportExport(t.Context(), a.owner, custodian.ImportExportInput{From: "mem0", Name: "x.json", Export: bytes.NewReader(export), Size: int64(len(export))}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := counts(a.AdoptQuarantined(t.Context(), a.owner, "", custodian.AdoptInput{All: true})); err != nil {
+		t.Fatal(err)
+	}
+	list, err := a.ListClaims(t.Context(), a.owner, "imported.*", "")
+	if err != nil || len(list.Claims) != 1 || list.Claims[0].WrittenBy != custodian.WrittenByUser {
+		t.Fatalf("the adopted memory = %+v, %v; want one written by the user", list.Claims, err)
+	}
+	sealed := mustExport(t, a, cardB)
+	if _, err := b.ImportBundle(t.Context(), b.owner, custodian.ImportBundleInput{Bundle: sealed}); err != nil {
+		t.Fatalf("a bundle with an imported memory: %v", err)
+	}
+}

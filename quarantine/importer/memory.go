@@ -122,7 +122,7 @@ func (m Memory) Claim(source, key string, now time.Time) (quarantine.Claim, erro
 		"assertion": assertion, "confirmation": map[string]string{"status": "unconfirmed"},
 		"producer": map[string]any{"authenticated": map[string]string{"kind": "owner", "id": "owner"}, "reported": reported},
 		"evidence": evidence, "recorded_at": at.Format(time.RFC3339Nano), "valid_from": at.Format(time.RFC3339Nano),
-		"sensitivity": "standard", "restrictions": []any{}, "status": "quarantined",
+		"sensitivity": "standard", "restrictions": []any{}, "status": "quarantined", "written_by": "user",
 	}
 	raw, err := json.Marshal(doc)
 	if err != nil {

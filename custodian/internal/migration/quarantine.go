@@ -1016,6 +1016,8 @@ func (st *state) adopt(op string, b *engine.Batch, a *adoption, identities map[s
 			if !importedMemory(c.q) {
 				v.Producer.Authenticated = localIdentity(c.q.Source, v.Producer.Authenticated, identities)
 				v.WrittenBy = localWriter(c.q.Source, v.WrittenBy, identities)
+			} else if v.WrittenBy == "" {
+				v.WrittenBy = model.WrittenByUser // held before imports said so: the owner imported it
 			}
 			v.Revision, v.Personas, v.Status = rev, nil, model.StatusSuperseded
 			if i == len(c.versions)-1 {
