@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"slices"
 
-	fastjson "github.com/segmentio/encoding/json"
-
 	"github.com/phc-project/phc/custodian/internal/model"
 )
 
@@ -67,6 +65,10 @@ func readClaim(store Store, id string, vs ...int) ([]*model.Claim, error) {
 	out := make([]*model.Claim, len(vs))
 	err := errors.New("no store")
 	if store != nil {
+		// The decoder would give each claim's reported map room for 64
+		// entries (kilobytes a claim, unseen by the cache's weights):
+		// decodeValue decodes it into scratch and keeps a map of its size.
+		scratch := map[string]string{}
 		err = store.View(func(tx Tx) error {
 			for i, v := range vs {
 				raw, ok, err := tx.Get(BucketClaims, VersionKey(id, v))
@@ -78,7 +80,7 @@ func readClaim(store Store, id string, vs ...int) ([]*model.Claim, error) {
 					return fmt.Errorf("version %d missing", v)
 				}
 				c := new(model.Claim)
-				if fastjson.Unmarshal(raw, c) != nil {
+				if decodeValue(raw, c, scratch) != nil {
 					// The decoder's message may quote what it read.
 					return fmt.Errorf("version %d does not decode as a claim", v)
 				}
