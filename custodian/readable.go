@@ -28,8 +28,7 @@ func (s *Service) ReadableNow(ctx context.Context, p Principal, recipient string
 		if c, ok := st.Consumers[recipient]; ok && c.Status != ConsumerApproved {
 			return out, nil
 		}
-		reader := model.ConsumerPrincipal(recipient,
-			&ServiceToken{Consumer: recipient, Scope: []string{"*"}, Mode: ModeRead}, "")
+		reader := widestReader(recipient)
 		grants := st.grantsFor(recipient, OpRead, now)
 		purposes := map[string]bool{}
 		for _, g := range grants {
@@ -58,6 +57,12 @@ func (s *Service) ReadableNow(ctx context.Context, p Principal, recipient string
 	})
 }
 
+// widestReader is app name reading with a token of the widest scope and
+// read mode: what it may read with any token it may mint.
+func widestReader(name string) Principal {
+	return model.ConsumerPrincipal(name, &ServiceToken{Consumer: name, Scope: []string{"*"}, Mode: ModeRead}, "")
+}
+
 // readersOf counts, for each approved app that may read some of claims at
 // now — by a read grant in force for one of its purposes, or by the
 // owner's auto_grant — how many of them it reads. Callers hold st.Mu.
@@ -67,7 +72,7 @@ func (st *state) readersOf(claims []*claimRecord, now time.Time) map[string]int 
 		if c.Status != ConsumerApproved {
 			continue
 		}
-		reader := model.ConsumerPrincipal(name, &ServiceToken{Consumer: name, Scope: []string{"*"}, Mode: ModeRead}, "")
+		reader := widestReader(name)
 		grants := st.grantsFor(name, OpRead, now)
 		purposes := []string{""} // the auto_grant
 		for _, g := range grants {

@@ -105,11 +105,11 @@ func runHookCapture(ctx context.Context, env *Env, args []string) error {
 			in.Assertion = "reported"
 		}
 		if ev.SessionID != "" {
-			in.Reported["run_id"] = clipString(ev.SessionID, 256)
-			in.Evidence = append(in.Evidence, custodian.Evidence{Ref: importer.Ref(*app, "session", clipString(ev.SessionID, 256))})
+			in.Reported["run_id"] = importer.Clip(ev.SessionID, 256)
+			in.Evidence = append(in.Evidence, custodian.Evidence{Ref: importer.Ref(*app, "session", importer.Clip(ev.SessionID, 256))})
 		}
 		if p.message != "" {
-			in.Evidence = append(in.Evidence, custodian.Evidence{Ref: importer.Ref(*app, "message", clipString(p.message, 256))})
+			in.Evidence = append(in.Evidence, custodian.Evidence{Ref: importer.Ref(*app, "message", importer.Clip(p.message, 256))})
 		}
 		if in.Value, err = json.Marshal(p.text); err != nil {
 			return err
@@ -242,15 +242,4 @@ func validKeyPrefix(p string) bool {
 		}
 	}
 	return true
-}
-
-// clipString is s cut to at most n bytes on a rune boundary.
-func clipString(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && s[n]&0xC0 == 0x80 {
-		n--
-	}
-	return s[:n]
 }

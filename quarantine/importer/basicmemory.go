@@ -262,7 +262,7 @@ func (n *bmNote) item(content string) (Memory, bool) {
 		}
 		m.Category, m.Text = category, n.title+": "+text
 		for _, tag := range tags {
-			m.Refs = append(m.Refs, Ref("basic-memory", "tag", clip(tag, 128)))
+			m.Refs = append(m.Refs, Ref("basic-memory", "tag", Clip(tag, 128)))
 		}
 	}
 	if n.permalink != "" {

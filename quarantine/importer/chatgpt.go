@@ -263,7 +263,7 @@ func gptText(m *gptMessage) string {
 }
 
 func (r *gptReader) where(c gptConversation, m *gptMessage) string {
-	return fmt.Sprintf("%s conversation %s message %s", r.file, clip(c.ID, 128), clip(m.ID, 128))
+	return fmt.Sprintf("%s conversation %s message %s", r.file, Clip(c.ID, 128), Clip(m.ID, 128))
 }
 
 // memory is the memory text of message m of c says, of category cat.

@@ -298,7 +298,7 @@ func (r *claudeReader) conversation(file string, c claudeConversation) error {
 		if mem.At, mem.RawTime, ok = ParseTime(m.CreatedAt); !ok {
 			mem.At, mem.RawTime, _ = ParseTime(c.CreatedAt)
 		}
-		where := fmt.Sprintf("%s conversation %s message %s", file, clip(c.UUID, 128), clip(m.UUID, 128))
+		where := fmt.Sprintf("%s conversation %s message %s", file, Clip(c.UUID, 128), Clip(m.UUID, 128))
 		switch m.Sender {
 		case "human":
 			lastHuman = text
@@ -363,7 +363,7 @@ func (r *claudeReader) memories(file string, m claudeMemories) error {
 	for _, id := range claudeKeys(m.ProjectMemories) {
 		s, ok := m.ProjectMemories[id].(string)
 		if !ok {
-			r.drop(Drop{Location: file + " project_memories " + clip(id, 128), Reason: "not a text"})
+			r.drop(Drop{Location: file + " project_memories " + Clip(id, 128), Reason: "not a text"})
 			continue
 		}
 		pm := base
@@ -400,7 +400,7 @@ func (r *claudeReader) project(file string, p claudeProject) error {
 	at, raw, _ := ParseTime(t)
 	for _, b := range proseParse(s).Blocks {
 		if len(b.Text) > r.in.Limits.MaxTextBytes {
-			r.drop(Drop{Location: fmt.Sprintf("%s project %s line %d", file, clip(p.UUID, 128), b.Line), Reason: "a block over the size a memory may hold: left out"})
+			r.drop(Drop{Location: fmt.Sprintf("%s project %s line %d", file, Clip(p.UUID, 128), b.Line), Reason: "a block over the size a memory may hold: left out"})
 			continue
 		}
 		mem := Memory{Text: b.Text, Category: "project_instructions", Stated: true, At: at, RawTime: raw,

@@ -108,7 +108,7 @@ func TestClaudeCodeSingleFile(t *testing.T) {
 	// a huge paragraph, binary noise.
 	for _, body := range []string{"", strings.Repeat("word ", 20_000), "\x00\xff\xfe# \x01"} {
 		if _, _, err := runAll(t, "claude-code", "CLAUDE"+mdExt, []byte(body), nil); err != nil {
-			t.Errorf("refused %q…: %v", clip(body, 20), err)
+			t.Errorf("refused %q…: %v", Clip(body, 20), err)
 		}
 	}
 	for name, want := range map[string]bool{"CLAUDE" + mdExt: true, "claude.local" + mdExt: true, "/home/sam/.claude/rules/go" + mdExt: true, "notes" + mdExt: false, "x.json": false} {

@@ -88,11 +88,11 @@ func (cognee) Read(ctx context.Context, in *Input, emit func(Memory) error, drop
 			return err
 		}
 		if n.Type != "Entity" || strings.TrimSpace(n.Name) == "" {
-			leave("nodes of type " + clip(n.Type, 64))
+			leave("nodes of type " + Clip(n.Type, 64))
 			return nil
 		}
 		if len(names) < omMaxHistory {
-			names[n.ID] = clip(n.Name, 1024)
+			names[n.ID] = Clip(n.Name, 1024)
 		}
 		text := n.Name
 		if d := strings.TrimSpace(n.Description); d != "" {

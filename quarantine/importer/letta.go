@@ -146,10 +146,10 @@ func (letta) block(b lettaBlock, where string, who []lettaAgent, emit func(Memor
 		drop(Drop{Location: where + " (persona)", Reason: "the agent's persona: about the agent, not the person"})
 		return nil
 	case b.IsTemplate:
-		drop(Drop{Location: where + " (" + clip(label, 64) + ")", Reason: "a block template, not a memory"})
+		drop(Drop{Location: where + " (" + Clip(label, 64) + ")", Reason: "a block template, not a memory"})
 		return nil
 	case strings.TrimSpace(b.Value) == "":
-		drop(Drop{Location: where + " (" + clip(label, 64) + ")", Reason: "empty"})
+		drop(Drop{Location: where + " (" + Clip(label, 64) + ")", Reason: "empty"})
 		return nil
 	}
 	var refs []string

@@ -115,7 +115,7 @@ func (m Memory) Claim(source, key string, now time.Time) (quarantine.Claim, erro
 	}
 	reported := map[string]string{"app": source}
 	if m.Agent != "" {
-		reported["agent"] = clip(m.Agent, 256)
+		reported["agent"] = Clip(m.Agent, 256)
 	}
 	doc := map[string]any{
 		"id": id, "version": 1, "key": key, "value": m.Text, "subject": "self", "kind": kind,
@@ -131,8 +131,8 @@ func (m Memory) Claim(source, key string, now time.Time) (quarantine.Claim, erro
 	return quarantine.Claim{ID: id, Personas: []string{}, Versions: []json.RawMessage{raw}}, nil
 }
 
-// clip is s cut to at most n bytes, on a rune boundary.
-func clip(s string, n int) string {
+// Clip is s cut to at most n bytes, on a rune boundary.
+func Clip(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}

@@ -279,7 +279,7 @@ func (ix *omIndex) add(h omStatus) {
 	if t, _, ok := ParseTime(h.ChangedAt); ok {
 		raw = t.Format(time.RFC3339Nano)
 	}
-	ix.history[h.MemoryID] = append(ix.history[h.MemoryID], Ref("openmemory", "status", clip(h.OldState, 16)+"->"+clip(h.NewState, 16)+"@"+clip(raw, 64)))
+	ix.history[h.MemoryID] = append(ix.history[h.MemoryID], Ref("openmemory", "status", Clip(h.OldState, 16)+"->"+Clip(h.NewState, 16)+"@"+Clip(raw, 64)))
 	ix.held++
 }
 

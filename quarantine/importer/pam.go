@@ -80,7 +80,7 @@ func (pam) Read(ctx context.Context, in *Input, emit func(Memory) error, drop fu
 		return err
 	}
 	if schema != "portable-ai-memory" {
-		return refused("not a PAM memory store (its schema is %q)", clip(schema, 64))
+		return refused("not a PAM memory store (its schema is %q)", Clip(schema, 64))
 	}
 	return StreamMembers(in.Reader(), in.Limits, map[string]func(int, json.RawMessage) error{"memories": func(i int, raw json.RawMessage) error {
 		if err := ctx.Err(); err != nil {

@@ -156,7 +156,7 @@ func Run(ctx context.Context, src Source, in *Input, m Map, now time.Time, batch
 	}
 	check := func(mem Memory) error {
 		if len(mem.Text) > in.Limits.MaxTextBytes {
-			return refused("memory %q is %d bytes, over the limit of %d", clip(mem.SourceID, 64), len(mem.Text), in.Limits.MaxTextBytes)
+			return refused("memory %q is %d bytes, over the limit of %d", Clip(mem.SourceID, 64), len(mem.Text), in.Limits.MaxTextBytes)
 		}
 		return ctx.Err()
 	}
@@ -183,7 +183,7 @@ func Run(ctx context.Context, src Source, in *Input, m Map, now time.Time, batch
 		}
 		where := src.Name() + " record " + strconv.Itoa(sum.Seen)
 		if mem.SourceID != "" {
-			where = src.Name() + " memory " + clip(mem.SourceID, 128)
+			where = src.Name() + " memory " + Clip(mem.SourceID, 128)
 		}
 		switch {
 		case strings.TrimSpace(mem.Text) == "":
