@@ -153,18 +153,6 @@ func (s *Service) ReadBundle(p Principal, raw []byte) (BundleManifest, BundleRec
 	return s.mig.ReadBundle(p, raw)
 }
 
-// HeldBytesInView counts the bytes of held records' bodies the view keeps
-// (none: they are read from the store when adopted).
-func (s *Service) HeldBytesInView() int {
-	s.st.Mu.RLock()
-	defer s.st.Mu.RUnlock()
-	n := 0
-	for _, q := range s.st.Quarantine {
-		n += len(q.Body)
-	}
-	return n
-}
-
 // AddLegacyConsumer registers consumer name with status as a vault written
 // before lookalike names were refused could hold it: no name check.
 func (s *Service) AddLegacyConsumer(p Principal, name, secret, status string) error {

@@ -41,6 +41,16 @@
 // or [StatusBlocked]) and its problems in words. The
 // answer of an import is a [Report].
 //
+// # What a vault keeps of what it holds
+//
+// A vault keeps the held records (descriptions and bodies) in its store
+// and an [Index] of them in memory: each record's revision, kind, status
+// and problems, which orders, counts and selects them ([Index.Select] runs
+// a [Query]; the page's records are then read from the store), and names
+// what an adopt of all or a reject of all takes ([Index.Adoptable],
+// [Index.IDs]). Nothing held is in the vault's view of claims: no read,
+// count, search or graph edge can reach it.
+//
 // # Bundle format 0.1
 //
 // The payload the source signs is a JSON object with exactly two members:

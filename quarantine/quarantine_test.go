@@ -3,6 +3,7 @@ package quarantine_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -160,38 +161,120 @@ func FuzzOpen(f *testing.F) {
 	})
 }
 
-func TestQuery(t *testing.T) {
-	held := []*quarantine.Held{
-		{ID: "qrn_B", Revision: 2, Status: quarantine.StatusBlocked, Problems: []string{"blocked: unknown mandatory restriction x"}, Body: json.RawMessage(`{}`)},
-		{ID: "qrn_A", Revision: 2, Status: quarantine.StatusQuarantined, Problems: []string{"conflicts with active claim clm_1"}},
-		{ID: "qrn_C", Revision: 1, Status: quarantine.StatusQuarantined, Problems: []string{}},
+func TestIndex(t *testing.T) {
+	x := quarantine.NewIndex()
+	// Loaded out of order, as a store's buckets list them.
+	for _, h := range []*quarantine.Held{
+		{ID: "qrn_B", Kind: "claim", Revision: 2, Status: quarantine.StatusBlocked, Problems: []string{"blocked: unknown mandatory restriction x"}},
+		{ID: "qrn_A", Kind: "claim", Revision: 2, Status: quarantine.StatusQuarantined, Problems: []string{"conflicts with active claim clm_1"}},
+		{ID: "qrn_C", Kind: "summary", Revision: 1, Status: quarantine.StatusQuarantined, Problems: []string{}},
+	} {
+		x.Add(h)
 	}
-	ids := func(p quarantine.Page) (out []string) {
-		for _, r := range p.Records {
-			if r.Body != nil {
-				t.Errorf("record %s has its body in a page", r.ID)
+	x.Sort()
+	x.Hold(&quarantine.Held{ID: "qrn_E", Kind: "persona", Revision: 3, Status: quarantine.StatusQuarantined, Problems: []string{}})
+	x.Hold(&quarantine.Held{ID: "qrn_D", Kind: "entity", Revision: 3, Status: quarantine.StatusQuarantined, Problems: []string{"identity unmapped: foreign:cus_X/tutor"}})
+
+	pages := func(q quarantine.Query) (ids []string, total int) {
+		for range 10 {
+			sel := x.Select(q)
+			ids, total = append(ids, sel.IDs...), sel.Total
+			if sel.NextCursor == "" {
+				return ids, total
 			}
-			out = append(out, r.ID)
+			q.Cursor = sel.NextCursor
 		}
-		return out
+		t.Fatalf("%+v: pages never end", q)
+		return nil, 0
 	}
-	page := quarantine.Query{Limit: 2}.Select(slices.Values(held))
-	if got := ids(page); !slices.Equal(got, []string{"qrn_C", "qrn_A"}) || page.Total != 3 || page.NextCursor != "2" {
-		t.Fatalf("first page = %v, total %d, next %q", got, page.Total, page.NextCursor)
+	for _, tc := range []struct {
+		q     quarantine.Query
+		ids   []string
+		total int
+	}{
+		{quarantine.Query{Limit: 2}, []string{"qrn_C", "qrn_A", "qrn_B", "qrn_D", "qrn_E"}, 5},
+		{quarantine.Query{Limit: 1, Problem: "conflicts"}, []string{"qrn_A"}, 1},
+		{quarantine.Query{Status: quarantine.StatusBlocked}, []string{"qrn_B"}, 1},
+		{quarantine.Query{Status: quarantine.StatusQuarantined, Limit: 3}, []string{"qrn_C", "qrn_A", "qrn_D", "qrn_E"}, 4},
+		{quarantine.Query{Problem: "unmapped", Status: quarantine.StatusBlocked}, nil, 0},
+	} {
+		ids, total := pages(tc.q)
+		if !slices.Equal(ids, tc.ids) || total != tc.total {
+			t.Errorf("%+v: %v (total %d); want %v (total %d)", tc.q, ids, total, tc.ids, tc.total)
+		}
 	}
-	page = quarantine.Query{Limit: 2, Cursor: page.NextCursor}.Select(slices.Values(held))
-	if got := ids(page); !slices.Equal(got, []string{"qrn_B"}) || page.NextCursor != "" {
-		t.Fatalf("second page = %v, next %q", got, page.NextCursor)
+	if got := x.Adoptable(); !slices.Equal(got, []string{"qrn_E", "qrn_D", "qrn_A", "qrn_C"}) {
+		t.Errorf("Adoptable = %v; want personas, entities, claims, summaries", got)
 	}
-	if got := ids(quarantine.Query{Problem: "conflicts"}.Select(slices.Values(held))); !slices.Equal(got, []string{"qrn_A"}) {
-		t.Fatalf("problem conflicts = %v", got)
+
+	// A page's cursor survives records released and held again meanwhile:
+	// nothing repeats, nothing that stayed is skipped.
+	first := x.Select(quarantine.Query{Limit: 2})
+	x.Release("qrn_C")
+	x.Hold(&quarantine.Held{ID: "qrn_B", Kind: "claim", Revision: 4, Status: quarantine.StatusQuarantined, Problems: []string{}}) // unblocked
+	rest, _ := pages(quarantine.Query{Limit: 2, Cursor: first.NextCursor})
+	if !slices.Equal(rest, []string{"qrn_D", "qrn_E", "qrn_B"}) {
+		t.Errorf("after %v: %v; want qrn_D, qrn_E, qrn_B", first.IDs, rest)
 	}
-	if got := ids(quarantine.Query{Status: quarantine.StatusBlocked}.Select(slices.Values(held))); !slices.Equal(got, []string{"qrn_B"}) {
-		t.Fatalf("status blocked = %v", got)
+	if e, ok := x.Get("qrn_B"); !ok || e.Blocked || e.Revision != 4 || e.Kind != "claim" {
+		t.Errorf("Get(qrn_B) = %+v, %v", e, ok)
 	}
-	for _, q := range []quarantine.Query{{Status: "active"}, {Limit: 1001}, {Limit: -1}, {Cursor: "x"}, {Cursor: "-1"}, {Problem: strings.Repeat("p", 257)}} {
+	if _, total := pages(quarantine.Query{Status: quarantine.StatusBlocked}); total != 0 || x.Len() != 4 {
+		t.Errorf("blocked total %d, len %d; want 0, 4", total, x.Len())
+	}
+	if got := x.IDs(); !slices.Equal(got, []string{"qrn_A", "qrn_B", "qrn_D", "qrn_E"}) {
+		t.Errorf("IDs = %v", got)
+	}
+	for _, q := range []quarantine.Query{{Status: "active"}, {Limit: 1001}, {Limit: -1}, {Cursor: "x"}, {Cursor: "-1"}, {Cursor: "3.clm_1"},
+		{Problem: strings.Repeat("p", 257)}} {
 		if q.Check() == nil {
 			t.Errorf("Check(%+v) = nil; want a refusal", q)
 		}
+	}
+}
+
+// TestIndexChurn holds and releases many records and checks the index
+// against a plain map: the order, the counts and the problem lists stay
+// right as dead slots are compacted and problem lists reused.
+func TestIndexChurn(t *testing.T) {
+	x := quarantine.NewIndex()
+	want := map[string]uint64{}
+	rev := uint64(0)
+	for round := range 30 {
+		rev++
+		for i := range 200 {
+			id := fmt.Sprintf("qrn_%03d", (round*131+i*7)%500)
+			pr := []string{fmt.Sprintf("conflicts with active claim clm_%d", i%3)}
+			x.Hold(&quarantine.Held{ID: id, Kind: "claim", Revision: rev, Status: quarantine.StatusQuarantined, Problems: pr})
+			want[id] = rev
+		}
+		for i := range 150 {
+			id := fmt.Sprintf("qrn_%03d", (round*17+i*11)%500)
+			x.Release(id)
+			delete(want, id)
+		}
+	}
+	ids, total := []string{}, 0
+	for q := (quarantine.Query{Limit: 1000}); ; {
+		sel := x.Select(q)
+		ids, total = append(ids, sel.IDs...), sel.Total
+		if q.Cursor = sel.NextCursor; q.Cursor == "" {
+			break
+		}
+	}
+	if len(ids) != len(want) || total != len(want) || x.Len() != len(want) {
+		t.Fatalf("%d ids, total %d, len %d; want %d", len(ids), total, x.Len(), len(want))
+	}
+	for i, id := range ids {
+		if e, _ := x.Get(id); e.Revision != want[id] || (i > 0 && want[ids[i-1]] > want[id]) {
+			t.Fatalf("record %s at revision %d (want %d) out of order", id, e.Revision, want[id])
+		}
+	}
+	n := 0
+	for k := range 3 {
+		n += x.Select(quarantine.Query{Problem: fmt.Sprintf("clm_%d", k)}).Total
+	}
+	if n != len(want) {
+		t.Errorf("problem totals add up to %d; want %d", n, len(want))
 	}
 }

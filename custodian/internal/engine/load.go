@@ -502,9 +502,10 @@ func (st *State) loadAccess(tx Tx) error {
 	if err := LoadEach(tx, BucketTrust, func(t *model.TrustedIssuer) { st.Trust[t.ID] = t }); err != nil {
 		return err
 	}
-	if err := LoadEach(tx, BucketQuarantine, func(q *model.QuarantineRecord) { st.Quarantine[q.ID] = q }); err != nil {
+	if err := LoadEach(tx, BucketQuarantine, func(q *model.QuarantineRecord) { st.Quarantine.Add(q) }); err != nil {
 		return err
 	}
+	st.Quarantine.Sort()
 	if err := tx.ForEach(BucketBundlesSeen, func(k string, _ []byte) error {
 		st.BundlesSeen[k] = true
 		return nil

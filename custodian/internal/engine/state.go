@@ -10,6 +10,7 @@ import (
 	"github.com/phc-project/phc/custodian/internal/model"
 	"github.com/phc-project/phc/graph"
 	"github.com/phc-project/phc/internal/pcp"
+	"github.com/phc-project/phc/quarantine"
 )
 
 // State is the in-memory view of the canonical store, loaded at unlock and
@@ -45,8 +46,11 @@ type State struct {
 	Requests  map[string]*model.ContextRequest
 	Trust     map[string]*model.TrustedIssuer // iss_… → trusted OIDC issuer
 
-	DecTrust    map[string]*model.DECIssuer // issuer → pinned DEC keys
-	Quarantine  map[string]*model.QuarantineRecord
+	DecTrust map[string]*model.DECIssuer // issuer → pinned DEC keys
+	// Quarantine indexes the held records; their descriptions and bodies
+	// are in the store only (BucketQuarantine, and the migration's bucket
+	// of bodies).
+	Quarantine  *quarantine.Index
 	BundlesSeen map[string]bool
 	DecPolicies map[string]*model.DECPolicy // policy id → admission policy
 
@@ -214,7 +218,7 @@ func NewView() *State {
 		Requests:      make(map[string]*model.ContextRequest),
 		Trust:         make(map[string]*model.TrustedIssuer),
 		DecTrust:      make(map[string]*model.DECIssuer),
-		Quarantine:    make(map[string]*model.QuarantineRecord),
+		Quarantine:    quarantine.NewIndex(),
 		BundlesSeen:   make(map[string]bool),
 		DecPolicies:   make(map[string]*model.DECPolicy),
 		Presentations: make(map[string]*model.Presentation),

@@ -1,7 +1,6 @@
 package migration
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -328,7 +327,9 @@ func (m *Migration) holdBundle(st *state, op string, b *engine.Batch, man model.
 	for _, q := range held {
 		rep.Counts[q.Status]++
 		if max < 0 || len(rep.Records) < max {
-			rep.Records = append(rep.Records, *st.Quarantine[q.ID])
+			desc := *q
+			desc.Body = nil
+			rep.Records = append(rep.Records, desc)
 		}
 	}
 	return rev, nil
@@ -537,15 +538,27 @@ func restrictionTypes(rs []model.Restriction) []string {
 	return out
 }
 
-// ListQuarantine returns a page of the held records (owner only).
+// ListQuarantine returns a page of the held records (owner only): the
+// view's index selects it, the store holds what it shows.
 func (m *Migration) ListQuarantine(ctx context.Context, p model.Principal, q model.QuarantineQuery) (model.QuarantinePage, error) {
 	const op = "quarantine.list"
 	if err := q.Check(); err != nil {
 		return model.QuarantinePage{}, model.Fail(op, model.KindInvalid, err.Error())
 	}
-	return ownerRead(m, op, p, func(st *state) (model.QuarantinePage, error) {
-		return q.Select(maps.Values(st.Quarantine)), nil
+	sel, err := ownerRead(m, op, p, func(st *state) (quarantine.Selection, error) {
+		return st.Quarantine.Select(q), nil
 	})
+	if err != nil {
+		return model.QuarantinePage{}, err
+	}
+	page := model.QuarantinePage{Records: make([]model.QuarantineRecord, 0, len(sel.IDs)), Total: sel.Total, NextCursor: sel.NextCursor}
+	copies, err := m.readCopies(op, sel.IDs, false)
+	for _, id := range sel.IDs {
+		if c, ok := copies[id]; ok { // released since: left out
+			page.Records = append(page.Records, *c.desc)
+		}
+	}
+	return page, err
 }
 
 // RejectQuarantined drops held records (owner only): ids, or all of them.
@@ -561,14 +574,10 @@ func (m *Migration) RejectQuarantined(ctx context.Context, p model.Principal, id
 	var rev uint64
 	err := m.write(op, p, func(st *state, b *engine.Batch) error {
 		if all {
-			ids = ids[:0]
-			for id := range st.Quarantine {
-				ids = append(ids, id)
-			}
-			sort.Strings(ids)
+			ids = st.Quarantine.IDs()
 		}
 		for _, id := range ids {
-			if st.Quarantine[id] == nil {
+			if _, ok := st.Quarantine.Get(id); !ok {
 				return model.NotFound(op)
 			}
 		}
@@ -629,18 +638,7 @@ func (m *Migration) adoptAll(op string, p model.Principal, in model.AdoptInput, 
 		if _, err := st.checkAdoptionInput(op, in); err != nil {
 			return nil, err
 		}
-		var ids []string
-		for id, q := range st.Quarantine {
-			if q.Status != model.StatusBlocked {
-				ids = append(ids, id)
-			}
-		}
-		rank := map[string]int{"persona": 0, "entity": 1, "claim": 2, "summary": 3}
-		slices.SortFunc(ids, func(a, b string) int {
-			qa, qb := st.Quarantine[a], st.Quarantine[b]
-			return cmp.Or(cmp.Compare(rank[qa.Kind], rank[qb.Kind]), strings.Compare(a, b))
-		})
-		return ids, nil
+		return st.Quarantine.Adoptable(), nil
 	})
 	if err != nil {
 		return err
@@ -665,11 +663,11 @@ func (m *Migration) adoptSome(op string, p model.Principal, in model.AdoptInput,
 		return err
 	}
 	return m.write(op, p, func(st *state, b *engine.Batch) error {
-		ids, bodies, err := st.adoptedBodies(op, in, copies)
+		ids, err := st.adoptedIDs(op, in, copies)
 		if err != nil {
 			return err
 		}
-		a, err := st.planAdoption(op, in, ids, bodies)
+		a, err := st.planAdoption(op, in, ids, copies)
 		if err != nil {
 			return err
 		}
@@ -689,34 +687,31 @@ func (m *Migration) adoptSome(op string, p model.Principal, in model.AdoptInput,
 	})
 }
 
-// adoptedBodies returns the records an adopt takes, and their bodies by
-// id as copies holds them: every record in.IDs names, or with in.All every
+// adoptedIDs returns the records an adopt takes, each of copies still
+// held as it was read: every record in.IDs names, or with in.All every
 // record of copies still held as it was read and not blocked (a record
 // held or changed since stays for a later adopt).
-func (st *state) adoptedBodies(op string, in model.AdoptInput, copies map[string]heldCopy) ([]string, map[string]json.RawMessage, error) {
+func (st *state) adoptedIDs(op string, in model.AdoptInput, copies map[string]heldCopy) ([]string, error) {
 	ids := in.IDs
 	if in.All {
 		ids = ids[:0]
 		for id, c := range copies {
-			if q := st.Quarantine[id]; q != nil && c.rev == q.Revision && q.Status != model.StatusBlocked {
+			if e, ok := st.Quarantine.Get(id); ok && c.rev == e.Revision && !e.Blocked {
 				ids = append(ids, id)
 			}
 		}
 		sort.Strings(ids)
 	}
-	bodies := make(map[string]json.RawMessage, len(ids))
 	for _, id := range ids {
-		q := st.Quarantine[id]
-		if q == nil {
-			return nil, nil, model.NotFound(op)
+		e, ok := st.Quarantine.Get(id)
+		if !ok {
+			return nil, model.NotFound(op)
 		}
-		c, ok := copies[id]
-		if !ok || c.rev != q.Revision {
-			return nil, nil, model.Fail(op, model.KindConflict, "record "+id+" changed while it was being adopted: adopt it again")
+		if c, ok := copies[id]; !ok || c.rev != e.Revision {
+			return nil, model.Fail(op, model.KindConflict, "record "+id+" changed while it was being adopted: adopt it again")
 		}
-		bodies[id] = c.body
 	}
-	return ids, bodies, nil
+	return ids, nil
 }
 
 // adoption is what an adopt changes, every record checked: entities and
@@ -742,11 +737,13 @@ type adoptedClaim struct {
 // Entities and personas come first: the claims adopted with them may be
 // about those entities and in those personas; summaries last, after the
 // claims they derive from.
-func (st *state) planAdoption(op string, in model.AdoptInput, ids []string, bodies map[string]json.RawMessage) (*adoption, error) {
+func (st *state) planAdoption(op string, in model.AdoptInput, ids []string, copies map[string]heldCopy) (*adoption, error) {
 	a := &adoption{newEntities: map[string]*model.Entity{}, newPersonas: map[string]*model.Persona{}}
 	var claims, sums []*model.QuarantineRecord
+	bodies := make(map[string]json.RawMessage, len(ids))
 	for _, id := range ids {
-		q := st.Quarantine[id]
+		q := copies[id].desc
+		bodies[id] = copies[id].body
 		switch q.Kind {
 		case "entity":
 			var e model.Entity
@@ -1110,17 +1107,18 @@ func (m *Migration) UnblockQuarantined(ctx context.Context, p model.Principal, i
 	}
 	var out model.QuarantineRecord
 	err = m.write(op, p, func(st *state, b *engine.Batch) error {
-		q := st.Quarantine[id]
-		if q == nil {
+		e, held := st.Quarantine.Get(id)
+		if !held {
 			return model.NotFound(op)
 		}
-		if q.Kind != "claim" {
+		if e.Kind != "claim" {
 			return model.Fail(op, model.KindInvalid, "only a held claim carries restrictions to remove here")
 		}
 		c, ok := copies[id]
-		if !ok || c.rev != q.Revision {
+		if !ok || c.rev != e.Revision {
 			return model.Fail(op, model.KindConflict, "record "+id+" changed meanwhile: try again")
 		}
+		q := c.desc
 		body, err := heldClaim(op, id, c.body)
 		if err != nil {
 			return err
@@ -1203,13 +1201,13 @@ func (st *state) holdAll(op string, b *engine.Batch, held []*model.QuarantineRec
 	return rev, nil
 }
 
-// hold publishes held record q (with mu held for writing): its
-// description in the view and the store, its body in the store only. It
-// returns the view's copy.
+// hold publishes held record q (with mu held for writing): in the view's
+// index, and its description and body in the store. It returns the
+// description.
 func (st *state) hold(b *engine.Batch, q *model.QuarantineRecord) *model.QuarantineRecord {
 	desc := *q
 	desc.Body = nil
-	st.Quarantine[q.ID] = &desc
+	st.Quarantine.Hold(&desc)
 	b.Put(engine.BucketQuarantine, q.ID, &desc)
 	b.Put(bucketHeldBodies, q.ID, q.Body)
 	return &desc
@@ -1218,57 +1216,62 @@ func (st *state) hold(b *engine.Batch, q *model.QuarantineRecord) *model.Quarant
 // release drops held record id, adopted or rejected (with mu held for
 // writing).
 func (st *state) release(b *engine.Batch, id string) {
-	delete(st.Quarantine, id)
+	st.Quarantine.Release(id)
 	b.Del(engine.BucketQuarantine, id)
 	b.Del(bucketHeldBodies, id)
 }
 
-// heldCopy is a held record's body as read from the store, and the
-// revision of the record it was read for.
+// heldCopy is a held record as read from the store: its description, its
+// body, and the revision of the description.
 type heldCopy struct {
 	rev  uint64
+	desc *model.QuarantineRecord
 	body json.RawMessage
 }
 
-// readHeld reads the bodies of held records ids, or of all of them, once
-// what the view says of them is durable (so that the store holds them).
-// A record the view does not hold is left out; the write that uses the
-// copies checks that each record is still at the revision read.
+// readHeld reads held records ids, or all of them, once what the view
+// says of them is durable (so that the store holds them). A record the
+// view does not hold is left out; the write that uses the copies checks
+// that each record is still at the revision read.
 func (m *Migration) readHeld(op string, p model.Principal, ids []string, all bool) (map[string]heldCopy, error) {
-	copies, err := ownerRead(m, op, p, func(st *state) (map[string]heldCopy, error) {
-		out := map[string]heldCopy{}
-		add := func(id string) {
-			if q := st.Quarantine[id]; q != nil {
-				out[id] = heldCopy{rev: q.Revision, body: q.Body}
-			}
-		}
+	ids, err := ownerRead(m, op, p, func(st *state) ([]string, error) {
 		if all {
-			for id := range st.Quarantine {
-				add(id)
-			}
+			return st.Quarantine.IDs(), nil
 		}
-		for _, id := range ids {
-			add(id)
-		}
-		return out, nil
+		return slices.DeleteFunc(slices.Clone(ids), func(id string) bool { _, ok := st.Quarantine.Get(id); return !ok }), nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	err = m.store.View(func(tx engine.Tx) error {
-		for id, c := range copies {
-			if c.body != nil {
-				continue // held before the bodies had a bucket
-			}
-			raw, ok, err := tx.Get(bucketHeldBodies, id)
+	return m.readCopies(op, ids, true)
+}
+
+// readCopies reads from the store the descriptions of held records ids,
+// and with bodies their bodies too; a record released meanwhile is left
+// out.
+func (m *Migration) readCopies(op string, ids []string, bodies bool) (map[string]heldCopy, error) {
+	copies := make(map[string]heldCopy, len(ids))
+	err := m.store.View(func(tx engine.Tx) error {
+		for _, id := range ids {
+			raw, ok, err := tx.Get(engine.BucketQuarantine, id)
 			if err != nil {
 				return err
 			}
 			if !ok {
-				delete(copies, id) // released meanwhile
-				continue
+				continue // released meanwhile
 			}
-			c.body = raw
+			c := heldCopy{desc: new(model.QuarantineRecord)}
+			if err := json.Unmarshal(raw, c.desc); err != nil {
+				return fmt.Errorf("held record %s: %w", id, err)
+			}
+			c.rev, c.body, c.desc.Body = c.desc.Revision, c.desc.Body, nil // held before the bodies had a bucket: its body is in it
+			if bodies && c.body == nil {
+				if c.body, ok, err = tx.Get(bucketHeldBodies, id); err != nil {
+					return err
+				} else if !ok {
+					continue
+				}
+			}
 			copies[id] = c
 		}
 		return nil
