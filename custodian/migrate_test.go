@@ -230,6 +230,10 @@ func TestImportBundleQuarantine(t *testing.T) {
 	if err != nil || len(conflicts.Records) != 1 || conflicts.Records[0].Key != "work.editor" {
 		t.Fatalf("records with a conflict = %+v, %v", conflicts, err)
 	}
+	// The owner reviews the difference: the held value and the one here.
+	if c := conflicts.Records[0]; string(c.Value) != `"vim"` || c.Here == nil || string(c.Here.Value) != `"emacs"` || c.Body != nil {
+		t.Fatalf("the conflict as reviewed: value %s, here %+v", c.Value, c.Here)
+	}
 	if _, err := b.ListQuarantine(t.Context(), reader, custodian.QuarantineQuery{}); err == nil {
 		t.Fatal("a recipient listed the quarantine")
 	}

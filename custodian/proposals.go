@@ -10,6 +10,7 @@ import (
 	"github.com/phc-project/phc/custodian/internal/engine"
 	"github.com/phc-project/phc/custodian/internal/model"
 	"github.com/phc-project/phc/internal/identity"
+	"github.com/phc-project/phc/internal/jsondiff"
 )
 
 // Propose takes an application's memory into the owner's review queue. The
@@ -157,7 +158,7 @@ func (s *Service) Review(ctx context.Context, p Principal) ([]ReviewItem, error)
 			c := r.Head()
 			items[i].Current = &ReviewCurrent{ClaimID: c.ID, Version: c.Version, Value: c.Value,
 				Sensitivity: c.Sensitivity, Restrictions: model.OrEmpty(c.Restrictions), WrittenBy: c.WrittenBy}
-			items[i].Diff = diffValues(c.Value, pr.Value)
+			items[i].Diff = jsondiff.Values(c.Value, pr.Value)
 			items[i].Conflict = true
 		}
 		return items, nil

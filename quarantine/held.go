@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/phc-project/phc/internal/jsondiff"
 )
 
 // Statuses of a held record.
@@ -33,9 +35,24 @@ type Held struct {
 	Problems     []string `json:"problems"`
 	// Body is the record as imported (for a claim: its versions and
 	// personas). A vault may keep it apart from the description.
-	Body       json.RawMessage `json:"body,omitempty"`
+	Body json.RawMessage `json:"body,omitempty"`
+	// Value and Here are for the owner's review, in a page of held
+	// records, never stored: a held claim's value as it would be adopted,
+	// and, when its key holds a claim here now, that claim and its value.
+	// Adopting it adds a claim beside the one here, which becomes the
+	// key's field; nothing is merged.
+	Value      json.RawMessage `json:"value,omitempty"`
+	Here       *Here           `json:"here,omitempty"`
 	ImportedAt time.Time       `json:"imported_at"`
 	Revision   uint64          `json:"revision"`
+}
+
+// Here is the claim a held claim's key holds in the vault now, its value,
+// and how the held value differs from it.
+type Here struct {
+	Claim string            `json:"claim"`
+	Value json.RawMessage   `json:"value"`
+	Diff  []jsondiff.Change `json:"diff,omitempty"`
 }
 
 // Report is the answer of an import.

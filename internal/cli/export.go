@@ -246,28 +246,39 @@ func runQuarantine(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	var records []custodian.QuarantineRecord
 	for cursor := ""; ; {
 		page, err := cl.Quarantine(ctx, custodian.QuarantineQuery{Status: *status, Problem: *problem, Cursor: cursor, Limit: 1000})
 		if err != nil {
 			return err
 		}
-		records = append(records, page.Records...)
+		for _, r := range page.Records {
+			printHeld(env.Stdout, r)
+		}
 		if cursor = page.NextCursor; cursor == "" {
-			break
+			return nil
 		}
 	}
-	for _, r := range records {
-		fmt.Fprintf(env.Stdout, "%s %s %s %s from %s", r.ID, r.Status, r.Kind, printable(r.Record), printable(r.Source))
-		if r.Key != "" {
-			fmt.Fprintf(env.Stdout, " (%s)", printable(r.Key))
-		}
-		fmt.Fprintln(env.Stdout, protection(r))
-		for _, p := range r.Problems {
-			fmt.Fprintf(env.Stdout, "  %s\n", printable(p))
-		}
+}
+
+// printHeld writes held record r: what it is, where it came from, what it
+// would be adopted with, its problems, and for a claim its value and how
+// it differs from the claim its key holds here.
+func printHeld(w io.Writer, r custodian.QuarantineRecord) {
+	fmt.Fprintf(w, "%s %s %s %s from %s", r.ID, r.Status, r.Kind, printable(r.Record), printable(r.Source))
+	if r.Key != "" {
+		fmt.Fprintf(w, " (%s)", printable(r.Key))
 	}
-	return nil
+	fmt.Fprintln(w, protection(r))
+	for _, p := range r.Problems {
+		fmt.Fprintf(w, "  %s\n", printable(p))
+	}
+	if r.Value != nil {
+		fmt.Fprintf(w, "  value: %s\n", printable(string(r.Value)))
+	}
+	if h := r.Here; h != nil {
+		fmt.Fprintf(w, "  here: %s has %s\n", h.Claim, printable(string(h.Value)))
+		printDiff(w, "  ", h.Diff)
+	}
 }
 
 // protection says what a held record would be adopted with: its tier

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 
@@ -61,23 +62,7 @@ func runReview(ctx context.Context, env *Env, args []string) error {
 			if cur := p.Current; cur != nil {
 				fmt.Fprintf(env.Stdout, "    CONFLICT: %s already has %s version %d (written by %s): %s\n",
 					printable(p.Key), cur.ClaimID, cur.Version, printable(cur.WrittenBy), printable(string(cur.Value)))
-				if len(p.Diff) == 0 {
-					fmt.Fprintln(env.Stdout, "    diff: the same value")
-				}
-				for _, d := range p.Diff {
-					path := d.Path
-					if path == "" {
-						path = "(the value)"
-					}
-					switch {
-					case d.From == nil:
-						fmt.Fprintf(env.Stdout, "    diff: + %s %s\n", printable(path), printable(string(d.To)))
-					case d.To == nil:
-						fmt.Fprintf(env.Stdout, "    diff: - %s %s\n", printable(path), printable(string(d.From)))
-					default:
-						fmt.Fprintf(env.Stdout, "    diff: ~ %s %s -> %s\n", printable(path), printable(string(d.From)), printable(string(d.To)))
-					}
-				}
+				printDiff(env.Stdout, "    ", p.Diff)
 			}
 		}
 		return nil
@@ -186,4 +171,26 @@ func splitList(s string) []string {
 		}
 	}
 	return out
+}
+
+// printDiff writes, one line each after indent, how a value differs from
+// the one here: + a member added, - one removed, ~ one changed.
+func printDiff(w io.Writer, indent string, diff []custodian.ValueChange) {
+	if len(diff) == 0 {
+		fmt.Fprintln(w, indent+"diff: the same value")
+	}
+	for _, d := range diff {
+		path := d.Path
+		if path == "" {
+			path = "(the value)"
+		}
+		switch {
+		case d.From == nil:
+			fmt.Fprintf(w, "%sdiff: + %s %s\n", indent, printable(path), printable(string(d.To)))
+		case d.To == nil:
+			fmt.Fprintf(w, "%sdiff: - %s %s\n", indent, printable(path), printable(string(d.From)))
+		default:
+			fmt.Fprintf(w, "%sdiff: ~ %s %s -> %s\n", indent, printable(path), printable(string(d.From)), printable(string(d.To)))
+		}
+	}
 }

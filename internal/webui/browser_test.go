@@ -596,12 +596,21 @@ func TestConsoleInBrowser(t *testing.T) {
 			other.must(200, "POST", "/phc/v1/proposals/"+id+"/confirm", other.owner(), map[string]any{"personas": []string{}}, nil)
 		}
 		other.must(200, "POST", "/phc/v1/export", other.owner(), map[string]any{"to": json.RawMessage(cardHere)}, &bundle)
+		// This owner's editor is emacs: the held vim is shown beside it.
+		mine := c.propose(c.owner(), map[string]any{"key": "work.editor", "value": "emacs"})
+		c.must(200, "POST", "/phc/v1/proposals/"+mine+"/confirm", c.owner(), map[string]any{"personas": []string{}}, nil)
 		c.must(201, "POST", "/phc/v1/import", c.owner(), bundle, nil)
 
 		b.do(chromedp.Navigate(ui + "/quarantine"))
-		rows := eval[[]string](b, `[...document.querySelectorAll('#held tr.held')].map(r => r.id + ' ' + r.querySelector('td.what').textContent.trim())`)
+		rows := eval[[]string](b, `[...document.querySelectorAll('#held tr.held')].map(r => r.id + ' ' + r.querySelector('td.what .key').textContent.trim())`)
 		if len(rows) != 2 {
-			t.Fatalf("the quarantine shows %q; want the two claims", rows)
+			t.Fatalf("the quarantine shows %q; want the two claims\n%s", rows, eval[string](b, `document.body.innerText`))
+		}
+		values := eval[[]string](b, `[...document.querySelectorAll('#held td.what')].map(c => c.innerText.replace(/\s+/g, ' ').trim())`)
+		if !slices.ContainsFunc(values, func(v string) bool {
+			return strings.Contains(v, `work.editor "vim" Here now: clm_`) && strings.Contains(v, `"emacs" (whole value) − "emacs" + "vim"`)
+		}) || !slices.ContainsFunc(values, func(v string) bool { return strings.HasPrefix(v, `work.lang "Go"`) && !strings.Contains(v, "Here now") }) {
+			t.Fatalf("the quarantine shows %q; want each value, and emacs here beside the held vim", values)
 		}
 		// Each shows the tier and restrictions it would be adopted with.
 		if prot := eval[[]string](b, `[...document.querySelectorAll('#held td.protection')].map(c => c.textContent.trim())`); !slices.Equal(prot, []string{"standard", "standard"}) {

@@ -745,8 +745,11 @@ func (s *Server) receipts(w http.ResponseWriter, r *http.Request, sess *session)
 // foreign (package quarantine).
 const unmappedPrefix = "identity unmapped: "
 
+// quarantinePage is how many held records the console shows a page.
+const quarantinePage = 200
+
 func (s *Server) quarantine(w http.ResponseWriter, r *http.Request, sess *session) error {
-	pg, err := s.svc.ListQuarantine(ctx(r), sess.p, custodian.QuarantineQuery{Limit: 1000})
+	pg, err := s.svc.ListQuarantine(ctx(r), sess.p, custodian.QuarantineQuery{Limit: quarantinePage, Cursor: r.URL.Query().Get("cursor")})
 	if err != nil {
 		return err
 	}

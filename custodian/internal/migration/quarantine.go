@@ -15,6 +15,7 @@ import (
 	"github.com/phc-project/phc/custodian/internal/engine"
 	"github.com/phc-project/phc/custodian/internal/model"
 	"github.com/phc-project/phc/internal/identity"
+	"github.com/phc-project/phc/internal/jsondiff"
 	"github.com/phc-project/phc/quarantine"
 	"github.com/phc-project/phc/quarantine/importer"
 )
@@ -552,12 +553,33 @@ func (m *Migration) ListQuarantine(ctx context.Context, p model.Principal, q mod
 		return model.QuarantinePage{}, err
 	}
 	page := model.QuarantinePage{Records: make([]model.QuarantineRecord, 0, len(sel.IDs)), Total: sel.Total, NextCursor: sel.NextCursor}
-	copies, err := m.readCopies(op, sel.IDs, false)
+	copies, err := m.readCopies(op, sel.IDs, true)
+	if err != nil {
+		return page, err
+	}
 	for _, id := range sel.IDs {
 		if c, ok := copies[id]; ok { // released since: left out
+			if c.desc.Kind == "claim" {
+				body, err := heldClaim(op, id, c.body)
+				if err != nil {
+					return page, err
+				}
+				c.desc.Value = body.Versions[len(body.Versions)-1].Value
+			}
 			page.Records = append(page.Records, *c.desc)
 		}
 	}
+	// What each held claim's key holds here now, for the owner to compare.
+	_, err = ownerRead(m, op, p, func(st *state) (struct{}, error) {
+		for i := range page.Records {
+			q := &page.Records[i]
+			if r := st.FieldOf[q.Key]; q.Kind == "claim" && r != nil && r.Meta.Status == model.StatusActive {
+				here := r.Head().Value
+				q.Here = &quarantine.Here{Claim: r.Meta.ID, Value: here, Diff: jsondiff.Values(here, q.Value)}
+			}
+		}
+		return struct{}{}, nil
+	})
 	return page, err
 }
 
@@ -1206,7 +1228,7 @@ func (st *state) holdAll(op string, b *engine.Batch, held []*model.QuarantineRec
 // description.
 func (st *state) hold(b *engine.Batch, q *model.QuarantineRecord) *model.QuarantineRecord {
 	desc := *q
-	desc.Body = nil
+	desc.Body, desc.Value, desc.Here = nil, nil, nil
 	st.Quarantine.Hold(&desc)
 	b.Put(engine.BucketQuarantine, q.ID, &desc)
 	b.Put(bucketHeldBodies, q.ID, q.Body)

@@ -1,10 +1,10 @@
 package model
 
 import (
-	"bytes"
 	"encoding/json"
 	"time"
 
+	"github.com/phc-project/phc/internal/jsondiff"
 	"github.com/phc-project/phc/internal/pcp"
 	"github.com/phc-project/phc/schema"
 )
@@ -157,30 +157,7 @@ type SearchResult struct {
 // ValueChange is one difference between two JSON values: the JSON Pointer
 // (RFC 6901) of the member that differs, its value before (absent when it
 // was added) and after (absent when it was removed).
-type ValueChange struct {
-	Path string          `json:"path"`
-	From json.RawMessage `json:"from,omitempty"`
-	To   json.RawMessage `json:"to,omitempty"`
-}
-
-// MaxChanges bounds a diff: past it, the last change is the whole value.
-const MaxChanges = 64
-
-func DecodeAny(raw json.RawMessage) (any, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	err := dec.Decode(&v)
-	return v, err
-}
-
-func EncodeAny(v any) json.RawMessage {
-	raw, err := json.Marshal(v)
-	if err != nil {
-		return json.RawMessage("null")
-	}
-	return raw
-}
+type ValueChange = jsondiff.Change
 
 // Readable is what one recipient may read right now, purpose by purpose.
 type Readable struct {
