@@ -56,11 +56,14 @@ func (c *fakeClock) Advance(d time.Duration) {
 
 // provider is an OpenID Provider served over HTTP: discovery and a JWKS
 // holding the public half of key. rogue signs tokens no JWKS vouches for.
-// It counts the requests for its JWKS, and rotate replaces its key.
+// It counts the requests for its discovery document and JWKS, may fail
+// its discovery, and rotate replaces its key.
 type provider struct {
-	srv     *httptest.Server
-	rogue   jwk.Key
-	fetches atomic.Int64 // requests for the JWKS
+	srv         *httptest.Server
+	rogue       jwk.Key
+	fetches     atomic.Int64 // requests for the JWKS
+	discoveries atomic.Int64 // requests for the discovery document
+	down        atomic.Bool  // discovery answers 503
 
 	mu  sync.Mutex
 	key jwk.Key
@@ -89,6 +92,11 @@ func newProvider(t *testing.T) *provider {
 	p.rotate(t, newKey(t, "k1"))
 	mux := http.NewServeMux()
 	mux.HandleFunc("/.well-known/openid-configuration", func(w http.ResponseWriter, r *http.Request) {
+		p.discoveries.Add(1)
+		if p.down.Load() {
+			http.Error(w, "down for maintenance", http.StatusServiceUnavailable)
+			return
+		}
 		json.NewEncoder(w).Encode(map[string]any{
 			"issuer": p.srv.URL, "jwks_uri": p.srv.URL + "/jwks",
 			"authorization_endpoint": p.srv.URL + "/auth", "token_endpoint": p.srv.URL + "/token",
