@@ -288,8 +288,8 @@ func (st *state) live(p Principal, now time.Time) bool {
 	return t == p.Token() && st.tokenLive(t, now)
 }
 
-// tokenLive is the one rule of a service token's life, which
-// authentication and the owner's token list share: neither revoked nor
+// tokenLive is the one rule of a service token's life, which authentication,
+// the owner's token list and the live-token cap share: neither revoked nor
 // expired, and its recipient still there — an approved consumer, or, for
 // an OIDC recipient's token, an issuer still on the trust list.
 func (st *state) tokenLive(t *ServiceToken, now time.Time) bool {

@@ -100,13 +100,13 @@ func (st *state) revokeToken(b *batch, t *ServiceToken) {
 }
 
 // tooManyTokens is KindRateLimited when app (a consumer, or an OIDC
-// subject) already holds as many live service tokens as the settings allow
-// (with st.mu held); it may retry when the first of them expires.
+// subject) already holds as many live (tokenLive) service tokens as the
+// settings allow (with st.mu held); it may retry when the first expires.
 func (st *state) tooManyTokens(op, app string, now time.Time) *Error {
 	live := 0
 	var first time.Time
 	for _, t := range st.TokenByID {
-		if t.Consumer != app || t.RevokedAt != nil || !now.Before(t.ExpiresAt) {
+		if t.Consumer != app || !st.tokenLive(t, now) {
 			continue
 		}
 		live++

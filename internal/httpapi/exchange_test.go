@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -55,36 +56,47 @@ func (c *fakeClock) Advance(d time.Duration) {
 
 // provider is an OpenID Provider served over HTTP: discovery and a JWKS
 // holding the public half of key. rogue signs tokens no JWKS vouches for.
+// It counts the requests for its discovery document and JWKS, may fail
+// its discovery, and rotate replaces its key.
 type provider struct {
-	srv   *httptest.Server
-	key   jwk.Key
-	rogue jwk.Key
+	srv         *httptest.Server
+	rogue       jwk.Key
+	fetches     atomic.Int64 // requests for the JWKS
+	discoveries atomic.Int64 // requests for the discovery document
+	down        atomic.Bool  // discovery answers 503
+
+	mu  sync.Mutex
+	key jwk.Key
+	set jwk.Set
+}
+
+// newKey is a fresh RS256 signing key named kid.
+func newKey(t *testing.T, kid string) jwk.Key {
+	t.Helper()
+	rk, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := jwk.FromRaw(rk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = k.Set(jwk.KeyIDKey, kid)
+	_ = k.Set(jwk.AlgorithmKey, jwa.RS256)
+	return k
 }
 
 func newProvider(t *testing.T) *provider {
 	t.Helper()
-	mk := func(kid string) jwk.Key {
-		rk, err := rsa.GenerateKey(rand.Reader, 2048)
-		if err != nil {
-			t.Fatal(err)
-		}
-		k, err := jwk.FromRaw(rk)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_ = k.Set(jwk.KeyIDKey, kid)
-		_ = k.Set(jwk.AlgorithmKey, jwa.RS256)
-		return k
-	}
-	p := &provider{key: mk("k1"), rogue: mk("rogue")}
-	pub, err := p.key.PublicKey()
-	if err != nil {
-		t.Fatal(err)
-	}
-	set := jwk.NewSet()
-	_ = set.AddKey(pub)
+	p := &provider{rogue: newKey(t, "rogue")}
+	p.rotate(t, newKey(t, "k1"))
 	mux := http.NewServeMux()
 	mux.HandleFunc("/.well-known/openid-configuration", func(w http.ResponseWriter, r *http.Request) {
+		p.discoveries.Add(1)
+		if p.down.Load() {
+			http.Error(w, "down for maintenance", http.StatusServiceUnavailable)
+			return
+		}
 		json.NewEncoder(w).Encode(map[string]any{
 			"issuer": p.srv.URL, "jwks_uri": p.srv.URL + "/jwks",
 			"authorization_endpoint": p.srv.URL + "/auth", "token_endpoint": p.srv.URL + "/token",
@@ -92,10 +104,31 @@ func newProvider(t *testing.T) *provider {
 			"id_token_signing_alg_values_supported": []string{"RS256"},
 		})
 	})
-	mux.HandleFunc("/jwks", func(w http.ResponseWriter, r *http.Request) { json.NewEncoder(w).Encode(set) })
+	mux.HandleFunc("/jwks", func(w http.ResponseWriter, r *http.Request) {
+		p.fetches.Add(1)
+		p.mu.Lock()
+		set := p.set
+		p.mu.Unlock()
+		json.NewEncoder(w).Encode(set)
+	})
 	p.srv = httptest.NewServer(mux)
 	t.Cleanup(p.srv.Close)
 	return p
+}
+
+// rotate makes key the provider's signing key and the only key of its
+// JWKS.
+func (p *provider) rotate(t *testing.T, key jwk.Key) {
+	t.Helper()
+	pub, err := key.PublicKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := jwk.NewSet()
+	_ = set.AddKey(pub)
+	p.mu.Lock()
+	p.key, p.set = key, set
+	p.mu.Unlock()
 }
 
 // idToken describes an ID token to sign. A zero iss is the provider's; a
@@ -122,7 +155,9 @@ func (p *provider) sign(t *testing.T, now time.Time, it idToken) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	p.mu.Lock()
 	key := p.key
+	p.mu.Unlock()
 	if it.rogue {
 		key = p.rogue
 	}

@@ -2,7 +2,10 @@
 // issuers with github.com/coreos/go-oidc/v3: discovery, the issuer's JWKS,
 // signature (asymmetric algorithms only), issuer, audience and expiry. It
 // reports every audience and the authorized party (azp), for the core to
-// decide which clients it trusts.
+// decide which clients it trusts. Anyone may send tokens that name a
+// trusted issuer and a key it does not have: an issuer's keys are fetched
+// again at most once per [KeyRefetchInterval], and its failed discovery
+// tried again no more often.
 //
 // It lives apart from internal/identity because go-oidc fetches discovery
 // documents and keys over HTTP, and the core, which uses identity, must not
@@ -33,8 +36,9 @@ var Algorithms = []string{
 	oidc.PS256, oidc.PS384, oidc.PS512, oidc.EdDSA,
 }
 
-// providerTTL is how long a discovered provider is reused before it is
-// discovered again. go-oidc refreshes the keys by itself on an unknown kid.
+// providerTTL is how long a discovered provider, and its key set, is
+// reused before it is discovered again. Its key set fetches the keys again
+// on an unknown kid, at most once per KeyRefetchInterval (keyFetcher).
 const providerTTL = time.Hour
 
 // Verifier verifies ID tokens. It is safe for concurrent use.
@@ -43,12 +47,24 @@ type Verifier struct {
 	now    func() time.Time
 
 	mu        sync.Mutex
-	providers map[string]cachedProvider
+	providers map[string]*issuerCache
 }
 
+// issuerCache is what is known of one issuer, under a lock of its own
+// that one discovery holds: the others wait for it.
+type issuerCache struct {
+	mu sync.Mutex
+	c  cachedProvider
+}
+
+// cachedProvider is an issuer's discovery and its key set, or the error
+// its discovery failed with (retried after KeyRefetchInterval), as of at;
+// zero before the first discovery.
 type cachedProvider struct {
-	p  *oidc.Provider
-	at time.Time
+	p    *oidc.Provider
+	keys oidc.KeySet
+	err  error
+	at   time.Time
 }
 
 // New returns a Verifier that fetches discovery documents and keys with
@@ -61,7 +77,7 @@ func New(client *http.Client, now func() time.Time) *Verifier {
 	if now == nil {
 		now = time.Now
 	}
-	return &Verifier{client: client, now: now, providers: map[string]cachedProvider{}}
+	return &Verifier{client: client, now: now, providers: map[string]*issuerCache{}}
 }
 
 // ErrUntrustedURL is returned for an issuer that is not https (plain http
@@ -85,12 +101,11 @@ func (v *Verifier) Verify(ctx context.Context, issuer, audience, raw string) (id
 	if err := CheckIssuerURL(issuer); err != nil {
 		return identity.IDToken{}, err
 	}
-	ctx = oidc.ClientContext(ctx, v.client)
-	p, err := v.provider(ctx, issuer)
+	c, err := v.provider(ctx, issuer, false)
 	if err != nil {
 		return identity.IDToken{}, refused(discoveryClass(err), err)
 	}
-	tok, err := p.VerifierContext(ctx, &oidc.Config{ClientID: audience, SupportedSigningAlgs: Algorithms, Now: v.now}).Verify(ctx, raw)
+	tok, err := oidc.NewVerifier(issuer, c.keys, &oidc.Config{ClientID: audience, SupportedSigningAlgs: Algorithms, Now: v.now}).Verify(ctx, raw)
 	if err != nil {
 		return identity.IDToken{}, refused(verifyClass(err), fmt.Errorf("oidctoken: %w", err))
 	}
@@ -113,22 +128,51 @@ func (v *Verifier) Verify(ctx context.Context, issuer, audience, raw string) (id
 	return out, nil
 }
 
-func (v *Verifier) provider(ctx context.Context, issuer string) (*oidc.Provider, error) {
+// provider is issuer's discovery and key set: the one cached for it, if
+// discovered less than providerTTL ago, else discovered anew. A failed
+// discovery is remembered too, and, when retryFailed is false, answered
+// again for KeyRefetchInterval rather than tried again: every token of an
+// issuer that cannot be discovered would otherwise fetch its document.
+func (v *Verifier) provider(ctx context.Context, issuer string, retryFailed bool) (cachedProvider, error) {
 	v.mu.Lock()
-	c, ok := v.providers[issuer]
-	v.mu.Unlock()
-	if ok && v.now().Sub(c.at) < providerTTL {
-		return c.p, nil
+	ic := v.providers[issuer]
+	if ic == nil {
+		ic = &issuerCache{}
+		v.providers[issuer] = ic
 	}
+	v.mu.Unlock()
+	ic.mu.Lock()
+	defer ic.mu.Unlock()
+	now, c := v.now(), ic.c
+	switch {
+	case c.at.IsZero() || now.Before(c.at):
+	case c.err == nil && now.Sub(c.at) < providerTTL:
+		return c, nil
+	case c.err != nil && !retryFailed && now.Sub(c.at) < KeyRefetchInterval:
+		return c, c.err
+	}
+	c = v.discover(ctx, issuer)
+	c.at = now
+	ic.c = c
+	return c, c.err
+}
+
+// discover fetches issuer's discovery document and sets up its key set,
+// whose fetches keyFetcher bounds.
+func (v *Verifier) discover(ctx context.Context, issuer string) cachedProvider {
 	// Discovery outlives the request that caused it: its key set is cached.
 	p, err := oidc.NewProvider(oidc.ClientContext(context.WithoutCancel(ctx), v.client), issuer)
 	if err != nil {
-		return nil, fmt.Errorf("oidctoken: discovery: %w", err)
+		return cachedProvider{err: fmt.Errorf("oidctoken: discovery: %w", err)}
 	}
-	v.mu.Lock()
-	v.providers[issuer] = cachedProvider{p: p, at: v.now()}
-	v.mu.Unlock()
-	return p, nil
+	var doc struct {
+		JWKSURI string `json:"jwks_uri"`
+	}
+	if err := p.Claims(&doc); err != nil {
+		return cachedProvider{err: fmt.Errorf("oidctoken: discovery: %w", err)}
+	}
+	keys := &http.Client{Transport: &keyFetcher{client: v.client, now: v.now}}
+	return cachedProvider{p: p, keys: oidc.NewRemoteKeySet(oidc.ClientContext(context.Background(), keys), doc.JWKSURI)}
 }
 
 func refused(class string, err error) error { return &identity.IDTokenError{Class: class, Err: err} }
@@ -180,10 +224,12 @@ func (v *Verifier) Discover(ctx context.Context, issuer string) (identity.Discov
 	}
 	ctx, cancel := context.WithTimeout(ctx, discoveryTimeout)
 	defer cancel()
-	p, err := v.provider(oidc.ClientContext(ctx, v.client), issuer)
+	// The owner asks: a discovery that failed is tried again at once.
+	c, err := v.provider(ctx, issuer, true)
 	if err != nil {
 		return identity.Discovery{}, refused(discoveryClass(err), err)
 	}
+	p := c.p
 	var doc struct {
 		JWKSURI    string   `json:"jwks_uri"`
 		Algorithms []string `json:"id_token_signing_alg_values_supported"`
