@@ -3,8 +3,6 @@ package cli
 import (
 	"bufio"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -57,7 +55,7 @@ func runHookCapture(ctx context.Context, env *Env, args []string) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	if !validKeyPrefix(*prefix) {
+	if !importer.ValidPrefix(*prefix) {
 		return usageError("--key-prefix is a key: dot-separated segments of [a-z0-9_-]")
 	}
 	token := env.Getenv("PHC_TOKEN")
@@ -99,7 +97,7 @@ func runHookCapture(ctx context.Context, env *Env, args []string) error {
 	}
 	cl.Token = token
 	for _, p := range picked {
-		in := custodian.ProposalInput{Key: *prefix + "." + textKey(p.text), Kind: "fact", Assertion: "inferred",
+		in := custodian.ProposalInput{Key: *prefix + "." + importer.TextSegment(p.text), Kind: "fact", Assertion: "inferred",
 			Reported: map[string]string{"app": *app}}
 		if p.stated {
 			in.Assertion = "reported"
@@ -219,27 +217,4 @@ func contentText(raw json.RawMessage) string {
 		}
 	}
 	return b.String()
-}
-
-// textKey is the last key segment of a captured statement: a digest of
-// its text, so that the key says nothing of it.
-func textKey(text string) string {
-	sum := sha256.Sum256([]byte(text))
-	return hex.EncodeToString(sum[:8])
-}
-
-var keySegment = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
-
-// validKeyPrefix reports whether p is a key of at most 15 segments.
-func validKeyPrefix(p string) bool {
-	segs := strings.Split(p, ".")
-	if len(segs) > 15 {
-		return false
-	}
-	for _, s := range segs {
-		if !keySegment.MatchString(s) {
-			return false
-		}
-	}
-	return true
 }

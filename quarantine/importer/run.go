@@ -46,7 +46,7 @@ func ReadMap(file string) (Map, error) {
 				return nil, fmt.Errorf("%s: category %q: want a key or {\"key\", \"kind\"}", file, cat)
 			}
 		}
-		if !validPrefix(t.Key) || (t.Kind != "" && !validKind[t.Kind]) {
+		if !ValidPrefix(t.Key) || (t.Kind != "" && !validKind[t.Kind]) {
 			return nil, fmt.Errorf("%s: category %q: %q is not a key prefix (dot-separated [a-z0-9_-] segments), or %q not a claim kind", file, cat, t.Key, t.Kind)
 		}
 		m[cat] = t
@@ -54,9 +54,13 @@ func ReadMap(file string) (Map, error) {
 	return m, nil
 }
 
-func validPrefix(k string) bool {
-	segs := strings.Split(k, ".")
-	if k == "" || len(segs) > 12 {
+// ValidPrefix reports whether p can begin a key that has one segment
+// more: 1–15 dot-separated segments of [a-z0-9_-] (none starting or ending
+// with "_" or "-"), at most 191 bytes, so that with a last segment of up
+// to 64 bytes it is a key (16 segments, 256 bytes at most).
+func ValidPrefix(p string) bool {
+	segs := strings.Split(p, ".")
+	if p == "" || len(p) > 191 || len(segs) > 15 {
 		return false
 	}
 	for _, s := range segs {
@@ -65,6 +69,13 @@ func validPrefix(k string) bool {
 		}
 	}
 	return true
+}
+
+// TextSegment is the last key segment of a statement that has no id of
+// its own: a digest of its text, so that the key says nothing of it.
+func TextSegment(text string) string {
+	sum := sha256.Sum256([]byte(text))
+	return hex.EncodeToString(sum[:8])
 }
 
 // key is where m goes: its category's target (or
@@ -80,8 +91,7 @@ func (mp Map) key(source string, m Memory) (key, kind string) {
 	}
 	own := m.SourceID
 	if own == "" {
-		sum := sha256.Sum256([]byte(m.Text))
-		own = hex.EncodeToString(sum[:8])
+		own = TextSegment(m.Text)
 	}
 	kind = m.Kind
 	if t.Kind != "" {
