@@ -1,11 +1,20 @@
-// Package quarantine is the mechanism of phc's import pipeline: the
-// migration bundle's format and its checks, the records an import holds,
-// the mapping of foreign identities and the judgement of the restrictions
-// the records carry. The decisions that touch a vault's state — holding a
-// record, adopting it, rejecting it, unblocking it, and whether a record
-// conflicts with one held already — are package custodian's, which calls
-// this package; this package knows nothing of a vault and never imports
-// custodian.
+// Package quarantine owns what it means for a vault to hold foreign
+// records until its owner decides: the migration bundle's format and its
+// checks, the records every way in hands over ([Records]: bundles, another
+// vault's archive, the importers of package quarantine/importer), the held
+// record ([Held]) with its provenance, foreign identities and their
+// mapping, blocked records and the loss report, and the holding itself:
+// where a vault keeps held records ([Put], [Hold], the buckets), the index
+// it keeps of them ([Index]), reading them back ([Read]), rejecting ([Reject])
+// and adopting ([Adopt]) one, many or all of them, a chunk at a time.
+//
+// The vault lends it a narrow interface: its store through [Writer] and
+// [Reader] (in its journal), its index under its locks ([Vault]), and the
+// one step that is the vault's own — turning a chunk of held records into
+// claims by its rules — as the function [Adopt] calls. That step, and
+// which records are held with which problems, are package custodian's
+// (custodian/internal/migration beside the core); this package knows
+// nothing of claims as a vault keeps them and never imports custodian.
 //
 // # The pipeline
 //

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -276,5 +277,90 @@ func TestIndexChurn(t *testing.T) {
 	}
 	if n != len(want) {
 		t.Errorf("problem totals add up to %d; want %d", n, len(want))
+	}
+}
+
+// memStore is a store of buckets in memory: the vault's journal and store
+// for the tests of holding, reading, rejecting and adopting.
+type memStore map[string]map[string][]byte
+
+func (m memStore) Put(bucket, key string, v any) {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	if m[bucket] == nil {
+		m[bucket] = map[string][]byte{}
+	}
+	m[bucket][key] = raw
+}
+
+func (m memStore) Del(bucket, key string) { delete(m[bucket], key) }
+
+func (m memStore) Get(bucket, key string) ([]byte, bool, error) {
+	raw, ok := m[bucket][key]
+	return raw, ok, nil
+}
+
+// memVault is a vault of one memStore and its index.
+type memVault struct {
+	x     *quarantine.Index
+	store memStore
+}
+
+func (v memVault) Index(fn func(x *quarantine.Index) error) error { return fn(v.x) }
+func (v memVault) View(fn func(r quarantine.Reader) error) error  { return fn(v.store) }
+func (v memVault) next() func() uint64                            { n := uint64(v.x.Len()) + 1; return func() uint64 { return n } }
+
+// TestHoldReadRejectAdopt: records held are indexed and stored apart from
+// their bodies, read back whole, rejected in one step or not at all, and
+// adopted a chunk at a time in the order an adopt of all takes them.
+func TestHoldReadRejectAdopt(t *testing.T) {
+	v := memVault{x: quarantine.NewIndex(), store: memStore{}}
+	held := []*quarantine.Held{
+		{Kind: "claim", Record: "clm_1", Status: quarantine.StatusQuarantined, Problems: []string{}, Body: json.RawMessage(`{"versions":[1]}`)},
+		{Kind: "persona", Record: "work", Status: quarantine.StatusQuarantined, Problems: []string{}, Body: json.RawMessage(`{"id":"work"}`)},
+		{Kind: "claim", Record: "clm_2", Status: quarantine.StatusBlocked, Problems: []string{"blocked: x"}, Body: json.RawMessage(`{"versions":[2]}`)},
+		{Kind: "claim", Record: "clm_3", Status: quarantine.StatusQuarantined, Problems: []string{}, Body: json.RawMessage(`{"versions":[3]}`)},
+	}
+	now := time.Date(2026, 12, 7, 0, 0, 0, 0, time.UTC)
+	rev, err := quarantine.Hold(v.x, v.store, held, "bnd_X", "cus_Y", now, v.next())
+	if err != nil || rev != 1 || v.x.Len() != 4 {
+		t.Fatalf("Hold = %d, %v; %d indexed", rev, err, v.x.Len())
+	}
+	for _, h := range held {
+		if !strings.HasPrefix(h.ID, "qrn_") || h.BundleID != "bnd_X" || h.Source != "cus_Y" || !h.ImportedAt.Equal(now) || h.Revision != 1 {
+			t.Fatalf("held as %+v", h)
+		}
+		if strings.Contains(string(v.store[quarantine.BucketHeld][h.ID]), "versions") {
+			t.Fatalf("the description of %s carries its body", h.ID)
+		}
+	}
+	copies, err := quarantine.Read(v.store, []string{held[0].ID, "qrn_GONE"}, true)
+	if c := copies[held[0].ID]; err != nil || len(copies) != 1 || string(c.Body) != `{"versions":[1]}` || c.Held.Record != "clm_1" || c.Revision != 1 {
+		t.Fatalf("Read = %+v, %v", copies, err)
+	}
+
+	if _, err := quarantine.Reject(v.x, v.store, []string{held[2].ID, "qrn_GONE"}, false); !errors.Is(err, quarantine.ErrNotHeld) || v.x.Len() != 4 {
+		t.Fatalf("Reject of one held and one not = %v, %d left; want ErrNotHeld and nothing released", err, v.x.Len())
+	}
+
+	var chunks [][]string
+	err = quarantine.Adopt(v, nil, true, 2, func(ids []string, copies map[string]quarantine.Copy) error {
+		var kinds []string
+		for _, id := range ids {
+			kinds = append(kinds, copies[id].Held.Kind+":"+copies[id].Held.Record)
+			quarantine.Drop(v.x, v.store, id)
+		}
+		chunks = append(chunks, kinds)
+		return nil
+	})
+	// The persona first; the two claims by their ids; the blocked one left.
+	if err != nil || len(chunks) != 2 || len(chunks[0]) != 2 || len(chunks[1]) != 1 || chunks[0][0] != "persona:work" ||
+		slices.Contains(slices.Concat(chunks...), "claim:clm_2") {
+		t.Fatalf("Adopt all in chunks of 2 = %v, %v; want the persona first, the blocked claim left", chunks, err)
+	}
+	if ids, err := quarantine.Reject(v.x, v.store, nil, true); err != nil || len(ids) != 1 || ids[0] != held[2].ID || v.x.Len() != 0 || len(v.store[quarantine.BucketBodies]) != 0 {
+		t.Fatalf("Reject all = %v, %v; %d indexed, %d bodies left", ids, err, v.x.Len(), len(v.store[quarantine.BucketBodies]))
 	}
 }

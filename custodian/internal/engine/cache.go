@@ -212,6 +212,36 @@ func (cc *Cache[C, R]) Versions(r R) ([]*C, error) {
 	return out, nil
 }
 
+// Scan returns every version of r, oldest first, as Versions does, but
+// leaves the cache as it was: a head that is not resident is read from
+// the store with the rest and not kept. It is for bulk reads (an export,
+// a backup), which would otherwise push out the heads that reads use and
+// hold the budget's worth of memory after them.
+func (cc *Cache[C, R]) Scan(r R) ([]*C, error) {
+	x := r.Res()
+	if x.Loaded() != nil {
+		return cc.Versions(r)
+	}
+	id, head := r.Ident()
+	out := make([]*C, head)
+	var missing []int
+	for v := 1; v <= head; v++ {
+		if v == head || cc.carries(x, v) == nil {
+			missing = append(missing, v)
+		} else {
+			out[v-1] = cc.carries(x, v)
+		}
+	}
+	cs, err := cc.readVersions(id, missing...)
+	if err != nil {
+		return nil, err
+	}
+	for i, c := range cs {
+		out[missing[i]-1] = c
+	}
+	return out, nil
+}
+
 // Admit counts r's resident head c and evicts what the budget cannot
 // hold.
 func (cc *Cache[C, R]) Admit(r R, c *C) {

@@ -101,3 +101,27 @@ func TestCacheReadErrors(t *testing.T) {
 		t.Errorf("Head without a store = nil error")
 	}
 }
+
+// TestCacheScan: a scan reads every version of a record in one read and
+// leaves the cache as it was — a head it read is not kept, and a resident
+// head is served from memory.
+func TestCacheScan(t *testing.T) {
+	var reads int
+	cc := newTestCache(100, &reads, nil)
+	cold := &rec{id: "c0", head: 3}
+	vs, err := cc.Scan(cold)
+	if err != nil || len(vs) != 3 || vs[0].val != "c0@1" || vs[2].val != "c0@3" || reads != 1 {
+		t.Fatalf("Scan of a cold record = %v, %v after %d reads; want its 3 versions in one read", vs, err, reads)
+	}
+	if cold.Loaded() != nil || cc.bytes != 0 {
+		t.Errorf("a scan made a head resident (%d bytes in the cache)", cc.bytes)
+	}
+	warm := &rec{id: "c1", head: 2}
+	if _, err := cc.Head(warm); err != nil {
+		t.Fatal(err)
+	}
+	reads = 0
+	if vs, err := cc.Scan(warm); err != nil || len(vs) != 2 || vs[1] != warm.Loaded() || reads != 1 {
+		t.Errorf("Scan of a resident record = %v, %v after %d reads; want the resident head and one read of the older", vs, err, reads)
+	}
+}

@@ -140,6 +140,10 @@ func (r *ClaimRecord) Version(v int) *model.Claim { return must(r.cache.Version(
 // does not hold from the store in one transaction.
 func (r *ClaimRecord) Versions() []*model.Claim { return must(r.cache.Versions(r)) }
 
+// Scan returns every version of r as Versions does, without making its
+// head resident: for reading every claim (see Cache.Scan).
+func (r *ClaimRecord) Scan() []*model.Claim { return must(r.cache.Scan(r)) }
+
 // NewRecord makes the record of a claim whose meta is m (its index fields
 // filled from head), whose head is head and whose versions before it the
 // store may not have yet are older (in any order). SetClaim publishes it;

@@ -386,13 +386,13 @@ func NoteOld[T any](m *map[string]*T, id string, old *T) {
 
 // Buckets of the records of access and of the rules' own records.
 const (
-	BucketTrust            = "trust"             // iss_… → TrustedIssuer
-	BucketSummaries        = "summaries"         // sum_… → Summary
-	BucketEntities         = "entities"          // ent_… → Entity
-	BucketRequests         = "requests"          // req_… → ContextRequest
-	BucketQuarantine       = "quarantine"        // qrn_… → QuarantineRecord
-	BucketBundlesSeen      = "bundles_seen"      // bnd_… → seenBundle
-	BucketDECTrust         = "dec_trust"         // dis_<hash of issuer> → DECIssuer
-	BucketDECPolicies      = "dec_policies"      // pol_<hash of id> → DECPolicy
-	BucketDECPresentations = "dec_presentations" // tok_… → Presentation
+	BucketTrust            = "trust"               // iss_… → TrustedIssuer
+	BucketSummaries        = "summaries"           // sum_… → Summary
+	BucketEntities         = "entities"            // ent_… → Entity
+	BucketRequests         = "requests"            // req_… → ContextRequest
+	BucketQuarantine       = quarantine.BucketHeld // qrn_… → QuarantineRecord (package quarantine keeps it)
+	BucketBundlesSeen      = "bundles_seen"        // bnd_… → seenBundle
+	BucketDECTrust         = "dec_trust"           // dis_<hash of issuer> → DECIssuer
+	BucketDECPolicies      = "dec_policies"        // pol_<hash of id> → DECPolicy
+	BucketDECPresentations = "dec_presentations"   // tok_… → Presentation
 )

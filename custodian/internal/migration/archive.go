@@ -160,7 +160,7 @@ func (st *state) archive(now time.Time) (c archiveContent, kept keptContent) {
 	stays := map[string]bool{} // claims and summaries kept for this custodian
 	for _, id := range ids {
 		r := st.Claims[id]
-		ac := archivedClaim{Personas: r.Meta.Personas, Versions: r.Versions(), DisputedAt: r.Meta.DisputedAt}
+		ac := archivedClaim{Personas: r.Meta.Personas, Versions: r.Scan(), DisputedAt: r.Meta.DisputedAt}
 		if r.Meta.Status != model.StatusActive {
 			ac.Status = r.Meta.Status
 		}

@@ -238,7 +238,6 @@ func (st *state) planBundle(personas []string) bundlePlan {
 		Summaries: []model.Summary{}, Identities: []model.IdentityRef{}}, loss: []model.Loss{}}
 	recs := &plan.recs
 	loss := plan.loss
-	included := map[string]bool{} // claim ids, and summary ids, that travel
 	ids := make([]string, 0, len(st.Claims))
 	var left []string // retracted and deleted claims: they stay behind, listed
 	for id, r := range st.Claims {
@@ -268,8 +267,9 @@ func (st *state) planBundle(personas []string) bundlePlan {
 			recs.Identities = append(recs.Identities, ref)
 		}
 	}
+	plan.ids = ids[:0] // filtered in place: ids is read ahead of what is kept
 	for _, id := range ids {
-		vs := st.Claims[id].Versions()
+		vs := st.Claims[id].Scan()
 		why := ""
 		for _, v := range vs {
 			if why = mustStay(v.Restrictions); why != "" {
@@ -280,7 +280,6 @@ func (st *state) planBundle(personas []string) bundlePlan {
 			loss = append(loss, model.Loss{Record: id, Dropped: "claim", Reason: why})
 			continue
 		}
-		included[id] = true
 		plan.ids = append(plan.ids, id)
 		plan.versions += len(vs)
 		for _, v := range vs {
@@ -309,7 +308,7 @@ func (st *state) planBundle(personas []string) bundlePlan {
 		}
 	}
 	sort.Slice(recs.Entities, func(i, j int) bool { return recs.Entities[i].ID < recs.Entities[j].ID })
-	plan.loss = st.bundleSummaries(recs, included, loss, addIdentity)
+	plan.loss = st.bundleSummaries(recs, plan.ids, loss, addIdentity)
 	sort.Slice(recs.Identities, func(i, j int) bool {
 		a, b := recs.Identities[i], recs.Identities[j]
 		return a.SourceIssuer+"\x00"+a.SourceID < b.SourceIssuer+"\x00"+b.SourceID
@@ -324,7 +323,7 @@ func (st *state) bundleClaims(ids, personas []string) []model.BundleClaim {
 	out := make([]model.BundleClaim, 0, len(ids))
 	for _, id := range ids {
 		r := st.Claims[id]
-		vs := r.Versions()
+		vs := r.Scan()
 		bc := model.BundleClaim{ID: id, Personas: []string{}, Versions: make([]*model.Claim, len(vs))}
 		for i, v := range vs {
 			bc.Versions[i] = v.WithLists()
@@ -345,9 +344,13 @@ func (st *state) bundleClaims(ids, personas []string) []model.BundleClaim {
 }
 
 // bundleSummaries adds to recs the summaries that travel with the claims
-// included (adding to it those that do), and to loss those that stay
-// behind, with why.
-func (st *state) bundleSummaries(recs *model.BundleRecords, included map[string]bool, loss []model.Loss, addIdentity func(model.Authenticated)) []model.Loss {
+// (sorted ids), and to loss those that stay behind, with why.
+func (st *state) bundleSummaries(recs *model.BundleRecords, claims []string, loss []model.Loss, addIdentity func(model.Authenticated)) []model.Loss {
+	included := map[string]bool{} // the summaries that travel
+	travels := func(id string) bool {
+		_, found := slices.BinarySearch(claims, id)
+		return found || included[id]
+	}
 	// Summaries in order of creation, so that a summary of summaries
 	// comes after its parents.
 	sums := make([]*model.Summary, 0, len(st.Summaries))
@@ -359,7 +362,7 @@ func (st *state) bundleSummaries(recs *model.BundleRecords, included map[string]
 		why := mustStay(sm.Restrictions)
 		if why == "" {
 			for _, parent := range sm.DerivedFrom {
-				if !included[model.IDOfRef(parent)] {
+				if !travels(model.IDOfRef(parent)) {
 					why = "a parent stays behind: " + model.IDOfRef(parent)
 					break
 				}

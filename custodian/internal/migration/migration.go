@@ -8,8 +8,12 @@
 // the view: the core runs every read and write of it (Core), in the
 // journal and under its locks, and lends it, within one, what the rules
 // keep beside the engine's view (Tx: this custodian's card and keys, the
-// pinned custodians, erasing a claim, checking personas). The bundle
-// format itself is package quarantine's (docs/formats/bundle.md).
+// pinned custodians, erasing a claim, checking personas). Package
+// quarantine owns the bundle format (docs/formats/bundle.md) and the
+// holding of records (where they are kept, their index, reading them
+// back, reject and adopt a chunk at a time); this package decides, by the
+// core's rules, what is held with which problems and how a held record
+// becomes a claim here.
 package migration
 
 import (

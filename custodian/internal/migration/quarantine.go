@@ -26,13 +26,6 @@ import (
 // index or graph edge knows it, so it answers exactly like an absent one to
 // everyone but the owner's quarantine view.
 
-const (
-	// bucketHeldBodies holds each held record's body apart from its
-	// description, so that the view (which holds the descriptions) stays
-	// small whatever was imported: a body is read when it is adopted.
-	bucketHeldBodies = "quarantine_bodies" // qrn_… → the record as imported
-)
-
 type seenBundle struct {
 	Source     string    `json:"source"`
 	ImportedAt time.Time `json:"imported_at"`
@@ -553,20 +546,20 @@ func (m *Migration) ListQuarantine(ctx context.Context, p model.Principal, q mod
 		return model.QuarantinePage{}, err
 	}
 	page := model.QuarantinePage{Records: make([]model.QuarantineRecord, 0, len(sel.IDs)), Total: sel.Total, NextCursor: sel.NextCursor}
-	copies, err := m.readCopies(op, sel.IDs, true)
+	copies, err := m.readCopies(op, sel.IDs)
 	if err != nil {
 		return page, err
 	}
 	for _, id := range sel.IDs {
 		if c, ok := copies[id]; ok { // released since: left out
-			if c.desc.Kind == "claim" {
-				body, err := heldClaim(op, id, c.body)
+			if c.Held.Kind == "claim" {
+				body, err := heldClaim(op, id, c.Body)
 				if err != nil {
 					return page, err
 				}
-				c.desc.Value = body.Versions[len(body.Versions)-1].Value
+				c.Held.Value = body.Versions[len(body.Versions)-1].Value
 			}
-			page.Records = append(page.Records, *c.desc)
+			page.Records = append(page.Records, *c.Held)
 		}
 	}
 	// What each held claim's key holds here now, for the owner to compare.
@@ -595,28 +588,22 @@ func (m *Migration) RejectQuarantined(ctx context.Context, p model.Principal, id
 	var n int
 	var rev uint64
 	err := m.write(op, p, func(st *state, b *engine.Batch) error {
-		if all {
-			ids = st.Quarantine.IDs()
+		released, err := quarantine.Reject(st.Quarantine, b, ids, all)
+		if err != nil {
+			return model.NotFound(op)
 		}
-		for _, id := range ids {
-			if _, ok := st.Quarantine.Get(id); !ok {
-				return model.NotFound(op)
-			}
-		}
-		for _, id := range ids {
-			st.release(b, id)
-		}
-		n, rev = len(ids), b.NextRevision()
-		b.Receipt(model.Receipt{Actor: "owner", Operation: op, Decision: "allow", Records: ids, Revision: rev})
+		n, rev = len(released), b.NextRevision()
+		b.Receipt(model.Receipt{Actor: "owner", Operation: op, Decision: "allow", Records: released, Revision: rev})
 		return nil
 	})
 	return n, rev, err
 }
 
-// AdoptQuarantined makes held claims active claims here, in one revision,
-// with every version and no grant at all (owner only). only, if not empty,
-// is the one record of the single-record route; in's ids and all select
-// otherwise. A blocked record is refused (restriction_blocked), as is a
+// AdoptQuarantined makes held claims active claims here, with every
+// version and no grant at all (owner only): the records ids names in one
+// revision, all of them (package quarantine's Adopt) a batch a revision.
+// only, if not empty, is the one record of the single-record route; in's
+// ids and all select otherwise. A blocked record is refused (restriction_blocked), as is a
 // claim whose id exists here already or whose subject does not, and a
 // summary whose parents are neither here nor adopted with it; all passes
 // over blocked records and such summaries (they stay held).
@@ -637,53 +624,51 @@ func (m *Migration) AdoptQuarantined(ctx context.Context, p model.Principal, onl
 		return model.Adopted{}, model.Fail(op, model.KindInvalid, "ids, or all, is required")
 	}
 	out := model.Adopted{ReadBy: map[string]int{}}
-	if in.All {
-		return out, m.adoptAll(op, p, in, &out)
-	}
-	return out, m.adoptSome(op, p, in, in.IDs, &out)
+	err := quarantine.Adopt(adoptVault{m, op, p, in}, in.IDs, in.All, adoptBatch, func(_ []string, copies map[string]quarantine.Copy) error {
+		return m.adoptChunk(op, p, in, copies, &out)
+	})
+	return out, err
 }
 
-// adoptChunk is how many held records one write of an adopt of all takes:
+// adoptBatch is how many held records one write of an adopt of all takes:
 // the bodies it reads and the claims it writes stay bounded, whatever the
 // quarantine holds.
-const adoptChunk = 2000
+const adoptBatch = 2000
 
-// adoptAll adopts every held record that is not blocked, a chunk at a
-// time, each chunk in one revision: personas and entities first, then
-// claims, then summaries, so that each finds what it needs adopted in an
-// earlier chunk or its own. It adds to out what each chunk adopted. A
-// record held after it began stays for a later adopt.
-func (m *Migration) adoptAll(op string, p model.Principal, in model.AdoptInput, out *model.Adopted) error {
-	ids, err := ownerRead(m, op, p, func(st *state) ([]string, error) {
-		// The personas and mappings are checked once, up front: an adopt
-		// of all of an empty quarantine refuses them as any adopt does.
-		if _, err := st.checkAdoptionInput(op, in); err != nil {
-			return nil, err
+// adoptVault is the vault as an adopt of the quarantine's uses it.
+type adoptVault struct {
+	m  *Migration
+	op string
+	p  model.Principal
+	in model.AdoptInput
+}
+
+// Index runs fn on the held records' index, owner only, once the adopt's
+// personas and mappings are checked: an adopt of all of an empty
+// quarantine refuses them as any adopt does.
+func (v adoptVault) Index(fn func(x *quarantine.Index) error) error {
+	_, err := ownerRead(v.m, v.op, v.p, func(st *state) (struct{}, error) {
+		if _, err := st.checkAdoptionInput(v.op, v.in); err != nil {
+			return struct{}{}, err
 		}
-		return st.Quarantine.Adoptable(), nil
+		return struct{}{}, fn(st.Quarantine)
 	})
-	if err != nil {
-		return err
-	}
-	for len(ids) > 0 {
-		chunk := ids[:min(adoptChunk, len(ids))]
-		ids = ids[len(chunk):]
-		if err := m.adoptSome(op, p, in, chunk, out); err != nil {
-			return err
-		}
+	return err
+}
+
+func (v adoptVault) View(fn func(r quarantine.Reader) error) error {
+	if err := v.m.store.View(func(tx engine.Tx) error { return fn(tx) }); err != nil {
+		return model.Wrap(v.op, model.KindInternal, err)
 	}
 	return nil
 }
 
-// adoptSome adopts the held records ids in one revision (with in.All,
-// those of them that are not blocked, passing over summaries whose parents
-// are neither here nor adopted with them), and adds to out what it
-// adopted, its revision and who reads the adopted claims now.
-func (m *Migration) adoptSome(op string, p model.Principal, in model.AdoptInput, ids []string, out *model.Adopted) error {
-	copies, err := m.readHeld(op, p, ids, false)
-	if err != nil {
-		return err
-	}
+// adoptChunk adopts, in one revision, the held records of copies as read
+// (with in.All, those of them still held as read and not blocked, passing
+// over summaries whose parents are neither here nor adopted with them),
+// and adds to out what it adopted, its revision and who reads the adopted
+// claims now.
+func (m *Migration) adoptChunk(op string, p model.Principal, in model.AdoptInput, copies map[string]quarantine.Copy, out *model.Adopted) error {
 	return m.write(op, p, func(st *state, b *engine.Batch) error {
 		ids, err := st.adoptedIDs(op, in, copies)
 		if err != nil {
@@ -713,12 +698,12 @@ func (m *Migration) adoptSome(op string, p model.Principal, in model.AdoptInput,
 // held as it was read: every record in.IDs names, or with in.All every
 // record of copies still held as it was read and not blocked (a record
 // held or changed since stays for a later adopt).
-func (st *state) adoptedIDs(op string, in model.AdoptInput, copies map[string]heldCopy) ([]string, error) {
+func (st *state) adoptedIDs(op string, in model.AdoptInput, copies map[string]quarantine.Copy) ([]string, error) {
 	ids := in.IDs
 	if in.All {
 		ids = ids[:0]
 		for id, c := range copies {
-			if e, ok := st.Quarantine.Get(id); ok && c.rev == e.Revision && !e.Blocked {
+			if e, ok := st.Quarantine.Get(id); ok && c.Revision == e.Revision && !e.Blocked {
 				ids = append(ids, id)
 			}
 		}
@@ -729,7 +714,7 @@ func (st *state) adoptedIDs(op string, in model.AdoptInput, copies map[string]he
 		if !ok {
 			return nil, model.NotFound(op)
 		}
-		if c, ok := copies[id]; !ok || c.rev != e.Revision {
+		if c, ok := copies[id]; !ok || c.Revision != e.Revision {
 			return nil, model.Fail(op, model.KindConflict, "record "+id+" changed while it was being adopted: adopt it again")
 		}
 	}
@@ -759,13 +744,13 @@ type adoptedClaim struct {
 // Entities and personas come first: the claims adopted with them may be
 // about those entities and in those personas; summaries last, after the
 // claims they derive from.
-func (st *state) planAdoption(op string, in model.AdoptInput, ids []string, copies map[string]heldCopy) (*adoption, error) {
+func (st *state) planAdoption(op string, in model.AdoptInput, ids []string, copies map[string]quarantine.Copy) (*adoption, error) {
 	a := &adoption{newEntities: map[string]*model.Entity{}, newPersonas: map[string]*model.Persona{}}
 	var claims, sums []*model.QuarantineRecord
 	bodies := make(map[string]json.RawMessage, len(ids))
 	for _, id := range ids {
-		q := copies[id].desc
-		bodies[id] = copies[id].body
+		q := copies[id].Held
+		bodies[id] = copies[id].Body
 		switch q.Kind {
 		case "entity":
 			var e model.Entity
@@ -1015,7 +1000,7 @@ func (st *state) adopt(op string, b *engine.Batch, a *adoption, identities map[s
 		b.Put(engine.BucketPersonas, pe.Node, pe)
 	}
 	for _, q := range a.dropped {
-		st.release(b, q.ID)
+		quarantine.Drop(st.Quarantine, b, q.ID)
 		refs = append(refs, q.ID)
 	}
 	for _, c := range a.claims {
@@ -1050,7 +1035,7 @@ func (st *state) adopt(op string, b *engine.Batch, a *adoption, identities map[s
 		r := st.NewRecord(meta, head, c.versions[:n-1])
 		st.SetClaim(r)
 		b.Put(engine.BucketClaimMeta, head.ID, r.Meta)
-		st.release(b, c.q.ID)
+		quarantine.Drop(st.Quarantine, b, c.q.ID)
 		refs = append(refs, c.q.ID, head.Ref())
 	}
 	for i, sm := range a.summaries {
@@ -1061,7 +1046,7 @@ func (st *state) adopt(op string, b *engine.Batch, a *adoption, identities map[s
 		sm.Revision, sm.Origin = rev, a.sumQs[i].BundleID
 		st.SetSummary(sm)
 		b.Put(engine.BucketSummaries, sm.ID, sm)
-		st.release(b, a.sumQs[i].ID)
+		quarantine.Drop(st.Quarantine, b, a.sumQs[i].ID)
 		refs = append(refs, a.sumQs[i].ID, sm.Ref())
 	}
 	b.Receipt(model.Receipt{Actor: "owner", Operation: op, Decision: "allow", Records: refs, Revision: rev})
@@ -1123,7 +1108,7 @@ func (m *Migration) UnblockQuarantined(ctx context.Context, p model.Principal, i
 	if len(in.Remove) == 0 {
 		return model.QuarantineRecord{}, model.Fail(op, model.KindInvalid, "remove (the unknown restriction types to remove) is required")
 	}
-	copies, err := m.readHeld(op, p, []string{id}, false)
+	copies, err := m.readHeld(op, p, id)
 	if err != nil {
 		return model.QuarantineRecord{}, err
 	}
@@ -1137,11 +1122,11 @@ func (m *Migration) UnblockQuarantined(ctx context.Context, p model.Principal, i
 			return model.Fail(op, model.KindInvalid, "only a held claim carries restrictions to remove here")
 		}
 		c, ok := copies[id]
-		if !ok || c.rev != e.Revision {
+		if !ok || c.Revision != e.Revision {
 			return model.Fail(op, model.KindConflict, "record "+id+" changed meanwhile: try again")
 		}
-		q := c.desc
-		body, err := heldClaim(op, id, c.body)
+		q := c.Held
+		body, err := heldClaim(op, id, c.Body)
 		if err != nil {
 			return err
 		}
@@ -1175,7 +1160,7 @@ func (m *Migration) UnblockQuarantined(ctx context.Context, p model.Principal, i
 			nq.Status = model.StatusBlocked
 		}
 		nq.Restrictions = restrictionTypes(body.Versions[len(body.Versions)-1].Restrictions)
-		out = *st.hold(b, &nq)
+		out = *quarantine.Put(st.Quarantine, b, &nq)
 		b.Receipt(model.Receipt{Actor: "owner", Operation: op, Decision: "allow", Records: append([]string{id}, in.Remove...), Revision: nq.Revision})
 		return nil
 	})
@@ -1207,96 +1192,31 @@ func heldClaim(op, id string, raw json.RawMessage) (archivedClaim, error) {
 
 // holdAll holds records held in one revision, from import (a bundle's,
 // an archive's or an import's id) and source, and returns the revision.
-// Every id is made first: nothing may fail once the view changes.
 func (st *state) holdAll(op string, b *engine.Batch, held []*model.QuarantineRecord, from, source string) (uint64, error) {
-	for _, q := range held {
-		var err error
-		if q.ID, err = identity.NewID("qrn_"); err != nil {
-			return 0, model.Wrap(op, model.KindInternal, err)
-		}
-	}
-	rev := b.NextRevision()
-	for _, q := range held {
-		q.BundleID, q.Source, q.ImportedAt, q.Revision = from, source, b.Now, rev
-		st.hold(b, q)
+	rev, err := quarantine.Hold(st.Quarantine, b, held, from, source, b.Now, b.NextRevision)
+	if err != nil {
+		return 0, model.Wrap(op, model.KindInternal, err)
 	}
 	return rev, nil
 }
 
-// hold publishes held record q (with mu held for writing): in the view's
-// index, and its description and body in the store. It returns the
-// description.
-func (st *state) hold(b *engine.Batch, q *model.QuarantineRecord) *model.QuarantineRecord {
-	desc := *q
-	desc.Body, desc.Value, desc.Here = nil, nil, nil
-	st.Quarantine.Hold(&desc)
-	b.Put(engine.BucketQuarantine, q.ID, &desc)
-	b.Put(bucketHeldBodies, q.ID, q.Body)
-	return &desc
-}
-
-// release drops held record id, adopted or rejected (with mu held for
-// writing).
-func (st *state) release(b *engine.Batch, id string) {
-	st.Quarantine.Release(id)
-	b.Del(engine.BucketQuarantine, id)
-	b.Del(bucketHeldBodies, id)
-}
-
-// heldCopy is a held record as read from the store: its description, its
-// body, and the revision of the description.
-type heldCopy struct {
-	rev  uint64
-	desc *model.QuarantineRecord
-	body json.RawMessage
-}
-
-// readHeld reads held records ids, or all of them, once what the view
-// says of them is durable (so that the store holds them). A record the
-// view does not hold is left out; the write that uses the copies checks
-// that each record is still at the revision read.
-func (m *Migration) readHeld(op string, p model.Principal, ids []string, all bool) (map[string]heldCopy, error) {
-	ids, err := ownerRead(m, op, p, func(st *state) ([]string, error) {
-		if all {
-			return st.Quarantine.IDs(), nil
-		}
-		return slices.DeleteFunc(slices.Clone(ids), func(id string) bool { _, ok := st.Quarantine.Get(id); return !ok }), nil
-	})
-	if err != nil {
+// readHeld reads held record id, with its body, once what the view says
+// of it is durable (so that the store holds it); the write that uses it
+// checks that it is still at the revision read.
+func (m *Migration) readHeld(op string, p model.Principal, id string) (map[string]quarantine.Copy, error) {
+	if _, err := ownerRead(m, op, p, func(st *state) (struct{}, error) { return struct{}{}, nil }); err != nil {
 		return nil, err
 	}
-	return m.readCopies(op, ids, true)
+	return m.readCopies(op, []string{id})
 }
 
-// readCopies reads from the store the descriptions of held records ids,
-// and with bodies their bodies too; a record released meanwhile is left
-// out.
-func (m *Migration) readCopies(op string, ids []string, bodies bool) (map[string]heldCopy, error) {
-	copies := make(map[string]heldCopy, len(ids))
-	err := m.store.View(func(tx engine.Tx) error {
-		for _, id := range ids {
-			raw, ok, err := tx.Get(engine.BucketQuarantine, id)
-			if err != nil {
-				return err
-			}
-			if !ok {
-				continue // released meanwhile
-			}
-			c := heldCopy{desc: new(model.QuarantineRecord)}
-			if err := json.Unmarshal(raw, c.desc); err != nil {
-				return fmt.Errorf("held record %s: %w", id, err)
-			}
-			c.rev, c.body, c.desc.Body = c.desc.Revision, c.desc.Body, nil // held before the bodies had a bucket: its body is in it
-			if bodies && c.body == nil {
-				if c.body, ok, err = tx.Get(bucketHeldBodies, id); err != nil {
-					return err
-				} else if !ok {
-					continue
-				}
-			}
-			copies[id] = c
-		}
-		return nil
+// readCopies reads held records ids, with their bodies, from the store; a
+// record released meanwhile is left out.
+func (m *Migration) readCopies(op string, ids []string) (map[string]quarantine.Copy, error) {
+	var copies map[string]quarantine.Copy
+	err := m.store.View(func(tx engine.Tx) (err error) {
+		copies, err = quarantine.Read(tx, ids, true)
+		return err
 	})
 	if err != nil {
 		return nil, model.Wrap(op, model.KindInternal, err)

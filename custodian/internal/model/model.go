@@ -416,9 +416,9 @@ type ContextRequest struct {
 	Disclosure string `json:"disclosure,omitempty"`
 }
 
-// QuarantineRecord is one imported record held for the owner. The view's
-// copy has no body (it is in bucketHeldBodies) unless the record was held
-// before the bodies had a bucket of their own.
+// QuarantineRecord is one imported record held for the owner (package
+// quarantine keeps it: its description and body in the store, an index of
+// it in the view).
 type QuarantineRecord = quarantine.Held
 
 // Verification is the result of checking the receipt chain.
