@@ -296,10 +296,16 @@ func (st *state) planBundle(personas []string) bundlePlan {
 	// travel are about or relate.
 	used := map[string]bool{}
 	for _, id := range plan.ids {
-		h := st.Claims[id].Head()
-		used[h.Subject] = true
-		if rel, ok := model.RelationshipOf(h); ok {
-			used[rel.From], used[rel.To] = true, true
+		if len(personas) == 0 {
+			break
+		}
+		r := st.Claims[id]
+		used[r.Meta.Subject] = true
+		if r.Meta.Kind == model.KindRelationship {
+			vs := r.Scan()
+			if rel, ok := model.RelationshipOf(vs[len(vs)-1]); ok {
+				used[rel.From], used[rel.To] = true, true
+			}
 		}
 	}
 	for _, e := range st.Entities {
