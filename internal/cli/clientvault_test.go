@@ -31,7 +31,11 @@ const passport = "X1234589"
 
 func newCVFixture(t *testing.T) *cvFixture {
 	t.Helper()
+	// The fixture's day starts at its noon UTC: the day's caps it counts
+	// toward never reset under it, whenever the test runs.
 	clock := &offsetClock{}
+	now := time.Now().UTC()
+	clock.offset.Store(int64(now.Truncate(24 * time.Hour).Add(12 * time.Hour).Sub(now)))
 	h := startHarnessClock(t, "", testPassword, clock)
 	f := &cvFixture{t: t, h: h, clock: clock, keys: t.TempDir()}
 	h.must(200, "PUT", "/context/fields/identity.passport_number", h.owner, map[string]any{"value": passport}, nil)
