@@ -124,7 +124,7 @@ func (st *state) exportChecks(op string, to model.Card, personas []string) (mode
 
 // ExportBundleParts makes a bundle in parts (format 0.2) for the custodian
 // whose card is in.To (owner only): what [Migration.ExportBundle] would
-// hold, at most in.PartClaims claims a part (20,000 if 0), the other
+// hold, at most in.PartClaims claims a part (5,000 if 0), the other
 // records in the last part, each part signed and sealed on its own and
 // written to w as the entry part-NNNN.jwe of a zip archive. It runs in
 // the journal (writes wait), one part at a time in memory.
@@ -134,7 +134,7 @@ func (m *Migration) ExportBundleParts(ctx context.Context, p model.Principal, in
 	if err != nil {
 		return model.BundleManifest{}, err
 	}
-	per := cmp.Or(in.PartClaims, 20_000)
+	per := cmp.Or(in.PartClaims, 5_000)
 	var man model.BundleManifest
 	err = m.write(op, p, func(st *state, b *engine.Batch) error {
 		own, err := st.exportChecks(op, to, in.Personas)
