@@ -151,6 +151,7 @@ func (r *ClaimRecord) Scan() []*model.Claim { return must(r.cache.Scan(r)) }
 func (st *State) NewRecord(m ClaimMeta, head *model.Claim, older []*model.Claim) *ClaimRecord {
 	r := &ClaimRecord{Meta: m, cache: st.Cache}
 	r.fill(head)
+	InternMeta(&r.Meta) // as a load does: a vault that grew by writes holds no more than one reloaded
 	r.Hold(head, older)
 	return r
 }

@@ -36,9 +36,11 @@ type Meta struct {
 	HeadRev uint64 `json:"head_revision,omitempty"`
 }
 
-// InternMeta makes m's repeated strings share one copy each.
+// InternMeta makes m's repeated strings share one copy each (see
+// snapDecoder.meta, which interns the same fields).
 func InternMeta(m *Meta) {
 	m.Status, m.Subject, m.Tier, m.Kind = Intern(m.Status), Intern(m.Subject), Intern(m.Tier), Intern(m.Kind)
+	m.Origin = Intern(m.Origin) // the bundle, archive or import adopted from: one for many claims
 	for i, p := range m.Personas {
 		m.Personas[i] = Intern(p)
 	}
@@ -176,7 +178,7 @@ func (d *snapDecoder) meta(m *Meta) {
 		m.Personas[i] = d.interned()
 	}
 	m.CreatedAt = d.str()
-	m.Origin = d.str()
+	m.Origin = d.interned()
 	if t := d.bytes(); len(t) > 0 {
 		at := new(time.Time)
 		if err := at.UnmarshalBinary(t); err != nil {
