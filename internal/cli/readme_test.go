@@ -95,9 +95,10 @@ func docBlock(t *testing.T, file, heading string) []string {
 	return nil
 }
 
-// TestDocsShellBlocks runs the sh blocks of the README and of every guide
-// in docs/ against real daemons, with the built phc on the PATH, one
-// subtest per file (TestDocsShellBlocks/README, TestDocsShellBlocks/owner,
+// TestREADMEShellBlocks runs the sh blocks of the README and of every guide
+// in docs/ (the README's own sequences continue there: a first session,
+// the graph, a backup restored on a new machine, …) against real daemons,
+// with the built phc on the PATH, one subtest per file (TestREADMEShellBlocks/README, TestREADMEShellBlocks/owner,
 // …): the file's blocks, in order, against one daemon of their own (as a
 // reader who follows that page from its start), and then, where the page
 // has several sections ("#" or "##" headings), each section's blocks alone,
@@ -110,7 +111,7 @@ func docBlock(t *testing.T, file, heading string) []string {
 // run: the test starts its own. A block that is not run says why, in a
 // marker the reader does not see; the test checks the marker names a
 // reason.
-func TestDocsShellBlocks(t *testing.T) {
+func TestREADMEShellBlocks(t *testing.T) {
 	t.Parallel()
 	bin := phcBinary(t)
 	for _, tool := range []string{"bash", "curl", "jq"} {
