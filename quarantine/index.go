@@ -64,7 +64,8 @@ func (x *Index) Len() int { return len(x.held) }
 
 // Hold adds held record h, or replaces what the index says of it, at
 // h.Revision, which is the vault's newest: the order stays by revision,
-// then id, at the cost of moving the records held at that revision.
+// then id, at the cost of moving the records of that revision whose ids
+// sort after h's (none when they are held by id, as [Hold] does).
 func (x *Index) Hold(h *Held) {
 	x.put(h)
 	s := slot{h.Revision, h.ID}

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/phc-project/phc/internal/identity"
@@ -52,7 +54,10 @@ func Hold(x *Index, w Writer, held []*Held, from, source string, now time.Time, 
 		}
 	}
 	rev := next()
-	for _, h := range held {
+	// In the index's order (by id within the revision), each record goes
+	// at its end: held in any other order, a million records of one
+	// archive would each move those before them.
+	for _, h := range slices.SortedFunc(slices.Values(held), func(a, b *Held) int { return strings.Compare(a.ID, b.ID) }) {
 		h.BundleID, h.Source, h.ImportedAt, h.Revision = from, source, now, rev
 		Put(x, w, h)
 	}
