@@ -144,22 +144,14 @@ func (st *state) grantsFor(consumer, op string, now time.Time) []*Grant {
 // through, and a grant for this recipient, operation and purpose whose
 // selectors cover the claim.
 func (st *state) readGrant(grants []*Grant, p Principal, r *claimRecord, purpose string, now time.Time) *Grant {
-	g, _ := st.grantFor(grants, p, r, purpose, now)
-	return g
-}
-
-// grantFor is readGrant, and when no grant serves only because a grant's
-// qualification is not met, the codes of the conditions it failed.
-func (st *state) grantFor(grants []*Grant, p Principal, r *claimRecord, purpose string, now time.Time) (*Grant, []string) {
 	if p.Token() == nil || !p.Token().CanRead() || r.Meta.Status != StatusActive {
-		return nil, nil
+		return nil
 	}
 	// Key and tier are in the record: a claim no grant selects is passed
 	// over without reading its content from the store.
 	if !matchAny(p.Token().Scope, r.Meta.Key) {
-		return nil, nil
+		return nil
 	}
-	var qualFailed []string
 	for _, g := range grants {
 		if g.Purpose != purpose || !grantCovers(g, r) || model.TierRank[r.Meta.Tier] > model.TierRank[g.EffectiveTier()] {
 			continue
@@ -168,16 +160,13 @@ func (st *state) grantFor(grants []*Grant, p Principal, r *claimRecord, purpose 
 			continue
 		}
 		if g.Requires != nil && model.TierRank[r.Meta.Tier] >= model.TierRank[SensitivitySensitive] {
-			if ok, failed, _ := st.qualified(p, g, now); !ok {
-				if qualFailed == nil {
-					qualFailed = failed
-				}
+			if ok, _, _ := st.qualified(p, g, now); !ok {
 				continue // the extra condition on sensitive data is not met
 			}
 		}
-		return g, nil
+		return g
 	}
-	return nil, qualFailed
+	return nil
 }
 
 // defaultSensitivity is the tier a key gets unless the owner overrides it.

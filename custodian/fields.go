@@ -406,10 +406,8 @@ func (s *Service) consumerFieldsWhere(op string, p Principal, purpose, pattern s
 			}
 		}
 		if len(records) == 0 && withValue && !strings.Contains(pattern, "*") {
-			if r := st.field(pattern); r != nil {
-				if failed := st.qualificationFailure(p, r, purpose, now); failed != nil {
-					return nil, nil, qualificationRequired(op, failed)
-				}
+			if failed := st.qualificationFailure(p, purpose, pattern, "", now); failed != nil {
+				return nil, nil, qualificationRequired(op, failed)
 			}
 		}
 		return records, used, nil
