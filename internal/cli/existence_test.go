@@ -35,6 +35,157 @@ func mcpAnswer(t *testing.T, cs *mcp.ClientSession, tool string, args map[string
 	return raw
 }
 
+// hiddenWriteVault is a daemon under auto_grant standard in which the
+// owner wrote the fields of keys and hid each from apps — the even ones by
+// raising their tier to sensitive, the odd ones by restricting them to the
+// purpose journal — and an app "app" with a read-write token over
+// everything, at HTTP and over MCP.
+type hiddenWriteVault struct {
+	h   *harness
+	app string
+	mcp *mcp.ClientSession
+}
+
+func newHiddenWriteVault(t *testing.T, keys ...string) *hiddenWriteVault {
+	t.Helper()
+	h := startHarness(t, "")
+	h.must(200, "PUT", "/phc/v1/settings", h.owner, map[string]string{"auto_grant": "standard"}, nil)
+	for i, key := range keys {
+		if i%2 == 0 {
+			h.must(200, "PUT", "/context/fields/"+key, h.owner, map[string]any{"value": "the owner's own"}, nil)
+			h.must(200, "PUT", "/context/sensitivity/"+key, h.owner, map[string]string{"tier": "sensitive"}, nil)
+			continue
+		}
+		var p struct {
+			ID string `json:"proposal_id"`
+		}
+		h.must(201, "POST", "/phc/v1/proposals", h.owner, map[string]any{"key": key, "value": "the owner's own", "kind": "fact",
+			"assertion": "reported", "restrictions": []any{map[string]any{"type": "purpose_only", "mandatory": true,
+				"params": map[string]any{"purposes": []string{"journal"}}}}}, &p)
+		h.must(200, "POST", "/phc/v1/proposals/"+p.ID+"/confirm", h.owner, map[string]any{"personas": []string{}}, nil)
+	}
+	v := &hiddenWriteVault{h: h, app: h.consumer("app", "*", "read-write")}
+	v.mcp = mustSession(t, h, v.app)
+	return v
+}
+
+// TestWriteToHiddenFieldLikeAbsent: under auto_grant standard, an app's
+// write to a field the owner hid from it (a tier raised to sensitive, a
+// purpose_only restriction) answers exactly like its write to a field that
+// does not exist — status, body, every member but ids and timestamps —
+// over HTTP (PUT /context/fields/{id}) and MCP (context_set). The two
+// vaults have the same history, with the hidden fields under other keys in
+// the second. The owner still sees the write: it waits in the review queue
+// (phc review too), marked blind, the owner's value stays, and the owner
+// confirms or rejects it like any proposal; the app does not see it among
+// its proposals, and blind writes have a cap apart from its quota. An app
+// whose grant lets it read the field knows it is there: its write is a
+// proposal, and the answer says so.
+func TestWriteToHiddenFieldLikeAbsent(t *testing.T) {
+	t.Parallel()
+	hidden := newHiddenWriteVault(t, "notes.diary", "notes.journal", "notes.mood", "notes.dream")
+	absent := newHiddenWriteVault(t, "notes.other1", "notes.other2", "notes.other3", "notes.other4")
+	for _, key := range []string{"notes.diary", "notes.journal"} {
+		put := func(v *hiddenWriteVault) string {
+			status, raw := v.h.do("PUT", "/context/fields/"+key, v.app, map[string]any{"value": "the app's"})
+			return strconv.Itoa(status) + " " + masked(raw)
+		}
+		if got, want := put(hidden), put(absent); got != want {
+			t.Errorf("PUT %s: hidden answers\n%s\nabsent answers\n%s", key, got, want)
+		}
+	}
+	for _, key := range []string{"notes.mood", "notes.dream"} {
+		set := func(v *hiddenWriteVault) string {
+			return masked(mcpAnswer(t, v.mcp, "context_set", map[string]any{"id": key, "value": "the app's"}))
+		}
+		if got, want := set(hidden), set(absent); got != want {
+			t.Errorf("context_set %s: hidden answers\n%s\nabsent answers\n%s", key, got, want)
+		}
+	}
+	if got, want := masked(mcpAnswer(t, hidden.mcp, "memory_status", map[string]any{})),
+		masked(mcpAnswer(t, absent.mcp, "memory_status", map[string]any{})); got != want {
+		t.Errorf("memory_status: hidden answers\n%s\nabsent answers\n%s", got, want)
+	}
+
+	// The owner sees every write to a hidden field, blind, and keeps the value.
+	h := hidden.h
+	var review struct {
+		Proposals []struct {
+			Key     string `json:"key"`
+			Value   any    `json:"value"`
+			Blind   bool   `json:"blind"`
+			Current *struct {
+				Value any `json:"value"`
+			} `json:"current"`
+		} `json:"proposals"`
+	}
+	h.must(200, "GET", "/phc/v1/review", h.owner, nil, &review)
+	if len(review.Proposals) != 4 {
+		t.Fatalf("review = %+v; want the app's four writes to hidden fields", review.Proposals)
+	}
+	for _, p := range review.Proposals {
+		if !p.Blind || p.Current == nil || p.Current.Value != "the owner's own" || p.Value != "the app's" {
+			t.Errorf("review item %+v; want a blind write against the owner's value", p)
+		}
+	}
+	if code, out, errs := h.phc("review"); code != 0 || strings.Count(out, "BLIND:") != 4 {
+		t.Errorf("phc review = %d %q %q; want the four writes marked BLIND", code, out, errs)
+	}
+	for _, key := range []string{"notes.diary", "notes.journal", "notes.mood", "notes.dream"} {
+		var f wireField
+		h.must(200, "GET", "/context/fields/"+key, h.owner, nil, &f)
+		if f.Value != "the owner's own" {
+			t.Errorf("%s = %v; the app's blind write replaced the owner's value", key, f.Value)
+		}
+	}
+	if rc := lastReceipt(t, h, "app", "proposal.create"); rc.Decision != "allow" {
+		t.Errorf("receipt of a blind write = %+v; want proposal.create allowed", rc)
+	}
+	// Blind writes have a cap of their own, the size of the app's quota of
+	// waiting proposals: past it one is dropped, answered alike, with a
+	// deny receipt; the app's quota is untouched by them.
+	h.must(200, "PUT", "/phc/v1/settings", h.owner, map[string]int{"pending_proposals_per_app": 4}, nil)
+	var answer writeAnswer
+	h.must(200, "PUT", "/context/fields/notes.diary", hidden.app, map[string]any{"value": "dropped"}, &answer)
+	if rc := lastReceipt(t, h, "app", "proposal.create"); answer.Status != "committed" || rc.Decision != "deny" || rc.Constraint != "rate_limited" {
+		t.Errorf("a blind write past the cap = %+v, receipt %+v; want committed, receipted deny rate_limited", answer, rc)
+	}
+	h.must(202, "PUT", "/context/fields/health.mood", hidden.app, map[string]any{"value": "calm"}, nil)
+	h.unlimited()
+
+	// The owner decides a blind write like any proposal.
+	var queue struct {
+		Proposals []struct {
+			ID  string `json:"proposal_id"`
+			Key string `json:"key"`
+		} `json:"proposals"`
+	}
+	h.must(200, "GET", "/phc/v1/review", h.owner, nil, &queue)
+	items := queue.Proposals
+	h.must(200, "POST", "/phc/v1/proposals/"+items[0].ID+"/confirm", h.owner, map[string]any{"personas": []string{}}, nil)
+	h.must(200, "POST", "/phc/v1/proposals/"+items[1].ID+"/reject", h.owner, map[string]any{"reason": "no"}, nil)
+	var f wireField
+	h.must(200, "GET", "/context/fields/"+items[0].Key, h.owner, nil, &f)
+	if f.Value != "the app's" || f.WrittenBy != "app" || f.Sensitivity != "sensitive" {
+		t.Errorf("a confirmed blind write = %+v; want the app's value at the field's own tier", f)
+	}
+
+	// An app that may read the restricted field, under its purpose, knows
+	// it exists: its write waits for the owner, and it is told so.
+	diarist := h.consumer("diarist", "*", "read-write")
+	h.grant("diarist", "journal", "read", map[string]any{"keys": []string{"notes.*"}})
+	h.must(200, "GET", "/context/fields/notes.journal?purpose=journal", diarist, nil, nil)
+	answer = writeAnswer{}
+	h.must(202, "PUT", "/context/fields/notes.journal", diarist, map[string]any{"value": "the diarist's"}, &answer)
+	if answer.Status != "pending" || !strings.HasPrefix(answer.ProposalID, "prp_") {
+		t.Fatalf("a write by an app that reads the field = %+v; want pending with a proposal_id", answer)
+	}
+	out, isErr := call(t, mustSession(t, h, diarist), "memory_status", map[string]any{})
+	if ps, _ := out["proposals"].([]any); isErr || len(ps) != 1 || ps[0].(map[string]any)["proposal_id"] != answer.ProposalID {
+		t.Fatalf("memory_status of the diarist = %v; want its pending write", out)
+	}
+}
+
 func mustSession(t *testing.T, h *harness, token string) *mcp.ClientSession {
 	t.Helper()
 	cs, err := mcpSession(t, h, token)
