@@ -144,22 +144,14 @@ func (st *state) grantsFor(consumer, op string, now time.Time) []*Grant {
 // through, and a grant for this recipient, operation and purpose whose
 // selectors cover the claim.
 func (st *state) readGrant(grants []*Grant, p Principal, r *claimRecord, purpose string, now time.Time) *Grant {
-	g, _ := st.grantFor(grants, p, r, purpose, now)
-	return g
-}
-
-// grantFor is readGrant, and when no grant serves only because a grant's
-// qualification is not met, the codes of the conditions it failed.
-func (st *state) grantFor(grants []*Grant, p Principal, r *claimRecord, purpose string, now time.Time) (*Grant, []string) {
 	if p.Token() == nil || !p.Token().CanRead() || r.Meta.Status != StatusActive {
-		return nil, nil
+		return nil
 	}
 	// Key and tier are in the record: a claim no grant selects is passed
 	// over without reading its content from the store.
 	if !matchAny(p.Token().Scope, r.Meta.Key) {
-		return nil, nil
+		return nil
 	}
-	var qualFailed []string
 	for _, g := range grants {
 		if g.Purpose != purpose || !grantCovers(g, r) || model.TierRank[r.Meta.Tier] > model.TierRank[g.EffectiveTier()] {
 			continue
@@ -168,80 +160,13 @@ func (st *state) grantFor(grants []*Grant, p Principal, r *claimRecord, purpose 
 			continue
 		}
 		if g.Requires != nil && model.TierRank[r.Meta.Tier] >= model.TierRank[SensitivitySensitive] {
-			if ok, failed, _ := st.qualified(p, g, now); !ok {
-				if qualFailed == nil {
-					qualFailed = failed
-				}
+			if ok, _, _ := st.qualified(p, g, now); !ok {
 				continue // the extra condition on sensitive data is not met
 			}
 		}
-		return g, nil
+		return g
 	}
-	return nil, qualFailed
-}
-
-// notTraining reports whether a use of category is known not to train
-// models: it names a category, and not model training.
-func notTraining(category string) bool {
-	return category != "" && category != CategoryModelTraining
-}
-
-// restrictionsAllow reports whether a claim with rs may be read for purpose
-// under g at now. An unknown mandatory restriction blocks every use; an
-// unknown advisory one is ignored.
-func restrictionsAllow(rs []Restriction, purpose string, g *Grant, now time.Time) bool {
-	if g.Auto {
-		purpose = "" // the app's own words: no purpose_only is met by them
-	}
-	for _, r := range rs {
-		switch r.Type {
-		case RestrictPurposeOnly:
-			if !paramHas(r.Params, "purposes", purpose) {
-				return false
-			}
-		case RestrictExpires:
-			at, ok := r.Params["at"].(string)
-			if !ok {
-				return false
-			}
-			t, err := time.Parse(time.RFC3339, strings.ToUpper(at))
-			if err != nil || !now.Before(t) {
-				return false
-			}
-		case RestrictLocalProcessingOnly:
-			// Only a grant that promises local processing may carry it.
-			if g.Route != "local" {
-				return false
-			}
-		case RestrictNoTraining:
-			// The purpose's category decides, never its free text: a grant
-			// for model training, or one that does not say what kind of use
-			// it is (auto_grant's included), may not read it.
-			if g.Auto || !notTraining(g.Category) {
-				return false
-			}
-		case RestrictNoExport, RestrictSourceControlled, RestrictThirdParty:
-			// These limit export and re-sharing, not a granted read.
-		default:
-			if r.Mandatory {
-				return false
-			}
-		}
-	}
-	return true
-}
-
-func paramHas(params map[string]any, name, want string) bool {
-	list, ok := params[name].([]any)
-	if !ok {
-		return false
-	}
-	for _, v := range list {
-		if s, ok := v.(string); ok && s == want {
-			return true
-		}
-	}
-	return false
+	return nil
 }
 
 // defaultSensitivity is the tier a key gets unless the owner overrides it.

@@ -24,10 +24,11 @@ func statusOf(pr *Proposal) ProposalStatus {
 
 // ownedBy reports whether consumer p made pr: its name, and made since p's
 // consumer record was created (since; see consumerSince) — an app that
-// takes a deleted app's name inherits none of its proposals.
+// takes a deleted app's name inherits none of its proposals. A blind one
+// (Proposal.Blind) the app was never told of.
 func ownedBy(pr *Proposal, p Principal, since time.Time) bool {
 	a := pr.Producer.Authenticated
-	return p.Kind() == PrincipalConsumer && a.Kind == "consumer" && a.ID == p.Consumer && !pr.ProposedAt.Before(since)
+	return p.Kind() == PrincipalConsumer && a.Kind == "consumer" && a.ID == p.Consumer && !pr.ProposedAt.Before(since) && !pr.Blind
 }
 
 // consumerSince is when consumer name's record was created: what was

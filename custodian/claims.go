@@ -60,16 +60,18 @@ func (s *Service) GetClaim(ctx context.Context, p Principal, id, purpose string)
 	rc := Receipt{Actor: p.Actor(), Operation: "claim.read", Recipient: p.Consumer, Purpose: purpose}
 	disclosed, err := s.recipientRead(st, p, rc, func(st *state, now time.Time) (records []string, used []*Grant, refused *Error) {
 		out, want = ClaimRead{}, nil
-		r, ok := st.Claims[id]
-		if !ok || !st.live(p, now) {
+		if !st.live(p, now) {
 			return nil, nil, nil
 		}
-		grants := st.grantsFor(p.Consumer, OpRead, now)
-		g := st.recipientGrant(grants, p, r, purpose, now, nil)
+		var g *Grant
+		r := st.Claims[id]
+		if r != nil {
+			g = st.recipientGrant(st.grantsFor(p.Consumer, OpRead, now), p, r, purpose, now, nil)
+		}
 		if g == nil {
-			// Covered but for a qualification not met: the recipient may
-			// know this claim is there (its grant names it), and what to do.
-			if failed := st.qualificationFailure(p, r, purpose, now); failed != nil {
+			// Covered, for all the recipient can tell, but for a
+			// qualification not met: what to do, claim or none.
+			if failed := st.qualificationFailure(p, purpose, "", id, now); failed != nil {
 				return nil, nil, qualificationRequired(op, failed)
 			}
 			return nil, nil, nil

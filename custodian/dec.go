@@ -2,10 +2,12 @@ package custodian
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/phc-project/phc/custodian/internal/admission"
+	"github.com/phc-project/phc/custodian/internal/model"
 	"github.com/phc-project/phc/dec/dectype"
 )
 
@@ -77,23 +79,28 @@ func (st *state) qualified(p Principal, g *Grant, now time.Time) (bool, []string
 	return st.adm.Qualified(st.view, p, g, now)
 }
 
-// qualificationFailure returns the failed conditions when a grant of p
-// would serve r for purpose (every grant's own purpose when purpose is
-// empty, as PCP reads carry none) but for its qualification; nil otherwise
-// — including for a relationship with an end p may not see, which stays
-// absent whatever the qualification.
-func (st *state) qualificationFailure(p Principal, r *claimRecord, purpose string, now time.Time) []string {
-	grants := st.grantsFor(p.Consumer, OpRead, now)
-	var failed []string
+// qualificationFailure returns the failed conditions of the first of p's
+// read grants for purpose that requires a qualification p does not meet,
+// reaches sensitive data (the only data it requires one for) and selects,
+// for all p can tell, what it asks for: key, or claim id ("" when not
+// named). It is decided on the grants alone, never on a record, so that a
+// record hidden from p and an absent one answer alike. nil otherwise, and
+// for a read under no purpose, which no grant serves.
+func (st *state) qualificationFailure(p Principal, purpose, key, claim string, now time.Time) []string {
 	if purpose == "" {
-		return nil // a read under no purpose is served by no grant
-	}
-	_, failed = st.grantFor(grants, p, r, purpose, now)
-	may := func(x *claimRecord) bool { return st.readGrant(grants, p, x, purpose, now) != nil }
-	if failed != nil && !st.endsVisible(r.Head(), may, nil) {
 		return nil
 	}
-	return failed
+	for _, g := range st.grantsFor(p.Consumer, OpRead, now) {
+		sel := g.Selectors
+		if g.Purpose != purpose || g.Requires == nil || model.TierRank[g.EffectiveTier()] < model.TierRank[SensitivitySensitive] ||
+			(key != "" && len(sel.Keys) > 0 && !matchAny(sel.Keys, key)) || (claim != "" && len(sel.Claims) > 0 && !slices.Contains(sel.Claims, claim)) {
+			continue
+		}
+		if ok, failed, _ := st.qualified(p, g, now); !ok {
+			return failed
+		}
+	}
+	return nil
 }
 
 // qualificationRequired is the answer to a read refused for a

@@ -32,15 +32,20 @@ func fieldCached(r *claimRecord) Field {
 // fieldView is the field of claim record r; withValue says whether the value
 // is shown (discovery never shows it).
 func fieldView(r *claimRecord, withValue bool) Field {
-	c := r.Head()
+	f := claimField(r.Head(), withValue)
+	if r.Meta.DisputedAt != nil {
+		f.Status = ConfirmationDisputed
+	}
+	return f
+}
+
+// claimField is the field of claim c, undisputed (see fieldView).
+func claimField(c *Claim, withValue bool) Field {
 	cat, name, _ := strings.Cut(c.Key, ".")
 	f := Field{ID: c.Key, Category: cat, FieldName: name, Sensitivity: c.Sensitivity,
 		UpdatedAt: c.RecordedAt, Version: c.Version, WrittenBy: c.WrittenBy, ClaimID: c.ID}
 	if withValue {
 		f.Value = c.Value
-	}
-	if r.Meta.DisputedAt != nil {
-		f.Status = ConfirmationDisputed
 	}
 	return f
 }
@@ -406,10 +411,8 @@ func (s *Service) consumerFieldsWhere(op string, p Principal, purpose, pattern s
 			}
 		}
 		if len(records) == 0 && withValue && !strings.Contains(pattern, "*") {
-			if r := st.field(pattern); r != nil {
-				if failed := st.qualificationFailure(p, r, purpose, now); failed != nil {
-					return nil, nil, qualificationRequired(op, failed)
-				}
+			if failed := st.qualificationFailure(p, purpose, pattern, "", now); failed != nil {
+				return nil, nil, qualificationRequired(op, failed)
 			}
 		}
 		return records, used, nil
@@ -474,8 +477,9 @@ func referenceHint(keys []string, localVaults bool) string {
 // names the app, confirmation.by is "auto_grant" — and the answer is the
 // field with status "committed"; anything else, sensitive data included,
 // becomes a proposal waiting for the owner, answered with its proposal_id
-// and status "pending". Which one never depends on a field the app cannot
-// read.
+// and status "pending". Which one never depends on a field the app may not
+// read: where one is hidden from it, the answer is an absent field's, and
+// a write that answers committed waits for the owner (fileBlind).
 func (s *Service) PutField(ctx context.Context, p Principal, id string, in FieldInput) (FieldWritten, *Proposed, error) {
 	const op = "field.put"
 	if err := checkFieldID(op, id); err != nil {
@@ -531,6 +535,12 @@ func (st *state) writeField(b *batch, id string, in FieldInput, author Authentic
 			}
 		}), []string{prev}
 	}
+	return st.newClaim(b, newFieldClaim(b, id, in, author, confirmedBy), []string{}), nil
+}
+
+// newFieldClaim is the first version of a new field id, written as
+// writeField writes it.
+func newFieldClaim(b *batch, id string, in FieldInput, author Authenticated, confirmedBy string) *Claim {
 	cid, err := identity.NewOrderedID("clm_", b.Now)
 	if err != nil {
 		b.Err = err
@@ -541,12 +551,12 @@ func (st *state) writeField(b *batch, id string, in FieldInput, author Authentic
 	if tier == "" {
 		tier = defaultSensitivity(id)
 	}
-	return st.newClaim(b, &Claim{
+	return &Claim{
 		ID: cid, Version: 1, Key: id, Value: in.Value, Subject: SubjectSelf, Kind: "fact",
 		Assertion: AssertionReported, Confirmation: Confirmation{Status: ConfirmationConfirmed, By: confirmedBy, At: &at},
 		Producer: Producer{Authenticated: author}, Evidence: []Evidence{}, RecordedAt: at,
 		Sensitivity: tier, Restrictions: []Restriction{}, WrittenBy: writtenByOf(author),
-	}, []string{}), nil
+	}
 }
 
 // userOnlyWrite lists the fields no app may write, whatever its grants;
@@ -603,12 +613,17 @@ func (s *Service) agentPutField(op string, p Principal, id string, in FieldInput
 			return deny(model.Fail(op, KindUserOnlyWrite, ""))
 		}
 		// Decide only on what the app may know: the key's default tier, the
-		// tier it asks for, and the field itself only if it may read it; a
-		// field it cannot read counts as one it did not write.
+		// tier it asks for, and the field itself only if it may read it (the
+		// auto_grant's tiers; else it is still known where the app reads it
+		// under a grant); a field it cannot read counts as one it did not
+		// write, and one it may not know of is decided as an absent one.
 		cur := st.field(id)
-		visible := false
+		visible, blind := false, false
 		if cur != nil {
-			_, visible = st.fieldGrant(p, cur, "", b.Now, st.grantsFor(p.Consumer, OpRead, b.Now))
+			grants := st.grantsFor(p.Consumer, OpRead, b.Now)
+			_, visible = st.fieldGrant(p, cur, "", b.Now, grants)
+			reads := func(g *Grant) bool { _, ok := st.fieldGrant(p, cur, g.Purpose, b.Now, grants); return ok }
+			blind = !visible && !slices.ContainsFunc(grants, reads)
 		}
 		known := model.RaiseTier(defaultSensitivity(id), in.Sensitivity)
 		if visible {
@@ -622,22 +637,26 @@ func (s *Service) agentPutField(op string, p Principal, id string, in FieldInput
 		// PCP auto-approves a public or standard write: here where the
 		// owner's auto_grant covers the tier, and nothing is replaced that
 		// the app did not write itself under that same policy (one the owner
-		// confirmed, or another producer wrote). "committed" tells the app
-		// that no value it could not read was there; so it is given only
-		// where the app could read the result back anyway (a token that
-		// reads this key, a tier auto_grant lets it read). Everything else —
-		// a write-only token, a field the app cannot read, whether or not it
-		// exists, a contribute grant alone — is a proposal for the owner.
+		// confirmed, or another producer wrote). "committed" is given only
+		// where the app could read the result back (a token that reads this
+		// key, a tier auto_grant lets it read). Everything else — a
+		// write-only token, a field the app cannot read, a contribute grant
+		// alone — is a proposal for the owner.
 		readBack := p.Token().CanRead() && st.Settings.AutoGranted(known)
 		// Its own: written by this app — under this name, and since this
 		// consumer record exists (a removed app's namesake inherits
 		// nothing) — under the auto_grant policy.
-		mine := cur == nil || (visible && cur.Head().Producer.Authenticated == author && cur.Head().Confirmation.By == "auto_grant" &&
+		mine := cur == nil || blind || (visible && cur.Head().Producer.Authenticated == author && cur.Head().Confirmation.By == "auto_grant" &&
 			!cur.Head().RecordedAt.Before(st.consumerSince(p.Consumer)))
-		confirm := readBack && mine && st.Settings.AutoGranted(tier) && model.TierRank[tier] <= model.TierRank[SensitivityStandard]
+		confirm := readBack && mine && st.Settings.AutoGranted(known) && model.TierRank[known] <= model.TierRank[SensitivityStandard]
+		w := in
+		w.Sensitivity = known
+		if confirm && blind {
+			// Where the field is hidden from the app, what an absent one
+			// would answer, and the owner reviews the write (fileBlind).
+			return st.fileBlind(b, p, op, newFieldClaim(b, id, w, author, "auto_grant"), tier, &out)
+		}
 		if confirm {
-			w := in
-			w.Sensitivity = tier
 			r, records := st.writeField(b, id, w, author, "auto_grant")
 			c := r.Head()
 			b.Receipt(Receipt{Actor: p.Actor(), Operation: op, Recipient: p.Consumer, Decision: "allow",

@@ -298,3 +298,9 @@ var WellKnownKeys = pcp.WellKnownKeys
 // depends on id alone, never on what the vault holds, so it discloses
 // nothing.
 func FieldHints(id string) []Hint { return pcp.FieldHints(id) }
+
+// The restriction rules, beside the core (model.RestrictionsAllow).
+var (
+	restrictionsAllow = model.RestrictionsAllow
+	notTraining       = model.NotTraining
+)

@@ -349,10 +349,10 @@ func (st *state) checkPersonas(op string, ids []string) ([]string, error) {
 
 // appIndexKey is pr's entry in bucketByApp, or "" when no app's consumer
 // record made it (the owner's, an OIDC recipient's, or an app's since
-// removed). Callers hold st.mu.
+// removed) or it is blind (the app does not know of it). Callers hold st.mu.
 func (st *state) appIndexKey(pr *Proposal) string {
 	a := pr.Producer.Authenticated
-	if a.Kind != "consumer" {
+	if a.Kind != "consumer" || pr.Blind {
 		return ""
 	}
 	c := st.Consumers[a.ID]
@@ -385,6 +385,30 @@ func (st *state) filePending(b *batch, pr *Proposal) {
 	if k := st.appIndexKey(pr); k != "" {
 		b.Put(engine.BucketByApp, k, struct{}{})
 	}
+}
+
+// fileBlind files app p's write c to a field hidden from it, where a write
+// to an absent field would be committed, as a blind proposal at tier (never
+// below the field's own), and answers *out as that absent field's write:
+// committed, c its first version. Neither the answer, the app's proposals
+// nor its quota of waiting ones tells the two apart; past the app's cap of
+// blind proposals the write is dropped, with a deny receipt for the owner.
+func (st *state) fileBlind(b *batch, p Principal, op string, c *Claim, tier string, out *FieldWritten) error {
+	c.Revision = b.NextRevision()
+	*out = FieldWritten{FieldRead: FieldRead{Field: claimField(c, true), Revision: c.Revision}, Status: WriteCommitted}
+	if st.BlindBy[p.Consumer] >= st.Settings.PendingCap() {
+		b.Receipt(model.DenyReceipt(p, "proposal.create", &Error{Kind: KindRateLimited}))
+		return nil
+	}
+	pid, err := identity.NewOrderedID("prp_", b.Now)
+	if err != nil {
+		return model.Wrap(op, KindInternal, err)
+	}
+	st.filePending(b, &Proposal{ID: pid, Status: StatusProposed, Key: c.Key, Value: c.Value, Subject: SubjectSelf, Kind: c.Kind,
+		Assertion: c.Assertion, Producer: c.Producer, Evidence: []Evidence{}, Sensitivity: tier, Restrictions: []Restriction{},
+		ProposedAt: b.Now, Revision: c.Revision, Blind: true})
+	b.Receipt(Receipt{Actor: p.Actor(), Operation: "proposal.create", Recipient: p.Consumer, Decision: "allow", Records: []string{pid}, Revision: c.Revision})
+	return nil
 }
 
 // tooManyProposals is KindRateLimited when app already has as many

@@ -59,6 +59,9 @@ func runReview(ctx context.Context, env *Env, args []string) error {
 			for _, e := range p.Evidence {
 				fmt.Fprintf(env.Stdout, "    evidence: %s\n", printable(e.Ref))
 			}
+			if p.Blind {
+				fmt.Fprintln(env.Stdout, "    BLIND: the app may not read this field; it was answered as for a new field (committed) and does not see this proposal")
+			}
 			if cur := p.Current; cur != nil {
 				fmt.Fprintf(env.Stdout, "    CONFLICT: %s already has %s version %d (written by %s): %s\n",
 					printable(p.Key), cur.ClaimID, cur.Version, printable(cur.WrittenBy), printable(string(cur.Value)))

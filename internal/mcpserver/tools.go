@@ -189,7 +189,8 @@ func (s *Server) tools() []tool {
 			Title: "Write one field",
 			Description: "Write a field under PCP rules: where the person's policy auto-approves it (public or standard data, " +
 				"nothing replaced that this app did not write) it is committed (status committed, with the field); anything " +
-				"else waits for the person's review (status pending, with a proposal_id).",
+				"else waits for the person's review (status pending, with a proposal_id). A field you may not read answers " +
+				"exactly like one that does not exist: a write there that answers committed waits for the person's review.",
 			InputSchema: schema(`{"type": "object", "required": ["id", "value"], "additionalProperties": false,
 				"properties": {"id": ` + fieldIDSchema + `, "value": ` + anyJSON + `, "sensitivity": ` + tierSchema + `}}`),
 			OutputSchema: schema(fieldSchemaWith(`"revision": {"type": "integer"},

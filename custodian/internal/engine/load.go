@@ -381,15 +381,20 @@ const (
 	MetaByAppIndex = "proposals_by_app_index" // set once bucketByApp is complete
 )
 
-// CountPending adds n to the pending proposals of pr's app; the owner's
-// own proposals are not counted (with st.mu held for writing).
+// CountPending adds n to the pending proposals of pr's app (its blind
+// ones apart, in BlindBy); the owner's own proposals are not counted (with
+// st.mu held for writing).
 func (st *State) CountPending(pr *model.Proposal, n int) {
 	a := pr.Producer.Authenticated
 	if a.Kind == "owner" {
 		return
 	}
-	if st.PendingBy[a.ID] += n; st.PendingBy[a.ID] <= 0 {
-		delete(st.PendingBy, a.ID)
+	by := st.PendingBy
+	if pr.Blind {
+		by = st.BlindBy
+	}
+	if by[a.ID] += n; by[a.ID] <= 0 {
+		delete(by, a.ID)
 	}
 }
 

@@ -37,6 +37,7 @@ type State struct {
 	Cache     *claimCache             // the resident head versions
 	Pending   map[string]uint64       // pending proposal id → its revision
 	PendingBy map[string]int          // app (consumer or OIDC subject) → its pending proposals
+	BlindBy   map[string]int          // app → its pending blind proposals (Proposal.Blind), not in PendingBy
 	Personas  map[string]*model.Persona
 	Grants    map[string]*model.Grant
 	GrantsBy  map[string]map[string]*model.Grant // recipient name → its grants
@@ -209,6 +210,7 @@ func NewView() *State {
 		Claims:        make(map[string]*ClaimRecord),
 		Pending:       make(map[string]uint64),
 		PendingBy:     make(map[string]int),
+		BlindBy:       make(map[string]int),
 		Personas:      make(map[string]*model.Persona),
 		Grants:        make(map[string]*model.Grant),
 		GrantsBy:      make(map[string]map[string]*model.Grant),

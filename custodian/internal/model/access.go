@@ -2,6 +2,7 @@ package model
 
 import (
 	"encoding/json"
+	"strings"
 	"time"
 
 	"github.com/phc-project/phc/internal/pcp"
@@ -219,4 +220,68 @@ type Status struct {
 	FieldCount  *int           `json:"field_count,omitempty"`
 	Categories  map[string]int `json:"categories,omitempty"` // active fields per category, as PCP reports them
 	Revision    uint64         `json:"revision,omitempty"`
+}
+
+// NotTraining reports whether a use of category is known not to train
+// models: it names a category, and not model training.
+func NotTraining(category string) bool {
+	return category != "" && category != CategoryModelTraining
+}
+
+// RestrictionsAllow reports whether a claim with rs may be read for purpose
+// under g at now. An unknown mandatory restriction blocks every use; an
+// unknown advisory one is ignored.
+func RestrictionsAllow(rs []Restriction, purpose string, g *Grant, now time.Time) bool {
+	if g.Auto {
+		purpose = "" // the app's own words: no purpose_only is met by them
+	}
+	for _, r := range rs {
+		switch r.Type {
+		case RestrictPurposeOnly:
+			if !paramHas(r.Params, "purposes", purpose) {
+				return false
+			}
+		case RestrictExpires:
+			at, ok := r.Params["at"].(string)
+			if !ok {
+				return false
+			}
+			t, err := time.Parse(time.RFC3339, strings.ToUpper(at))
+			if err != nil || !now.Before(t) {
+				return false
+			}
+		case RestrictLocalProcessingOnly:
+			// Only a grant that promises local processing may carry it.
+			if g.Route != "local" {
+				return false
+			}
+		case RestrictNoTraining:
+			// The purpose's category decides, never its free text: a grant
+			// for model training, or one that does not say what kind of use
+			// it is (auto_grant's included), may not read it.
+			if g.Auto || !NotTraining(g.Category) {
+				return false
+			}
+		case RestrictNoExport, RestrictSourceControlled, RestrictThirdParty:
+			// These limit export and re-sharing, not a granted read.
+		default:
+			if r.Mandatory {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func paramHas(params map[string]any, name, want string) bool {
+	list, ok := params[name].([]any)
+	if !ok {
+		return false
+	}
+	for _, v := range list {
+		if s, ok := v.(string); ok && s == want {
+			return true
+		}
+	}
+	return false
 }

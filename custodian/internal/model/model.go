@@ -155,6 +155,12 @@ type Proposal struct {
 	DecidedAt    *time.Time      `json:"decided_at,omitempty"`
 	ClaimID      string          `json:"claim_id,omitempty"`
 	Reason       string          `json:"reason,omitempty"`
+	// Blind marks an app's write to a field it may not read, where a write
+	// to a field that does not exist would have been committed: the app
+	// was answered so (committed), since a hidden field answers exactly
+	// like an absent one, and it never sees this proposal among its own.
+	// Blind proposals count against their own per-app cap (BlindBy).
+	Blind bool `json:"blind,omitempty"`
 }
 
 // Recipient names who a grant is for.
@@ -366,7 +372,7 @@ func (pr *Proposal) Decided(status string, at time.Time) Proposal {
 		ID: pr.ID, Status: status,
 		Producer:   Producer{Authenticated: pr.Producer.Authenticated},
 		Evidence:   []Evidence{},
-		ProposedAt: pr.ProposedAt, Revision: pr.Revision, DecidedAt: &at,
+		ProposedAt: pr.ProposedAt, Revision: pr.Revision, DecidedAt: &at, Blind: pr.Blind,
 	}
 }
 
