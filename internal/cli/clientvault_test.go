@@ -31,11 +31,24 @@ const passport = "X1234589"
 
 func newCVFixture(t *testing.T) *cvFixture {
 	t.Helper()
-	// The fixture's day starts at its noon UTC: the day's caps it counts
-	// toward never reset under it, whenever the test runs.
-	clock := &offsetClock{}
+	return newCVFixtureAt(t, 0)
+}
+
+// newCVFixtureAtNoon is newCVFixture on a daemon whose day starts at its
+// noon UTC, for a test that counts toward the day's caps: they never reset
+// under it, whenever it runs. Its clock is then hours from the real one,
+// so the test must give the hook its own (a hook run as a program, which
+// reads the real clock, is refused as clock_skew).
+func newCVFixtureAtNoon(t *testing.T) *cvFixture {
+	t.Helper()
 	now := time.Now().UTC()
-	clock.offset.Store(int64(now.Truncate(24 * time.Hour).Add(12 * time.Hour).Sub(now)))
+	return newCVFixtureAt(t, now.Truncate(24*time.Hour).Add(12*time.Hour).Sub(now))
+}
+
+func newCVFixtureAt(t *testing.T, offset time.Duration) *cvFixture {
+	t.Helper()
+	clock := &offsetClock{}
+	clock.offset.Store(int64(offset))
 	h := startHarnessClock(t, "", testPassword, clock)
 	f := &cvFixture{t: t, h: h, clock: clock, keys: t.TempDir()}
 	h.must(200, "PUT", "/context/fields/identity.passport_number", h.owner, map[string]any{"value": passport}, nil)
@@ -150,7 +163,7 @@ func (f *cvFixture) readPassport(token string) string {
 // answer or any file of the data dir.
 func TestClientVaultResolve(t *testing.T) {
 	t.Parallel()
-	f := newCVFixture(t)
+	f := newCVFixtureAtNoon(t)
 	h := f.h
 	app := f.approvedToken("app", "identity.passport_number", "travel")
 
