@@ -14,8 +14,7 @@ import (
 
 // State is the view's Client-Vault state: bindings by kid, each reader's
 // references, and the day's count of resolved values, in all and per
-// reader. Records are
-// replaced, never changed, once published.
+// reader. Records are replaced, never changed, once published.
 type State struct {
 	keys  map[string]*model.VaultKey // kid → binding
 	refs  map[string]*readerRefs     // reader → references

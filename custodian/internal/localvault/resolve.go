@@ -193,11 +193,13 @@ func (cv *State) takeQuota(op string, b *engine.Batch, reader string, n int) *mo
 		return &model.Error{Op: op, Kind: model.KindRateLimited, Public: over, RetryAfter: midnight.Sub(b.Now)}
 	}
 	if n > 0 {
-		if q.Readers == nil {
-			q.Readers = make(map[string]int)
+		// A new map: the published one is never changed.
+		readers := make(map[string]int, len(q.Readers)+1)
+		for r, c := range q.Readers {
+			readers[r] = c
 		}
-		q.Count += n
-		q.Readers[reader] += n
+		readers[reader] += n
+		q.Count, q.Readers = q.Count+n, readers
 		cv.quota = q
 		b.Put(engine.BucketMeta, model.MetaVaultQuota, q)
 	}
