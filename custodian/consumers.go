@@ -12,6 +12,7 @@ import (
 
 	"github.com/phc-project/phc/custodian/internal/admission"
 	"github.com/phc-project/phc/custodian/internal/engine"
+	"github.com/phc-project/phc/custodian/internal/limits"
 	"github.com/phc-project/phc/custodian/internal/model"
 	"github.com/phc-project/phc/internal/identity"
 )
@@ -49,14 +50,14 @@ const maxPending = 100
 // app that runs again goes on, and an app learns it was approved without
 // trying to mint a token. A taken name with another secret is KindConflict,
 // as is a lookalike of a registered name; the wrong secret counts against
-// the name's failure limit, as at minting, so that this answer is no
-// cheaper way to guess a secret than the token route.
+// the sender's failure limit for the name, as at minting, so that this
+// answer is no cheaper way to guess a secret than the token route.
 func (s *Service) RegisterConsumer(ctx context.Context, in ConsumerInput) (view ConsumerView, created bool, err error) {
 	const op = "consumer.register"
 	if err := s.accept(op, &in); err != nil {
 		return ConsumerView{}, false, err
 	}
-	if again, ok, err := s.registeredAgain(op, in); err != nil || ok {
+	if again, ok, err := s.registeredAgain(ctx, op, in); err != nil || ok {
 		return again, false, err
 	}
 	view, err = s.addConsumer(op, Principal{}, in, ConsumerPending)
@@ -67,7 +68,7 @@ func (s *Service) RegisterConsumer(ctx context.Context, in ConsumerInput) (view 
 // of the same name: ok with the consumer as it stands when the secret is
 // its own, the taken-name conflict when it is not, and neither (nil, not
 // ok) when no consumer has that name, for addConsumer to decide.
-func (s *Service) registeredAgain(op string, in ConsumerInput) (ConsumerView, bool, error) {
+func (s *Service) registeredAgain(ctx context.Context, op string, in ConsumerInput) (ConsumerView, bool, error) {
 	if len(in.Secret) < minSecretLen || len(in.Secret) > maxSecretLen {
 		return ConsumerView{}, false, nil // addConsumer refuses it
 	}
@@ -89,7 +90,7 @@ func (s *Service) registeredAgain(op string, in ConsumerInput) (ConsumerView, bo
 		return ConsumerView{}, false, nil
 	}
 	now := s.eng.Clock.Now()
-	if wait := max(s.mintFailures.Wait(in.Name, now), s.mintFailuresAll.Wait("", now)); wait > 0 {
+	if wait := s.secrets.Wait(limits.SourceOf(ctx), in.Name, now); wait > 0 {
 		return ConsumerView{}, false, &Error{Op: op, Kind: KindRateLimited, RetryAfter: wait}
 	}
 	// VerifySecret compares in constant time; a consumer without a hash
@@ -100,8 +101,7 @@ func (s *Service) registeredAgain(op string, in ConsumerInput) (ConsumerView, bo
 	}
 	ok, err := s.verifySecret(hash, []byte(in.Secret))
 	if err != nil || !ok || noHash {
-		s.mintFailures.Note(in.Name, now)
-		s.mintFailuresAll.Note("", now)
+		s.secrets.Note(limits.SourceOf(ctx), in.Name, now)
 		return ConsumerView{}, false, nameTaken(op, in.Name, in.Name)
 	}
 	return view, true, nil
@@ -295,7 +295,8 @@ var dummySecretHash = sync.OnceValue(func() string {
 // MintServiceToken authenticates a consumer by name and secret and issues a
 // ctxs_ token. Unknown names, pending consumers and wrong secrets all give
 // the same KindUnauthenticated. The token authorises nothing by itself: what
-// it may do is its scope ∩ the consumer's grants.
+// it may do is its scope ∩ the consumer's grants. Wrong secrets slow the
+// source that sends them ([WithPeer], limits.Secrets), never another.
 func (s *Service) MintServiceToken(ctx context.Context, in TokenRequest) (TokenIssued, error) {
 	const op = "token.create"
 	if err := s.accept(op, &in); err != nil {
@@ -332,7 +333,7 @@ func (s *Service) MintServiceToken(ctx context.Context, in TokenRequest) (TokenI
 	}
 	defer release()
 	now := s.eng.Clock.Now()
-	if wait := max(s.mintFailures.Wait(in.Consumer, now), s.mintFailuresAll.Wait("", now)); wait > 0 {
+	if wait := s.secrets.Wait(limits.SourceOf(ctx), in.Consumer, now); wait > 0 {
 		return TokenIssued{}, &Error{Op: op, Kind: KindRateLimited, RetryAfter: wait}
 	}
 	st.Mu.RLock()
@@ -345,8 +346,7 @@ func (s *Service) MintServiceToken(ctx context.Context, in TokenRequest) (TokenI
 	ok, err := s.verifySecret(hash, []byte(in.Secret))
 	if err != nil || !ok || !known || c.Status != ConsumerApproved {
 		now := s.eng.Clock.Now()
-		s.mintFailures.Note(in.Consumer, now)
-		s.mintFailuresAll.Note("", now)
+		s.secrets.Note(limits.SourceOf(ctx), in.Consumer, now)
 		return TokenIssued{}, model.Fail(op, KindUnauthenticated, "")
 	}
 	token, err := identity.NewToken(identity.ServicePrefix)

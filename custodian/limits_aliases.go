@@ -1,6 +1,10 @@
 package custodian
 
-import "github.com/phc-project/phc/custodian/internal/limits"
+import (
+	"context"
+
+	"github.com/phc-project/phc/custodian/internal/limits"
+)
 
 // Types of package limits, under the names the rules use.
 type (
@@ -8,3 +12,9 @@ type (
 	failures = limits.Failures
 	limit    = limits.Limit
 )
+
+// WithPeer returns ctx carrying the address (host:port) of the peer a
+// request came from, as its adapter sees the connection. Failed
+// credentials are limited per peer ([Service.Unlock],
+// [Service.MintServiceToken]); a call without one counts as in process.
+func WithPeer(ctx context.Context, addr string) context.Context { return limits.WithSource(ctx, addr) }

@@ -60,6 +60,10 @@ type Config struct {
 	// approve a request for critical data) without changing the lock
 	// state. Without it such requests cannot be approved.
 	VerifyPassword func(password []byte) error
+	// SecretKeyHint, if set, is the Secret Key found beside the vault
+	// (DIR/secret.key): before the first unlock, an attempt offering it
+	// goes ahead of those that do not (limits.Unlock); it never refuses one.
+	SecretKeyHint string
 
 	// OIDC verifies the ID tokens of trusted issuers for token exchange;
 	// nil refuses every exchange.
@@ -88,7 +92,7 @@ const (
 	defaultIdleLock     = 30 * time.Minute
 	unlockFailureLimit  = 5
 	unlockFailureWindow = time.Minute
-	mintFailureLimit    = 10 // wrong secrets per consumer name a minute; ten times that in all
+	mintFailureLimit    = 10 // wrong secrets per source and consumer name a minute; ten times that per source
 	// exchangeFailureLimit is how many ID tokens claiming one issuer and
 	// subject (or, together, naming none) may be refused a minute;
 	// exchangeFailureKeys bounds how many such claimants are remembered.
@@ -131,14 +135,13 @@ type Service struct {
 	sessions map[[32]byte]struct{} // owner session token hashes, cleared on lock
 	closed   bool
 
-	unlockFailures   *failures     // wrong unlock attempts, globally
-	reentryFailures  *failures     // wrong passwords re-entered in a session (critical approvals, imports)
-	mintFailures     *failures     // wrong consumer secrets, per consumer name
-	mintFailuresAll  *failures     // wrong consumer secrets, in all
-	exchangeFailures *failures     // ID tokens refused at token exchange, per claimed issuer and subject
-	refusalBudget    *budget       // receipts of refused exchanges, per minute
-	kdf              chan struct{} // bounds concurrent Argon2id hashing of consumer secrets
-	rates            buckets       // service tokens' request rates
+	unlocks          *limits.Unlock  // wrong unlock attempts, per source, the Secret Key's first
+	reentryFailures  *failures       // wrong passwords re-entered in a session (critical approvals, imports)
+	secrets          *limits.Secrets // wrong consumer secrets, per source
+	exchangeFailures *failures       // ID tokens refused at token exchange, per claimed issuer and subject
+	refusalBudget    *budget         // receipts of refused exchanges, per minute
+	kdf              chan struct{}   // bounds concurrent Argon2id hashing of consumer secrets
+	rates            buckets         // service tokens' request rates
 
 	lastActive atomic.Int64 // unix nanoseconds of the last authenticated request
 	unlocked   atomic.Bool  // mirrors st != nil for lock-free status
@@ -171,10 +174,9 @@ func New(cfg Config) (*Service, error) {
 		loadGC:           cfg.LoadGC,
 		test:             cfg.test,
 		sessions:         make(map[[32]byte]struct{}),
-		unlockFailures:   limits.NewFailures(unlockFailureLimit, unlockFailureWindow),
+		unlocks:          limits.NewUnlock(unlockFailureLimit, unlockFailureWindow, vault.SecretKeyDigest, cfg.SecretKeyHint),
 		reentryFailures:  limits.NewFailures(unlockFailureLimit, unlockFailureWindow),
-		mintFailures:     limits.NewFailures(mintFailureLimit, time.Minute),
-		mintFailuresAll:  limits.NewFailures(10*mintFailureLimit, time.Minute),
+		secrets:          limits.NewSecrets(mintFailureLimit, time.Minute),
 		exchangeFailures: limits.NewFailuresCap(exchangeFailureLimit, time.Minute, exchangeFailureKeys),
 		refusalBudget:    &budget{limit: refusalReceiptsPerMinute},
 		kdf:              make(chan struct{}, runtime.NumCPU()),
@@ -244,9 +246,21 @@ func (s *Service) Status(ctx context.Context, p Principal) Status {
 }
 
 // Unlock derives the keys, loads the vault and returns a new owner session
-// token. Failed attempts are limited to five a minute.
+// token. Failed attempts are limited per source (the peer of [WithPeer]),
+// five a minute, and a Secret Key that is not the vault's is refused
+// without deriving keys once an unlock has proved the right one: nobody's
+// failures refuse the owner (limits.Unlock says how).
 func (s *Service) Unlock(ctx context.Context, password []byte, secretKey string) (string, error) {
 	const op = "unlock"
+	if s.unlocked.Load() {
+		return "", model.Fail(op, KindConflict, "the vault is already unlocked")
+	}
+	try, derive, wait := s.unlocks.Begin(limits.SourceOf(ctx), secretKey, s.eng.Clock.Now())
+	if wait > 0 {
+		return "", &Error{Op: op, Kind: KindRateLimited, RetryAfter: wait}
+	} else if !derive {
+		return "", &Error{Op: op, Kind: KindUnauthenticated, Public: "wrong password or Secret Key"}
+	}
 	s.life.Lock()
 	defer s.life.Unlock()
 	if s.closed {
@@ -255,20 +269,18 @@ func (s *Service) Unlock(ctx context.Context, password []byte, secretKey string)
 	if s.st != nil {
 		return "", model.Fail(op, KindConflict, "the vault is already unlocked")
 	}
-	if wait := s.unlockFailures.Wait("", s.eng.Clock.Now()); wait > 0 {
-		return "", &Error{Op: op, Kind: KindRateLimited, RetryAfter: wait}
-	}
 	started := time.Now() // durations for the log, not the clock's time
 	if err := s.vault.Unlock(password, secretKey); err != nil {
 		switch {
 		case errors.Is(err, vault.ErrBadCredentials), errors.Is(err, vault.ErrMalformedSecretKey):
-			s.unlockFailures.Note("", s.eng.Clock.Now())
+			try.Failed(s.eng.Clock.Now())
 			return "", &Error{Op: op, Kind: KindUnauthenticated, Public: "wrong password or Secret Key"}
 		case errors.Is(err, vault.ErrAlreadyUnlocked):
 			return "", model.Fail(op, KindConflict, "the vault is already unlocked")
 		}
 		return "", model.Wrap(op, KindInternal, err)
 	}
+	try.Succeeded()
 	derived := time.Now()
 	st, err := loadState(s.eng.Store, s.cacheBytes, s.ignoreSnapshot.Load(), s.loadGC)
 	if err == nil {

@@ -237,36 +237,57 @@ func TestUnlockAndLock(t *testing.T) {
 	}
 }
 
+// TestUnlockRateLimit: five failed unlocks a minute from one source, then
+// that source waits until the oldest failure is a minute old. Malformed
+// Secret Keys cost no key derivation and count apart: they never refuse
+// the right Secret Key (limits.Unlock; TestUnlockNoLockout in internal/cli
+// has the attacks over HTTP).
 func TestUnlockRateLimit(t *testing.T) {
 	ts := newLockedTestService(t)
 	ctx := t.Context()
-	// Malformed Secret Keys count as failures and cost no key derivation.
-	for i := range 5 {
-		ts.clock.Set(t0.Add(time.Duration(i) * time.Second))
-		_, err := ts.Unlock(ctx, []byte(testPassword), "malformed")
-		wantKind(t, "failed Unlock", err, custodian.KindUnauthenticated)
-	}
-	tests := []struct {
-		at        time.Duration
-		wantRetry time.Duration
+	for _, c := range []struct {
+		name        string
+		key, passwd string
 	}{
-		{5 * time.Second, 55 * time.Second},
-		{59 * time.Second, time.Second},
-		{59*time.Second + 900*time.Millisecond, time.Second}, // never less than a second
+		{"malformed Secret Key", "malformed", testPassword},
+		{"wrong password", "", "wrong password"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			key := c.key
+			if key == "" {
+				key = ts.secretKey
+			}
+			start := ts.clock.Now()
+			for i := range 5 {
+				ts.clock.Set(start.Add(time.Duration(i) * time.Second))
+				_, err := ts.Unlock(ctx, []byte(c.passwd), key)
+				wantKind(t, "failed Unlock", err, custodian.KindUnauthenticated)
+			}
+			for _, tt := range []struct {
+				at        time.Duration
+				wantRetry time.Duration
+			}{
+				{5 * time.Second, 55 * time.Second},
+				{59 * time.Second, time.Second},
+				{59*time.Second + 900*time.Millisecond, time.Second}, // never less than a second
+			} {
+				ts.clock.Set(start.Add(tt.at))
+				_, err := ts.Unlock(ctx, []byte(c.passwd), key)
+				wantKind(t, "sixth Unlock", err, custodian.KindRateLimited)
+				if e, ok := errors.AsType[*custodian.Error](err); ok && e.RetryAfter != tt.wantRetry {
+					t.Errorf("at +%v: RetryAfter = %v; want %v", tt.at, e.RetryAfter, tt.wantRetry)
+				}
+				if !ts.vault.Locked() {
+					t.Fatalf("a rate-limited Unlock unlocked the vault")
+				}
+			}
+			// A minute after the first failure, one slot is free again.
+			ts.clock.Set(start.Add(time.Minute))
+		})
 	}
-	for _, tt := range tests {
-		ts.clock.Set(t0.Add(tt.at))
-		_, err := ts.Unlock(ctx, []byte(testPassword), ts.secretKey)
-		wantKind(t, "sixth Unlock", err, custodian.KindRateLimited)
-		if e, ok := errors.AsType[*custodian.Error](err); ok && e.RetryAfter != tt.wantRetry {
-			t.Errorf("at +%v: RetryAfter = %v; want %v", tt.at, e.RetryAfter, tt.wantRetry)
-		}
-		if !ts.vault.Locked() {
-			t.Fatalf("a rate-limited Unlock unlocked the vault")
-		}
-	}
-	// A minute after the first failure, one slot is free again.
-	ts.clock.Set(t0.Add(time.Minute))
+	// Malformed keys refuse no well-formed one: after five of them, the
+	// wrong password above still had its five tries; now the right one
+	// unlocks.
 	ts.unlock()
 }
 
@@ -465,25 +486,32 @@ func TestOwnerPrincipalBoundToSession(t *testing.T) {
 }
 
 // TestMintRateLimited: ten wrong secrets for one consumer name in a minute
-// stop further attempts for that name, even with the right secret, until
-// the minute has passed; other names are unaffected.
+// from one source stop that source's further attempts for the name, even
+// with the right secret, until the minute has passed; the same name from
+// another source, and other names, are unaffected.
 func TestMintRateLimited(t *testing.T) {
 	ts := newTestService(t)
-	ctx := t.Context()
+	attacker := custodian.WithPeer(t.Context(), "127.0.0.1:40000")
+	app := custodian.WithPeer(t.Context(), "127.0.0.1:50000")
 	ts.mustConsumer("app")
 	ts.mustConsumer("other")
 	wrong := mustJSON(t, map[string]any{"consumer": "app", "secret": "not-the-secret-0000", "scope": "*"})
 	for i := range 10 {
-		_, err := ts.MintServiceToken(ctx, input[custodian.TokenRequest](ts, wrong))
+		_, err := ts.MintServiceToken(attacker, input[custodian.TokenRequest](ts, wrong))
 		wantKind(t, fmt.Sprintf("wrong secret #%d", i+1), err, custodian.KindUnauthenticated)
 	}
 	right := mustJSON(t, map[string]any{"consumer": "app", "secret": secretOf("app"), "scope": "*"})
-	_, err := ts.MintServiceToken(ctx, input[custodian.TokenRequest](ts, right))
-	wantKind(t, "right secret after ten wrong ones", err, custodian.KindRateLimited)
+	_, err := ts.MintServiceToken(attacker, input[custodian.TokenRequest](ts, right))
+	wantKind(t, "right secret after ten wrong ones, same source", err, custodian.KindRateLimited)
 	if e, ok := errors.AsType[*custodian.Error](err); !ok || e.RetryAfter <= 0 {
 		t.Fatalf("rate-limited error = %+v; want a RetryAfter", err)
 	}
+	if _, err := ts.MintServiceToken(app, input[custodian.TokenRequest](ts, right)); err != nil {
+		t.Fatalf("right secret from another source after ten wrong ones = %v; want a token", err)
+	}
 	ts.mustToken("other", "*", custodian.ModeRead)
 	ts.clock.Advance(time.Minute)
-	ts.mustToken("app", "*", custodian.ModeRead)
+	if _, err := ts.MintServiceToken(attacker, input[custodian.TokenRequest](ts, right)); err != nil {
+		t.Fatalf("right secret from the first source a minute later = %v; want a token", err)
+	}
 }

@@ -31,7 +31,24 @@ const passport = "X1234589"
 
 func newCVFixture(t *testing.T) *cvFixture {
 	t.Helper()
+	return newCVFixtureAt(t, 0)
+}
+
+// newCVFixtureAtNoon is newCVFixture on a daemon whose day starts at its
+// noon UTC, for a test that counts toward the day's caps: they never reset
+// under it, whenever it runs. Its clock is then hours from the real one,
+// so the test must give the hook its own (a hook run as a program, which
+// reads the real clock, is refused as clock_skew).
+func newCVFixtureAtNoon(t *testing.T) *cvFixture {
+	t.Helper()
+	now := time.Now().UTC()
+	return newCVFixtureAt(t, now.Truncate(24*time.Hour).Add(12*time.Hour).Sub(now))
+}
+
+func newCVFixtureAt(t *testing.T, offset time.Duration) *cvFixture {
+	t.Helper()
 	clock := &offsetClock{}
+	clock.offset.Store(int64(offset))
 	h := startHarnessClock(t, "", testPassword, clock)
 	f := &cvFixture{t: t, h: h, clock: clock, keys: t.TempDir()}
 	h.must(200, "PUT", "/context/fields/identity.passport_number", h.owner, map[string]any{"value": passport}, nil)
@@ -146,13 +163,7 @@ func (f *cvFixture) readPassport(token string) string {
 // answer or any file of the data dir.
 func TestClientVaultResolve(t *testing.T) {
 	t.Parallel()
-	f := newCVFixture(t)
-	// The day's cap of values counts by the UTC day: a run that would
-	// cross midnight (the test moves its clock by a few minutes) starts
-	// past it, so that the day does not change under the count.
-	if now := f.clock.Now(); now.Add(15*time.Minute).YearDay() != now.YearDay() {
-		f.advance(now.Truncate(24*time.Hour).Add(24*time.Hour).Sub(now) + time.Second)
-	}
+	f := newCVFixtureAtNoon(t)
 	h := f.h
 	app := f.approvedToken("app", "identity.passport_number", "travel")
 
@@ -343,19 +354,16 @@ func TestClientVaultResolve(t *testing.T) {
 			},
 			k: func() []byte { return k1 }, body: func() any { return f.refs(f.clock.Now(), "PASSPORT_1") },
 			wantStatus: 404, wantCode: "unknown_ref"},
-		{name: "unknown_key once a second reader shows the kid (blocked for both)",
+		{name: "a second reader showing the kid binds nothing and blocks nothing",
 			before: func() {
 				tok := h.consumer("thief", "*", "read")
 				f.showKey(tok, other)
-				if out := h.phcOK("vault-keys"); !strings.Contains(out, "blocked") || !strings.Contains(out, "also shown by thief") {
-					t.Fatalf("phc vault-keys after a second reader = %q", out)
-				}
-				if code, _, _ := h.phc("vault-keys", "activate", clientvault.Kid(other)); code == 0 {
-					t.Fatal("a blocked binding was activated")
+				if out := h.phcOK("vault-keys"); strings.Contains(out, "blocked") || strings.Contains(out, "thief") {
+					t.Fatalf("phc vault-keys after a second reader = %q; want the binding as it was", out)
 				}
 			},
 			k: func() []byte { return other }, body: func() any { return f.refs(f.clock.Now()) },
-			wantStatus: 401, wantCode: "unknown_key"},
+			wantStatus: 200},
 		{name: "unknown_key once the owner revokes the binding",
 			before: func() { h.phcOK("vault-keys", "revoke", clientvault.Kid(k1)) },
 			k:      func() []byte { return k1 }, body: func() any { return f.refs(f.clock.Now()) },

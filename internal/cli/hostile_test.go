@@ -1239,8 +1239,8 @@ func wrongSecretKey(t *testing.T) string {
 // the constraint docs/design.md §6 names, never a 500, in a JSON error body that
 // repeats no hostile value; afterwards the vault's contents are unchanged
 // and its receipt chain verifies. Then, with the vault locked, wrong
-// credentials are refused and rate limited; after a restart the contents
-// are still the same.
+// credentials are refused and rate limited, and the right ones still
+// unlock; after a restart the contents are still the same.
 func TestHostileInput(t *testing.T) {
 	t.Parallel()
 	h := startHarness(t, "")
@@ -1340,16 +1340,24 @@ func TestHostileInput(t *testing.T) {
 		} {
 			run(hostileCase{target: "/context/unlock", body: body, constraint: "unauthenticated"})
 		}
-		// The sixth, even with the right credentials, is rate limited.
-		hdr := run(hostileCase{target: "/context/unlock", body: unlockBody(testPassword, f.secretKey), constraint: "rate_limited"})
+		// Secret Keys that are not the vault's count per host, each
+		// connection alike: a fifth is refused, a sixth rate limited.
+		run(hostileCase{target: "/context/unlock", body: unlockBody(testPassword, wrongSecretKey(t)), constraint: "unauthenticated"})
+		hdr := run(hostileCase{target: "/context/unlock", body: unlockBody(testPassword, wrongSecretKey(t)), constraint: "rate_limited"})
 		if secs, err := strconv.Atoi(hdr.Get("Retry-After")); err != nil || secs < 1 || secs > 60 {
 			t.Errorf("Retry-After = %q; want 1 to 60 seconds", hdr.Get("Retry-After"))
 		}
-		run(hostileCase{target: "/context/unlock", body: unlockBody(hostileMarker, f.secretKey), constraint: "rate_limited"})
 		h.must(200, "GET", "/context/status", "", nil, &st)
 		if !st.Locked {
 			t.Fatalf("status after the attempts = %+v; want locked", st)
 		}
+		// Nobody's failures refuse the owner: the right credentials
+		// unlock at once (TestUnlockNoLockout has the attacks).
+		var out struct {
+			Token string `json:"token"`
+		}
+		h.must(200, "POST", "/context/unlock", "", map[string]string{"password": testPassword, "secret_key": f.secretKey}, &out)
+		h.must(200, "POST", "/context/lock", out.Token, nil, nil)
 	})
 
 	// A restart unlocks with the right credentials (the limiter is in

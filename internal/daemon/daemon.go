@@ -136,6 +136,11 @@ func (c *Core) config(o Options, validator *schema.Validator) custodian.Config {
 			return check.Unlock(pw, sk)
 		},
 	}
+	// The Secret Key beside the vault lets the owner's unlock go ahead
+	// of attempts without it (custodian.Config.SecretKeyHint).
+	if sk, err := vault.ReadSecretKeyFile(dir); err == nil {
+		cfg.SecretKeyHint = sk
+	}
 	if !o.Offline {
 		sessionPath := filepath.Join(dir, SessionFile)
 		cfg.OnUnlock = func(token string) error { return WriteFile0600(sessionPath, []byte(token+"\n")) }

@@ -281,6 +281,8 @@ func (s *Server) wrap(rt route) http.Handler {
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		r.Body = http.MaxBytesReader(w, r.Body, limit)
+		// Failed credentials are limited per peer (custodian.WithPeer).
+		r = r.WithContext(custodian.WithPeer(r.Context(), r.RemoteAddr))
 		var p custodian.Principal
 		if rt.access != public {
 			bearer, ok := bearerToken(r)

@@ -89,6 +89,27 @@ func ParseSecretKey(s string) ([SecretKeySize]byte, error) {
 	return key, nil
 }
 
+// secretKeyDigestLabel separates SecretKeyDigest's hash from any other.
+const secretKeyDigestLabel = "phc/v1/secret-key-digest\x00"
+
+// SecretKeyDigest returns a digest of the Secret Key that text spells (as
+// [ParseSecretKey] reads it), by which a caller can recognise the key
+// again without keeping it: SHA-256 of a label and the key. The key is 128
+// random bits, so the digest gives nothing to guess it from; it is not
+// stored in the header, which keeps no fingerprint of the key. A malformed
+// text returns [ErrMalformedSecretKey].
+func SecretKeyDigest(text string) ([32]byte, error) {
+	key, err := ParseSecretKey(text)
+	defer clear(key[:])
+	if err != nil {
+		return [32]byte{}, err
+	}
+	var buf [len(secretKeyDigestLabel) + SecretKeySize]byte
+	defer clear(buf[:])
+	copy(buf[copy(buf[:], secretKeyDigestLabel):], key[:])
+	return sha256.Sum256(buf[:]), nil
+}
+
 // formatSecretKey returns the canonical Secret Key text for key.
 func formatSecretKey(key *[SecretKeySize]byte) string {
 	var raw [secretKeyRaw]byte

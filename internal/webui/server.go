@@ -432,7 +432,8 @@ func (s *Server) signin(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	pw := r.PostForm.Get("password")
-	token, err := s.svc.Unlock(r.Context(), []byte(pw), strings.TrimSpace(r.PostForm.Get("secret_key")))
+	ctx := custodian.WithPeer(r.Context(), r.RemoteAddr) // failures are limited per peer
+	token, err := s.svc.Unlock(ctx, []byte(pw), strings.TrimSpace(r.PostForm.Get("secret_key")))
 	if err != nil {
 		d := custodian.Describe(err)
 		msg := d.Error

@@ -1,7 +1,13 @@
 // Package limits holds the core's rate-limiting mechanisms: token buckets
 // refilled continuously at a per-minute rate (Buckets, one per key and
 // kind: a service token's reads and writes), and sliding windows of failed
-// attempts per key (Failures: wrong passwords, wrong consumer secrets,
-// refused ID tokens), bounded in the keys they remember. Which limits a
-// request meets, and at what rate, is the core's rule (package custodian).
+// attempts per key (Failures: re-entered passwords, refused ID tokens),
+// bounded in the keys they remember.
+//
+// Credentials anyone on the machine can send are limited per Source, the
+// peer its adapter names, so that failures slow down their sender and
+// never the owner or an app: Unlock classes unlock attempts by their
+// Secret Key before any key derivation, and Secrets counts wrong consumer
+// secrets per connection. Which limits a request meets, and at what rate,
+// is the core's rule (package custodian).
 package limits

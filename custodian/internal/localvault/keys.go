@@ -13,8 +13,8 @@ import (
 )
 
 // State is the view's Client-Vault state: bindings by kid, each reader's
-// references, and the day's count of resolved values. Records are
-// replaced, never changed, once published.
+// references, and the day's count of resolved values, in all and per
+// reader. Records are replaced, never changed, once published.
 type State struct {
 	keys  map[string]*model.VaultKey // kid → binding
 	refs  map[string]*readerRefs     // reader → references
@@ -22,8 +22,9 @@ type State struct {
 }
 
 type vaultQuota struct {
-	Day   string `json:"day"` // YYYY-MM-DD, UTC
-	Count int    `json:"count"`
+	Day     string         `json:"day"`               // YYYY-MM-DD, UTC
+	Count   int            `json:"count"`             // values resolved that day, in all
+	Readers map[string]int `json:"readers,omitempty"` // values resolved that day, per reader
 }
 
 // New is an empty Client-Vault state.
@@ -63,8 +64,10 @@ func On(core Core) bool {
 // SeeKey records that reader p showed kid (from its Client-Vault header)
 // on an MCP request, while local vaults are on: a kid never seen binds to
 // p, pending until the owner activates it; a kid bound to another reader
-// is blocked for both; a reader holding five bindings gets no sixth. It
-// changes nothing for a kid already bound to p. Only the kid is stored.
+// is refused (KindConflict) and its binding stays as it is, since a kid
+// names K but does not prove it, and anyone who saw it could show it; a
+// reader holding five bindings gets no sixth. It changes nothing for a kid
+// already bound to p. Only the kid is stored.
 func SeeKey(ctx context.Context, core Core, p model.Principal, kid string) error {
 	const op = "vault_key.see"
 	if p.Kind() != model.PrincipalConsumer {
@@ -85,29 +88,31 @@ func SeeKey(ctx context.Context, core Core, p model.Principal, kid string) error
 		k := v.CV.keys[kid]
 		return k != nil && (k.Status == model.VaultKeyBlocked || k.Status == model.VaultKeyRevoked || (k.Reader == p.Consumer && !v.staleKey(k)))
 	}
+	// One kid, one reader: a second reader showing it is refused, and
+	// costs the reader it is bound to nothing. Only the log has it: a
+	// receipt for each showing would let the second reader grow the store.
+	taken := func() bool { k := v.CV.keys[kid]; return k != nil && !v.staleKey(k) }
+	refuse := func() error {
+		core.Log().Info("a reader showed a kid bound to another reader: refused", "kid", kid, "reader", p.Consumer)
+		return model.Fail(op, model.KindConflict, "this kid is bound to another reader")
+	}
 	v.Mu.RLock()
-	done := settled()
+	done, other := settled(), taken()
 	v.Mu.RUnlock()
 	if done {
 		return nil
+	} else if other {
+		return refuse()
 	}
 	var refused *model.Error
 	err = core.Commit(v.State, func(b *engine.Batch) error {
 		if settled() || !v.Rules.Live(p, b.Now) {
 			return nil
 		}
-		rc := model.Receipt{Actor: p.Actor(), Operation: "vault_key.bind", Recipient: p.Consumer, Decision: "allow", Records: []string{"kid:" + kid}}
-		if k := v.CV.keys[kid]; k != nil && !v.staleKey(k) {
-			// One kid, one reader: shown by a second, it is blocked for both.
-			nk := *k
-			nk.Status, nk.BlockedBy = model.VaultKeyBlocked, p.Consumer
-			v.CV.keys[kid] = &nk
-			b.Put(model.BucketVaultKeys, nk.ID, &nk)
-			rc.Decision, rc.Constraint = "deny", "blocked"
-			rc.Revision = b.NextRevision()
-			b.Receipt(rc)
+		if other = taken(); other {
 			return nil
 		}
+		rc := model.Receipt{Actor: p.Actor(), Operation: "vault_key.bind", Recipient: p.Consumer, Decision: "allow", Records: []string{"kid:" + kid}}
 		n := 0
 		for _, k := range v.CV.keys {
 			if k.Reader == p.Consumer && k.Status != model.VaultKeyRevoked && !v.staleKey(k) {
@@ -132,10 +137,15 @@ func SeeKey(ctx context.Context, core Core, p model.Principal, kid string) error
 		b.Receipt(rc)
 		return nil
 	})
-	if err == nil && refused != nil {
+	switch {
+	case err != nil:
+		return err
+	case other:
+		return refuse()
+	case refused != nil:
 		return refused
 	}
-	return err
+	return nil
 }
 
 // Keys lists the vault key bindings, oldest first (owner only).

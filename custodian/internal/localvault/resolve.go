@@ -29,9 +29,10 @@ func bodyError(op string, e *valueref.Error) *model.Error {
 // off; KindVaultUnknownRef for a key that is not the reader's, not on this
 // custodian, or whose value the reader's grants no longer allow;
 // KindVaultExpired for a key minted again (or whose value changed) after
-// the vault first saw it; KindRateLimited past 100 values in a UTC day,
-// or past the reads rate (Settings, 60 a minute by default) of resolves
-// with one K, which then leave no receipt.
+// the vault first saw it; KindRateLimited past the reader's 100 values in
+// a UTC day (or the custodian's 1,000, VaultValuesPerDayAll), or past the
+// reads rate (Settings, 60 a minute by default) of resolves with one K,
+// which then leave no receipt.
 // Every answer to a known K leaves a receipt with the kid and the keys,
 // never a value. A body built in Go is held to the rules of one read
 // (valueref.Request.Check).
@@ -120,7 +121,7 @@ func Resolve(ctx context.Context, core Core, in model.ResolveInput) (model.Resol
 		if e != nil {
 			return deny(e)
 		}
-		if e := v.CV.takeQuota(op, b, len(values)); e != nil {
+		if e := v.CV.takeQuota(op, b, reader, len(values)); e != nil {
 			return deny(e)
 		}
 		rc.Decision, rc.Records = "allow", append(rc.Records, records...)
@@ -169,21 +170,36 @@ func (v View) resolveValues(op, reader string, req valueref.Request, now time.Ti
 	return values, records, nil
 }
 
-// takeQuota counts n values resolved against the day's quota (with the
-// view's Mu held for writing): past VaultValuesPerDay in a UTC day it is
-// KindRateLimited until midnight, and counts nothing.
-func (cv *State) takeQuota(op string, b *engine.Batch, n int) *model.Error {
+// takeQuota counts n values resolved for reader against the day's quotas
+// (with the view's Mu held for writing): past VaultValuesPerDay for the
+// reader, or VaultValuesPerDayAll in all, in a UTC day it is
+// KindRateLimited until midnight, and counts nothing. Each reader has its
+// own: one that used up its values refuses no other reader's.
+func (cv *State) takeQuota(op string, b *engine.Batch, reader string, n int) *model.Error {
 	day := b.Now.UTC().Format(time.DateOnly)
 	q := cv.quota
 	if q.Day != day {
 		q = vaultQuota{Day: day}
 	}
-	if q.Count+n > model.VaultValuesPerDay {
+	var over string
+	switch {
+	case q.Readers[reader]+n > model.VaultValuesPerDay:
+		over = fmt.Sprintf("more than %d values today for this reader", model.VaultValuesPerDay)
+	case q.Count+n > model.VaultValuesPerDayAll:
+		over = fmt.Sprintf("more than %d values today for all readers", model.VaultValuesPerDayAll)
+	}
+	if over != "" {
 		midnight := b.Now.UTC().Truncate(24 * time.Hour).Add(24 * time.Hour)
-		return &model.Error{Op: op, Kind: model.KindRateLimited, Public: "more than 100 values today", RetryAfter: midnight.Sub(b.Now)}
+		return &model.Error{Op: op, Kind: model.KindRateLimited, Public: over, RetryAfter: midnight.Sub(b.Now)}
 	}
 	if n > 0 {
-		q.Count += n
+		// A new map: the published one is never changed.
+		readers := make(map[string]int, len(q.Readers)+1)
+		for r, c := range q.Readers {
+			readers[r] = c
+		}
+		readers[reader] += n
+		q.Count, q.Readers = q.Count+n, readers
 		cv.quota = q
 		b.Put(engine.BucketMeta, model.MetaVaultQuota, q)
 	}

@@ -107,7 +107,7 @@ type QuarantinePage = quarantine.Page
 const (
 	VaultKeyPending = "pending"
 	VaultKeyActive  = "active"
-	VaultKeyBlocked = "blocked" // shown by a second reader: blocked for both
+	VaultKeyBlocked = "blocked" // shown by a second reader, before such a showing was refused instead: blocked for both
 	VaultKeyRevoked = "revoked"
 )
 
@@ -116,7 +116,8 @@ const (
 	MaxVaultKeysPerReader = 5                // bindings a reader may hold (not revoked)
 	MaxResolveRefs        = valueref.MaxRefs // keys in one resolve
 	MaxResolveBody        = valueref.MaxBody // bytes of one resolve body
-	VaultValuesPerDay     = 100              // values resolved per UTC day
+	VaultValuesPerDay     = 100              // values resolved per reader and UTC day
+	VaultValuesPerDayAll  = 1000             // values resolved per UTC day, all readers together
 	MaxClockSkew          = 5 * time.Minute
 	BucketVaultKeys       = "vault_keys" // vk_… → VaultKey
 	MetaVaultQuota        = "vault_quota"
@@ -131,7 +132,8 @@ type VaultKey struct {
 	FirstSeen   time.Time  `json:"first_seen"`
 	ActivatedAt *time.Time `json:"activated_at,omitempty"`
 	RevokedAt   *time.Time `json:"revoked_at,omitempty"`
-	// BlockedBy is the second reader that showed the kid.
+	// BlockedBy is the second reader that showed the kid (bindings blocked
+	// before a second reader's showing was refused instead).
 	BlockedBy string `json:"blocked_by,omitempty"`
 }
 
