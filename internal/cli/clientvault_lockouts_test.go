@@ -18,9 +18,7 @@ func TestVaultKeyReplayNoLockout(t *testing.T) {
 	t.Parallel()
 	f := newCVFixture(t)
 	h := f.h
-	h.must(200, "PUT", "/phc/v1/settings", h.owner, map[string]any{"local_vaults": true}, nil)
-	app := f.approvedToken("app", "identity.passport_number", "travel")
-	ref := f.readPassport(app)
+	app, ref := f.passportReader()
 	if !strings.HasPrefix(ref, "⟦PASSPORT_1:") {
 		t.Fatalf("critical field read = %q; want a reference", ref)
 	}

@@ -55,6 +55,16 @@ func newCVFixtureAt(t *testing.T, offset time.Duration) *cvFixture {
 	return f
 }
 
+// passportReader turns local vaults on and returns the token of an app
+// "app" the owner approved for the passport (purpose travel) and what its
+// read of the passport gave it: a reference, as critical data is served.
+func (f *cvFixture) passportReader() (app, ref string) {
+	f.t.Helper()
+	f.h.must(200, "PUT", "/phc/v1/settings", f.h.owner, map[string]any{"local_vaults": true}, nil)
+	app = f.approvedToken("app", "identity.passport_number", "travel")
+	return app, f.readPassport(app)
+}
+
 // approvedToken registers consumer name and returns a token from the
 // owner's approval (with the password: the field is critical) of its
 // request for scope under purpose.
@@ -670,9 +680,7 @@ func TestNamesakeInheritsNoVault(t *testing.T) {
 	t.Parallel()
 	f := newCVFixture(t)
 	h := f.h
-	h.must(200, "PUT", "/phc/v1/settings", h.owner, map[string]any{"local_vaults": true}, nil)
-	app := f.approvedToken("app", "identity.passport_number", "travel")
-	ref := f.readPassport(app)
+	app, ref := f.passportReader()
 	k := f.key("app")
 	f.showKey(app, k)
 	h.phcOK("vault-keys", "activate", clientvault.Kid(k))

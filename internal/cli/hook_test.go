@@ -29,9 +29,7 @@ func TestHookResolvePlain(t *testing.T) {
 	t.Parallel()
 	f := newCVFixture(t)
 	h := f.h
-	h.must(200, "PUT", "/phc/v1/settings", h.owner, map[string]any{"local_vaults": true}, nil)
-	app := f.approvedToken("app", "identity.passport_number", "travel")
-	ref := f.readPassport(app)
+	app, ref := f.passportReader()
 	server := h.base + "/mcp"
 	code, out, errs := h.hookRun("", "header", "--server", server, "--profile", "p")
 	if code != 0 {
