@@ -69,7 +69,11 @@ func (x *Index) Len() int { return len(x.held) }
 func (x *Index) Hold(h *Held) {
 	x.put(h)
 	s := slot{h.Revision, h.ID}
-	i, _ := slices.BinarySearchFunc(x.order, s, compareSlots)
+	i, found := slices.BinarySearchFunc(x.order, s, compareSlots)
+	if found { // held again at the revision it had: its slot is alive again
+		x.dead--
+		return
+	}
 	x.order = slices.Insert(x.order, i, s)
 }
 
@@ -97,7 +101,7 @@ func (x *Index) put(h *Held) {
 
 // intern returns the place of problems in x.lists, adding it if new.
 func (x *Index) intern(problems []string) int32 {
-	key := strings.Join(problems, "\x00")
+	key := listKey(problems)
 	if i, ok := x.byKey[key]; ok {
 		return i
 	}
@@ -114,6 +118,18 @@ func (x *Index) intern(problems []string) int32 {
 	return i
 }
 
+// listKey names a list of problems: each with its length, so that no two
+// lists share a name.
+func listKey(problems []string) string {
+	var b strings.Builder
+	for _, p := range problems {
+		b.WriteString(strconv.Itoa(len(p)))
+		b.WriteByte(':')
+		b.WriteString(p)
+	}
+	return b.String()
+}
+
 // Release forgets held record id (adopted or rejected); an id not held is
 // no change.
 func (x *Index) Release(id string) {
@@ -124,7 +140,7 @@ func (x *Index) Release(id string) {
 	delete(x.held, id)
 	l := &x.lists[e.problems]
 	if l.n[e.status]--; l.n[0]+l.n[1] == 0 {
-		delete(x.byKey, strings.Join(l.text, "\x00"))
+		delete(x.byKey, listKey(l.text))
 		l.text = nil
 		x.free = append(x.free, e.problems)
 	}

@@ -364,3 +364,31 @@ func TestHoldReadRejectAdopt(t *testing.T) {
 		t.Fatalf("Reject all = %v, %v; %d indexed, %d bodies left", ids, err, v.x.Len(), len(v.store[quarantine.BucketBodies]))
 	}
 }
+
+// TestIndexRehold: a record held again at the revision it has (or
+// released and held again at it) is listed once, with what it was held
+// with last; problem lists that would join alike stay apart.
+func TestIndexRehold(t *testing.T) {
+	x := quarantine.NewIndex()
+	x.Hold(&quarantine.Held{ID: "qrn_A", Kind: "claim", Revision: 1, Status: quarantine.StatusBlocked, Problems: []string{}})
+	x.Hold(&quarantine.Held{ID: "qrn_A", Kind: "claim", Revision: 1, Status: quarantine.StatusQuarantined, Problems: []string{}})
+	x.Release("qrn_A")
+	x.Hold(&quarantine.Held{ID: "qrn_A", Kind: "claim", Revision: 1, Status: quarantine.StatusQuarantined, Problems: []string{""}})
+	x.Hold(&quarantine.Held{ID: "qrn_B", Kind: "claim", Revision: 2, Status: quarantine.StatusQuarantined, Problems: []string{}})
+	if sel := x.Select(quarantine.Query{}); !slices.Equal(sel.IDs, []string{"qrn_A", "qrn_B"}) || sel.Total != 2 {
+		t.Fatalf("Select = %v (total %d); want qrn_A once, then qrn_B", sel.IDs, sel.Total)
+	}
+	if n := x.Select(quarantine.Query{Status: quarantine.StatusBlocked}).Total; n != 0 {
+		t.Errorf("%d blocked; want 0: the record was held again quarantined", n)
+	}
+	// [""] and [] are two lists: a problem filter that matches "" (every
+	// problem) finds the record with one problem only.
+	if sel := x.Select(quarantine.Query{Problem: "x"}); sel.Total != 0 {
+		t.Errorf("problem x: total %d", sel.Total)
+	}
+	x.Release("qrn_A")
+	x.Release("qrn_B")
+	if sel := x.Select(quarantine.Query{}); len(sel.IDs) != 0 || sel.Total != 0 || x.Len() != 0 {
+		t.Errorf("after releasing both: %v (total %d, len %d)", sel.IDs, sel.Total, x.Len())
+	}
+}

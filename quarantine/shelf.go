@@ -162,7 +162,7 @@ func Adopt(v Vault, ids []string, all bool, chunk int, adopt func(ids []string, 
 	if err != nil {
 		return err
 	}
-	if !all {
+	if !all || chunk < 1 {
 		chunk = max(1, len(ids))
 	}
 	for len(ids) > 0 {

@@ -776,7 +776,8 @@ func (s *Server) quarantine(w http.ResponseWriter, r *http.Request, sess *sessio
 	for _, c := range consumers {
 		locals = append(locals, c.Name)
 	}
-	s.render(w, http.StatusOK, "quarantine", sess, map[string]any{"Page": pg, "Personas": personas, "Foreign": foreign, "Locals": locals})
+	s.render(w, http.StatusOK, "quarantine", sess, map[string]any{"Page": pg, "Personas": personas, "Foreign": foreign, "Locals": locals,
+		"Paged": r.URL.Query().Get("cursor") != ""})
 	return nil
 }
 

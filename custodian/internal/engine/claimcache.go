@@ -151,7 +151,10 @@ func (r *ClaimRecord) Scan() []*model.Claim { return must(r.cache.Scan(r)) }
 func (st *State) NewRecord(m ClaimMeta, head *model.Claim, older []*model.Claim) *ClaimRecord {
 	r := &ClaimRecord{Meta: m, cache: st.Cache}
 	r.fill(head)
-	InternMeta(&r.Meta) // as a load does: a vault that grew by writes holds no more than one reloaded
+	// As a load does, so that a vault grown by writes holds no more than
+	// one reloaded; not the personas, whose list the record replaced may
+	// share, and which the metas snapshot reads without the lock.
+	internScalars(&r.Meta)
 	r.Hold(head, older)
 	return r
 }

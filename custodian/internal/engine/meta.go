@@ -39,11 +39,17 @@ type Meta struct {
 // InternMeta makes m's repeated strings share one copy each (see
 // snapDecoder.meta, which interns the same fields).
 func InternMeta(m *Meta) {
-	m.Status, m.Subject, m.Tier, m.Kind = Intern(m.Status), Intern(m.Subject), Intern(m.Tier), Intern(m.Kind)
-	m.Origin = Intern(m.Origin) // the bundle, archive or import adopted from: one for many claims
+	internScalars(m)
 	for i, p := range m.Personas {
 		m.Personas[i] = Intern(p)
 	}
+}
+
+// internScalars interns m's repeated strings but its personas, whose list
+// a new record may share with the one it replaces (see NewRecord).
+func internScalars(m *Meta) {
+	m.Status, m.Subject, m.Tier, m.Kind = Intern(m.Status), Intern(m.Subject), Intern(m.Tier), Intern(m.Kind)
+	m.Origin = Intern(m.Origin) // the bundle, archive or import adopted from: one for many claims
 }
 
 // Intern returns the canonical copy of s: the view holds a few distinct
