@@ -316,3 +316,40 @@ func TestImportedMemoriesTravel(t *testing.T) {
 		t.Fatalf("a bundle with an imported memory: %v", err)
 	}
 }
+
+// TestExportInPartsPastItsCut: an export in parts holds the journal only
+// for its cut: a write made while it reads the claims goes through (it
+// would wait forever if the export held the journal). A claim erased
+// after the cut fails the export — what the owner erased never leaves
+// after the erasure — and the next export lists it as deleted.
+func TestExportInPartsPastItsCut(t *testing.T) {
+	a := newTestService(t, withCards)
+	b := newTestService(t, withCards)
+	cardB := pinEach(t, a, b)
+	var claims []custodian.Claim
+	for i := range 4 {
+		claims = append(claims, a.mustClaim(fmt.Sprintf("home.item%d", i), i).Claim)
+	}
+	export := func() (custodian.BundleManifest, error) {
+		var buf bytes.Buffer
+		return a.ExportBundleParts(t.Context(), a.owner, input[custodian.ExportInput](a, mustJSON(t, map[string]any{"to": cardB, "part_claims": 2})), &buf)
+	}
+	a.SetExportCutHook(func() { a.mustClaim("home.during", "written while the export ran") })
+	if man, err := export(); err != nil || man.Counts["claims"] != 4 {
+		t.Fatalf("export with a write past its cut = %+v, %v; want the 4 claims of the cut", man.Counts, err)
+	}
+	a.SetExportCutHook(func() {
+		if _, err := a.DeleteClaim(t.Context(), a.owner, claims[3].ID); err != nil {
+			t.Errorf("DeleteClaim past the cut = %v", err)
+		}
+	})
+	_, err := export()
+	wantKind(t, "an export whose claim was erased past its cut", err, custodian.KindConflict)
+	a.SetExportCutHook(nil)
+	man, err := export()
+	if err != nil || man.Counts["claims"] != 4 || !slices.ContainsFunc(man.LossReport, func(l custodian.Loss) bool {
+		return l.Record == claims[3].ID && l.Reason == custodian.StatusDeleted
+	}) {
+		t.Fatalf("the export after = %+v, %v, loss %+v; want 4 claims (home.during in, the erased one listed deleted)", man.Counts, err, man.LossReport)
+	}
+}

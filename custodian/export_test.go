@@ -148,6 +148,10 @@ const (
 	BucketSets        = engine.BucketSets
 )
 
+// SetExportCutHook makes f run once an export in parts has taken its cut
+// of the view, with the journal free.
+func (s *Service) SetExportCutHook(f func()) { s.mig.SetAfterCut(f) }
+
 // ReadBundle opens a bundle as the import will (owner only), for tests.
 func (s *Service) ReadBundle(p Principal, raw []byte) (BundleManifest, BundleRecords, error) {
 	return s.mig.ReadBundle(p, raw)

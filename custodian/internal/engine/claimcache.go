@@ -144,6 +144,10 @@ func (r *ClaimRecord) Versions() []*model.Claim { return must(r.cache.Versions(r
 // head resident: for reading every claim (see Cache.Scan).
 func (r *ClaimRecord) Scan() []*model.Claim { return must(r.cache.Scan(r)) }
 
+// TryScan is Scan for a reader that does not hold the view (an export
+// past its cut): a version it cannot read is an error, not a panic.
+func (r *ClaimRecord) TryScan() ([]*model.Claim, error) { return r.cache.Scan(r) }
+
 // NewRecord makes the record of a claim whose meta is m (its index fields
 // filled from head), whose head is head and whose versions before it the
 // store may not have yet are older (in any order). SetClaim publishes it;

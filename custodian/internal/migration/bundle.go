@@ -5,10 +5,12 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/phc-project/phc/custodian/internal/engine"
 	"github.com/phc-project/phc/custodian/internal/model"
@@ -42,7 +44,9 @@ func (m *Migration) ExportBundle(ctx context.Context, p model.Principal, in mode
 		if err != nil {
 			return err
 		}
-		recs, man.LossReport = st.bundleRecords(in.Personas)
+		if recs, man.LossReport, err = st.bundleRecords(op, in.Personas); err != nil {
+			return err
+		}
 		man.BundleVersion, man.BundleID, man.CreatedAt = model.BundleVersion, id, b.Now.UTC()
 		man.Source.CustodianID, man.Recipient.CustodianID = own.CustodianID, to.CustodianID
 		versions := 0
@@ -126,8 +130,11 @@ func (st *state) exportChecks(op string, to model.Card, personas []string) (mode
 // whose card is in.To (owner only): what [Migration.ExportBundle] would
 // hold, at most in.PartClaims claims a part (5,000 if 0), the other
 // records in the last part, each part signed and sealed on its own and
-// written to w as the entry part-NNNN.jwe of a zip archive. It runs in
-// the journal (writes wait), one part at a time in memory.
+// written to w as the entry part-NNNN.jwe of a zip archive. It holds the
+// journal only to take its cut of the view (exportCut): reads and writes
+// go on while it plans and writes the parts, one at a time in memory. A
+// claim erased meanwhile fails the export (export again): what the owner
+// erased never leaves after the erasure.
 func (m *Migration) ExportBundleParts(ctx context.Context, p model.Principal, in model.ExportInput, w io.Writer) (model.BundleManifest, error) {
 	const op = "export.bundle"
 	to, id, err := m.exportStart(op, p, &in)
@@ -136,36 +143,59 @@ func (m *Migration) ExportBundleParts(ctx context.Context, p model.Principal, in
 	}
 	per := cmp.Or(in.PartClaims, 5_000)
 	var man model.BundleManifest
+	var cut *exportCut
+	var keys []byte
 	err = m.write(op, p, func(st *state, b *engine.Batch) error {
 		own, err := st.exportChecks(op, to, in.Personas)
 		if err != nil {
 			return err
 		}
-		plan := st.planBundle(in.Personas)
-		count := max(1, (len(plan.ids)+per-1)/per)
-		if count > quarantine.MaxParts {
-			return model.Fail(op, model.KindInvalid, "that many parts (over 10,000): ask for more claims a part")
-		}
-		man = model.BundleManifest{BundleVersion: quarantine.PartsVersion, BundleID: id, CreatedAt: b.Now.UTC(), LossReport: plan.loss}
+		cut, keys = st.cutExport(in.Personas), st.core.Keys()
+		man = model.BundleManifest{BundleVersion: quarantine.PartsVersion, BundleID: id, CreatedAt: b.Now.UTC()}
 		man.Source.CustodianID, man.Recipient.CustodianID = own.CustodianID, to.CustodianID
-		man.Counts = map[string]int{"claims": len(plan.ids), "versions": plan.versions, "personas": len(plan.recs.Personas), "parts": count,
-			"entities": len(plan.recs.Entities), "summaries": len(plan.recs.Summaries), "identities": len(plan.recs.Identities), "lost": len(plan.loss)}
-		if err := m.writeParts(op, st, w, plan, in.Personas, per, count, man, to); err != nil {
-			return err
-		}
+		return nil
+	})
+	if err != nil {
+		return man, err
+	}
+	if m.afterCut != nil {
+		m.afterCut()
+	}
+	plan, err := cut.plan()
+	if err != nil {
+		return man, m.exportFailed(op, p, cut.claims, err)
+	}
+	count := max(1, (len(plan.claims)+per-1)/per)
+	if count > quarantine.MaxParts {
+		return man, model.Fail(op, model.KindInvalid, "that many parts (over 10,000): ask for more claims a part")
+	}
+	man.LossReport = plan.loss
+	man.Counts = map[string]int{"claims": len(plan.claims), "versions": plan.versions, "personas": len(plan.recs.Personas), "parts": count,
+		"entities": len(plan.recs.Entities), "summaries": len(plan.recs.Summaries), "identities": len(plan.recs.Identities), "lost": len(plan.loss)}
+	if err := m.writeParts(op, p, keys, w, plan, in.Personas, per, count, man, to); err != nil {
+		return man, err
+	}
+	return man, m.write(op, p, func(st *state, b *engine.Batch) error {
 		b.Receipt(model.Receipt{Actor: "owner", Operation: op, Decision: "allow", Records: []string{id, to.CustodianID, fmt.Sprintf("parts:%d", count)}, Revision: st.Revision})
 		return nil
 	})
-	return man, err
 }
 
 // writeParts seals plan in count parts of per claims and writes them to w
-// as a zip archive.
-func (m *Migration) writeParts(op string, st *state, w io.Writer, plan bundlePlan, personas []string, per, count int, man model.BundleManifest, to model.Card) error {
+// as a zip archive. Once a part's claims are read, it checks that none of
+// them was erased meanwhile (see exportErased).
+func (m *Migration) writeParts(op string, p model.Principal, keys []byte, w io.Writer, plan bundlePlan, personas []string, per, count int, man model.BundleManifest, to model.Card) error {
 	zw := zip.NewWriter(w)
 	for i := range count {
-		recs := model.BundleRecords{Claims: st.bundleClaims(plan.ids[min(i*per, len(plan.ids)):min((i+1)*per, len(plan.ids))], personas),
-			Personas: []model.Persona{}, Entities: []model.Entity{}, Summaries: []model.Summary{}, Identities: plan.recs.Identities}
+		part := plan.claims[min(i*per, len(plan.claims)):min((i+1)*per, len(plan.claims))]
+		claims, err := bundleClaims(part, personas)
+		if err == nil {
+			err = m.exportErased(op, p, part)
+		}
+		if err != nil {
+			return m.exportFailed(op, p, part, err)
+		}
+		recs := model.BundleRecords{Claims: claims, Personas: []model.Persona{}, Entities: []model.Entity{}, Summaries: []model.Summary{}, Identities: plan.recs.Identities}
 		if i == count-1 {
 			recs.Personas, recs.Entities, recs.Summaries = plan.recs.Personas, plan.recs.Entities, plan.recs.Summaries
 		}
@@ -178,7 +208,7 @@ func (m *Migration) writeParts(op string, st *state, w io.Writer, plan bundlePla
 		if err != nil {
 			return model.Wrap(op, model.KindInternal, err)
 		}
-		sealed, err := m.cards.Seal(st.core.Keys(), to, payload)
+		sealed, err := m.cards.Seal(keys, to, payload)
 		if err != nil {
 			return model.Wrap(op, model.KindInternal, err)
 		}
@@ -194,6 +224,39 @@ func (m *Migration) writeParts(op string, st *state, w io.Writer, plan bundlePla
 		return model.Wrap(op, model.KindInternal, err)
 	}
 	return nil
+}
+
+// errErased is why an export stops: a claim of its cut was erased while
+// it was made.
+var errErased = errors.New("erased")
+
+// exportErased returns errErased when one of records, whose versions were
+// just read, has been erased since the cut. The view records an erasure
+// before the store replaces the versions, so a claim the view still holds
+// unerased was read as it was at the cut.
+func (m *Migration) exportErased(op string, p model.Principal, records []*engine.ClaimRecord) error {
+	_, err := ownerRead(m, op, p, func(st *state) (struct{}, error) {
+		for _, r := range records {
+			if now := st.Claims[r.Meta.ID]; now == nil || now.Meta.Status == model.StatusDeleted {
+				return struct{}{}, errErased
+			}
+		}
+		return struct{}{}, nil
+	})
+	return err
+}
+
+// exportFailed is the error of an export that could not read records: a
+// conflict when one of them was erased since the cut (a read of its
+// versions may fail, or find the tombstones), else err.
+func (m *Migration) exportFailed(op string, p model.Principal, records []*engine.ClaimRecord, err error) error {
+	if errors.Is(err, errErased) || m.exportErased(op, p, records) != nil {
+		return model.Fail(op, model.KindConflict, "a claim was deleted while the bundle was made: export again")
+	}
+	if _, ok := err.(*model.Error); ok {
+		return err
+	}
+	return model.Wrap(op, model.KindInternal, err)
 }
 
 // mustStay says why a record with these restrictions may not leave this
@@ -213,48 +276,79 @@ func mustStay(rs []model.Restriction) string {
 }
 
 // bundleRecords collects what a bundle of personas (all, if none) holds,
-// and what stays behind.
-func (st *state) bundleRecords(personas []string) (model.BundleRecords, []model.Loss) {
-	plan := st.planBundle(personas)
-	plan.recs.Claims = st.bundleClaims(plan.ids, personas)
-	return plan.recs, plan.loss
+// and what stays behind (in the journal: the view does not change).
+func (st *state) bundleRecords(op string, personas []string) (model.BundleRecords, []model.Loss, error) {
+	cut := st.cutExport(personas)
+	plan, err := cut.plan()
+	if err != nil {
+		return model.BundleRecords{}, nil, model.Wrap(op, model.KindInternal, err)
+	}
+	if plan.recs.Claims, err = bundleClaims(plan.claims, personas); err != nil {
+		return model.BundleRecords{}, nil, model.Wrap(op, model.KindInternal, err)
+	}
+	return plan.recs, plan.loss, nil
+}
+
+// exportCut is what an export takes of the view at one moment: the
+// records of the active claims of its personas (all, if none), by id —
+// a record is never changed once published, and the versions it names
+// never change in the store but by an erasure —, what stays behind, and
+// copies of the personas, entities and summaries. An export plans and
+// reads its claims from it without holding the view.
+type exportCut struct {
+	personas  []string
+	claims    []*engine.ClaimRecord
+	left      []model.Loss // retracted and deleted claims: they stay behind, listed
+	all       model.BundleRecords
+	summaries []model.Summary // in order of creation
+}
+
+// cutExport takes the cut of an export of personas (all, if none), with
+// the view held.
+func (st *state) cutExport(personas []string) *exportCut {
+	c := &exportCut{personas: personas, claims: make([]*engine.ClaimRecord, 0, st.Active.Len())}
+	for _, r := range st.Claims {
+		inPersonas := len(personas) == 0 || slices.ContainsFunc(r.Meta.Personas, func(pe string) bool { return slices.Contains(personas, pe) })
+		switch {
+		case !inPersonas: // a deleted claim is in no persona: listed only when all travel
+		case r.Meta.Status == model.StatusActive:
+			c.claims = append(c.claims, r)
+		case r.Meta.Status == model.StatusRetracted || r.Meta.Status == model.StatusDeleted:
+			c.left = append(c.left, model.Loss{Record: r.Meta.ID, Dropped: "claim", Reason: r.Meta.Status})
+		}
+	}
+	slices.SortFunc(c.claims, func(a, b *engine.ClaimRecord) int { return strings.Compare(a.Meta.ID, b.Meta.ID) })
+	slices.SortFunc(c.left, func(a, b model.Loss) int { return strings.Compare(a.Record, b.Record) })
+	for _, pe := range st.Personas {
+		c.all.Personas = append(c.all.Personas, *pe)
+	}
+	for _, e := range st.Entities {
+		c.all.Entities = append(c.all.Entities, *e)
+	}
+	for _, sm := range st.Summaries {
+		c.summaries = append(c.summaries, *sm)
+	}
+	slices.SortFunc(c.summaries, func(a, b model.Summary) int { return cmp.Compare(a.Revision, b.Revision) })
+	return c
 }
 
 // bundlePlan is what a bundle holds without its claims' versions: the
-// ids of the claims that travel, in order, with their count of versions,
+// records of the claims that travel, by id, with their count of versions,
 // and its other records whole (personas, entities, summaries and
 // identities are few beside the claims).
 type bundlePlan struct {
-	ids      []string
+	claims   []*engine.ClaimRecord
 	versions int
 	recs     model.BundleRecords // Claims empty
 	loss     []model.Loss
 }
 
-// planBundle plans a bundle of personas (all, if none): it reads each
-// claim's versions to judge it, and keeps none of them.
-func (st *state) planBundle(personas []string) bundlePlan {
+// plan plans the bundle of cut c: it reads each claim's versions to judge
+// it, and keeps none of them.
+func (c *exportCut) plan() (bundlePlan, error) {
 	plan := bundlePlan{recs: model.BundleRecords{Claims: []model.BundleClaim{}, Personas: []model.Persona{}, Entities: []model.Entity{},
-		Summaries: []model.Summary{}, Identities: []model.IdentityRef{}}, loss: []model.Loss{}}
+		Summaries: []model.Summary{}, Identities: []model.IdentityRef{}}, loss: append([]model.Loss{}, c.left...)}
 	recs := &plan.recs
-	loss := plan.loss
-	ids := make([]string, 0, len(st.Claims))
-	var left []string // retracted and deleted claims: they stay behind, listed
-	for id, r := range st.Claims {
-		inPersonas := len(personas) == 0 || slices.ContainsFunc(r.Meta.Personas, func(pe string) bool { return slices.Contains(personas, pe) })
-		switch {
-		case !inPersonas: // a deleted claim is in no persona: listed only when all travel
-		case r.Meta.Status == model.StatusActive:
-			ids = append(ids, id)
-		case r.Meta.Status == model.StatusRetracted || r.Meta.Status == model.StatusDeleted:
-			left = append(left, id)
-		}
-	}
-	sort.Strings(ids)
-	sort.Strings(left)
-	for _, id := range left {
-		loss = append(loss, model.Loss{Record: id, Dropped: "claim", Reason: st.Claims[id].Meta.Status})
-	}
 	idents := map[model.IdentityRef]bool{}
 	// addIdentity lists a producer once, by its issuer (or kind) and id.
 	addIdentity := func(a model.Authenticated) {
@@ -267,9 +361,12 @@ func (st *state) planBundle(personas []string) bundlePlan {
 			recs.Identities = append(recs.Identities, ref)
 		}
 	}
-	plan.ids = ids[:0] // filtered in place: ids is read ahead of what is kept
-	for _, id := range ids {
-		vs := st.Claims[id].Scan()
+	used := map[string]bool{} // with a persona filter, the entities the claims that travel are about or relate
+	for _, r := range c.claims {
+		vs, err := r.TryScan()
+		if err != nil {
+			return plan, err
+		}
 		why := ""
 		for _, v := range vs {
 			if why = mustStay(v.Restrictions); why != "" {
@@ -277,60 +374,54 @@ func (st *state) planBundle(personas []string) bundlePlan {
 			}
 		}
 		if why != "" {
-			loss = append(loss, model.Loss{Record: id, Dropped: "claim", Reason: why})
+			plan.loss = append(plan.loss, model.Loss{Record: r.Meta.ID, Dropped: "claim", Reason: why})
 			continue
 		}
-		plan.ids = append(plan.ids, id)
+		plan.claims = append(plan.claims, r)
 		plan.versions += len(vs)
 		for _, v := range vs {
 			addIdentity(v.Producer.Authenticated)
 		}
-	}
-	for _, pe := range st.Personas {
-		if len(personas) == 0 || slices.Contains(personas, pe.ID) {
-			recs.Personas = append(recs.Personas, *pe)
-		}
-	}
-	sort.Slice(recs.Personas, func(i, j int) bool { return recs.Personas[i].ID < recs.Personas[j].ID })
-	// Every entity, or with a persona filter only those the claims that
-	// travel are about or relate.
-	used := map[string]bool{}
-	for _, id := range plan.ids {
-		if len(personas) == 0 {
-			break
-		}
-		r := st.Claims[id]
-		used[r.Meta.Subject] = true
-		if r.Meta.Kind == model.KindRelationship {
-			vs := r.Scan()
+		if len(c.personas) > 0 {
+			used[r.Meta.Subject] = true
 			if rel, ok := model.RelationshipOf(vs[len(vs)-1]); ok {
 				used[rel.From], used[rel.To] = true, true
 			}
 		}
 	}
-	for _, e := range st.Entities {
-		if len(personas) == 0 || used[e.ID] {
-			recs.Entities = append(recs.Entities, *e)
+	for _, pe := range c.all.Personas {
+		if len(c.personas) == 0 || slices.Contains(c.personas, pe.ID) {
+			recs.Personas = append(recs.Personas, pe)
+		}
+	}
+	sort.Slice(recs.Personas, func(i, j int) bool { return recs.Personas[i].ID < recs.Personas[j].ID })
+	// Every entity, or with a persona filter only those the claims that
+	// travel are about or relate.
+	for _, e := range c.all.Entities {
+		if len(c.personas) == 0 || used[e.ID] {
+			recs.Entities = append(recs.Entities, e)
 		}
 	}
 	sort.Slice(recs.Entities, func(i, j int) bool { return recs.Entities[i].ID < recs.Entities[j].ID })
-	plan.loss = st.bundleSummaries(recs, plan.ids, loss, addIdentity)
+	plan.loss = bundleSummaries(c.summaries, recs, plan.claims, plan.loss, addIdentity)
 	sort.Slice(recs.Identities, func(i, j int) bool {
 		a, b := recs.Identities[i], recs.Identities[j]
 		return a.SourceIssuer+"\x00"+a.SourceID < b.SourceIssuer+"\x00"+b.SourceID
 	})
-	return plan
+	return plan, nil
 }
 
 // bundleClaims is what a bundle of personas (all, if none) holds of the
-// claims ids: every version, a disputed one disputed, with the personas
-// that travel.
-func (st *state) bundleClaims(ids, personas []string) []model.BundleClaim {
-	out := make([]model.BundleClaim, 0, len(ids))
-	for _, id := range ids {
-		r := st.Claims[id]
-		vs := r.Scan()
-		bc := model.BundleClaim{ID: id, Personas: []string{}, Versions: make([]*model.Claim, len(vs))}
+// claims of records: every version, a disputed one disputed, with the
+// personas that travel.
+func bundleClaims(records []*engine.ClaimRecord, personas []string) ([]model.BundleClaim, error) {
+	out := make([]model.BundleClaim, 0, len(records))
+	for _, r := range records {
+		vs, err := r.TryScan()
+		if err != nil {
+			return nil, err
+		}
+		bc := model.BundleClaim{ID: r.Meta.ID, Personas: []string{}, Versions: make([]*model.Claim, len(vs))}
 		for i, v := range vs {
 			bc.Versions[i] = v.WithLists()
 		}
@@ -346,24 +437,19 @@ func (st *state) bundleClaims(ids, personas []string) []model.BundleClaim {
 		}
 		out = append(out, bc)
 	}
-	return out
+	return out, nil
 }
 
-// bundleSummaries adds to recs the summaries that travel with the claims
-// (sorted ids), and to loss those that stay behind, with why.
-func (st *state) bundleSummaries(recs *model.BundleRecords, claims []string, loss []model.Loss, addIdentity func(model.Authenticated)) []model.Loss {
+// bundleSummaries adds to recs those of sums (in order of creation, so
+// that a summary of summaries comes after its parents) that travel with
+// the claims of records (by id), and to loss those that stay behind, with
+// why.
+func bundleSummaries(sums []model.Summary, recs *model.BundleRecords, records []*engine.ClaimRecord, loss []model.Loss, addIdentity func(model.Authenticated)) []model.Loss {
 	included := map[string]bool{} // the summaries that travel
 	travels := func(id string) bool {
-		_, found := slices.BinarySearch(claims, id)
+		_, found := slices.BinarySearchFunc(records, id, func(r *engine.ClaimRecord, id string) int { return strings.Compare(r.Meta.ID, id) })
 		return found || included[id]
 	}
-	// Summaries in order of creation, so that a summary of summaries
-	// comes after its parents.
-	sums := make([]*model.Summary, 0, len(st.Summaries))
-	for _, sm := range st.Summaries {
-		sums = append(sums, sm)
-	}
-	sort.Slice(sums, func(i, j int) bool { return sums[i].Revision < sums[j].Revision })
 	for _, sm := range sums {
 		why := mustStay(sm.Restrictions)
 		if why == "" {
@@ -379,9 +465,8 @@ func (st *state) bundleSummaries(recs *model.BundleRecords, claims []string, los
 			continue
 		}
 		included[sm.ID] = true
-		out := *sm
-		out.Origin = "" // this custodian's bookkeeping
-		recs.Summaries = append(recs.Summaries, out)
+		sm.Origin = "" // this custodian's bookkeeping
+		recs.Summaries = append(recs.Summaries, sm)
 		if sm.Producer != nil {
 			addIdentity(*sm.Producer)
 		}
