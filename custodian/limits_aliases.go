@@ -16,5 +16,6 @@ type (
 // WithPeer returns ctx carrying the address (host:port) of the peer a
 // request came from, as its adapter sees the connection. Failed
 // credentials are limited per peer ([Service.Unlock],
-// [Service.MintServiceToken]); a call without one counts as in process.
+// [Service.MintServiceToken], [Service.ExchangeToken]); a call without one
+// counts as in process.
 func WithPeer(ctx context.Context, addr string) context.Context { return limits.WithSource(ctx, addr) }

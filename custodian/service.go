@@ -93,9 +93,8 @@ const (
 	unlockFailureLimit  = 5
 	unlockFailureWindow = time.Minute
 	mintFailureLimit    = 10 // wrong secrets per source and consumer name a minute; ten times that per source
-	// exchangeFailureLimit is how many ID tokens claiming one issuer and
-	// subject (or, together, naming none) may be refused a minute;
-	// exchangeFailureKeys bounds how many such claimants are remembered.
+	// exchangeFailureLimit is how many ID tokens one connection may have
+	// refused a minute; exchangeFailureKeys bounds how many are remembered.
 	exchangeFailureLimit = 10
 	exchangeFailureKeys  = 4096
 )
@@ -138,7 +137,7 @@ type Service struct {
 	unlocks          *limits.Unlock  // wrong unlock attempts, per source, the Secret Key's first
 	reentryFailures  *failures       // wrong passwords re-entered in a session (critical approvals, imports)
 	secrets          *limits.Secrets // wrong consumer secrets, per source
-	exchangeFailures *failures       // ID tokens refused at token exchange, per claimed issuer and subject
+	exchangeFailures *failures       // ID tokens refused at token exchange, per connection
 	refusalBudget    *budget         // receipts of refused exchanges, per minute
 	kdf              chan struct{}   // bounds concurrent Argon2id hashing of consumer secrets
 	rates            buckets         // service tokens' request rates

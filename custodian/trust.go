@@ -12,6 +12,7 @@ import (
 
 	"github.com/phc-project/phc/custodian/internal/admission"
 	"github.com/phc-project/phc/custodian/internal/engine"
+	"github.com/phc-project/phc/custodian/internal/limits"
 	"github.com/phc-project/phc/custodian/internal/model"
 	"github.com/phc-project/phc/internal/identity"
 	"github.com/phc-project/phc/internal/oidcrecipient"
@@ -157,9 +158,9 @@ const (
 // (see IDTokenVerifier) and name as its audiences and authorized party only
 // clients the trust entry trusts (see TrustedIssuer); every failure of it is
 // KindUnauthenticated, the same answer whatever failed. Refused tokens are
-// counted per the issuer and subject they claim (KindRateLimited beyond ten
-// a minute); tokens that claim none are counted apart, so neither can hold
-// up another subject's exchange. What the token may read is, as for every
+// counted per the connection they came over ([WithPeer]; KindRateLimited
+// beyond ten a minute), never per the subject they claim, so no one's tokens
+// hold up another's exchange. What the token may read is, as for every
 // recipient, its scope ∩ the grants naming {kind: oidc, issuer, id: sub}.
 func (s *Service) ExchangeToken(ctx context.Context, in ExchangeInput) (Exchanged, error) {
 	const op = "token.exchange"
@@ -269,23 +270,18 @@ func exchangeParams(op string, in ExchangeInput) (idToken string, scope []string
 
 // verifyExchange verifies idToken against the trust entries of the issuer
 // it claims and returns the entry it verified for, and what it vouches
-// for. Every failure is KindUnauthenticated, counted per the issuer and
-// subject the token claims and told to the owner (refuseExchange).
+// for. Every failure is KindUnauthenticated, counted per the connection
+// it came over (limits.Source) and told to the owner (refuseExchange).
 func (s *Service) verifyExchange(ctx context.Context, op, idToken string) (TrustedIssuer, VerifiedIDToken, error) {
-	// Failures are counted per the (unverified) issuer and subject the
-	// token claims, so that nobody's failures make another recipient wait;
-	// a token that names none counts among the malformed ones, which never
-	// hold up a well-formed token.
-	issuer, claimedSub := oidcrecipient.UnverifiedIssuerSubject(idToken)
-	failKey := exchangeMalformed
-	if issuer != "" && claimedSub != "" {
-		failKey = model.OIDCRecipient(issuer, claimedSub)
-	}
+	// Failures count against their sender, never against the subject a
+	// token claims, which is not verified: a forger would lock it out.
+	failKey := limits.SourceOf(ctx).Conn()
 	if wait := s.exchangeFailures.Wait(failKey, s.eng.Clock.Now()); wait > 0 {
 		return TrustedIssuer{}, VerifiedIDToken{}, &Error{Op: op, Kind: KindRateLimited, RetryAfter: wait}
 	}
 	// The issuer is read from the token only to pick the trust entries to
 	// verify it against; nothing else of it counts before it verifies.
+	issuer, claimedSub := oidcrecipient.UnverifiedIssuerSubject(idToken)
 	st, release, err := s.enter(op, Principal{})
 	if err != nil {
 		return TrustedIssuer{}, VerifiedIDToken{}, err
@@ -385,7 +381,3 @@ func (b *budget) take(now time.Time) bool {
 	b.n++
 	return true
 }
-
-// exchangeMalformed is the failures key of ID tokens that name no issuer
-// and subject; every other key is an OIDCRecipient name.
-const exchangeMalformed = ""

@@ -96,10 +96,10 @@ func TestReaddedIssuerFreesTheLiveTokenCap(t *testing.T) {
 }
 
 // TestForgedTokensFetchKeysBoundedly: ID tokens signed with a key the
-// issuer's JWKS does not hold, each claiming a subject of its own (so that
-// no per-subject limit stops them), make the verifier fetch the issuer's
-// keys at most once per interval, and a valid token never does once the
-// keys are known. A key the issuer rotates to is still picked up: by the
+// issuer's JWKS does not hold, each over a new connection (so that the
+// limit on one connection's refused tokens never stops them), make the
+// verifier fetch the issuer's keys at most once per interval, and a valid
+// token never does once the keys are known. A key the issuer rotates to is still picked up: by the
 // first token signed with it once the interval has passed.
 func TestForgedTokensFetchKeysBoundedly(t *testing.T) {
 	e := newExchangeEnv(t)
@@ -115,9 +115,10 @@ func TestForgedTokensFetchKeysBoundedly(t *testing.T) {
 
 	e.clock.Advance(oidctoken.KeyRefetchInterval)
 	before = p.fetches.Load()
+	forger := e.connection(true)
 	for i := range 200 {
 		tok := p.sign(t, e.clock.Now(), idToken{sub: fmt.Sprintf("forged-%d", i), aud: []string{exchangeAudience}, rogue: true})
-		if status, body := e.exchange(tok); status != 401 {
+		if status, body := forger.exchange(tok); status != 401 {
 			t.Fatalf("exchange of forged token %d = %d %v; want 401", i, status, body)
 		}
 	}
@@ -149,10 +150,9 @@ func TestForgedTokensFetchKeysBoundedly(t *testing.T) {
 }
 
 // TestUndiscoverableIssuerIsAskedBoundedly: while a trusted issuer's
-// discovery fails, tokens naming it, each claiming a subject of its own,
-// make the verifier ask for its discovery document at most once per
-// interval; once it answers again, the first token after the interval is
-// exchanged.
+// discovery fails, tokens naming it, each over a new connection, make the
+// verifier ask for its discovery document at most once per interval; once
+// it answers again, the first token after the interval is exchanged.
 func TestUndiscoverableIssuerIsAskedBoundedly(t *testing.T) {
 	e := newExchangeEnv(t)
 	p := newProvider(t)
@@ -163,9 +163,10 @@ func TestUndiscoverableIssuerIsAskedBoundedly(t *testing.T) {
 
 	e.clock.Advance(oidctoken.KeyRefetchInterval)
 	before := p.discoveries.Load()
+	sender := e.connection(true)
 	for i := range 200 {
 		tok := p.sign(t, e.clock.Now(), idToken{sub: fmt.Sprintf("user-%d", i), aud: []string{exchangeAudience}})
-		if status, body := e.exchange(tok); status != 401 {
+		if status, body := sender.exchange(tok); status != 401 {
 			t.Fatalf("exchange %d while discovery fails = %d %v; want 401", i, status, body)
 		}
 	}

@@ -134,11 +134,12 @@ func (p *provider) rotate(t *testing.T, key jwk.Key) {
 // idToken describes an ID token to sign. A zero iss is the provider's; a
 // nil aud is the audience of the exchange environment.
 type idToken struct {
-	iss   string
-	sub   string
-	aud   []string
-	azp   string // omitted when ""
-	rogue bool   // signed with a key the JWKS does not hold
+	iss     string
+	sub     string
+	aud     []string
+	azp     string // omitted when ""
+	rogue   bool   // signed with a key the JWKS does not hold
+	expired bool   // expired an hour ago
 }
 
 func (p *provider) sign(t *testing.T, now time.Time, it idToken) string {
@@ -146,8 +147,11 @@ func (p *provider) sign(t *testing.T, now time.Time, it idToken) string {
 	if it.iss == "" {
 		it.iss = p.srv.URL
 	}
-	b := jwt.NewBuilder().Issuer(it.iss).Subject(it.sub).Audience(it.aud).
-		IssuedAt(now.Add(-time.Minute)).Expiration(now.Add(10 * time.Minute))
+	iat, exp := now.Add(-time.Minute), now.Add(10*time.Minute)
+	if it.expired {
+		iat, exp = now.Add(-2*time.Hour), now.Add(-time.Hour)
+	}
+	b := jwt.NewBuilder().Issuer(it.iss).Subject(it.sub).Audience(it.aud).IssuedAt(iat).Expiration(exp)
 	if it.azp != "" {
 		b.Claim("azp", it.azp)
 	}
@@ -178,12 +182,24 @@ func unsigned(claims map[string]any) string {
 const exchangeAudience = "phc-test"
 
 // exchangeEnv is an unlocked custodian served over HTTP, with the go-oidc
-// verifier and a fake clock.
+// verifier and a fake clock. Its requests go over a connection of its own,
+// kept alive, as one process's client does (see connection).
 type exchangeEnv struct {
 	t     *testing.T
 	clock *fakeClock
 	base  string
 	owner string
+	http  *http.Client
+}
+
+// connection is a view of e whose requests go over connections of their
+// own: kept alive (another process's client) or, with fresh, a new one for
+// every request (a process that reconnects each time).
+func (e *exchangeEnv) connection(fresh bool) *exchangeEnv {
+	v := *e
+	v.http = &http.Client{Timeout: time.Minute, Transport: &http.Transport{MaxConnsPerHost: 1, DisableKeepAlives: fresh}}
+	e.t.Cleanup(v.http.CloseIdleConnections)
+	return &v
 }
 
 func newExchangeEnv(t *testing.T, opts ...func(*custodian.Config)) *exchangeEnv {
@@ -221,11 +237,19 @@ func newExchangeEnv(t *testing.T, opts ...func(*custodian.Config)) *exchangeEnv 
 	}
 	srv := httptest.NewServer(New(svc, slog.New(slog.DiscardHandler)))
 	t.Cleanup(srv.Close)
-	return &exchangeEnv{t: t, clock: clock, base: srv.URL, owner: owner}
+	e := &exchangeEnv{t: t, clock: clock, base: srv.URL, owner: owner}
+	return e.connection(false)
 }
 
 // do sends one request and returns the status and decoded body.
 func (e *exchangeEnv) do(method, path, token, contentType string, body []byte) (int, map[string]any) {
+	e.t.Helper()
+	status, _, out := e.doHeader(method, path, token, contentType, body)
+	return status, out
+}
+
+// doHeader is do, with the answer's headers.
+func (e *exchangeEnv) doHeader(method, path, token, contentType string, body []byte) (int, http.Header, map[string]any) {
 	e.t.Helper()
 	req, err := http.NewRequest(method, e.base+path, bytes.NewReader(body))
 	if err != nil {
@@ -237,7 +261,7 @@ func (e *exchangeEnv) do(method, path, token, contentType string, body []byte) (
 	if contentType != "" {
 		req.Header.Set("Content-Type", contentType)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := e.http.Do(req)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -248,7 +272,7 @@ func (e *exchangeEnv) do(method, path, token, contentType string, body []byte) (
 	}
 	var out map[string]any
 	_ = json.Unmarshal(raw, &out)
-	return resp.StatusCode, out
+	return resp.StatusCode, resp.Header, out
 }
 
 // trust puts issuer on the trust list for the test audience and the given
@@ -266,9 +290,16 @@ func (e *exchangeEnv) trust(issuer string, parties ...string) (int, map[string]a
 // exchange posts an RFC 8693 token exchange of idToken.
 func (e *exchangeEnv) exchange(idToken string) (int, map[string]any) {
 	e.t.Helper()
+	status, _, body := e.exchangeHeader(idToken)
+	return status, body
+}
+
+// exchangeHeader is exchange, with the answer's headers.
+func (e *exchangeEnv) exchangeHeader(idToken string) (int, http.Header, map[string]any) {
+	e.t.Helper()
 	form := url.Values{"grant_type": {"urn:ietf:params:oauth:grant-type:token-exchange"},
 		"subject_token_type": {"urn:ietf:params:oauth:token-type:id_token"}, "subject_token": {idToken}}
-	return e.do("POST", "/phc/v1/token", "", "application/x-www-form-urlencoded", []byte(form.Encode()))
+	return e.doHeader("POST", "/phc/v1/token", "", "application/x-www-form-urlencoded", []byte(form.Encode()))
 }
 
 // mustExchange exchanges a valid token of p for sub and fails unless it
@@ -281,11 +312,14 @@ func (e *exchangeEnv) mustExchange(p *provider, sub string) {
 	}
 }
 
-// TestExchangeFailuresCountPerSubject: refused ID tokens are counted per
-// the issuer and subject they claim, never globally. Whatever a stranger
-// floods the token endpoint with, a valid token of another subject is
-// exchanged; the stranger's own subject still waits.
-func TestExchangeFailuresCountPerSubject(t *testing.T) {
+// TestExchangeFailuresCountPerConnection: refused ID tokens are counted per
+// the connection they came over, never per the subject they claim nor
+// globally. Whatever a stranger floods the token endpoint with over its
+// connection — tokens claiming one subject, a new subject each, or none —
+// that connection waits (429 rate_limited), even with a valid token, until
+// its failures leave the window; valid tokens from another connection are
+// exchanged meanwhile, for any subject, the ones the stranger claimed too.
+func TestExchangeFailuresCountPerConnection(t *testing.T) {
 	e := newExchangeEnv(t)
 	p := newProvider(t)
 	untrusted := newProvider(t)
@@ -301,75 +335,69 @@ func TestExchangeFailuresCountPerSubject(t *testing.T) {
 	}{
 		{"garbage", func(time.Time) []string {
 			var out []string
-			for i := range 300 {
+			for i := range 20 {
 				out = append(out, fmt.Sprintf("garbage-%d", i), "not.a.token", "a.eyJzdWIiOjF9.b")
 			}
 			return out
 		}, ""},
 		{"bad signatures of one subject", func(now time.Time) []string {
 			var out []string
-			for range 50 {
+			for range 20 {
 				out = append(out, p.sign(t, now, idToken{sub: "mallory-1", aud: []string{exchangeAudience}, rogue: true}))
 			}
 			return out
 		}, "mallory-1"},
 		{"wrong audience for one subject", func(now time.Time) []string {
 			var out []string
-			for range 50 {
+			for range 20 {
 				out = append(out, p.sign(t, now, idToken{sub: "mallory-2", aud: []string{"someone-else"}}))
 			}
 			return out
 		}, "mallory-2"},
 		{"an untrusted issuer", func(now time.Time) []string {
 			var out []string
-			for range 50 {
+			for range 20 {
 				out = append(out, untrusted.sign(t, now, idToken{sub: "alice", aud: []string{exchangeAudience}}))
 			}
 			return out
 		}, ""},
-		{"many claimed subjects", func(now time.Time) []string {
+		{"a new subject each", func(now time.Time) []string {
 			var out []string
-			// More claimants than are remembered: unsigned, as no key of
-			// an untrusted issuer is ever fetched.
-			for i := range 5000 {
-				out = append(out, unsigned(map[string]any{"iss": "https://stranger.example", "sub": fmt.Sprintf("s%d", i), "aud": exchangeAudience}))
-			}
 			for i := range 20 {
-				out = append(out, p.sign(t, now, idToken{sub: fmt.Sprintf("r%d", i), aud: []string{exchangeAudience}, rogue: true}))
+				out = append(out, unsigned(map[string]any{"iss": "https://stranger.example", "sub": fmt.Sprintf("s%d", i), "aud": exchangeAudience}),
+					p.sign(t, now, idToken{sub: fmt.Sprintf("r%d", i), aud: []string{exchangeAudience}, rogue: true}))
 			}
 			return out
-		}, ""},
+		}, "r1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			e.t = t
 			// Each case starts in a new window.
 			e.clock.Advance(2 * time.Minute)
-			limited := 0
-			for _, tok := range tt.flood(e.clock.Now()) {
-				status, body := e.exchange(tok)
-				switch {
-				case status == 429 && body["constraint"] == "rate_limited":
-					limited++
-				case status != 401 || body["constraint"] != "unauthenticated":
-					t.Fatalf("exchange of a refused token = %d %v; want 401 unauthenticated or 429 rate_limited", status, body)
+			stranger := e.connection(false)
+			for i, tok := range tt.flood(e.clock.Now()) {
+				want, constraint := 401, "unauthenticated"
+				if i >= 10 {
+					want, constraint = 429, "rate_limited"
+				}
+				if status, body := stranger.exchange(tok); status != want || body["constraint"] != constraint {
+					t.Fatalf("exchange #%d of a refused token = %d %v; want %d %s", i+1, status, body, want, constraint)
 				}
 			}
-			e.mustExchange(p, "alice")
-			if tt.sub == "" {
-				return
+			// The stranger's connection waits, even with a valid token,
+			// until its failures leave the window.
+			valid := p.sign(t, e.clock.Now(), idToken{sub: "alice", aud: []string{exchangeAudience}})
+			if status, body := stranger.exchange(valid); status != 429 || body["constraint"] != "rate_limited" {
+				t.Fatalf("a valid token over the stranger's connection right after its failures = %d %v; want 429 rate_limited", status, body)
 			}
-			// The flooder's own subject waits, even with a valid token, until
-			// its failures leave the window.
-			if limited == 0 {
-				t.Fatalf("no refused token of %s was rate limited", tt.sub)
-			}
-			status, body := e.exchange(p.sign(t, e.clock.Now(), idToken{sub: tt.sub, aud: []string{exchangeAudience}}))
-			if status != 429 || body["constraint"] != "rate_limited" {
-				t.Fatalf("exchange for %s right after its failures = %d %v; want 429 rate_limited", tt.sub, status, body)
+			other := e.connection(false)
+			other.mustExchange(p, "alice")
+			if tt.sub != "" {
+				other.mustExchange(p, tt.sub)
 			}
 			e.clock.Advance(time.Minute)
-			e.mustExchange(p, tt.sub)
+			stranger.mustExchange(p, "alice")
 		})
 	}
 }

@@ -7,7 +7,8 @@
 // Credentials anyone on the machine can send are limited per Source, the
 // peer its adapter names, so that failures slow down their sender and
 // never the owner or an app: Unlock classes unlock attempts by their
-// Secret Key before any key derivation, and Secrets counts wrong consumer
-// secrets per connection. Which limits a request meets, and at what rate,
-// is the core's rule (package custodian).
+// Secret Key before any key derivation, Secrets counts wrong consumer
+// secrets per connection, and refused ID tokens count per connection
+// ([Source.Conn]), never per the subject they claim. Which limits a
+// request meets, and at what rate, is the core's rule (package custodian).
 package limits
