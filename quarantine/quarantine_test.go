@@ -226,6 +226,16 @@ func TestIndex(t *testing.T) {
 	if got := x.IDs(); !slices.Equal(got, []string{"qrn_A", "qrn_B", "qrn_D", "qrn_E"}) {
 		t.Errorf("IDs = %v", got)
 	}
+	// An offset cursor (of a version before the index) starts again.
+	if sel := x.Select(quarantine.Query{Cursor: "100"}); len(sel.IDs) != 4 {
+		t.Errorf("an old offset cursor selects %v; want every record again", sel.IDs)
+	}
+	q := quarantine.Query{Status: quarantine.StatusBlocked, Problem: "unknown"}
+	if !q.Selects(&quarantine.Held{Status: quarantine.StatusBlocked, Problems: []string{"blocked: unknown mandatory restriction x"}}) ||
+		q.Selects(&quarantine.Held{Status: quarantine.StatusQuarantined, Problems: []string{"blocked: unknown mandatory restriction x"}}) ||
+		q.Selects(&quarantine.Held{Status: quarantine.StatusBlocked, Problems: []string{}}) {
+		t.Error("Selects disagrees with the query's status and problem")
+	}
 	for _, q := range []quarantine.Query{{Status: "active"}, {Limit: 1001}, {Limit: -1}, {Cursor: "x"}, {Cursor: "-1"}, {Cursor: "3.clm_1"},
 		{Problem: strings.Repeat("p", 257)}} {
 		if q.Check() == nil {

@@ -1,6 +1,7 @@
 package quarantine
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -20,6 +21,13 @@ type Page struct {
 	Records    []Held `json:"records"`
 	Total      int    `json:"total"` // records the query selects
 	NextCursor string `json:"next_cursor,omitempty"`
+}
+
+// Selects reports whether q's status and problem select held record h
+// (a page's record read from the store after the index chose it).
+func (q Query) Selects(h *Held) bool {
+	return (q.Status == "" || h.Status == q.Status) &&
+		(q.Problem == "" || slices.ContainsFunc(h.Problems, func(pr string) bool { return strings.Contains(pr, q.Problem) }))
 }
 
 // Check refuses a malformed query with an [*Error]: an unknown status, a
@@ -42,6 +50,12 @@ func (q Query) bounds() (limit int, after slot, err error) {
 	}
 	if limit < 1 || limit > 1000 || len(q.Problem) > 256 {
 		return 0, slot{}, refuse("limit is 1 to 1000; problem at most 256 bytes")
+	}
+	if _, err := strconv.Atoi(q.Cursor); err == nil && !strings.HasPrefix(q.Cursor, "-") {
+		// A cursor from before held records were indexed (an offset):
+		// the pages start again from the oldest, which repeats records
+		// but skips none.
+		return limit, slot{}, nil
 	}
 	if q.Cursor != "" {
 		rev, id, ok := strings.Cut(q.Cursor, ".")

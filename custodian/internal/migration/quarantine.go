@@ -551,7 +551,9 @@ func (m *Migration) ListQuarantine(ctx context.Context, p model.Principal, q mod
 		return page, err
 	}
 	for _, id := range sel.IDs {
-		if c, ok := copies[id]; ok { // released since: left out
+		// Released since, or changed so that the query no longer selects
+		// it (unblocked, say): left out.
+		if c, ok := copies[id]; ok && q.Selects(c.Held) {
 			// A body that does not read shows no value: the owner still
 			// sees the record, to reject it.
 			if c.Held.Kind == "claim" {
