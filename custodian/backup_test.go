@@ -353,3 +353,27 @@ func TestExportInPartsPastItsCut(t *testing.T) {
 		t.Fatalf("the export after = %+v, %v, loss %+v; want 4 claims (home.during in, the erased one listed deleted)", man.Counts, err, man.LossReport)
 	}
 }
+
+// TestBackupPastItsCut: a backup holds the view only for its cut: a write
+// made while it reads the claims goes through; a claim
+// erased after the cut fails the backup.
+func TestBackupPastItsCut(t *testing.T) {
+	a := newTestService(t)
+	gone := a.mustClaim("home.item0", 0).Claim
+	a.mustClaim("home.item1", 1)
+	a.SetExportCutHook(func() { a.mustClaim("home.during", "written while the backup ran") })
+	if _, err := a.Export(t.Context(), a.owner); err != nil {
+		t.Fatalf("a backup with a write past its cut = %v", err)
+	}
+	a.SetExportCutHook(func() {
+		if _, err := a.DeleteClaim(t.Context(), a.owner, gone.ID); err != nil {
+			t.Errorf("DeleteClaim past the cut = %v", err)
+		}
+	})
+	_, err := a.Export(t.Context(), a.owner)
+	wantKind(t, "a backup whose claim was erased past its cut", err, custodian.KindConflict)
+	a.SetExportCutHook(nil)
+	if _, err := a.Export(t.Context(), a.owner); err != nil {
+		t.Fatalf("the backup after = %v", err)
+	}
+}

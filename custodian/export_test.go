@@ -148,8 +148,8 @@ const (
 	BucketSets        = engine.BucketSets
 )
 
-// SetExportCutHook makes f run once an export in parts has taken its cut
-// of the view, with the journal free.
+// SetExportCutHook makes f run once an export in parts or a backup has
+// taken its cut of the view, with the journal free.
 func (s *Service) SetExportCutHook(f func()) { s.mig.SetAfterCut(f) }
 
 // ReadBundle opens a bundle as the import will (owner only), for tests.

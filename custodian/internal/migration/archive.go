@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -85,23 +84,38 @@ func (m *Migration) Export(ctx context.Context, p model.Principal) ([]byte, erro
 	if !ok {
 		return nil, model.Fail(op, model.KindInvalid, "this custodian cannot export")
 	}
-	var kept keptContent
 	var keys []byte
 	var own model.Card
-	content, err := ownerRead(m, op, p, func(st *state) (archiveContent, error) {
-		var c archiveContent
-		c, kept = st.archive(m.clock.Now())
-		if (len(kept.Claims) > 0 || len(kept.Summaries) > 0) && m.cards != nil && st.core.Keys() != nil {
-			var err error
-			if own, err = st.core.Card(op); err != nil {
-				return c, err
-			}
+	var cardErr error // an error only if something is kept back
+	// The cut is taken with the view held; the claims are read after it,
+	// with the vault running (see exportCut).
+	cut, err := ownerRead(m, op, p, func(st *state) (*archiveCut, error) {
+		if m.cards != nil && st.core.Keys() != nil {
+			own, cardErr = st.core.Card(op)
 			keys = st.core.Keys()
 		}
-		return c, nil
+		return st.cutArchive(), nil
 	})
 	if err != nil {
 		return nil, err
+	}
+	if m.afterCut != nil {
+		m.afterCut()
+	}
+	content, kept, err := cut.archive(m.clock.Now())
+	if err == nil {
+		err = m.exportErased(op, p, cut.claims)
+	}
+	if err != nil {
+		if errors.Is(err, errErased) || m.exportErased(op, p, cut.claims) != nil {
+			return nil, model.Fail(op, model.KindConflict, "a claim was deleted while the backup was made: back up again")
+		}
+		return nil, model.Wrap(op, model.KindInternal, err)
+	}
+	if len(kept.Claims) == 0 && len(kept.Summaries) == 0 {
+		keys = nil
+	} else if keys != nil && cardErr != nil {
+		return nil, cardErr
 	}
 	if keys != nil {
 		// Only this custodian's keys open what may never leave it. (A
@@ -135,46 +149,66 @@ func (m *Migration) Export(ctx context.Context, p model.Principal) ([]byte, erro
 	return sealed, nil
 }
 
-// archive is what an export of the view holds (c), and what of it only
-// this custodian's keys may open (kept): the claims that may never leave
-// it, and the summaries that carry such a restriction or derive from such
-// a claim (or from such a summary).
-func (st *state) archive(now time.Time) (c archiveContent, kept keptContent) {
-	c = archiveContent{Format: exportFormat, ExportedAt: now, Personas: []model.Persona{}, Claims: []archivedClaim{},
-		Entities: []model.Entity{}, Summaries: []model.Summary{}}
+// archiveCut is what a backup takes of the view at one moment (see
+// exportCut): the records of the claims that are active or retracted, by
+// id, and copies of the personas, entities and summaries (in order of
+// creation, so that a summary of summaries comes after its parents).
+type archiveCut struct {
+	claims    []*engine.ClaimRecord
+	personas  []model.Persona
+	entities  []model.Entity
+	summaries []model.Summary
+}
+
+// cutArchive takes a backup's cut, with the view held.
+func (st *state) cutArchive() *archiveCut {
+	c := &archiveCut{claims: make([]*engine.ClaimRecord, 0, len(st.Claims)), personas: []model.Persona{}, entities: []model.Entity{}}
 	for _, pe := range st.Personas {
-		c.Personas = append(c.Personas, *pe)
+		c.personas = append(c.personas, *pe)
 	}
-	sort.Slice(c.Personas, func(i, j int) bool { return c.Personas[i].ID < c.Personas[j].ID })
+	sort.Slice(c.personas, func(i, j int) bool { return c.personas[i].ID < c.personas[j].ID })
 	for _, e := range st.Entities {
-		c.Entities = append(c.Entities, *e)
+		c.entities = append(c.entities, *e)
 	}
-	sort.Slice(c.Entities, func(i, j int) bool { return c.Entities[i].ID < c.Entities[j].ID })
-	ids := make([]string, 0, len(st.Claims))
-	for id, r := range st.Claims {
+	sort.Slice(c.entities, func(i, j int) bool { return c.entities[i].ID < c.entities[j].ID })
+	for _, r := range st.Claims {
 		if r.Meta.Status == model.StatusActive || r.Meta.Status == model.StatusRetracted {
-			ids = append(ids, id)
+			c.claims = append(c.claims, r)
 		}
 	}
-	sort.Strings(ids)
+	slices.SortFunc(c.claims, func(a, b *engine.ClaimRecord) int { return strings.Compare(a.Meta.ID, b.Meta.ID) })
+	for _, sm := range st.Summaries {
+		c.summaries = append(c.summaries, *sm)
+	}
+	slices.SortFunc(c.summaries, func(a, b model.Summary) int { return cmp.Compare(a.Revision, b.Revision) })
+	return c
+}
+
+// archive is what a backup of cut c holds (content), and what of it only
+// this custodian's keys may open (kept): the claims that may never leave
+// it, and the summaries that carry such a restriction or derive from such
+// a claim (or from such a summary). It reads every claim's versions.
+func (c *archiveCut) archive(now time.Time) (content archiveContent, kept keptContent, err error) {
+	content = archiveContent{Format: exportFormat, ExportedAt: now, Personas: c.personas, Claims: []archivedClaim{},
+		Entities: c.entities, Summaries: []model.Summary{}}
 	stays := map[string]bool{} // claims and summaries kept for this custodian
-	for _, id := range ids {
-		r := st.Claims[id]
-		ac := archivedClaim{Personas: r.Meta.Personas, Versions: r.Scan(), DisputedAt: r.Meta.DisputedAt}
+	for _, r := range c.claims {
+		vs, err := r.TryScan()
+		if err != nil {
+			return content, kept, err
+		}
+		ac := archivedClaim{Personas: r.Meta.Personas, Versions: vs, DisputedAt: r.Meta.DisputedAt}
 		if r.Meta.Status != model.StatusActive {
 			ac.Status = r.Meta.Status
 		}
 		if why := keptBack(ac.Versions); why != "" {
-			c.KeptBack = append(c.KeptBack, model.Loss{Record: id, Dropped: "claim", Reason: why})
-			kept.Claims, stays[id] = append(kept.Claims, ac), true
+			content.KeptBack = append(content.KeptBack, model.Loss{Record: r.Meta.ID, Dropped: "claim", Reason: why})
+			kept.Claims, stays[r.Meta.ID] = append(kept.Claims, ac), true
 			continue
 		}
-		c.Claims = append(c.Claims, ac)
+		content.Claims = append(content.Claims, ac)
 	}
-	// In order of creation, so that a summary of summaries comes after
-	// its parents.
-	sums := slices.SortedFunc(maps.Values(st.Summaries), func(a, b *model.Summary) int { return cmp.Compare(a.Revision, b.Revision) })
-	for _, sm := range sums {
+	for _, sm := range c.summaries {
 		why := mustStay(sm.Restrictions)
 		for _, parent := range sm.DerivedFrom {
 			if why == "" && stays[model.IDOfRef(parent)] {
@@ -182,13 +216,13 @@ func (st *state) archive(now time.Time) (c archiveContent, kept keptContent) {
 			}
 		}
 		if why != "" {
-			c.KeptBack = append(c.KeptBack, model.Loss{Record: sm.ID, Dropped: "summary", Reason: why})
-			kept.Summaries, stays[sm.ID] = append(kept.Summaries, *sm), true
+			content.KeptBack = append(content.KeptBack, model.Loss{Record: sm.ID, Dropped: "summary", Reason: why})
+			kept.Summaries, stays[sm.ID] = append(kept.Summaries, sm), true
 			continue
 		}
-		c.Summaries = append(c.Summaries, *sm)
+		content.Summaries = append(content.Summaries, sm)
 	}
-	return c, kept
+	return content, kept, nil
 }
 
 // Import opens an archive with the exporting vault's password and Secret

@@ -99,13 +99,14 @@ type Migration struct {
 	reentry     *limits.Failures
 	defaultTier func(string) string
 	// afterCut, if set (tests only, before any export), runs once an
-	// export in parts has taken its cut, with the journal free.
+	// export in parts or a backup has taken its cut, with the journal
+	// free.
 	afterCut func()
 }
 
-// SetAfterCut makes f run once an export in parts has taken its cut of
-// the view, before it reads any claim (for tests: set it before exports
-// run).
+// SetAfterCut makes f run once an export in parts or a backup has taken
+// its cut of the view, before it reads any claim (for tests: set it
+// before exports run).
 func (m *Migration) SetAfterCut(f func()) { m.afterCut = f }
 
 // New returns the Migration of cfg.
