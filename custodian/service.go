@@ -138,7 +138,6 @@ type Service struct {
 	reentryFailures  *failures       // wrong passwords re-entered in a session (critical approvals, imports)
 	secrets          *limits.Secrets // wrong consumer secrets, per source
 	exchangeFailures *failures       // ID tokens refused at token exchange, per connection
-	refusalBudget    *budget         // receipts of refused exchanges, per minute
 	kdf              chan struct{}   // bounds concurrent Argon2id hashing of consumer secrets
 	rates            buckets         // service tokens' request rates
 
@@ -177,7 +176,6 @@ func New(cfg Config) (*Service, error) {
 		reentryFailures:  limits.NewFailures(unlockFailureLimit, unlockFailureWindow),
 		secrets:          limits.NewSecrets(mintFailureLimit, time.Minute),
 		exchangeFailures: limits.NewFailuresCap(exchangeFailureLimit, time.Minute, exchangeFailureKeys),
-		refusalBudget:    &budget{limit: refusalReceiptsPerMinute},
 		kdf:              make(chan struct{}, runtime.NumCPU()),
 		graphSem:         make(chan struct{}, 1),
 	}
@@ -363,6 +361,9 @@ func (s *Service) lockLife(st *view) { s.eng.Locking(st, s.life.Lock) }
 // lockLocked locks with s.life held exclusively.
 func (s *Service) lockLocked() {
 	wasOpen := s.st != nil
+	if wasOpen && s.st.Refusals.Pending() { // the counts of refusals (engine.Batch.Refuse)
+		_ = s.commit(s.st, func(_ *state, b *batch) error { b.FlushRefusals(); return nil })
+	}
 	if wasOpen {
 		// The graph follows the store: let it catch up, so that the next
 		// unlock finds it where the outbox says.

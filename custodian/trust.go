@@ -6,7 +6,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -322,24 +321,18 @@ func (s *Service) verifyExchange(ctx context.Context, op, idToken string) (Trust
 	return trust, tok, nil
 }
 
-// refusalReceiptsPerMinute bounds the receipts of refused exchanges, which
-// anyone can cause: past it, a refusal is only logged.
-const refusalReceiptsPerMinute = 60
-
 // refuseExchange tells the owner of a refused exchange: its class in the
 // log at the default level and in a deny receipt (token.exchange, records
 // "refused:CLASS" and the trust entries it was tried against), with the
 // issuer and subject the token claimed — never the token. An issuer not on
 // the trust list is named in the log only, as the text the token claimed.
+// Anyone may cause them: the receipts are coalesced per host and class
+// (engine.Batch.Refuse), the rest of a minute counted in one.
 func (s *Service) refuseExchange(ctx context.Context, class, issuer, sub string, candidates []TrustedIssuer) {
 	const op = "token.exchange"
 	records := []string{"refused:" + class}
 	for _, c := range candidates {
 		records = append(records, c.ID)
-	}
-	if !s.refusalBudget.take(s.eng.Clock.Now()) {
-		s.eng.Log.Info("token exchange refused", "class", class, "issuer", issuer, "trust", records[1:], "receipt", "suppressed: too many refusals this minute")
-		return
 	}
 	s.eng.Log.Info("token exchange refused", "class", class, "issuer", issuer, "trust", records[1:])
 	recipient := ""
@@ -351,33 +344,13 @@ func (s *Service) refuseExchange(ctx context.Context, class, issuer, sub string,
 		return // locked: the log has it
 	}
 	defer release()
+	rc := Receipt{Actor: "oidc", Operation: op, Decision: "deny", Constraint: KindUnauthenticated.Row().Constraint, Records: records[:1]}
 	if err := s.commit(st, func(st *state, b *batch) error {
-		b.Receipt(Receipt{Actor: "oidc", Operation: op, Recipient: recipient, Decision: "deny",
-			Constraint: KindUnauthenticated.Row().Constraint, Records: records})
+		own := rc
+		own.Recipient, own.Records = recipient, records
+		b.Refuse(limits.SourceOf(ctx).Host()+" "+op+" "+class, own, rc)
 		return nil
 	}); err != nil {
 		s.eng.Log.Warn("token exchange refused: receipt not written", "err", err)
 	}
-}
-
-// budget is a count of events per minute.
-type budget struct {
-	mu    sync.Mutex
-	limit int
-	start time.Time
-	n     int
-}
-
-// take spends one event of the minute now falls in, if any is left.
-func (b *budget) take(now time.Time) bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if now.Sub(b.start) >= time.Minute || now.Before(b.start) {
-		b.start, b.n = now, 0
-	}
-	if b.n >= b.limit {
-		return false
-	}
-	b.n++
-	return true
 }

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -452,9 +453,10 @@ func TestClientVaultResolve(t *testing.T) {
 // TestClientVaultResolveRate: a bound key's resolves share the reads rate
 // of tokens (60 a minute by default). Past it the answer is 429
 // rate_limited with the wait, and no receipt: every answer to a known K
-// otherwise leaves one, refusals too, so an unbounded K would grow the
-// store at will. Another key keeps its own rate; the owner's setting
-// changes it.
+// otherwise leaves one, refusals too (the first of a minute per key and
+// constraint, the rest of the minute counted in one), so an unbounded K
+// would grow the store at will. Another key keeps its own rate; the
+// owner's setting changes it.
 func TestClientVaultResolveRate(t *testing.T) {
 	t.Parallel()
 	f := newCVFixture(t)
@@ -468,24 +470,31 @@ func TestClientVaultResolveRate(t *testing.T) {
 		return k
 	}
 	k1, k2 := bind("app"), bind("other")
+	var counted []string // the records of the newest count receipt
 	receipts := func() int {
 		var rs struct {
 			Receipts []struct {
-				Operation string `json:"operation"`
+				Operation string   `json:"operation"`
+				Records   []string `json:"records"`
 			} `json:"receipts"`
 		}
 		h.must(200, "GET", "/phc/v1/receipts?limit=1000", h.owner, nil, &rs)
 		n := 0
+		counted = nil
 		for _, r := range rs.Receipts {
 			if r.Operation == "vault.resolve" {
 				n++
+				if counted == nil && slices.ContainsFunc(r.Records, func(s string) bool { return strings.HasPrefix(s, "count:") }) {
+					counted = r.Records
+				}
 			}
 		}
 		return n
 	}
 	// A rate of 5 a minute (a token every 12 s): the test's own pace
 	// cannot refill the bucket. Refusals count as much as answers:
-	// unknown_ref (never minted) leaves a receipt each.
+	// unknown_ref (never minted), the first with its receipt, the other
+	// four counted until the minute has passed.
 	h.must(200, "PUT", "/phc/v1/settings", h.owner, map[string]any{"reads_per_minute": 5}, nil)
 	for i := range 5 {
 		if st, _, b := f.resolve(k1, f.refs(f.clock.Now(), "PASSPORT_9")); st != 404 {
@@ -493,8 +502,8 @@ func TestClientVaultResolveRate(t *testing.T) {
 		}
 	}
 	before := receipts()
-	if before != 5 {
-		t.Fatalf("%d resolve receipts after 5 resolves; want 5", before)
+	if before != 1 {
+		t.Fatalf("%d resolve receipts after 5 refused resolves in a minute; want 1", before)
 	}
 	st, retry, b := f.resolve(k1, f.refs(f.clock.Now(), "PASSPORT_9"))
 	if st != 429 || b["error"] != "rate_limited" || b["constraint"] != "rate_limited" {
@@ -515,6 +524,17 @@ func TestClientVaultResolveRate(t *testing.T) {
 	f.advance(12 * time.Second)
 	if st, _, b := f.resolve(k1, f.refs(f.clock.Now())); st != 200 {
 		t.Errorf("resolve 12 s later = %d %v; want 200", st, b)
+	}
+	// A minute on, the next refusal writes the count of the first
+	// minute's, and has a receipt of its own.
+	f.advance(time.Minute)
+	if st, _, b := f.resolve(k1, f.refs(f.clock.Now(), "PASSPORT_9")); st != 404 {
+		t.Fatalf("a refused resolve a minute later = %d %v; want 404 unknown_ref", st, b)
+	}
+	n := receipts()
+	if want := before + 2 + 2; n != want || len(counted) != 4 || counted[0] != "kid:"+clientvault.Kid(k1) ||
+		counted[1] != "refused:unknown_ref" || counted[2] != "count:4" || !strings.HasPrefix(counted[3], "window:") {
+		t.Errorf("%d resolve receipts, the count's records %v; want %d, [kid:K refused:unknown_ref count:4 window:…]", n, counted, want)
 	}
 }
 

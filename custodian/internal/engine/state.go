@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/phc-project/phc/custodian/internal/limits"
 	"github.com/phc-project/phc/custodian/internal/model"
 	"github.com/phc-project/phc/graph"
 	"github.com/phc-project/phc/internal/pcp"
@@ -32,6 +33,9 @@ type State struct {
 	// receipted wait for theirs (see AwaitDurable).
 	Applied uint64
 	Dur     *Durability
+	// Refusals coalesces the receipts of refusals anyone may cause (see
+	// Batch.Refuse); what it counts is written at the latest at a lock.
+	Refusals limits.Coalescer[model.Receipt]
 
 	Claims    map[string]*ClaimRecord // claim id → record
 	Cache     *claimCache             // the resident head versions

@@ -2,7 +2,9 @@
 // refilled continuously at a per-minute rate (Buckets, one per key and
 // kind: a service token's reads and writes), and sliding windows of failed
 // attempts per key (Failures: re-entered passwords, refused ID tokens),
-// bounded in the keys they remember.
+// bounded in the keys they remember; and Coalescer, which counts the
+// refusals anyone may cause per caller and constraint, so that their
+// receipts grow by the minute and not by the request.
 //
 // Credentials anyone on the machine can send are limited per Source, the
 // peer its adapter names, so that failures slow down their sender and

@@ -34,7 +34,9 @@ func bodyError(op string, e *valueref.Error) *model.Error {
 // reads rate (Settings, 60 a minute by default) of resolves with one K,
 // which then leave no receipt.
 // Every answer to a known K leaves a receipt with the kid and the keys,
-// never a value. A body built in Go is held to the rules of one read
+// never a value — but of refusals only the first a minute with one K and
+// constraint, the rest of that minute counted in one receipt ("kid:K",
+// "refused:CONSTRAINT", "count:N", "window:START/END"). A body built in Go is held to the rules of one read
 // (valueref.Request.Check).
 func Resolve(ctx context.Context, core Core, in model.ResolveInput) (model.ResolveResult, error) {
 	const op = "vault.resolve"
@@ -99,10 +101,14 @@ func Resolve(ctx context.Context, core Core, in model.ResolveInput) (model.Resol
 	err = core.Commit(v.State, func(b *engine.Batch) error {
 		rc := model.Receipt{Actor: "vault:" + reader, Operation: op, Recipient: reader, Decision: "deny",
 			Records: append([]string{"kid:" + kid}, prefixed("ref:", keys)...)}
+		// Refusals are coalesced per key and constraint: the first of a
+		// minute has its receipt, the rest one count (engine.Batch.Refuse).
 		deny := func(e *model.Error) error {
 			refused = e
 			rc.Constraint = e.Kind.Row().Constraint
-			b.Receipt(rc)
+			of := rc
+			of.Records = []string{"kid:" + kid, "refused:" + rc.Constraint}
+			b.Refuse(op+" "+kid+" "+rc.Constraint, rc, of)
 			return nil
 		}
 		// The binding again, in commit order: a revocation acknowledged
