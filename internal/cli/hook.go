@@ -95,7 +95,7 @@ func newHookFlags(env *Env, name string) (*hookFlags, func(args []string) error)
 	h.profile = fs.String("profile", "default", "the reader profile: one key per server origin and profile")
 	switch name {
 	case "hook resolve":
-		h.approve = fs.Bool("approve", false, `allow the call once its references resolve (default: "ask", the person approves it as usual)`)
+		h.approve = fs.Bool("approve", false, `allow the call once its references resolve, but a shell command (Bash), which always asks (default: "ask", the person approves it as usual)`)
 	case "hook install":
 		h.settings = fs.String("settings", "", "Claude Code's settings file (default: ~/.claude/settings.json)")
 		h.capture = fs.String("capture-token-file", "", "also add the Stop hook phc hook capture, proposing with the write token in this file")
@@ -151,9 +151,9 @@ const maxToolCall = 16 << 20
 // every reference replaced by its value. A Claude Code PreToolUse event
 // (an object with tool_input) is answered in the hook's JSON: the
 // updated input, with the decision "ask" (the person approves the call
-// as usual; --approve says "allow"), or "deny" naming the key and the
-// status. Any other JSON document is written back replaced, and a refusal
-// exits 2 with the reason on standard error. One bad reference denies the
+// as usual; --approve says "allow", but for a shell command), or "deny"
+// naming the key and the status. Any other JSON document is written back
+// replaced, and a refusal exits 2 with the reason on standard error. One bad reference denies the
 // whole call: nothing is ever resolved in part.
 func runHookResolve(ctx context.Context, env *Env, args []string) error {
 	h, parseFlags := newHookFlags(env, "hook resolve")
@@ -229,11 +229,17 @@ func runHookResolve(ctx context.Context, env *Env, args []string) error {
 		return deny("reference " + bad + ": expired: it shows another value than its key now names (read it again)")
 	}
 	if isEvent {
-		decision := "ask"
-		if approve {
+		decision, reason := "ask", fmt.Sprintf("phc hook: resolved %s on this machine", strings.Join(keys, ", "))
+		switch tool, _ := event["tool_name"].(string); {
+		case approve && tool == "Bash":
+			// A command can send what it holds anywhere (curl, a pipe): one
+			// a prompt put there would carry the values out unseen. A shell
+			// command with values in it is always the person's to approve.
+			reason += "; a shell command with values in it always asks, even with --approve"
+		case approve:
 			decision = "allow"
 		}
-		return writeHookDecision(env, decision, fmt.Sprintf("phc hook: resolved %s on this machine", strings.Join(keys, ", ")), out)
+		return writeHookDecision(env, decision, reason, out)
 	}
 	enc := json.NewEncoder(env.Stdout)
 	enc.SetEscapeHTML(false)
