@@ -226,10 +226,11 @@ func (cc *Cache[C, R]) Scan(r R) ([]*C, error) {
 	out := make([]*C, head)
 	var missing []int
 	for v := 1; v <= head; v++ {
-		if v == head || cc.carries(x, v) == nil {
-			missing = append(missing, v)
-		} else {
+		if v < head {
 			out[v-1] = cc.carries(x, v)
+		}
+		if out[v-1] == nil {
+			missing = append(missing, v)
 		}
 	}
 	cs, err := cc.readVersions(id, missing...)

@@ -141,12 +141,10 @@ func (r *ClaimRecord) Version(v int) *model.Claim { return must(r.cache.Version(
 func (r *ClaimRecord) Versions() []*model.Claim { return must(r.cache.Versions(r)) }
 
 // Scan returns every version of r as Versions does, without making its
-// head resident: for reading every claim (see Cache.Scan).
-func (r *ClaimRecord) Scan() []*model.Claim { return must(r.cache.Scan(r)) }
-
-// TryScan is Scan for a reader that does not hold the view (an export
-// past its cut): a version it cannot read is an error, not a panic.
-func (r *ClaimRecord) TryScan() ([]*model.Claim, error) { return r.cache.Scan(r) }
+// head resident: for reading every claim (see Cache.Scan). Its reader may
+// not hold the view (an export past its cut), so a version it cannot read
+// is an error, not a panic.
+func (r *ClaimRecord) Scan() ([]*model.Claim, error) { return r.cache.Scan(r) }
 
 // NewRecord makes the record of a claim whose meta is m (its index fields
 // filled from head), whose head is head and whose versions before it the

@@ -193,7 +193,7 @@ func (c *archiveCut) archive(now time.Time) (content archiveContent, kept keptCo
 		Entities: c.entities, Summaries: []model.Summary{}}
 	stays := map[string]bool{} // claims and summaries kept for this custodian
 	for _, r := range c.claims {
-		vs, err := r.TryScan()
+		vs, err := r.Scan()
 		if err != nil {
 			return content, kept, err
 		}

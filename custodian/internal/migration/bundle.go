@@ -363,7 +363,7 @@ func (c *exportCut) plan() (bundlePlan, error) {
 	}
 	used := map[string]bool{} // with a persona filter, the entities the claims that travel are about or relate
 	for _, r := range c.claims {
-		vs, err := r.TryScan()
+		vs, err := r.Scan()
 		if err != nil {
 			return plan, err
 		}
@@ -417,7 +417,7 @@ func (c *exportCut) plan() (bundlePlan, error) {
 func bundleClaims(records []*engine.ClaimRecord, personas []string) ([]model.BundleClaim, error) {
 	out := make([]model.BundleClaim, 0, len(records))
 	for _, r := range records {
-		vs, err := r.TryScan()
+		vs, err := r.Scan()
 		if err != nil {
 			return nil, err
 		}
