@@ -1,7 +1,6 @@
 package migration
 
 import (
-	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -107,10 +106,7 @@ func (m *Migration) Export(ctx context.Context, p model.Principal) ([]byte, erro
 		err = m.exportErased(op, p, cut.claims)
 	}
 	if err != nil {
-		if errors.Is(err, errErased) || m.exportErased(op, p, cut.claims) != nil {
-			return nil, model.Fail(op, model.KindConflict, "a claim was deleted while the backup was made: back up again")
-		}
-		return nil, model.Wrap(op, model.KindInternal, err)
+		return nil, m.cutReadFailed(op, p, cut.claims, err, "the backup was made: back up again")
 	}
 	if len(kept.Claims) == 0 && len(kept.Summaries) == 0 {
 		keys = nil
@@ -151,36 +147,21 @@ func (m *Migration) Export(ctx context.Context, p model.Principal) ([]byte, erro
 
 // archiveCut is what a backup takes of the view at one moment (see
 // exportCut): the records of the claims that are active or retracted, by
-// id, and copies of the personas, entities and summaries (in order of
-// creation, so that a summary of summaries comes after its parents).
+// id, and copies of the personas, entities and summaries.
 type archiveCut struct {
-	claims    []*engine.ClaimRecord
-	personas  []model.Persona
-	entities  []model.Entity
-	summaries []model.Summary
+	claims []*engine.ClaimRecord
+	cutRecords
 }
 
 // cutArchive takes a backup's cut, with the view held.
 func (st *state) cutArchive() *archiveCut {
-	c := &archiveCut{claims: make([]*engine.ClaimRecord, 0, len(st.Claims)), personas: []model.Persona{}, entities: []model.Entity{}}
-	for _, pe := range st.Personas {
-		c.personas = append(c.personas, *pe)
-	}
-	sort.Slice(c.personas, func(i, j int) bool { return c.personas[i].ID < c.personas[j].ID })
-	for _, e := range st.Entities {
-		c.entities = append(c.entities, *e)
-	}
-	sort.Slice(c.entities, func(i, j int) bool { return c.entities[i].ID < c.entities[j].ID })
+	c := &archiveCut{claims: make([]*engine.ClaimRecord, 0, len(st.Claims)), cutRecords: st.copyRecords()}
 	for _, r := range st.Claims {
 		if r.Meta.Status == model.StatusActive || r.Meta.Status == model.StatusRetracted {
 			c.claims = append(c.claims, r)
 		}
 	}
 	slices.SortFunc(c.claims, func(a, b *engine.ClaimRecord) int { return strings.Compare(a.Meta.ID, b.Meta.ID) })
-	for _, sm := range st.Summaries {
-		c.summaries = append(c.summaries, *sm)
-	}
-	slices.SortFunc(c.summaries, func(a, b model.Summary) int { return cmp.Compare(a.Revision, b.Revision) })
 	return c
 }
 

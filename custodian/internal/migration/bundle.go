@@ -163,7 +163,7 @@ func (m *Migration) ExportBundleParts(ctx context.Context, p model.Principal, in
 	}
 	plan, err := cut.plan()
 	if err != nil {
-		return man, m.exportFailed(op, p, cut.claims, err)
+		return man, m.cutReadFailed(op, p, cut.claims, err, exportAgain)
 	}
 	count := max(1, (len(plan.claims)+per-1)/per)
 	if count > quarantine.MaxParts {
@@ -193,7 +193,7 @@ func (m *Migration) writeParts(op string, p model.Principal, keys []byte, w io.W
 			err = m.exportErased(op, p, part)
 		}
 		if err != nil {
-			return m.exportFailed(op, p, part, err)
+			return m.cutReadFailed(op, p, part, err, exportAgain)
 		}
 		recs := model.BundleRecords{Claims: claims, Personas: []model.Persona{}, Entities: []model.Entity{}, Summaries: []model.Summary{}, Identities: plan.recs.Identities}
 		if i == count-1 {
@@ -226,6 +226,10 @@ func (m *Migration) writeParts(op string, p model.Principal, keys []byte, w io.W
 	return nil
 }
 
+// exportAgain is what a bundle's export says when a claim of its cut was
+// erased while it was made.
+const exportAgain = "the bundle was made: export again"
+
 // errErased is why an export stops: a claim of its cut was erased while
 // it was made.
 var errErased = errors.New("erased")
@@ -246,12 +250,15 @@ func (m *Migration) exportErased(op string, p model.Principal, records []*engine
 	return err
 }
 
-// exportFailed is the error of an export that could not read records: a
-// conflict when one of them was erased since the cut (a read of its
-// versions may fail, or find the tombstones), else err.
-func (m *Migration) exportFailed(op string, p model.Principal, records []*engine.ClaimRecord, err error) error {
-	if errors.Is(err, errErased) || m.exportErased(op, p, records) != nil {
-		return model.Fail(op, model.KindConflict, "a claim was deleted while the bundle was made: export again")
+// cutReadFailed is the error of an export or a backup that failed to read
+// records of its cut, or found one erased since: a conflict when one of
+// them was erased since the cut (a read of its versions may fail, or find
+// the tombstones), saying what happened while (while "the bundle was made:
+// export again"); else err, as the core said it (a vault locked
+// meanwhile) or as an internal error.
+func (m *Migration) cutReadFailed(op string, p model.Principal, records []*engine.ClaimRecord, err error, while string) error {
+	if errors.Is(err, errErased) || errors.Is(m.exportErased(op, p, records), errErased) {
+		return model.Fail(op, model.KindConflict, "a claim was deleted while "+while)
 	}
 	if _, ok := err.(*model.Error); ok {
 		return err
@@ -296,17 +303,44 @@ func (st *state) bundleRecords(op string, personas []string) (model.BundleRecord
 // copies of the personas, entities and summaries. An export plans and
 // reads its claims from it without holding the view.
 type exportCut struct {
-	personas  []string
-	claims    []*engine.ClaimRecord
-	left      []model.Loss // retracted and deleted claims: they stay behind, listed
-	all       model.BundleRecords
-	summaries []model.Summary // in order of creation
+	only   []string // the personas exported (all, if none)
+	claims []*engine.ClaimRecord
+	left   []model.Loss // retracted and deleted claims: they stay behind, listed
+	cutRecords
+}
+
+// cutRecords is what a cut copies of the view besides its claims: the
+// personas and entities, by id, and the summaries in order of creation, so
+// that a summary of summaries comes after its parents.
+type cutRecords struct {
+	personas  []model.Persona
+	entities  []model.Entity
+	summaries []model.Summary
+}
+
+// copyRecords copies the view's personas, entities and summaries for a
+// cut, with the view held.
+func (st *state) copyRecords() cutRecords {
+	c := cutRecords{personas: []model.Persona{}, entities: []model.Entity{}, summaries: []model.Summary{}}
+	for _, pe := range st.Personas {
+		c.personas = append(c.personas, *pe)
+	}
+	slices.SortFunc(c.personas, func(a, b model.Persona) int { return strings.Compare(a.ID, b.ID) })
+	for _, e := range st.Entities {
+		c.entities = append(c.entities, *e)
+	}
+	slices.SortFunc(c.entities, func(a, b model.Entity) int { return strings.Compare(a.ID, b.ID) })
+	for _, sm := range st.Summaries {
+		c.summaries = append(c.summaries, *sm)
+	}
+	slices.SortFunc(c.summaries, func(a, b model.Summary) int { return cmp.Compare(a.Revision, b.Revision) })
+	return c
 }
 
 // cutExport takes the cut of an export of personas (all, if none), with
 // the view held.
 func (st *state) cutExport(personas []string) *exportCut {
-	c := &exportCut{personas: personas, claims: make([]*engine.ClaimRecord, 0, st.Active.Len())}
+	c := &exportCut{only: personas, claims: make([]*engine.ClaimRecord, 0, st.Active.Len()), cutRecords: st.copyRecords()}
 	for _, r := range st.Claims {
 		inPersonas := len(personas) == 0 || slices.ContainsFunc(r.Meta.Personas, func(pe string) bool { return slices.Contains(personas, pe) })
 		switch {
@@ -319,16 +353,6 @@ func (st *state) cutExport(personas []string) *exportCut {
 	}
 	slices.SortFunc(c.claims, func(a, b *engine.ClaimRecord) int { return strings.Compare(a.Meta.ID, b.Meta.ID) })
 	slices.SortFunc(c.left, func(a, b model.Loss) int { return strings.Compare(a.Record, b.Record) })
-	for _, pe := range st.Personas {
-		c.all.Personas = append(c.all.Personas, *pe)
-	}
-	for _, e := range st.Entities {
-		c.all.Entities = append(c.all.Entities, *e)
-	}
-	for _, sm := range st.Summaries {
-		c.summaries = append(c.summaries, *sm)
-	}
-	slices.SortFunc(c.summaries, func(a, b model.Summary) int { return cmp.Compare(a.Revision, b.Revision) })
 	return c
 }
 
@@ -382,27 +406,25 @@ func (c *exportCut) plan() (bundlePlan, error) {
 		for _, v := range vs {
 			addIdentity(v.Producer.Authenticated)
 		}
-		if len(c.personas) > 0 {
+		if len(c.only) > 0 {
 			used[r.Meta.Subject] = true
 			if rel, ok := model.RelationshipOf(vs[len(vs)-1]); ok {
 				used[rel.From], used[rel.To] = true, true
 			}
 		}
 	}
-	for _, pe := range c.all.Personas {
-		if len(c.personas) == 0 || slices.Contains(c.personas, pe.ID) {
+	for _, pe := range c.personas { // by id, as the cut copied them
+		if len(c.only) == 0 || slices.Contains(c.only, pe.ID) {
 			recs.Personas = append(recs.Personas, pe)
 		}
 	}
-	sort.Slice(recs.Personas, func(i, j int) bool { return recs.Personas[i].ID < recs.Personas[j].ID })
 	// Every entity, or with a persona filter only those the claims that
 	// travel are about or relate.
-	for _, e := range c.all.Entities {
-		if len(c.personas) == 0 || used[e.ID] {
+	for _, e := range c.entities {
+		if len(c.only) == 0 || used[e.ID] {
 			recs.Entities = append(recs.Entities, e)
 		}
 	}
-	sort.Slice(recs.Entities, func(i, j int) bool { return recs.Entities[i].ID < recs.Entities[j].ID })
 	plan.loss = bundleSummaries(c.summaries, recs, plan.claims, plan.loss, addIdentity)
 	sort.Slice(recs.Identities, func(i, j int) bool {
 		a, b := recs.Identities[i], recs.Identities[j]
