@@ -4,8 +4,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/phc-project/phc/internal/clientvault"
 )
 
 // Lock-outs on the Client-Vault side (see lockouts_test.go): what one
@@ -22,9 +20,7 @@ func TestVaultKeyReplayNoLockout(t *testing.T) {
 	if !strings.HasPrefix(ref, "⟦PASSPORT_1:") {
 		t.Fatalf("critical field read = %q; want a reference", ref)
 	}
-	k := f.key("app")
-	f.showKey(app, k)
-	h.phcOK("vault-keys", "activate", clientvault.Kid(k))
+	k := f.boundKey("app", app)
 	seen := f.clock.Now()
 	if st, _, b := f.resolve(k, f.refs(seen, "PASSPORT_1")); st != 200 {
 		t.Fatalf("resolve before the replay = %d %v", st, b)
@@ -54,9 +50,7 @@ func TestResolveCapPerReader(t *testing.T) {
 		if ref := f.readPassport(tok); !strings.HasPrefix(ref, "⟦PASSPORT_1:") {
 			t.Fatalf("%s read %q; want a reference", name, ref)
 		}
-		k := f.key(name)
-		f.showKey(tok, k)
-		h.phcOK("vault-keys", "activate", clientvault.Kid(k))
+		k := f.boundKey(name, tok)
 		return k
 	}
 	greedy, modest := bind("greedy"), bind("modest")

@@ -94,6 +94,23 @@ func (f *cvFixture) key(profile string) []byte {
 	return k
 }
 
+// boundKey makes reader name's K and binds it to the app of token tok,
+// active: a reader that resolves.
+func (f *cvFixture) boundKey(name, tok string) []byte {
+	f.t.Helper()
+	k := f.key(name)
+	f.bind(tok, k)
+	return k
+}
+
+// bind shows K with the app's token tok (binding it, pending) and
+// activates the binding, as the owner does.
+func (f *cvFixture) bind(tok string, k []byte) {
+	f.t.Helper()
+	f.showKey(tok, k)
+	f.h.phcOK("vault-keys", "activate", clientvault.Kid(k))
+}
+
 // showKey sends one MCP request with token and K's Client-Vault header, as
 // a reader's MCP client does: it binds the kid (pending) to the reader.
 func (f *cvFixture) showKey(token string, k []byte) {
@@ -296,9 +313,7 @@ func TestClientVaultResolve(t *testing.T) {
 		{name: "another reader's key resolves nothing of this reader",
 			before: func() {
 				tok := f.approvedToken("other", "identity.dob", "forms")
-				other = f.key("other")
-				f.showKey(tok, other)
-				h.phcOK("vault-keys", "activate", clientvault.Kid(other))
+				other = f.boundKey("other", tok)
 			},
 			k: func() []byte { return other }, body: func() any { return f.refs(firstSeen, "PASSPORT_1") },
 			wantStatus: 404, wantCode: "unknown_ref"},
@@ -464,9 +479,7 @@ func TestClientVaultResolveRate(t *testing.T) {
 	h.must(200, "PUT", "/phc/v1/settings", h.owner, map[string]any{"local_vaults": true}, nil)
 	bind := func(name string) []byte {
 		tok := h.consumer(name, "*", "read")
-		k := f.key(name)
-		f.showKey(tok, k)
-		h.phcOK("vault-keys", "activate", clientvault.Kid(k))
+		k := f.boundKey(name, tok)
 		return k
 	}
 	k1, k2 := bind("app"), bind("other")
@@ -701,9 +714,7 @@ func TestNamesakeInheritsNoVault(t *testing.T) {
 	f := newCVFixture(t)
 	h := f.h
 	app, ref := f.passportReader()
-	k := f.key("app")
-	f.showKey(app, k)
-	h.phcOK("vault-keys", "activate", clientvault.Kid(k))
+	k := f.boundKey("app", app)
 	if st, _, b := f.resolve(k, f.refs(f.clock.Now(), "PASSPORT_1")); st != 200 {
 		t.Fatalf("resolve before the removal = %d %v", st, b)
 	}

@@ -40,8 +40,7 @@ func TestHookResolvePlain(t *testing.T) {
 	if err != nil || strings.TrimSpace(out) != "Client-Vault: "+clientvault.Header(k) {
 		t.Fatalf("phc hook header = %q (%v)", out, err)
 	}
-	f.showKey(app, k)
-	h.phcOK("vault-keys", "activate", clientvault.Kid(k))
+	f.bind(app, k)
 
 	tests := []struct {
 		name     string
@@ -113,8 +112,7 @@ func TestHookSeenMakesExpired(t *testing.T) {
 	h.hookRun("", "header", "--server", server, "--profile", "p")
 	origin, _ := clientvault.Origin(server)
 	k, _, _ := clientvault.LoadKey(h.dir, origin, "p")
-	f.showKey(app, k)
-	h.phcOK("vault-keys", "activate", clientvault.Kid(k))
+	f.bind(app, k)
 
 	old := f.readPassport(app)
 	event := `{"hook_event_name": "PostToolUse", "tool_name": "mcp__phc__context_get", "tool_response": {"value": "` + old + `"}}`

@@ -4,8 +4,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-
-	"github.com/phc-project/phc/internal/clientvault"
 )
 
 // TestPCPSection11FormFilling runs PCP §11 "Any form, any agent, one
@@ -94,9 +92,7 @@ func TestPCPSection11FormFilling(t *testing.T) {
 	// the hook resolves the reference.
 	h.must(200, "PUT", "/phc/v1/settings", h.owner, map[string]any{"local_vaults": true}, nil)
 	seen := f.clock.Now()
-	k := f.key("visa")
-	f.showKey(tok.Token, k)
-	h.phcOK("vault-keys", "activate", clientvault.Kid(k))
+	k := f.boundKey("visa", tok.Token)
 	status, _, body := f.resolve(k, f.refs(seen, m[1]))
 	resolved, _ := body["values"].(map[string]any)
 	if status != 200 || resolved[m[1]] != passport {
